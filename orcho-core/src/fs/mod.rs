@@ -1,0 +1,21 @@
+//! Durable files: the only way Orcho persists anything.
+//!
+//! - [`write_atomic`] replaces a file so that a crash at any point leaves
+//!   either the old or the new content, never a mix; [`write_new_atomic`]
+//!   does the same for a file that must not exist yet (first writer wins).
+//! - [`write_document`] and [`read_document`] add the versioned-document rules
+//!   of [`schema`](crate::schema) on top.
+//! - [`Journal`] is an append-only JSON-lines file whose reader tolerates a
+//!   torn last line.
+//! - [`LockFile`] gives cross-process advisory locks with typed guards.
+//!
+//! `clippy.toml` bans `std::fs::write` in the workspace so that nothing
+//! bypasses these.
+
+mod atomic;
+mod journal;
+mod lock;
+
+pub use atomic::{create_dir_all, read_document, write_atomic, write_document, write_new_atomic};
+pub use journal::{Journal, JournalRead, TornTail};
+pub use lock::{ExclusiveGuard, LockFile, SharedGuard};

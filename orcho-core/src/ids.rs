@@ -1,0 +1,340 @@
+//! Validated identifiers.
+//!
+//! Ids end up as file and directory names in the run store, so every way to
+//! make one — [`new`](RunId::new), [`FromStr`], [`Deserialize`] — goes through
+//! the same validation. The rules keep an id to one portable path component:
+//!
+//! - not empty and at most [`MAX_ID_LEN`] bytes;
+//! - no `..` anywhere and no leading `.`;
+//! - no `/`, `\`, control characters, whitespace, or the characters
+//!   `:`, `*`, `?`, `"`, `<`, `>`, `|` that some file systems refuse.
+//!
+//! Everything else (letters in any script, digits, `-`, `_`, `.`, `+`, `@`, …)
+//! is allowed.
+
+use std::{
+    borrow::Borrow,
+    fmt,
+    str::FromStr,
+    sync::atomic::{AtomicI64, Ordering},
+};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Clock, IdError, IdErrorReason, Timestamp};
+
+/// The longest id, in bytes.
+pub const MAX_ID_LEN: usize = 128;
+
+fn validate(id_kind: &'static str, value: &str) -> Result<(), IdError> {
+    let fail = |reason| Err(IdError::new(id_kind, value, reason));
+    if value.is_empty() {
+        return fail(IdErrorReason::Empty);
+    }
+    if value.len() > MAX_ID_LEN {
+        return fail(IdErrorReason::TooLong {
+            len: value.len(),
+            max: MAX_ID_LEN,
+        });
+    }
+    if let Some(c) = value.chars().find(|&c| is_forbidden(c)) {
+        return fail(IdErrorReason::ForbiddenChar(c));
+    }
+    if value.contains("..") {
+        return fail(IdErrorReason::DotDot);
+    }
+    if value.starts_with('.') {
+        return fail(IdErrorReason::LeadingDot);
+    }
+    Ok(())
+}
+
+fn is_forbidden(c: char) -> bool {
+    c.is_control()
+        || c.is_whitespace()
+        || matches!(c, '/' | '\\' | ':' | '*' | '?' | '"' | '<' | '>' | '|')
+}
+
+macro_rules! id_newtype {
+    ($(#[$meta:meta])* $name:ident, $kind:literal) => {
+        $(#[$meta])*
+        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(try_from = "String", into = "String")]
+        pub struct $name(String);
+
+        impl $name {
+            /// What this id is called in error messages.
+            pub const KIND: &'static str = $kind;
+
+            /// Validates `value` and wraps it.
+            ///
+            /// # Errors
+            ///
+            /// Returns an [`IdError`] naming the rule the value breaks (see
+            /// the [module docs](crate::ids)).
+            pub fn new(value: impl Into<String>) -> Result<Self, IdError> {
+                let value = value.into();
+                validate($kind, &value)?;
+                Ok(Self(value))
+            }
+
+            /// The id as text.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}({:?})", stringify!($name), self.0)
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = IdError;
+
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                Self::new(s)
+            }
+        }
+
+        impl TryFrom<String> for $name {
+            type Error = IdError;
+
+            fn try_from(value: String) -> Result<Self, Self::Error> {
+                Self::new(value)
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(id: $name) -> Self {
+                id.0
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+    };
+}
+
+id_newtype!(
+    /// Identifies one run. Generated ids sort by creation time.
+    ///
+    /// ```
+    /// use orcho_core::{FixedClock, RunId, Timestamp};
+    ///
+    /// let clock = FixedClock::new("2026-11-21T23:45:01.123Z".parse::<Timestamp>()?);
+    /// let first = RunId::generate(&clock);
+    /// let second = RunId::generate(&clock);
+    /// assert!(first < second, "ids from one process sort in creation order");
+    /// assert!(first.as_str().starts_with("20261121T234501123Z-"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    RunId,
+    "run id"
+);
+
+id_newtype!(
+    /// Identifies one handoff (a typed pause) within the store.
+    HandoffId,
+    "handoff id"
+);
+
+id_newtype!(
+    /// Names a phase of a profile, for example `implement`.
+    PhaseName,
+    "phase name"
+);
+
+id_newtype!(
+    /// Names a gate of a phase, for example `tests`.
+    GateName,
+    "gate name"
+);
+
+/// The millisecond of the last id generated by this process, so that ids from
+/// one process strictly increase even when the clock stands still or steps
+/// back.
+static LAST_GENERATED_MS: AtomicI64 = AtomicI64::new(i64::MIN);
+
+/// Returns a millisecond strictly after every one returned before in this
+/// process, and at least `now`.
+fn next_millis(now: i64) -> i64 {
+    let mut last = LAST_GENERATED_MS.load(Ordering::Relaxed);
+    loop {
+        let next = now.max(last.saturating_add(1));
+        match LAST_GENERATED_MS.compare_exchange_weak(
+            last,
+            next,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        ) {
+            Ok(_) => return next,
+            Err(seen) => last = seen,
+        }
+    }
+}
+
+/// 64 random bits from the standard library's per-process randomly keyed
+/// hasher, so that ids from two processes in the same millisecond differ.
+fn random_u64(salt: i64) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_i64(salt);
+    hasher.write_u32(std::process::id());
+    hasher.finish()
+}
+
+impl RunId {
+    /// Generates a new run id: `YYYYMMDDTHHMMSSmmmZ-` followed by 16 random
+    /// hex digits, for example `20261121T234501123Z-3f9a2c1b7d0e4a55`.
+    ///
+    /// Ids sort by their creation time at millisecond resolution. Within one
+    /// process they strictly increase: when the clock has not moved (or moved
+    /// back) since the previous id, the time part is advanced by one
+    /// millisecond instead.
+    pub fn generate(clock: &dyn Clock) -> Self {
+        let now = clock.now().unix_millis();
+        let millis = next_millis(now);
+        let stamp = Timestamp::from_unix_millis(millis)
+            .unwrap_or_else(|_| clock.now())
+            .compact_millis();
+        let id = format!("{stamp}-{:016x}", random_u64(millis));
+        debug_assert!(validate(Self::KIND, &id).is_ok());
+        Self(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::FixedClock;
+    use proptest::prelude::*;
+
+    fn valid_id() -> impl Strategy<Value = String> {
+        "[A-Za-z0-9_@+-][A-Za-z0-9_.@+-]{0,100}".prop_filter("no ..", |s| !s.contains(".."))
+    }
+
+    proptest! {
+        #[test]
+        fn valid_ids_round_trip(value in valid_id()) {
+            let id = RunId::new(value.clone()).unwrap();
+            prop_assert_eq!(&id.to_string(), &value);
+            prop_assert_eq!(&id.as_str().parse::<RunId>().unwrap(), &id);
+            let json = serde_json::to_string(&id).unwrap();
+            prop_assert_eq!(serde_json::from_str::<RunId>(&json).unwrap(), id);
+            prop_assert!(GateName::new(value.clone()).is_ok());
+            prop_assert!(PhaseName::new(value.clone()).is_ok());
+            prop_assert!(HandoffId::new(value).is_ok());
+        }
+
+        #[test]
+        fn ids_with_a_separator_are_refused(a in valid_id(), b in valid_id(), sep in prop::sample::select(vec!["/", "\\", "..", "\0", "\n", " ", ":"])) {
+            let value = format!("{a}{sep}{b}");
+            prop_assert!(RunId::new(value.clone()).is_err());
+            prop_assert!(serde_json::from_str::<PhaseName>(&serde_json::to_string(&value).unwrap()).is_err());
+        }
+
+        #[test]
+        fn arbitrary_strings_never_panic(value in any::<String>()) {
+            if let Ok(id) = GateName::new(value) {
+                prop_assert!(!id.as_str().contains(".."));
+                prop_assert!(!id.as_str().contains('/'));
+                prop_assert!(id.as_str().len() <= MAX_ID_LEN);
+            }
+        }
+    }
+
+    #[test]
+    fn hostile_ids_are_refused_with_the_reason() {
+        let cases: [(&str, IdErrorReason); 9] = [
+            ("", IdErrorReason::Empty),
+            ("..", IdErrorReason::DotDot),
+            ("a/..", IdErrorReason::ForbiddenChar('/')),
+            ("a..b", IdErrorReason::DotDot),
+            ("a/b", IdErrorReason::ForbiddenChar('/')),
+            ("a\\b", IdErrorReason::ForbiddenChar('\\')),
+            ("nul\0byte", IdErrorReason::ForbiddenChar('\0')),
+            (".hidden", IdErrorReason::LeadingDot),
+            ("tab\there", IdErrorReason::ForbiddenChar('\t')),
+        ];
+        for (value, reason) in cases {
+            let err = RunId::new(value).unwrap_err();
+            assert_eq!(err.reason(), &reason, "{value:?}");
+        }
+        let long = "x".repeat(10_000);
+        let err = RunId::new(long).unwrap_err();
+        assert_eq!(
+            err.reason(),
+            &IdErrorReason::TooLong {
+                len: 10_000,
+                max: MAX_ID_LEN
+            }
+        );
+        assert!(err.to_string().len() < 200, "the message stays short");
+    }
+
+    #[test]
+    fn error_messages() {
+        let msg = |v: &str| PhaseName::new(v).unwrap_err().to_string();
+        insta::assert_snapshot!(msg(""), @"invalid phase name ``: is empty");
+        insta::assert_snapshot!(msg("a/b"), @"invalid phase name `a/b`: contains `/`, which ids may not contain");
+        insta::assert_snapshot!(msg("../x"), @"invalid phase name `../x`: contains `/`, which ids may not contain");
+        insta::assert_snapshot!(msg("x..y"), @"invalid phase name `x..y`: contains `..`");
+        insta::assert_snapshot!(msg(".x"), @"invalid phase name `.x`: starts with `.`");
+        insta::assert_snapshot!(msg("a\0b"), @r"invalid phase name `a\0b`: contains the control character '\0'");
+        insta::assert_snapshot!(msg("two words"), @"invalid phase name `two words`: contains whitespace (' ')");
+        insta::assert_snapshot!(msg(&"y".repeat(200)), @"invalid phase name `yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy…`: is 200 bytes long, more than 128");
+        let json_err = serde_json::from_str::<GateName>(r#""te/sts""#).unwrap_err();
+        insta::assert_snapshot!(json_err, @"invalid gate name `te/sts`: contains `/`, which ids may not contain");
+    }
+
+    #[test]
+    fn generated_ids_increase_under_a_stopped_clock() {
+        let clock = FixedClock::new(Timestamp::from_unix_millis(1_700_000_000_000).unwrap());
+        let ids: Vec<RunId> = (0..100).map(|_| RunId::generate(&clock)).collect();
+        for pair in ids.windows(2) {
+            assert!(pair[0] < pair[1], "{:?} < {:?}", pair[0], pair[1]);
+        }
+    }
+
+    #[test]
+    fn generated_ids_sort_by_time() {
+        let early = FixedClock::new(Timestamp::from_unix_millis(4_000_000_000_000).unwrap());
+        let a = RunId::generate(&early);
+        early.advance(std::time::Duration::from_secs(3600));
+        let b = RunId::generate(&early);
+        assert!(a < b);
+        let text = a.as_str();
+        assert_eq!(text.len(), 19 + 1 + 16, "{text}");
+        assert_eq!(&text[8..9], "T");
+        assert_eq!(&text[18..20], "Z-");
+    }
+}
