@@ -1,0 +1,3 @@
+//! Benchmarks of orcho-handoff (being written).
+
+fn main() {}

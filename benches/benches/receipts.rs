@@ -1,0 +1,3 @@
+//! Benchmarks of orcho-receipts (being written).
+
+fn main() {}
