@@ -80,6 +80,7 @@ pub mod fs;
 pub mod ids;
 mod run_status;
 pub mod schema;
+mod suggest;
 mod verdict;
 
 pub use clock::{Clock, FixedClock, SystemClock, Timestamp};
@@ -93,4 +94,5 @@ pub use finding::Finding;
 pub use ids::{GateName, HandoffId, PhaseName, RunId};
 pub use run_status::RunStatus;
 pub use schema::SchemaVersion;
+pub use suggest::nearest;
 pub use verdict::{Severity, Verdict};
