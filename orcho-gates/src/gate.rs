@@ -1,0 +1,402 @@
+//! The plugin trait and what a gate sees.
+
+use std::{
+    fmt,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
+
+use async_trait::async_trait;
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho_core::{Finding, GateName, PhaseName, RunId, Verdict};
+use serde::{Deserialize, Serialize};
+use tokio::sync::Notify;
+
+use crate::{GateError, QualityGateResult};
+
+/// Whether a gate is a computation or a model's judgement.
+///
+/// The distinction decides scheduling (computational gates run inline, one
+/// at a time per lock group; inferential gates run in concurrent waves) and
+/// cost accounting (only inferential gates report money and tokens).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[expect(
+    clippy::exhaustive_enums,
+    reason = "two kinds by definition; scheduling matches on them exhaustively"
+)]
+pub enum GateKind {
+    /// Shell exit-code checks: tests, lint, type check, compile.
+    Computational,
+    /// LLM judges: security review, spec compliance, code review.
+    Inferential,
+}
+
+impl fmt::Display for GateKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Computational => "computational",
+            Self::Inferential => "inferential",
+        })
+    }
+}
+
+/// A signal that a gate should stop: its timeout ran out, a halting gate in
+/// its wave failed, or the run was cancelled.
+///
+/// Cheap to clone; all clones observe the same signal. A gate that runs long
+/// work should watch it ([`cancelled`](Self::cancelled) in a `select!`, or
+/// [`is_cancelled`](Self::is_cancelled) between steps). The scheduler does
+/// not rely on gates cooperating: it also stops awaiting them.
+#[derive(Debug, Clone, Default)]
+pub struct Cancellation {
+    inner: Arc<CancelInner>,
+}
+
+#[derive(Debug, Default)]
+struct CancelInner {
+    cancelled: AtomicBool,
+    notify: Notify,
+}
+
+impl Cancellation {
+    /// A signal that has not fired.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Fires the signal. Idempotent.
+    pub fn cancel(&self) {
+        self.inner.cancelled.store(true, Ordering::SeqCst);
+        self.inner.notify.notify_waiters();
+    }
+
+    /// Whether the signal has fired.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancelled.load(Ordering::SeqCst)
+    }
+
+    /// Completes when the signal fires (at once if it already has).
+    pub async fn cancelled(&self) {
+        loop {
+            let notified = self.inner.notify.notified();
+            if self.is_cancelled() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// What the phase handler reported, as the gates after it see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct PhaseOutcome {
+    /// The phase's own verdict.
+    pub verdict: Verdict,
+    /// What the phase found.
+    #[serde(default)]
+    pub findings: Vec<Finding>,
+    /// The phase's summary (for example the agent's final message).
+    #[serde(default)]
+    pub summary: String,
+}
+
+impl PhaseOutcome {
+    /// An outcome with a verdict and nothing else.
+    pub fn new(verdict: Verdict) -> Self {
+        Self {
+            verdict,
+            findings: Vec::new(),
+            summary: String::new(),
+        }
+    }
+
+    /// Adds findings.
+    #[must_use]
+    pub fn with_findings(mut self, findings: impl IntoIterator<Item = Finding>) -> Self {
+        self.findings.extend(findings);
+        self
+    }
+
+    /// Sets the summary.
+    #[must_use]
+    pub fn with_summary(mut self, summary: impl Into<String>) -> Self {
+        self.summary = summary.into();
+        self
+    }
+}
+
+/// Everything a gate gets when it evaluates: which run, phase and attempt,
+/// where the checkout is, what the phase reported, the gate's own
+/// configuration (the profile's `with:` block) and a cancellation signal.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct GateContext {
+    /// The run.
+    pub run: RunId,
+    /// The phase the gate runs after.
+    pub phase: PhaseName,
+    /// The 1-based attempt of the phase.
+    pub attempt: u32,
+    /// The checkout root the phase worked in.
+    pub checkout: Utf8PathBuf,
+    /// The store directory (for gates that leave artefacts, like receipts).
+    pub store: Utf8PathBuf,
+    /// What the phase reported.
+    pub phase_outcome: PhaseOutcome,
+    /// The gate's own configuration, already validated by its factory.
+    pub config: serde_json::Value,
+    /// Fires when the gate should stop.
+    pub cancel: Cancellation,
+}
+
+impl GateContext {
+    /// A context for `phase` of `run`, attempt 1, with no configuration.
+    pub fn new(
+        run: RunId,
+        phase: PhaseName,
+        checkout: impl Into<Utf8PathBuf>,
+        phase_outcome: PhaseOutcome,
+    ) -> Self {
+        let checkout = checkout.into();
+        Self {
+            run,
+            phase,
+            attempt: 1,
+            store: checkout.join(".orcho"),
+            checkout,
+            phase_outcome,
+            config: serde_json::Value::Null,
+            cancel: Cancellation::new(),
+        }
+    }
+
+    /// Sets the attempt.
+    #[must_use]
+    pub fn with_attempt(mut self, attempt: u32) -> Self {
+        self.attempt = attempt;
+        self
+    }
+
+    /// Sets the store directory.
+    #[must_use]
+    pub fn with_store(mut self, store: impl Into<Utf8PathBuf>) -> Self {
+        self.store = store.into();
+        self
+    }
+
+    /// Sets the gate's configuration.
+    #[must_use]
+    pub fn with_config(mut self, config: serde_json::Value) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The checkout root.
+    pub fn checkout(&self) -> &Utf8Path {
+        &self.checkout
+    }
+}
+
+/// A check that runs after a phase and reports a typed verdict.
+///
+/// # The contract
+///
+/// - [`evaluate`](Self::evaluate) returns `Ok(result)` when the check ran,
+///   whatever it concluded: a failing check is `Ok` with
+///   [`GateOutcome::Failed`](crate::GateOutcome::Failed) and findings saying
+///   why. It returns `Err` only when the check *could not run* (a spawn
+///   failed, a service was unreachable, a response was malformed); the
+///   scheduler records that as an errored result, which counts as a failure
+///   for the gate's fail strategy but is shown as "could not run", never as
+///   "failed".
+/// - The host guarantees: gates run after the phase handler, in declared
+///   order; `ctx.config` was accepted by the gate's factory; `ctx.cancel`
+///   fires at the gate's timeout or when a halting gate in its wave failed.
+/// - Implementors must not: apply their own fail strategy (that is data in
+///   the profile), write into the checkout, spawn processes except through
+///   `orcho_receipts::exec`, or block the async executor for long (use
+///   `tokio::task::spawn_blocking` for blocking work).
+/// - Report [`GateKind::Inferential`] (and model usage) only for
+///   model-backed judges; a computational result cannot carry money or
+///   tokens.
+///
+/// # Writing a gate
+///
+/// The impl block needs `#[orcho_gates::async_trait]` too. Forgetting it
+/// gives error E0195 ("lifetime parameters or bounds on method `evaluate`
+/// do not match the trait declaration"):
+///
+/// ```compile_fail,E0195
+/// use orcho_gates::{GateContext, GateError, QualityGate, QualityGateResult};
+///
+/// #[derive(Debug)]
+/// struct Forgot(orcho_core::GateName);
+///
+/// impl QualityGate for Forgot {
+///     fn name(&self) -> &orcho_core::GateName { &self.0 }
+///     async fn evaluate(&self, ctx: &GateContext) -> Result<QualityGateResult, GateError> {
+///         unimplemented!()
+///     }
+/// }
+/// ```
+///
+/// With the attribute:
+///
+/// ```
+/// use orcho_core::{Finding, GateName, Severity};
+/// use orcho_gates::{GateContext, GateError, GateOutcome, QualityGate, QualityGateResult};
+///
+/// /// Fails when the phase's summary admits to skipped tests.
+/// #[derive(Debug)]
+/// struct NoSkippedTests {
+///     name: GateName,
+/// }
+///
+/// #[orcho_gates::async_trait]
+/// impl QualityGate for NoSkippedTests {
+///     fn name(&self) -> &GateName {
+///         &self.name
+///     }
+///
+///     async fn evaluate(&self, ctx: &GateContext) -> Result<QualityGateResult, GateError> {
+///         let gate = self.name.clone();
+///         Ok(if ctx.phase_outcome.summary.contains("skipped") {
+///             QualityGateResult::computational(gate, GateOutcome::Failed)
+///                 .with_finding(Finding::new("no_skipped_tests", Severity::Medium, "the phase skipped tests"))
+///         } else {
+///             QualityGateResult::computational(gate, GateOutcome::Passed)
+///         })
+///     }
+/// }
+/// ```
+#[async_trait]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a quality gate",
+    note = "implement `orcho_gates::QualityGate` with `#[orcho_gates::async_trait]` on the impl block; see the trait docs"
+)]
+pub trait QualityGate: fmt::Debug + Send + Sync + 'static {
+    /// The gate's name, as the profile declares it (one registered gate can
+    /// be used under several names with different configurations).
+    fn name(&self) -> &GateName;
+
+    /// Whether the gate is computational (the default) or inferential.
+    fn kind(&self) -> GateKind {
+        GateKind::Computational
+    }
+
+    /// Runs the check.
+    ///
+    /// # Errors
+    ///
+    /// A [`GateError`] when the check could not run (see the trait docs).
+    async fn evaluate(&self, ctx: &GateContext) -> Result<QualityGateResult, GateError>;
+}
+
+#[async_trait]
+impl<G: QualityGate + ?Sized> QualityGate for Box<G> {
+    fn name(&self) -> &GateName {
+        (**self).name()
+    }
+
+    fn kind(&self) -> GateKind {
+        (**self).kind()
+    }
+
+    async fn evaluate(&self, ctx: &GateContext) -> Result<QualityGateResult, GateError> {
+        (**self).evaluate(ctx).await
+    }
+}
+
+#[async_trait]
+impl<G: QualityGate + ?Sized> QualityGate for Arc<G> {
+    fn name(&self) -> &GateName {
+        (**self).name()
+    }
+
+    fn kind(&self) -> GateKind {
+        (**self).kind()
+    }
+
+    async fn evaluate(&self, ctx: &GateContext) -> Result<QualityGateResult, GateError> {
+        (**self).evaluate(ctx).await
+    }
+}
+
+mod sealed {
+    #[expect(
+        unnameable_types,
+        reason = "the seal of QualityGateExt must not be nameable outside"
+    )]
+    pub trait Sealed {}
+    impl<G: super::QualityGate + ?Sized> Sealed for G {}
+}
+
+/// Conveniences for every [`QualityGate`]. Sealed: implemented for all gates
+/// and nothing else.
+pub trait QualityGateExt: QualityGate + sealed::Sealed {
+    /// This gate with a timeout: past `timeout` it is cancelled and reports
+    /// [`GateOutcome::TimedOut`](crate::GateOutcome::TimedOut). The scheduler
+    /// applies each gate's declared timeout itself; this is for hosts that
+    /// call a gate directly.
+    fn with_timeout(self, timeout: Duration) -> WithTimeout<Self>
+    where
+        Self: Sized,
+    {
+        WithTimeout {
+            gate: self,
+            timeout,
+        }
+    }
+
+    /// This gate behind an `Arc<dyn QualityGate>`, as registries and the
+    /// scheduler store gates.
+    fn into_dyn(self) -> Arc<dyn QualityGate>
+    where
+        Self: Sized,
+    {
+        Arc::new(self)
+    }
+}
+
+impl<G: QualityGate + ?Sized> QualityGateExt for G {}
+
+/// A gate with a timeout; see [`QualityGateExt::with_timeout`].
+#[derive(Debug)]
+pub struct WithTimeout<G> {
+    gate: G,
+    timeout: Duration,
+}
+
+#[async_trait]
+impl<G: QualityGate> QualityGate for WithTimeout<G> {
+    fn name(&self) -> &GateName {
+        self.gate.name()
+    }
+
+    fn kind(&self) -> GateKind {
+        self.gate.kind()
+    }
+
+    async fn evaluate(&self, ctx: &GateContext) -> Result<QualityGateResult, GateError> {
+        match tokio::time::timeout(self.timeout, self.gate.evaluate(ctx)).await {
+            Ok(result) => result,
+            Err(_) => {
+                ctx.cancel.cancel();
+                Ok(QualityGateResult::of_kind(
+                    self.gate.kind(),
+                    self.gate.name().clone(),
+                    crate::GateOutcome::TimedOut {
+                        after_ms: u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX),
+                    },
+                )
+                .with_duration(self.timeout))
+            }
+        }
+    }
+}

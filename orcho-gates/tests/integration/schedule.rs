@@ -1,0 +1,327 @@
+//! The scheduler: order, halting, timeouts, waves, errors.
+
+use std::{
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use orcho_core::{Finding, Severity, Tokens, Usd};
+use orcho_gates::{
+    FailStrategy, GateOutcome, GateRecord, ModelUsage, PhaseEffect, QualityGateExt, ScheduledGate,
+    Scheduler,
+    testing::{GateLog, ScriptedGate},
+};
+
+use crate::{Result, context, name};
+
+fn scheduler(ctx: &orcho_gates::GateContext) -> Scheduler {
+    Scheduler::builder(ctx.store.join("locks"))
+        .inferential_concurrency(4)
+        .build()
+}
+
+fn outcomes(records: &[GateRecord]) -> Vec<(String, &'static str)> {
+    records
+        .iter()
+        .map(|r| (r.result.gate.to_string(), r.result.outcome.as_str()))
+        .collect()
+}
+
+#[tokio::test]
+async fn gates_run_in_declared_order() -> Result {
+    let (_dir, ctx) = context();
+    let log = GateLog::new();
+    let gates: Vec<ScheduledGate> = ["build", "tests", "lint", "docs"]
+        .into_iter()
+        .map(|n| {
+            ScheduledGate::new(
+                ScriptedGate::pass(name(n)).with_log(&log).into_dyn(),
+                FailStrategy::FeedIntoNext,
+            )
+        })
+        .collect();
+    let phase = scheduler(&ctx).run(&ctx, &gates, |_| Ok(())).await?;
+    assert_eq!(log.started(), ["build", "tests", "lint", "docs"]);
+    assert_eq!(
+        log.max_overlap(),
+        1,
+        "computational gates run one at a time"
+    );
+    assert_eq!(phase.effect, PhaseEffect::Continue);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_halting_failure_is_persisted_before_the_rest_is_skipped() -> Result {
+    let (_dir, ctx) = context();
+    let log = GateLog::new();
+    let gates = vec![
+        ScheduledGate::new(
+            ScriptedGate::pass(name("build")).with_log(&log).into_dyn(),
+            FailStrategy::Halt,
+        ),
+        ScheduledGate::new(
+            ScriptedGate::fail(
+                name("tests"),
+                [Finding::new(
+                    "tests",
+                    Severity::Critical,
+                    "the build is broken",
+                )],
+            )
+            .with_log(&log)
+            .into_dyn(),
+            FailStrategy::Halt,
+        ),
+        ScheduledGate::new(
+            ScriptedGate::pass(name("lint")).with_log(&log).into_dyn(),
+            FailStrategy::Informational,
+        ),
+        ScheduledGate::new(
+            ScriptedGate::pass(name("judge"))
+                .inferential()
+                .with_log(&log)
+                .into_dyn(),
+            FailStrategy::Informational,
+        ),
+    ];
+    let persisted = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&persisted);
+    let phase = scheduler(&ctx)
+        .run(&ctx, &gates, move |record| {
+            sink.lock().map_err(|_| "poisoned")?.push((
+                record.result.gate.to_string(),
+                record.result.outcome.clone(),
+            ));
+            Ok(())
+        })
+        .await?;
+
+    let persisted = persisted.lock().map_err(|_| "poisoned")?.clone();
+    let order: Vec<&str> = persisted.iter().map(|(g, _)| g.as_str()).collect();
+    assert_eq!(
+        order,
+        ["build", "tests", "lint", "judge"],
+        "the halting result is recorded before the skips"
+    );
+    assert_eq!(persisted[1].1, GateOutcome::Failed);
+    for (_, outcome) in &persisted[2..] {
+        assert_eq!(
+            outcome,
+            &GateOutcome::Skipped {
+                reason: "halted by gate `tests`".into()
+            }
+        );
+    }
+    assert_eq!(
+        log.started(),
+        ["build", "tests"],
+        "nothing after the halt ran"
+    );
+    let PhaseEffect::Halt { failure } = phase.effect else {
+        panic!("halt expected")
+    };
+    assert_eq!(failure.gate, "tests");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_hanging_gate_is_cancelled_at_its_timeout() -> Result {
+    let (_dir, ctx) = context();
+    let gates = vec![
+        ScheduledGate::new(
+            ScriptedGate::hang(name("stuck")).into_dyn(),
+            FailStrategy::FeedIntoNext,
+        )
+        .with_timeout(Duration::from_millis(100)),
+        ScheduledGate::new(
+            ScriptedGate::pass(name("after")).into_dyn(),
+            FailStrategy::FeedIntoNext,
+        ),
+    ];
+    let phase = scheduler(&ctx).run(&ctx, &gates, |_| Ok(())).await?;
+    assert_eq!(
+        outcomes(&phase.records),
+        [("stuck".into(), "timed_out"), ("after".into(), "passed")]
+    );
+    assert_eq!(
+        phase.records[0].result.outcome,
+        GateOutcome::TimedOut { after_ms: 100 }
+    );
+    let PhaseEffect::FeedIntoNext { failures } = phase.effect else {
+        panic!("a timeout is a failure")
+    };
+    assert_eq!(failures[0].gate, "stuck");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_gate_that_cannot_run_is_errored_not_failed_and_never_passes() -> Result {
+    let (_dir, ctx) = context();
+    let gates = vec![
+        ScheduledGate::new(
+            ScriptedGate::error(name("judge"), "connection refused")
+                .inferential()
+                .into_dyn(),
+            FailStrategy::TriggerReplan,
+        ),
+        ScheduledGate::new(
+            ScriptedGate::panics(name("buggy")).inferential().into_dyn(),
+            FailStrategy::FeedIntoNext,
+        ),
+    ];
+    let phase = scheduler(&ctx).run(&ctx, &gates, |_| Ok(())).await?;
+    assert_eq!(
+        phase.records[0].result.outcome,
+        GateOutcome::Errored {
+            error: "connection refused".into()
+        }
+    );
+    assert_eq!(
+        phase.records[1].result.outcome,
+        GateOutcome::Errored {
+            error: "the gate panicked".into()
+        }
+    );
+    assert_eq!(phase.effect.as_str(), "replan");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_wave_of_eight_runs_four_at_a_time() -> Result {
+    let (_dir, ctx) = context();
+    let log = GateLog::new();
+    let gates: Vec<ScheduledGate> = (0..8)
+        .map(|i| {
+            let gate = ScriptedGate::pass(name(&format!("judge{i}")))
+                .inferential()
+                .with_delay(Duration::from_millis(200))
+                .with_log(&log);
+            ScheduledGate::new(gate.into_dyn(), FailStrategy::Informational)
+        })
+        .collect();
+    let phase = scheduler(&ctx).run(&ctx, &gates, |_| Ok(())).await?;
+    assert_eq!(phase.records.len(), 8);
+    // Overlap facts, not wall-clock thresholds: gates did run together, and
+    // never more than the bound.
+    assert_eq!(log.max_overlap(), 4);
+    let indices: Vec<usize> = phase.records.iter().map(|r| r.index).collect();
+    assert_eq!(
+        indices,
+        (0..8).collect::<Vec<_>>(),
+        "records come back in declared order"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_halt_in_a_wave_cancels_the_rest_of_the_wave() -> Result {
+    let (_dir, ctx) = context();
+    let log = GateLog::new();
+    let gates = vec![
+        ScheduledGate::new(
+            ScriptedGate::fail(name("security"), [])
+                .inferential()
+                .with_log(&log)
+                .into_dyn(),
+            FailStrategy::Halt,
+        ),
+        ScheduledGate::new(
+            ScriptedGate::hang(name("slow_judge"))
+                .inferential()
+                .with_log(&log)
+                .into_dyn(),
+            FailStrategy::Informational,
+        ),
+        ScheduledGate::new(
+            ScriptedGate::pass(name("tests")).with_log(&log).into_dyn(),
+            FailStrategy::FeedIntoNext,
+        ),
+    ];
+    let scheduler = Scheduler::builder(ctx.store.join("locks"))
+        .cancel_grace(Duration::from_millis(50))
+        .build();
+    let mut order = Vec::new();
+    let phase = scheduler
+        .run(&ctx, &gates, |r| {
+            order.push(r.result.gate.to_string());
+            Ok(())
+        })
+        .await?;
+    assert_eq!(order[0], "security", "the halting record comes first");
+    assert_eq!(
+        outcomes(&phase.records),
+        [
+            ("security".into(), "failed"),
+            ("slow_judge".into(), "skipped"),
+            ("tests".into(), "skipped")
+        ]
+    );
+    assert!(!log.started().iter().any(|g| g == "tests"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn phase_cost_sums_time_and_model_usage() -> Result {
+    let (_dir, ctx) = context();
+    let usage = |usd: f64, tokens: u64| {
+        ModelUsage::new(Some(Usd::new(usd).unwrap()), Some(Tokens::new(tokens, 10)))
+    };
+    let gates = vec![
+        ScheduledGate::new(
+            ScriptedGate::pass(name("a"))
+                .inferential()
+                .with_usage(usage(0.25, 100))
+                .into_dyn(),
+            FailStrategy::Informational,
+        ),
+        ScheduledGate::new(
+            ScriptedGate::pass(name("b"))
+                .inferential()
+                .with_usage(usage(0.5, 200))
+                .into_dyn(),
+            FailStrategy::Informational,
+        ),
+        ScheduledGate::new(
+            ScriptedGate::pass(name("c"))
+                .with_usage(usage(9.0, 9))
+                .into_dyn(),
+            FailStrategy::Informational,
+        ),
+    ];
+    let phase = scheduler(&ctx).run(&ctx, &gates, |_| Ok(())).await?;
+    assert_eq!(
+        phase.cost.usd,
+        Some(Usd::new(0.75)?),
+        "the computational gate's claimed usage is dropped"
+    );
+    assert_eq!(phase.cost.tokens, Some(Tokens::new(300, 20)));
+    assert!(phase.records[2].result.model_usage().is_none());
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_failing_record_callback_stops_the_schedule() -> Result {
+    let (_dir, ctx) = context();
+    let log = GateLog::new();
+    let gates = vec![
+        ScheduledGate::new(
+            ScriptedGate::pass(name("a")).with_log(&log).into_dyn(),
+            FailStrategy::Halt,
+        ),
+        ScheduledGate::new(
+            ScriptedGate::pass(name("b")).with_log(&log).into_dyn(),
+            FailStrategy::Halt,
+        ),
+    ];
+    let err = scheduler(&ctx)
+        .run(&ctx, &gates, |_| Err("disk full".into()))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        orcho_core::error_chain(&err),
+        "failed to record the result of gate `a`: caused by: disk full"
+    );
+    assert_eq!(log.started(), ["a"]);
+    Ok(())
+}
