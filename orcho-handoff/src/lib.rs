@@ -1,16 +1,109 @@
 //! Typed decision points: where a run pauses and a person, an advisor or a
 //! bounded CI autopilot decides what happens next.
 //!
-//! This crate will own the phase-handoff state machine and its durable,
-//! idempotent decisions, the `Advisor` plugin trait and advice artifacts, the
-//! CI autopilot with its safety stops, the delivery gate, pre-run intake,
-//! correction follow-ups, the pending-decisions inbox, and the supervision
-//! touchpoints (planner questions, plan approval, deviation handling and
-//! permission rules for read-only sessions).
+//! A phase handoff is a typed pause after a phase whose verdict (or policy)
+//! calls for a decision. The engine opens it, a host shows it, somebody
+//! decides, and the engine resumes — every step durable, so that a process
+//! may die at any line and a new one continues from disk.
+//!
+//! - [`HandoffStore`] persists handoffs, decisions, advice and waivers under
+//!   `runs/<run>/` ([`store`] describes the layout and the rules).
+//! - [`PhaseHandoff`] is the pause; its [`AvailableActions`] are computed
+//!   from the verdict and the phase's [`HandoffPolicy`] when it opens.
+//! - [`HandoffAction`] is what can be decided; [`HandoffChoice`] is a
+//!   validated decision (text required where the action needs it).
+//! - [`HandoffState`] is the state machine, with pure, consuming
+//!   transitions ([`HandoffState::apply`]).
+//! - [`HandoffStore::decide`] records a decision exactly once (the
+//!   [`decision`] module's durable, idempotent primitive, reusable by every
+//!   kind of decision point) and returns a [`RecordedDecision`], the proof
+//!   token [`HandoffStore::resume`] takes; resume returns the [`NextStep`].
+//! - [`Advisor`] is the plugin trait for advice; advice is an artifact
+//!   ([`AdviceRecord`]), never a decision.
+//! - [`Waiver`]s are durable records of accepted risk, read back through
+//!   [`WaiverSet`].
+//!
+//! # Example
+//!
+//! ```
+//! use std::sync::Arc;
+//! use orcho_core::{Finding, FixedClock, Severity, Verdict};
+//! use orcho_handoff::{
+//!     DecidedBy, DecisionRequest, HandoffAction, HandoffChoice, HandoffSpec, HandoffStore, NextStep,
+//! };
+//!
+//! # let tmp = tempfile::tempdir()?;
+//! # let root = camino::Utf8PathBuf::try_from(tmp.path().to_owned())?;
+//! let clock = Arc::new(FixedClock::new("2026-11-21T12:00:00Z".parse()?));
+//! let store = HandoffStore::new(root.join(".orcho"), clock);
+//! let run = "run-1".parse()?;
+//!
+//! // The engine: a phase was rejected and its policy pauses.
+//! let handoff = store.open(
+//!     HandoffSpec::new(run, "implement".parse()?, Verdict::Rejected)
+//!         .with_findings(vec![Finding::new("tests", Severity::High, "test `parse_empty` failed")]),
+//! )?;
+//! assert!(handoff.available_actions().contains(HandoffAction::RetryFeedback));
+//!
+//! // Resuming before anybody decided is refused, naming the handoff.
+//! let err = store.resume_handoff(handoff.run(), handoff.id()).unwrap_err();
+//! assert!(err.is_pending());
+//!
+//! // An operator decides; the decision is durable and does not advance the run.
+//! let choice = HandoffChoice::retry("parse() must return an empty list for empty input")?;
+//! let recorded = store.decide(handoff.run(), handoff.id(), DecisionRequest::new(choice, DecidedBy::Operator))?;
+//!
+//! // The engine resumes with the proof that the decision is on disk.
+//! match store.resume(&recorded)? {
+//!     NextStep::Retry(grant) => assert_eq!(grant.extra_attempts(), 1),
+//!     other => panic!("unexpected {other:?}"),
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Crate features
+//!
+//! - `test-util`: test doubles for hosts and plugin authors, in
+//!   `testing` (a scripted advisor).
 //!
 //! # Stability and MSRV
 //!
-//! Pre-1.0: minor versions may break the API. The minimum supported Rust
-//! version is 1.95.
+//! Pre-1.0: minor versions may break the API; on-disk formats are versioned
+//! and never silently re-interpreted. The minimum supported Rust version is
+//! 1.95.
 
+mod action;
+mod advisor;
+mod autopilot;
+pub mod decision;
+mod error;
+mod format;
+mod glob;
+mod state;
+pub mod store;
+mod waiver;
+
+pub use action::{AvailableActions, HandoffAction, HandoffChoice, HandoffPolicy};
+pub use advisor::{
+    Advice, AdviceId, AdviceRecord, AdviceRequest, Advisor, AdvisorError, Confidence,
+    ConfidenceBand,
+};
+pub use async_trait::async_trait;
+pub use autopilot::{
+    Autopilot, AutopilotOutcome, AutopilotPolicy, AutopilotPolicyBuilder,
+    DEFAULT_DESTRUCTIVE_PATTERNS, DestructivePatterns, Ineligible, StopReason,
+};
+pub use decision::{DecidedBy, DecisionRequest, RecordedDecision};
+pub use error::{
+    AdviceError, AdviceErrorKind, AdviceIdError, AutopilotPolicyError, ChoiceError, DecisionError,
+    DecisionErrorKind, GlobError, HandoffError, HandoffErrorKind, ParseActionError,
+    TransitionError, TransitionErrorKind,
+};
+pub use glob::FileGlob;
 pub use orcho_core as core;
+pub use state::{
+    HandoffEvent, HandoffSpec, HandoffState, HandoffStateName, HandoffTrigger, NextStep,
+    PhaseHandoff, RetryGrant,
+};
+pub use store::{HandoffStore, JournalEntry, JournalEvent};
+pub use waiver::{WaivedFinding, Waiver, WaiverSet};

@@ -1,0 +1,691 @@
+//! The CI autopilot: with no operator present, retry the honest, low-risk
+//! case and stop on everything else.
+
+use std::{fmt, sync::Arc};
+
+use camino::Utf8PathBuf;
+use orcho_core::{Digest, HandoffId, RunId, Usd, Verdict};
+
+use crate::{
+    AdviceRecord, AdviceRequest, Advisor, AdvisorError, FileGlob, HandoffAction, HandoffChoice,
+    HandoffError, HandoffState, HandoffStateName, HandoffStore, PhaseHandoff,
+    decision::{DecidedBy, DecisionRequest, RecordedDecision},
+    error::{AdviceError, AutopilotPolicyError},
+};
+
+/// The defaults of [`DestructivePatterns`].
+pub const DEFAULT_DESTRUCTIVE_PATTERNS: &[&str] = &[
+    "rm -rf",
+    "rm -fr",
+    "rm -r -f",
+    "git reset --hard",
+    "git clean -fd",
+    "git clean -fdx",
+    "git clean -f",
+    "git push --force",
+    "git push -f",
+    "git push --force-with-lease",
+    "git checkout -- .",
+    "git branch -D",
+    "drop table",
+    "drop database",
+    "drop schema",
+    "truncate table",
+    "delete from",
+    "mkfs",
+    "dd if=",
+    "chmod -R 777",
+];
+
+/// Text patterns that mark advice as destructive.
+///
+/// A pattern is a sequence of words; it matches a line of the advice's
+/// feedback or rationale that contains those words in that order (other
+/// words may sit between them). Words compare case-insensitively, ignoring
+/// surrounding quotes, backticks and `;,()`. So `git push --force` matches
+/// ``run `git push origin main --force` `` and `drop table` matches
+/// `DROP TABLE users;`. Matching errs on the side of stopping.
+///
+/// ```
+/// use orcho_handoff::DestructivePatterns;
+///
+/// let patterns = DestructivePatterns::default();
+/// assert_eq!(patterns.find("then `git push origin main --force`"), Some("git push --force"));
+/// assert_eq!(patterns.find("Run: DROP TABLE users;"), Some("drop table"));
+/// assert_eq!(patterns.find("rename parse_list to parse_items"), None);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DestructivePatterns {
+    patterns: Vec<(String, Vec<String>)>,
+}
+
+impl Default for DestructivePatterns {
+    /// [`DEFAULT_DESTRUCTIVE_PATTERNS`].
+    fn default() -> Self {
+        Self {
+            patterns: DEFAULT_DESTRUCTIVE_PATTERNS
+                .iter()
+                .map(|p| ((*p).to_owned(), words(p)))
+                .collect(),
+        }
+    }
+}
+
+impl DestructivePatterns {
+    /// Exactly these patterns (none of the defaults).
+    ///
+    /// # Errors
+    ///
+    /// [`AutopilotPolicyError::BlankPattern`] for a blank pattern.
+    pub fn new<I, S>(patterns: I) -> Result<Self, AutopilotPolicyError>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self {
+            patterns: Vec::new(),
+        }
+        .with(patterns)
+    }
+
+    /// These patterns in addition.
+    ///
+    /// # Errors
+    ///
+    /// [`AutopilotPolicyError::BlankPattern`] for a blank pattern.
+    pub fn with<I, S>(mut self, patterns: I) -> Result<Self, AutopilotPolicyError>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        for p in patterns {
+            let p = p.into();
+            let w = words(&p);
+            if w.is_empty() {
+                return Err(AutopilotPolicyError::BlankPattern);
+            }
+            self.patterns.push((p, w));
+        }
+        Ok(self)
+    }
+
+    /// The first pattern found in `text`, if any.
+    pub fn find(&self, text: &str) -> Option<&str> {
+        text.lines().find_map(|line| {
+            let line = words(line);
+            self.patterns
+                .iter()
+                .find(|(_, pattern)| contains_in_order(&line, pattern))
+                .map(|(p, _)| p.as_str())
+        })
+    }
+
+    /// The patterns, as given.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.patterns.iter().map(|(p, _)| p.as_str())
+    }
+}
+
+fn words(text: &str) -> Vec<String> {
+    text.split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| matches!(c, '`' | '\'' | '"' | ';' | ',' | '(' | ')'))
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+fn contains_in_order(line: &[String], pattern: &[String]) -> bool {
+    let mut want = pattern.iter().peekable();
+    for word in line {
+        if want.peek().is_some_and(|w| *w == word) {
+            want.next();
+        }
+    }
+    want.peek().is_none()
+}
+
+/// The autopilot's limits. Build with [`AutopilotPolicy::builder`].
+///
+/// Defaults: confidence threshold 0.7, at most 2 CI retries per run, no cost
+/// cap, every file in scope, [`DestructivePatterns::default`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct AutopilotPolicy {
+    min_confidence: f64,
+    max_retries: u32,
+    max_cost: Option<Usd>,
+    allowed_files: Option<Vec<FileGlob>>,
+    destructive: DestructivePatterns,
+}
+
+impl Default for AutopilotPolicy {
+    fn default() -> Self {
+        Self {
+            min_confidence: 0.7,
+            max_retries: 2,
+            max_cost: None,
+            allowed_files: None,
+            destructive: DestructivePatterns::default(),
+        }
+    }
+}
+
+impl AutopilotPolicy {
+    /// A builder starting from the defaults.
+    ///
+    /// ```
+    /// use orcho_handoff::AutopilotPolicy;
+    /// use orcho_core::Usd;
+    ///
+    /// let policy = AutopilotPolicy::builder()
+    ///     .min_confidence(0.8)
+    ///     .max_retries(1)
+    ///     .max_cost(Usd::new(0.50)?)
+    ///     .allowed_files(["src/**", "tests/**"])
+    ///     .build()?;
+    /// assert_eq!(policy.max_retries(), 1);
+    /// assert!(AutopilotPolicy::builder().min_confidence(1.5).build().is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn builder() -> AutopilotPolicyBuilder {
+        AutopilotPolicyBuilder {
+            policy: Self::default(),
+            globs: None,
+        }
+    }
+
+    /// The confidence below which the autopilot stops.
+    pub fn min_confidence(&self) -> f64 {
+        self.min_confidence
+    }
+
+    /// How many `retry_feedback` decisions the CI agent may make in a run.
+    pub fn max_retries(&self) -> u32 {
+        self.max_retries
+    }
+
+    /// The most advisor money a run may spend, if capped.
+    pub fn max_cost(&self) -> Option<Usd> {
+        self.max_cost
+    }
+
+    /// The globs expected files must match, if restricted.
+    pub fn allowed_files(&self) -> Option<&[FileGlob]> {
+        self.allowed_files.as_deref()
+    }
+
+    /// The destructive patterns.
+    pub fn destructive_patterns(&self) -> &DestructivePatterns {
+        &self.destructive
+    }
+}
+
+/// Builds an [`AutopilotPolicy`]; [`build`](Self::build) validates.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct AutopilotPolicyBuilder {
+    policy: AutopilotPolicy,
+    globs: Option<Vec<String>>,
+}
+
+impl AutopilotPolicyBuilder {
+    /// Stops when the advice's confidence is below this (in `0..=1`).
+    pub fn min_confidence(mut self, threshold: f64) -> Self {
+        self.policy.min_confidence = threshold;
+        self
+    }
+
+    /// At most this many CI retries per run.
+    pub fn max_retries(mut self, max: u32) -> Self {
+        self.policy.max_retries = max;
+        self
+    }
+
+    /// At most this much advisor money per run.
+    pub fn max_cost(mut self, max: Usd) -> Self {
+        self.policy.max_cost = Some(max);
+        self
+    }
+
+    /// Expected files must match one of these globs (see [`FileGlob`]).
+    pub fn allowed_files<I, S>(mut self, globs: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.globs = Some(globs.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Replaces the destructive patterns.
+    pub fn destructive_patterns(mut self, patterns: DestructivePatterns) -> Self {
+        self.policy.destructive = patterns;
+        self
+    }
+
+    /// Validates and builds.
+    ///
+    /// # Errors
+    ///
+    /// An [`AutopilotPolicyError`] for a threshold outside `0..=1` or an
+    /// invalid glob.
+    pub fn build(self) -> Result<AutopilotPolicy, AutopilotPolicyError> {
+        let mut policy = self.policy;
+        if !(0.0..=1.0).contains(&policy.min_confidence) {
+            return Err(AutopilotPolicyError::Threshold(policy.min_confidence));
+        }
+        if let Some(globs) = self.globs {
+            policy.allowed_files = Some(
+                globs
+                    .iter()
+                    .map(|g| FileGlob::new(g).map_err(AutopilotPolicyError::Glob))
+                    .collect::<Result<_, _>>()?,
+            );
+        }
+        Ok(policy)
+    }
+}
+
+/// Why the autopilot stopped and left the handoff pending for an operator.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The advisor recommended something other than `retry_feedback`
+    /// (a waiver, a halt, or a bare continue): a decision for a person.
+    Recommended(HandoffAction),
+    /// The advice's feedback or rationale contains a destructive action.
+    DestructiveAction {
+        /// The pattern found.
+        pattern: String,
+    },
+    /// The advice expects changes to files outside the allowed globs.
+    FilesOutOfScope {
+        /// The files out of scope.
+        files: Vec<Utf8PathBuf>,
+    },
+    /// The advice's confidence is below the threshold.
+    LowConfidence {
+        /// The advice's confidence value ([`Confidence::value`](crate::Confidence::value)).
+        confidence: f64,
+        /// The threshold.
+        threshold: f64,
+    },
+    /// A finding of this handoff was already a finding of an earlier
+    /// attempt of the phase: retrying did not fix it.
+    RepeatedBlocker {
+        /// The earlier handoff.
+        previous: HandoffId,
+        /// The repeated findings' fingerprints.
+        fingerprints: Vec<Digest>,
+    },
+    /// The run's CI retries are used up.
+    RetryBudgetExhausted {
+        /// Retries used.
+        used: u32,
+        /// The cap.
+        max: u32,
+    },
+    /// The run's advisor money is used up.
+    CostBudgetExhausted {
+        /// Spent so far, including this advice.
+        spent: Usd,
+        /// The cap.
+        max: Usd,
+    },
+    /// The advisor failed.
+    AdvisorFailed(AdvisorError),
+    /// The advice is malformed.
+    MalformedAdvice(AdviceError),
+}
+
+impl StopReason {
+    /// A stable snake_case code, written to the journal.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Recommended(HandoffAction::ContinueWithWaiver) => "waiver_recommended",
+            Self::Recommended(HandoffAction::Halt) => "halt_recommended",
+            Self::Recommended(HandoffAction::Continue) => "continue_recommended",
+            Self::Recommended(HandoffAction::RetryFeedback) => "retry_recommended",
+            Self::DestructiveAction { .. } => "destructive_action",
+            Self::FilesOutOfScope { .. } => "files_out_of_scope",
+            Self::LowConfidence { .. } => "low_confidence",
+            Self::RepeatedBlocker { .. } => "repeated_blocker",
+            Self::RetryBudgetExhausted { .. } => "retry_budget_exhausted",
+            Self::CostBudgetExhausted { .. } => "cost_budget_exhausted",
+            Self::AdvisorFailed(_) => "advisor_failed",
+            Self::MalformedAdvice(_) => "malformed_advice",
+        }
+    }
+}
+
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Recommended(action) => {
+                write!(
+                    f,
+                    "the advisor recommends `{action}`, which needs an operator"
+                )
+            }
+            Self::DestructiveAction { pattern } => {
+                write!(f, "the advice contains a destructive action (`{pattern}`)")
+            }
+            Self::FilesOutOfScope { files } => {
+                f.write_str("the advice expects changes outside the allowed files:")?;
+                for file in files {
+                    write!(f, " `{file}`")?;
+                }
+                Ok(())
+            }
+            Self::LowConfidence {
+                confidence,
+                threshold,
+            } => write!(
+                f,
+                "the advice's confidence {confidence} is below the threshold {threshold}"
+            ),
+            Self::RepeatedBlocker {
+                previous,
+                fingerprints,
+            } => write!(
+                f,
+                "{} finding(s) repeat from handoff `{previous}`",
+                fingerprints.len()
+            ),
+            Self::RetryBudgetExhausted { used, max } => {
+                write!(f, "the run used {used} of {max} CI retries")
+            }
+            Self::CostBudgetExhausted { spent, max } => {
+                write!(f, "advisors cost {spent} of the run's {max}")
+            }
+            Self::AdvisorFailed(e) => write!(
+                f,
+                "the advisor failed: {}",
+                orcho_core::error_chain(e.inner())
+            ),
+            Self::MalformedAdvice(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+/// Why a handoff is not one the autopilot acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Ineligible {
+    /// The handoff already has a decision.
+    NotOpen(HandoffStateName),
+    /// The verdict is approved: nothing to retry.
+    Approved,
+    /// `retry_feedback` is not on the menu.
+    RetryUnavailable,
+    /// There are no findings to give feedback on.
+    NoFindings,
+}
+
+/// What the autopilot did.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum AutopilotOutcome {
+    /// It decided `retry_feedback` as the CI agent. The run is not advanced:
+    /// the engine resumes with [`HandoffStore::resume`] as for any decision.
+    Retried {
+        /// The recorded decision (provenance `ci_agent`, with the advice id).
+        decision: RecordedDecision<HandoffChoice>,
+        /// The advice it followed.
+        advice: AdviceRecord,
+    },
+    /// It stopped; the handoff stays pending, and the stop is journaled.
+    Stopped {
+        /// Why.
+        reason: StopReason,
+        /// The advice, when it got that far (and the advice was well formed).
+        advice: Option<AdviceRecord>,
+    },
+    /// It does not act on this handoff; nothing was written.
+    NotEligible(Ineligible),
+}
+
+/// The bounded CI path: ask the advisor, check the safety stops, and when
+/// they all pass, decide `retry_feedback` with the advice's feedback as the
+/// CI agent, through [`HandoffStore::decide`].
+///
+/// Eligible handoffs are open, rejected or incomplete, offer
+/// `retry_feedback`, and have findings. The checks, in order (the first to
+/// fail stops): repeated blocker, retry budget, cost budget (before the
+/// advisor is called, so that a spent budget costs nothing more), advisor
+/// error, malformed advice, cost budget with this advice's cost, a
+/// recommendation other than retry, destructive action, files out of scope,
+/// confidence below the threshold.
+///
+/// [`run`](Self::run) does small synchronous file I/O around the advisor
+/// call; hosts on a busy async runtime may call it from a blocking-tolerant
+/// task.
+#[derive(Debug, Clone)]
+pub struct Autopilot {
+    store: HandoffStore,
+    advisor: Arc<dyn Advisor>,
+    policy: AutopilotPolicy,
+}
+
+impl Autopilot {
+    /// An autopilot over `store`, asking `advisor`, within `policy`.
+    pub fn new(store: HandoffStore, advisor: Arc<dyn Advisor>, policy: AutopilotPolicy) -> Self {
+        Self {
+            store,
+            advisor,
+            policy,
+        }
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &AutopilotPolicy {
+        &self.policy
+    }
+
+    /// Runs the autopilot on one handoff.
+    ///
+    /// # Errors
+    ///
+    /// A [`HandoffError`] when the store cannot be read or written. Advisor
+    /// failures are not errors: they are [`StopReason::AdvisorFailed`].
+    pub async fn run(
+        &self,
+        run: &RunId,
+        id: &HandoffId,
+        phase_output: &str,
+    ) -> Result<AutopilotOutcome, HandoffError> {
+        let state = self.store.state(run, id)?;
+        let handoff = match state {
+            HandoffState::Open(handoff) => handoff,
+            HandoffState::Decided { .. }
+            | HandoffState::Resumed { .. }
+            | HandoffState::Halted { .. } => {
+                return Ok(AutopilotOutcome::NotEligible(Ineligible::NotOpen(
+                    state.name(),
+                )));
+            }
+        };
+        if let Some(ineligible) = ineligible(&handoff) {
+            return Ok(AutopilotOutcome::NotEligible(ineligible));
+        }
+        let earlier = self.store.earlier_handoffs(run, &handoff.phase, id)?;
+        if let Some(reason) = repeated_blocker(&handoff, &earlier) {
+            return self.stop(run, id, reason, None);
+        }
+        let used = self.store.ci_retries(run)?;
+        if used >= self.policy.max_retries {
+            let reason = StopReason::RetryBudgetExhausted {
+                used,
+                max: self.policy.max_retries,
+            };
+            return self.stop(run, id, reason, None);
+        }
+        let spent = self.store.advice_spend(run)?;
+        if let Some(max) = self.policy.max_cost
+            && spent >= max
+        {
+            return self.stop(
+                run,
+                id,
+                StopReason::CostBudgetExhausted { spent, max },
+                None,
+            );
+        }
+
+        let request = AdviceRequest::new(&handoff, phase_output, &earlier);
+        let advice = match self.advisor.advise(&request).await {
+            Ok(advice) => advice,
+            Err(e) => return self.stop(run, id, StopReason::AdvisorFailed(e), None),
+        };
+        if let Err(e) = advice.validate() {
+            return self.stop(run, id, StopReason::MalformedAdvice(e), None);
+        }
+        let record =
+            self.store
+                .record_advice(run, id, self.advisor.name(), &advice, DecidedBy::CiAgent)?;
+
+        if let Some(max) = self.policy.max_cost {
+            let this = advice.usage.and_then(|u| u.usd).unwrap_or_default();
+            let spent = spent + this;
+            if spent > max {
+                return self.stop(
+                    run,
+                    id,
+                    StopReason::CostBudgetExhausted { spent, max },
+                    Some(record),
+                );
+            }
+        }
+        if let Some(reason) = self.check_advice(&record) {
+            return self.stop(run, id, reason, Some(record));
+        }
+        let Ok(choice) = HandoffChoice::retry(advice.retry_feedback.unwrap_or_default()) else {
+            let reason = StopReason::MalformedAdvice(AdviceError::new(
+                crate::AdviceErrorKind::MissingRetryFeedback,
+            ));
+            return self.stop(run, id, reason, Some(record));
+        };
+        let request =
+            DecisionRequest::new(choice, DecidedBy::CiAgent).with_advice(record.id.clone());
+        let decision = self.store.decide(run, id, request)?;
+        Ok(AutopilotOutcome::Retried {
+            decision,
+            advice: record,
+        })
+    }
+
+    fn check_advice(&self, record: &AdviceRecord) -> Option<StopReason> {
+        let advice = &record.advice;
+        if advice.recommended_action != HandoffAction::RetryFeedback {
+            return Some(StopReason::Recommended(advice.recommended_action));
+        }
+        let texts = [
+            advice.retry_feedback.as_deref().unwrap_or(""),
+            &advice.rationale,
+        ];
+        if let Some(pattern) = texts.iter().find_map(|t| self.policy.destructive.find(t)) {
+            return Some(StopReason::DestructiveAction {
+                pattern: pattern.to_owned(),
+            });
+        }
+        if let Some(globs) = &self.policy.allowed_files {
+            let out: Vec<Utf8PathBuf> = advice
+                .expected_files
+                .iter()
+                .filter(|f| !globs.iter().any(|g| g.matches(f)))
+                .cloned()
+                .collect();
+            if !out.is_empty() {
+                return Some(StopReason::FilesOutOfScope { files: out });
+            }
+        }
+        let confidence = advice.confidence.value().unwrap_or(0.0);
+        if confidence < self.policy.min_confidence {
+            return Some(StopReason::LowConfidence {
+                confidence,
+                threshold: self.policy.min_confidence,
+            });
+        }
+        None
+    }
+
+    fn stop(
+        &self,
+        run: &RunId,
+        id: &HandoffId,
+        reason: StopReason,
+        advice: Option<AdviceRecord>,
+    ) -> Result<AutopilotOutcome, HandoffError> {
+        self.store.note_autopilot_stop(
+            run,
+            id,
+            reason.code(),
+            reason.to_string(),
+            advice.as_ref().map(|a| a.id.clone()),
+        )?;
+        Ok(AutopilotOutcome::Stopped { reason, advice })
+    }
+}
+
+fn ineligible(handoff: &PhaseHandoff) -> Option<Ineligible> {
+    if handoff.verdict == Verdict::Approved {
+        return Some(Ineligible::Approved);
+    }
+    if !handoff
+        .available_actions
+        .contains(HandoffAction::RetryFeedback)
+    {
+        return Some(Ineligible::RetryUnavailable);
+    }
+    if handoff.findings.is_empty() {
+        return Some(Ineligible::NoFindings);
+    }
+    None
+}
+
+/// The most recent earlier handoff sharing a finding fingerprint with this
+/// one.
+fn repeated_blocker(handoff: &PhaseHandoff, earlier: &[PhaseHandoff]) -> Option<StopReason> {
+    let current: Vec<Digest> = handoff.findings.iter().map(|f| f.fingerprint()).collect();
+    earlier.iter().rev().find_map(|previous| {
+        let mut repeated: Vec<Digest> = previous
+            .findings
+            .iter()
+            .map(|f| f.fingerprint())
+            .filter(|fp| current.contains(fp))
+            .collect();
+        repeated.sort();
+        repeated.dedup();
+        (!repeated.is_empty()).then(|| StopReason::RepeatedBlocker {
+            previous: previous.id.clone(),
+            fingerprints: repeated,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn destructive_patterns_match_words_in_order() {
+        let p = DestructivePatterns::default();
+        assert_eq!(p.find("please run rm -rf target/"), Some("rm -rf"));
+        assert_eq!(
+            p.find("`git reset --hard HEAD~1`"),
+            Some("git reset --hard")
+        );
+        assert_eq!(p.find("git push -f origin"), Some("git push -f"));
+        assert_eq!(p.find("Drop Table users"), Some("drop table"));
+        assert_eq!(p.find("remove the -rf flag docs\nthen rm things"), None);
+        assert_eq!(p.find("rm -rfv x"), None, "words match whole");
+        let custom = DestructivePatterns::new(["kubectl delete"]).unwrap();
+        assert_eq!(
+            custom.find("kubectl -n prod delete pod x"),
+            Some("kubectl delete")
+        );
+        assert_eq!(custom.find("rm -rf /"), None);
+        assert!(DestructivePatterns::new(["  "]).is_err());
+    }
+}

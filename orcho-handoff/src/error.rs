@@ -1,0 +1,585 @@
+//! Errors of `orcho-handoff`.
+//!
+//! Every error names what it is about (a run, a handoff, a path) in
+//! backticks and never repeats the text of its source: print chains with
+//! [`orcho_core::error_chain`].
+
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho_core::{
+    Digest, DocumentError, FsError, HandoffId, IdErrorReason, JournalError, LockError, RunId,
+    Timestamp,
+};
+
+use crate::{AvailableActions, HandoffAction, HandoffState, decision::DecidedBy};
+
+/// A string is not a [`HandoffAction`] spelling.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown handoff action `{value}`: expected one of continue, retry_feedback, continue_with_waiver, halt"
+)]
+pub struct ParseActionError {
+    value: String,
+}
+
+impl ParseActionError {
+    #[cold]
+    pub(crate) fn new(value: &str) -> Self {
+        Self {
+            value: value.chars().take(40).collect(),
+        }
+    }
+}
+
+/// An action and its text do not make a valid decision.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.render())]
+pub struct ChoiceError {
+    action: HandoffAction,
+    kind: ChoiceErrorKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ChoiceErrorKind {
+    Missing,
+    Blank,
+    Unexpected,
+}
+
+impl ChoiceError {
+    #[cold]
+    pub(crate) fn missing_text(action: HandoffAction) -> Self {
+        Self {
+            action,
+            kind: ChoiceErrorKind::Missing,
+        }
+    }
+
+    #[cold]
+    pub(crate) fn blank_text(action: HandoffAction) -> Self {
+        Self {
+            action,
+            kind: ChoiceErrorKind::Blank,
+        }
+    }
+
+    #[cold]
+    pub(crate) fn unexpected_text(action: HandoffAction) -> Self {
+        Self {
+            action,
+            kind: ChoiceErrorKind::Unexpected,
+        }
+    }
+
+    fn render(&self) -> String {
+        let action = self.action;
+        match self.kind {
+            ChoiceErrorKind::Missing => format!("`{action}` requires text, and none was given"),
+            ChoiceErrorKind::Blank => {
+                format!("`{action}` requires text, and the text given is blank")
+            }
+            ChoiceErrorKind::Unexpected => format!("`{action}` takes no text, and some was given"),
+        }
+    }
+
+    /// The action.
+    pub fn action(&self) -> HandoffAction {
+        self.action
+    }
+
+    /// Whether the required text was missing.
+    pub fn is_missing(&self) -> bool {
+        self.kind == ChoiceErrorKind::Missing
+    }
+
+    /// Whether the required text was blank or whitespace.
+    pub fn is_blank(&self) -> bool {
+        self.kind == ChoiceErrorKind::Blank
+    }
+
+    /// Whether text was given to an action that takes none.
+    pub fn is_unexpected(&self) -> bool {
+        self.kind == ChoiceErrorKind::Unexpected
+    }
+}
+
+/// A string is not a valid [`AdviceId`](crate::AdviceId).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid advice id `{value}`: {reason}")]
+pub struct AdviceIdError {
+    value: String,
+    reason: IdErrorReason,
+}
+
+impl AdviceIdError {
+    #[cold]
+    pub(crate) fn new(value: &str, reason: IdErrorReason) -> Self {
+        Self {
+            value: value
+                .chars()
+                .take(40)
+                .flat_map(char::escape_debug)
+                .collect(),
+            reason,
+        }
+    }
+
+    /// The rule the id broke.
+    pub fn reason(&self) -> &IdErrorReason {
+        &self.reason
+    }
+}
+
+/// Advice is malformed: the CI autopilot stops on it, and
+/// [`HandoffStore::record_advice`](crate::HandoffStore::record_advice)
+/// refuses it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("malformed advice: {kind}")]
+pub struct AdviceError {
+    kind: AdviceErrorKind,
+}
+
+/// What is wrong with advice; see [`AdviceError::kind`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AdviceErrorKind {
+    /// The numeric confidence is NaN or outside `0..=1`.
+    #[error("the confidence {0} is not a number in 0..=1")]
+    ConfidenceOutOfRange(f64),
+    /// Neither a score nor a band.
+    #[error("it gives no confidence (neither a score nor a band)")]
+    MissingConfidence,
+    /// The rationale is blank.
+    #[error("the rationale is blank")]
+    BlankRationale,
+    /// `retry_feedback` recommended without feedback.
+    #[error("it recommends `retry_feedback` without feedback")]
+    MissingRetryFeedback,
+    /// An expected file is absolute or climbs out of the checkout.
+    #[error("the expected file `{0}` is not a relative path inside the checkout")]
+    FileOutsideCheckout(Utf8PathBuf),
+}
+
+impl AdviceError {
+    #[cold]
+    pub(crate) fn new(kind: AdviceErrorKind) -> Self {
+        Self { kind }
+    }
+
+    /// What is wrong.
+    pub fn kind(&self) -> &AdviceErrorKind {
+        &self.kind
+    }
+}
+
+/// A decision record could not be written or read. See
+/// [`DecisionSlot`](crate::decision::DecisionSlot).
+#[derive(Debug, thiserror::Error)]
+#[error("{}", self.render())]
+pub struct DecisionError {
+    point: HandoffId,
+    path: Option<Utf8PathBuf>,
+    #[source]
+    kind: Box<DecisionErrorKind>,
+}
+
+/// What went wrong with a decision record; see [`DecisionError::kind`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecisionErrorKind {
+    /// A different decision is already recorded. Nothing was changed.
+    #[error(
+        "a different decision is already recorded (`{recorded}` by {recorded_by} at {recorded_at}); refusing `{attempted}`"
+    )]
+    Conflict {
+        /// The recorded decision's label.
+        recorded: String,
+        /// Who made it.
+        recorded_by: DecidedBy,
+        /// When.
+        recorded_at: Timestamp,
+        /// The label of the refused decision.
+        attempted: String,
+    },
+    /// The record (or the decision given) is for another run or point.
+    #[error("the record is for decision point `{point}` of run `{run}`")]
+    WrongPoint {
+        /// Its run.
+        run: RunId,
+        /// Its decision point.
+        point: HandoffId,
+    },
+    /// The record is of another kind of decision.
+    #[error("the record is a `{found}` decision, not a `{expected}` one")]
+    WrongKind {
+        /// The kind this slot holds.
+        expected: &'static str,
+        /// The kind on disk.
+        found: String,
+    },
+    /// The stored digest does not match the content: the record was
+    /// altered after it was written.
+    #[error("its digest {recorded} does not match its content ({computed}); it was altered")]
+    DigestMismatch {
+        /// The digest in the file.
+        recorded: Digest,
+        /// The digest of the content.
+        computed: Digest,
+    },
+    /// The payload could not be encoded.
+    #[error("the payload could not be encoded as JSON")]
+    Encode(#[source] Box<serde_json::Error>),
+    /// The record could not be read or decoded.
+    #[error(transparent)]
+    Document(DocumentError),
+    /// A file-system operation failed.
+    #[error(transparent)]
+    Fs(FsError),
+}
+
+impl DecisionError {
+    #[cold]
+    pub(crate) fn new(point: &HandoffId, path: Option<&Utf8Path>, kind: DecisionErrorKind) -> Self {
+        Self {
+            point: point.clone(),
+            path: path.map(Utf8Path::to_owned),
+            kind: Box::new(kind),
+        }
+    }
+
+    fn render(&self) -> String {
+        match &self.path {
+            Some(path) => format!(
+                "cannot use the decision record of `{}` at `{path}`",
+                self.point
+            ),
+            None => format!("cannot use the decision record of `{}`", self.point),
+        }
+    }
+
+    /// The decision point.
+    pub fn point(&self) -> &HandoffId {
+        &self.point
+    }
+
+    /// The record's file, when known.
+    pub fn path(&self) -> Option<&Utf8Path> {
+        self.path.as_deref()
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &DecisionErrorKind {
+        &self.kind
+    }
+
+    /// Whether a different decision is already recorded.
+    pub fn is_conflict(&self) -> bool {
+        matches!(*self.kind, DecisionErrorKind::Conflict { .. })
+    }
+
+    /// Whether the record on disk was altered.
+    pub fn is_digest_mismatch(&self) -> bool {
+        matches!(*self.kind, DecisionErrorKind::DigestMismatch { .. })
+    }
+
+    /// Whether the record was written by a newer Orcho.
+    pub fn is_too_new(&self) -> bool {
+        matches!(&*self.kind, DecisionErrorKind::Document(e) if e.is_too_new())
+    }
+}
+
+/// An event is illegal in the handoff's current state. The state is handed
+/// back unchanged ([`into_state`](Self::into_state)).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {event} handoff `{}` ({})", self.state.handoff().id(), self.state.name())]
+pub struct TransitionError {
+    state: Box<HandoffState>,
+    event: &'static str,
+    #[source]
+    kind: TransitionErrorKind,
+}
+
+/// Why a transition was refused; see [`TransitionError::kind`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransitionErrorKind {
+    /// The decision names another handoff or run.
+    #[error("the decision is for handoff `{handoff}` of run `{run}`")]
+    WrongHandoff {
+        /// The decision's run.
+        run: RunId,
+        /// The decision's handoff.
+        handoff: HandoffId,
+    },
+    /// The action is not on the handoff's menu.
+    #[error("`{action}` is not available; available: {available}")]
+    NotAvailable {
+        /// The refused action.
+        action: HandoffAction,
+        /// The handoff's menu.
+        available: AvailableActions,
+    },
+    /// A different decision is already recorded.
+    #[error(
+        "a different decision is already recorded (`{recorded}` by {recorded_by} at {recorded_at}); refusing `{attempted}`"
+    )]
+    Conflict {
+        /// The recorded action.
+        recorded: HandoffAction,
+        /// Who decided it.
+        recorded_by: DecidedBy,
+        /// When.
+        recorded_at: Timestamp,
+        /// The refused action.
+        attempted: HandoffAction,
+    },
+    /// Resume before a decision is recorded.
+    #[error("a decision is pending; decide one of {available} first")]
+    Pending {
+        /// The handoff's menu.
+        available: AvailableActions,
+    },
+    /// Resume after `halt`.
+    #[error("it was halted; the run is terminal and cannot be resumed")]
+    Terminal,
+    /// Resume a second time.
+    #[error("it was already resumed")]
+    AlreadyResumed,
+}
+
+impl TransitionError {
+    #[cold]
+    pub(crate) fn new(state: HandoffState, event: &'static str, kind: TransitionErrorKind) -> Self {
+        Self {
+            state: Box::new(state),
+            event,
+            kind,
+        }
+    }
+
+    /// Why the transition was refused.
+    pub fn kind(&self) -> &TransitionErrorKind {
+        &self.kind
+    }
+
+    /// The state, unchanged.
+    pub fn state(&self) -> &HandoffState {
+        &self.state
+    }
+
+    /// The state, unchanged, to retry with another event.
+    pub fn into_state(self) -> HandoffState {
+        *self.state
+    }
+
+    /// The kind, dropping the state.
+    pub fn into_kind(self) -> TransitionErrorKind {
+        self.kind
+    }
+}
+
+/// An operation of the [`HandoffStore`](crate::HandoffStore) or the
+/// [`Autopilot`](crate::Autopilot) failed.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", self.render())]
+pub struct HandoffError {
+    op: &'static str,
+    run: RunId,
+    handoff: Option<HandoffId>,
+    #[source]
+    kind: Box<HandoffErrorKind>,
+}
+
+/// What went wrong; see [`HandoffError::kind`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HandoffErrorKind {
+    /// The event is illegal in the handoff's state (pending, terminal,
+    /// conflict, not available, …).
+    #[error(transparent)]
+    Transition(TransitionErrorKind),
+    /// The decision record could not be written or read, or conflicts.
+    #[error(transparent)]
+    Decision(Box<DecisionError>),
+    /// Advice given to the store is malformed.
+    #[error(transparent)]
+    Advice(AdviceError),
+    /// No handoff with this id exists in the run.
+    #[error("no such handoff")]
+    NotFound,
+    /// A decision names advice that does not exist in the run.
+    #[error("advice `{0}` does not exist in this run")]
+    UnknownAdvice(crate::AdviceId),
+    /// A decision names advice about another handoff.
+    #[error("advice `{advice}` is about handoff `{handoff}`")]
+    AdviceForOtherHandoff {
+        /// The advice.
+        advice: crate::AdviceId,
+        /// The handoff it is about.
+        handoff: HandoffId,
+    },
+    /// The recorded decision passed to `resume` is not the one on disk.
+    #[error("the recorded decision given is not the one on disk")]
+    DecisionMismatch,
+    /// The journal and the records disagree.
+    #[error("its history is inconsistent: {0}")]
+    CorruptHistory(String),
+    /// A document could not be read or written.
+    #[error(transparent)]
+    Document(Box<DocumentError>),
+    /// The journal could not be read or appended to.
+    #[error(transparent)]
+    Journal(Box<JournalError>),
+    /// The run's handoff lock could not be taken.
+    #[error(transparent)]
+    Lock(Box<LockError>),
+    /// A file-system operation failed.
+    #[error(transparent)]
+    Fs(Box<FsError>),
+    /// A directory of the store could not be listed.
+    #[error("failed to list `{dir}`")]
+    ListDir {
+        /// The directory.
+        dir: Utf8PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An id derived from the store's names is invalid.
+    #[error(transparent)]
+    Id(Box<orcho_core::IdError>),
+}
+
+impl HandoffError {
+    #[cold]
+    pub(crate) fn new(
+        op: &'static str,
+        run: &RunId,
+        handoff: Option<&HandoffId>,
+        kind: HandoffErrorKind,
+    ) -> Self {
+        Self {
+            op,
+            run: run.clone(),
+            handoff: handoff.cloned(),
+            kind: Box::new(kind),
+        }
+    }
+
+    fn render(&self) -> String {
+        match &self.handoff {
+            Some(h) => format!("cannot {} handoff `{h}` of run `{}`", self.op, self.run),
+            None => format!("cannot {} in run `{}`", self.op, self.run),
+        }
+    }
+
+    /// The run.
+    pub fn run(&self) -> &RunId {
+        &self.run
+    }
+
+    /// The handoff, when the error is about one.
+    pub fn handoff(&self) -> Option<&HandoffId> {
+        self.handoff.as_ref()
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &HandoffErrorKind {
+        &self.kind
+    }
+
+    /// Whether a resume was refused because no decision is recorded yet.
+    pub fn is_pending(&self) -> bool {
+        matches!(
+            *self.kind,
+            HandoffErrorKind::Transition(TransitionErrorKind::Pending { .. })
+        )
+    }
+
+    /// Whether a resume was refused because the handoff was halted.
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            *self.kind,
+            HandoffErrorKind::Transition(TransitionErrorKind::Terminal)
+        )
+    }
+
+    /// Whether the handoff was already resumed.
+    pub fn is_already_resumed(&self) -> bool {
+        matches!(
+            *self.kind,
+            HandoffErrorKind::Transition(TransitionErrorKind::AlreadyResumed)
+        )
+    }
+
+    /// Whether a different decision is already recorded.
+    pub fn is_conflict(&self) -> bool {
+        match &*self.kind {
+            HandoffErrorKind::Transition(TransitionErrorKind::Conflict { .. }) => true,
+            HandoffErrorKind::Decision(e) => e.is_conflict(),
+            _ => false,
+        }
+    }
+
+    /// Whether the action is not on the handoff's menu.
+    pub fn is_not_available(&self) -> bool {
+        matches!(
+            *self.kind,
+            HandoffErrorKind::Transition(TransitionErrorKind::NotAvailable { .. })
+        )
+    }
+
+    /// Whether the handoff does not exist.
+    pub fn is_not_found(&self) -> bool {
+        matches!(*self.kind, HandoffErrorKind::NotFound)
+    }
+
+    /// The handoff's menu, when the error is about a pending decision or an
+    /// unavailable action.
+    pub fn available_actions(&self) -> Option<AvailableActions> {
+        match &*self.kind {
+            HandoffErrorKind::Transition(
+                TransitionErrorKind::Pending { available }
+                | TransitionErrorKind::NotAvailable { available, .. },
+            ) => Some(*available),
+            _ => None,
+        }
+    }
+}
+
+/// A glob pattern is malformed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid glob `{glob}`: {reason}")]
+pub struct GlobError {
+    glob: String,
+    reason: &'static str,
+}
+
+impl GlobError {
+    #[cold]
+    pub(crate) fn new(glob: &str, reason: &'static str) -> Self {
+        Self {
+            glob: glob.to_owned(),
+            reason,
+        }
+    }
+
+    /// The glob.
+    pub fn glob(&self) -> &str {
+        &self.glob
+    }
+}
+
+/// An [`AutopilotPolicy`](crate::AutopilotPolicy) is invalid.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AutopilotPolicyError {
+    /// The confidence threshold is not in `0..=1`.
+    #[error("the confidence threshold {0} is not a number in 0..=1")]
+    Threshold(f64),
+    /// An allowed-files glob is malformed.
+    #[error("an allowed-files glob is invalid")]
+    Glob(#[source] GlobError),
+    /// A destructive pattern is blank.
+    #[error("a destructive-action pattern is blank")]
+    BlankPattern,
+}

@@ -1,0 +1,768 @@
+//! The handoff store: phase handoffs, their decisions, advice and waivers on
+//! disk.
+//!
+//! Layout, under the store root (`.orcho/` by default):
+//!
+//! ```text
+//! runs/<run>/handoffs/<handoff>.json   the handoff, written once when it opens
+//! runs/<run>/handoffs/journal.jsonl    opened / decided / resumed / autopilot_stopped events
+//! runs/<run>/handoffs/.lock            serialises opening and resuming across processes
+//! runs/<run>/decisions/<handoff>.json  the one decision (exclusive create)
+//! runs/<run>/advice/<advice>.json      advice artifacts
+//! runs/<run>/waivers/<handoff>.json    waivers written by resuming a waiver decision
+//! ```
+//!
+//! # How transitions are persisted
+//!
+//! - **open** writes the handoff document (exclusive create), then journals
+//!   `opened`.
+//! - **decide** is one durable write: the exclusive create of the decision
+//!   record. That write-once record *is* the `decided` event (it cannot be
+//!   half-written, and never changes), so `decide` costs about what one
+//!   atomic file write costs. It does not advance the run.
+//! - **resume**, under the run's handoff lock, journals `decided` (if the
+//!   journal does not have it yet) and `resumed`; a waiver decision writes its
+//!   waiver first, so a journaled resume always has its waiver on disk.
+//!
+//! The live state ([`HandoffStore::state`]) replays the handoff's journal
+//! events through the pure state machine, then applies the decision record if
+//! the journal has not seen it yet. A process that dies at any line leaves a
+//! store that replays to a legal state.
+
+use std::sync::Arc;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho_core::{
+    Clock, Digest, HandoffId, PhaseName, RunId, Timestamp, Usd,
+    fs::{self, Journal, LockFile},
+    schema,
+};
+
+use crate::{
+    Advice, AdviceId, AdviceRecord, HandoffAction, HandoffChoice, HandoffEvent, HandoffSpec,
+    HandoffState, NextStep, PhaseHandoff, Waiver, WaiverSet,
+    decision::{DecidedBy, DecisionRequest, DecisionSlot, RecordedDecision},
+    error::{HandoffError, HandoffErrorKind},
+    format::{
+        advice::AdviceDoc,
+        handoff::HandoffDoc,
+        journal::{JOURNAL_SCHEMA, JournalLine},
+        waiver::WaiverDoc,
+    },
+};
+
+/// One event of a run's handoff journal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalEntry {
+    pub(crate) at: Timestamp,
+    pub(crate) handoff: HandoffId,
+    pub(crate) event: JournalEvent,
+}
+
+impl JournalEntry {
+    /// When it happened.
+    pub fn at(&self) -> Timestamp {
+        self.at
+    }
+
+    /// The handoff.
+    pub fn handoff(&self) -> &HandoffId {
+        &self.handoff
+    }
+
+    /// What happened.
+    pub fn event(&self) -> &JournalEvent {
+        &self.event
+    }
+}
+
+/// What a journal line records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JournalEvent {
+    /// The handoff opened.
+    Opened,
+    /// A decision was recorded (journaled when the handoff is resumed).
+    Decided {
+        /// The action.
+        action: HandoffAction,
+        /// The decision's digest, matched against the decision record.
+        digest: Digest,
+    },
+    /// The run was resumed past the handoff.
+    Resumed {
+        /// The decided action.
+        action: HandoffAction,
+    },
+    /// The CI autopilot stopped and left the handoff pending.
+    AutopilotStopped {
+        /// The stop reason's code, for example `low_confidence`.
+        reason: String,
+        /// The stop reason, as text.
+        detail: String,
+        /// The advice the autopilot got, if it got that far.
+        advice: Option<AdviceId>,
+    },
+}
+
+/// Phase handoffs, decisions, advice and waivers of the runs under one
+/// store root. Synchronous; cheap to clone.
+///
+/// See the [module docs](self) for the layout and the persistence rules,
+/// and the [crate docs](crate) for a complete example.
+#[derive(Debug, Clone)]
+pub struct HandoffStore {
+    root: Utf8PathBuf,
+    clock: Arc<dyn Clock>,
+}
+
+impl HandoffStore {
+    /// A store rooted at `root` (for example `.orcho`), stamping documents
+    /// with `clock`.
+    pub fn new(root: impl Into<Utf8PathBuf>, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            root: root.into(),
+            clock,
+        }
+    }
+
+    /// The store root.
+    pub fn root(&self) -> &Utf8Path {
+        &self.root
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &dyn Clock {
+        &*self.clock
+    }
+
+    fn run_dir(&self, run: &RunId) -> Utf8PathBuf {
+        self.root.join("runs").join(run.as_str())
+    }
+
+    fn handoffs_dir(&self, run: &RunId) -> Utf8PathBuf {
+        self.run_dir(run).join("handoffs")
+    }
+
+    /// The file of a handoff.
+    pub fn handoff_path(&self, run: &RunId, handoff: &HandoffId) -> Utf8PathBuf {
+        self.handoffs_dir(run).join(format!("{handoff}.json"))
+    }
+
+    /// The run's handoff journal.
+    pub fn journal_path(&self, run: &RunId) -> Utf8PathBuf {
+        self.handoffs_dir(run).join("journal.jsonl")
+    }
+
+    fn advice_dir(&self, run: &RunId) -> Utf8PathBuf {
+        self.run_dir(run).join("advice")
+    }
+
+    fn waivers_dir(&self, run: &RunId) -> Utf8PathBuf {
+        self.run_dir(run).join("waivers")
+    }
+
+    /// The decision slot of a handoff (see [`DecisionSlot`]).
+    pub fn decision_slot(&self, run: &RunId, handoff: &HandoffId) -> DecisionSlot<HandoffChoice> {
+        DecisionSlot::in_run(&self.root, run, handoff)
+    }
+
+    fn lock(&self, run: &RunId) -> LockFile {
+        LockFile::new(self.handoffs_dir(run).join(".lock"))
+    }
+
+    /// Opens a handoff: chooses its id (`NNNN-<phase>`, numbered in the
+    /// run), computes its menu, writes it and journals `opened`.
+    ///
+    /// Every call opens a new handoff with a new id: a new rejection after a
+    /// retry is a new handoff.
+    ///
+    /// # Errors
+    ///
+    /// A [`HandoffError`] when the files cannot be written.
+    pub fn open(&self, spec: HandoffSpec) -> Result<PhaseHandoff, HandoffError> {
+        let run = spec.run.clone();
+        let err = |kind| HandoffError::new("open a", &run, None, kind);
+        let dir = self.handoffs_dir(&run);
+        fs::create_dir_all(&dir).map_err(|e| err(HandoffErrorKind::Fs(Box::new(e))))?;
+        let _guard = self
+            .lock(&run)
+            .lock_exclusive()
+            .map_err(|e| err(HandoffErrorKind::Lock(Box::new(e))))?;
+        let mut seq = self.list_ids(&run, &dir).map_err(err)?.len() as u32 + 1;
+        let phase = spec.phase.clone();
+        let mut handoff = PhaseHandoff::new(
+            numbered_id(seq, &phase).map_err(err)?,
+            spec,
+            self.clock.now(),
+        );
+        let handoff = loop {
+            handoff.id = numbered_id(seq, &phase).map_err(err)?;
+            let path = self.handoff_path(&run, &handoff.id);
+            let bytes = schema::encode(&HandoffDoc::from(handoff.clone()))
+                .map_err(|e| err(HandoffErrorKind::Document(Box::new(e))))?;
+            match fs::write_new_atomic(&path, &bytes) {
+                Ok(()) => break handoff,
+                Err(e) if e.is_already_exists() && seq < u32::MAX => seq += 1,
+                Err(e) => return Err(err(HandoffErrorKind::Fs(Box::new(e)))),
+            }
+        };
+        self.append(
+            &run,
+            JournalEntry {
+                at: handoff.created_at,
+                handoff: handoff.id.clone(),
+                event: JournalEvent::Opened,
+            },
+        )
+        .map_err(err)?;
+        Ok(handoff)
+    }
+
+    fn list_ids(&self, run: &RunId, dir: &Utf8Path) -> Result<Vec<HandoffId>, HandoffErrorKind> {
+        let _ = run;
+        list_json_stems(dir)?
+            .into_iter()
+            .map(|stem| {
+                stem.parse::<HandoffId>().map_err(|e| {
+                    HandoffErrorKind::CorruptHistory(format!(
+                        "`{stem}.json` in the handoffs directory is not named by a handoff id ({e})"
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// Reads one handoff.
+    ///
+    /// # Errors
+    ///
+    /// [`HandoffError::is_not_found`] when there is no such handoff; a
+    /// document error when it cannot be read.
+    pub fn handoff(&self, run: &RunId, id: &HandoffId) -> Result<PhaseHandoff, HandoffError> {
+        self.read_handoff(run, id)
+            .map_err(|kind| HandoffError::new("read", run, Some(id), kind))
+    }
+
+    fn read_handoff(&self, run: &RunId, id: &HandoffId) -> Result<PhaseHandoff, HandoffErrorKind> {
+        let doc = fs::read_document::<HandoffDoc>(&self.handoff_path(run, id)).map_err(|e| {
+            if e.is_not_found() {
+                HandoffErrorKind::NotFound
+            } else {
+                HandoffErrorKind::Document(Box::new(e))
+            }
+        })?;
+        if doc.handoff_id != *id || doc.run_id != *run {
+            return Err(HandoffErrorKind::CorruptHistory(format!(
+                "the file names handoff `{}` of run `{}`",
+                doc.handoff_id, doc.run_id
+            )));
+        }
+        Ok(doc.into())
+    }
+
+    /// Every handoff of a run, in the order they opened.
+    ///
+    /// # Errors
+    ///
+    /// When the directory or a handoff cannot be read.
+    pub fn handoffs(&self, run: &RunId) -> Result<Vec<PhaseHandoff>, HandoffError> {
+        let err = |kind| HandoffError::new("list the handoffs", run, None, kind);
+        let mut ids = self.list_ids(run, &self.handoffs_dir(run)).map_err(err)?;
+        ids.sort_by_key(|id| (seq_of(id.as_str()), id.clone()));
+        ids.iter().map(|id| self.handoff(run, id)).collect()
+    }
+
+    /// Every event of the run's handoff journal, in order. Events from a
+    /// newer Orcho are skipped; a torn last line is ignored.
+    ///
+    /// # Errors
+    ///
+    /// When the journal cannot be read or a complete line is corrupt.
+    pub fn journal(&self, run: &RunId) -> Result<Vec<JournalEntry>, HandoffError> {
+        self.read_journal(run)
+            .map_err(|kind| HandoffError::new("read the journal", run, None, kind))
+    }
+
+    fn read_journal(&self, run: &RunId) -> Result<Vec<JournalEntry>, HandoffErrorKind> {
+        let read = Journal::read::<JournalLine>(&self.journal_path(run), JOURNAL_SCHEMA)
+            .map_err(|e| HandoffErrorKind::Journal(Box::new(e)))?;
+        let mut entries = Vec::with_capacity(read.records.len());
+        for (i, line) in read.records.into_iter().enumerate() {
+            match line.into_entry() {
+                Ok(Some(entry)) => entries.push(entry),
+                Ok(None) => {}
+                Err(field) => {
+                    return Err(HandoffErrorKind::CorruptHistory(format!(
+                        "journal record {} lacks its `{field}`",
+                        i + 1
+                    )));
+                }
+            }
+        }
+        Ok(entries)
+    }
+
+    fn append(&self, run: &RunId, entry: JournalEntry) -> Result<(), HandoffErrorKind> {
+        let mut journal = Journal::open(&self.journal_path(run))
+            .map_err(|e| HandoffErrorKind::Journal(Box::new(e)))?;
+        journal
+            .append(&JournalLine::from(entry))
+            .map_err(|e| HandoffErrorKind::Journal(Box::new(e)))
+    }
+
+    /// The live state of a handoff: its journal events replayed through the
+    /// state machine, then its decision record if the journal has not seen
+    /// it yet.
+    ///
+    /// # Errors
+    ///
+    /// When a file cannot be read, or the journal and the records disagree
+    /// (a journaled decision whose record is missing or different).
+    pub fn state(&self, run: &RunId, id: &HandoffId) -> Result<HandoffState, HandoffError> {
+        self.load_state(run, id)
+            .map_err(|kind| HandoffError::new("read the state of", run, Some(id), kind))
+    }
+
+    fn load_state(&self, run: &RunId, id: &HandoffId) -> Result<HandoffState, HandoffErrorKind> {
+        let handoff = self.read_handoff(run, id)?;
+        let recorded = self
+            .decision_slot(run, id)
+            .read()
+            .map_err(|e| HandoffErrorKind::Decision(Box::new(e)))?
+            .map(RecordedDecision::into_decision);
+        let mut state = HandoffState::open(handoff);
+        for entry in self.read_journal(run)? {
+            if entry.handoff != *id {
+                continue;
+            }
+            let event = match entry.event {
+                JournalEvent::Opened | JournalEvent::AutopilotStopped { .. } => continue,
+                JournalEvent::Decided { digest, .. } => match &recorded {
+                    Some(d) if d.digest() == digest => HandoffEvent::Decide(d.clone()),
+                    Some(_) => {
+                        return Err(HandoffErrorKind::CorruptHistory(format!(
+                            "the journal's decision {digest} is not the recorded one"
+                        )));
+                    }
+                    None => {
+                        return Err(HandoffErrorKind::CorruptHistory(format!(
+                            "the journal's decision {digest} has no record"
+                        )));
+                    }
+                },
+                JournalEvent::Resumed { .. } => HandoffEvent::Resume,
+            };
+            state = state.apply(event).map_err(|e| {
+                HandoffErrorKind::CorruptHistory(format!(
+                    "the journal replays an illegal event: {}",
+                    orcho_core::error_chain(&e)
+                ))
+            })?;
+        }
+        if let (HandoffState::Open(_), Some(decision)) = (&state, recorded) {
+            state = state.apply(HandoffEvent::Decide(decision)).map_err(|e| {
+                HandoffErrorKind::CorruptHistory(format!(
+                    "the decision record is not valid for the handoff: {}",
+                    orcho_core::error_chain(&e)
+                ))
+            })?;
+        }
+        Ok(state)
+    }
+
+    /// Records a decision on a handoff. Does not advance the run: call
+    /// [`resume`](Self::resume) next.
+    ///
+    /// The decision is validated against the handoff's persisted
+    /// [`available_actions`](PhaseHandoff::available_actions), and against
+    /// the advice it names, if any. Then it is created exclusively: of two
+    /// processes racing, one creates it; the other gets the recorded
+    /// decision back if its payload is identical
+    /// ([`RecordedDecision::is_replay`], time not refreshed), or a conflict.
+    ///
+    /// # Errors
+    ///
+    /// [`HandoffError::is_not_available`] for an action not on the menu,
+    /// [`HandoffError::is_conflict`] when a different decision is recorded,
+    /// [`HandoffErrorKind::UnknownAdvice`] /
+    /// [`HandoffErrorKind::AdviceForOtherHandoff`], not found, or I/O.
+    pub fn decide(
+        &self,
+        run: &RunId,
+        id: &HandoffId,
+        request: DecisionRequest<HandoffChoice>,
+    ) -> Result<RecordedDecision<HandoffChoice>, HandoffError> {
+        let err = |kind| HandoffError::new("decide", run, Some(id), kind);
+        let handoff = self.read_handoff(run, id).map_err(err)?;
+        if let Some(advice) = request.advice() {
+            let record = self.read_advice(run, advice).map_err(err)?;
+            if record.handoff != *id {
+                return Err(err(HandoffErrorKind::AdviceForOtherHandoff {
+                    advice: advice.clone(),
+                    handoff: record.handoff,
+                }));
+            }
+        }
+        let decision =
+            crate::decision::Decision::new(run.clone(), id.clone(), request, self.clock.now())
+                .map_err(|e| err(HandoffErrorKind::Decision(Box::new(e))))?;
+        HandoffState::open(handoff)
+            .apply(HandoffEvent::Decide(decision.clone()))
+            .map_err(|e| err(HandoffErrorKind::Transition(e.into_kind())))?;
+        self.decision_slot(run, id)
+            .record_decision(decision)
+            .map_err(|e| err(HandoffErrorKind::Decision(Box::new(e))))
+    }
+
+    /// The recorded decision of a handoff, if there is one: the proof token
+    /// [`resume`](Self::resume) takes, for a process that did not record it
+    /// itself.
+    ///
+    /// # Errors
+    ///
+    /// Not found, or when the record cannot be read or was altered.
+    pub fn recorded_decision(
+        &self,
+        run: &RunId,
+        id: &HandoffId,
+    ) -> Result<Option<RecordedDecision<HandoffChoice>>, HandoffError> {
+        let err = |kind| HandoffError::new("read the decision of", run, Some(id), kind);
+        self.read_handoff(run, id).map_err(err)?;
+        self.decision_slot(run, id)
+            .read()
+            .map_err(|e| err(HandoffErrorKind::Decision(Box::new(e))))
+    }
+
+    /// Resumes the run past a decided handoff and returns what the engine
+    /// must do next.
+    ///
+    /// # Errors
+    ///
+    /// [`HandoffError::is_terminal`] after `halt` (the run is terminal),
+    /// [`HandoffError::is_already_resumed`] the second time,
+    /// [`HandoffErrorKind::DecisionMismatch`] when `decision` is not the
+    /// decision on disk, or I/O.
+    pub fn resume(
+        &self,
+        decision: &RecordedDecision<HandoffChoice>,
+    ) -> Result<NextStep, HandoffError> {
+        let run = decision.decision().run();
+        let id = decision.decision().point();
+        self.resume_with(run, id, Some(decision.decision().digest()))
+            .map_err(|kind| HandoffError::new("resume", run, Some(id), kind))
+    }
+
+    /// Resumes the run past a handoff, reading its decision from disk.
+    ///
+    /// # Errors
+    ///
+    /// [`HandoffError::is_pending`] while no decision is recorded (the error
+    /// names the handoff and its [available
+    /// actions](HandoffError::available_actions)), and every error of
+    /// [`resume`](Self::resume).
+    pub fn resume_handoff(&self, run: &RunId, id: &HandoffId) -> Result<NextStep, HandoffError> {
+        self.resume_with(run, id, None)
+            .map_err(|kind| HandoffError::new("resume", run, Some(id), kind))
+    }
+
+    fn resume_with(
+        &self,
+        run: &RunId,
+        id: &HandoffId,
+        expected: Option<Digest>,
+    ) -> Result<NextStep, HandoffErrorKind> {
+        fs::create_dir_all(&self.handoffs_dir(run))
+            .map_err(|e| HandoffErrorKind::Fs(Box::new(e)))?;
+        let _guard = self
+            .lock(run)
+            .lock_exclusive()
+            .map_err(|e| HandoffErrorKind::Lock(Box::new(e)))?;
+        let state = self.load_state(run, id)?;
+        if let (Some(expected), Some(on_disk)) = (expected, state.decision())
+            && on_disk.digest() != expected
+        {
+            return Err(HandoffErrorKind::DecisionMismatch);
+        }
+        let journaled_decision = matches!(state, HandoffState::Decided { .. })
+            && self
+                .read_journal(run)?
+                .iter()
+                .any(|e| e.handoff == *id && matches!(e.event, JournalEvent::Decided { .. }));
+        let resumed = state
+            .apply(HandoffEvent::Resume)
+            .map_err(|e| HandoffErrorKind::Transition(e.into_kind()))?;
+        let HandoffState::Resumed { decision, next, .. } = &resumed else {
+            return Err(HandoffErrorKind::CorruptHistory(
+                "resume did not reach the resumed state".to_owned(),
+            ));
+        };
+        if let NextStep::ContinueWithWaiver(waiver) = next {
+            let dir = self.waivers_dir(run);
+            fs::create_dir_all(&dir).map_err(|e| HandoffErrorKind::Fs(Box::new(e)))?;
+            fs::write_document(
+                &dir.join(format!("{id}.json")),
+                &WaiverDoc::from(waiver.clone()),
+            )
+            .map_err(|e| HandoffErrorKind::Document(Box::new(e)))?;
+        }
+        let action = decision.payload().action();
+        if !journaled_decision {
+            self.append(
+                run,
+                JournalEntry {
+                    at: decision.decided_at(),
+                    handoff: id.clone(),
+                    event: JournalEvent::Decided {
+                        action,
+                        digest: decision.digest(),
+                    },
+                },
+            )?;
+        }
+        self.append(
+            run,
+            JournalEntry {
+                at: self.clock.now(),
+                handoff: id.clone(),
+                event: JournalEvent::Resumed { action },
+            },
+        )?;
+        Ok(next.clone())
+    }
+
+    /// Every waiver of a run, for gates and acceptance.
+    ///
+    /// # Errors
+    ///
+    /// When a waiver cannot be read.
+    pub fn waivers(&self, run: &RunId) -> Result<WaiverSet, HandoffError> {
+        let err = |kind| HandoffError::new("read the waivers", run, None, kind);
+        let dir = self.waivers_dir(run);
+        let mut stems = list_json_stems(&dir).map_err(err)?;
+        stems.sort_by_key(|s| (seq_of(s), s.clone()));
+        let waivers = stems
+            .iter()
+            .map(|stem| {
+                fs::read_document::<WaiverDoc>(&dir.join(format!("{stem}.json")))
+                    .map(Waiver::from)
+                    .map_err(|e| err(HandoffErrorKind::Document(Box::new(e))))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(WaiverSet::new(waivers))
+    }
+
+    /// Writes advice as an artifact with its provenance. The advice is not
+    /// applied: a decision that uses it names its id
+    /// ([`DecisionRequest::with_advice`]).
+    ///
+    /// # Errors
+    ///
+    /// [`HandoffErrorKind::Advice`] when the advice is malformed, not found
+    /// when the handoff does not exist, or I/O.
+    pub fn record_advice(
+        &self,
+        run: &RunId,
+        handoff: &HandoffId,
+        advisor: &str,
+        advice: &Advice,
+        requested_by: DecidedBy,
+    ) -> Result<AdviceRecord, HandoffError> {
+        let err = |kind| HandoffError::new("record advice for", run, Some(handoff), kind);
+        advice
+            .validate()
+            .map_err(|e| err(HandoffErrorKind::Advice(e)))?;
+        self.read_handoff(run, handoff).map_err(err)?;
+        let dir = self.advice_dir(run);
+        fs::create_dir_all(&dir).map_err(|e| err(HandoffErrorKind::Fs(Box::new(e))))?;
+        fs::create_dir_all(&self.handoffs_dir(run))
+            .map_err(|e| err(HandoffErrorKind::Fs(Box::new(e))))?;
+        let _guard = self
+            .lock(run)
+            .lock_exclusive()
+            .map_err(|e| err(HandoffErrorKind::Lock(Box::new(e))))?;
+        let mut seq = list_json_stems(&dir).map_err(err)?.len() as u32 + 1;
+        loop {
+            let record = AdviceRecord {
+                id: AdviceId::numbered(seq, handoff),
+                run: run.clone(),
+                handoff: handoff.clone(),
+                advisor: advisor.to_owned(),
+                requested_by,
+                created_at: self.clock.now(),
+                advice: advice.clone(),
+            };
+            let bytes = schema::encode(&AdviceDoc::from(record.clone()))
+                .map_err(|e| err(HandoffErrorKind::Document(Box::new(e))))?;
+            match fs::write_new_atomic(&dir.join(format!("{}.json", record.id)), &bytes) {
+                Ok(()) => return Ok(record),
+                Err(e) if e.is_already_exists() && seq < u32::MAX => seq += 1,
+                Err(e) => return Err(err(HandoffErrorKind::Fs(Box::new(e)))),
+            }
+        }
+    }
+
+    /// Reads one advice artifact.
+    ///
+    /// # Errors
+    ///
+    /// [`HandoffErrorKind::UnknownAdvice`] when it does not exist, or a
+    /// document error.
+    pub fn advice(&self, run: &RunId, id: &AdviceId) -> Result<AdviceRecord, HandoffError> {
+        self.read_advice(run, id)
+            .map_err(|kind| HandoffError::new("read advice", run, None, kind))
+    }
+
+    fn read_advice(&self, run: &RunId, id: &AdviceId) -> Result<AdviceRecord, HandoffErrorKind> {
+        let path = self.advice_dir(run).join(format!("{id}.json"));
+        match fs::read_document::<AdviceDoc>(&path) {
+            Ok(doc) if doc.advice_id == *id && doc.run_id == *run => Ok(doc.into()),
+            Ok(doc) => Err(HandoffErrorKind::CorruptHistory(format!(
+                "`{path}` holds advice `{}` of run `{}`",
+                doc.advice_id, doc.run_id
+            ))),
+            Err(e) if e.is_not_found() => Err(HandoffErrorKind::UnknownAdvice(id.clone())),
+            Err(e) => Err(HandoffErrorKind::Document(Box::new(e))),
+        }
+    }
+
+    /// Every advice artifact of a run, in the order they were written.
+    ///
+    /// # Errors
+    ///
+    /// When an artifact cannot be read.
+    pub fn advice_records(&self, run: &RunId) -> Result<Vec<AdviceRecord>, HandoffError> {
+        let err = |kind| HandoffError::new("list the advice", run, None, kind);
+        let mut stems = list_json_stems(&self.advice_dir(run)).map_err(err)?;
+        stems.sort_by_key(|s| (seq_of(s), s.clone()));
+        stems
+            .iter()
+            .map(|stem| {
+                let id = AdviceId::new(stem.as_str()).map_err(|e| {
+                    err(HandoffErrorKind::CorruptHistory(format!(
+                        "`{stem}.json` in the advice directory is not named by an advice id ({e})"
+                    )))
+                })?;
+                self.read_advice(run, &id).map_err(err)
+            })
+            .collect()
+    }
+
+    /// Journals that the CI autopilot stopped on a handoff.
+    pub(crate) fn note_autopilot_stop(
+        &self,
+        run: &RunId,
+        handoff: &HandoffId,
+        reason: &str,
+        detail: String,
+        advice: Option<AdviceId>,
+    ) -> Result<(), HandoffError> {
+        let err =
+            |kind| HandoffError::new("journal the autopilot stop on", run, Some(handoff), kind);
+        let _guard = self
+            .lock(run)
+            .lock_exclusive()
+            .map_err(|e| err(HandoffErrorKind::Lock(Box::new(e))))?;
+        self.append(
+            run,
+            JournalEntry {
+                at: self.clock.now(),
+                handoff: handoff.clone(),
+                event: JournalEvent::AutopilotStopped {
+                    reason: reason.to_owned(),
+                    detail,
+                    advice,
+                },
+            },
+        )
+        .map_err(err)
+    }
+
+    /// How many `retry_feedback` decisions the CI agent recorded in a run.
+    pub(crate) fn ci_retries(&self, run: &RunId) -> Result<u32, HandoffError> {
+        let mut n = 0;
+        for handoff in self.handoffs(run)? {
+            if let Some(recorded) = self.recorded_decision(run, &handoff.id)? {
+                let d = recorded.decision();
+                if d.decided_by() == DecidedBy::CiAgent
+                    && d.payload().action() == HandoffAction::RetryFeedback
+                {
+                    n += 1;
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    /// The money advisors cost in a run, from the advice artifacts.
+    pub(crate) fn advice_spend(&self, run: &RunId) -> Result<Usd, HandoffError> {
+        Ok(self
+            .advice_records(run)?
+            .iter()
+            .filter_map(|r| r.advice.usage.and_then(|u| u.usd))
+            .fold(Usd::default(), |a, b| a + b))
+    }
+
+    /// The handoffs of `phase` that opened before `handoff`, oldest first.
+    pub(crate) fn earlier_handoffs(
+        &self,
+        run: &RunId,
+        phase: &PhaseName,
+        handoff: &HandoffId,
+    ) -> Result<Vec<PhaseHandoff>, HandoffError> {
+        let all = self.handoffs(run)?;
+        Ok(all
+            .into_iter()
+            .take_while(|h| h.id != *handoff)
+            .filter(|h| h.phase == *phase)
+            .collect())
+    }
+}
+
+/// `NNNN-<phase>`, cut to the longest id allowed. A phase name is a valid
+/// id, and so is `NNNN-` followed by any prefix of it.
+fn numbered_id(seq: u32, phase: &PhaseName) -> Result<HandoffId, HandoffErrorKind> {
+    let mut id = format!("{seq:04}-{phase}");
+    while id.len() > orcho_core::ids::MAX_ID_LEN {
+        id.pop();
+    }
+    HandoffId::new(id).map_err(|e| HandoffErrorKind::Id(Box::new(e)))
+}
+
+/// The numeric prefix of a numbered id, for ordering.
+fn seq_of(id: &str) -> u64 {
+    id.split('-')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(u64::MAX)
+}
+
+/// The stems of the `*.json` files in `dir` (none if it does not exist),
+/// ignoring hidden and temporary files.
+fn list_json_stems(dir: &Utf8Path) -> Result<Vec<String>, HandoffErrorKind> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(list_error(dir, e)),
+    };
+    let mut stems = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| list_error(dir, e))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if name.starts_with('.') {
+            continue;
+        }
+        if let Some(stem) = name.strip_suffix(".json") {
+            stems.push(stem.to_owned());
+        }
+    }
+    Ok(stems)
+}
+
+#[cold]
+fn list_error(dir: &Utf8Path, source: std::io::Error) -> HandoffErrorKind {
+    HandoffErrorKind::ListDir {
+        dir: dir.to_owned(),
+        source,
+    }
+}
