@@ -1,20 +1,117 @@
-//! Proof that a declared command ran, in a declared environment, against this
-//! exact checkout.
+//! Proof that a declared command ran, in a declared environment, against
+//! this exact checkout.
 //!
-//! This crate will own Orcho's verification contract (environments, their
-//! assertions, declared commands and the `required` gate), the one place in
-//! the workspace that spawns processes, checkout and dependency fingerprints,
-//! command and environment-assertion receipts on disk, the classifier that
-//! sorts each required command into present, missing, failed, stale or
-//! invalid, the readiness summary a final-acceptance reviewer reads, and the
-//! rule that merges computed gaps into an acceptance verdict.
+//! Orcho does not trust an agent's claim that work is ready. This crate turns
+//! "the tests pass" into something checkable:
 //!
-//! It is not filled in yet: today it only re-exports the vocabulary it builds
-//! on.
+//! - the **verification contract** ([`VerificationContract`]): environments
+//!   ([`Environment`]) with their [`Assertion`]s and dependency checkouts,
+//!   declared commands ([`CommandSpec`], argv only), and the `required` gate;
+//! - [`exec`], the one place in Orcho that spawns processes: its own process
+//!   group, timeout with escalating kill, cancellation ([`exec::CancelToken`]),
+//!   bounded output with full logs, redacted secrets;
+//! - [`fingerprint`]s of the checkout and its dependencies (blake3 over paths,
+//!   modes, symlink targets and contents, the file set git would list, with a
+//!   stat cache);
+//! - [`CommandReceipt`]s and [`EnvReceipt`]s in a [`ReceiptStore`]: latest and
+//!   immutable history, digests and optional MACs ([`ReceiptKey`]);
+//! - [`classify`]: one [`ReceiptStatus`] per command (present, missing,
+//!   failed, stale with every [`StaleReason`], invalid);
+//! - the [`ReadinessSummary`] (JSON and Markdown), the [`ExploratoryLog`],
+//!   and [`apply_acceptance`], which turns every unproven required command
+//!   into a [`Gap`] and forces the verdict to rejected.
+//!
+//! [`Verifier`] ties them together for one checkout.
+//!
+//! # Example
+//!
+//! ```
+//! use orcho_core::Verdict;
+//! use orcho_receipts::{
+//!     apply_acceptance, exec::BaseEnv, ReceiptStatus, ReceiptStore, VerificationContract,
+//!     Verifier,
+//! };
+//! # let dir = tempfile::tempdir()?;
+//! # let checkout = camino::Utf8PathBuf::try_from(dir.path().to_owned())?;
+//! # orcho_core::fs::write_atomic(&checkout.join("README"), b"hello\n")?;
+//!
+//! let contract: VerificationContract = serde_yaml::from_str(r#"
+//! commands:
+//!   - name: readme
+//!     argv: [grep, -q, hello, README]
+//!     timeout: 30s
+//! required: [readme]
+//! "#)?;
+//! let verifier = Verifier::new(contract, &checkout, ReceiptStore::new(checkout.join(".orcho")))?
+//!     .with_base_env(BaseEnv::inherit());
+//!
+//! // Nothing ran yet: the required command is missing, and acceptance is rejected.
+//! let summary = verifier.readiness()?;
+//! assert_eq!(summary.required[0].status, ReceiptStatus::Missing);
+//! assert_eq!(apply_acceptance(Verdict::Approved, &summary).verdict, Verdict::Rejected);
+//!
+//! // Run it: the receipt is proof for this exact checkout.
+//! verifier.run_command(&"readme".parse()?, None)?;
+//! let summary = verifier.readiness()?;
+//! assert!(summary.is_ready());
+//! assert_eq!(apply_acceptance(Verdict::Approved, &summary).verdict, Verdict::Approved);
+//!
+//! // Edit the checkout: the receipt no longer proves anything.
+//! orcho_core::fs::write_atomic(&checkout.join("README"), b"hello, world\n")?;
+//! assert!(matches!(verifier.readiness()?.required[0].status, ReceiptStatus::Stale(_)));
+//! println!("{}", verifier.readiness()?.to_markdown());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Crate features
+//!
+//! None. The crate has no optional parts.
 //!
 //! # Stability and MSRV
 //!
-//! Pre-1.0: minor versions may break the API. The minimum supported Rust
-//! version is 1.95.
+//! Pre-1.0: minor versions may break the API; on-disk receipts are versioned
+//! ([`RECEIPT_SCHEMA`]) and never silently re-interpreted. Unix only (process
+//! groups and signals). The minimum supported Rust version is 1.95.
 
-pub use orcho_core as core;
+mod classify;
+mod contract;
+mod duration;
+mod error;
+#[expect(clippy::disallowed_methods, reason = "the one sanctioned spawn site")]
+pub mod exec;
+pub mod fingerprint;
+mod format;
+mod names;
+mod readiness;
+mod receipt;
+mod store;
+mod verifier;
+
+pub use classify::{
+    Classified, CurrentState, EnvironmentState, InvalidReason, NextAction, ReceiptStatus,
+    StaleReason, classify, classify_one, status_of,
+};
+pub use contract::{
+    Assertion, CommandSpec, DEFAULT_ENVIRONMENT, DEFAULT_TIMEOUT, Dependency, Environment,
+    ImportPathAssertion, PathExpectation, Pattern, VerificationContract, VersionAssertion,
+};
+pub use duration::HumanDuration;
+pub use error::{
+    ContractError, ContractLocation, ContractProblem, DurationError, ExecError, ExecErrorKind,
+    FingerprintError, FingerprintErrorKind, NameError, ReceiptError, ReceiptErrorKind,
+};
+pub use exec::ExitStatus;
+pub use names::{CommandName, EnvName};
+pub use readiness::{
+    Acceptance, CommandReadiness, EnvStatus, EnvironmentReadiness, ExploratoryEntry,
+    ExploratoryLog, Gap, ReadinessSummary, SUMMARY_SCHEMA, apply_acceptance,
+};
+pub use receipt::{
+    AssertionResult, CommandReceipt, DependencyFingerprint, ENVIRONMENT_CONTEXT, EnvReceipt,
+    Failure, LogRecord, SPEC_CONTEXT,
+};
+pub use store::{
+    COMMAND_RECEIPT_CONTEXT, ENV_RECEIPT_CONTEXT, LoadedReceipt, RECEIPT_SCHEMA, ReceiptKey,
+    ReceiptStore, StoredReceipt,
+};
+pub use verifier::{Verifier, environment_digest, spec_digest};

@@ -1,0 +1,498 @@
+//! Classification: what the receipts on disk prove about the checkout as it
+
+use std::{collections::BTreeMap, fmt};
+
+use orcho_core::{Digest, SchemaVersion};
+
+use crate::{
+    CommandName, CommandReceipt, EnvName, Failure, LoadedReceipt, ReceiptStore,
+    VerificationContract,
+};
+
+/// Classification: what the receipts on disk prove about the checkout as it
+/// is now.
+///
+/// Each declared command gets one [`ReceiptStatus`]:
+///
+/// | status | meaning | next action |
+/// |---|---|---|
+/// | present | a verified receipt that passed and matches the current subject, dependencies, command and environment | none |
+/// | missing | no receipt: it never ran; nothing failed | re-run |
+/// | failed | the receipt records a non-zero exit, a signal, a timeout, a cancellation, a spawn failure or a failed assertion | fix |
+/// | stale | it passed, but something it was bound to changed since (every reason is listed) | re-run |
+/// | invalid | unreadable, truncated, from a newer schema, digest or MAC mismatch | investigate |
+///
+/// Execution evidence outranks freshness: a failed receipt is failed even if
+/// it is also stale (the stale reasons are kept beside the failure). When a
+/// comparison cannot be made (a dependency the receipt does not mention, an
+/// environment the current state lacks), the receipt is stale: never present
+/// by default.
+///
+/// The status of one declared command's latest receipt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReceiptStatus {
+    /// A receipt proves it for the current checkout.
+    Present,
+    /// No receipt: nothing ran.
+    Missing,
+    /// The receipt records a failed execution.
+    Failed {
+        /// Why it failed.
+        failure: Failure,
+        /// Whether it is also stale, and why (informational: failed wins).
+        stale: Vec<StaleReason>,
+    },
+    /// The receipt passed, but what it was bound to changed since.
+    Stale(Vec<StaleReason>),
+    /// The receipt cannot be trusted.
+    Invalid(InvalidReason),
+}
+
+impl ReceiptStatus {
+    /// The lower-case name: `present`, `missing`, `failed`, `stale` or
+    /// `invalid`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Present => "present",
+            Self::Missing => "missing",
+            Self::Failed { .. } => "failed",
+            Self::Stale(_) => "stale",
+            Self::Invalid(_) => "invalid",
+        }
+    }
+
+    /// Whether the receipt proves the command for the current checkout.
+    pub fn is_present(&self) -> bool {
+        matches!(self, Self::Present)
+    }
+
+    /// What to do about it, or `None` when present.
+    pub fn next_action(&self) -> Option<NextAction> {
+        match self {
+            Self::Present => None,
+            Self::Failed { .. } => Some(NextAction::Fix),
+            Self::Missing | Self::Stale(_) => Some(NextAction::Rerun),
+            Self::Invalid(_) => Some(NextAction::Investigate),
+        }
+    }
+
+    /// A one-line reason, for example
+    /// ``stale: the subject changed; dependency `core` changed``.
+    pub fn reason(&self) -> String {
+        match self {
+            Self::Present => "a passing receipt matches the current checkout".to_owned(),
+            Self::Missing => "no receipt: it never ran".to_owned(),
+            Self::Failed { failure, .. } => failure.to_string(),
+            Self::Stale(reasons) => reasons
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "),
+            Self::Invalid(reason) => reason.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for ReceiptStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.as_str(), self.reason())
+    }
+}
+
+/// What to do about a command that is not present.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum NextAction {
+    /// It ran and failed: fix the code (or the environment).
+    Fix,
+    /// It never ran, or ran against something else: run it again.
+    Rerun,
+    /// Its receipt cannot be trusted: find out why.
+    Investigate,
+}
+
+impl NextAction {
+    /// `fix`, `re-run` or `investigate`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Fix => "fix",
+            Self::Rerun => "re-run",
+            Self::Investigate => "investigate",
+        }
+    }
+}
+
+impl fmt::Display for NextAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a passing receipt no longer proves anything. Each carries the recorded
+/// and the current value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StaleReason {
+    /// The subject's files changed since the run.
+    Subject {
+        /// The fingerprint the command ran against.
+        recorded: Digest,
+        /// The fingerprint now.
+        current: Digest,
+    },
+    /// The command changed its own subject while it ran, so it proved
+    /// nothing about either state.
+    ChangedByRun {
+        /// Before the run.
+        before: Digest,
+        /// After the run.
+        after: Digest,
+    },
+    /// A dependency checkout changed, appeared or disappeared.
+    Dependency {
+        /// The dependency.
+        name: EnvName,
+        /// Its fingerprint at the run (`None`: absent or not recorded).
+        recorded: Option<Digest>,
+        /// Its fingerprint now (`None`: absent or no longer declared).
+        current: Option<Digest>,
+    },
+    /// The declared command (argv, env, environment, timeout, secret names)
+    /// changed.
+    CommandSpec {
+        /// The spec digest at the run.
+        recorded: Digest,
+        /// The spec digest now.
+        current: Digest,
+    },
+    /// The environment's declaration or the base variables changed, or the
+    /// command now runs in another environment.
+    Environment {
+        /// The environment it ran in.
+        recorded_name: EnvName,
+        /// Its digest at the run.
+        recorded: Digest,
+        /// The environment it would run in now.
+        current_name: EnvName,
+        /// That environment's digest now (`None`: not in the current state).
+        current: Option<Digest>,
+    },
+}
+
+impl fmt::Display for StaleReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Subject { .. } => f.write_str("the subject changed since it ran"),
+            Self::ChangedByRun { .. } => f.write_str("it changed its own subject while running"),
+            Self::Dependency {
+                name,
+                recorded,
+                current,
+            } => match (recorded, current) {
+                (Some(_), None) => write!(f, "dependency `{name}` is gone"),
+                (None, Some(_)) => write!(f, "dependency `{name}` appeared"),
+                _ => write!(f, "dependency `{name}` changed"),
+            },
+            Self::CommandSpec { .. } => f.write_str("the declared command changed"),
+            Self::Environment {
+                recorded_name,
+                current_name,
+                ..
+            } if recorded_name != current_name => write!(
+                f,
+                "it ran in environment `{recorded_name}`, but is declared in `{current_name}`"
+            ),
+            Self::Environment { recorded_name, .. } => {
+                write!(f, "environment `{recorded_name}` changed")
+            }
+        }
+    }
+}
+
+/// Why a receipt cannot be trusted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InvalidReason {
+    /// The file exists but cannot be read.
+    Unreadable {
+        /// The I/O error kind.
+        message: String,
+    },
+    /// The file is not valid JSON for a receipt (for example truncated).
+    Malformed {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// The file has no `schema` field.
+    MissingSchema,
+    /// A newer Orcho wrote it; this build does not read it.
+    TooNew {
+        /// Its schema.
+        found: SchemaVersion,
+        /// The newest this build reads.
+        supported: SchemaVersion,
+    },
+    /// It is older than this build reads.
+    TooOld {
+        /// Its schema.
+        found: SchemaVersion,
+        /// The oldest this build reads.
+        oldest: SchemaVersion,
+    },
+    /// Its digest does not match its contents: it was edited.
+    DigestMismatch,
+    /// A key is configured but the receipt carries no MAC.
+    MissingMac,
+    /// Its MAC does not match: it was forged or edited.
+    MacMismatch,
+    /// It is the receipt of another command or environment.
+    WrongSubject {
+        /// What it says it is for.
+        found: String,
+    },
+}
+
+impl fmt::Display for InvalidReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Unreadable { message } => write!(f, "the receipt cannot be read ({message})"),
+            Self::Malformed { line, column, .. } => write!(
+                f,
+                "the receipt is not valid at line {line}, column {column} (truncated or edited)"
+            ),
+            Self::MissingSchema => f.write_str("the receipt has no `schema` field"),
+            Self::TooNew { found, supported } => write!(
+                f,
+                "the receipt has schema {found}, newer than {supported}; upgrade Orcho to read it"
+            ),
+            Self::TooOld { found, oldest } => write!(
+                f,
+                "the receipt has schema {found}, older than {oldest}, the oldest this build reads"
+            ),
+            Self::DigestMismatch => f.write_str("the receipt's digest does not match its contents"),
+            Self::MissingMac => f.write_str("the receipt has no MAC, but a key is configured"),
+            Self::MacMismatch => f.write_str("the receipt's MAC does not match (forged or edited)"),
+            Self::WrongSubject { found } => write!(f, "the file is the receipt of `{found}`"),
+        }
+    }
+}
+
+/// The current fingerprints and digests of one environment, to compare
+/// receipts against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct EnvironmentState {
+    /// The environment's digest now.
+    pub digest: Digest,
+    /// The subject fingerprint now.
+    pub subject: Digest,
+    /// Each declared dependency's fingerprint now (`None`: path absent).
+    pub dependencies: BTreeMap<EnvName, Option<Digest>>,
+}
+
+impl EnvironmentState {
+    /// An environment state.
+    pub fn new(
+        digest: Digest,
+        subject: Digest,
+        dependencies: BTreeMap<EnvName, Option<Digest>>,
+    ) -> Self {
+        Self {
+            digest,
+            subject,
+            dependencies,
+        }
+    }
+}
+
+/// The state of the checkout that receipts are classified against: per
+/// environment, its digest, subject fingerprint and dependency fingerprints.
+/// [`Verifier::current_state`](crate::Verifier::current_state) captures it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct CurrentState {
+    /// The state of each environment.
+    pub environments: BTreeMap<EnvName, EnvironmentState>,
+}
+
+impl CurrentState {
+    /// An empty state (every receipt classifies stale against it).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds an environment's state.
+    #[must_use]
+    pub fn with_environment(mut self, name: EnvName, state: EnvironmentState) -> Self {
+        self.environments.insert(name, state);
+        self
+    }
+}
+
+/// One declared command and its status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Classified {
+    /// The command.
+    pub command: CommandName,
+    /// Whether it is in the required gate.
+    pub required: bool,
+    /// Its status.
+    pub status: ReceiptStatus,
+}
+
+/// Classifies the latest receipt of every declared command (required ones
+/// first, in `required` order, then the others in declared order).
+///
+/// Never fails and never panics, whatever the files contain: problems with a
+/// receipt are [`ReceiptStatus::Invalid`].
+///
+/// # Examples
+///
+/// ```
+/// use orcho_receipts::{classify, CommandSpec, CurrentState, ReceiptStatus, ReceiptStore, VerificationContract};
+/// # let dir = tempfile::tempdir()?;
+/// # let root = camino::Utf8PathBuf::try_from(dir.path().to_owned())?;
+/// let contract = VerificationContract::new()
+///     .with_command(CommandSpec::new("test".parse()?, ["cargo", "test"]))
+///     .with_required("test".parse()?);
+/// let store = ReceiptStore::new(root.join(".orcho"));
+/// let statuses = classify(&contract, &store, &CurrentState::new());
+/// assert_eq!(statuses[0].status, ReceiptStatus::Missing);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn classify(
+    contract: &VerificationContract,
+    store: &ReceiptStore,
+    state: &CurrentState,
+) -> Vec<Classified> {
+    let mut out = Vec::with_capacity(contract.commands.len());
+    for name in &contract.required {
+        out.push(Classified {
+            command: name.clone(),
+            required: true,
+            status: classify_one(contract, store, state, name),
+        });
+    }
+    for command in &contract.commands {
+        if !contract.is_required(command.name.as_str()) {
+            out.push(Classified {
+                command: command.name.clone(),
+                required: false,
+                status: classify_one(contract, store, state, &command.name),
+            });
+        }
+    }
+    out
+}
+
+/// Classifies the latest receipt of one command.
+pub fn classify_one(
+    contract: &VerificationContract,
+    store: &ReceiptStore,
+    state: &CurrentState,
+    name: &CommandName,
+) -> ReceiptStatus {
+    match store.load_command_receipt(name) {
+        LoadedReceipt::Missing => ReceiptStatus::Missing,
+        LoadedReceipt::Invalid(reason) => ReceiptStatus::Invalid(reason),
+        LoadedReceipt::Valid(receipt) => status_of(contract, state, &receipt),
+    }
+}
+
+/// Classifies a verified receipt against the contract and the current state.
+pub fn status_of(
+    contract: &VerificationContract,
+    state: &CurrentState,
+    receipt: &CommandReceipt,
+) -> ReceiptStatus {
+    let stale = stale_reasons(contract, state, receipt);
+    match receipt.failure() {
+        Some(failure) => ReceiptStatus::Failed { failure, stale },
+        None if stale.is_empty() => ReceiptStatus::Present,
+        None => ReceiptStatus::Stale(stale),
+    }
+}
+
+fn stale_reasons(
+    contract: &VerificationContract,
+    state: &CurrentState,
+    receipt: &CommandReceipt,
+) -> Vec<StaleReason> {
+    let mut reasons = Vec::new();
+    let Some(spec) = contract.command(receipt.command.as_str()) else {
+        // Not declared any more: nothing current to be fresh against.
+        reasons.push(StaleReason::CommandSpec {
+            recorded: receipt.spec_digest,
+            current: Digest::derive(crate::SPEC_CONTEXT, b""),
+        });
+        return reasons;
+    };
+    let current_spec = crate::verifier::spec_digest(spec);
+    if current_spec != receipt.spec_digest {
+        reasons.push(StaleReason::CommandSpec {
+            recorded: receipt.spec_digest,
+            current: current_spec,
+        });
+    }
+    let current_name = contract
+        .environment_for(spec)
+        .map_or_else(|| receipt.environment.clone(), |e| e.name.clone());
+    let env_state = state.environments.get(&current_name);
+    let env_current = env_state.map(|s| s.digest);
+    if current_name != receipt.environment || env_current != Some(receipt.environment_digest) {
+        reasons.push(StaleReason::Environment {
+            recorded_name: receipt.environment.clone(),
+            recorded: receipt.environment_digest,
+            current_name,
+            current: env_current,
+        });
+    }
+    if receipt.subject_after != receipt.subject_before {
+        reasons.push(StaleReason::ChangedByRun {
+            before: receipt.subject_before,
+            after: receipt.subject_after,
+        });
+    }
+    if let Some(s) = env_state {
+        if s.subject != receipt.subject_before {
+            reasons.push(StaleReason::Subject {
+                recorded: receipt.subject_before,
+                current: s.subject,
+            });
+        }
+        let mut names: Vec<&EnvName> = s.dependencies.keys().collect();
+        for d in &receipt.dependencies {
+            if !s.dependencies.contains_key(&d.name) {
+                names.push(&d.name);
+            }
+        }
+        names.sort();
+        names.dedup();
+        for name in names {
+            let recorded = receipt
+                .dependencies
+                .iter()
+                .find(|d| &d.name == name)
+                .map(|d| d.fingerprint);
+            let current = s.dependencies.get(name).copied();
+            // Recorded and current must both exist and agree; anything
+            // else (not recorded, no longer declared) is stale.
+            if recorded.is_none() || current.is_none() || recorded != current {
+                reasons.push(StaleReason::Dependency {
+                    name: name.clone(),
+                    recorded: recorded.flatten(),
+                    current: current.flatten(),
+                });
+            }
+        }
+    }
+    // Without a current state for the environment nothing else can be
+    // compared; the environment reason above already makes it stale.
+    reasons
+}

@@ -1,0 +1,84 @@
+//! The documented base environment of every command.
+
+use std::collections::BTreeMap;
+
+/// The host variables [`BaseEnv::inherit`] passes through, when set and
+/// valid UTF-8: what a native tool needs to find programs, a home, a locale
+/// and a temporary directory, and nothing that would make results depend on
+/// the rest of the host's environment.
+pub const BASE_ENV_VARS: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "TERM",
+];
+
+/// The variables a command starts from, before the declared ones.
+///
+/// A command never inherits the host's environment wholesale: it gets this
+/// base, then its environment's `env`, then its own `env`, then the values
+/// of its declared secrets. The receipt records everything but the secret
+/// values, so the environment is what the receipt says it was.
+///
+/// ```
+/// use orcho_receipts::exec::BaseEnv;
+///
+/// let base = BaseEnv::empty().with("PATH", "/usr/bin:/bin");
+/// assert_eq!(base.get("PATH"), Some("/usr/bin:/bin"));
+/// assert!(BaseEnv::inherit().iter().all(|(k, _)| orcho_receipts::exec::BASE_ENV_VARS.contains(&k)));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BaseEnv {
+    vars: BTreeMap<String, String>,
+}
+
+impl BaseEnv {
+    /// No variables at all.
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// The [`BASE_ENV_VARS`] of this process that are set and valid UTF-8.
+    pub fn inherit() -> Self {
+        let vars = BASE_ENV_VARS
+            .iter()
+            .filter_map(|key| {
+                let value = std::env::var_os(key)?.into_string().ok()?;
+                Some(((*key).to_owned(), value))
+            })
+            .collect();
+        Self { vars }
+    }
+
+    /// Sets a variable.
+    #[must_use]
+    pub fn with(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.vars.insert(key.into(), value.into());
+        self
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.vars.get(key).map(String::as_str)
+    }
+
+    /// The variables, sorted by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+}
+
+impl IntoIterator for BaseEnv {
+    type Item = (String, String);
+    type IntoIter = std::collections::btree_map::IntoIter<String, String>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.vars.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a BaseEnv {
+    type Item = (&'a String, &'a String);
+    type IntoIter = std::collections::btree_map::Iter<'a, String, String>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.vars.iter()
+    }
+}

@@ -1,0 +1,523 @@
+//! Spawning and supervising one process group.
+
+use std::{
+    collections::BTreeMap,
+    ffi::OsString,
+    io::{self, Read},
+    os::{
+        fd::{AsFd, OwnedFd},
+        unix::process::{CommandExt, ExitStatusExt},
+    },
+    process::{Child, ChildStderr, ChildStdout, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use camino::{Utf8Path, Utf8PathBuf};
+use rustix::{
+    event::{PollFd, PollFlags, Timespec},
+    process::{Pid, Signal},
+};
+
+use super::{CancelToken, CapturedOutput, ExitStatus, cancel::Registration, output::Sink};
+use crate::{ExecError, ExecErrorKind};
+
+/// How long a command gets between `SIGTERM` and `SIGKILL` unless the
+/// request says otherwise.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
+
+/// How many bytes of each stream stay in memory unless the request says
+/// otherwise.
+pub const DEFAULT_TAIL_BYTES: usize = 16 * 1024;
+
+/// How long processes left behind by a command that exited may keep its
+/// output pipes open before its process group is killed.
+pub const LEAK_GRACE: Duration = Duration::from_millis(250);
+
+/// After `SIGKILL`, how long to wait for the pipes to close before giving up
+/// on them (a process that left the group may hold them forever).
+const KILLED_DRAIN: Duration = Duration::from_secs(2);
+
+/// Without a pidfd, how often to check whether the child exited.
+const POLL_TICK: Duration = Duration::from_millis(5);
+
+const CHUNK: usize = 64 * 1024;
+
+/// What to run and how. Build it with [`ExecRequest::new`] and the setters.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct ExecRequest {
+    argv: Vec<OsString>,
+    cwd: Option<Utf8PathBuf>,
+    env: BTreeMap<OsString, OsString>,
+    timeout: Option<Duration>,
+    grace: Duration,
+    stdout_log: Option<Utf8PathBuf>,
+    stderr_log: Option<Utf8PathBuf>,
+    tail_bytes: usize,
+    keep_stdout: Option<usize>,
+    secrets: Vec<Vec<u8>>,
+    cancel: Option<CancelToken>,
+}
+
+impl ExecRequest {
+    /// Runs `argv[0]` with the rest as arguments, in the current directory,
+    /// with an **empty** environment (add [`BaseEnv::inherit`](super::BaseEnv::inherit) with
+    /// [`envs`](Self::envs)), no timeout, and no log files.
+    pub fn new<S: Into<OsString>>(argv: impl IntoIterator<Item = S>) -> Self {
+        Self {
+            argv: argv.into_iter().map(Into::into).collect(),
+            cwd: None,
+            env: BTreeMap::new(),
+            timeout: None,
+            grace: DEFAULT_GRACE,
+            stdout_log: None,
+            stderr_log: None,
+            tail_bytes: DEFAULT_TAIL_BYTES,
+            keep_stdout: None,
+            secrets: Vec::new(),
+            cancel: None,
+        }
+    }
+
+    /// The working directory.
+    pub fn cwd(mut self, dir: impl Into<Utf8PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    /// Sets one variable.
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.env.insert(key.into(), value.into());
+        self
+    }
+
+    /// Sets every variable of `vars` (later values win).
+    pub fn envs<K: Into<OsString>, V: Into<OsString>>(
+        mut self,
+        vars: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        for (k, v) in vars {
+            self.env.insert(k.into(), v.into());
+        }
+        self
+    }
+
+    /// Kills the process group after `timeout` (`SIGTERM`, the grace period,
+    /// `SIGKILL`).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The time between `SIGTERM` and `SIGKILL` (default [`DEFAULT_GRACE`]).
+    pub fn grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// Writes the full standard output to `path` (created or truncated).
+    pub fn stdout_log(mut self, path: impl Into<Utf8PathBuf>) -> Self {
+        self.stdout_log = Some(path.into());
+        self
+    }
+
+    /// Writes the full standard error to `path` (created or truncated).
+    pub fn stderr_log(mut self, path: impl Into<Utf8PathBuf>) -> Self {
+        self.stderr_log = Some(path.into());
+        self
+    }
+
+    /// How many bytes of each stream to keep in memory (default
+    /// [`DEFAULT_TAIL_BYTES`]).
+    pub fn tail_bytes(mut self, bytes: usize) -> Self {
+        self.tail_bytes = bytes;
+        self
+    }
+
+    /// Also keeps the whole standard output in memory when it is at most
+    /// `max_bytes` long ([`CapturedOutput::kept`]); for commands whose output
+    /// is their result.
+    pub fn keep_stdout(mut self, max_bytes: usize) -> Self {
+        self.keep_stdout = Some(max_bytes);
+        self
+    }
+
+    /// A secret value to replace with [`REDACTED`](super::REDACTED) in logs,
+    /// tails and kept output. Empty values are ignored.
+    pub fn redact(mut self, secret: impl Into<Vec<u8>>) -> Self {
+        self.secrets.push(secret.into());
+        self
+    }
+
+    /// Cancels the command when `token` is cancelled.
+    pub fn cancel(mut self, token: CancelToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+
+    /// The argv.
+    pub fn argv(&self) -> &[OsString] {
+        &self.argv
+    }
+
+    fn program(&self) -> String {
+        self.argv
+            .first()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+}
+
+/// The result of [`run`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ExecOutcome {
+    /// How it ended.
+    pub status: ExitStatus,
+    /// From just before the spawn to the end of supervision.
+    pub duration: Duration,
+    /// Its standard output.
+    pub stdout: CapturedOutput,
+    /// Its standard error.
+    pub stderr: CapturedOutput,
+}
+
+/// Runs a command to completion, under the rules of the [module docs](super).
+///
+/// A command that cannot be spawned is not an error: the outcome's status
+/// is [`ExitStatus::SpawnFailed`].
+///
+/// # Errors
+///
+/// An [`ExecError`] when a log file cannot be created or written, or the
+/// process cannot be supervised (a pipe read fails). The process group is
+/// killed before returning it.
+pub fn run(request: &ExecRequest) -> Result<ExecOutcome, ExecError> {
+    let program = request.program();
+    let err = |kind| ExecError::new(&program, kind);
+    let mut stdout_sink = Sink::new(
+        request.stdout_log.as_deref(),
+        request.tail_bytes,
+        request.keep_stdout,
+        &request.secrets,
+    )
+    .map_err(|e| err(ExecErrorKind::Log(e)))?;
+    let mut stderr_sink = Sink::new(
+        request.stderr_log.as_deref(),
+        request.tail_bytes,
+        None,
+        &request.secrets,
+    )
+    .map_err(|e| err(ExecErrorKind::Log(e)))?;
+
+    let started = Instant::now();
+    let Some((first, rest)) = request.argv.split_first() else {
+        return Ok(ExecOutcome {
+            status: ExitStatus::SpawnFailed {
+                message: "argv is empty".to_owned(),
+            },
+            duration: started.elapsed(),
+            stdout: stdout_sink
+                .finish()
+                .map_err(|e| err(ExecErrorKind::Log(e)))?,
+            stderr: stderr_sink
+                .finish()
+                .map_err(|e| err(ExecErrorKind::Log(e)))?,
+        });
+    };
+    let mut command = Command::new(first);
+    command
+        .args(rest)
+        .env_clear()
+        .envs(&request.env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if let Some(cwd) = &request.cwd {
+        command.current_dir(cwd);
+    }
+    let child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            return Ok(ExecOutcome {
+                status: ExitStatus::SpawnFailed {
+                    message: spawn_message(&e, request.cwd.as_deref()),
+                },
+                duration: started.elapsed(),
+                stdout: stdout_sink
+                    .finish()
+                    .map_err(|e| err(ExecErrorKind::Log(e)))?,
+                stderr: stderr_sink
+                    .finish()
+                    .map_err(|e| err(ExecErrorKind::Log(e)))?,
+            });
+        }
+    };
+    let mut group = Group::new(child);
+    let status = supervise(request, &mut group, &mut stdout_sink, &mut stderr_sink)
+        .map_err(|e| err(ExecErrorKind::Supervise(e)))?;
+    let duration = started.elapsed();
+    Ok(ExecOutcome {
+        status,
+        duration,
+        stdout: stdout_sink
+            .finish()
+            .map_err(|e| err(ExecErrorKind::Log(e)))?,
+        stderr: stderr_sink
+            .finish()
+            .map_err(|e| err(ExecErrorKind::Log(e)))?,
+    })
+}
+
+fn spawn_message(e: &io::Error, cwd: Option<&Utf8Path>) -> String {
+    match (e.kind(), cwd) {
+        (io::ErrorKind::NotFound, Some(cwd)) if !cwd.is_dir() => {
+            format!("working directory `{cwd}` does not exist")
+        }
+        (io::ErrorKind::NotFound, _) => "program not found".to_owned(),
+        (io::ErrorKind::PermissionDenied, _) => "permission denied".to_owned(),
+        _ => e.to_string(),
+    }
+}
+
+/// A spawned child and its process group, killed and reaped on drop if
+/// supervision ends early.
+struct Group {
+    child: Child,
+    pgid: Option<Pid>,
+    reaped: Option<std::process::ExitStatus>,
+}
+
+impl Group {
+    fn new(child: Child) -> Self {
+        let pgid = i32::try_from(child.id()).ok().and_then(Pid::from_raw);
+        Self {
+            child,
+            pgid,
+            reaped: None,
+        }
+    }
+
+    fn signal(&self, signal: Signal) {
+        if let Some(pgid) = self.pgid {
+            // ESRCH (the group is gone) is the expected way for this to fail.
+            let _ = rustix::process::kill_process_group(pgid, signal);
+        }
+    }
+
+    fn try_reap(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
+        if self.reaped.is_none() {
+            self.reaped = self.child.try_wait()?;
+        }
+        Ok(self.reaped)
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if self.reaped.is_none() {
+            self.signal(Signal::KILL);
+            let _ = self.child.wait();
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    Running,
+    /// `SIGTERM` was sent at this instant because of a timeout or a
+    /// cancellation.
+    Terminating {
+        since: Instant,
+        cancelled: bool,
+    },
+    /// `SIGKILL` was sent.
+    Killed {
+        cancelled: bool,
+    },
+}
+
+fn supervise(
+    request: &ExecRequest,
+    group: &mut Group,
+    stdout_sink: &mut Sink,
+    stderr_sink: &mut Sink,
+) -> io::Result<ExitStatus> {
+    let started = Instant::now();
+    let deadline = request.timeout.map(|t| started + t);
+    let mut stdout: Option<ChildStdout> = group.child.stdout.take();
+    let mut stderr: Option<ChildStderr> = group.child.stderr.take();
+    let pidfd: Option<OwnedFd> = group.pgid.and_then(|pid| {
+        rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+    });
+    let registration: Option<Registration> = match &request.cancel {
+        Some(token) => Some(token.register()?),
+        None => None,
+    };
+    let mut ending = Ending::Running;
+    let mut exited_at: Option<Instant> = None;
+    let mut leak_killed_at: Option<Instant> = None;
+    let mut buf = vec![0u8; CHUNK];
+
+    loop {
+        let now = Instant::now();
+        // 1. Has the child exited?
+        if exited_at.is_none() && group.try_reap()?.is_some() {
+            exited_at = Some(now);
+        }
+        // 2. Timeout and cancellation.
+        if exited_at.is_none() {
+            let cancelled_now = request
+                .cancel
+                .as_ref()
+                .is_some_and(CancelToken::is_cancelled);
+            match ending {
+                Ending::Running if cancelled_now => {
+                    group.signal(Signal::TERM);
+                    ending = Ending::Terminating {
+                        since: now,
+                        cancelled: true,
+                    };
+                }
+                Ending::Running if deadline.is_some_and(|d| now >= d) => {
+                    group.signal(Signal::TERM);
+                    ending = Ending::Terminating {
+                        since: now,
+                        cancelled: false,
+                    };
+                }
+                Ending::Terminating { since, cancelled } if now >= since + request.grace => {
+                    group.signal(Signal::KILL);
+                    ending = Ending::Killed { cancelled };
+                }
+                Ending::Running | Ending::Terminating { .. } | Ending::Killed { .. } => {}
+            }
+        }
+        // 3. Leaked pipe holders after the exit.
+        if let Some(at) = exited_at {
+            if stdout.is_none() && stderr.is_none() {
+                break;
+            }
+            match leak_killed_at {
+                None if now >= at + LEAK_GRACE => {
+                    group.signal(Signal::KILL);
+                    leak_killed_at = Some(now);
+                }
+                Some(killed) if now >= killed + KILLED_DRAIN => break,
+                None | Some(_) => {}
+            }
+        }
+
+        // 4. Wait for something to happen.
+        let mut wake_at: Option<Instant> = None;
+        let mut consider = |t: Instant| wake_at = Some(wake_at.map_or(t, |w: Instant| w.min(t)));
+        if exited_at.is_none() {
+            match ending {
+                Ending::Running => {
+                    if let Some(d) = deadline {
+                        consider(d);
+                    }
+                }
+                Ending::Terminating { since, .. } => consider(since + request.grace),
+                Ending::Killed { .. } => {}
+            }
+            if pidfd.is_none() {
+                consider(now + POLL_TICK);
+            }
+        } else {
+            match leak_killed_at {
+                None => consider(exited_at.unwrap_or(now) + LEAK_GRACE),
+                Some(killed) => consider(killed + KILLED_DRAIN),
+            }
+        }
+        let timeout = wake_at.map(|w| w.saturating_duration_since(now));
+        let (out_ready, err_ready) = {
+            let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(4);
+            let mut slots = [usize::MAX; 4];
+            if let Some(s) = &stdout {
+                slots[0] = fds.len();
+                fds.push(PollFd::new(s, PollFlags::IN));
+            }
+            if let Some(s) = &stderr {
+                slots[1] = fds.len();
+                fds.push(PollFd::new(s, PollFlags::IN));
+            }
+            if exited_at.is_none()
+                && let Some(fd) = &pidfd
+            {
+                slots[2] = fds.len();
+                fds.push(PollFd::new(fd, PollFlags::IN));
+            }
+            if exited_at.is_none()
+                && matches!(ending, Ending::Running)
+                && let Some(reg) = &registration
+            {
+                slots[3] = fds.len();
+                fds.push(PollFd::from_borrowed_fd(reg.reader.as_fd(), PollFlags::IN));
+            }
+            let ts = timeout.map(|t| {
+                Timespec::try_from(t).unwrap_or(Timespec {
+                    tv_sec: i64::MAX / 2,
+                    tv_nsec: 0,
+                })
+            });
+            match rustix::event::poll(&mut fds, ts.as_ref()) {
+                Ok(_) => {}
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
+            }
+            let ready = |slot: usize| slot != usize::MAX && !fds[slot].revents().is_empty();
+            (ready(slots[0]), ready(slots[1]))
+        };
+        if out_ready
+            && let Some(s) = &mut stdout
+            && !drain_once(s, &mut buf, stdout_sink)?
+        {
+            stdout = None;
+        }
+        if err_ready
+            && let Some(s) = &mut stderr
+            && !drain_once(s, &mut buf, stderr_sink)?
+        {
+            stderr = None;
+        }
+    }
+    // Make sure the child is reaped even when we stopped waiting on pipes.
+    let raw = match group.reaped {
+        Some(status) => status,
+        None => {
+            group.signal(Signal::KILL);
+            let status = group.child.wait()?;
+            group.reaped = Some(status);
+            status
+        }
+    };
+    Ok(match ending {
+        Ending::Terminating {
+            cancelled: true, ..
+        }
+        | Ending::Killed { cancelled: true } => ExitStatus::Cancelled,
+        Ending::Terminating {
+            cancelled: false, ..
+        }
+        | Ending::Killed { cancelled: false } => ExitStatus::TimedOut {
+            after: request.timeout.unwrap_or_default(),
+        },
+        Ending::Running => match (raw.code(), raw.signal()) {
+            (Some(code), _) => ExitStatus::Exited(code),
+            (None, Some(sig)) => ExitStatus::Signaled(sig),
+            (None, None) => ExitStatus::Signaled(0),
+        },
+    })
+}
+
+/// One read from a readable pipe; `false` at end of file.
+fn drain_once<R: Read>(reader: &mut R, buf: &mut [u8], sink: &mut Sink) -> io::Result<bool> {
+    match reader.read(buf) {
+        Ok(0) => Ok(false),
+        Ok(n) => sink.write(&buf[..n]).map(|()| true),
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(true),
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,49 @@
+//! The one place in Orcho that spawns processes.
+//!
+//! Every process Orcho starts (declared verification commands, environment
+//! assertions, `git ls-files` for fingerprints) goes through [`run`]:
+//!
+//! - **argv only**: the program and its arguments, never a shell string;
+//! - **an explicit environment**: the child sees exactly the variables of the
+//!   [`ExecRequest`] (typically a [`BaseEnv`] with the declared variables over
+//!   it), nothing inherited by accident;
+//! - **its own process group** (`process_group(0)`, which keeps std on the
+//!   fast `posix_spawn` path), so that a timeout or a cancellation reaches
+//!   every process the command started;
+//! - **a timeout** with `SIGTERM` to the group, a grace period, then
+//!   `SIGKILL`; cancellation from another thread through a [`CancelToken`]
+//!   does the same;
+//! - **bounded output**: standard output and error are drained concurrently,
+//!   the full (redacted) logs go to files with their digests, and only a
+//!   bounded tail stays in memory, so a command printing a gigabyte costs
+//!   disk, not memory.
+//!
+//! Processes that keep the output pipes open after the command exits
+//! (daemons it left behind) are given [`LEAK_GRACE`], then the group is
+//! killed.
+//!
+//! ```
+//! use std::time::Duration;
+//! use orcho_receipts::exec::{self, BaseEnv, ExecRequest, ExitStatus};
+//!
+//! let outcome = exec::run(
+//!     &ExecRequest::new(["sh", "-c", "echo hello; exit 3"])
+//!         .envs(BaseEnv::inherit())
+//!         .timeout(Duration::from_secs(60)),
+//! )?;
+//! assert_eq!(outcome.status, ExitStatus::Exited(3));
+//! assert_eq!(outcome.stdout.tail_lossy(), "hello\n");
+//! # Ok::<(), orcho_receipts::ExecError>(())
+//! ```
+
+mod cancel;
+mod env;
+mod imp;
+mod output;
+mod status;
+
+pub use cancel::CancelToken;
+pub use env::{BASE_ENV_VARS, BaseEnv};
+pub use imp::{DEFAULT_GRACE, DEFAULT_TAIL_BYTES, ExecOutcome, ExecRequest, LEAK_GRACE, run};
+pub use output::{CapturedOutput, LogFile, REDACTED};
+pub use status::{ExitStatus, signal_name};

@@ -1,0 +1,573 @@
+//! Taking a fingerprint: list, stat, hash in parallel, combine.
+
+use std::{
+    fs::File,
+    io::{self, Read},
+    os::unix::ffi::OsStrExt,
+    path::{Path, PathBuf},
+    sync::atomic::{AtomicUsize, Ordering},
+};
+
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho_core::Digest;
+
+use super::{
+    cache::{self, Cached, Stat, StatCache},
+    walk,
+};
+use crate::{FingerprintError, FingerprintErrorKind, exec::BaseEnv};
+
+/// The `derive_key` context of checkout fingerprints. Changing what is
+/// hashed means changing this string, which changes every fingerprint.
+pub const FINGERPRINT_CONTEXT: &str = "orcho checkout fingerprint v1";
+
+/// The `derive_key` context of the per-file content digests inside a
+/// fingerprint.
+pub const FILE_CONTEXT: &str = "orcho file content v1";
+
+/// The store directory name that is never part of a fingerprint.
+pub const STORE_DIR_NAME: &str = ".orcho";
+
+const READ_CHUNK: usize = 64 * 1024;
+const BATCH: usize = 16;
+
+/// How the file set of a fingerprint was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FileSource {
+    /// `git ls-files -co --exclude-standard`.
+    Git,
+    /// A walk honouring ignore files.
+    Walk,
+}
+
+/// A checkout fingerprint and what went into it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Fingerprint {
+    /// The digest, `blake3:<hex>`.
+    pub digest: Digest,
+    /// How many entries (files, symlinks, others) it covers.
+    pub files: u64,
+    /// The total size of the regular files it covers.
+    pub bytes: u64,
+    /// How many files had to be read (not answered by the stat cache).
+    pub hashed: u64,
+    /// How the file set was found.
+    pub source: FileSource,
+}
+
+/// Takes checkout fingerprints. See the [module docs](super) for exactly
+/// what is hashed.
+///
+/// ```
+/// use orcho_receipts::fingerprint::Fingerprinter;
+/// # let dir = tempfile::tempdir()?;
+/// # let root = camino::Utf8PathBuf::try_from(dir.path().to_owned())?;
+/// std::fs::create_dir(root.join("src"))?;
+/// orcho_core::fs::write_atomic(&root.join("src/lib.rs"), b"pub fn f() {}\n")?;
+///
+/// let fingerprinter = Fingerprinter::new().with_cache_dir(root.join(".orcho/cache/fingerprint"));
+/// let first = fingerprinter.fingerprint(&root, &[])?;
+/// let again = fingerprinter.fingerprint(&root, &[])?;
+/// assert_eq!(first.digest, again.digest);
+/// assert!(first.digest.to_string().starts_with("blake3:"));
+///
+/// orcho_core::fs::write_atomic(&root.join("src/lib.rs"), b"pub fn g() {}\n")?;
+/// assert_ne!(fingerprinter.fingerprint(&root, &[])?.digest, first.digest);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Fingerprinter {
+    cache_dir: Option<Utf8PathBuf>,
+    exclude: Vec<PathBuf>,
+    threads: usize,
+    env: BaseEnv,
+    use_git: bool,
+}
+
+impl Default for Fingerprinter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Fingerprinter {
+    /// A fingerprinter without a stat cache, using git when the root is in a
+    /// git work tree, with [`BaseEnv::inherit`] for running git, and four
+    /// reads in flight per core.
+    pub fn new() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+        Self {
+            cache_dir: None,
+            exclude: Vec::new(),
+            threads: (cores * 4).clamp(4, 64),
+            env: BaseEnv::inherit(),
+            use_git: true,
+        }
+    }
+
+    /// Keeps a stat cache in `dir` (created when missing), one file per root.
+    #[must_use]
+    pub fn with_cache_dir(mut self, dir: impl Into<Utf8PathBuf>) -> Self {
+        self.cache_dir = Some(dir.into());
+        self
+    }
+
+    /// Never lists anything under `path` (typically the receipt store, when
+    /// it is not the default `.orcho/`, which is always excluded).
+    #[must_use]
+    pub fn excluding(mut self, path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        self.exclude
+            .push(std::path::absolute(&path).unwrap_or(path));
+        self
+    }
+
+    /// How many files are read at once (at least 1).
+    #[must_use]
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
+    }
+
+    /// The environment git runs with.
+    #[must_use]
+    pub fn with_env(mut self, env: BaseEnv) -> Self {
+        self.env = env;
+        self
+    }
+
+    /// Always walks the directory, even inside a git work tree.
+    #[must_use]
+    pub fn without_git(mut self) -> Self {
+        self.use_git = false;
+        self
+    }
+
+    /// Fingerprints the files of `root` under the `subject` paths (relative
+    /// to `root`; empty means everything).
+    ///
+    /// # Errors
+    ///
+    /// A [`FingerprintError`] when git fails, or a directory or file cannot
+    /// be read. A file that disappears while being fingerprinted is left out,
+    /// not an error. Stat-cache problems are never errors.
+    pub fn fingerprint(
+        &self,
+        root: &Utf8Path,
+        subject: &[Utf8PathBuf],
+    ) -> Result<Fingerprint, FingerprintError> {
+        let (mut paths, source) = if self.use_git && walk::in_git_work_tree(root.as_std_path()) {
+            (walk::git_files(root, &self.env)?, FileSource::Git)
+        } else {
+            (walk::walk_files(root)?, FileSource::Walk)
+        };
+        let excluded = self.excluded_prefixes(root);
+        let subject = normalize_subject(subject);
+        paths.retain(|p| {
+            !excluded.iter().any(|x| under(p, x))
+                && (subject.is_empty() || subject.iter().any(|s| under(p, s)))
+        });
+        paths.sort_unstable();
+        paths.dedup();
+        self.fingerprint_paths(root.as_std_path(), &paths, source)
+            .map_err(|(path, source)| {
+                FingerprintError::new(
+                    root,
+                    FingerprintErrorKind::Io {
+                        path: path.to_string_lossy().into_owned(),
+                        source,
+                    },
+                )
+            })
+    }
+
+    fn excluded_prefixes(&self, root: &Utf8Path) -> Vec<Vec<u8>> {
+        let mut out = vec![STORE_DIR_NAME.as_bytes().to_vec()];
+        let abs_root = std::path::absolute(root.as_std_path()).ok();
+        for x in &self.exclude {
+            if let Some(rel) = abs_root.as_ref().and_then(|r| x.strip_prefix(r).ok()) {
+                let bytes = rel.as_os_str().as_bytes().to_vec();
+                if !bytes.is_empty() {
+                    out.push(bytes);
+                }
+            }
+        }
+        if let Some(dir) = &self.cache_dir
+            && let Some(rel) = abs_root.as_ref().and_then(|r| {
+                std::path::absolute(dir.as_std_path())
+                    .ok()
+                    .and_then(|d| d.strip_prefix(r).ok().map(Path::to_owned))
+            })
+            && !rel.as_os_str().is_empty()
+        {
+            out.push(rel.as_os_str().as_bytes().to_vec());
+        }
+        out
+    }
+
+    fn fingerprint_paths(
+        &self,
+        root: &Path,
+        paths: &[Vec<u8>],
+        source: FileSource,
+    ) -> Result<Fingerprint, (PathBuf, io::Error)> {
+        let cache_file = self.cache_dir.as_ref().and_then(|dir| {
+            std::fs::create_dir_all(dir).ok()?;
+            Some(cache::cache_file(dir, root))
+        });
+        let snapshot = match (&self.cache_dir, &cache_file) {
+            (Some(dir), Some(_)) => cache::fs_now(dir).ok(),
+            _ => None,
+        };
+        let stat_cache = match (&cache_file, snapshot) {
+            (Some(file), Some(_)) => StatCache::load(file),
+            _ => StatCache::default(),
+        };
+        let matches = stat_cache.match_sorted(paths);
+        let entries = hash_all(root, paths, &matches, &stat_cache, self.threads)?;
+
+        let mut files = 0u64;
+        let mut bytes = 0u64;
+        let mut hashed = 0u64;
+        let mut hasher = blake3::Hasher::new_derive_key(FINGERPRINT_CONTEXT);
+        for (path, entry) in paths.iter().zip(&entries) {
+            let Some(entry) = entry else { continue };
+            files += 1;
+            if entry.kind == Kind::File {
+                bytes += entry.stat.size;
+            }
+            hashed += u64::from(entry.hashed);
+            entry.feed(path, &mut hasher);
+        }
+        hasher.update(&files.to_le_bytes());
+
+        let changed = hashed > 0
+            || entries
+                .iter()
+                .filter(|e| e.as_ref().is_some_and(|e| e.kind == Kind::File))
+                .count()
+                != stat_cache.len();
+        if changed && let (Some(file), Some(snapshot)) = (&cache_file, snapshot) {
+            let cached = paths.iter().zip(&entries).filter_map(|(path, e)| {
+                let e = e.as_ref().filter(|e| e.kind == Kind::File)?;
+                Some(Cached {
+                    path,
+                    stat: e.stat,
+                    digest: e.content,
+                })
+            });
+            let cached: Vec<Cached<'_>> = cached.collect();
+            // The cache only saves time; failing to write it costs nothing else.
+            let _ = cache::save(file, snapshot, cached.into_iter());
+        }
+        Ok(Fingerprint {
+            digest: Digest::from_blake3(hasher.finalize()),
+            files,
+            bytes,
+            hashed,
+            source,
+        })
+    }
+}
+
+fn normalize_subject(subject: &[Utf8PathBuf]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for s in subject {
+        let s = s.as_str().trim_start_matches("./").trim_end_matches('/');
+        if s.is_empty() || s == "." {
+            return Vec::new();
+        }
+        out.push(s.as_bytes().to_vec());
+    }
+    out
+}
+
+/// Whether `path` is `prefix` or lies under it.
+fn under(path: &[u8], prefix: &[u8]) -> bool {
+    path.strip_prefix(prefix)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(b"/"))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    File,
+    Symlink,
+    Dir,
+    Other,
+}
+
+/// One listed path, as it goes into the fingerprint.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    pub(crate) kind: Kind,
+    pub(crate) stat: Stat,
+    pub(crate) content: [u8; 32],
+    pub(crate) link: Vec<u8>,
+    pub(crate) hashed: bool,
+}
+
+impl Entry {
+    /// Feeds the entry into the fingerprint: path length and bytes, kind,
+    /// permission bits, then the content digest or the symlink target.
+    pub(crate) fn feed(&self, path: &[u8], hasher: &mut blake3::Hasher) {
+        hasher.update(&(path.len() as u64).to_le_bytes());
+        hasher.update(path);
+        let kind: u8 = match self.kind {
+            Kind::File => b'f',
+            Kind::Symlink => b'l',
+            Kind::Dir => b'd',
+            Kind::Other => b'o',
+        };
+        hasher.update(&[kind]);
+        hasher.update(&(self.stat.mode & 0o7777).to_le_bytes());
+        match self.kind {
+            Kind::File => {
+                hasher.update(&self.content);
+            }
+            Kind::Symlink => {
+                hasher.update(&(self.link.len() as u64).to_le_bytes());
+                hasher.update(&self.link);
+            }
+            Kind::Dir | Kind::Other => {}
+        }
+    }
+}
+
+type Indexed = Vec<(usize, Option<Entry>)>;
+
+fn hash_all(
+    root: &Path,
+    paths: &[Vec<u8>],
+    matches: &[Option<usize>],
+    stat_cache: &StatCache,
+    threads: usize,
+) -> Result<Vec<Option<Entry>>, (PathBuf, io::Error)> {
+    let next = AtomicUsize::new(0);
+    let threads = threads.min(paths.len().div_ceil(BATCH)).max(1);
+    let proto = blake3::Hasher::new_derive_key(FILE_CONTEXT);
+    let worker = || -> Result<Indexed, (PathBuf, io::Error)> {
+        let mut out = Vec::new();
+        let mut buf = vec![0u8; READ_CHUNK];
+        loop {
+            let start = next.fetch_add(BATCH, Ordering::Relaxed);
+            if start >= paths.len() {
+                return Ok(out);
+            }
+            for i in start..(start + BATCH).min(paths.len()) {
+                let entry = one(root, &paths[i], matches[i], stat_cache, &proto, &mut buf)?;
+                out.push((i, entry));
+            }
+        }
+    };
+    let results: Vec<Result<Indexed, (PathBuf, io::Error)>> = if threads == 1 {
+        vec![worker()]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads).map(|_| scope.spawn(worker)).collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err((
+                            root.to_owned(),
+                            io::Error::other("a hashing thread panicked"),
+                        ))
+                    })
+                })
+                .collect()
+        })
+    };
+    let mut entries: Vec<Option<Entry>> = vec![None; paths.len()];
+    for result in results {
+        for (i, entry) in result? {
+            entries[i] = entry;
+        }
+    }
+    Ok(entries)
+}
+
+/// Stats and, when needed, hashes one path. `None` when it vanished.
+fn one(
+    root: &Path,
+    rel: &[u8],
+    cached: Option<usize>,
+    stat_cache: &StatCache,
+    proto: &blake3::Hasher,
+    buf: &mut [u8],
+) -> Result<Option<Entry>, (PathBuf, io::Error)> {
+    let path = walk::join(root, rel);
+    let meta = match std::fs::symlink_metadata(&path) {
+        Ok(meta) => meta,
+        Err(e) if is_gone(&e) => return Ok(None),
+        Err(e) => return Err((path, e)),
+    };
+    let stat = Stat::of(&meta);
+    let file_type = meta.file_type();
+    let mut entry = Entry {
+        kind: Kind::Other,
+        stat,
+        content: [0; 32],
+        link: Vec::new(),
+        hashed: false,
+    };
+    if file_type.is_symlink() {
+        entry.kind = Kind::Symlink;
+        entry.link = match std::fs::read_link(&path) {
+            Ok(target) => target.as_os_str().as_bytes().to_vec(),
+            Err(e) if is_gone(&e) => return Ok(None),
+            Err(e) => return Err((path, e)),
+        };
+    } else if file_type.is_dir() {
+        entry.kind = Kind::Dir;
+    } else if file_type.is_file() {
+        entry.kind = Kind::File;
+        if let Some(digest) = stat_cache.trusted(cached, &stat) {
+            entry.content = digest;
+        } else {
+            match hash_file(&path, proto, buf) {
+                Ok((digest, meta)) => {
+                    entry.content = digest;
+                    // Stat through the open file, so the cached stat belongs
+                    // to the bytes that were read.
+                    entry.stat = Stat::of(&meta);
+                    entry.hashed = true;
+                }
+                Err(e) if is_gone(&e) => return Ok(None),
+                Err(e) => return Err((path, e)),
+            }
+        }
+    }
+    Ok(Some(entry))
+}
+
+fn is_gone(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
+}
+
+fn hash_file(
+    path: &Path,
+    proto: &blake3::Hasher,
+    buf: &mut [u8],
+) -> io::Result<([u8; 32], std::fs::Metadata)> {
+    let mut file = File::open(path)?;
+    let mut hasher = proto.clone();
+    loop {
+        match file.read(buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                hasher.update(&buf[..n]);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    // Stat after reading: a file modified during the read has times at or
+    // after the snapshot, so the racily-clean rule re-hashes it next time.
+    let meta = file.metadata()?;
+    Ok((*hasher.finalize().as_bytes(), meta))
+}
+
+/// The fingerprint digest of entries given in any order (for tests).
+#[cfg(test)]
+pub(crate) fn digest_entries(entries: &[(Vec<u8>, Entry)]) -> Digest {
+    let mut sorted: Vec<&(Vec<u8>, Entry)> = entries.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut hasher = blake3::Hasher::new_derive_key(FINGERPRINT_CONTEXT);
+    for (path, entry) in &sorted {
+        entry.feed(path, &mut hasher);
+    }
+    hasher.update(&(sorted.len() as u64).to_le_bytes());
+    Digest::from_blake3(hasher.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn file(content: &[u8], mode: u32) -> Entry {
+        Entry {
+            kind: Kind::File,
+            stat: Stat {
+                mode,
+                ..Stat::default()
+            },
+            content: *blake3::Hasher::new_derive_key(FILE_CONTEXT)
+                .update(content)
+                .finalize()
+                .as_bytes(),
+            link: Vec::new(),
+            hashed: true,
+        }
+    }
+
+    fn tree() -> impl Strategy<Value = Vec<(Vec<u8>, Vec<u8>, u32)>> {
+        proptest::collection::btree_map(
+            proptest::collection::vec(any::<u8>(), 1..12),
+            (
+                proptest::collection::vec(any::<u8>(), 0..40),
+                prop_oneof![Just(0o644u32), Just(0o755)],
+            ),
+            1..12,
+        )
+        .prop_map(|m| m.into_iter().map(|(p, (c, mode))| (p, c, mode)).collect())
+    }
+
+    fn entries(tree: &[(Vec<u8>, Vec<u8>, u32)]) -> Vec<(Vec<u8>, Entry)> {
+        tree.iter()
+            .map(|(p, c, m)| (p.clone(), file(c, *m)))
+            .collect()
+    }
+
+    proptest! {
+        #[test]
+        fn independent_of_order(tree in tree(), seed in any::<u64>()) {
+            let es = entries(&tree);
+            let mut shuffled = es.clone();
+            // A deterministic shuffle from the seed.
+            let n = shuffled.len();
+            for i in (1..n).rev() {
+                let j = usize::try_from((seed.rotate_left(i as u32) ^ (i as u64 * 0x9E37_79B9)) % (i as u64 + 1)).unwrap();
+                shuffled.swap(i, j);
+            }
+            prop_assert_eq!(digest_entries(&es), digest_entries(&shuffled));
+        }
+
+        #[test]
+        fn any_byte_name_or_mode_change_changes_it(tree in tree(), which in any::<prop::sample::Index>(), what in 0u8..4, byte in any::<u8>()) {
+            let before = digest_entries(&entries(&tree));
+            let mut changed = tree;
+            let i = which.index(changed.len());
+            match what {
+                0 => changed[i].1.push(byte),
+                1 => {
+                    if changed[i].1.is_empty() { changed[i].1.push(byte) } else {
+                        let k = usize::from(byte) % changed[i].1.len();
+                        changed[i].1[k] ^= 1;
+                    }
+                }
+                2 => changed[i].2 ^= 0o100,
+                _ => {
+                    let mut name = changed[i].0.clone();
+                    name.push(b'~');
+                    prop_assume!(!changed.iter().any(|e| e.0 == name));
+                    changed[i].0 = name;
+                }
+            }
+            prop_assert_ne!(before, digest_entries(&entries(&changed)));
+        }
+    }
+
+    #[test]
+    fn path_boundaries_are_unambiguous() {
+        // ("ab", "c") and ("a", "bc") must differ: lengths are hashed.
+        let a = vec![(b"ab".to_vec(), file(b"c", 0o644))];
+        let b = vec![(b"a".to_vec(), file(b"bc", 0o644))];
+        assert_ne!(digest_entries(&a), digest_entries(&b));
+    }
+}

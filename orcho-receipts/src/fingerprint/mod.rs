@@ -1,0 +1,39 @@
+//! Checkout fingerprints: one digest for "these exact files".
+//!
+//! A fingerprint is a blake3 digest in `derive_key` mode under the context
+//! [`FINGERPRINT_CONTEXT`] (`"orcho checkout fingerprint v1"`), written
+//! `blake3:<hex>`. It covers, for every listed path in byte order:
+//!
+//! - the relative path, as raw bytes with `/` separators (so non-UTF-8 names
+//!   work; they are shown lossily in messages), prefixed by its length;
+//! - the kind: regular file, symlink, directory (a git submodule entry) or
+//!   other (a FIFO or socket, which is never opened);
+//! - the permission bits (`mode & 0o7777`);
+//! - for a file, the blake3 digest of its contents under [`FILE_CONTEXT`];
+//!   for a symlink, its target (symlinks are never followed);
+//!
+//! and finally the number of entries. Changing any byte, name, mode or link
+//! target changes the fingerprint; the order the files were found in does
+//! not.
+//!
+//! **Which files** ([`walk`](self) rules): in a git work tree, exactly what
+//! `git ls-files -co --exclude-standard` lists; elsewhere a walk that honours
+//! `.gitignore` and `.ignore` files. Always excluded: `.orcho/` (the default
+//! store), any path given to [`Fingerprinter::excluding`], and the stat cache
+//! directory. A listed file that no longer exists (a deleted tracked file) is
+//! left out, so deleting a file changes the fingerprint.
+//!
+//! **Speed**: files are stat-ed and hashed by a pool of threads with more
+//! reads in flight than cores, streaming each file in 64 KiB chunks (memory
+//! does not depend on file sizes), and a stat cache
+//! ([`Fingerprinter::with_cache_dir`]) lets a second fingerprint of an
+//! unchanged tree read no file at all. The cache follows git's racily-clean
+//! rule and is only ever an optimisation.
+
+mod cache;
+mod imp;
+mod walk;
+
+pub use imp::{
+    FILE_CONTEXT, FINGERPRINT_CONTEXT, FileSource, Fingerprint, Fingerprinter, STORE_DIR_NAME,
+};

@@ -1,0 +1,320 @@
+//! Version 1 of the receipt documents.
+//!
+//! Changelog of [`RECEIPT_SCHEMA`](crate::RECEIPT_SCHEMA):
+//! - 1: first version.
+
+use std::{collections::BTreeMap, time::Duration};
+
+use camino::Utf8PathBuf;
+use orcho_core::{Digest, SchemaVersion, Timestamp, schema::Document};
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    AssertionResult, CommandName, CommandReceipt, CommandSpec, DependencyFingerprint, EnvName,
+    EnvReceipt, ExitStatus, HumanDuration, LogRecord, RECEIPT_SCHEMA,
+};
+
+/// A command receipt on disk. `digest` and `mac` come last: they cover the
+/// exact bytes of the document before the `digest` line.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CommandReceiptV1 {
+    pub(crate) schema: SchemaVersion,
+    pub(crate) command: CommandName,
+    pub(crate) spec: SpecV1,
+    pub(crate) spec_digest: Digest,
+    pub(crate) environment: EnvName,
+    pub(crate) environment_digest: Digest,
+    pub(crate) inherited_env: BTreeMap<String, String>,
+    pub(crate) working_dir: Utf8PathBuf,
+    pub(crate) subject_before: Digest,
+    pub(crate) subject_after: Digest,
+    pub(crate) dependencies: Vec<DependencyV1>,
+    pub(crate) started_at: Timestamp,
+    pub(crate) finished_at: Timestamp,
+    pub(crate) duration_ms: u64,
+    pub(crate) exit: ExitV1,
+    pub(crate) assertions: Vec<AssertionV1>,
+    pub(crate) stdout: LogV1,
+    pub(crate) stderr: LogV1,
+    pub(crate) digest: Digest,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) mac: Option<Digest>,
+}
+
+impl Document for CommandReceiptV1 {
+    const KIND: &'static str = "command receipt";
+    const SCHEMA: SchemaVersion = RECEIPT_SCHEMA;
+}
+
+/// An environment-assertion receipt on disk.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EnvReceiptV1 {
+    pub(crate) schema: SchemaVersion,
+    pub(crate) environment: EnvName,
+    pub(crate) environment_digest: Digest,
+    pub(crate) checked_at: Timestamp,
+    pub(crate) results: Vec<AssertionV1>,
+    pub(crate) digest: Digest,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) mac: Option<Digest>,
+}
+
+impl Document for EnvReceiptV1 {
+    const KIND: &'static str = "environment receipt";
+    const SCHEMA: SchemaVersion = RECEIPT_SCHEMA;
+}
+
+/// One line of the exploratory-command log.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ExploratoryV1 {
+    pub(crate) schema: SchemaVersion,
+    pub(crate) at: Timestamp,
+    pub(crate) argv: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) authoritative: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SpecV1 {
+    argv: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    env: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    environment: Option<EnvName>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    timeout_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    secrets: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DependencyV1 {
+    name: EnvName,
+    path: Utf8PathBuf,
+    fingerprint: Option<Digest>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub(crate) enum ExitV1 {
+    Exited { code: i32 },
+    Signaled { signal: i32 },
+    TimedOut { after_ms: u64 },
+    Cancelled,
+    SpawnFailed { message: String },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AssertionV1 {
+    description: String,
+    passed: bool,
+    detail: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LogV1 {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    path: Option<Utf8PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    digest: Option<Digest>,
+    bytes: u64,
+    tail: String,
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+impl From<&CommandSpec> for SpecV1 {
+    fn from(spec: &CommandSpec) -> Self {
+        Self {
+            argv: spec.argv.clone(),
+            env: spec.env.clone(),
+            environment: spec.environment.clone(),
+            timeout_ms: spec.timeout.map(|t| millis(t.get())),
+            secrets: spec.secrets.clone(),
+        }
+    }
+}
+
+impl SpecV1 {
+    fn into_spec(self, name: CommandName) -> CommandSpec {
+        let mut spec = CommandSpec::new(name, self.argv);
+        spec.env = self.env;
+        spec.environment = self.environment;
+        spec.timeout = self
+            .timeout_ms
+            .map(|ms| HumanDuration::new(Duration::from_millis(ms)));
+        spec.secrets = self.secrets;
+        spec
+    }
+}
+
+impl From<&ExitStatus> for ExitV1 {
+    fn from(exit: &ExitStatus) -> Self {
+        match exit {
+            ExitStatus::Exited(code) => Self::Exited { code: *code },
+            ExitStatus::Signaled(signal) => Self::Signaled { signal: *signal },
+            ExitStatus::TimedOut { after } => Self::TimedOut {
+                after_ms: millis(*after),
+            },
+            ExitStatus::Cancelled => Self::Cancelled,
+            ExitStatus::SpawnFailed { message } => Self::SpawnFailed {
+                message: message.clone(),
+            },
+        }
+    }
+}
+
+impl From<ExitV1> for ExitStatus {
+    fn from(exit: ExitV1) -> Self {
+        match exit {
+            ExitV1::Exited { code } => Self::Exited(code),
+            ExitV1::Signaled { signal } => Self::Signaled(signal),
+            ExitV1::TimedOut { after_ms } => Self::TimedOut {
+                after: Duration::from_millis(after_ms),
+            },
+            ExitV1::Cancelled => Self::Cancelled,
+            ExitV1::SpawnFailed { message } => Self::SpawnFailed { message },
+        }
+    }
+}
+
+impl From<&AssertionResult> for AssertionV1 {
+    fn from(a: &AssertionResult) -> Self {
+        Self {
+            description: a.description.clone(),
+            passed: a.passed,
+            detail: a.detail.clone(),
+        }
+    }
+}
+
+impl From<AssertionV1> for AssertionResult {
+    fn from(a: AssertionV1) -> Self {
+        Self::new(a.description, a.passed, a.detail)
+    }
+}
+
+impl From<&LogRecord> for LogV1 {
+    fn from(l: &LogRecord) -> Self {
+        Self {
+            path: l.path.clone(),
+            digest: l.digest,
+            bytes: l.bytes,
+            tail: l.tail.clone(),
+        }
+    }
+}
+
+impl From<LogV1> for LogRecord {
+    fn from(l: LogV1) -> Self {
+        Self {
+            path: l.path,
+            digest: l.digest,
+            bytes: l.bytes,
+            tail: l.tail,
+        }
+    }
+}
+
+/// The all-zero digest written before the real one is known.
+pub(crate) fn placeholder() -> Digest {
+    Digest::from_bytes(orcho_core::DigestAlgo::Blake3, [0; 32])
+}
+
+impl From<&CommandReceipt> for CommandReceiptV1 {
+    /// The document with a placeholder digest and no MAC; the store signs it.
+    fn from(r: &CommandReceipt) -> Self {
+        Self {
+            schema: RECEIPT_SCHEMA,
+            command: r.command.clone(),
+            spec: SpecV1::from(&r.spec),
+            spec_digest: r.spec_digest,
+            environment: r.environment.clone(),
+            environment_digest: r.environment_digest,
+            inherited_env: r.inherited_env.clone(),
+            working_dir: r.working_dir.clone(),
+            subject_before: r.subject_before,
+            subject_after: r.subject_after,
+            dependencies: r
+                .dependencies
+                .iter()
+                .map(|d| DependencyV1 {
+                    name: d.name.clone(),
+                    path: d.path.clone(),
+                    fingerprint: d.fingerprint,
+                })
+                .collect(),
+            started_at: r.started_at,
+            finished_at: r.finished_at,
+            duration_ms: millis(r.duration),
+            exit: ExitV1::from(&r.exit),
+            assertions: r.assertions.iter().map(AssertionV1::from).collect(),
+            stdout: LogV1::from(&r.stdout),
+            stderr: LogV1::from(&r.stderr),
+            digest: placeholder(),
+            mac: None,
+        }
+    }
+}
+
+impl From<CommandReceiptV1> for CommandReceipt {
+    fn from(r: CommandReceiptV1) -> Self {
+        Self {
+            spec: r.spec.into_spec(r.command.clone()),
+            command: r.command,
+            spec_digest: r.spec_digest,
+            environment: r.environment,
+            environment_digest: r.environment_digest,
+            inherited_env: r.inherited_env,
+            working_dir: r.working_dir,
+            subject_before: r.subject_before,
+            subject_after: r.subject_after,
+            dependencies: r
+                .dependencies
+                .into_iter()
+                .map(|d| DependencyFingerprint::new(d.name, d.path, d.fingerprint))
+                .collect(),
+            started_at: r.started_at,
+            finished_at: r.finished_at,
+            duration: Duration::from_millis(r.duration_ms),
+            exit: r.exit.into(),
+            assertions: r.assertions.into_iter().map(Into::into).collect(),
+            stdout: r.stdout.into(),
+            stderr: r.stderr.into(),
+        }
+    }
+}
+
+impl From<&EnvReceipt> for EnvReceiptV1 {
+    fn from(r: &EnvReceipt) -> Self {
+        Self {
+            schema: RECEIPT_SCHEMA,
+            environment: r.environment.clone(),
+            environment_digest: r.environment_digest,
+            checked_at: r.checked_at,
+            results: r.results.iter().map(AssertionV1::from).collect(),
+            digest: placeholder(),
+            mac: None,
+        }
+    }
+}
+
+impl From<EnvReceiptV1> for EnvReceipt {
+    fn from(r: EnvReceiptV1) -> Self {
+        Self {
+            environment: r.environment,
+            environment_digest: r.environment_digest,
+            checked_at: r.checked_at,
+            results: r.results.into_iter().map(Into::into).collect(),
+        }
+    }
+}

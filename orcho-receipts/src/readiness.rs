@@ -1,0 +1,561 @@
+//! The readiness summary a final-acceptance reviewer reads, the
+
+use std::fmt::Write as _;
+
+use camino::Utf8PathBuf;
+use orcho_core::{Digest, SchemaVersion, Timestamp, Verdict, fs::Journal, schema::Document};
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    CommandName, EnvName, Environment, LoadedReceipt, NextAction, ReceiptError, ReceiptErrorKind,
+    ReceiptStatus, ReceiptStore, VerificationContract, classify::Classified, format::ExploratoryV1,
+    store::EXPLORATORY_DIR,
+};
+
+/// The schema of the summary's JSON form.
+///
+/// Changelog:
+/// - 1: first version.
+pub const SUMMARY_SCHEMA: SchemaVersion = SchemaVersion::new(1);
+
+/// The status of an environment's assertions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum EnvStatus {
+    /// Every assertion held when last checked, and the environment has not
+    /// changed since.
+    Passed,
+    /// An assertion failed when last checked.
+    Failed,
+    /// The assertions were never checked.
+    NotChecked,
+    /// The environment's declaration changed since the check.
+    Stale,
+    /// The assertion receipt cannot be trusted.
+    Invalid,
+}
+
+impl EnvStatus {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Passed => "passed",
+            Self::Failed => "failed",
+            Self::NotChecked => "not_checked",
+            Self::Stale => "stale",
+            Self::Invalid => "invalid",
+        }
+    }
+}
+
+/// One environment in the summary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct EnvironmentReadiness {
+    /// The environment.
+    pub name: EnvName,
+    /// Its status.
+    pub status: EnvStatus,
+    /// Why, in one line.
+    pub detail: String,
+}
+
+/// One command in the summary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CommandReadiness {
+    /// The command.
+    pub command: CommandName,
+    /// Its receipt status.
+    pub status: ReceiptStatus,
+}
+
+/// The readiness summary a final-acceptance reviewer reads, the
+/// exploratory-command log, and the acceptance rule.
+///
+/// Reviewers read receipts, not re-runs: the summary lists every required
+/// command with its [`ReceiptStatus`] and reason, optional commands
+/// (reported, never blocking), each environment's assertion status, and how
+/// many exploratory commands the agent ran (labelled not authoritative; they
+/// never satisfy a requirement).
+///
+/// The summary is advisory; [`apply_acceptance`] is not: every required
+/// command that is not present becomes a [`Gap`] with its next action, and
+/// any gap forces the verdict to rejected, whatever the reviewer said.
+///
+/// What the receipts on disk prove about the checkout. Build it with
+/// [`Verifier::readiness`](crate::Verifier::readiness) or [`build`](Self::build).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReadinessSummary {
+    /// Each declared environment's assertion status.
+    pub environments: Vec<EnvironmentReadiness>,
+    /// The required commands, in `required` order.
+    pub required: Vec<CommandReadiness>,
+    /// The other declared commands: reported, never blocking.
+    pub optional: Vec<CommandReadiness>,
+    /// How many exploratory commands were logged (not authoritative).
+    pub exploratory_commands: u64,
+}
+
+impl CommandReadiness {
+    /// A command and its status.
+    pub fn new(command: CommandName, status: ReceiptStatus) -> Self {
+        Self { command, status }
+    }
+}
+
+impl EnvironmentReadiness {
+    /// An environment and its status.
+    pub fn new(name: EnvName, status: EnvStatus, detail: impl Into<String>) -> Self {
+        Self {
+            name,
+            status,
+            detail: detail.into(),
+        }
+    }
+}
+
+impl ReadinessSummary {
+    /// A summary from its parts.
+    pub fn new(
+        environments: Vec<EnvironmentReadiness>,
+        required: Vec<CommandReadiness>,
+        optional: Vec<CommandReadiness>,
+        exploratory_commands: u64,
+    ) -> Self {
+        Self {
+            environments,
+            required,
+            optional,
+            exploratory_commands,
+        }
+    }
+
+    /// Builds a summary from classified commands and the environment
+    /// receipts in `store`; `environment_digest` gives each environment's
+    /// current digest.
+    pub fn build(
+        contract: &VerificationContract,
+        store: &ReceiptStore,
+        classified: &[Classified],
+        exploratory_commands: u64,
+        environment_digest: impl Fn(&Environment) -> Digest,
+    ) -> Self {
+        let environments = contract
+            .environments
+            .iter()
+            .map(|env| {
+                let (status, detail) = match store.load_env_receipt(&env.name) {
+                    LoadedReceipt::Missing => (
+                        EnvStatus::NotChecked,
+                        "its assertions were never checked".to_owned(),
+                    ),
+                    LoadedReceipt::Invalid(reason) => (EnvStatus::Invalid, reason.to_string()),
+                    LoadedReceipt::Valid(r) if r.environment_digest != environment_digest(env) => (
+                        EnvStatus::Stale,
+                        "the environment changed since its assertions were checked".to_owned(),
+                    ),
+                    LoadedReceipt::Valid(r) => match r.results.iter().find(|a| !a.passed) {
+                        Some(a) => (
+                            EnvStatus::Failed,
+                            format!("{} failed: {}", a.description, a.detail),
+                        ),
+                        None => (
+                            EnvStatus::Passed,
+                            format!("{} assertion(s) held", r.results.len()),
+                        ),
+                    },
+                };
+                EnvironmentReadiness {
+                    name: env.name.clone(),
+                    status,
+                    detail,
+                }
+            })
+            .collect();
+        let entry = |c: &Classified| CommandReadiness {
+            command: c.command.clone(),
+            status: c.status.clone(),
+        };
+        Self {
+            environments,
+            required: classified
+                .iter()
+                .filter(|c| c.required)
+                .map(entry)
+                .collect(),
+            optional: classified
+                .iter()
+                .filter(|c| !c.required)
+                .map(entry)
+                .collect(),
+            exploratory_commands,
+        }
+    }
+
+    /// Whether every required command is present.
+    pub fn is_ready(&self) -> bool {
+        self.required.iter().all(|c| c.status.is_present())
+    }
+
+    /// The computed gaps: every required command that is not present.
+    pub fn gaps(&self) -> Vec<Gap> {
+        self.required
+            .iter()
+            .filter_map(|c| {
+                Some(Gap {
+                    command: c.command.clone(),
+                    next_action: c.status.next_action()?,
+                    status: c.status.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// The summary as pretty JSON, `schema` first.
+    pub fn to_json(&self) -> String {
+        let doc = SummaryV1::from(self);
+        orcho_core::schema::encode(&doc)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .unwrap_or_default()
+    }
+
+    /// The summary as a short Markdown block.
+    pub fn to_markdown(&self) -> String {
+        let mut out = String::new();
+        let ready = if self.is_ready() {
+            "ready"
+        } else {
+            "not ready"
+        };
+        let _ = writeln!(out, "### Readiness: {ready}\n");
+        if !self.environments.is_empty() {
+            out.push_str("Environments:\n");
+            for e in &self.environments {
+                let _ = writeln!(
+                    out,
+                    "- `{}`: {} ({})",
+                    e.name,
+                    e.status.as_str(),
+                    cell(&e.detail)
+                );
+            }
+            out.push('\n');
+        }
+        out.push_str("Required commands (proven by receipts, not by re-runs or messages):\n\n");
+        if self.required.is_empty() {
+            out.push_str("_none declared_\n");
+        } else {
+            out.push_str("| command | status | reason | next action |\n|---|---|---|---|\n");
+            for c in &self.required {
+                let _ = writeln!(
+                    out,
+                    "| `{}` | {} | {} | {} |",
+                    c.command,
+                    c.status.as_str(),
+                    cell(&c.status.reason()),
+                    c.status.next_action().map_or("none", NextAction::as_str)
+                );
+            }
+        }
+        if !self.optional.is_empty() {
+            out.push_str("\nOptional commands (reported, never blocking):\n");
+            for c in &self.optional {
+                let _ = writeln!(
+                    out,
+                    "- `{}`: {} ({})",
+                    c.command,
+                    c.status.as_str(),
+                    cell(&c.status.reason())
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "\nExploratory commands: {} (not authoritative; they never satisfy a requirement)",
+            self.exploratory_commands
+        );
+        out
+    }
+}
+
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// A required command that is not proven, and what to do about it. Waivers
+/// are decided elsewhere: filter gaps by [`command`](Self::command).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Gap {
+    /// The command.
+    pub command: CommandName,
+    /// Its status.
+    pub status: ReceiptStatus,
+    /// Fix for failed, re-run for missing and stale, investigate for invalid.
+    pub next_action: NextAction,
+}
+
+impl Gap {
+    /// The command's name.
+    pub fn command(&self) -> &CommandName {
+        &self.command
+    }
+}
+
+/// The outcome of the acceptance rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Acceptance {
+    /// What the reviewer said.
+    pub reviewer: Verdict,
+    /// The verdict that stands: rejected whenever there is a gap.
+    pub verdict: Verdict,
+    /// The computed gaps.
+    pub gaps: Vec<Gap>,
+}
+
+impl Acceptance {
+    /// Whether the gaps overrode the reviewer.
+    pub fn was_forced(&self) -> bool {
+        self.verdict != self.reviewer
+    }
+
+    /// The gaps of one command.
+    pub fn gaps_for<'a>(&'a self, command: &'a str) -> impl Iterator<Item = &'a Gap> + 'a {
+        self.gaps
+            .iter()
+            .filter(move |g| g.command.as_str() == command)
+    }
+}
+
+/// The acceptance rule: every required command that is not present is a
+/// computed gap, and any gap forces the verdict to
+/// [`Verdict::Rejected`], whatever the reviewer said.
+///
+/// ```
+/// use orcho_core::Verdict;
+/// use orcho_receipts::{apply_acceptance, CommandReadiness, NextAction, ReadinessSummary, ReceiptStatus};
+///
+/// let summary = ReadinessSummary::new(
+///     Vec::new(),
+///     vec![
+///         CommandReadiness::new("test".parse()?, ReceiptStatus::Present),
+///         CommandReadiness::new("lint".parse()?, ReceiptStatus::Missing),
+///     ],
+///     Vec::new(),
+///     0,
+/// );
+/// let acceptance = apply_acceptance(Verdict::Approved, &summary);
+/// assert_eq!(acceptance.verdict, Verdict::Rejected);
+/// assert!(acceptance.was_forced());
+/// assert_eq!(acceptance.gaps.len(), 1);
+/// assert_eq!(acceptance.gaps_for("lint").next().unwrap().next_action, NextAction::Rerun);
+/// # Ok::<(), orcho_receipts::NameError>(())
+/// ```
+pub fn apply_acceptance(reviewer: Verdict, summary: &ReadinessSummary) -> Acceptance {
+    let gaps = summary.gaps();
+    let verdict = if gaps.is_empty() {
+        reviewer
+    } else {
+        Verdict::Rejected
+    };
+    Acceptance {
+        reviewer,
+        verdict,
+        gaps,
+    }
+}
+
+/// One command the agent ran outside the contract while debugging.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ExploratoryEntry {
+    /// When it ran.
+    pub at: Timestamp,
+    /// What ran.
+    pub argv: Vec<String>,
+    /// Its exit code, if known.
+    pub exit_code: Option<i32>,
+}
+
+impl ExploratoryEntry {
+    /// An entry.
+    pub fn new(at: Timestamp, argv: Vec<String>, exit_code: Option<i32>) -> Self {
+        Self {
+            at,
+            argv,
+            exit_code,
+        }
+    }
+
+    /// Always `false`: an exploratory command proves nothing.
+    pub fn is_authoritative(&self) -> bool {
+        false
+    }
+}
+
+/// The exploratory-command log: a journal of commands run while debugging,
+/// counted in the summary and labelled not authoritative. Nothing in it
+/// ever satisfies a requirement: classification reads only receipts.
+#[derive(Debug, Clone)]
+pub struct ExploratoryLog {
+    path: Utf8PathBuf,
+}
+
+impl ExploratoryLog {
+    /// The log of `store` (`receipts/_exploratory/log.jsonl`).
+    pub fn new(store: &ReceiptStore) -> Self {
+        Self {
+            path: store
+                .dir()
+                .join("receipts")
+                .join(EXPLORATORY_DIR)
+                .join("log.jsonl"),
+        }
+    }
+
+    fn err(&self, kind: ReceiptErrorKind) -> ReceiptError {
+        ReceiptError::new(format_args!("exploratory log `{}`", self.path), kind)
+    }
+
+    /// Appends an entry.
+    ///
+    /// # Errors
+    ///
+    /// When the journal cannot be created or written.
+    pub fn record(&self, entry: &ExploratoryEntry) -> Result<(), ReceiptError> {
+        if let Some(dir) = self.path.parent() {
+            orcho_core::fs::create_dir_all(dir).map_err(|e| self.err(ReceiptErrorKind::Fs(e)))?;
+        }
+        let mut journal =
+            Journal::open(&self.path).map_err(|e| self.err(ReceiptErrorKind::Journal(e)))?;
+        journal
+            .append(&ExploratoryV1 {
+                schema: SUMMARY_SCHEMA,
+                at: entry.at,
+                argv: entry.argv.clone(),
+                exit_code: entry.exit_code,
+                authoritative: false,
+            })
+            .map_err(|e| self.err(ReceiptErrorKind::Journal(e)))
+    }
+
+    /// Every entry this build can read (entries from a newer schema are
+    /// counted by [`count`](Self::count) but not returned).
+    ///
+    /// # Errors
+    ///
+    /// When the journal cannot be read or a line before the last is corrupt.
+    pub fn entries(&self) -> Result<Vec<ExploratoryEntry>, ReceiptError> {
+        let read = Journal::read::<ExploratoryV1>(&self.path, SUMMARY_SCHEMA)
+            .map_err(|e| self.err(ReceiptErrorKind::Journal(e)))?;
+        Ok(read
+            .records
+            .into_iter()
+            .map(|r| ExploratoryEntry::new(r.at, r.argv, r.exit_code))
+            .collect())
+    }
+
+    /// How many exploratory commands were logged.
+    ///
+    /// # Errors
+    ///
+    /// As [`entries`](Self::entries).
+    pub fn count(&self) -> Result<u64, ReceiptError> {
+        let read = Journal::read::<ExploratoryV1>(&self.path, SUMMARY_SCHEMA)
+            .map_err(|e| self.err(ReceiptErrorKind::Journal(e)))?;
+        Ok(read.records.len() as u64 + read.skipped_newer as u64)
+    }
+}
+
+/// The summary's JSON form.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SummaryV1 {
+    schema: SchemaVersion,
+    ready: bool,
+    environments: Vec<EnvV1>,
+    required: Vec<CommandV1>,
+    optional: Vec<CommandV1>,
+    exploratory: ExploratoryCountV1,
+}
+
+impl Document for SummaryV1 {
+    const KIND: &'static str = "readiness summary";
+    const SCHEMA: SchemaVersion = SUMMARY_SCHEMA;
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EnvV1 {
+    name: EnvName,
+    status: String,
+    detail: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommandV1 {
+    command: CommandName,
+    status: String,
+    reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    next_action: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    stale_reasons: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExploratoryCountV1 {
+    count: u64,
+    authoritative: bool,
+    note: String,
+}
+
+impl From<&CommandReadiness> for CommandV1 {
+    fn from(c: &CommandReadiness) -> Self {
+        let stale_reasons = match &c.status {
+            ReceiptStatus::Stale(reasons) | ReceiptStatus::Failed { stale: reasons, .. } => {
+                reasons.iter().map(ToString::to_string).collect()
+            }
+            _ => Vec::new(),
+        };
+        Self {
+            command: c.command.clone(),
+            status: c.status.as_str().to_owned(),
+            reason: c.status.reason(),
+            next_action: c.status.next_action().map(|a| a.as_str().to_owned()),
+            stale_reasons,
+        }
+    }
+}
+
+impl From<&ReadinessSummary> for SummaryV1 {
+    fn from(s: &ReadinessSummary) -> Self {
+        Self {
+            schema: SUMMARY_SCHEMA,
+            ready: s.is_ready(),
+            environments: s
+                .environments
+                .iter()
+                .map(|e| EnvV1 {
+                    name: e.name.clone(),
+                    status: e.status.as_str().to_owned(),
+                    detail: e.detail.clone(),
+                })
+                .collect(),
+            required: s.required.iter().map(CommandV1::from).collect(),
+            optional: s.optional.iter().map(CommandV1::from).collect(),
+            exploratory: ExploratoryCountV1 {
+                count: s.exploratory_commands,
+                authoritative: false,
+                note: "exploratory commands are not authoritative and never satisfy a requirement"
+                    .to_owned(),
+            },
+        }
+    }
+}

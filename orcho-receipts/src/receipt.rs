@@ -1,0 +1,225 @@
+//! Receipts: durable proof that a declared command ran (or that an
+//! environment's assertions were checked), bound to what it ran against.
+//!
+//! These are the domain types; their on-disk shape lives in the private
+//! `format` module and is documented on [`ReceiptStore`](crate::ReceiptStore).
+
+use std::{collections::BTreeMap, fmt, time::Duration};
+
+use camino::Utf8PathBuf;
+use orcho_core::{Digest, Timestamp};
+
+use crate::{CommandName, CommandSpec, EnvName, ExitStatus};
+
+/// The `derive_key` context of command-spec digests.
+pub const SPEC_CONTEXT: &str = "orcho command spec v1";
+/// The `derive_key` context of environment digests.
+pub const ENVIRONMENT_CONTEXT: &str = "orcho environment v1";
+
+/// The receipt of one execution of a declared command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CommandReceipt {
+    /// The command's name.
+    pub command: CommandName,
+    /// The command as declared when it ran (secret *names* only).
+    pub spec: CommandSpec,
+    /// The digest of `spec` (context [`SPEC_CONTEXT`]).
+    pub spec_digest: Digest,
+    /// The environment it ran in.
+    pub environment: EnvName,
+    /// The digest of that environment's declaration and the base variables
+    /// (context [`ENVIRONMENT_CONTEXT`]).
+    pub environment_digest: Digest,
+    /// The base variables it inherited from the host (never secrets).
+    pub inherited_env: BTreeMap<String, String>,
+    /// Its working directory, relative to the checkout root.
+    pub working_dir: Utf8PathBuf,
+    /// The subject fingerprint just before it ran.
+    pub subject_before: Digest,
+    /// The subject fingerprint just after it ran. When it differs from
+    /// `subject_before`, the command changed what it was checking, and the
+    /// receipt is no proof.
+    pub subject_after: Digest,
+    /// The fingerprints of the environment's dependency checkouts.
+    pub dependencies: Vec<DependencyFingerprint>,
+    /// When it started.
+    pub started_at: Timestamp,
+    /// When it finished.
+    pub finished_at: Timestamp,
+    /// How long it ran, from the clock.
+    pub duration: Duration,
+    /// How it ended.
+    pub exit: ExitStatus,
+    /// The environment's assertions, checked just before it ran.
+    pub assertions: Vec<AssertionResult>,
+    /// Its standard output.
+    pub stdout: LogRecord,
+    /// Its standard error.
+    pub stderr: LogRecord,
+}
+
+impl CommandReceipt {
+    /// Why the execution failed, if it did: the exit status first, then the
+    /// first failed assertion.
+    pub fn failure(&self) -> Option<Failure> {
+        let from_exit = match &self.exit {
+            ExitStatus::Exited(0) => None,
+            ExitStatus::Exited(code) => Some(Failure::ExitCode(*code)),
+            ExitStatus::Signaled(signal) => Some(Failure::Signal { signal: *signal }),
+            ExitStatus::TimedOut { after } => Some(Failure::Timeout { after: *after }),
+            ExitStatus::Cancelled => Some(Failure::Cancelled),
+            ExitStatus::SpawnFailed { message } => Some(Failure::SpawnFailed {
+                message: message.clone(),
+            }),
+        };
+        from_exit.or_else(|| {
+            self.assertions
+                .iter()
+                .find(|a| !a.passed)
+                .map(|a| Failure::AssertionFailed {
+                    assertion: a.description.clone(),
+                    detail: a.detail.clone(),
+                })
+        })
+    }
+
+    /// Whether it passed: exit code 0 and every assertion held.
+    pub fn passed(&self) -> bool {
+        self.failure().is_none()
+    }
+}
+
+/// A dependency checkout's fingerprint at the time of a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DependencyFingerprint {
+    /// The dependency's name.
+    pub name: EnvName,
+    /// Its declared path.
+    pub path: Utf8PathBuf,
+    /// Its fingerprint, or `None` when the path did not exist.
+    pub fingerprint: Option<Digest>,
+}
+
+impl DependencyFingerprint {
+    /// A dependency fingerprint.
+    pub fn new(name: EnvName, path: Utf8PathBuf, fingerprint: Option<Digest>) -> Self {
+        Self {
+            name,
+            path,
+            fingerprint,
+        }
+    }
+}
+
+/// The result of one environment assertion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AssertionResult {
+    /// A one-line description, for example ``file_exists `Cargo.toml` ``.
+    pub description: String,
+    /// Whether it held.
+    pub passed: bool,
+    /// What was found (bounded; secrets redacted).
+    pub detail: String,
+}
+
+impl AssertionResult {
+    /// An assertion result.
+    pub fn new(description: impl Into<String>, passed: bool, detail: impl Into<String>) -> Self {
+        Self {
+            description: description.into(),
+            passed,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// One captured output stream of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct LogRecord {
+    /// The full log, relative to the store directory.
+    pub path: Option<Utf8PathBuf>,
+    /// The digest of the log file's bytes.
+    pub digest: Option<Digest>,
+    /// How many bytes the stream had.
+    pub bytes: u64,
+    /// Its last bytes (lossy UTF-8, secrets redacted).
+    pub tail: String,
+}
+
+/// The receipt of checking an environment's assertions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct EnvReceipt {
+    /// The environment.
+    pub environment: EnvName,
+    /// The digest of its declaration and base variables.
+    pub environment_digest: Digest,
+    /// When the assertions were checked.
+    pub checked_at: Timestamp,
+    /// One result per assertion, in declared order.
+    pub results: Vec<AssertionResult>,
+}
+
+impl EnvReceipt {
+    /// Whether every assertion held.
+    pub fn passed(&self) -> bool {
+        self.results.iter().all(|r| r.passed)
+    }
+}
+
+/// Why a receipt records a failed execution. Each way to fail is
+/// distinguishable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Failure {
+    /// Non-zero exit code.
+    ExitCode(i32),
+    /// Killed by a signal.
+    Signal {
+        /// The signal number.
+        signal: i32,
+    },
+    /// Killed at its timeout.
+    Timeout {
+        /// The timeout.
+        after: Duration,
+    },
+    /// Cancelled before it finished.
+    Cancelled,
+    /// Could not be started.
+    SpawnFailed {
+        /// Why.
+        message: String,
+    },
+    /// An environment assertion did not hold.
+    AssertionFailed {
+        /// Which assertion.
+        assertion: String,
+        /// What was found.
+        detail: String,
+    },
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ExitCode(code) => write!(f, "exited with code {code}"),
+            Self::Signal { signal } => match crate::exec::signal_name(*signal) {
+                Some(name) => write!(f, "killed by signal {signal} ({name})"),
+                None => write!(f, "killed by signal {signal}"),
+            },
+            Self::Timeout { after } => {
+                write!(f, "timed out after {}", crate::HumanDuration::new(*after))
+            }
+            Self::Cancelled => f.write_str("cancelled before it finished"),
+            Self::SpawnFailed { message } => write!(f, "could not be started: {message}"),
+            Self::AssertionFailed { assertion, detail } => {
+                write!(f, "assertion {assertion} failed: {detail}")
+            }
+        }
+    }
+}

@@ -1,0 +1,541 @@
+//! The receipt store on disk.
+
+use std::{fmt, io};
+
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho_core::{
+    Digest, DocumentError, DocumentErrorKind, SchemaVersion, Timestamp, fs,
+    schema::{self, Document},
+};
+
+use crate::{
+    CommandName, CommandReceipt, EnvName, EnvReceipt, InvalidReason, ReceiptError,
+    ReceiptErrorKind,
+    format::{CommandReceiptV1, EnvReceiptV1},
+};
+
+/// The schema of receipt documents this build writes and the newest it
+/// reads.
+///
+/// Changelog:
+/// - 1: first version.
+pub const RECEIPT_SCHEMA: SchemaVersion = SchemaVersion::new(1);
+
+/// The `derive_key` context of command-receipt digests.
+pub const COMMAND_RECEIPT_CONTEXT: &str = "orcho command receipt v1";
+/// The `derive_key` context of environment-receipt digests.
+pub const ENV_RECEIPT_CONTEXT: &str = "orcho environment receipt v1";
+
+const DIGEST_LINE: &[u8] = b"\n  \"digest\": ";
+const ENVIRONMENTS_DIR: &str = "_environments";
+pub(crate) const EXPLORATORY_DIR: &str = "_exploratory";
+
+/// The host's key for receipt MACs.
+///
+/// Supply it from outside the checkout (a file in the host's config
+/// directory, a CI secret). Its `Debug` form never shows the key.
+///
+/// ```
+/// use orcho_receipts::ReceiptKey;
+///
+/// let key = ReceiptKey::derive_from_secret(b"a long random secret from the host");
+/// assert_eq!(format!("{key:?}"), "ReceiptKey(..)");
+/// ```
+#[derive(Clone)]
+pub struct ReceiptKey([u8; 32]);
+
+impl ReceiptKey {
+    /// A key from 32 random bytes.
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        Self(bytes)
+    }
+
+    /// A key derived from a secret of any length.
+    pub fn derive_from_secret(secret: &[u8]) -> Self {
+        Self(blake3::derive_key("orcho receipt mac key v1", secret))
+    }
+
+    fn mac(&self, context: &str, body: &[u8]) -> blake3::Hash {
+        blake3::Hasher::new_keyed(&self.0)
+            .update(context.as_bytes())
+            .update(&[0])
+            .update(body)
+            .finalize()
+    }
+}
+
+impl fmt::Debug for ReceiptKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ReceiptKey(..)")
+    }
+}
+
+/// What reading one receipt found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LoadedReceipt<T> {
+    /// There is no receipt.
+    Missing,
+    /// There is a file, but it is not a receipt this build can trust.
+    Invalid(InvalidReason),
+    /// A verified receipt.
+    Valid(T),
+}
+
+/// A receipt that was written, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoredReceipt {
+    /// The `latest.json` it replaced.
+    pub latest: Utf8PathBuf,
+    /// Its immutable history file.
+    pub history: Utf8PathBuf,
+    /// Its digest.
+    pub digest: Digest,
+}
+
+/// The receipt store on disk.
+///
+/// Layout under the store directory (default `.orcho/` in the checkout):
+///
+/// ```text
+/// receipts/<command>/latest.json            the latest receipt of the command
+/// receipts/<command>/history/<time>.json    every execution, created exclusively, never overwritten
+/// receipts/<command>/logs/<time>/stdout.log full, redacted output of that execution
+/// receipts/<command>/logs/<time>/stderr.log
+/// receipts/_environments/<env>/latest.json  environment-assertion receipts, same scheme
+/// receipts/_exploratory/log.jsonl           the exploratory-command log (not authoritative)
+/// cache/fingerprint/<root key>.bin          stat caches of fingerprinted roots
+/// ```
+///
+/// Every receipt is a JSON document with `schema` first
+/// ([`RECEIPT_SCHEMA`]), written atomically. Its last fields are `digest`,
+/// the blake3 `derive_key` digest of the exact bytes of the document before
+/// the `digest` line, and, when the host configured a [`ReceiptKey`], `mac`,
+/// a keyed blake3 hash of the same bytes. A receipt edited by hand fails its
+/// digest; one forged with a recomputed digest fails its MAC. Either way it
+/// classifies as [`Invalid`](crate::ReceiptStatus::Invalid). Keep the key
+/// outside the checkout, where the agent cannot read it.
+///
+/// The receipts of one checkout.
+///
+/// ```
+/// use orcho_receipts::{CommandName, LoadedReceipt, ReceiptStore};
+/// # let dir = tempfile::tempdir()?;
+/// # let root = camino::Utf8PathBuf::try_from(dir.path().to_owned())?;
+/// let store = ReceiptStore::new(root.join(".orcho"));
+/// let name: CommandName = "test".parse()?;
+/// assert_eq!(store.load_command_receipt(&name), LoadedReceipt::Missing);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ReceiptStore {
+    dir: Utf8PathBuf,
+    key: Option<ReceiptKey>,
+}
+
+impl ReceiptStore {
+    /// The store in `dir` (created when first written to).
+    pub fn new(dir: impl Into<Utf8PathBuf>) -> Self {
+        Self {
+            dir: dir.into(),
+            key: None,
+        }
+    }
+
+    /// Signs new receipts with `key`, and classifies receipts without a
+    /// valid MAC for it as invalid.
+    #[must_use]
+    pub fn with_key(mut self, key: ReceiptKey) -> Self {
+        self.key = Some(key);
+        self
+    }
+
+    /// The store directory.
+    pub fn dir(&self) -> &Utf8Path {
+        &self.dir
+    }
+
+    /// The directory of a command's receipts and logs.
+    pub fn command_dir(&self, name: &CommandName) -> Utf8PathBuf {
+        self.dir.join("receipts").join(name.as_str())
+    }
+
+    /// The directory of an environment's receipts.
+    pub fn environment_dir(&self, name: &EnvName) -> Utf8PathBuf {
+        self.dir
+            .join("receipts")
+            .join(ENVIRONMENTS_DIR)
+            .join(name.as_str())
+    }
+
+    /// The directory of fingerprint stat caches.
+    pub fn cache_dir(&self) -> Utf8PathBuf {
+        self.dir.join("cache").join("fingerprint")
+    }
+
+    /// Reserves a fresh directory for the logs of a run that starts at `at`
+    /// and returns it (`logs/<time>`, with a suffix when taken).
+    ///
+    /// # Errors
+    ///
+    /// When the directory cannot be created.
+    pub(crate) fn reserve_logs(
+        &self,
+        name: &CommandName,
+        at: Timestamp,
+    ) -> Result<Utf8PathBuf, ReceiptError> {
+        let logs = self.command_dir(name).join("logs");
+        fs::create_dir_all(&logs)
+            .map_err(|e| ReceiptError::command(name.as_str(), ReceiptErrorKind::Fs(e)))?;
+        let stamp = at.compact_millis();
+        for n in 1..=10_000u32 {
+            let id = if n == 1 {
+                stamp.clone()
+            } else {
+                format!("{stamp}-{n}")
+            };
+            let dir = logs.join(&id);
+            match std::fs::create_dir(&dir) {
+                Ok(()) => return Ok(dir),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => {
+                    return Err(ReceiptError::command(
+                        name.as_str(),
+                        ReceiptErrorKind::Io {
+                            path: dir,
+                            source: e,
+                        },
+                    ));
+                }
+            }
+        }
+        Err(ReceiptError::command(
+            name.as_str(),
+            ReceiptErrorKind::Io {
+                path: logs,
+                source: io::ErrorKind::AlreadyExists.into(),
+            },
+        ))
+    }
+
+    /// Writes a command receipt: a new history file, then `latest.json`.
+    ///
+    /// # Errors
+    ///
+    /// A [`ReceiptError`] when a file cannot be written, or when
+    /// `latest.json` holds a receipt from a newer schema (it is never
+    /// overwritten by an older Orcho).
+    pub fn write_command_receipt(
+        &self,
+        receipt: &CommandReceipt,
+    ) -> Result<StoredReceipt, ReceiptError> {
+        let doc = CommandReceiptV1::from(receipt);
+        let at = |kind| ReceiptError::command(receipt.command.as_str(), kind);
+        let (bytes, digest) = self.sign(&doc, COMMAND_RECEIPT_CONTEXT).map_err(at)?;
+        let dir = self.command_dir(&receipt.command);
+        self.write_signed(&dir, receipt.started_at, &bytes, digest)
+            .map_err(at)
+    }
+
+    /// Writes an environment-assertion receipt.
+    ///
+    /// # Errors
+    ///
+    /// As [`write_command_receipt`](Self::write_command_receipt).
+    pub fn write_env_receipt(&self, receipt: &EnvReceipt) -> Result<StoredReceipt, ReceiptError> {
+        let doc = EnvReceiptV1::from(receipt);
+        let at =
+            |kind| ReceiptError::new(format_args!("environment `{}`", receipt.environment), kind);
+        let (bytes, digest) = self.sign(&doc, ENV_RECEIPT_CONTEXT).map_err(at)?;
+        let dir = self.environment_dir(&receipt.environment);
+        self.write_signed(&dir, receipt.checked_at, &bytes, digest)
+            .map_err(at)
+    }
+
+    fn write_signed(
+        &self,
+        dir: &Utf8Path,
+        at: Timestamp,
+        bytes: &[u8],
+        digest: Digest,
+    ) -> Result<StoredReceipt, ReceiptErrorKind> {
+        let history_dir = dir.join("history");
+        fs::create_dir_all(&history_dir).map_err(ReceiptErrorKind::Fs)?;
+        let latest = dir.join("latest.json");
+        if let Ok(existing) = std::fs::read(&latest)
+            && let Ok(found) = probe(&existing, &latest)
+            && found > RECEIPT_SCHEMA
+        {
+            return Err(ReceiptErrorKind::NewerOnDisk {
+                path: latest,
+                found,
+            });
+        }
+        let stamp = at.compact_millis();
+        let mut history = None;
+        for n in 1..=10_000u32 {
+            let path = if n == 1 {
+                history_dir.join(format!("{stamp}.json"))
+            } else {
+                history_dir.join(format!("{stamp}-{n}.json"))
+            };
+            match fs::write_new_atomic(&path, bytes) {
+                Ok(()) => {
+                    history = Some(path);
+                    break;
+                }
+                Err(e) if e.is_already_exists() => {}
+                Err(e) => return Err(ReceiptErrorKind::Fs(e)),
+            }
+        }
+        let history = history.ok_or_else(|| ReceiptErrorKind::Io {
+            path: history_dir,
+            source: io::ErrorKind::AlreadyExists.into(),
+        })?;
+        fs::write_atomic(&latest, bytes).map_err(ReceiptErrorKind::Fs)?;
+        Ok(StoredReceipt {
+            latest,
+            history,
+            digest,
+        })
+    }
+
+    /// Encodes a document and fills in its digest and MAC.
+    fn sign<T: Document>(
+        &self,
+        doc: &T,
+        context: &str,
+    ) -> Result<(Vec<u8>, Digest), ReceiptErrorKind> {
+        let encoded = schema::encode(doc).map_err(ReceiptErrorKind::Document)?;
+        let at = rfind(&encoded, DIGEST_LINE).ok_or(ReceiptErrorKind::Unsigned)?;
+        let body = &encoded[..at];
+        let digest = Digest::derive(context, body);
+        let mut out = Vec::with_capacity(encoded.len() + 96);
+        out.extend_from_slice(body);
+        out.extend_from_slice(DIGEST_LINE);
+        out.extend_from_slice(format!("\"{digest}\"").as_bytes());
+        if let Some(key) = &self.key {
+            let mac = Digest::from_blake3(key.mac(context, body));
+            out.extend_from_slice(format!(",\n  \"mac\": \"{mac}\"").as_bytes());
+        }
+        out.extend_from_slice(b"\n}\n");
+        Ok((out, digest))
+    }
+
+    /// Reads and verifies the latest receipt of a command. Never fails and
+    /// never panics: whatever is on disk is [`Missing`](LoadedReceipt::Missing),
+    /// [`Invalid`](LoadedReceipt::Invalid) or [`Valid`](LoadedReceipt::Valid).
+    pub fn load_command_receipt(&self, name: &CommandName) -> LoadedReceipt<CommandReceipt> {
+        let path = self.command_dir(name).join("latest.json");
+        self.load_command_receipt_file(&path, name)
+    }
+
+    /// Reads and verifies a command receipt file (for example one from the
+    /// history) that must belong to `name`.
+    pub fn load_command_receipt_file(
+        &self,
+        path: &Utf8Path,
+        name: &CommandName,
+    ) -> LoadedReceipt<CommandReceipt> {
+        let bytes = match read(path) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return LoadedReceipt::Missing,
+            Err(reason) => return LoadedReceipt::Invalid(reason),
+        };
+        match self.verify::<CommandReceiptV1>(&bytes, path, COMMAND_RECEIPT_CONTEXT, |d| {
+            (d.digest, d.mac)
+        }) {
+            Ok(doc) if doc.command != *name => {
+                LoadedReceipt::Invalid(InvalidReason::WrongSubject {
+                    found: doc.command.to_string(),
+                })
+            }
+            Ok(doc) => LoadedReceipt::Valid(doc.into()),
+            Err(reason) => LoadedReceipt::Invalid(reason),
+        }
+    }
+
+    /// Reads and verifies the latest assertion receipt of an environment.
+    pub fn load_env_receipt(&self, name: &EnvName) -> LoadedReceipt<EnvReceipt> {
+        let path = self.environment_dir(name).join("latest.json");
+        let bytes = match read(&path) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return LoadedReceipt::Missing,
+            Err(reason) => return LoadedReceipt::Invalid(reason),
+        };
+        match self.verify::<EnvReceiptV1>(&bytes, &path, ENV_RECEIPT_CONTEXT, |d| (d.digest, d.mac))
+        {
+            Ok(doc) if doc.environment != *name => {
+                LoadedReceipt::Invalid(InvalidReason::WrongSubject {
+                    found: doc.environment.to_string(),
+                })
+            }
+            Ok(doc) => LoadedReceipt::Valid(doc.into()),
+            Err(reason) => LoadedReceipt::Invalid(reason),
+        }
+    }
+
+    /// The history files of a command, oldest first.
+    ///
+    /// # Errors
+    ///
+    /// When the history directory exists but cannot be read.
+    pub fn history(&self, name: &CommandName) -> Result<Vec<Utf8PathBuf>, ReceiptError> {
+        let dir = self.command_dir(name).join("history");
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(ReceiptError::command(
+                    name.as_str(),
+                    ReceiptErrorKind::Io {
+                        path: dir,
+                        source: e,
+                    },
+                ));
+            }
+        };
+        let mut out: Vec<Utf8PathBuf> = entries
+            .filter_map(Result::ok)
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".json") && !n.starts_with('.'))
+            .map(|n| dir.join(n))
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
+    fn verify<T: Document>(
+        &self,
+        bytes: &[u8],
+        path: &Utf8Path,
+        context: &str,
+        seal: impl Fn(&T) -> (Digest, Option<Digest>),
+    ) -> Result<T, InvalidReason> {
+        let doc: T = decode(bytes, path)?;
+        let (digest, mac) = seal(&doc);
+        let at = rfind(bytes, DIGEST_LINE).ok_or(InvalidReason::DigestMismatch)?;
+        let body = &bytes[..at];
+        let expected = blake3::Hasher::new_derive_key(context)
+            .update(body)
+            .finalize();
+        if expected != blake3::Hash::from_bytes(*digest.as_bytes()) {
+            return Err(InvalidReason::DigestMismatch);
+        }
+        if let Some(key) = &self.key {
+            let Some(mac) = mac else {
+                return Err(InvalidReason::MissingMac);
+            };
+            // `blake3::Hash` compares in constant time.
+            if key.mac(context, body) != blake3::Hash::from_bytes(*mac.as_bytes()) {
+                return Err(InvalidReason::MacMismatch);
+            }
+        }
+        Ok(doc)
+    }
+}
+
+fn read(path: &Utf8Path) -> Result<Option<Vec<u8>>, InvalidReason> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(InvalidReason::Unreadable {
+            message: e.kind().to_string(),
+        }),
+    }
+}
+
+fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).rposition(|w| w == needle)
+}
+
+/// The schema of a document, through a quick look at the layout every
+/// receipt is written with, else the full probe of `orcho-core`.
+fn probe(bytes: &[u8], path: &Utf8Path) -> Result<SchemaVersion, DocumentError> {
+    if let Some(version) = quick_schema(bytes) {
+        return Ok(version);
+    }
+    schema::probe("receipt", Some(path), bytes)
+}
+
+fn quick_schema(bytes: &[u8]) -> Option<SchemaVersion> {
+    let rest = bytes.strip_prefix(b"{\n  \"schema\": ")?;
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || digits > 9 || !matches!(rest.get(digits), Some(b',' | b'\n')) {
+        return None;
+    }
+    let text = std::str::from_utf8(&rest[..digits]).ok()?;
+    text.parse().ok().map(SchemaVersion::new)
+}
+
+/// Decodes a receipt document: version check first (refusing newer schemas
+/// before looking at anything else), then the full parse.
+fn decode<T: Document>(bytes: &[u8], path: &Utf8Path) -> Result<T, InvalidReason> {
+    match quick_schema(bytes) {
+        Some(found) => {
+            schema::check_readable::<T>(found, Some(path))
+                .map_err(|e| InvalidReason::from_document(&e))?;
+            serde_json::from_slice(bytes).map_err(|e| InvalidReason::Malformed {
+                line: e.line(),
+                column: e.column(),
+                message: e.to_string(),
+            })
+        }
+        None => {
+            schema::decode::<T>(bytes, Some(path)).map_err(|e| InvalidReason::from_document(&e))
+        }
+    }
+}
+
+impl InvalidReason {
+    pub(crate) fn from_document(e: &DocumentError) -> Self {
+        match e.kind() {
+            DocumentErrorKind::MissingSchema => Self::MissingSchema,
+            DocumentErrorKind::TooNew { found, supported } => Self::TooNew {
+                found: *found,
+                supported: *supported,
+            },
+            DocumentErrorKind::TooOld { found, oldest } => Self::TooOld {
+                found: *found,
+                oldest: *oldest,
+            },
+            DocumentErrorKind::Malformed {
+                line,
+                column,
+                source,
+            } => Self::Malformed {
+                line: *line,
+                column: *column,
+                message: source.to_string(),
+            },
+            DocumentErrorKind::Fs(e) => Self::Unreadable {
+                message: e.io_kind().to_string(),
+            },
+            _ => Self::Unreadable {
+                message: orcho_core::error_chain(e),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_schema_only_accepts_the_written_layout() {
+        assert_eq!(
+            quick_schema(b"{\n  \"schema\": 1,\n"),
+            Some(SchemaVersion::new(1))
+        );
+        assert_eq!(
+            quick_schema(b"{\n  \"schema\": 12\n}"),
+            Some(SchemaVersion::new(12))
+        );
+        assert_eq!(quick_schema(b"{\"schema\": 1,"), None);
+        assert_eq!(quick_schema(b"{\n  \"schema\": 1x"), None);
+        assert_eq!(quick_schema(b"{\n  \"schema\": 99999999999,"), None);
+        assert_eq!(quick_schema(b""), None);
+    }
+}

@@ -1,0 +1,580 @@
+//! Running declared commands and environment assertions, and recording them.
+
+use std::{
+    collections::BTreeMap, ffi::OsString, os::unix::fs::PermissionsExt, sync::Arc, time::Duration,
+};
+
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho_core::{Clock, Digest, SystemClock};
+use serde::Serialize;
+
+use crate::{
+    Assertion, AssertionResult, CommandName, CommandReceipt, CommandSpec, ContractError,
+    CurrentState, DependencyFingerprint, EnvName, EnvReceipt, Environment, EnvironmentState,
+    LogRecord, PathExpectation, ReceiptError, ReceiptErrorKind, ReceiptStore, VerificationContract,
+    classify::{Classified, classify},
+    exec::{self, BaseEnv, CancelToken, CapturedOutput, DEFAULT_GRACE, ExecRequest},
+    fingerprint::Fingerprinter,
+    readiness::{ExploratoryLog, ReadinessSummary},
+    receipt::{ENVIRONMENT_CONTEXT, SPEC_CONTEXT},
+};
+
+/// How long an assertion's command may run.
+const ASSERTION_TIMEOUT: Duration = Duration::from_secs(60);
+/// How much of an assertion command's output is examined.
+const ASSERTION_OUTPUT: usize = 1 << 20;
+/// How much of what an assertion found goes into its receipt.
+const DETAIL_CHARS: usize = 200;
+
+/// The digest of a declared command (context [`SPEC_CONTEXT`]).
+pub fn spec_digest(spec: &CommandSpec) -> Digest {
+    Digest::derive(SPEC_CONTEXT, &serde_json::to_vec(spec).unwrap_or_default())
+}
+
+/// The digest of an environment's declaration together with the base
+/// variables its commands inherit (context [`ENVIRONMENT_CONTEXT`]).
+pub fn environment_digest(environment: &Environment, base: &BaseEnv) -> Digest {
+    #[derive(Serialize)]
+    struct Hashed<'a> {
+        environment: &'a Environment,
+        base: BTreeMap<&'a str, &'a str>,
+    }
+    let hashed = Hashed {
+        environment,
+        base: base.iter().collect(),
+    };
+    Digest::derive(
+        ENVIRONMENT_CONTEXT,
+        &serde_json::to_vec(&hashed).unwrap_or_default(),
+    )
+}
+
+/// Runs what a [`VerificationContract`] declares against one checkout and
+/// records receipts in a [`ReceiptStore`]; classifies them and builds the
+/// readiness summary.
+///
+/// Synchronous: an async host calls it through `spawn_blocking`.
+///
+/// ```
+/// use orcho_receipts::{CommandSpec, ReceiptStatus, ReceiptStore, VerificationContract, Verifier};
+/// use orcho_receipts::exec::BaseEnv;
+/// # let dir = tempfile::tempdir()?;
+/// # let root = camino::Utf8PathBuf::try_from(dir.path().to_owned())?;
+/// let contract = VerificationContract::new()
+///     .with_command(CommandSpec::new("check".parse()?, ["true"]))
+///     .with_required("check".parse()?);
+/// let verifier = Verifier::new(contract, &root, ReceiptStore::new(root.join(".orcho")))?
+///     .with_base_env(BaseEnv::inherit());
+///
+/// let receipt = verifier.run_command(&"check".parse()?, None)?;
+/// assert!(receipt.passed());
+/// let statuses = verifier.classify()?;
+/// assert_eq!(statuses[0].status, ReceiptStatus::Present);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Verifier {
+    contract: VerificationContract,
+    checkout: Utf8PathBuf,
+    store: ReceiptStore,
+    clock: Arc<dyn Clock>,
+    base_env: BaseEnv,
+    secrets: BTreeMap<String, String>,
+    grace: Duration,
+    tail_bytes: usize,
+    threads: Option<usize>,
+}
+
+impl Verifier {
+    /// A verifier for `checkout`, recording in `store`, with the system
+    /// clock, [`BaseEnv::inherit`], and secret values read from this
+    /// process's environment.
+    ///
+    /// # Errors
+    ///
+    /// The contract's first validation problem.
+    pub fn new(
+        contract: VerificationContract,
+        checkout: &Utf8Path,
+        store: ReceiptStore,
+    ) -> Result<Self, ContractError> {
+        contract.validate()?;
+        Ok(Self {
+            contract,
+            checkout: checkout.to_owned(),
+            store,
+            clock: Arc::new(SystemClock::new()),
+            base_env: BaseEnv::inherit(),
+            secrets: BTreeMap::new(),
+            grace: DEFAULT_GRACE,
+            tail_bytes: 4096,
+            threads: None,
+        })
+    }
+
+    /// Uses `clock` for every timestamp.
+    #[must_use]
+    pub fn with_clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// The base environment of every command and assertion.
+    #[must_use]
+    pub fn with_base_env(mut self, base: BaseEnv) -> Self {
+        self.base_env = base;
+        self
+    }
+
+    /// Supplies the value of a declared secret (otherwise it is read from
+    /// this process's environment when the command runs).
+    #[must_use]
+    pub fn with_secret(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.secrets.insert(name.into(), value.into());
+        self
+    }
+
+    /// The time between `SIGTERM` and `SIGKILL` at a timeout.
+    #[must_use]
+    pub fn with_grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// How many bytes of each output stream a receipt keeps as its tail.
+    #[must_use]
+    pub fn with_tail_bytes(mut self, bytes: usize) -> Self {
+        self.tail_bytes = bytes;
+        self
+    }
+
+    /// How many files the fingerprinter reads at once.
+    #[must_use]
+    pub fn with_fingerprint_threads(mut self, threads: usize) -> Self {
+        self.threads = Some(threads);
+        self
+    }
+
+    /// The contract.
+    pub fn contract(&self) -> &VerificationContract {
+        &self.contract
+    }
+
+    /// The store.
+    pub fn store(&self) -> &ReceiptStore {
+        &self.store
+    }
+
+    /// The checkout root.
+    pub fn checkout(&self) -> &Utf8Path {
+        &self.checkout
+    }
+
+    /// The fingerprinter used for subjects and dependencies: the store's
+    /// stat cache, the store excluded, git run with the base environment.
+    pub fn fingerprinter(&self) -> Fingerprinter {
+        let f = Fingerprinter::new()
+            .with_cache_dir(self.store.cache_dir())
+            .excluding(self.store.dir().as_std_path())
+            .with_env(self.base_env.clone());
+        match self.threads {
+            Some(n) => f.with_threads(n),
+            None => f,
+        }
+    }
+
+    fn environment(&self, spec: &CommandSpec) -> Environment {
+        self.contract
+            .environment_for(spec)
+            .map_or_else(Environment::implicit, std::borrow::Cow::into_owned)
+    }
+
+    /// Runs a declared command and writes its receipt (also when it fails,
+    /// times out, is cancelled or cannot be spawned: that is what the receipt
+    /// says). The environment's assertions are checked first and recorded in
+    /// the receipt; the subject is fingerprinted before and after.
+    ///
+    /// # Errors
+    ///
+    /// A [`ReceiptError`] when the command is not declared, or the run cannot
+    /// be fingerprinted, supervised or recorded.
+    pub fn run_command(
+        &self,
+        name: &CommandName,
+        cancel: Option<&CancelToken>,
+    ) -> Result<CommandReceipt, ReceiptError> {
+        let err = |kind| ReceiptError::command(name.as_str(), kind);
+        let spec = self
+            .contract
+            .command(name.as_str())
+            .ok_or_else(|| err(ReceiptErrorKind::NotDeclared))?;
+        let environment = self.environment(spec);
+        let fingerprinter = self.fingerprinter();
+        let started_at = self.clock.now();
+        let subject_before = fingerprinter
+            .fingerprint(&self.checkout, &environment.subject)
+            .map_err(|e| err(ReceiptErrorKind::Fingerprint(e)))?
+            .digest;
+        let dependencies = self
+            .dependency_fingerprints(&environment, &fingerprinter)
+            .map_err(err)?;
+        let assertions = self.check_assertions(&environment);
+        let logs = self.store.reserve_logs(name, started_at)?;
+
+        let cwd = self.checkout.join(&environment.working_dir);
+        let mut request = ExecRequest::new(spec.argv.iter().map(OsString::from))
+            .cwd(cwd)
+            .envs(self.base_env.clone())
+            .envs(environment.env.clone())
+            .envs(spec.env.clone())
+            .timeout(spec.effective_timeout())
+            .grace(self.grace)
+            .tail_bytes(self.tail_bytes)
+            .stdout_log(logs.join("stdout.log"))
+            .stderr_log(logs.join("stderr.log"));
+        for secret in &spec.secrets {
+            let value = self
+                .secrets
+                .get(secret)
+                .cloned()
+                .map(OsString::from)
+                .or_else(|| std::env::var_os(secret));
+            if let Some(value) = value {
+                request = request
+                    .redact(value.as_encoded_bytes().to_vec())
+                    .env(secret, value);
+            }
+        }
+        if let Some(token) = cancel {
+            request = request.cancel(token.clone());
+        }
+        let outcome = exec::run(&request).map_err(|e| err(ReceiptErrorKind::Exec(e)))?;
+        let subject_after = fingerprinter
+            .fingerprint(&self.checkout, &environment.subject)
+            .map_err(|e| err(ReceiptErrorKind::Fingerprint(e)))?
+            .digest;
+        let finished_at = self.clock.now();
+        let receipt = CommandReceipt {
+            command: name.clone(),
+            spec: spec.clone(),
+            spec_digest: spec_digest(spec),
+            environment: environment.name.clone(),
+            environment_digest: environment_digest(&environment, &self.base_env),
+            inherited_env: self
+                .base_env
+                .iter()
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect(),
+            working_dir: environment.working_dir.clone(),
+            subject_before,
+            subject_after,
+            dependencies,
+            started_at,
+            finished_at,
+            duration: finished_at.duration_since(started_at).unwrap_or_default(),
+            exit: outcome.status,
+            assertions,
+            stdout: self.log_record(&outcome.stdout),
+            stderr: self.log_record(&outcome.stderr),
+        };
+        self.store.write_command_receipt(&receipt)?;
+        Ok(receipt)
+    }
+
+    fn log_record(&self, out: &CapturedOutput) -> LogRecord {
+        let (path, digest) = match &out.log {
+            Some(log) => (
+                Some(
+                    log.path
+                        .strip_prefix(self.store.dir())
+                        .map_or_else(|_| log.path.clone(), Utf8Path::to_owned),
+                ),
+                Some(log.digest),
+            ),
+            None => (None, None),
+        };
+        LogRecord {
+            path,
+            digest,
+            bytes: out.total_bytes,
+            tail: out.tail_lossy(),
+        }
+    }
+
+    fn dependency_fingerprints(
+        &self,
+        environment: &Environment,
+        fingerprinter: &Fingerprinter,
+    ) -> Result<Vec<DependencyFingerprint>, ReceiptErrorKind> {
+        environment
+            .dependencies
+            .iter()
+            .map(|dep| {
+                let root = self.checkout.join(&dep.path);
+                let fingerprint = if root.is_dir() {
+                    Some(
+                        fingerprinter
+                            .fingerprint(&root, &[])
+                            .map_err(ReceiptErrorKind::Fingerprint)?
+                            .digest,
+                    )
+                } else {
+                    None
+                };
+                Ok(DependencyFingerprint::new(
+                    dep.name.clone(),
+                    dep.path.clone(),
+                    fingerprint,
+                ))
+            })
+            .collect()
+    }
+
+    /// Checks an environment's assertions and writes an env-assertion
+    /// receipt.
+    ///
+    /// # Errors
+    ///
+    /// A [`ReceiptError`] when the environment is not declared or the
+    /// receipt cannot be written.
+    pub fn check_environment(&self, name: &EnvName) -> Result<EnvReceipt, ReceiptError> {
+        let environment = self.contract.environment(name.as_str()).ok_or_else(|| {
+            ReceiptError::new(
+                format_args!("environment `{name}`"),
+                ReceiptErrorKind::NotDeclared,
+            )
+        })?;
+        let checked_at = self.clock.now();
+        let receipt = EnvReceipt {
+            environment: name.clone(),
+            environment_digest: environment_digest(environment, &self.base_env),
+            checked_at,
+            results: self.check_assertions(environment),
+        };
+        self.store.write_env_receipt(&receipt)?;
+        Ok(receipt)
+    }
+
+    fn check_assertions(&self, environment: &Environment) -> Vec<AssertionResult> {
+        let cwd = self.checkout.join(&environment.working_dir);
+        let mut env = self.base_env.clone();
+        for (k, v) in &environment.env {
+            env = env.with(k.clone(), v.clone());
+        }
+        environment
+            .assertions
+            .iter()
+            .map(|a| check_assertion(a, &cwd, &env))
+            .collect()
+    }
+
+    /// Fingerprints the subject and dependencies of every environment a
+    /// declared command runs in.
+    ///
+    /// # Errors
+    ///
+    /// A [`ReceiptError`] when a fingerprint cannot be taken.
+    pub fn current_state(&self) -> Result<CurrentState, ReceiptError> {
+        let fingerprinter = self.fingerprinter();
+        let mut state = CurrentState::new();
+        let mut subjects: BTreeMap<Vec<Utf8PathBuf>, Digest> = BTreeMap::new();
+        for spec in &self.contract.commands {
+            let environment = self.environment(spec);
+            if state.environments.contains_key(&environment.name) {
+                continue;
+            }
+            let at =
+                |kind| ReceiptError::new(format_args!("environment `{}`", environment.name), kind);
+            let subject = match subjects.get(&environment.subject) {
+                Some(d) => *d,
+                None => {
+                    let d = fingerprinter
+                        .fingerprint(&self.checkout, &environment.subject)
+                        .map_err(|e| at(ReceiptErrorKind::Fingerprint(e)))?
+                        .digest;
+                    subjects.insert(environment.subject.clone(), d);
+                    d
+                }
+            };
+            let dependencies = self
+                .dependency_fingerprints(&environment, &fingerprinter)
+                .map_err(at)?
+                .into_iter()
+                .map(|d| (d.name, d.fingerprint))
+                .collect();
+            state.environments.insert(
+                environment.name.clone(),
+                EnvironmentState::new(
+                    environment_digest(&environment, &self.base_env),
+                    subject,
+                    dependencies,
+                ),
+            );
+        }
+        Ok(state)
+    }
+
+    /// Captures the current state and classifies every declared command
+    /// (see [`classify`](crate::classify())).
+    ///
+    /// # Errors
+    ///
+    /// When the current state cannot be captured.
+    pub fn classify(&self) -> Result<Vec<Classified>, ReceiptError> {
+        let state = self.current_state()?;
+        Ok(classify(&self.contract, &self.store, &state))
+    }
+
+    /// Builds the readiness summary from the receipts on disk.
+    ///
+    /// # Errors
+    ///
+    /// When the current state cannot be captured or the exploratory log
+    /// cannot be read.
+    pub fn readiness(&self) -> Result<ReadinessSummary, ReceiptError> {
+        let classified = self.classify()?;
+        let exploratory = ExploratoryLog::new(&self.store).count()?;
+        Ok(ReadinessSummary::build(
+            &self.contract,
+            &self.store,
+            &classified,
+            exploratory,
+            |env| environment_digest(env, &self.base_env),
+        ))
+    }
+}
+
+fn short(text: &str) -> String {
+    let text = text.trim();
+    let mut out: String = text.chars().take(DETAIL_CHARS).collect();
+    if text.chars().count() > DETAIL_CHARS {
+        out.push('…');
+    }
+    out
+}
+
+fn argv_text(argv: &[String]) -> String {
+    short(&argv.join(" "))
+}
+
+fn check_assertion(assertion: &Assertion, cwd: &Utf8Path, env: &BaseEnv) -> AssertionResult {
+    match assertion {
+        Assertion::FileExists(path) => {
+            let full = cwd.join(path);
+            let (passed, detail) = match std::fs::metadata(&full) {
+                Ok(m) if m.is_file() => (true, "found".to_owned()),
+                Ok(_) => (false, "exists but is not a file".to_owned()),
+                Err(e) => (false, format!("not found ({})", e.kind())),
+            };
+            AssertionResult::new(format!("file_exists `{path}`"), passed, detail)
+        }
+        Assertion::PathExists(path) => {
+            let full = cwd.join(path);
+            let (passed, detail) = match std::fs::symlink_metadata(&full) {
+                Ok(_) => (true, "found".to_owned()),
+                Err(e) => (false, format!("not found ({})", e.kind())),
+            };
+            AssertionResult::new(format!("path_exists `{path}`"), passed, detail)
+        }
+        Assertion::CommandExists(program) => {
+            let found = find_program(program, cwd, env.get("PATH").unwrap_or(""));
+            let description = format!("command_exists `{program}`");
+            match found {
+                Some(path) => AssertionResult::new(description, true, path),
+                None => AssertionResult::new(description, false, "not found on PATH"),
+            }
+        }
+        Assertion::Version(v) => {
+            let description = format!(
+                "version `{}` {}",
+                argv_text(&v.argv),
+                match &v.expect {
+                    crate::Pattern::Contains(p) => format!("contains `{p}`"),
+                    crate::Pattern::Matches(p) => format!("matches `{p}`"),
+                }
+            );
+            match run_for_output(&v.argv, cwd, env) {
+                Ok(output) => {
+                    let passed = v.expect.is_satisfied_by(&output);
+                    let first = output.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+                    AssertionResult::new(description, passed, format!("printed `{}`", short(first)))
+                }
+                Err(why) => AssertionResult::new(description, false, why),
+            }
+        }
+        Assertion::ImportPath(a) => {
+            let (label, expected) = match &a.expect {
+                PathExpectation::Equals(p) => ("equals", p),
+                PathExpectation::Under(p) => ("under", p),
+            };
+            let description = format!("import_path `{}` {label} `{expected}`", argv_text(&a.argv));
+            match run_for_output(&a.argv, cwd, env) {
+                Ok(output) => {
+                    let printed = output
+                        .lines()
+                        .rev()
+                        .map(str::trim)
+                        .find(|l| !l.is_empty())
+                        .unwrap_or("");
+                    let resolve = |p: &Utf8Path| {
+                        let full = cwd.join(p);
+                        full.canonicalize_utf8().unwrap_or(full)
+                    };
+                    let got = resolve(Utf8Path::new(printed));
+                    let want = resolve(expected);
+                    let passed = !printed.is_empty()
+                        && match &a.expect {
+                            PathExpectation::Equals(_) => got == want,
+                            PathExpectation::Under(_) => got.starts_with(&want),
+                        };
+                    AssertionResult::new(
+                        description,
+                        passed,
+                        format!("printed `{}`", short(printed)),
+                    )
+                }
+                Err(why) => AssertionResult::new(description, false, why),
+            }
+        }
+    }
+}
+
+fn run_for_output(argv: &[String], cwd: &Utf8Path, env: &BaseEnv) -> Result<String, String> {
+    let request = ExecRequest::new(argv.iter().map(OsString::from))
+        .cwd(cwd)
+        .envs(env.clone())
+        .timeout(ASSERTION_TIMEOUT)
+        .grace(Duration::from_secs(1))
+        .keep_stdout(ASSERTION_OUTPUT)
+        .tail_bytes(ASSERTION_OUTPUT);
+    let outcome = exec::run(&request).map_err(|e| orcho_core::error_chain(&e))?;
+    if !outcome.status.success() {
+        return Err(format!("`{}` {}", argv_text(argv), outcome.status));
+    }
+    let mut text = String::from_utf8_lossy(
+        outcome
+            .stdout
+            .kept
+            .as_deref()
+            .unwrap_or(&outcome.stdout.tail),
+    )
+    .into_owned();
+    text.push('\n');
+    text.push_str(&outcome.stderr.tail_lossy());
+    Ok(text)
+}
+
+fn find_program(program: &str, cwd: &Utf8Path, path: &str) -> Option<String> {
+    let executable = |p: &Utf8Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let full = cwd.join(program);
+        return executable(&full).then(|| full.to_string());
+    }
+    path.split(':')
+        .filter(|dir| !dir.is_empty())
+        .map(|dir| Utf8Path::new(dir).join(program))
+        .find(|p| executable(p))
+        .map(|p| p.to_string())
+}
