@@ -233,6 +233,13 @@ impl Advice {
         }
     }
 
+    /// Sets the confidence.
+    #[must_use]
+    pub fn with_confidence(mut self, confidence: Confidence) -> Self {
+        self.confidence = confidence;
+        self
+    }
+
     /// Sets the risks.
     #[must_use]
     pub fn with_risks(mut self, risks: Vec<String>) -> Self {

@@ -77,10 +77,14 @@ mod advisor;
 mod autopilot;
 pub mod decision;
 mod error;
+mod evidence;
 mod format;
 mod glob;
 mod state;
 pub mod store;
+#[cfg(any(test, feature = "test-util"))]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
+pub mod testing;
 mod waiver;
 
 pub use action::{AvailableActions, HandoffAction, HandoffChoice, HandoffPolicy};
@@ -99,6 +103,7 @@ pub use error::{
     DecisionErrorKind, GlobError, HandoffError, HandoffErrorKind, ParseActionError,
     TransitionError, TransitionErrorKind,
 };
+pub use evidence::{AdviceCall, AutopilotStopRecord, HandoffAdviceEvidence, RetryOutcome};
 pub use glob::FileGlob;
 pub use orcho_core as core;
 pub use state::{

@@ -444,47 +444,53 @@ impl HandoffState {
     }
 
     fn decide(self, decision: Decision<HandoffChoice>) -> Result<Self, TransitionError> {
+        // Checks that hold in every state: the decision is for this handoff,
+        // and its action is on the persisted menu.
+        let handoff = self.handoff();
+        if decision.point() != handoff.id() || decision.run() != handoff.run() {
+            let kind = TransitionErrorKind::WrongHandoff {
+                run: decision.run().clone(),
+                handoff: decision.point().clone(),
+            };
+            return Err(TransitionError::new(self, "decide", kind));
+        }
+        let action = decision.payload().action();
+        if !handoff.available_actions.contains(action) {
+            let kind = TransitionErrorKind::NotAvailable {
+                action,
+                available: handoff.available_actions,
+            };
+            return Err(TransitionError::new(self, "decide", kind));
+        }
         match self {
-            Self::Open(handoff) => {
-                if decision.point() != handoff.id() || decision.run() != handoff.run() {
-                    let kind = TransitionErrorKind::WrongHandoff {
-                        run: decision.run().clone(),
-                        handoff: decision.point().clone(),
-                    };
-                    return Err(TransitionError::new(Self::Open(handoff), "decide", kind));
-                }
-                let action = decision.payload().action();
-                if !handoff.available_actions.contains(action) {
-                    let kind = TransitionErrorKind::NotAvailable {
-                        action,
-                        available: handoff.available_actions,
-                    };
-                    return Err(TransitionError::new(Self::Open(handoff), "decide", kind));
-                }
-                Ok(match decision.payload() {
-                    HandoffChoice::Halt => Self::Halted { handoff, decision },
-                    HandoffChoice::Continue
-                    | HandoffChoice::RetryFeedback { .. }
-                    | HandoffChoice::ContinueWithWaiver { .. } => {
-                        Self::Decided { handoff, decision }
-                    }
-                })
+            Self::Open(handoff) => Ok(match decision.payload() {
+                HandoffChoice::Halt => Self::Halted { handoff, decision },
+                HandoffChoice::Continue
+                | HandoffChoice::RetryFeedback { .. }
+                | HandoffChoice::ContinueWithWaiver { .. } => Self::Decided { handoff, decision },
+            }),
+            Self::Decided {
+                decision: ref recorded,
+                ..
             }
-            Self::Decided { .. } | Self::Resumed { .. } | Self::Halted { .. } => {
-                let recorded = self.decision().map(|d| (d.digest(), d.clone()));
-                match recorded {
-                    Some((digest, _)) if digest == decision.digest() => Ok(self),
-                    Some((_, recorded)) => {
-                        let kind = TransitionErrorKind::Conflict {
-                            recorded: recorded.payload().action(),
-                            recorded_by: recorded.decided_by(),
-                            recorded_at: recorded.decided_at(),
-                            attempted: decision.payload().action(),
-                        };
-                        Err(TransitionError::new(self, "decide", kind))
-                    }
-                    None => Ok(self),
+            | Self::Resumed {
+                decision: ref recorded,
+                ..
+            }
+            | Self::Halted {
+                decision: ref recorded,
+                ..
+            } => {
+                if recorded.same_as(&decision) {
+                    return Ok(self);
                 }
+                let kind = TransitionErrorKind::Conflict {
+                    recorded: recorded.payload().action(),
+                    recorded_by: recorded.decided_by(),
+                    recorded_at: recorded.decided_at(),
+                    attempted: action,
+                };
+                Err(TransitionError::new(self, "decide", kind))
             }
         }
     }
@@ -642,22 +648,22 @@ mod tests {
         decided(retry)  decide other retry  refused: a different decision is already recorded (`retry_feedback` by operator at 2026-11-21T12:00:00.000Z); refusing `retry_feedback`
         decided(retry)  decide waiver       refused: a different decision is already recorded (`retry_feedback` by operator at 2026-11-21T12:00:00.000Z); refusing `continue_with_waiver`
         decided(retry)  decide halt         refused: a different decision is already recorded (`retry_feedback` by operator at 2026-11-21T12:00:00.000Z); refusing `halt`
-        decided(retry)  decide continue     refused: a different decision is already recorded (`retry_feedback` by operator at 2026-11-21T12:00:00.000Z); refusing `continue`
-        decided(retry)  decide elsewhere    refused: a different decision is already recorded (`retry_feedback` by operator at 2026-11-21T12:00:00.000Z); refusing `retry_feedback`
+        decided(retry)  decide continue     refused: `continue` is not available; available: retry_feedback, continue_with_waiver, halt
+        decided(retry)  decide elsewhere    refused: the decision is for handoff `0002-implement` of run `run-1`
         decided(retry)  resume              ok -> resumed
         resumed(retry)  decide retry        ok, unchanged (replay)
         resumed(retry)  decide other retry  refused: a different decision is already recorded (`retry_feedback` by operator at 2026-11-21T12:00:00.000Z); refusing `retry_feedback`
         resumed(retry)  decide waiver       refused: a different decision is already recorded (`retry_feedback` by operator at 2026-11-21T12:00:00.000Z); refusing `continue_with_waiver`
         resumed(retry)  decide halt         refused: a different decision is already recorded (`retry_feedback` by operator at 2026-11-21T12:00:00.000Z); refusing `halt`
-        resumed(retry)  decide continue     refused: a different decision is already recorded (`retry_feedback` by operator at 2026-11-21T12:00:00.000Z); refusing `continue`
-        resumed(retry)  decide elsewhere    refused: a different decision is already recorded (`retry_feedback` by operator at 2026-11-21T12:00:00.000Z); refusing `retry_feedback`
+        resumed(retry)  decide continue     refused: `continue` is not available; available: retry_feedback, continue_with_waiver, halt
+        resumed(retry)  decide elsewhere    refused: the decision is for handoff `0002-implement` of run `run-1`
         resumed(retry)  resume              refused: it was already resumed
         halted          decide retry        refused: a different decision is already recorded (`halt` by operator at 2026-11-21T12:00:00.000Z); refusing `retry_feedback`
         halted          decide other retry  refused: a different decision is already recorded (`halt` by operator at 2026-11-21T12:00:00.000Z); refusing `retry_feedback`
         halted          decide waiver       refused: a different decision is already recorded (`halt` by operator at 2026-11-21T12:00:00.000Z); refusing `continue_with_waiver`
         halted          decide halt         ok, unchanged (replay)
-        halted          decide continue     refused: a different decision is already recorded (`halt` by operator at 2026-11-21T12:00:00.000Z); refusing `continue`
-        halted          decide elsewhere    refused: a different decision is already recorded (`halt` by operator at 2026-11-21T12:00:00.000Z); refusing `retry_feedback`
+        halted          decide continue     refused: `continue` is not available; available: retry_feedback, continue_with_waiver, halt
+        halted          decide elsewhere    refused: the decision is for handoff `0002-implement` of run `run-1`
         halted          resume              refused: it was halted; the run is terminal and cannot be resumed
         ");
     }

@@ -78,6 +78,7 @@ impl JournalEntry {
 
 /// What a journal line records.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum JournalEvent {
     /// The handoff opened.
     Opened,
