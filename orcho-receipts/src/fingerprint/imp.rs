@@ -3,7 +3,7 @@
 use std::{
     fs::File,
     io::{self, Read},
-    os::unix::ffi::OsStrExt,
+    os::unix::ffi::{OsStrExt, OsStringExt},
     path::{Path, PathBuf},
     sync::atomic::{AtomicUsize, Ordering},
 };
@@ -158,6 +158,43 @@ impl Fingerprinter {
         root: &Utf8Path,
         subject: &[Utf8PathBuf],
     ) -> Result<Fingerprint, FingerprintError> {
+        let (paths, source) = self.list(root, subject)?;
+        self.fingerprint_paths(root.as_std_path(), &paths, source)
+            .map_err(|(path, source)| {
+                FingerprintError::new(
+                    root,
+                    FingerprintErrorKind::Io {
+                        path: path.to_string_lossy().into_owned(),
+                        source,
+                    },
+                )
+            })
+    }
+
+    /// The paths (relative to `root`, sorted by their bytes) that a
+    /// fingerprint of `root` and `subject` covers, before checking which of
+    /// them still exist.
+    ///
+    /// # Errors
+    ///
+    /// As [`fingerprint`](Self::fingerprint).
+    pub fn files(
+        &self,
+        root: &Utf8Path,
+        subject: &[Utf8PathBuf],
+    ) -> Result<Vec<PathBuf>, FingerprintError> {
+        let (paths, _) = self.list(root, subject)?;
+        Ok(paths
+            .into_iter()
+            .map(|p| PathBuf::from(std::ffi::OsString::from_vec(p)))
+            .collect())
+    }
+
+    fn list(
+        &self,
+        root: &Utf8Path,
+        subject: &[Utf8PathBuf],
+    ) -> Result<(Vec<Vec<u8>>, FileSource), FingerprintError> {
         let (mut paths, source) = if self.use_git && walk::in_git_work_tree(root.as_std_path()) {
             (walk::git_files(root, &self.env)?, FileSource::Git)
         } else {
@@ -171,16 +208,7 @@ impl Fingerprinter {
         });
         paths.sort_unstable();
         paths.dedup();
-        self.fingerprint_paths(root.as_std_path(), &paths, source)
-            .map_err(|(path, source)| {
-                FingerprintError::new(
-                    root,
-                    FingerprintErrorKind::Io {
-                        path: path.to_string_lossy().into_owned(),
-                        source,
-                    },
-                )
-            })
+        Ok((paths, source))
     }
 
     fn excluded_prefixes(&self, root: &Utf8Path) -> Vec<Vec<u8>> {

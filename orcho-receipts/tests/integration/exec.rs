@@ -1,0 +1,231 @@
+//! The one spawn site: statuses, timeouts, process groups, output, cancel.
+
+use std::{thread, time::Duration};
+
+use orcho_receipts::exec::{self, BaseEnv, CancelToken, ExecRequest, ExitStatus, REDACTED};
+
+use crate::{Result, temp, test_env};
+
+fn sh(script: &str) -> ExecRequest {
+    ExecRequest::new(["sh", "-c", script]).envs(test_env())
+}
+
+#[test]
+fn pass_and_fail_are_exit_codes() -> Result {
+    let ok = exec::run(&sh("echo out; echo err >&2"))?;
+    assert_eq!(ok.status, ExitStatus::Exited(0));
+    assert!(ok.status.success());
+    assert_eq!(ok.stdout.tail_lossy(), "out\n");
+    assert_eq!(ok.stderr.tail_lossy(), "err\n");
+    let fail = exec::run(&sh("exit 7"))?;
+    assert_eq!(fail.status, ExitStatus::Exited(7));
+    assert!(!fail.status.success());
+    Ok(())
+}
+
+#[test]
+fn a_signal_is_not_an_exit_code() -> Result {
+    let out = exec::run(&sh("kill -SEGV $$"))?;
+    assert_eq!(out.status, ExitStatus::Signaled(11));
+    insta::assert_snapshot!(out.status, @"killed by signal 11 (SIGSEGV)");
+    Ok(())
+}
+
+#[test]
+fn spawn_failure_is_a_status() -> Result {
+    let out = exec::run(&ExecRequest::new(["/definitely/not/a/program"]))?;
+    insta::assert_snapshot!(out.status, @"could not be started: program not found");
+    let dir = temp()?;
+    let out = exec::run(
+        &ExecRequest::new(["true"])
+            .envs(test_env())
+            .cwd(dir.path.join("missing")),
+    )?;
+    assert!(
+        matches!(out.status, ExitStatus::SpawnFailed { .. }),
+        "{:?}",
+        out.status
+    );
+    assert!(out.status.to_string().contains("does not exist"));
+    let out = exec::run(&ExecRequest::new(Vec::<String>::new()))?;
+    assert!(matches!(out.status, ExitStatus::SpawnFailed { .. }));
+    Ok(())
+}
+
+#[test]
+fn the_environment_is_exactly_the_requested_one() -> Result {
+    let out = exec::run(
+        &ExecRequest::new(["env"])
+            .envs(BaseEnv::empty().with("PATH", "/usr/bin:/bin"))
+            .env("ONLY", "this")
+            .keep_stdout(1 << 16),
+    )?;
+    let text = String::from_utf8(out.stdout.kept.unwrap_or_default())?;
+    let mut vars: Vec<&str> = text.lines().collect();
+    vars.sort_unstable();
+    assert_eq!(vars, ["ONLY=this", "PATH=/usr/bin:/bin"]);
+    Ok(())
+}
+
+fn pid_alive(pid: &str) -> bool {
+    // A zombie waiting for its reaper is dead for our purposes.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+fn wait_dead(pid: &str) -> bool {
+    // Reaping by init is asynchronous; poll for up to 10 s before declaring
+    // the child alive (a fact, not a speed requirement).
+    for _ in 0..1000 {
+        if !pid_alive(pid) {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
+#[test]
+fn timeout_kills_a_group_that_ignores_sigterm() -> Result {
+    let dir = temp()?;
+    let pids = dir.path.join("pids");
+    // The shell and its children ignore SIGTERM; the children are in the
+    // same process group and must die with it.
+    let script = format!(
+        "trap '' TERM; sleep 1000 & echo $! > {pids}; sleep 1000 & echo $! >> {pids}; echo started; wait"
+    );
+    let out = exec::run(
+        &sh(&script)
+            .timeout(Duration::from_millis(300))
+            .grace(Duration::from_millis(200)),
+    )?;
+    assert_eq!(
+        out.status,
+        ExitStatus::TimedOut {
+            after: Duration::from_millis(300)
+        }
+    );
+    assert_eq!(out.stdout.tail_lossy(), "started\n");
+    let pids = std::fs::read_to_string(&pids)?;
+    let pids: Vec<&str> = pids.lines().collect();
+    assert_eq!(pids.len(), 2);
+    for pid in pids {
+        assert!(wait_dead(pid), "child {pid} survived the timeout");
+    }
+    Ok(())
+}
+
+#[test]
+fn cancel_from_another_thread_kills_the_group() -> Result {
+    let dir = temp()?;
+    let pid_file = dir.path.join("pid");
+    let token = CancelToken::new();
+    let canceller = token.clone();
+    let watched = pid_file.clone();
+    let t = thread::spawn(move || {
+        // Cancel once the child is surely running.
+        while !watched.exists() {
+            thread::sleep(Duration::from_millis(5));
+        }
+        canceller.cancel();
+    });
+    let out = exec::run(
+        &sh(&format!("sleep 1000 & echo $! > {pid_file}; wait"))
+            .grace(Duration::from_millis(500))
+            .cancel(token.clone()),
+    )?;
+    t.join().map_err(|_| "canceller panicked")?;
+    assert_eq!(out.status, ExitStatus::Cancelled);
+    let pid = std::fs::read_to_string(&pid_file)?;
+    assert!(wait_dead(pid.trim()));
+    // Cancelling is sticky: a new command with the same token does not run.
+    let again = exec::run(&sh(&format!("touch {}/ran", dir.path)).cancel(token))?;
+    assert_eq!(again.status, ExitStatus::Cancelled);
+    Ok(())
+}
+
+#[test]
+fn a_leaked_background_process_does_not_hang_us() -> Result {
+    let dir = temp()?;
+    let pid_file = dir.path.join("pid");
+    // The shell exits at once but leaves a child holding stdout open.
+    let out = exec::run(&sh(&format!(
+        "sleep 1000 & echo $! > {pid_file}; echo done"
+    )))?;
+    assert_eq!(out.status, ExitStatus::Exited(0));
+    assert_eq!(out.stdout.tail_lossy(), "done\n");
+    let pid = std::fs::read_to_string(&pid_file)?;
+    assert!(wait_dead(pid.trim()), "the leaked child was not killed");
+    Ok(())
+}
+
+#[test]
+fn a_flood_of_output_keeps_a_bounded_tail_and_a_full_log() -> Result {
+    let dir = temp()?;
+    let log = dir.path.join("stdout.log");
+    let err_log = dir.path.join("stderr.log");
+    // 64 MiB on stdout and 16 MiB on stderr at the same time: drained
+    // concurrently, or the child would block on a full pipe.
+    let out = exec::run(
+        &sh("head -c 16777216 /dev/zero >&2 & head -c 67108864 /dev/zero | tr '\\0' x; wait; printf END")
+            .tail_bytes(1024)
+            .stdout_log(&log)
+            .stderr_log(&err_log),
+    )?;
+    assert_eq!(out.status, ExitStatus::Exited(0));
+    assert_eq!(out.stdout.total_bytes, (64 << 20) + 3);
+    assert_eq!(out.stdout.tail.len(), 1024);
+    assert!(out.stdout.tail.ends_with(b"xxxEND"));
+    assert!(!out.stdout.is_complete());
+    assert_eq!(std::fs::metadata(&log)?.len(), (64 << 20) + 3);
+    assert_eq!(out.stderr.total_bytes, 16 << 20);
+    assert_eq!(std::fs::metadata(&err_log)?.len(), 16 << 20);
+    let digest = out.stdout.log.as_ref().map(|l| l.digest).ok_or("no log")?;
+    let bytes = std::fs::read(&log)?;
+    assert_eq!(
+        digest,
+        orcho_core::Digest::derive("orcho command log v1", &bytes)
+    );
+    Ok(())
+}
+
+#[test]
+fn secrets_are_redacted_from_logs_and_tails() -> Result {
+    let dir = temp()?;
+    let log = dir.path.join("out.log");
+    let out = exec::run(
+        &sh("echo \"token=$TOKEN\"; head -c 65530 /dev/zero | tr '\\0' a; echo \"$TOKEN\"; echo \"$TOKEN\" >&2")
+            .tail_bytes(1 << 20)
+            .env("TOKEN", "s3cr3t-value")
+            .redact("s3cr3t-value")
+            .stdout_log(&log),
+    )?;
+    let tail = out.stdout.tail_lossy();
+    assert!(tail.starts_with(&format!("token={REDACTED}\n")), "{tail}");
+    assert!(!tail.contains("s3cr3t-value"));
+    assert!(
+        tail.ends_with(&format!("a{REDACTED}\n")),
+        "a secret across a read boundary"
+    );
+    let logged = std::fs::read_to_string(&log)?;
+    assert!(!logged.contains("s3cr3t-value"));
+    assert_eq!(logged.matches(REDACTED).count(), 2);
+    assert_eq!(out.stderr.tail_lossy(), format!("{REDACTED}\n"));
+    Ok(())
+}
+
+#[test]
+fn many_short_commands_in_parallel() -> Result {
+    let handles: Vec<_> = (0..16)
+        .map(|i| thread::spawn(move || exec::run(&sh(&format!("exit {i}")))))
+        .collect();
+    for (i, h) in handles.into_iter().enumerate() {
+        let out = h.join().map_err(|_| "panicked")??;
+        assert_eq!(out.status, ExitStatus::Exited(i32::try_from(i)?));
+    }
+    Ok(())
+}

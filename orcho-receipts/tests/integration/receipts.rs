@@ -1,0 +1,578 @@
+//! Running declared commands, writing receipts, and classifying them.
+
+use std::{sync::Arc, time::Duration};
+
+use camino::Utf8PathBuf;
+use orcho_core::{Digest, FixedClock};
+use orcho_receipts::{
+    COMMAND_RECEIPT_CONTEXT, CommandName, Failure, InvalidReason, LoadedReceipt, NextAction,
+    ReceiptKey, ReceiptStatus, ReceiptStore, StaleReason, VerificationContract, Verifier,
+    exec::BaseEnv,
+};
+use proptest::prelude::*;
+
+use crate::{Result, Temp, temp, write};
+
+pub(crate) const CONTRACT: &str = r#"
+environments:
+  - name: default
+    dependencies:
+      - { name: lib, path: ../lib }
+    assertions:
+      - file_exists: Cargo.toml
+      - path_exists: scripts
+commands:
+  - name: test
+    argv: [sh, -c, "test -f src/lib.rs && echo ok"]
+    timeout: 1m
+  - name: lint
+    argv: [sh, -c, "echo 'warning: lint' >&2; exit 1"]
+  - name: slow
+    argv: [sh, -c, "trap '' TERM; sleep 1000"]
+    timeout: 200ms
+  - name: missing-tool
+    argv: [no-such-tool-anywhere]
+  - name: formatter
+    argv: [sh, -c, "echo '// formatted' >> src/lib.rs"]
+  - name: secretive
+    argv: [sh, -c, "echo \"using $TOKEN\"; echo \"$TOKEN\" >&2"]
+    secrets: [TOKEN]
+required: [test, lint]
+"#;
+
+pub(crate) struct Fixture {
+    pub(crate) _dir: Temp,
+    pub(crate) checkout: Utf8PathBuf,
+    pub(crate) lib: Utf8PathBuf,
+    pub(crate) clock: Arc<FixedClock>,
+}
+
+pub(crate) fn fixture() -> Result<Fixture> {
+    let dir = temp()?;
+    let checkout = dir.path.join("checkout");
+    let lib = dir.path.join("lib");
+    write(
+        &checkout,
+        "Cargo.toml",
+        "[package]\nname = \"demo\"\n",
+        0o644,
+    )?;
+    write(
+        &checkout,
+        "src/lib.rs",
+        "pub fn answer() -> u32 { 42 }\n",
+        0o644,
+    )?;
+    write(&checkout, "scripts/check.sh", "#!/bin/sh\n", 0o755)?;
+    write(&lib, "lib.rs", "pub fn helper() {}\n", 0o644)?;
+    Ok(Fixture {
+        _dir: dir,
+        checkout,
+        lib,
+        clock: Arc::new(FixedClock::new("2026-11-21T12:00:00Z".parse()?)),
+    })
+}
+
+/// A base environment that is the same on every machine, for snapshots.
+pub(crate) fn fixed_env() -> BaseEnv {
+    BaseEnv::empty().with("PATH", "/usr/bin:/bin")
+}
+
+impl Fixture {
+    pub(crate) fn store(&self) -> ReceiptStore {
+        ReceiptStore::new(self.checkout.join(".orcho"))
+    }
+
+    pub(crate) fn verifier_with(&self, contract: &str, store: ReceiptStore) -> Result<Verifier> {
+        let contract: VerificationContract = serde_yaml::from_str(contract)?;
+        Ok(Verifier::new(contract, &self.checkout, store)?
+            .with_clock(Arc::clone(&self.clock))
+            .with_base_env(fixed_env())
+            .with_grace(Duration::from_millis(100))
+            .with_secret("TOKEN", "hunter2-very-secret"))
+    }
+
+    pub(crate) fn verifier(&self) -> Result<Verifier> {
+        self.verifier_with(CONTRACT, self.store())
+    }
+
+    pub(crate) fn latest(&self, command: &str) -> Utf8PathBuf {
+        self.checkout
+            .join(".orcho/receipts")
+            .join(command)
+            .join("latest.json")
+    }
+}
+
+pub(crate) fn name(s: &str) -> CommandName {
+    s.parse().expect("valid name")
+}
+
+pub(crate) fn status(v: &Verifier, command: &str) -> Result<ReceiptStatus> {
+    let all = v.classify()?;
+    Ok(all
+        .into_iter()
+        .find(|c| c.command.as_str() == command)
+        .ok_or("not classified")?
+        .status)
+}
+
+fn stale_reasons(s: ReceiptStatus) -> Vec<StaleReason> {
+    match s {
+        ReceiptStatus::Stale(reasons) => reasons,
+        other => panic!("expected stale, got {other}"),
+    }
+}
+
+#[test]
+fn a_passing_run_is_present_with_history_and_logs() -> Result {
+    let f = fixture()?;
+    let v = f.verifier()?;
+    assert_eq!(status(&v, "test")?, ReceiptStatus::Missing);
+    let receipt = v.run_command(&name("test"), None)?;
+    assert!(receipt.passed());
+    assert_eq!(receipt.stdout.tail, "ok\n");
+    assert_eq!(receipt.subject_before, receipt.subject_after);
+    assert_eq!(receipt.assertions.len(), 2);
+    assert!(receipt.assertions.iter().all(|a| a.passed));
+    assert_eq!(receipt.dependencies.len(), 1);
+    assert!(receipt.dependencies[0].fingerprint.is_some());
+    assert_eq!(status(&v, "test")?, ReceiptStatus::Present);
+
+    let store = f.store();
+    assert_eq!(store.history(&name("test"))?.len(), 1);
+    let log = receipt.stdout.path.as_ref().ok_or("no log")?;
+    let bytes = std::fs::read(store.dir().join(log))?;
+    assert_eq!(bytes, b"ok\n");
+    assert_eq!(
+        receipt.stdout.digest,
+        Some(Digest::derive("orcho command log v1", &bytes))
+    );
+    Ok(())
+}
+
+#[test]
+fn history_is_immutable_and_grows() -> Result {
+    let f = fixture()?;
+    let v = f.verifier()?;
+    v.run_command(&name("test"), None)?;
+    let store = f.store();
+    let first = store.history(&name("test"))?;
+    let first_bytes = std::fs::read(&first[0])?;
+    // Same clock instant: the second run still gets its own history file.
+    v.run_command(&name("test"), None)?;
+    f.clock.advance(Duration::from_secs(1));
+    v.run_command(&name("test"), None)?;
+    let all = store.history(&name("test"))?;
+    assert_eq!(all.len(), 3);
+    assert_eq!(std::fs::read(&first[0])?, first_bytes);
+    for path in &all {
+        assert!(matches!(
+            store.load_command_receipt_file(path, &name("test")),
+            LoadedReceipt::Valid(_)
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn each_failure_is_distinguishable() -> Result {
+    let f = fixture()?;
+    let v = f.verifier()?;
+    for (command, expected) in [
+        ("lint", "exited with code 1"),
+        ("slow", "timed out after 200ms"),
+        ("missing-tool", "could not be started: program not found"),
+    ] {
+        v.run_command(&name(command), None)?;
+        let s = status(&v, command)?;
+        assert_eq!(s.next_action(), Some(NextAction::Fix));
+        assert_eq!(s.reason(), expected);
+    }
+    assert!(matches!(
+        status(&v, "slow")?,
+        ReceiptStatus::Failed {
+            failure: Failure::Timeout { .. },
+            ..
+        }
+    ));
+    Ok(())
+}
+
+#[test]
+fn a_failed_environment_assertion_fails_the_receipt() -> Result {
+    let f = fixture()?;
+    std::fs::remove_file(f.checkout.join("Cargo.toml"))?;
+    let v = f.verifier()?;
+    let env = v.check_environment(&"default".parse()?)?;
+    assert!(!env.passed());
+    insta::assert_snapshot!(format!("{}: {}", env.results[0].description, env.results[0].detail), @"file_exists `Cargo.toml`: not found (entity not found)");
+    let receipt = v.run_command(&name("test"), None)?;
+    assert!(receipt.exit.success(), "the command itself passed");
+    match status(&v, "test")? {
+        ReceiptStatus::Failed {
+            failure: Failure::AssertionFailed { assertion, .. },
+            ..
+        } => assert_eq!(assertion, "file_exists `Cargo.toml`"),
+        other => panic!("expected a failed assertion, got {other}"),
+    }
+    Ok(())
+}
+
+#[test]
+fn stale_by_edit_new_file_deleted_file_and_mode_change() -> Result {
+    type Mutation = fn(&Fixture) -> Result;
+    let cases: [(&str, Mutation); 4] = [
+        ("edit", |f| {
+            write(
+                &f.checkout,
+                "src/lib.rs",
+                "pub fn answer() -> u32 { 41 }\n",
+                0o644,
+            )
+        }),
+        ("new file", |f| {
+            write(&f.checkout, "src/new.rs", "\n", 0o644)
+        }),
+        ("deleted file", |f| {
+            Ok(std::fs::remove_file(f.checkout.join("scripts/check.sh"))?)
+        }),
+        ("mode change", |f| {
+            write(&f.checkout, "scripts/check.sh", "#!/bin/sh\n", 0o644)
+        }),
+    ];
+    for (what, mutate) in cases {
+        let f = fixture()?;
+        let v = f.verifier()?;
+        v.run_command(&name("test"), None)?;
+        assert_eq!(status(&v, "test")?, ReceiptStatus::Present, "{what}");
+        mutate(&f)?;
+        let reasons = stale_reasons(status(&v, "test")?);
+        assert!(
+            matches!(reasons.as_slice(), [StaleReason::Subject { recorded, current }] if recorded != current),
+            "{what}: {reasons:?}"
+        );
+        assert_eq!(status(&v, "test")?.next_action(), Some(NextAction::Rerun));
+    }
+    Ok(())
+}
+
+#[test]
+fn stale_by_a_moved_dependency_checkout() -> Result {
+    let f = fixture()?;
+    let v = f.verifier()?;
+    v.run_command(&name("test"), None)?;
+    // The dependency checkout moves to other contents (a new commit).
+    write(&f.lib, "lib.rs", "pub fn helper() { todo() }\n", 0o644)?;
+    let reasons = stale_reasons(status(&v, "test")?);
+    assert_eq!(reasons.len(), 1);
+    insta::assert_snapshot!(reasons[0], @"dependency `lib` changed");
+
+    // The dependency is moved to another path: the environment changed, and
+    // the dependency as recorded is gone from where it was.
+    let f = fixture()?;
+    let v = f.verifier()?;
+    v.run_command(&name("test"), None)?;
+    std::fs::rename(&f.lib, f.lib.with_file_name("lib-moved"))?;
+    let reasons = stale_reasons(status(&v, "test")?);
+    insta::assert_snapshot!(reasons.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "), @"dependency `lib` is gone");
+    let moved = CONTRACT.replace("../lib", "../lib-moved");
+    let v = f.verifier_with(&moved, f.store())?;
+    let reasons = stale_reasons(status(&v, "test")?);
+    assert!(
+        reasons
+            .iter()
+            .any(|r| matches!(r, StaleReason::Environment { .. })),
+        "{reasons:?}"
+    );
+    Ok(())
+}
+
+#[test]
+fn stale_by_a_changed_argv() -> Result {
+    let f = fixture()?;
+    f.verifier()?.run_command(&name("test"), None)?;
+    let changed = CONTRACT.replace(
+        "test -f src/lib.rs && echo ok",
+        "test -f src/lib.rs && echo fine",
+    );
+    let v = f.verifier_with(&changed, f.store())?;
+    let reasons = stale_reasons(status(&v, "test")?);
+    assert!(
+        matches!(reasons.as_slice(), [StaleReason::CommandSpec { .. }]),
+        "{reasons:?}"
+    );
+    insta::assert_snapshot!(reasons[0], @"the declared command changed");
+    Ok(())
+}
+
+#[test]
+fn a_changed_base_environment_is_stale() -> Result {
+    let f = fixture()?;
+    f.verifier()?.run_command(&name("test"), None)?;
+    let v = f
+        .verifier()?
+        .with_base_env(fixed_env().with("LANG", "C.UTF-8"));
+    let reasons = stale_reasons(status(&v, "test")?);
+    insta::assert_snapshot!(reasons[0], @"environment `default` changed");
+    Ok(())
+}
+
+#[test]
+fn all_stale_reasons_are_listed() -> Result {
+    let f = fixture()?;
+    f.verifier()?.run_command(&name("test"), None)?;
+    write(&f.checkout, "src/lib.rs", "changed\n", 0o644)?;
+    write(&f.lib, "lib.rs", "changed\n", 0o644)?;
+    let changed = CONTRACT.replace("echo ok", "echo OK");
+    let v = f.verifier_with(&changed, f.store())?;
+    insta::assert_snapshot!(status(&v, "test")?, @"stale: the declared command changed; the subject changed since it ran; dependency `lib` changed");
+    Ok(())
+}
+
+#[test]
+fn failed_outranks_stale() -> Result {
+    let f = fixture()?;
+    let v = f.verifier()?;
+    v.run_command(&name("lint"), None)?;
+    write(&f.checkout, "src/lib.rs", "changed\n", 0o644)?;
+    match status(&v, "lint")? {
+        ReceiptStatus::Failed { failure, stale } => {
+            assert_eq!(failure, Failure::ExitCode(1));
+            assert_eq!(
+                stale.len(),
+                1,
+                "the staleness is reported beside the failure"
+            );
+        }
+        other => panic!("expected failed, got {other}"),
+    }
+    Ok(())
+}
+
+#[test]
+fn a_command_that_changes_its_subject_is_no_proof() -> Result {
+    let f = fixture()?;
+    let v = f.verifier()?;
+    let receipt = v.run_command(&name("formatter"), None)?;
+    assert!(receipt.passed());
+    assert_ne!(receipt.subject_before, receipt.subject_after);
+    let reasons = stale_reasons(status(&v, "formatter")?);
+    assert!(
+        reasons
+            .iter()
+            .any(|r| matches!(r, StaleReason::ChangedByRun { .. })),
+        "{reasons:?}"
+    );
+    Ok(())
+}
+
+#[test]
+fn secrets_never_reach_receipts_or_logs() -> Result {
+    let f = fixture()?;
+    let v = f.verifier()?;
+    let receipt = v.run_command(&name("secretive"), None)?;
+    assert_eq!(receipt.stdout.tail, "using [redacted]\n");
+    assert_eq!(receipt.stderr.tail, "[redacted]\n");
+    assert_eq!(receipt.spec.secrets, ["TOKEN"]);
+    let store = f.store();
+    let mut checked = 0;
+    for path in walk(store.dir().as_std_path())? {
+        let bytes = std::fs::read(&path)?;
+        assert!(
+            !bytes.windows(7).any(|w| w == b"hunter2"),
+            "the secret leaked into {}",
+            path.display()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 4, "receipt, history and two logs were checked");
+    Ok(())
+}
+
+fn walk(dir: &std::path::Path) -> Result<Vec<std::path::PathBuf>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            out.extend(walk(&path)?);
+        } else {
+            out.push(path);
+        }
+    }
+    Ok(out)
+}
+
+#[test]
+fn a_hand_edited_receipt_is_invalid() -> Result {
+    let f = fixture()?;
+    let v = f.verifier()?;
+    v.run_command(&name("lint"), None)?;
+    let path = f.latest("lint");
+    let text = std::fs::read_to_string(&path)?;
+    // The agent turns the failure into a pass.
+    let edited = text.replace("\"code\": 1", "\"code\": 0");
+    assert_ne!(edited, text);
+    crate::write_bytes(&path, edited.as_bytes())?;
+    let s = status(&v, "lint")?;
+    assert_eq!(s, ReceiptStatus::Invalid(InvalidReason::DigestMismatch));
+    assert_eq!(s.next_action(), Some(NextAction::Investigate));
+    insta::assert_snapshot!(s, @"invalid: the receipt's digest does not match its contents");
+    Ok(())
+}
+
+/// Rewrites a receipt's body and recomputes its digest the way a forger who
+/// read this crate's source would.
+fn forge(path: &camino::Utf8Path, edit: impl Fn(&str) -> String) -> Result {
+    let text = std::fs::read_to_string(path)?;
+    let at = text.rfind("\n  \"digest\": ").ok_or("no digest line")?;
+    let body = edit(&text[..at]);
+    let digest = Digest::derive(COMMAND_RECEIPT_CONTEXT, body.as_bytes());
+    let forged = format!("{body}\n  \"digest\": \"{digest}\"\n}}\n");
+    crate::write_bytes(path, forged.as_bytes())?;
+    Ok(())
+}
+
+#[test]
+fn a_forged_receipt_fails_the_mac() -> Result {
+    let f = fixture()?;
+    let key = ReceiptKey::derive_from_secret(b"host secret kept outside the checkout");
+    let keyed = f.store().with_key(key);
+    let v = f.verifier_with(CONTRACT, keyed)?;
+    v.run_command(&name("lint"), None)?;
+    assert!(std::fs::read_to_string(f.latest("lint"))?.contains("\"mac\": \"blake3:"));
+    assert!(matches!(status(&v, "lint")?, ReceiptStatus::Failed { .. }));
+
+    forge(&f.latest("lint"), |body| {
+        body.replace("\"code\": 1", "\"code\": 0")
+    })?;
+    assert_eq!(
+        status(&v, "lint")?,
+        ReceiptStatus::Invalid(InvalidReason::MissingMac)
+    );
+    // Without the key, the forgery would pass the digest check: this is what
+    // the key is for.
+    let unkeyed = f.verifier()?;
+    assert!(!matches!(
+        status(&unkeyed, "lint")?,
+        ReceiptStatus::Invalid(_)
+    ));
+
+    // A MAC made with another key does not help either.
+    let other = f.store().with_key(ReceiptKey::from_bytes([7; 32]));
+    let v_other = f.verifier_with(CONTRACT, other)?;
+    v_other.run_command(&name("test"), None)?;
+    assert_eq!(
+        status(&v, "test")?,
+        ReceiptStatus::Invalid(InvalidReason::MacMismatch)
+    );
+    Ok(())
+}
+
+#[test]
+fn a_receipt_from_a_newer_schema_is_invalid_and_never_overwritten() -> Result {
+    let f = fixture()?;
+    let v = f.verifier()?;
+    v.run_command(&name("test"), None)?;
+    let path = f.latest("test");
+    let future =
+        "{\n  \"schema\": 2,\n  \"command\": \"test\",\n  \"verdict\": {\"nested\": [1, 2]}\n}\n";
+    crate::write_bytes(&path, future.as_bytes())?;
+    let s = status(&v, "test")?;
+    assert!(
+        matches!(s, ReceiptStatus::Invalid(InvalidReason::TooNew { .. })),
+        "{s}"
+    );
+    insta::assert_snapshot!(s, @"invalid: the receipt has schema 2, newer than 1; upgrade Orcho to read it");
+    let err = v.run_command(&name("test"), None).unwrap_err();
+    insta::assert_snapshot!(orcho_core::error_chain(&err).replace(f.checkout.as_str(), "<checkout>"), @"command `test`: caused by: `<checkout>/.orcho/receipts/test/latest.json` has schema 2, newer than this build writes; refusing to overwrite it");
+    assert_eq!(std::fs::read_to_string(&path)?, future);
+    Ok(())
+}
+
+#[test]
+fn truncated_json_is_invalid() -> Result {
+    let f = fixture()?;
+    let v = f.verifier()?;
+    v.run_command(&name("test"), None)?;
+    let path = f.latest("test");
+    let bytes = std::fs::read(&path)?;
+    crate::write_bytes(&path, &bytes[..bytes.len() / 2])?;
+    let s = status(&v, "test")?;
+    assert!(
+        matches!(s, ReceiptStatus::Invalid(InvalidReason::Malformed { .. })),
+        "{s}"
+    );
+    assert!(
+        s.to_string()
+            .starts_with("invalid: the receipt is not valid at line")
+    );
+    // Every truncation of a good receipt is invalid, none is present.
+    let store = f.store();
+    for cut in (0..bytes.len()).step_by(7) {
+        crate::write_bytes(&path, &bytes[..cut])?;
+        assert!(
+            matches!(
+                store.load_command_receipt(&name("test")),
+                LoadedReceipt::Invalid(_)
+            ),
+            "cut at {cut}"
+        );
+    }
+    // An unreadable receipt (a directory) is invalid too.
+    std::fs::remove_file(&path)?;
+    std::fs::create_dir(&path)?;
+    assert!(matches!(
+        status(&v, "test")?,
+        ReceiptStatus::Invalid(InvalidReason::Unreadable { .. })
+    ));
+    Ok(())
+}
+
+#[test]
+fn a_receipt_copied_from_another_command_is_invalid() -> Result {
+    let f = fixture()?;
+    let v = f.verifier()?;
+    v.run_command(&name("test"), None)?;
+    std::fs::create_dir_all(f.latest("lint").parent().ok_or("no parent")?)?;
+    std::fs::copy(f.latest("test"), f.latest("lint"))?;
+    insta::assert_snapshot!(status(&v, "lint")?, @"invalid: the file is the receipt of `test`");
+    Ok(())
+}
+
+#[test]
+fn receipt_json_snapshot() -> Result {
+    let f = fixture()?;
+    let v = f.verifier()?;
+    v.run_command(&name("test"), None)?;
+    insta::assert_snapshot!("receipt_passed", std::fs::read_to_string(f.latest("test"))?);
+    v.run_command(&name("lint"), None)?;
+    insta::assert_snapshot!("receipt_failed", std::fs::read_to_string(f.latest("lint"))?);
+    let env = v.check_environment(&"default".parse()?)?;
+    assert!(env.passed());
+    let env_file = f
+        .checkout
+        .join(".orcho/receipts/_environments/default/latest.json");
+    insta::assert_snapshot!("env_receipt", std::fs::read_to_string(env_file)?);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn garbage_never_panics_and_is_never_present(bytes in proptest::collection::vec(any::<u8>(), 0..512), prefix in any::<bool>()) {
+        let dir = temp().unwrap();
+        let store = ReceiptStore::new(dir.path.join(".orcho"));
+        let path = store.command_dir(&name("test")).join("latest.json");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut content = if prefix { b"{\n  \"schema\": 1,\n".to_vec() } else { Vec::new() };
+        content.extend_from_slice(&bytes);
+        crate::write_bytes(&path, &content).unwrap();
+        prop_assert!(matches!(store.load_command_receipt(&name("test")), LoadedReceipt::Invalid(_)));
+        let env = store.environment_dir(&"default".parse().unwrap()).join("latest.json");
+        std::fs::create_dir_all(env.parent().unwrap()).unwrap();
+        crate::write_bytes(&env, &content).unwrap();
+        prop_assert!(matches!(store.load_env_receipt(&"default".parse().unwrap()), LoadedReceipt::Invalid(_)));
+    }
+}
