@@ -193,6 +193,20 @@ pub struct ExecOutcome {
 /// process cannot be supervised (a pipe read fails). The process group is
 /// killed before returning it.
 pub fn run(request: &ExecRequest) -> Result<ExecOutcome, ExecError> {
+    run_streaming(request, &mut |_| {})
+}
+
+/// Like [`run`], and also hands each chunk of (redacted) standard output to
+/// `on_stdout` as it arrives, for callers that process a command's output
+/// while it is still running.
+///
+/// # Errors
+///
+/// As [`run`].
+pub fn run_streaming(
+    request: &ExecRequest,
+    on_stdout: &mut dyn FnMut(&[u8]),
+) -> Result<ExecOutcome, ExecError> {
     let program = request.program();
     let err = |kind| ExecError::new(&program, kind);
     let mut stdout_sink = Sink::new(
@@ -218,10 +232,10 @@ pub fn run(request: &ExecRequest) -> Result<ExecOutcome, ExecError> {
             },
             duration: started.elapsed(),
             stdout: stdout_sink
-                .finish()
+                .finish(on_stdout)
                 .map_err(|e| err(ExecErrorKind::Log(e)))?,
             stderr: stderr_sink
-                .finish()
+                .finish(&mut |_| {})
                 .map_err(|e| err(ExecErrorKind::Log(e)))?,
         });
     };
@@ -246,26 +260,32 @@ pub fn run(request: &ExecRequest) -> Result<ExecOutcome, ExecError> {
                 },
                 duration: started.elapsed(),
                 stdout: stdout_sink
-                    .finish()
+                    .finish(on_stdout)
                     .map_err(|e| err(ExecErrorKind::Log(e)))?,
                 stderr: stderr_sink
-                    .finish()
+                    .finish(&mut |_| {})
                     .map_err(|e| err(ExecErrorKind::Log(e)))?,
             });
         }
     };
     let mut group = Group::new(child);
-    let status = supervise(request, &mut group, &mut stdout_sink, &mut stderr_sink)
-        .map_err(|e| err(ExecErrorKind::Supervise(e)))?;
+    let status = supervise(
+        request,
+        &mut group,
+        &mut stdout_sink,
+        &mut stderr_sink,
+        on_stdout,
+    )
+    .map_err(|e| err(ExecErrorKind::Supervise(e)))?;
     let duration = started.elapsed();
     Ok(ExecOutcome {
         status,
         duration,
         stdout: stdout_sink
-            .finish()
+            .finish(on_stdout)
             .map_err(|e| err(ExecErrorKind::Log(e)))?,
         stderr: stderr_sink
-            .finish()
+            .finish(&mut |_| {})
             .map_err(|e| err(ExecErrorKind::Log(e)))?,
     })
 }
@@ -343,6 +363,7 @@ fn supervise(
     group: &mut Group,
     stdout_sink: &mut Sink,
     stderr_sink: &mut Sink,
+    on_stdout: &mut dyn FnMut(&[u8]),
 ) -> io::Result<ExitStatus> {
     let started = Instant::now();
     let deadline = request.timeout.map(|t| started + t);
@@ -472,13 +493,13 @@ fn supervise(
         };
         if out_ready
             && let Some(s) = &mut stdout
-            && !drain_once(s, &mut buf, stdout_sink)?
+            && !drain_once(s, &mut buf, stdout_sink, on_stdout)?
         {
             stdout = None;
         }
         if err_ready
             && let Some(s) = &mut stderr
-            && !drain_once(s, &mut buf, stderr_sink)?
+            && !drain_once(s, &mut buf, stderr_sink, &mut |_| {})?
         {
             stderr = None;
         }
@@ -513,10 +534,15 @@ fn supervise(
 }
 
 /// One read from a readable pipe; `false` at end of file.
-fn drain_once<R: Read>(reader: &mut R, buf: &mut [u8], sink: &mut Sink) -> io::Result<bool> {
+fn drain_once<R: Read>(
+    reader: &mut R,
+    buf: &mut [u8],
+    sink: &mut Sink,
+    observe: &mut dyn FnMut(&[u8]),
+) -> io::Result<bool> {
     match reader.read(buf) {
         Ok(0) => Ok(false),
-        Ok(n) => sink.write(&buf[..n]).map(|()| true),
+        Ok(n) => sink.write(&buf[..n], observe).map(|()| true),
         Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(true),
         Err(e) => Err(e),
     }

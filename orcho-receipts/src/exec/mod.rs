@@ -44,6 +44,8 @@ mod status;
 
 pub use cancel::CancelToken;
 pub use env::{BASE_ENV_VARS, BaseEnv};
-pub use imp::{DEFAULT_GRACE, DEFAULT_TAIL_BYTES, ExecOutcome, ExecRequest, LEAK_GRACE, run};
+pub use imp::{
+    DEFAULT_GRACE, DEFAULT_TAIL_BYTES, ExecOutcome, ExecRequest, LEAK_GRACE, run, run_streaming,
+};
 pub use output::{CapturedOutput, LogFile, REDACTED};
 pub use status::{ExitStatus, signal_name};

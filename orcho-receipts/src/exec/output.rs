@@ -172,10 +172,14 @@ impl Sink {
         })
     }
 
-    pub(crate) fn write(&mut self, chunk: &[u8]) -> io::Result<()> {
+    /// Takes a chunk; `observe` sees the redacted bytes that are final.
+    pub(crate) fn write(&mut self, chunk: &[u8], observe: &mut dyn FnMut(&[u8])) -> io::Result<()> {
         let mut out = std::mem::take(&mut self.scratch);
         out.clear();
         self.redactor.push(chunk, &mut out);
+        if !out.is_empty() {
+            observe(&out);
+        }
         let result = self.emit(&out);
         self.scratch = out;
         result
@@ -211,9 +215,12 @@ impl Sink {
         Ok(())
     }
 
-    pub(crate) fn finish(mut self) -> io::Result<CapturedOutput> {
+    pub(crate) fn finish(mut self, observe: &mut dyn FnMut(&[u8])) -> io::Result<CapturedOutput> {
         let mut rest = Vec::new();
         self.redactor.finish(&mut rest);
+        if !rest.is_empty() {
+            observe(&rest);
+        }
         self.emit(&rest)?;
         let log = match self.log.take() {
             Some((path, w)) => {
@@ -299,10 +306,10 @@ mod tests {
     fn tail_is_bounded() {
         let mut sink = Sink::new(None, 10, None, &[]).unwrap();
         for _ in 0..1000 {
-            sink.write(b"0123456789abcdef").unwrap();
+            sink.write(b"0123456789abcdef", &mut |_| {}).unwrap();
         }
-        sink.write(b"xyz").unwrap();
-        let out = sink.finish().unwrap();
+        sink.write(b"xyz", &mut |_| {}).unwrap();
+        let out = sink.finish(&mut |_| {}).unwrap();
         assert_eq!(out.tail, b"9abcdefxyz");
         assert_eq!(out.total_bytes, 16_003);
         assert!(out.log.is_none());

@@ -173,17 +173,18 @@ impl StatCache {
         (cached.stat == *stat && cached.stat.older_than(self.snapshot)).then_some(cached.digest)
     }
 
-    /// For each path of the sorted, unique `paths`, the index of its entry.
-    pub(crate) fn match_sorted(&self, paths: &[Vec<u8>]) -> Vec<Option<usize>> {
-        let mut out = Vec::with_capacity(paths.len());
-        let mut j = 0;
-        for path in paths {
-            while j < self.len() && self.get(j).is_some_and(|c| c.path < path.as_slice()) {
-                j += 1;
+    /// The index of the entry for `path` (binary search: entries are sorted).
+    pub(crate) fn find(&self, path: &[u8]) -> Option<usize> {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.get(mid)?.path.cmp(path) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
             }
-            out.push(self.get(j).filter(|c| c.path == path.as_slice()).map(|_| j));
         }
-        out
+        None
     }
 }
 
@@ -272,7 +273,7 @@ mod tests {
             b"b/c".to_vec(),
             b"\xff".to_vec(),
         ];
-        let idx = cache.match_sorted(&wanted);
+        let idx: Vec<Option<usize>> = wanted.iter().map(|p| cache.find(p)).collect();
         assert_eq!(idx, vec![Some(0), None, Some(1), Some(2)]);
         assert_eq!(cache.trusted(idx[2], &entries[1].stat), Some([7; 32]));
         let mut changed = entries[1].stat;

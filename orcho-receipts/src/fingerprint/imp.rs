@@ -1,11 +1,12 @@
 //! Taking a fingerprint: list, stat, hash in parallel, combine.
 
 use std::{
+    collections::VecDeque,
     fs::File,
     io::{self, Read},
     os::unix::ffi::{OsStrExt, OsStringExt},
     path::{Path, PathBuf},
-    sync::atomic::{AtomicUsize, Ordering},
+    sync::{Condvar, Mutex, PoisonError},
 };
 
 use camino::{Utf8Path, Utf8PathBuf};
@@ -29,7 +30,6 @@ pub const FILE_CONTEXT: &str = "orcho file content v1";
 pub const STORE_DIR_NAME: &str = ".orcho";
 
 const READ_CHUNK: usize = 64 * 1024;
-const BATCH: usize = 16;
 
 /// How the file set of a fingerprint was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,17 +158,151 @@ impl Fingerprinter {
         root: &Utf8Path,
         subject: &[Utf8PathBuf],
     ) -> Result<Fingerprint, FingerprintError> {
-        let (paths, source) = self.list(root, subject)?;
-        self.fingerprint_paths(root.as_std_path(), &paths, source)
-            .map_err(|(path, source)| {
-                FingerprintError::new(
-                    root,
-                    FingerprintErrorKind::Io {
-                        path: path.to_string_lossy().into_owned(),
-                        source,
-                    },
-                )
-            })
+        let io_err = |(path, source): (PathBuf, io::Error)| {
+            FingerprintError::new(
+                root,
+                FingerprintErrorKind::Io {
+                    path: path.to_string_lossy().into_owned(),
+                    source,
+                },
+            )
+        };
+        let excluded = self.excluded_prefixes(root);
+        let subject = normalize_subject(subject);
+        let keep = |p: &[u8]| {
+            !excluded.iter().any(|x| under(p, x))
+                && (subject.is_empty() || subject.iter().any(|s| under(p, s)))
+        };
+        let cache_file = self.cache_dir.as_ref().and_then(|dir| {
+            std::fs::create_dir_all(dir).ok()?;
+            Some(cache::cache_file(dir, root.as_std_path()))
+        });
+        let snapshot = match (&self.cache_dir, &cache_file) {
+            (Some(dir), Some(_)) => cache::fs_now(dir).ok(),
+            _ => None,
+        };
+        let stat_cache = match (&cache_file, snapshot) {
+            (Some(file), Some(_)) => StatCache::load(file),
+            _ => StatCache::default(),
+        };
+        let use_git = self.use_git && walk::in_git_work_tree(root.as_std_path());
+        let source = if use_git {
+            FileSource::Git
+        } else {
+            FileSource::Walk
+        };
+        let queue = Queue::default();
+        let proto = blake3::Hasher::new_derive_key(FILE_CONTEXT);
+        let root_path = root.as_std_path();
+
+        // Producer: git (streamed) or the walk feeds batches of paths;
+        // workers stat and hash them as they arrive.
+        let (produced, worked) = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..self.threads)
+                .map(|_| scope.spawn(|| work(&queue, root_path, &stat_cache, &proto)))
+                .collect();
+            let mut batch: Vec<Vec<u8>> = Vec::with_capacity(QUEUE_BATCH);
+            let mut on_path = |p: &[u8]| {
+                if keep(p) {
+                    batch.push(p.to_vec());
+                    if batch.len() == QUEUE_BATCH {
+                        queue.push(std::mem::replace(
+                            &mut batch,
+                            Vec::with_capacity(QUEUE_BATCH),
+                        ));
+                    }
+                }
+            };
+            let produced = if use_git {
+                walk::git_files_streaming(root, &self.env, &mut on_path)
+            } else {
+                walk::walk_files(root).map(|paths| {
+                    for p in &paths {
+                        on_path(p);
+                    }
+                })
+            };
+            if !batch.is_empty() {
+                queue.push(batch);
+            }
+            queue.close();
+            let worked: Vec<_> = workers
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err((
+                            root_path.to_owned(),
+                            io::Error::other("a hashing thread panicked"),
+                        ))
+                    })
+                })
+                .collect();
+            (produced, worked)
+        });
+        produced?;
+        let mut entries: Vec<(Vec<u8>, Option<Entry>)> = Vec::new();
+        for w in worked {
+            entries.extend(w.map_err(io_err)?);
+        }
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        entries.dedup_by(|a, b| a.0 == b.0);
+        Ok(self.finish(
+            &entries,
+            &stat_cache,
+            cache_file.as_deref(),
+            snapshot,
+            source,
+        ))
+    }
+
+    fn finish(
+        &self,
+        entries: &[(Vec<u8>, Option<Entry>)],
+        stat_cache: &StatCache,
+        cache_file: Option<&Utf8Path>,
+        snapshot: Option<(i64, u32)>,
+        source: FileSource,
+    ) -> Fingerprint {
+        let mut files = 0u64;
+        let mut bytes = 0u64;
+        let mut hashed = 0u64;
+        let mut cached_files = 0usize;
+        let mut hasher = blake3::Hasher::new_derive_key(FINGERPRINT_CONTEXT);
+        for (path, entry) in entries {
+            let Some(entry) = entry else { continue };
+            files += 1;
+            if entry.kind == Kind::File {
+                bytes += entry.stat.size;
+                cached_files += 1;
+            }
+            hashed += u64::from(entry.hashed);
+            entry.feed(path, &mut hasher);
+        }
+        hasher.update(&files.to_le_bytes());
+        if (hashed > 0 || cached_files != stat_cache.len())
+            && let (Some(file), Some(snapshot)) = (cache_file, snapshot)
+        {
+            let cached: Vec<Cached<'_>> = entries
+                .iter()
+                .filter_map(|(path, e)| {
+                    let e = e.as_ref().filter(|e| e.kind == Kind::File)?;
+                    Some(Cached {
+                        path,
+                        stat: e.stat,
+                        digest: e.content,
+                    })
+                })
+                .collect();
+            // The cache only saves time; failing to write it costs nothing else.
+            let _ = cache::save(file, snapshot, cached.into_iter());
+        }
+        Fingerprint {
+            digest: Digest::from_blake3(hasher.finalize()),
+            files,
+            bytes,
+            hashed,
+            source,
+        }
     }
 
     /// The paths (relative to `root`, sorted by their bytes) that a
@@ -233,70 +367,6 @@ impl Fingerprinter {
             out.push(rel.as_os_str().as_bytes().to_vec());
         }
         out
-    }
-
-    fn fingerprint_paths(
-        &self,
-        root: &Path,
-        paths: &[Vec<u8>],
-        source: FileSource,
-    ) -> Result<Fingerprint, (PathBuf, io::Error)> {
-        let cache_file = self.cache_dir.as_ref().and_then(|dir| {
-            std::fs::create_dir_all(dir).ok()?;
-            Some(cache::cache_file(dir, root))
-        });
-        let snapshot = match (&self.cache_dir, &cache_file) {
-            (Some(dir), Some(_)) => cache::fs_now(dir).ok(),
-            _ => None,
-        };
-        let stat_cache = match (&cache_file, snapshot) {
-            (Some(file), Some(_)) => StatCache::load(file),
-            _ => StatCache::default(),
-        };
-        let matches = stat_cache.match_sorted(paths);
-        let entries = hash_all(root, paths, &matches, &stat_cache, self.threads)?;
-
-        let mut files = 0u64;
-        let mut bytes = 0u64;
-        let mut hashed = 0u64;
-        let mut hasher = blake3::Hasher::new_derive_key(FINGERPRINT_CONTEXT);
-        for (path, entry) in paths.iter().zip(&entries) {
-            let Some(entry) = entry else { continue };
-            files += 1;
-            if entry.kind == Kind::File {
-                bytes += entry.stat.size;
-            }
-            hashed += u64::from(entry.hashed);
-            entry.feed(path, &mut hasher);
-        }
-        hasher.update(&files.to_le_bytes());
-
-        let changed = hashed > 0
-            || entries
-                .iter()
-                .filter(|e| e.as_ref().is_some_and(|e| e.kind == Kind::File))
-                .count()
-                != stat_cache.len();
-        if changed && let (Some(file), Some(snapshot)) = (&cache_file, snapshot) {
-            let cached = paths.iter().zip(&entries).filter_map(|(path, e)| {
-                let e = e.as_ref().filter(|e| e.kind == Kind::File)?;
-                Some(Cached {
-                    path,
-                    stat: e.stat,
-                    digest: e.content,
-                })
-            });
-            let cached: Vec<Cached<'_>> = cached.collect();
-            // The cache only saves time; failing to write it costs nothing else.
-            let _ = cache::save(file, snapshot, cached.into_iter());
-        }
-        Ok(Fingerprint {
-            digest: Digest::from_blake3(hasher.finalize()),
-            files,
-            bytes,
-            hashed,
-            source,
-        })
     }
 }
 
@@ -363,57 +433,79 @@ impl Entry {
     }
 }
 
-type Indexed = Vec<(usize, Option<Entry>)>;
+const QUEUE_BATCH: usize = 64;
 
-fn hash_all(
-    root: &Path,
-    paths: &[Vec<u8>],
-    matches: &[Option<usize>],
-    stat_cache: &StatCache,
-    threads: usize,
-) -> Result<Vec<Option<Entry>>, (PathBuf, io::Error)> {
-    let next = AtomicUsize::new(0);
-    let threads = threads.min(paths.len().div_ceil(BATCH)).max(1);
-    let proto = blake3::Hasher::new_derive_key(FILE_CONTEXT);
-    let worker = || -> Result<Indexed, (PathBuf, io::Error)> {
-        let mut out = Vec::new();
-        let mut buf = vec![0u8; READ_CHUNK];
+/// Batches of paths from the producer to the workers.
+#[derive(Debug, Default)]
+struct Queue {
+    state: Mutex<(VecDeque<Vec<Vec<u8>>>, bool)>,
+    ready: Condvar,
+}
+
+impl Queue {
+    fn push(&self, batch: Vec<Vec<u8>>) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.0.push_back(batch);
+        drop(state);
+        self.ready.notify_one();
+    }
+
+    fn close(&self) {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner).1 = true;
+        self.ready.notify_all();
+    }
+
+    /// The next batch, or `None` once closed and empty.
+    fn pop(&self) -> Option<Vec<Vec<u8>>> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
-            let start = next.fetch_add(BATCH, Ordering::Relaxed);
-            if start >= paths.len() {
-                return Ok(out);
+            if let Some(batch) = state.0.pop_front() {
+                return Some(batch);
             }
-            for i in start..(start + BATCH).min(paths.len()) {
-                let entry = one(root, &paths[i], matches[i], stat_cache, &proto, &mut buf)?;
-                out.push((i, entry));
+            if state.1 {
+                return None;
             }
-        }
-    };
-    let results: Vec<Result<Indexed, (PathBuf, io::Error)>> = if threads == 1 {
-        vec![worker()]
-    } else {
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..threads).map(|_| scope.spawn(worker)).collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err((
-                            root.to_owned(),
-                            io::Error::other("a hashing thread panicked"),
-                        ))
-                    })
-                })
-                .collect()
-        })
-    };
-    let mut entries: Vec<Option<Entry>> = vec![None; paths.len()];
-    for result in results {
-        for (i, entry) in result? {
-            entries[i] = entry;
+            state = self
+                .ready
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
         }
     }
-    Ok(entries)
+}
+
+type Worked = Result<Vec<(Vec<u8>, Option<Entry>)>, (PathBuf, io::Error)>;
+
+/// A worker: stats and hashes batches until the queue closes. After an error
+/// it keeps draining (so the producer never blocks) but does no more work.
+fn work(queue: &Queue, root: &Path, stat_cache: &StatCache, proto: &blake3::Hasher) -> Worked {
+    let mut out = Vec::new();
+    let mut failed = None;
+    let mut buf = vec![0u8; READ_CHUNK];
+    while let Some(batch) = queue.pop() {
+        if failed.is_some() {
+            continue;
+        }
+        for path in batch {
+            match one(
+                root,
+                &path,
+                stat_cache.find(&path),
+                stat_cache,
+                proto,
+                &mut buf,
+            ) {
+                Ok(entry) => out.push((path, entry)),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+    }
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }
 
 /// Stats and, when needed, hashes one path. `None` when it vanished.

@@ -68,6 +68,51 @@ pub(crate) fn git_files(root: &Utf8Path, env: &BaseEnv) -> Result<Vec<Vec<u8>>, 
         .collect())
 }
 
+/// Streams the files git lists for `root` to `on_path` while git is still
+/// running, so that hashing overlaps git's own work.
+pub(crate) fn git_files_streaming(
+    root: &Utf8Path,
+    env: &BaseEnv,
+    on_path: &mut dyn FnMut(&[u8]),
+) -> Result<(), FingerprintError> {
+    let request = ExecRequest::new(["git", "ls-files", "-co", "--exclude-standard", "-z"])
+        .cwd(root)
+        .envs(env.clone())
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .tail_bytes(4096);
+    let mut partial: Vec<u8> = Vec::new();
+    let outcome = exec::run_streaming(&request, &mut |chunk: &[u8]| {
+        let mut rest = chunk;
+        while let Some(end) = rest.iter().position(|&b| b == 0) {
+            if partial.is_empty() {
+                if end > 0 {
+                    on_path(&rest[..end]);
+                }
+            } else {
+                partial.extend_from_slice(&rest[..end]);
+                on_path(&partial);
+                partial.clear();
+            }
+            rest = &rest[end + 1..];
+        }
+        partial.extend_from_slice(rest);
+    })
+    .map_err(|e| FingerprintError::new(root, FingerprintErrorKind::Exec(e)))?;
+    if !outcome.status.success() {
+        return Err(FingerprintError::new(
+            root,
+            FingerprintErrorKind::Git {
+                status: outcome.status.to_string(),
+                stderr: outcome.stderr.tail_lossy().trim().to_owned(),
+            },
+        ));
+    }
+    if !partial.is_empty() {
+        on_path(&partial);
+    }
+    Ok(())
+}
+
 /// The files of a walk of `root` that honours ignore files.
 pub(crate) fn walk_files(root: &Utf8Path) -> Result<Vec<Vec<u8>>, FingerprintError> {
     let mut out = Vec::new();
