@@ -116,11 +116,9 @@ impl ConfidenceBand {
 ///
 /// Construction does not validate (an advisor's output is untrusted input);
 /// [`Advice::validate`] does.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Confidence {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     score: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     band: Option<ConfidenceBand>,
 }
 

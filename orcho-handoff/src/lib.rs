@@ -20,8 +20,20 @@
 //!   token [`HandoffStore::resume`] takes; resume returns the [`NextStep`].
 //! - [`Advisor`] is the plugin trait for advice; advice is an artifact
 //!   ([`AdviceRecord`]), never a decision.
+//! - [`Autopilot`] is the CI path with no operator: it asks the advisor,
+//!   checks its safety stops ([`StopReason`], limits in
+//!   [`AutopilotPolicy`]) and, only when all pass, decides `retry_feedback`
+//!   as the CI agent through the same decide/resume path.
 //! - [`Waiver`]s are durable records of accepted risk, read back through
 //!   [`WaiverSet`].
+//! - [`HandoffAdviceEvidence`] is the evidence bundle's `handoff_advice`
+//!   section: advice calls, recommended vs applied actions, retry outcomes,
+//!   observed usage and cost.
+//!
+//! Other decision points (delivery gates, intake, supervision) reuse the
+//! durable, idempotent record of [`decision`]: define a payload type that
+//! implements [`decision::DecisionPayload`] and record it in a
+//! [`decision::DecisionSlot`].
 //!
 //! # Example
 //!
@@ -64,7 +76,8 @@
 //! # Crate features
 //!
 //! - `test-util`: test doubles for hosts and plugin authors, in
-//!   `testing` (a scripted advisor).
+//!   `testing` (`testing::ScriptedAdvisor`, an advisor that replays a
+//!   script of advice and failures).
 //!
 //! # Stability and MSRV
 //!

@@ -4,7 +4,9 @@ use camino::Utf8PathBuf;
 use orcho_core::{Cost, HandoffId, RunId, SchemaVersion, Timestamp, schema::Document};
 use serde::{Deserialize, Serialize};
 
-use crate::{Advice, AdviceId, AdviceRecord, Confidence, HandoffAction, decision::DecidedBy};
+use crate::{
+    Advice, AdviceId, AdviceRecord, Confidence, ConfidenceBand, HandoffAction, decision::DecidedBy,
+};
 
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct AdviceDoc {
@@ -20,7 +22,7 @@ pub(crate) struct AdviceDoc {
     /// reader of the file alone cannot mistake it for a decision.
     pub(crate) applied: bool,
     pub(crate) recommended_action: HandoffAction,
-    pub(crate) confidence: Confidence,
+    pub(crate) confidence: ConfidenceRepr,
     pub(crate) rationale: String,
     pub(crate) risks: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -28,6 +30,37 @@ pub(crate) struct AdviceDoc {
     pub(crate) expected_files: Vec<Utf8PathBuf>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) usage: Option<Cost>,
+}
+
+/// `{"score": 0.8, "band": "high"}`, either part optional.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ConfidenceRepr {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    score: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    band: Option<ConfidenceBand>,
+}
+
+impl From<Confidence> for ConfidenceRepr {
+    fn from(c: Confidence) -> Self {
+        Self {
+            score: c.score_value(),
+            band: c.band_value(),
+        }
+    }
+}
+
+impl From<ConfidenceRepr> for Confidence {
+    fn from(r: ConfidenceRepr) -> Self {
+        let base = match r.score {
+            Some(score) => Self::score(score),
+            None => Self::default(),
+        };
+        match r.band {
+            Some(band) => base.with_band(band),
+            None => base,
+        }
+    }
 }
 
 impl Document for AdviceDoc {
@@ -51,7 +84,7 @@ impl From<AdviceRecord> for AdviceDoc {
             created_at: r.created_at,
             applied: false,
             recommended_action: a.recommended_action,
-            confidence: a.confidence,
+            confidence: a.confidence.into(),
             rationale: a.rationale,
             risks: a.risks,
             retry_feedback: a.retry_feedback,
@@ -72,7 +105,7 @@ impl From<AdviceDoc> for AdviceRecord {
             created_at: d.created_at,
             advice: Advice {
                 recommended_action: d.recommended_action,
-                confidence: d.confidence,
+                confidence: d.confidence.into(),
                 rationale: d.rationale,
                 risks: d.risks,
                 retry_feedback: d.retry_feedback,

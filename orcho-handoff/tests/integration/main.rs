@@ -7,6 +7,7 @@
 
 mod autopilot;
 mod child;
+mod crash;
 mod evidence;
 mod fixtures;
 mod formats;
