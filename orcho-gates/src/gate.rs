@@ -12,6 +12,7 @@ use std::{
 use async_trait::async_trait;
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{Finding, GateName, PhaseName, RunId, Verdict};
+use orcho_receipts::Verifier;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
@@ -153,6 +154,10 @@ pub struct GateContext {
     pub config: serde_json::Value,
     /// Fires when the gate should stop.
     pub cancel: Cancellation,
+    /// The run's verification contract, bound to its checkout and receipt
+    /// store, for gates that run declared commands (like the built-in
+    /// `tests`) so that their runs are receipts.
+    pub verifier: Option<Arc<Verifier>>,
 }
 
 impl GateContext {
@@ -173,7 +178,15 @@ impl GateContext {
             phase_outcome,
             config: serde_json::Value::Null,
             cancel: Cancellation::new(),
+            verifier: None,
         }
+    }
+
+    /// Hands over the run's verifier.
+    #[must_use]
+    pub fn with_verifier(mut self, verifier: Arc<Verifier>) -> Self {
+        self.verifier = Some(verifier);
+        self
     }
 
     /// Sets the attempt.

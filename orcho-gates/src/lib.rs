@@ -9,7 +9,9 @@
 //!   `trigger_replan`, `informational` — and [`phase_effect`], the pure
 //!   function from a phase's results to one [`PhaseEffect`].
 //! - [`GateRegistry`]: names a profile's `uses:` can refer to, each with a
-//!   factory that validates the gate's configuration.
+//!   factory that validates the gate's configuration;
+//!   [`GateRegistry::with_builtins`] ships [`tests`](builtin::TestsGate),
+//!   which runs a declared verification command so that its run is a receipt.
 //! - [`Scheduler`]: runs a phase's gates in declared order, computational
 //!   gates inline, inferential gates in concurrent waves, lock groups
 //!   honoured across processes, a halting failure short-circuiting the rest.
@@ -79,6 +81,7 @@
 #![warn(clippy::exhaustive_enums, clippy::exhaustive_structs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod builtin;
 mod effect;
 mod error;
 mod fail_strategy;

@@ -118,6 +118,22 @@ impl GateRegistry {
         }
     }
 
+    /// A registry with the built-in gates: [`tests`](crate::builtin::TestsGate).
+    pub fn with_builtins() -> Self {
+        Self::builtins_builder().build()
+    }
+
+    /// A builder that starts with the built-in gates, to add (or explicitly
+    /// shadow) third-party ones.
+    pub fn builtins_builder() -> GateRegistryBuilder {
+        let mut builder = Self::builder();
+        builder.insert(
+            crate::builtin::TESTS,
+            Arc::new(crate::builtin::TestsGate::from_spec),
+        );
+        builder
+    }
+
     /// The registered names, sorted.
     pub fn names(&self) -> impl Iterator<Item = &GateName> {
         self.factories.keys()
@@ -167,6 +183,12 @@ pub struct GateRegistryBuilder {
 }
 
 impl GateRegistryBuilder {
+    fn insert(&mut self, name: &'static str, factory: Arc<dyn GateFactory>) {
+        if let Ok(key) = GateName::new(name) {
+            self.registry.factories.insert(key, factory);
+        }
+    }
+
     fn name(name: &str) -> Result<GateName, RegistryError> {
         GateName::new(name).map_err(RegistryError::InvalidName)
     }

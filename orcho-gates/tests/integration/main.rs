@@ -6,6 +6,7 @@ mod lock_group;
 mod plugin;
 mod registry;
 mod schedule;
+mod tests_gate;
 
 pub(crate) type Result<T = (), E = Box<dyn std::error::Error>> = std::result::Result<T, E>;
 

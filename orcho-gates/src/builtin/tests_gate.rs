@@ -1,0 +1,198 @@
+//! The built-in computational gate `tests`: one declared verification
+//! command, run through `orcho-receipts`, so its run is a receipt.
+
+use std::sync::Arc;
+
+use orcho_core::{Finding, GateName, Severity, error_chain};
+use orcho_receipts::{CommandName, CommandReceipt, Failure, Verifier, exec::CancelToken};
+use serde::{Deserialize, Serialize};
+
+use crate::{GateContext, GateError, GateOutcome, GateSpec, QualityGate, QualityGateResult};
+
+/// The registry name of the built-in `tests` gate.
+pub const TESTS: &str = "tests";
+
+/// The `with:` block of a `tests` gate.
+///
+/// ```yaml
+/// gates:
+///   - name: unit
+///     uses: tests
+///     on_fail: feed_into_next
+///     with:
+///       command: unit      # a command of `verification.commands`; default: the gate's name
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct TestsGateConfig {
+    /// The declared verification command to run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<CommandName>,
+}
+
+/// Runs one declared verification command and turns its receipt into a
+/// result.
+///
+/// - The command runs through the run's [`Verifier`] (handed over in
+///   [`GateContext::verifier`]), so every run of the gate leaves a receipt
+///   that final acceptance can read; the gate adds no proof of its own.
+/// - A passing receipt passes. A non-zero exit, a signal, a failed
+///   environment assertion, or a command that changed the files it verifies
+///   fails, with one finding whose detail is the end of the command's output:
+///   the text a `feed_into_next` strategy hands to the next attempt.
+/// - A timeout is reported timed out; a command that cannot be started, or a
+///   run that cannot be recorded, is an error (the gate could not run).
+/// - Cancelling the gate kills the command's whole process group.
+#[derive(Debug, Clone)]
+pub struct TestsGate {
+    name: GateName,
+    command: CommandName,
+}
+
+impl TestsGate {
+    /// A gate named `name` that runs `command`.
+    pub fn new(name: GateName, command: CommandName) -> Self {
+        Self { name, command }
+    }
+
+    /// Builds the gate from its spec (the registry's factory for `tests`).
+    ///
+    /// # Errors
+    ///
+    /// When `with:` has unknown keys or an invalid command name, or no command
+    /// is given and the gate's name is not a valid command name.
+    pub fn from_spec(spec: &GateSpec) -> Result<Arc<dyn QualityGate>, GateError> {
+        let config: TestsGateConfig = if spec.config.is_null() {
+            TestsGateConfig::default()
+        } else {
+            serde_json::from_value(spec.config.clone()).map_err(GateError::new)?
+        };
+        let command = match config.command {
+            Some(command) => command,
+            None => spec.name.as_str().parse().map_err(|e| {
+                GateError::new(e).context(format!(
+                    "no `command` given, and the gate's name `{}` is not a command name",
+                    spec.name
+                ))
+            })?,
+        };
+        Ok(Arc::new(Self::new(spec.name.clone(), command)))
+    }
+
+    /// The command it runs.
+    pub fn command(&self) -> &CommandName {
+        &self.command
+    }
+
+    fn result(&self, receipt: &CommandReceipt) -> Result<QualityGateResult, GateError> {
+        let outcome = match receipt.failure() {
+            None if receipt.subject_before != receipt.subject_after => GateOutcome::Failed,
+            None => GateOutcome::Passed,
+            Some(Failure::Timeout { after }) => GateOutcome::TimedOut {
+                after_ms: u64::try_from(after.as_millis()).unwrap_or(u64::MAX),
+            },
+            Some(Failure::Cancelled) => GateOutcome::Skipped {
+                reason: "cancelled".to_owned(),
+            },
+            Some(Failure::SpawnFailed { message }) => {
+                return Err(GateError::msg(format!(
+                    "`{}` could not be started: {message}",
+                    self.command
+                )));
+            }
+            Some(
+                Failure::ExitCode(_) | Failure::Signal { .. } | Failure::AssertionFailed { .. },
+            ) => GateOutcome::Failed,
+            Some(_) => GateOutcome::Failed,
+        };
+        let tail = output_tail(receipt);
+        let mut result = QualityGateResult::computational(self.name.clone(), outcome.clone())
+            .with_duration(receipt.duration)
+            .with_output_tail(tail.clone());
+        match &outcome {
+            GateOutcome::Passed => {
+                result = result.with_summary(format!("`{}` passed", self.command));
+            }
+            GateOutcome::Failed | GateOutcome::TimedOut { .. } => {
+                let why = match receipt.failure() {
+                    Some(failure) => failure.to_string(),
+                    None => {
+                        "it changed the files it verifies, so its run proves nothing".to_owned()
+                    }
+                };
+                let summary = format!("`{}` failed: {why}", self.command);
+                result = result.with_summary(summary.clone()).with_finding(
+                    Finding::new(self.name.as_str(), Severity::High, summary)
+                        .with_detail(tail)
+                        .with_key(format!("command:{}", self.command)),
+                );
+            }
+            GateOutcome::Skipped { .. } | GateOutcome::Errored { .. } => {}
+        }
+        Ok(result)
+    }
+}
+
+/// The end of the command's output: stderr's tail, then stdout's.
+fn output_tail(receipt: &CommandReceipt) -> String {
+    let mut tail = String::new();
+    for log in [&receipt.stderr, &receipt.stdout] {
+        let text = log.tail.trim_end();
+        if !text.is_empty() {
+            if !tail.is_empty() {
+                tail.push('\n');
+            }
+            tail.push_str(text);
+        }
+    }
+    tail
+}
+
+#[async_trait::async_trait]
+impl QualityGate for TestsGate {
+    fn name(&self) -> &GateName {
+        &self.name
+    }
+
+    async fn evaluate(&self, ctx: &GateContext) -> Result<QualityGateResult, GateError> {
+        let verifier: Arc<Verifier> = ctx.verifier.clone().ok_or_else(|| {
+            GateError::msg(format!(
+                "gate `{}` needs the run's verification contract, and none was given to the gate context",
+                self.name
+            ))
+        })?;
+        let token = CancelToken::new();
+        let command = self.command.clone();
+        let run = {
+            let token = token.clone();
+            tokio::task::spawn_blocking(move || verifier.run_command(&command, Some(&token)))
+        };
+        let cancel = ctx.cancel.clone();
+        let bridge = tokio::spawn({
+            let token = token.clone();
+            async move {
+                cancel.cancelled().await;
+                token.cancel();
+            }
+        });
+        // If this future is dropped (the scheduler gave up on the gate), the
+        // command must not outlive it.
+        let _kill_on_drop = KillOnDrop(token);
+        let joined = run.await;
+        bridge.abort();
+        let receipt = joined
+            .map_err(|e| GateError::msg(format!("the command task failed: {e}")))?
+            .map_err(|e| GateError::msg(error_chain(&e)))?;
+        self.result(&receipt)
+    }
+}
+
+/// Cancels the command when the gate's future is dropped before it ends.
+struct KillOnDrop(CancelToken);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
