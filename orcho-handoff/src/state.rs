@@ -413,6 +413,34 @@ impl HandoffState {
 
     /// Applies one event. Pure: no I/O, no clock.
     ///
+    /// ```
+    /// use orcho_core::{Timestamp, Verdict};
+    /// use orcho_handoff::{
+    ///     decision::Decision, DecidedBy, DecisionRequest, HandoffChoice, HandoffEvent, HandoffSpec,
+    ///     HandoffState, HandoffStateName, PhaseHandoff,
+    /// };
+    ///
+    /// let at: Timestamp = "2026-11-21T12:00:00Z".parse()?;
+    /// let spec = HandoffSpec::new("run-1".parse()?, "implement".parse()?, Verdict::Rejected);
+    /// let handoff = PhaseHandoff::new("0001-implement".parse()?, spec, at);
+    /// let state = HandoffState::open(handoff);
+    ///
+    /// // Resuming first is refused, and the state comes back unchanged.
+    /// let err = state.apply(HandoffEvent::Resume).unwrap_err();
+    /// let state = err.into_state();
+    ///
+    /// let halt = Decision::new(
+    ///     "run-1".parse()?,
+    ///     "0001-implement".parse()?,
+    ///     DecisionRequest::new(HandoffChoice::Halt, DecidedBy::Operator),
+    ///     at,
+    /// )?;
+    /// let state = state.apply(HandoffEvent::Decide(halt))?;
+    /// assert_eq!(state.name(), HandoffStateName::Halted);
+    /// assert!(state.apply(HandoffEvent::Resume).is_err(), "halted is terminal");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// A [`TransitionError`] holding the unchanged state
