@@ -38,7 +38,7 @@ fn criterion_dir() -> PathBuf {
 pub fn median_ns(group: &str, bench: &str) -> Option<f64> {
     let path = criterion_dir()
         .join(group)
-        .join(bench.replace(['/', ' ', '+'], "_"))
+        .join(bench.replace(['/', '\\', ':', '*', '?', '"', '<', '>', '|'], "_"))
         .join("new/estimates.json");
     let text = std::fs::read_to_string(path).ok()?;
     let json: serde_json::Value = serde_json::from_str(&text).ok()?;

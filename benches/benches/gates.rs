@@ -1,0 +1,130 @@
+//! The gate scheduler's overhead, and what concurrent waves buy.
+//!
+//! - `scheduler/trivial gates`: 100 in-process gates that pass at once,
+//!   scheduled inline; the report divides by 100 for the cost per gate, to be
+//!   compared with a process spawn (`exec /bin/true`, measured in the same
+//!   run).
+//! - `shell waves`: 1,000 shell-backed gates (each runs `true` through
+//!   `orcho_receipts::exec`) declared inferential so they form one wave, at
+//!   concurrency 1 and 2. Target: concurrency 2 at least 1.6x the throughput.
+
+use std::{hint::black_box, sync::Arc, time::Duration};
+
+use camino::Utf8PathBuf;
+use criterion::Criterion;
+use orcho::{
+    core::{GateName, Verdict},
+    gates::{
+        FailStrategy, GateContext, GateError, GateKind, GateOutcome, PhaseOutcome, QualityGate, QualityGateResult,
+        ScheduledGate, Scheduler,
+    },
+    receipts::exec::{self, ExecRequest},
+};
+use orcho_benches::{Ratio, report_ratios};
+
+#[derive(Debug)]
+struct Trivial(GateName);
+
+#[async_trait::async_trait]
+impl QualityGate for Trivial {
+    fn name(&self) -> &GateName {
+        &self.0
+    }
+
+    async fn evaluate(&self, _ctx: &GateContext) -> Result<QualityGateResult, GateError> {
+        Ok(QualityGateResult::computational(self.0.clone(), GateOutcome::Passed))
+    }
+}
+
+/// Runs `true` through the one spawn site.
+#[derive(Debug)]
+struct Shell(GateName);
+
+#[async_trait::async_trait]
+impl QualityGate for Shell {
+    fn name(&self) -> &GateName {
+        &self.0
+    }
+
+    fn kind(&self) -> GateKind {
+        GateKind::Inferential
+    }
+
+    async fn evaluate(&self, _ctx: &GateContext) -> Result<QualityGateResult, GateError> {
+        let outcome = tokio::task::spawn_blocking(|| exec::run(&ExecRequest::new(["true"])))
+            .await
+            .map_err(|e| GateError::msg(e.to_string()))?
+            .map_err(GateError::new)?;
+        let status = if outcome.status.success() { GateOutcome::Passed } else { GateOutcome::Failed };
+        Ok(QualityGateResult::inferential(self.0.clone(), status))
+    }
+}
+
+fn name(i: usize) -> GateName {
+    format!("g{i}").parse().expect("valid gate name")
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = Utf8PathBuf::try_from(dir.path().to_owned()).expect("utf-8 temp dir");
+    let ctx = GateContext::new(
+        "bench-run".parse().expect("run id"),
+        "implement".parse().expect("phase"),
+        &root,
+        PhaseOutcome::new(Verdict::Approved),
+    );
+    let scheduler = |concurrency| Scheduler::builder(root.join("locks")).inferential_concurrency(concurrency).build();
+
+    let mut c = Criterion::default().configure_from_args();
+
+    let trivial: Vec<ScheduledGate> = (0..100)
+        .map(|i| ScheduledGate::new(Arc::new(Trivial(name(i))), FailStrategy::FeedIntoNext))
+        .collect();
+    let mut group = c.benchmark_group("scheduler");
+    let inline = scheduler(1);
+    group.bench_function("100 trivial gates", |b| {
+        b.iter(|| runtime.block_on(inline.run(&ctx, black_box(&trivial), |_| Ok(()))).expect("schedule"))
+    });
+    group.bench_function("exec true", |b| {
+        b.iter(|| exec::run(&ExecRequest::new(["true"])).expect("spawn"))
+    });
+    group.finish();
+
+    let shell: Vec<ScheduledGate> = (0..1000)
+        .map(|i| ScheduledGate::new(Arc::new(Shell(name(i))), FailStrategy::Informational))
+        .collect();
+    let mut group = c.benchmark_group("shell_waves");
+    group.sample_size(10).measurement_time(Duration::from_secs(20));
+    for concurrency in [1, 2] {
+        let scheduler = scheduler(concurrency);
+        group.bench_function(format!("1000 gates at concurrency {concurrency}"), |b| {
+            b.iter(|| runtime.block_on(scheduler.run(&ctx, &shell, |_| Ok(()))).expect("schedule"))
+        });
+    }
+    group.finish();
+    c.final_summary();
+
+    report_ratios(&[Ratio {
+        group: "shell_waves",
+        subject: "1000 gates at concurrency 2",
+        baseline: "1000 gates at concurrency 1",
+        target: 1.0 / 1.6,
+    }]);
+    if let Some(trivial) = orcho_benches::median_ns("scheduler", "100 trivial gates") {
+        let spawn = orcho_benches::median_ns("scheduler", "exec true").unwrap_or(f64::NAN);
+        #[expect(clippy::print_stdout, reason = "benchmarks report to the terminal")]
+        {
+            println!(
+                "  scheduler overhead: {:.2} µs per trivial gate, vs {:.0} µs for one process spawn ({:.4}x)",
+                trivial / 100.0 / 1e3,
+                spawn / 1e3,
+                trivial / 100.0 / spawn
+            );
+        }
+    }
+}
