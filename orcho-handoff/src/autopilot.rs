@@ -7,8 +7,8 @@ use camino::Utf8PathBuf;
 use orcho_core::{Digest, HandoffId, RunId, Usd, Verdict};
 
 use crate::{
-    AdviceRecord, AdviceRequest, Advisor, AdvisorError, FileGlob, HandoffAction, HandoffChoice,
-    HandoffError, HandoffState, HandoffStateName, HandoffStore, PhaseHandoff,
+    Advice, AdviceRecord, AdviceRequest, Advisor, AdvisorError, FileGlob, HandoffAction,
+    HandoffChoice, HandoffError, HandoffState, HandoffStateName, HandoffStore, PhaseHandoff,
     decision::{DecidedBy, DecisionRequest, RecordedDecision},
     error::{AdviceError, AutopilotPolicyError},
 };
@@ -446,6 +446,38 @@ pub enum AutopilotOutcome {
     NotEligible(Ineligible),
 }
 
+/// What [`Autopilot::prepare`] found.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Prepared {
+    /// The outcome is known without asking the advisor (not eligible, or a
+    /// stop that needs no advice, already journaled).
+    Done(Box<AutopilotOutcome>),
+    /// Ask the advisor, then pass its answer to [`Autopilot::conclude`].
+    Ask(AutopilotCall),
+}
+
+/// An advisor call the autopilot is about to make; see
+/// [`Autopilot::prepare`].
+#[derive(Debug)]
+pub struct AutopilotCall {
+    handoff: PhaseHandoff,
+    earlier: Vec<PhaseHandoff>,
+    spent: Usd,
+}
+
+impl AutopilotCall {
+    /// The handoff to advise on.
+    pub fn handoff(&self) -> &PhaseHandoff {
+        &self.handoff
+    }
+
+    /// The request to give the advisor.
+    pub fn request<'a>(&'a self, phase_output: &'a str) -> AdviceRequest<'a> {
+        AdviceRequest::new(&self.handoff, phase_output, &self.earlier)
+    }
+}
+
 /// The bounded CI path: ask the advisor, check the safety stops, and when
 /// they all pass, decide `retry_feedback` with the advice's feedback as the
 /// CI agent, through [`HandoffStore::decide`].
@@ -459,8 +491,9 @@ pub enum AutopilotOutcome {
 /// confidence below the threshold.
 ///
 /// [`run`](Self::run) does small synchronous file I/O around the advisor
-/// call; hosts on a busy async runtime may call it from a blocking-tolerant
-/// task.
+/// call. Hosts that keep file I/O off their async runtime call
+/// [`prepare`](Self::prepare) and [`conclude`](Self::conclude) (both
+/// synchronous, for `spawn_blocking`) around the advisor call themselves.
 #[derive(Debug, Clone)]
 pub struct Autopilot {
     store: HandoffStore,
@@ -483,7 +516,8 @@ impl Autopilot {
         &self.policy
     }
 
-    /// Runs the autopilot on one handoff.
+    /// Runs the autopilot on one handoff: [`prepare`](Self::prepare), ask
+    /// the advisor, [`conclude`](Self::conclude).
     ///
     /// # Errors
     ///
@@ -495,23 +529,45 @@ impl Autopilot {
         id: &HandoffId,
         phase_output: &str,
     ) -> Result<AutopilotOutcome, HandoffError> {
+        let call = match self.prepare(run, id)? {
+            Prepared::Ask(call) => call,
+            Prepared::Done(outcome) => return Ok(*outcome),
+        };
+        let advice = self.advisor.advise(&call.request(phase_output)).await;
+        self.conclude(call, advice)
+    }
+
+    /// The synchronous first half of [`run`](Self::run), for hosts that
+    /// keep file I/O off their async runtime (`spawn_blocking`): checks
+    /// eligibility and the stops that need no advice (repeated blocker,
+    /// retry and cost budgets). Either the outcome is already known, or the
+    /// advisor must be asked with [`AutopilotCall::request`].
+    ///
+    /// # Errors
+    ///
+    /// A [`HandoffError`] when the store cannot be read or written.
+    pub fn prepare(&self, run: &RunId, id: &HandoffId) -> Result<Prepared, HandoffError> {
         let state = self.store.state(run, id)?;
         let handoff = match state {
             HandoffState::Open(handoff) => handoff,
             HandoffState::Decided { .. }
             | HandoffState::Resumed { .. }
             | HandoffState::Halted { .. } => {
-                return Ok(AutopilotOutcome::NotEligible(Ineligible::NotOpen(
-                    state.name(),
-                )));
+                return Ok(Prepared::Done(Box::new(AutopilotOutcome::NotEligible(
+                    Ineligible::NotOpen(state.name()),
+                ))));
             }
         };
         if let Some(ineligible) = ineligible(&handoff) {
-            return Ok(AutopilotOutcome::NotEligible(ineligible));
+            return Ok(Prepared::Done(Box::new(AutopilotOutcome::NotEligible(
+                ineligible,
+            ))));
         }
         let earlier = self.store.earlier_handoffs(run, &handoff.phase, id)?;
         if let Some(reason) = repeated_blocker(&handoff, &earlier) {
-            return self.stop(run, id, reason, None);
+            return self
+                .stop(run, id, reason, None)
+                .map(|o| Prepared::Done(Box::new(o)));
         }
         let used = self.store.ci_retries(run)?;
         if used >= self.policy.max_retries {
@@ -519,22 +575,41 @@ impl Autopilot {
                 used,
                 max: self.policy.max_retries,
             };
-            return self.stop(run, id, reason, None);
+            return self
+                .stop(run, id, reason, None)
+                .map(|o| Prepared::Done(Box::new(o)));
         }
         let spent = self.store.advice_spend(run)?;
         if let Some(max) = self.policy.max_cost
             && spent >= max
         {
-            return self.stop(
-                run,
-                id,
-                StopReason::CostBudgetExhausted { spent, max },
-                None,
-            );
+            let reason = StopReason::CostBudgetExhausted { spent, max };
+            return self
+                .stop(run, id, reason, None)
+                .map(|o| Prepared::Done(Box::new(o)));
         }
+        Ok(Prepared::Ask(AutopilotCall {
+            handoff,
+            earlier,
+            spent,
+        }))
+    }
 
-        let request = AdviceRequest::new(&handoff, phase_output, &earlier);
-        let advice = match self.advisor.advise(&request).await {
+    /// The synchronous second half of [`run`](Self::run): given what the
+    /// advisor answered, records the advice, checks the remaining stops and,
+    /// when all pass, decides `retry_feedback` as the CI agent.
+    ///
+    /// # Errors
+    ///
+    /// A [`HandoffError`] when the store cannot be read or written.
+    pub fn conclude(
+        &self,
+        call: AutopilotCall,
+        advice: Result<Advice, AdvisorError>,
+    ) -> Result<AutopilotOutcome, HandoffError> {
+        let AutopilotCall { handoff, spent, .. } = call;
+        let (run, id) = (&handoff.run, &handoff.id);
+        let advice = match advice {
             Ok(advice) => advice,
             Err(e) => return self.stop(run, id, StopReason::AdvisorFailed(e), None),
         };

@@ -29,9 +29,6 @@
 //! - [`HandoffAdviceEvidence`] is the evidence bundle's `handoff_advice`
 //!   section: advice calls, recommended vs applied actions, retry outcomes,
 //!   observed usage and cost.
-//! - [`supervision`] holds the human-in-the-loop touchpoints: the question
-//!   schema, the two-question pattern, planner questions, plan approval,
-//!   deviation handling, and permission rules for read-only sessions.
 //!
 //! Other decision points (delivery gates, intake, supervision) reuse the
 //! durable, idempotent record of [`decision`]: define a payload type that
@@ -98,7 +95,6 @@ mod format;
 mod glob;
 mod state;
 pub mod store;
-pub mod supervision;
 #[cfg(any(test, feature = "test-util"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod testing;
@@ -111,8 +107,8 @@ pub use advisor::{
 };
 pub use async_trait::async_trait;
 pub use autopilot::{
-    Autopilot, AutopilotOutcome, AutopilotPolicy, AutopilotPolicyBuilder,
-    DEFAULT_DESTRUCTIVE_PATTERNS, DestructivePatterns, Ineligible, StopReason,
+    Autopilot, AutopilotCall, AutopilotOutcome, AutopilotPolicy, AutopilotPolicyBuilder,
+    DEFAULT_DESTRUCTIVE_PATTERNS, DestructivePatterns, Ineligible, Prepared, StopReason,
 };
 pub use decision::{DecidedBy, DecisionRequest, RecordedDecision};
 pub use error::{

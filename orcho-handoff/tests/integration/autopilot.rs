@@ -321,3 +321,27 @@ async fn only_eligible_handoffs_are_acted_on() -> Result {
     );
     Ok(())
 }
+
+#[test]
+fn prepare_and_conclude_run_the_same_checks_without_an_async_runtime() -> Result {
+    let f = fixture();
+    let h = f.store.open(rejected(&f.run))?;
+    let advisor = Arc::new(ScriptedAdvisor::new("scripted"));
+    let pilot = pilot(&f, &advisor, policy());
+    let orcho_handoff::Prepared::Ask(call) = pilot.prepare(&f.run, h.id())? else {
+        return Err("an eligible handoff asks the advisor".into());
+    };
+    assert_eq!(call.handoff().id(), h.id());
+    assert_eq!(call.request("output").phase_output, "output");
+    let outcome = pilot.conclude(call, Ok(retry_advice()))?;
+    assert!(matches!(outcome, AutopilotOutcome::Retried { .. }));
+    // Decided now: prepare knows the outcome without the advisor.
+    let orcho_handoff::Prepared::Done(outcome) = pilot.prepare(&f.run, h.id())? else {
+        return Err("a decided handoff needs no advisor".into());
+    };
+    assert!(matches!(
+        *outcome,
+        AutopilotOutcome::NotEligible(Ineligible::NotOpen(HandoffStateName::Decided))
+    ));
+    Ok(())
+}

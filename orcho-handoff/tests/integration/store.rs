@@ -366,3 +366,57 @@ fn a_journal_that_disagrees_with_the_decision_record_is_reported() -> Result {
     );
     Ok(())
 }
+
+#[test]
+fn threads_racing_to_resume_or_open_stay_consistent() -> Result {
+    let f = fixture();
+    let h = f.store.open(rejected(&f.run))?;
+    let d = f.store.decide(
+        &f.run,
+        h.id(),
+        operator(HandoffChoice::retry("one extra attempt")?),
+    )?;
+    let results: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..6).map(|_| s.spawn(|| f.store.resume(&d))).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("no panic"))
+            .collect()
+    });
+    let granted = results.iter().filter(|r| r.is_ok()).count();
+    assert_eq!(granted, 1, "exactly one resume grants the extra attempt");
+    assert!(
+        results
+            .iter()
+            .filter_map(|r| r.as_ref().err())
+            .all(|e| e.is_already_resumed())
+    );
+
+    let opened: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..6)
+            .map(|_| s.spawn(|| f.store.open(rejected(&f.run))))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("no panic"))
+            .collect()
+    });
+    let mut ids: Vec<String> = opened
+        .into_iter()
+        .map(|r| r.map(|h| h.id().to_string()))
+        .collect::<std::result::Result<_, _>>()?;
+    ids.sort();
+    assert_eq!(
+        ids,
+        [
+            "0002-implement",
+            "0003-implement",
+            "0004-implement",
+            "0005-implement",
+            "0006-implement",
+            "0007-implement"
+        ]
+    );
+    assert_eq!(f.store.handoffs(&f.run)?.len(), 7);
+    Ok(())
+}
