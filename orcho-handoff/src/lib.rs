@@ -29,6 +29,9 @@
 //! - [`HandoffAdviceEvidence`] is the evidence bundle's `handoff_advice`
 //!   section: advice calls, recommended vs applied actions, retry outcomes,
 //!   observed usage and cost.
+//! - [`supervision`] holds the human-in-the-loop touchpoints: the question
+//!   schema, the two-question pattern, planner questions, plan approval,
+//!   deviation handling, and permission rules for read-only sessions.
 //!
 //! Other decision points (delivery gates, intake, supervision) reuse the
 //! durable, idempotent record of [`decision`]: define a payload type that
@@ -95,6 +98,7 @@ mod format;
 mod glob;
 mod state;
 pub mod store;
+pub mod supervision;
 #[cfg(any(test, feature = "test-util"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod testing;
