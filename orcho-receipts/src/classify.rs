@@ -1,11 +1,14 @@
 //! Classification: what the receipts on disk prove about the checkout as it
 
-use std::{collections::BTreeMap, fmt};
+use std::{
+    collections::{BTreeMap, HashMap, HashSet},
+    fmt,
+};
 
 use orcho_core::{Digest, SchemaVersion};
 
 use crate::{
-    CommandName, CommandReceipt, EnvName, Failure, LoadedReceipt, ReceiptStore,
+    CommandName, CommandReceipt, CommandSpec, EnvName, Failure, LoadedReceipt, ReceiptStore,
     VerificationContract,
 };
 
@@ -371,20 +374,21 @@ pub fn classify(
     store: &ReceiptStore,
     state: &CurrentState,
 ) -> Vec<Classified> {
+    let index = Index::new(contract);
     let mut out = Vec::with_capacity(contract.commands.len());
     for name in &contract.required {
         out.push(Classified {
             command: name.clone(),
             required: true,
-            status: classify_one(contract, store, state, name),
+            status: index.classify_one(store, state, name),
         });
     }
     for command in &contract.commands {
-        if !contract.is_required(command.name.as_str()) {
+        if !index.required.contains(command.name.as_str()) {
             out.push(Classified {
                 command: command.name.clone(),
                 required: false,
-                status: classify_one(contract, store, state, &command.name),
+                status: index.classify_one(store, state, &command.name),
             });
         }
     }
@@ -398,11 +402,7 @@ pub fn classify_one(
     state: &CurrentState,
     name: &CommandName,
 ) -> ReceiptStatus {
-    match store.load_command_receipt(name) {
-        LoadedReceipt::Missing => ReceiptStatus::Missing,
-        LoadedReceipt::Invalid(reason) => ReceiptStatus::Invalid(reason),
-        LoadedReceipt::Valid(receipt) => status_of(contract, state, &receipt),
-    }
+    Index::new(contract).classify_one(store, state, name)
 }
 
 /// Classifies a verified receipt against the contract and the current state.
@@ -411,21 +411,62 @@ pub fn status_of(
     state: &CurrentState,
     receipt: &CommandReceipt,
 ) -> ReceiptStatus {
-    let stale = stale_reasons(contract, state, receipt);
-    match receipt.failure() {
-        Some(failure) => ReceiptStatus::Failed { failure, stale },
-        None if stale.is_empty() => ReceiptStatus::Present,
-        None => ReceiptStatus::Stale(stale),
+    Index::new(contract).status_of(state, receipt)
+}
+
+/// The contract's commands by name, so that classifying thousands of
+/// commands stays linear.
+struct Index<'a> {
+    contract: &'a VerificationContract,
+    commands: HashMap<&'a str, &'a CommandSpec>,
+    required: HashSet<&'a str>,
+}
+
+impl<'a> Index<'a> {
+    fn new(contract: &'a VerificationContract) -> Self {
+        Self {
+            contract,
+            commands: contract
+                .commands
+                .iter()
+                .map(|c| (c.name.as_str(), c))
+                .collect(),
+            required: contract.required.iter().map(CommandName::as_str).collect(),
+        }
+    }
+
+    fn classify_one(
+        &self,
+        store: &ReceiptStore,
+        state: &CurrentState,
+        name: &CommandName,
+    ) -> ReceiptStatus {
+        match store.load_command_receipt(name) {
+            LoadedReceipt::Missing => ReceiptStatus::Missing,
+            LoadedReceipt::Invalid(reason) => ReceiptStatus::Invalid(reason),
+            LoadedReceipt::Valid(receipt) => self.status_of(state, &receipt),
+        }
+    }
+
+    fn status_of(&self, state: &CurrentState, receipt: &CommandReceipt) -> ReceiptStatus {
+        let spec = self.commands.get(receipt.command.as_str()).copied();
+        let stale = stale_reasons(self.contract, spec, state, receipt);
+        match receipt.failure() {
+            Some(failure) => ReceiptStatus::Failed { failure, stale },
+            None if stale.is_empty() => ReceiptStatus::Present,
+            None => ReceiptStatus::Stale(stale),
+        }
     }
 }
 
 fn stale_reasons(
     contract: &VerificationContract,
+    spec: Option<&CommandSpec>,
     state: &CurrentState,
     receipt: &CommandReceipt,
 ) -> Vec<StaleReason> {
     let mut reasons = Vec::new();
-    let Some(spec) = contract.command(receipt.command.as_str()) else {
+    let Some(spec) = spec else {
         // Not declared any more: nothing current to be fresh against.
         reasons.push(StaleReason::CommandSpec {
             recorded: receipt.spec_digest,

@@ -43,17 +43,30 @@ pub(crate) struct Stat {
     pub(crate) mode: u32,
 }
 
+fn int<T: TryInto<i64>>(v: T) -> i64 {
+    v.try_into().unwrap_or(0)
+}
+
+fn uint<T: TryInto<u64>>(v: T) -> u64 {
+    v.try_into().unwrap_or(0)
+}
+
+fn nanos<T: TryInto<u32>>(v: T) -> u32 {
+    v.try_into().unwrap_or(0)
+}
+
 impl Stat {
-    pub(crate) fn of(meta: &std::fs::Metadata) -> Self {
+    /// From `statat`/`fstat`.
+    pub(crate) fn from_raw(st: &rustix::fs::Stat) -> Self {
         Self {
-            size: meta.size(),
-            mtime: meta.mtime(),
-            mtime_ns: u32::try_from(meta.mtime_nsec()).unwrap_or(0),
-            ctime: meta.ctime(),
-            ctime_ns: u32::try_from(meta.ctime_nsec()).unwrap_or(0),
-            ino: meta.ino(),
-            dev: meta.dev(),
-            mode: meta.mode(),
+            size: uint(st.st_size),
+            mtime: int(st.st_mtime),
+            mtime_ns: nanos(st.st_mtime_nsec),
+            ctime: int(st.st_ctime),
+            ctime_ns: nanos(st.st_ctime_nsec),
+            ino: uint(st.st_ino),
+            dev: uint(st.st_dev),
+            mode: nanos(st.st_mode),
         }
     }
 
@@ -173,12 +186,18 @@ impl StatCache {
         (cached.stat == *stat && cached.stat.older_than(self.snapshot)).then_some(cached.digest)
     }
 
+    fn path_at(&self, index: usize) -> Option<&[u8]> {
+        let at = *self.offsets.get(index)?;
+        let len = usize::try_from(u32_at(&self.bytes, at)?).ok()?;
+        self.bytes.get(at + FIXED..at + FIXED + len)
+    }
+
     /// The index of the entry for `path` (binary search: entries are sorted).
     pub(crate) fn find(&self, path: &[u8]) -> Option<usize> {
         let (mut lo, mut hi) = (0, self.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            match self.get(mid)?.path.cmp(path) {
+            match self.path_at(mid)?.cmp(path) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => return Some(mid),

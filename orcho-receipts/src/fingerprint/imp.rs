@@ -2,12 +2,18 @@
 
 use std::{
     collections::VecDeque,
+    ffi::OsStr,
     fs::File,
     io::{self, Read},
-    os::unix::ffi::{OsStrExt, OsStringExt},
+    os::{
+        fd::OwnedFd,
+        unix::ffi::{OsStrExt, OsStringExt},
+    },
     path::{Path, PathBuf},
-    sync::{Condvar, Mutex, PoisonError},
+    sync::{Condvar, Mutex, OnceLock, PoisonError},
 };
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::Digest;
@@ -181,10 +187,7 @@ impl Fingerprinter {
             (Some(dir), Some(_)) => cache::fs_now(dir).ok(),
             _ => None,
         };
-        let stat_cache = match (&cache_file, snapshot) {
-            (Some(file), Some(_)) => StatCache::load(file),
-            _ => StatCache::default(),
-        };
+        let stat_cache: OnceLock<StatCache> = OnceLock::new();
         let use_git = self.use_git && walk::in_git_work_tree(root.as_std_path());
         let source = if use_git {
             FileSource::Git
@@ -194,38 +197,58 @@ impl Fingerprinter {
         let queue = Queue::default();
         let proto = blake3::Hasher::new_derive_key(FILE_CONTEXT);
         let root_path = root.as_std_path();
+        let root_fd = rustix::fs::open(
+            root_path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| io_err((root_path.to_owned(), e.into())))?;
+        let dir = Root {
+            fd: root_fd,
+            path: root_path,
+        };
 
         // Producer: git (streamed) or the walk feeds batches of paths;
         // workers stat and hash them as they arrive.
         let (produced, worked) = std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..self.threads)
-                .map(|_| scope.spawn(|| work(&queue, root_path, &stat_cache, &proto)))
-                .collect();
-            let mut batch: Vec<Vec<u8>> = Vec::with_capacity(QUEUE_BATCH);
-            let mut on_path = |p: &[u8]| {
-                if keep(p) {
-                    batch.push(p.to_vec());
-                    if batch.len() == QUEUE_BATCH {
-                        queue.push(std::mem::replace(
-                            &mut batch,
-                            Vec::with_capacity(QUEUE_BATCH),
-                        ));
+            // The producer starts first, so git runs while the cache loads.
+            let producer = scope.spawn(|| {
+                // Closes the queue even if listing panics, so no worker waits
+                // forever.
+                let _close = CloseOnDrop(&queue);
+                let mut batch: Vec<Vec<u8>> = Vec::with_capacity(QUEUE_BATCH);
+                let mut on_path = |p: &[u8]| {
+                    if keep(p) {
+                        batch.push(p.to_vec());
+                        if batch.len() == QUEUE_BATCH {
+                            queue.push(std::mem::replace(
+                                &mut batch,
+                                Vec::with_capacity(QUEUE_BATCH),
+                            ));
+                        }
                     }
+                };
+                let produced = if use_git {
+                    walk::git_files_streaming(root, &self.env, &mut on_path)
+                } else {
+                    walk::walk_files(root).map(|paths| {
+                        for p in &paths {
+                            on_path(p);
+                        }
+                    })
+                };
+                if !batch.is_empty() {
+                    queue.push(batch);
                 }
-            };
-            let produced = if use_git {
-                walk::git_files_streaming(root, &self.env, &mut on_path)
-            } else {
-                walk::walk_files(root).map(|paths| {
-                    for p in &paths {
-                        on_path(p);
-                    }
-                })
-            };
-            if !batch.is_empty() {
-                queue.push(batch);
-            }
-            queue.close();
+                produced
+            });
+            let cache = stat_cache.get_or_init(|| match (&cache_file, snapshot) {
+                (Some(file), Some(_)) => StatCache::load(file),
+                _ => StatCache::default(),
+            });
+            let workers: Vec<_> = (0..self.threads)
+                .map(|_| scope.spawn(|| work(&queue, &dir, cache, &proto)))
+                .collect();
             let worked: Vec<_> = workers
                 .into_iter()
                 .map(|h| {
@@ -237,6 +260,12 @@ impl Fingerprinter {
                     })
                 })
                 .collect();
+            let produced = producer.join().unwrap_or_else(|_| {
+                Err(io_err((
+                    root_path.to_owned(),
+                    io::Error::other("the listing thread panicked"),
+                )))
+            });
             (produced, worked)
         });
         produced?;
@@ -244,10 +273,15 @@ impl Fingerprinter {
         for w in worked {
             entries.extend(w.map_err(io_err)?);
         }
-        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        entries.dedup_by(|a, b| a.0 == b.0);
+        // Sort small indices, not the entries; listings arrive as a few
+        // sorted runs, which the stable sort merges in close to linear time.
+        let mut order: Vec<u32> = (0..u32::try_from(entries.len()).unwrap_or(u32::MAX)).collect();
+        order.sort_by(|&a, &b| entries[a as usize].0.cmp(&entries[b as usize].0));
+        order.dedup_by(|a, b| entries[*a as usize].0 == entries[*b as usize].0);
+        let stat_cache = stat_cache.into_inner().unwrap_or_default();
         Ok(self.finish(
             &entries,
+            &order,
             &stat_cache,
             cache_file.as_deref(),
             snapshot,
@@ -258,6 +292,7 @@ impl Fingerprinter {
     fn finish(
         &self,
         entries: &[(Vec<u8>, Option<Entry>)],
+        order: &[u32],
         stat_cache: &StatCache,
         cache_file: Option<&Utf8Path>,
         snapshot: Option<(i64, u32)>,
@@ -268,7 +303,8 @@ impl Fingerprinter {
         let mut hashed = 0u64;
         let mut cached_files = 0usize;
         let mut hasher = blake3::Hasher::new_derive_key(FINGERPRINT_CONTEXT);
-        for (path, entry) in entries {
+        for &i in order {
+            let (path, entry) = &entries[i as usize];
             let Some(entry) = entry else { continue };
             files += 1;
             if entry.kind == Kind::File {
@@ -282,8 +318,9 @@ impl Fingerprinter {
         if (hashed > 0 || cached_files != stat_cache.len())
             && let (Some(file), Some(snapshot)) = (cache_file, snapshot)
         {
-            let cached: Vec<Cached<'_>> = entries
+            let cached: Vec<Cached<'_>> = order
                 .iter()
+                .map(|&i| &entries[i as usize])
                 .filter_map(|(path, e)| {
                     let e = e.as_ref().filter(|e| e.kind == Kind::File)?;
                     Some(Cached {
@@ -473,11 +510,25 @@ impl Queue {
     }
 }
 
+struct CloseOnDrop<'a>(&'a Queue);
+
+impl Drop for CloseOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
 type Worked = Result<Vec<(Vec<u8>, Option<Entry>)>, (PathBuf, io::Error)>;
 
 /// A worker: stats and hashes batches until the queue closes. After an error
 /// it keeps draining (so the producer never blocks) but does no more work.
-fn work(queue: &Queue, root: &Path, stat_cache: &StatCache, proto: &blake3::Hasher) -> Worked {
+/// The fingerprint root: paths are looked up relative to its descriptor.
+struct Root<'a> {
+    fd: OwnedFd,
+    path: &'a Path,
+}
+
+fn work(queue: &Queue, root: &Root<'_>, stat_cache: &StatCache, proto: &blake3::Hasher) -> Worked {
     let mut out = Vec::new();
     let mut failed = None;
     let mut buf = vec![0u8; READ_CHUNK];
@@ -510,21 +561,24 @@ fn work(queue: &Queue, root: &Path, stat_cache: &StatCache, proto: &blake3::Hash
 
 /// Stats and, when needed, hashes one path. `None` when it vanished.
 fn one(
-    root: &Path,
+    root: &Root<'_>,
     rel: &[u8],
     cached: Option<usize>,
     stat_cache: &StatCache,
     proto: &blake3::Hasher,
     buf: &mut [u8],
 ) -> Result<Option<Entry>, (PathBuf, io::Error)> {
-    let path = walk::join(root, rel);
-    let meta = match std::fs::symlink_metadata(&path) {
-        Ok(meta) => meta,
-        Err(e) if is_gone(&e) => return Ok(None),
-        Err(e) => return Err((path, e)),
+    let rel_os = OsStr::from_bytes(rel);
+    let fail = |e: io::Error| (walk::join(root.path, rel), e);
+    let raw = match rustix::fs::statat(&root.fd, rel_os, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(raw) => raw,
+        Err(e) => {
+            let e = io::Error::from(e);
+            return if is_gone(&e) { Ok(None) } else { Err(fail(e)) };
+        }
     };
-    let stat = Stat::of(&meta);
-    let file_type = meta.file_type();
+    let stat = Stat::from_raw(&raw);
+    let file_type = FileType::from_raw_mode(raw.st_mode);
     let mut entry = Entry {
         kind: Kind::Other,
         stat,
@@ -532,32 +586,37 @@ fn one(
         link: Vec::new(),
         hashed: false,
     };
-    if file_type.is_symlink() {
-        entry.kind = Kind::Symlink;
-        entry.link = match std::fs::read_link(&path) {
-            Ok(target) => target.as_os_str().as_bytes().to_vec(),
-            Err(e) if is_gone(&e) => return Ok(None),
-            Err(e) => return Err((path, e)),
-        };
-    } else if file_type.is_dir() {
-        entry.kind = Kind::Dir;
-    } else if file_type.is_file() {
-        entry.kind = Kind::File;
-        if let Some(digest) = stat_cache.trusted(cached, &stat) {
-            entry.content = digest;
-        } else {
-            match hash_file(&path, proto, buf) {
-                Ok((digest, meta)) => {
-                    entry.content = digest;
-                    // Stat through the open file, so the cached stat belongs
-                    // to the bytes that were read.
-                    entry.stat = Stat::of(&meta);
-                    entry.hashed = true;
+    match file_type {
+        FileType::Symlink => {
+            entry.kind = Kind::Symlink;
+            entry.link = match rustix::fs::readlinkat(&root.fd, rel_os, Vec::new()) {
+                Ok(target) => target.into_bytes(),
+                Err(e) => {
+                    let e = io::Error::from(e);
+                    return if is_gone(&e) { Ok(None) } else { Err(fail(e)) };
                 }
-                Err(e) if is_gone(&e) => return Ok(None),
-                Err(e) => return Err((path, e)),
+            };
+        }
+        FileType::Directory => entry.kind = Kind::Dir,
+        FileType::RegularFile => {
+            entry.kind = Kind::File;
+            if let Some(digest) = stat_cache.trusted(cached, &stat) {
+                entry.content = digest;
+            } else {
+                match hash_file(root, rel_os, proto, buf) {
+                    Ok((digest, after)) => {
+                        entry.content = digest;
+                        // The stat of the open file after reading, so the
+                        // cached stat belongs to the bytes that were read.
+                        entry.stat = after;
+                        entry.hashed = true;
+                    }
+                    Err(e) if is_gone(&e) => return Ok(None),
+                    Err(e) => return Err(fail(e)),
+                }
             }
         }
+        _ => {}
     }
     Ok(Some(entry))
 }
@@ -570,11 +629,18 @@ fn is_gone(e: &io::Error) -> bool {
 }
 
 fn hash_file(
-    path: &Path,
+    root: &Root<'_>,
+    rel: &OsStr,
     proto: &blake3::Hasher,
     buf: &mut [u8],
-) -> io::Result<([u8; 32], std::fs::Metadata)> {
-    let mut file = File::open(path)?;
+) -> io::Result<([u8; 32], Stat)> {
+    let fd = rustix::fs::openat(
+        &root.fd,
+        rel,
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NOCTTY,
+        Mode::empty(),
+    )?;
+    let mut file = File::from(fd);
     let mut hasher = proto.clone();
     loop {
         match file.read(buf) {
@@ -588,8 +654,8 @@ fn hash_file(
     }
     // Stat after reading: a file modified during the read has times at or
     // after the snapshot, so the racily-clean rule re-hashes it next time.
-    let meta = file.metadata()?;
-    Ok((*hasher.finalize().as_bytes(), meta))
+    let after = rustix::fs::fstat(&file)?;
+    Ok((*hasher.finalize().as_bytes(), Stat::from_raw(&after)))
 }
 
 /// The fingerprint digest of entries given in any order (for tests).
