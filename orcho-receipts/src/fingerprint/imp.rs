@@ -570,6 +570,22 @@ fn one(
 ) -> Result<Option<Entry>, (PathBuf, io::Error)> {
     let rel_os = OsStr::from_bytes(rel);
     let fail = |e: io::Error| (walk::join(root.path, rel), e);
+    if cached.is_none() {
+        // Nothing cached: open first and stat the open file, one path
+        // lookup instead of two. Symlinks (`ELOOP` under `O_NOFOLLOW`) and
+        // sockets (`ENXIO`) fall through to the `statat` path below.
+        match open_nofollow(root, rel_os) {
+            Ok(file) => return from_open(file, proto, buf).map_err(fail),
+            Err(e) if is_gone(&e) => return Ok(None),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(code) if code == rustix::io::Errno::LOOP.raw_os_error()
+                        || code == rustix::io::Errno::NXIO.raw_os_error()
+                ) => {}
+            Err(e) => return Err(fail(e)),
+        }
+    }
     let raw = match rustix::fs::statat(&root.fd, rel_os, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(raw) => raw,
         Err(e) => {
@@ -604,11 +620,11 @@ fn one(
                 entry.content = digest;
             } else {
                 match hash_file(root, rel_os, proto, buf) {
-                    Ok((digest, after)) => {
+                    Ok((digest, opened)) => {
                         entry.content = digest;
-                        // The stat of the open file after reading, so the
-                        // cached stat belongs to the bytes that were read.
-                        entry.stat = after;
+                        // The stat of the file that was read, taken before
+                        // reading it.
+                        entry.stat = opened;
                         entry.hashed = true;
                     }
                     Err(e) if is_gone(&e) => return Ok(None),
@@ -628,19 +644,55 @@ fn is_gone(e: &io::Error) -> bool {
     )
 }
 
+fn open_nofollow(root: &Root<'_>, rel: &OsStr) -> io::Result<File> {
+    // `O_NONBLOCK` so that opening a FIFO never waits for a writer; it has
+    // no effect on regular files.
+    let fd = rustix::fs::openat(
+        &root.fd,
+        rel,
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::NONBLOCK,
+        Mode::empty(),
+    )?;
+    Ok(File::from(fd))
+}
+
+/// The entry of a path opened without following symlinks.
+fn from_open(file: File, proto: &blake3::Hasher, buf: &mut [u8]) -> io::Result<Option<Entry>> {
+    let raw = rustix::fs::fstat(&file)?;
+    let mut entry = Entry {
+        kind: Kind::Other,
+        stat: Stat::from_raw(&raw),
+        content: [0; 32],
+        link: Vec::new(),
+        hashed: false,
+    };
+    match FileType::from_raw_mode(raw.st_mode) {
+        FileType::RegularFile => {
+            // The stat was taken before reading: a write during the read
+            // changes the file's times, so the cache never trusts this
+            // digest for the new contents.
+            entry.kind = Kind::File;
+            entry.content = hash_contents(file, proto, buf)?;
+            entry.hashed = true;
+        }
+        FileType::Directory => entry.kind = Kind::Dir,
+        _ => {}
+    }
+    Ok(Some(entry))
+}
+
 fn hash_file(
     root: &Root<'_>,
     rel: &OsStr,
     proto: &blake3::Hasher,
     buf: &mut [u8],
 ) -> io::Result<([u8; 32], Stat)> {
-    let fd = rustix::fs::openat(
-        &root.fd,
-        rel,
-        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NOCTTY,
-        Mode::empty(),
-    )?;
-    let mut file = File::from(fd);
+    let file = open_nofollow(root, rel)?;
+    let before = Stat::from_raw(&rustix::fs::fstat(&file)?);
+    Ok((hash_contents(file, proto, buf)?, before))
+}
+
+fn hash_contents(mut file: File, proto: &blake3::Hasher, buf: &mut [u8]) -> io::Result<[u8; 32]> {
     let mut hasher = proto.clone();
     loop {
         match file.read(buf) {
@@ -652,10 +704,7 @@ fn hash_file(
             Err(e) => return Err(e),
         }
     }
-    // Stat after reading: a file modified during the read has times at or
-    // after the snapshot, so the racily-clean rule re-hashes it next time.
-    let after = rustix::fs::fstat(&file)?;
-    Ok((*hasher.finalize().as_bytes(), Stat::from_raw(&after)))
+    Ok(*hasher.finalize().as_bytes())
 }
 
 /// The fingerprint digest of entries given in any order (for tests).

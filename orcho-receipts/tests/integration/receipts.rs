@@ -576,3 +576,65 @@ proptest! {
         prop_assert!(matches!(store.load_env_receipt(&"default".parse().unwrap()), LoadedReceipt::Invalid(_)));
     }
 }
+
+#[test]
+fn every_assertion_kind_passes_and_fails() -> Result {
+    let f = fixture()?;
+    write(&f.checkout, "vendor/lib/mod.py", "\n", 0o644)?;
+    let contract = r#"
+environments:
+  - name: default
+    assertions:
+      - file_exists: Cargo.toml
+      - file_exists: src
+      - path_exists: src
+      - path_exists: nope
+      - command_exists: sh
+      - command_exists: no-such-tool-anywhere
+      - version: { argv: [sh, -c, "echo tool 1.2.3"], expect: { contains: "1.2" } }
+      - version: { argv: [sh, -c, "echo tool 1.2.3 >&2"], expect: { matches: "tool 1.?.*" } }
+      - version: { argv: [sh, -c, "echo tool 2.0.0"], expect: { matches: "tool 1.*" } }
+      - version: { argv: [sh, -c, "exit 3"], expect: { contains: "x" } }
+      - import_path: { argv: [sh, -c, "echo $PWD/vendor/lib/mod.py"], expect: { under: vendor } }
+      - import_path: { argv: [sh, -c, "echo vendor/lib/mod.py"], expect: { equals: vendor/lib/mod.py } }
+      - import_path: { argv: [sh, -c, "echo /usr/lib/python3/mod.py"], expect: { under: vendor } }
+commands:
+  - name: test
+    argv: [true]
+"#;
+    let v = f.verifier_with(contract, f.store())?;
+    let env = v.check_environment(&"default".parse()?)?;
+    let shown: Vec<String> = env
+        .results
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}: {}",
+                if r.passed { "ok  " } else { "FAIL" },
+                r.description,
+                r.detail
+            )
+        })
+        .collect();
+    insta::assert_snapshot!(shown.join("\n").replace(f.checkout.as_str(), "<checkout>").replace(": /usr/bin/sh", ": <sh>").replace(": /bin/sh", ": <sh>"), @"
+    ok   file_exists `Cargo.toml`: found
+    FAIL file_exists `src`: exists but is not a file
+    ok   path_exists `src`: found
+    FAIL path_exists `nope`: not found (entity not found)
+    ok   command_exists `sh`: <sh>
+    FAIL command_exists `no-such-tool-anywhere`: not found on PATH
+    ok   version `sh -c echo tool 1.2.3` contains `1.2`: printed `tool 1.2.3`
+    ok   version `sh -c echo tool 1.2.3 >&2` matches `tool 1.?.*`: printed `tool 1.2.3`
+    FAIL version `sh -c echo tool 2.0.0` matches `tool 1.*`: printed `tool 2.0.0`
+    FAIL version `sh -c exit 3` contains `x`: `sh -c exit 3` exit code 3
+    ok   import_path `sh -c echo $PWD/vendor/lib/mod.py` under `vendor`: printed `<checkout>/vendor/lib/mod.py`
+    ok   import_path `sh -c echo vendor/lib/mod.py` equals `vendor/lib/mod.py`: printed `vendor/lib/mod.py`
+    FAIL import_path `sh -c echo /usr/lib/python3/mod.py` under `vendor`: printed `/usr/lib/python3/mod.py`
+    ");
+    let summary = v.readiness()?;
+    assert_eq!(
+        summary.environments[0].status,
+        orcho_receipts::EnvStatus::Failed
+    );
+    Ok(())
+}
