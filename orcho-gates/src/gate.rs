@@ -144,6 +144,8 @@ pub struct GateContext {
     pub phase: PhaseName,
     /// The 1-based attempt of the phase.
     pub attempt: u32,
+    /// The 1-based round of the run (a replan advances it).
+    pub round: u32,
     /// The checkout root the phase worked in.
     pub checkout: Utf8PathBuf,
     /// The store directory (for gates that leave artefacts, like receipts).
@@ -173,6 +175,7 @@ impl GateContext {
             run,
             phase,
             attempt: 1,
+            round: 1,
             store: checkout.join(".orcho"),
             checkout,
             phase_outcome,
@@ -193,6 +196,13 @@ impl GateContext {
     #[must_use]
     pub fn with_attempt(mut self, attempt: u32) -> Self {
         self.attempt = attempt;
+        self
+    }
+
+    /// Sets the round.
+    #[must_use]
+    pub fn with_round(mut self, round: u32) -> Self {
+        self.round = round;
         self
     }
 

@@ -6,18 +6,60 @@
 //! autopilot) decides what happens next. It does not run agents: hosts bring
 //! their own runners and user interfaces and compose Orcho's crates.
 //!
-//! This crate will own the engine that composes the other crates, the run
-//! store on disk, the `Host` trait for hosts that want a driven loop and
-//! `orcho::testing` for tests of custom profiles. Today it re-exports the
-//! crates below it; [`core`] is the part that is built.
+//! This crate is the engine that composes them:
+//!
+//! - [`Engine`] runs a [`RunPlan`]: [`Engine::start`] creates a run and
+//!   [`Run::next`] says what it needs — run a phase attempt
+//!   ([`Step::RunPhase`], with fed-in failures, critique, feedback, waivers
+//!   and, for final acceptance, the readiness summary), decide a handoff
+//!   ([`Step::DecideHandoff`]), or nothing more ([`Step::Finished`]).
+//!   [`Run::complete_phase`] takes the host's report, runs the phase's gates,
+//!   applies their effect and the verdict, and persists everything;
+//!   [`Engine::decide`] records a decision without advancing the run and
+//!   [`Run::resume`] advances it.
+//! - Final acceptance reads receipts: before it runs, missing or stale
+//!   required receipts are re-run once; after its verdict, every unproven
+//!   required command becomes a gap that forces a rejection, unless a waiver
+//!   covers exactly that command.
+//! - The [`RunStore`] keeps `runs/<run_id>/` with the journal as the source
+//!   of truth: a process killed at any line leaves a run that the next
+//!   process reopens and continues, with no transition applied twice. One
+//!   exclusive lock per run: a second driver gets a "busy" error.
+//!
+//! The crates below are re-exported: [`core`], [`receipts`], [`gates`],
+//! [`handoff`], [`profile`].
+//!
+//! # Crate features
+//!
+//! - `test-util`: `orcho::testing`, scenario tests of custom profiles with
+//!   scripted phases, gates, advice and decisions (it turns on the
+//!   `test-util` features of `orcho-gates` and `orcho-handoff`).
 //!
 //! # Stability and MSRV
 //!
-//! Pre-1.0: minor versions may break the API. The minimum supported Rust
-//! version is 1.95.
+//! Pre-1.0: minor versions may break the API; on-disk formats are versioned
+//! and never silently re-interpreted. The minimum supported Rust version is
+//! 1.95.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod engine;
+mod error;
+mod plan;
+mod state;
+mod store;
+#[cfg(feature = "test-util")]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
+pub mod testing;
+
+pub use engine::{Engine, EngineBuilder, PhaseReport, PhaseRequest, Run, Step};
+pub use error::{EngineError, EngineErrorKind};
 pub use orcho_core as core;
 pub use orcho_gates as gates;
 pub use orcho_handoff as handoff;
 pub use orcho_profile as profile;
 pub use orcho_receipts as receipts;
+pub use plan::{ExhaustedPolicy, PausePolicy, PhasePlan, PhaseRole, RunPlan};
+pub use state::{
+    InFlight, PauseTrigger, PhaseInput, Resumption, RunEvent, RunState, Transition, TransitionError,
+};
+pub use store::{RunStore, StoredRun};

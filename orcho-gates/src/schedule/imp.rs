@@ -78,6 +78,25 @@ pub struct GateRecord {
     pub result: QualityGateResult,
 }
 
+impl GateRecord {
+    /// A record of `result` for the gate at `index` with strategy `on_fail`.
+    pub fn new(index: usize, on_fail: FailStrategy, result: QualityGateResult) -> Self {
+        Self {
+            index,
+            on_fail,
+            lock_group: None,
+            result,
+        }
+    }
+
+    /// Sets the lock group.
+    #[must_use]
+    pub fn with_lock_group(mut self, group: Option<String>) -> Self {
+        self.lock_group = group;
+        self
+    }
+}
+
 /// Everything a phase's gates produced.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

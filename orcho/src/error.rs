@@ -1,0 +1,183 @@
+//! Errors of the engine.
+
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho_core::{DocumentError, FsError, HandoffId, JournalError, LockError, RunId, RunStatus};
+use orcho_handoff::{AdvisorError, HandoffAction, HandoffError};
+use orcho_receipts::{ContractError, ReceiptError};
+
+use crate::state::TransitionError;
+
+/// The engine could not do what was asked.
+///
+/// The message names the run (or the store); [`kind`](Self::kind) and the
+/// `is_*` predicates tell the cases apart without matching strings.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", self.render())]
+pub struct EngineError {
+    run: Option<RunId>,
+    path: Option<Utf8PathBuf>,
+    #[source]
+    kind: EngineErrorKind,
+}
+
+/// What went wrong; see [`EngineError::kind`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineErrorKind {
+    /// Another process is driving the run (it holds the run's lock).
+    #[error("the run is busy: another process is driving it")]
+    Busy,
+    /// No run with this id is in the store.
+    #[error("no such run in the store")]
+    UnknownRun,
+    /// The run is waiting for a decision on a handoff.
+    #[error(
+        "the run is awaiting a decision on handoff `{handoff}`; decide it first (available: {})",
+        actions(available)
+    )]
+    AwaitingDecision {
+        /// The handoff.
+        handoff: HandoffId,
+        /// What can be decided.
+        available: Vec<HandoffAction>,
+    },
+    /// The run has ended and cannot move again.
+    #[error("the run is {status}: {reason}")]
+    Terminal {
+        /// Its final status.
+        status: RunStatus,
+        /// Why it ended.
+        reason: String,
+    },
+    /// The call does not fit where the run stands (for example completing a
+    /// phase while the run is paused).
+    #[error("cannot {action} while the run is {status}")]
+    WrongState {
+        /// What was attempted.
+        action: &'static str,
+        /// Where the run stands.
+        status: RunStatus,
+    },
+    /// The run's journal has events from a newer Orcho; they are never
+    /// guessed at.
+    #[error(
+        "its journal has {count} events written by a newer Orcho; upgrade Orcho to continue this run"
+    )]
+    NewerEvents {
+        /// How many.
+        count: usize,
+    },
+    /// The journal has no events.
+    #[error("its journal is empty")]
+    EmptyJournal,
+    /// An event does not fit the state (a damaged journal).
+    #[error(transparent)]
+    Transition(TransitionError),
+    /// The verification contract is invalid.
+    #[error(transparent)]
+    Contract(Box<ContractError>),
+    /// Receipts could not be read or written, or a command could not be run.
+    #[error(transparent)]
+    Receipts(Box<ReceiptError>),
+    /// A handoff could not be opened, decided or resumed.
+    #[error(transparent)]
+    Handoff(Box<HandoffError>),
+    /// The advisor failed.
+    #[error("the advisor failed")]
+    Advisor(#[source] AdvisorError),
+    /// A background task (a blocking file or process operation) failed.
+    #[error("a background task failed: {0}")]
+    Task(String),
+    /// No advisor is configured.
+    #[error("no advisor is configured")]
+    NoAdvisor,
+    /// A gate result could not be recorded.
+    #[error("recording a gate result failed")]
+    Schedule(#[source] Box<orcho_gates::ScheduleError>),
+    /// The journal could not be read or written.
+    #[error(transparent)]
+    Journal(Box<JournalError>),
+    /// The snapshot could not be written.
+    #[error(transparent)]
+    Document(Box<DocumentError>),
+    /// A file or directory could not be written.
+    #[error(transparent)]
+    Fs(Box<FsError>),
+    /// The run's lock could not be taken.
+    #[error(transparent)]
+    Lock(Box<LockError>),
+    /// The runs directory could not be listed.
+    #[error("the runs directory could not be listed")]
+    ListRuns(#[source] std::io::Error),
+}
+
+fn actions(available: &[HandoffAction]) -> String {
+    available
+        .iter()
+        .map(|a| format!("`{a}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl EngineError {
+    #[cold]
+    pub(crate) fn run(run: &RunId, kind: EngineErrorKind) -> Self {
+        Self {
+            run: Some(run.clone()),
+            path: None,
+            kind,
+        }
+    }
+
+    #[cold]
+    pub(crate) fn store(path: &Utf8Path, kind: EngineErrorKind) -> Self {
+        Self {
+            run: None,
+            path: Some(path.to_owned()),
+            kind,
+        }
+    }
+
+    fn render(&self) -> String {
+        match (&self.run, &self.path) {
+            (Some(run), _) => format!("run `{run}`"),
+            (None, Some(path)) => format!("run store `{path}`"),
+            (None, None) => "the engine".to_owned(),
+        }
+    }
+
+    /// The run, when the error is about one.
+    pub fn run_id(&self) -> Option<&RunId> {
+        self.run.as_ref()
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &EngineErrorKind {
+        &self.kind
+    }
+
+    /// Whether another process is driving the run.
+    pub fn is_busy(&self) -> bool {
+        matches!(self.kind, EngineErrorKind::Busy)
+    }
+
+    /// Whether the run is waiting for a decision.
+    pub fn is_awaiting_decision(&self) -> bool {
+        matches!(self.kind, EngineErrorKind::AwaitingDecision { .. })
+    }
+
+    /// Whether the run has ended.
+    pub fn is_terminal(&self) -> bool {
+        matches!(self.kind, EngineErrorKind::Terminal { .. })
+    }
+
+    /// Whether the run does not exist.
+    pub fn is_unknown_run(&self) -> bool {
+        matches!(self.kind, EngineErrorKind::UnknownRun)
+    }
+
+    /// Whether a decision conflicts with the one already recorded.
+    pub fn is_conflict(&self) -> bool {
+        matches!(&self.kind, EngineErrorKind::Handoff(e) if e.is_conflict())
+    }
+}

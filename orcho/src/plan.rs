@@ -1,0 +1,196 @@
+//! What the engine runs: the phases of a run and their control rules.
+
+use orcho_core::PhaseName;
+use orcho_gates::ScheduledGate;
+use orcho_handoff::{AutopilotPolicy, HandoffPolicy};
+use orcho_receipts::VerificationContract;
+use serde::{Deserialize, Serialize};
+
+/// What a phase is for. The engine treats `final_acceptance` specially (it
+/// reads receipts); `plan` is where a replan goes back to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum PhaseRole {
+    /// Produces the plan; a replan returns here.
+    Plan,
+    /// Changes the code.
+    Implement,
+    /// Reviews the change.
+    Review,
+    /// Decides readiness from receipts.
+    FinalAcceptance,
+    /// Anything else a profile names.
+    Other(String),
+}
+
+impl PhaseRole {
+    /// The snake_case name.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Plan => "plan",
+            Self::Implement => "implement",
+            Self::Review => "review",
+            Self::FinalAcceptance => "final_acceptance",
+            Self::Other(name) => name,
+        }
+    }
+}
+
+/// When a phase pauses for a decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum PausePolicy {
+    /// Never pauses on its verdict; exhausted attempts follow
+    /// [`ExhaustedPolicy`].
+    Never,
+    /// Pauses when the verdict is rejected or incomplete after the last
+    /// automatic attempt.
+    OnRejected,
+    /// Pauses after every attempt.
+    Always,
+}
+
+/// What happens when a phase has used all its attempts (or rounds) without
+/// passing and its pause policy does not pause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ExhaustedPolicy {
+    /// The run halts.
+    Halt,
+    /// The run pauses at a handoff.
+    Pause,
+}
+
+/// One phase as the engine runs it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct PhasePlan {
+    /// Its name.
+    pub name: PhaseName,
+    /// Its role.
+    pub role: PhaseRole,
+    /// Automatic attempts per round (at least 1).
+    pub max_attempts: u32,
+    /// Replan rounds the run may use (at least 1).
+    pub max_rounds: u32,
+    /// Its gates, in declared order.
+    pub gates: Vec<ScheduledGate>,
+    /// When it pauses.
+    pub pause: PausePolicy,
+    /// What happens when attempts run out.
+    pub on_exhausted: ExhaustedPolicy,
+    /// The menu rules of its handoffs.
+    pub handoff: HandoffPolicy,
+}
+
+impl PhasePlan {
+    /// A phase with one attempt, one round, no gates, pausing on rejection,
+    /// halting when exhausted.
+    pub fn new(name: PhaseName, role: PhaseRole) -> Self {
+        Self {
+            name,
+            role,
+            max_attempts: 1,
+            max_rounds: 1,
+            gates: Vec::new(),
+            pause: PausePolicy::OnRejected,
+            on_exhausted: ExhaustedPolicy::Halt,
+            handoff: HandoffPolicy::default(),
+        }
+    }
+
+    /// Sets the automatic attempts per round.
+    #[must_use]
+    pub fn with_max_attempts(mut self, attempts: u32) -> Self {
+        self.max_attempts = attempts.max(1);
+        self
+    }
+
+    /// Sets the replan rounds.
+    #[must_use]
+    pub fn with_max_rounds(mut self, rounds: u32) -> Self {
+        self.max_rounds = rounds.max(1);
+        self
+    }
+
+    /// Adds a gate.
+    #[must_use]
+    pub fn with_gate(mut self, gate: ScheduledGate) -> Self {
+        self.gates.push(gate);
+        self
+    }
+
+    /// Sets the pause policy.
+    #[must_use]
+    pub fn with_pause(mut self, pause: PausePolicy) -> Self {
+        self.pause = pause;
+        self
+    }
+
+    /// Sets what happens when attempts run out.
+    #[must_use]
+    pub fn with_on_exhausted(mut self, on_exhausted: ExhaustedPolicy) -> Self {
+        self.on_exhausted = on_exhausted;
+        self
+    }
+
+    /// Sets the handoff menu rules.
+    #[must_use]
+    pub fn with_handoff(mut self, handoff: HandoffPolicy) -> Self {
+        self.handoff = handoff;
+        self
+    }
+}
+
+/// Everything the engine needs to run: the phases in order, the verification
+/// contract final acceptance reads, and the autopilot's limits.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RunPlan {
+    /// A name for traces and evidence (the profile's name).
+    pub name: String,
+    /// The phases, in order.
+    pub phases: Vec<PhasePlan>,
+    /// The verification contract, if the run is bound to one.
+    pub verification: Option<VerificationContract>,
+    /// The CI autopilot's limits.
+    pub autopilot: AutopilotPolicy,
+}
+
+impl RunPlan {
+    /// A plan with phases and nothing else.
+    pub fn new(name: impl Into<String>, phases: Vec<PhasePlan>) -> Self {
+        Self {
+            name: name.into(),
+            phases,
+            verification: None,
+            autopilot: AutopilotPolicy::default(),
+        }
+    }
+
+    /// Binds the run to a verification contract.
+    #[must_use]
+    pub fn with_verification(mut self, contract: VerificationContract) -> Self {
+        self.verification = Some(contract);
+        self
+    }
+
+    /// Sets the autopilot's limits.
+    #[must_use]
+    pub fn with_autopilot(mut self, autopilot: AutopilotPolicy) -> Self {
+        self.autopilot = autopilot;
+        self
+    }
+
+    /// Where a replan from phase `index` goes: the last `plan` phase at or
+    /// before it, else the first phase.
+    pub fn replan_target(&self, index: usize) -> usize {
+        self.phases[..=index.min(self.phases.len().saturating_sub(1))]
+            .iter()
+            .rposition(|p| p.role == PhaseRole::Plan)
+            .unwrap_or(0)
+    }
+}

@@ -1,0 +1,6 @@
+//! The run store on disk: one directory per run under `<store>/runs/`.
+
+mod format;
+mod imp;
+
+pub use imp::{RunStore, StoredRun};
