@@ -583,3 +583,353 @@ pub enum AutopilotPolicyError {
     #[error("a destructive-action pattern is blank")]
     BlankPattern,
 }
+
+/// A string is not the spelling of an action of a delivery gate or an
+/// intake question.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {point} action `{value}`: expected one of {expected}")]
+pub struct UnknownActionError {
+    point: &'static str,
+    value: String,
+    expected: &'static str,
+}
+
+impl UnknownActionError {
+    #[cold]
+    pub(crate) fn new(point: &'static str, value: &str, expected: &'static str) -> Self {
+        Self {
+            point,
+            value: value
+                .chars()
+                .take(40)
+                .flat_map(char::escape_debug)
+                .collect(),
+            expected,
+        }
+    }
+
+    /// The refused spelling (cut to 40 characters, escaped).
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+}
+
+/// A delivery action and its message do not make a valid
+/// [`DeliveryChoice`](crate::DeliveryChoice).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeliveryChoiceError {
+    /// A commit message given to another action than `approve`.
+    #[error("a commit message is only taken by `approve`, not `{0}`")]
+    MessageNotAllowed(crate::DeliveryAction),
+    /// A blank commit message.
+    #[error("the commit message is blank")]
+    BlankMessage,
+}
+
+/// A git command failed or could not be run.
+#[derive(Debug, thiserror::Error)]
+#[error("`git {command}` failed in `{dir}`")]
+pub struct GitError {
+    command: String,
+    dir: Utf8PathBuf,
+    #[source]
+    kind: GitErrorKind,
+}
+
+/// Why a git command failed; see [`GitError::kind`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GitErrorKind {
+    /// Git could not be run or supervised.
+    #[error(transparent)]
+    Exec(Box<orcho_receipts::ExecError>),
+    /// Git ran and failed.
+    #[error("{status}{}", if stderr.is_empty() { String::new() } else { format!(": {stderr}") })]
+    Failed {
+        /// How it ended (`exit code 128`, `timed out after …`).
+        status: String,
+        /// The end of its standard error, trimmed.
+        stderr: String,
+    },
+    /// Its output was too large to keep.
+    #[error("its output was too large to keep in memory")]
+    OutputTooLarge,
+    /// The private index could not be created.
+    #[error("the private index could not be created")]
+    TempIndex(#[source] std::io::Error),
+}
+
+impl GitError {
+    #[cold]
+    pub(crate) fn new(args: &[&str], dir: &Utf8Path, kind: GitErrorKind) -> Self {
+        let command: String = args.iter().take(3).copied().collect::<Vec<_>>().join(" ");
+        Self {
+            command,
+            dir: dir.to_owned(),
+            kind,
+        }
+    }
+
+    #[cold]
+    pub(crate) fn failed(
+        args: &[&str],
+        dir: &Utf8Path,
+        outcome: &orcho_receipts::exec::ExecOutcome,
+    ) -> Self {
+        Self::new(
+            args,
+            dir,
+            GitErrorKind::Failed {
+                status: outcome.status.to_string(),
+                stderr: outcome.stderr.tail_lossy().trim().to_owned(),
+            },
+        )
+    }
+
+    /// The git subcommand and its first arguments.
+    pub fn command(&self) -> &str {
+        &self.command
+    }
+
+    /// The directory git ran in.
+    pub fn dir(&self) -> &Utf8Path {
+        &self.dir
+    }
+
+    /// What failed.
+    pub fn kind(&self) -> &GitErrorKind {
+        &self.kind
+    }
+}
+
+/// An operation of [`DeliveryGates`](crate::DeliveryGates) failed.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {op} run `{run}`")]
+pub struct DeliveryError {
+    op: &'static str,
+    run: RunId,
+    #[source]
+    kind: Box<DeliveryErrorKind>,
+}
+
+/// What went wrong at a delivery gate; see [`DeliveryError::kind`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeliveryErrorKind {
+    /// The run has no delivery gate.
+    #[error("the run has no delivery gate")]
+    NotFound,
+    /// The run already has a delivery gate.
+    #[error("the run already has a delivery gate")]
+    AlreadyOpen,
+    /// The action is not on the gate's menu.
+    #[error("{}", not_available(*action, *available, reason.as_ref()))]
+    NotAvailable {
+        /// The refused action.
+        action: crate::DeliveryAction,
+        /// The gate's menu.
+        available: crate::DeliveryActions,
+        /// Why the action is blocked.
+        reason: Option<crate::DeliveryBlock>,
+    },
+    /// The run's diff would conflict with the target checkout; the target
+    /// was not touched.
+    #[error("the target checkout would conflict with the run's diff ({0}); it was not touched")]
+    TargetConflict(crate::TargetStatus),
+    /// The patch on disk is not the one the gate recorded.
+    #[error("the run's patch was altered: its digest is {computed}, the gate recorded {recorded}")]
+    PatchAltered {
+        /// The digest in the gate.
+        recorded: Digest,
+        /// The digest of the file.
+        computed: Digest,
+    },
+    /// The patch could not be read.
+    #[error("the run's patch `{path}` cannot be read")]
+    ReadPatch {
+        /// The patch file.
+        path: Utf8PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The recorded decision passed to `deliver` is not the one on disk.
+    #[error("the recorded decision given is not the one on disk")]
+    DecisionMismatch,
+    /// A document names another run.
+    #[error("the document is about run `{0}`")]
+    WrongRun(RunId),
+    /// A document holds a value this build cannot use.
+    #[error("the document is invalid: {0}")]
+    Invalid(String),
+    /// A path is not valid UTF-8 once made absolute.
+    #[error("the path `{0}` is not valid UTF-8 once made absolute")]
+    NotUtf8(Utf8PathBuf),
+    /// A follow-up cannot be started.
+    #[error(transparent)]
+    FollowUp(Box<FollowUpError>),
+    /// Git failed.
+    #[error(transparent)]
+    Git(Box<GitError>),
+    /// The decision record could not be written or read, or conflicts.
+    #[error(transparent)]
+    Decision(Box<DecisionError>),
+    /// A document could not be read or written.
+    #[error(transparent)]
+    Document(Box<DocumentError>),
+    /// The gate's lock could not be taken.
+    #[error(transparent)]
+    Lock(Box<LockError>),
+    /// A file-system operation failed.
+    #[error(transparent)]
+    Fs(Box<FsError>),
+}
+
+fn not_available(
+    action: crate::DeliveryAction,
+    available: crate::DeliveryActions,
+    reason: Option<&crate::DeliveryBlock>,
+) -> String {
+    match reason {
+        Some(reason) => format!("`{action}` is not available: {reason}; available: {available}"),
+        None => format!("`{action}` is not available; available: {available}"),
+    }
+}
+
+impl DeliveryError {
+    #[cold]
+    pub(crate) fn new(op: &'static str, run: &RunId, kind: DeliveryErrorKind) -> Self {
+        Self {
+            op,
+            run: run.clone(),
+            kind: Box::new(kind),
+        }
+    }
+
+    /// The run.
+    pub fn run(&self) -> &RunId {
+        &self.run
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &DeliveryErrorKind {
+        &self.kind
+    }
+
+    /// Whether the run has no gate.
+    pub fn is_not_found(&self) -> bool {
+        matches!(*self.kind, DeliveryErrorKind::NotFound)
+    }
+
+    /// Whether the run already has a gate.
+    pub fn is_already_open(&self) -> bool {
+        matches!(*self.kind, DeliveryErrorKind::AlreadyOpen)
+    }
+
+    /// Whether the action is not on the gate's menu.
+    pub fn is_not_available(&self) -> bool {
+        matches!(*self.kind, DeliveryErrorKind::NotAvailable { .. })
+    }
+
+    /// Why the refused action is blocked, when it is.
+    pub fn blocked_reason(&self) -> Option<&crate::DeliveryBlock> {
+        match &*self.kind {
+            DeliveryErrorKind::NotAvailable { reason, .. } => reason.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Whether the target checkout would conflict; the target was not
+    /// touched and the gate is still decidable.
+    pub fn is_target_conflict(&self) -> bool {
+        matches!(*self.kind, DeliveryErrorKind::TargetConflict(_))
+    }
+
+    /// The target's status, when the error is a target conflict.
+    pub fn target_status(&self) -> Option<&crate::TargetStatus> {
+        match &*self.kind {
+            DeliveryErrorKind::TargetConflict(status) => Some(status),
+            _ => None,
+        }
+    }
+
+    /// Whether a different decision is already recorded.
+    pub fn is_conflict(&self) -> bool {
+        matches!(&*self.kind, DeliveryErrorKind::Decision(e) if e.is_conflict())
+    }
+}
+
+/// A correction follow-up cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot start a correction follow-up of run `{run}`")]
+pub struct FollowUpError {
+    run: RunId,
+    #[source]
+    kind: FollowUpErrorKind,
+}
+
+/// Why a follow-up cannot be built; see [`FollowUpError::kind`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FollowUpErrorKind {
+    /// The decision is not a `fix` of this run.
+    #[error("the decision is `{action}` of run `{decision_run}`, not `fix` of this run")]
+    NotAFix {
+        /// The decision's run.
+        decision_run: RunId,
+        /// The decision's action.
+        action: crate::DeliveryAction,
+    },
+    /// The guard stopped the chain of follow-ups.
+    #[error(transparent)]
+    Stopped(crate::NonConvergence),
+}
+
+impl FollowUpError {
+    #[cold]
+    pub(crate) fn not_a_fix(
+        run: &RunId,
+        decision_run: &RunId,
+        action: crate::DeliveryAction,
+    ) -> Self {
+        Self {
+            run: run.clone(),
+            kind: FollowUpErrorKind::NotAFix {
+                decision_run: decision_run.clone(),
+                action,
+            },
+        }
+    }
+
+    #[cold]
+    pub(crate) fn stopped(run: &RunId, stop: crate::NonConvergence) -> Self {
+        Self {
+            run: run.clone(),
+            kind: FollowUpErrorKind::Stopped(stop),
+        }
+    }
+
+    /// The parent run.
+    pub fn run(&self) -> &RunId {
+        &self.run
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &FollowUpErrorKind {
+        &self.kind
+    }
+
+    /// Whether the decision is not a `fix` of this run.
+    pub fn is_not_a_fix(&self) -> bool {
+        matches!(self.kind, FollowUpErrorKind::NotAFix { .. })
+    }
+
+    /// The guard's typed stop, when the chain was stopped.
+    pub fn non_convergence(&self) -> Option<&crate::NonConvergence> {
+        match &self.kind {
+            FollowUpErrorKind::Stopped(stop) => Some(stop),
+            FollowUpErrorKind::NotAFix { .. } => None,
+        }
+    }
+}

@@ -33,6 +33,20 @@
 //!   schema, the two-question pattern, planner questions, plan approval,
 //!   deviation handling, and permission rules for read-only sessions.
 //!
+//! - [`DeliveryGates`] park a run that reached a release state at its
+//!   [`DeliveryGate`]: the release verdict, the [`DiffSummary`] of the
+//!   retained worktree, the receipt gaps and the [`DeliveryAction`]s
+//!   (`approve` commits exactly the run's diff into the target checkout,
+//!   `apply` applies it uncommitted, `fix` produces a [`FollowUpSpec`],
+//!   `skip` and `halt` change nothing). The target is never half-written:
+//!   a [`TargetStatus::Conflicting`] target refuses approve and apply.
+//! - [`followup`]: correction follow-ups and the [`FollowUpGuard`] that
+//!   stops a follow-up repeating its parent's blockers with a typed
+//!   [`NonConvergence`].
+//!
+//! Delivery and intake touch the user's repository only through `git` (argv only,
+//! run by `orcho_receipts::exec`).
+//!
 //! Other decision points (delivery gates, intake, supervision) reuse the
 //! durable, idempotent record of [`decision`]: define a payload type that
 //! implements [`decision::DecisionPayload`] and record it in a
@@ -92,9 +106,12 @@ mod action;
 mod advisor;
 mod autopilot;
 pub mod decision;
+pub mod delivery;
 mod error;
 mod evidence;
+pub mod followup;
 mod format;
+mod git;
 mod glob;
 mod state;
 pub mod store;
@@ -115,12 +132,22 @@ pub use autopilot::{
     DEFAULT_DESTRUCTIVE_PATTERNS, DestructivePatterns, Ineligible, Prepared, StopReason,
 };
 pub use decision::{DecidedBy, DecisionRequest, RecordedDecision};
+pub use delivery::{
+    BlockedAction, DeliveryAction, DeliveryActions, DeliveryBlock, DeliveryChoice, DeliveryGate,
+    DeliveryGates, DeliveryOutcome, DeliverySpec, DeliveryState, DiffSummary, FileChange,
+    ReceiptGap, TargetStatus,
+};
 pub use error::{
     AdviceError, AdviceErrorKind, AdviceIdError, AutopilotPolicyError, ChoiceError, DecisionError,
-    DecisionErrorKind, GlobError, HandoffError, HandoffErrorKind, ParseActionError,
-    TransitionError, TransitionErrorKind,
+    DecisionErrorKind, DeliveryChoiceError, DeliveryError, DeliveryErrorKind, FollowUpError,
+    FollowUpErrorKind, GitError, GitErrorKind, GlobError, HandoffError, HandoffErrorKind,
+    ParseActionError, TransitionError, TransitionErrorKind, UnknownActionError,
 };
 pub use evidence::{AdviceCall, AutopilotStopRecord, HandoffAdviceEvidence, RetryOutcome};
+pub use followup::{
+    BlockerSet, DEFAULT_MAX_GENERATIONS, FollowUpGuard, FollowUpLink, FollowUpSpec, NonConvergence,
+    Progress,
+};
 pub use glob::FileGlob;
 pub use orcho_core as core;
 pub use state::{

@@ -5,6 +5,7 @@
 
 pub(crate) mod advice;
 pub(crate) mod decision;
+pub(crate) mod delivery;
 pub(crate) mod evidence;
 
 pub(crate) mod handoff;

@@ -8,10 +8,12 @@
 mod autopilot;
 mod child;
 mod crash;
+mod delivery;
 mod evidence;
 mod fixtures;
 mod formats;
 mod race;
+mod repo;
 mod sequences;
 mod store;
 
