@@ -481,16 +481,23 @@ fn stale_reasons(
             current: current_spec,
         });
     }
-    let current_name = contract
-        .environment_for(spec)
-        .map_or_else(|| receipt.environment.clone(), |e| e.name.clone());
-    let env_state = state.environments.get(&current_name);
+    // The environment the command runs in now: the one it names, else
+    // `default` (declared or implicit), as `environment_for` resolves it.
+    let current_name: &str = match &spec.environment {
+        Some(name) if contract.environment(name.as_str()).is_some() => name.as_str(),
+        Some(_) => receipt.environment.as_str(),
+        None => crate::DEFAULT_ENVIRONMENT,
+    };
+    let env_state = state.environments.get(current_name);
     let env_current = env_state.map(|s| s.digest);
-    if current_name != receipt.environment || env_current != Some(receipt.environment_digest) {
+    if current_name != receipt.environment.as_str()
+        || env_current != Some(receipt.environment_digest)
+    {
         reasons.push(StaleReason::Environment {
             recorded_name: receipt.environment.clone(),
             recorded: receipt.environment_digest,
-            current_name,
+            current_name: EnvName::new(current_name)
+                .unwrap_or_else(|_| receipt.environment.clone()),
             current: env_current,
         });
     }

@@ -1,6 +1,6 @@
 //! The receipt store on disk.
 
-use std::{fmt, io};
+use std::{fmt, io, sync::LazyLock};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{
@@ -417,9 +417,7 @@ impl ReceiptStore {
         let (digest, mac) = seal(&doc);
         let at = rfind(bytes, DIGEST_LINE).ok_or(InvalidReason::DigestMismatch)?;
         let body = &bytes[..at];
-        let expected = blake3::Hasher::new_derive_key(context)
-            .update(body)
-            .finalize();
+        let expected = hasher_for(context).update(body).finalize();
         if expected != blake3::Hash::from_bytes(*digest.as_bytes()) {
             return Err(InvalidReason::DigestMismatch);
         }
@@ -433,6 +431,20 @@ impl ReceiptStore {
             }
         }
         Ok(doc)
+    }
+}
+
+/// A fresh hasher in `derive_key` mode for one of the receipt contexts,
+/// cloned from one made once (deriving the context key costs a compression).
+fn hasher_for(context: &str) -> blake3::Hasher {
+    static COMMAND: LazyLock<blake3::Hasher> =
+        LazyLock::new(|| blake3::Hasher::new_derive_key(COMMAND_RECEIPT_CONTEXT));
+    static ENV: LazyLock<blake3::Hasher> =
+        LazyLock::new(|| blake3::Hasher::new_derive_key(ENV_RECEIPT_CONTEXT));
+    match context {
+        COMMAND_RECEIPT_CONTEXT => COMMAND.clone(),
+        ENV_RECEIPT_CONTEXT => ENV.clone(),
+        other => blake3::Hasher::new_derive_key(other),
     }
 }
 

@@ -6,8 +6,8 @@
 use std::{collections::BTreeMap, time::Duration};
 
 use camino::Utf8PathBuf;
-use orcho_core::{Digest, SchemaVersion, Timestamp, schema::Document};
-use serde::{Deserialize, Serialize};
+use orcho_core::{Digest, DigestAlgo, SchemaVersion, Timestamp, schema::Document};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::{
     AssertionResult, CommandName, CommandReceipt, CommandSpec, DependencyFingerprint, EnvName,
@@ -22,12 +22,16 @@ pub(crate) struct CommandReceiptV1 {
     pub(crate) schema: SchemaVersion,
     pub(crate) command: CommandName,
     pub(crate) spec: SpecV1,
+    #[serde(deserialize_with = "digest")]
     pub(crate) spec_digest: Digest,
     pub(crate) environment: EnvName,
+    #[serde(deserialize_with = "digest")]
     pub(crate) environment_digest: Digest,
     pub(crate) inherited_env: BTreeMap<String, String>,
     pub(crate) working_dir: Utf8PathBuf,
+    #[serde(deserialize_with = "digest")]
     pub(crate) subject_before: Digest,
+    #[serde(deserialize_with = "digest")]
     pub(crate) subject_after: Digest,
     pub(crate) dependencies: Vec<DependencyV1>,
     pub(crate) started_at: Timestamp,
@@ -37,8 +41,13 @@ pub(crate) struct CommandReceiptV1 {
     pub(crate) assertions: Vec<AssertionV1>,
     pub(crate) stdout: LogV1,
     pub(crate) stderr: LogV1,
+    #[serde(deserialize_with = "digest")]
     pub(crate) digest: Digest,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "optional_digest",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub(crate) mac: Option<Digest>,
 }
 
@@ -53,11 +62,17 @@ impl Document for CommandReceiptV1 {
 pub(crate) struct EnvReceiptV1 {
     pub(crate) schema: SchemaVersion,
     pub(crate) environment: EnvName,
+    #[serde(deserialize_with = "digest")]
     pub(crate) environment_digest: Digest,
     pub(crate) checked_at: Timestamp,
     pub(crate) results: Vec<AssertionV1>,
+    #[serde(deserialize_with = "digest")]
     pub(crate) digest: Digest,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "optional_digest",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub(crate) mac: Option<Digest>,
 }
 
@@ -96,17 +111,29 @@ pub(crate) struct SpecV1 {
 pub(crate) struct DependencyV1 {
     name: EnvName,
     path: Utf8PathBuf,
+    #[serde(deserialize_with = "optional_digest")]
     fingerprint: Option<Digest>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub(crate) enum ExitV1 {
-    Exited { code: i32 },
-    Signaled { signal: i32 },
-    TimedOut { after_ms: u64 },
+    Exited {
+        code: i32,
+    },
+    Signaled {
+        signal: i32,
+        /// The signal's name, for readers; ignored when read back.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
+    TimedOut {
+        after_ms: u64,
+    },
     Cancelled,
-    SpawnFailed { message: String },
+    SpawnFailed {
+        message: String,
+    },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -122,10 +149,51 @@ pub(crate) struct AssertionV1 {
 pub(crate) struct LogV1 {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     path: Option<Utf8PathBuf>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "optional_digest",
+        skip_serializing_if = "Option::is_none"
+    )]
     digest: Option<Digest>,
     bytes: u64,
     tail: String,
+}
+
+/// Reads a digest with a fast path for the canonical `blake3:<64 lower-case
+/// hex>` form (thousands of receipts are classified at a time); anything else
+/// goes through [`Digest`]'s own parser, which gives the error.
+fn digest<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Digest, D::Error> {
+    let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+    parse_digest(&text)
+}
+
+fn optional_digest<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Digest>, D::Error> {
+    let text = <Option<std::borrow::Cow<'de, str>>>::deserialize(deserializer)?;
+    text.map(|t| parse_digest(&t)).transpose()
+}
+
+fn parse_digest<E: serde::de::Error>(text: &str) -> Result<Digest, E> {
+    fn nibble(b: u8) -> Option<u8> {
+        match b {
+            b'0'..=b'9' => Some(b - b'0'),
+            b'a'..=b'f' => Some(b - b'a' + 10),
+            _ => None,
+        }
+    }
+    let fast = text
+        .strip_prefix("blake3:")
+        .filter(|hex| hex.len() == 64)
+        .and_then(|hex| {
+            let mut bytes = [0u8; 32];
+            for (byte, pair) in bytes.iter_mut().zip(hex.as_bytes().chunks_exact(2)) {
+                *byte = (nibble(pair[0])? << 4) | nibble(pair[1])?;
+            }
+            Some(Digest::from_bytes(DigestAlgo::Blake3, bytes))
+        });
+    match fast {
+        Some(d) => Ok(d),
+        None => text.parse().map_err(E::custom),
+    }
 }
 
 fn millis(d: Duration) -> u64 {
@@ -161,7 +229,10 @@ impl From<&ExitStatus> for ExitV1 {
     fn from(exit: &ExitStatus) -> Self {
         match exit {
             ExitStatus::Exited(code) => Self::Exited { code: *code },
-            ExitStatus::Signaled(signal) => Self::Signaled { signal: *signal },
+            ExitStatus::Signaled(signal) => Self::Signaled {
+                signal: *signal,
+                name: crate::exec::signal_name(*signal).map(str::to_owned),
+            },
             ExitStatus::TimedOut { after } => Self::TimedOut {
                 after_ms: millis(*after),
             },
@@ -177,7 +248,7 @@ impl From<ExitV1> for ExitStatus {
     fn from(exit: ExitV1) -> Self {
         match exit {
             ExitV1::Exited { code } => Self::Exited(code),
-            ExitV1::Signaled { signal } => Self::Signaled(signal),
+            ExitV1::Signaled { signal, .. } => Self::Signaled(signal),
             ExitV1::TimedOut { after_ms } => Self::TimedOut {
                 after: Duration::from_millis(after_ms),
             },
@@ -227,7 +298,7 @@ impl From<LogV1> for LogRecord {
 
 /// The all-zero digest written before the real one is known.
 pub(crate) fn placeholder() -> Digest {
-    Digest::from_bytes(orcho_core::DigestAlgo::Blake3, [0; 32])
+    Digest::from_bytes(DigestAlgo::Blake3, [0; 32])
 }
 
 impl From<&CommandReceipt> for CommandReceiptV1 {
@@ -315,6 +386,27 @@ impl From<EnvReceiptV1> for EnvReceipt {
             environment_digest: r.environment_digest,
             checked_at: r.checked_at,
             results: r.results.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn via_fast(text: &str) -> Result<Digest, serde_json::Error> {
+        parse_digest::<serde_json::Error>(text)
+    }
+
+    proptest! {
+        #[test]
+        fn the_fast_path_agrees_with_the_core_parser(bytes in any::<[u8; 32]>(), text in "[a-z0-9:]{0,80}") {
+            let d = Digest::from_bytes(DigestAlgo::Blake3, bytes);
+            prop_assert_eq!(via_fast(&d.to_string()).unwrap(), d);
+            prop_assert_eq!(via_fast(&text).ok(), text.parse::<Digest>().ok());
+            let upper = d.to_string().to_uppercase();
+            prop_assert_eq!(via_fast(&upper).ok(), upper.parse::<Digest>().ok());
         }
     }
 }

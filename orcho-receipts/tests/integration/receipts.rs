@@ -638,3 +638,24 @@ commands:
     );
     Ok(())
 }
+
+#[test]
+fn a_signal_is_recorded_with_its_name() -> Result {
+    let f = fixture()?;
+    let contract = format!(
+        "{}\n",
+        CONTRACT.replace(
+            "required: [test, lint]",
+            "  - name: crash\n    argv: [sh, -c, \"kill -SEGV $$\"]\nrequired: [test, lint]"
+        )
+    );
+    let v = f.verifier_with(&contract, f.store())?;
+    v.run_command(&name("crash"), None)?;
+    let text = std::fs::read_to_string(f.latest("crash"))?;
+    assert!(
+        text.contains("\"signaled\": {\n      \"signal\": 11,\n      \"name\": \"SIGSEGV\"\n    }"),
+        "{text}"
+    );
+    insta::assert_snapshot!(status(&v, "crash")?, @"failed: killed by signal 11 (SIGSEGV)");
+    Ok(())
+}
