@@ -1,15 +1,115 @@
 //! YAML profiles: the one file where a team declares how its runs are
-//! controlled.
+//! controlled — "gates are data, not code".
 //!
-//! This crate will own the profile format (`schema: 1`), its validation with
-//! file, line, column and document path in every error, `extends` with
-//! override-by-name, the built-in profiles, and resolution into the typed
-//! configurations of `orcho-receipts`, `orcho-gates` and `orcho-handoff`.
+//! A profile (`schema: 1`) names its phases in order, each with a
+//! [`Role`], attempt and round limits, the quality gates that run after it
+//! (a registry name, a fail strategy, a lock group, a timeout and a `with:`
+//! block for the gate's factory) and its handoff policy (when to pause, what
+//! happens when the attempts run out, which decisions are allowed). It
+//! declares the verification contract that says what counts as proof, the
+//! CI autopilot's limits, delivery and intake defaults, supervision and
+//! permission rules. It may `extend` another profile or a built-in.
+//!
+//! - [`Profile`] is the document: [`Profile::from_yaml_str`],
+//!   [`Profile::load`] and [`Profile::builtin`] parse it, merge its
+//!   [`extends`] chain and validate it.
+//! - [`Profile::resolve`] builds every gate through a
+//!   [`GateRegistry`](orcho_gates::GateRegistry) and returns a
+//!   [`ResolvedProfile`]: [`ResolvedPhase`]s with
+//!   [`ScheduledGate`](orcho_gates::ScheduledGate)s and a
+//!   [`HandoffPolicy`](orcho_handoff::HandoffPolicy), the validated
+//!   [`VerificationContract`](orcho_receipts::VerificationContract), the
+//!   [`AutopilotPolicy`](orcho_handoff::AutopilotPolicy), delivery and intake
+//!   defaults, supervision's
+//!   [`DeviationPolicy`](orcho_handoff::supervision::DeviationPolicy) and the
+//!   permission [`RuleSet`](orcho_handoff::supervision::RuleSet).
+//! - Every [`ProfileError`] names the file, line, column and document path
+//!   (`phases[2].gates[0].on_fail`) and suggests the nearest valid name for
+//!   a misspelt key, value, gate, phase or command. Unknown keys are errors:
+//!   a typo never silently disables a gate. [`ProfileWarning`]s (allowed but
+//!   probably unintended) go to a [`ProfileWarnings`] sink.
+//! - Hostile input — more than [`MAX_PROFILE_BYTES`], non-UTF-8 bytes, deep
+//!   nesting, an alias bomb — is refused with an error, in bounded time and
+//!   memory ([`load`](crate::Profile::load) describes the passes).
+//! - [`builtin`] profiles are embedded: `default`, `quick`,
+//!   `read_only_review`.
+//!
+//! # Example
+//!
+//! ```
+//! use orcho_core::error_chain;
+//! use orcho_gates::{FailStrategy, GateRegistry};
+//! use orcho_profile::{Profile, Role};
+//!
+//! let yaml = r#"
+//! schema: 1
+//! name: my-project
+//! extends: builtin:default
+//! phases:
+//!   - name: implement
+//!     max_attempts: 5
+//!     gates:
+//!       - { name: lint, uses: tests, on_fail: informational, with: { command: lint } }
+//! verification:
+//!   commands:
+//!     - { name: test, argv: [cargo, test], timeout: 20m }
+//!     - { name: lint, argv: [cargo, clippy] }
+//!   required: [test]
+//! "#;
+//! let profile = Profile::from_yaml_str(yaml)?;
+//! let resolved = profile.resolve(&GateRegistry::with_builtins())?;
+//!
+//! let implement = resolved.phase("implement").expect("inherited from default");
+//! assert_eq!(implement.role, Role::Implement);
+//! assert_eq!(implement.max_attempts, 5);
+//! let gates: Vec<_> = implement.gates.iter().map(|g| (g.name.as_str(), g.on_fail)).collect();
+//! assert_eq!(gates, [("tests", FailStrategy::FeedIntoNext), ("lint", FailStrategy::Informational)]);
+//!
+//! // A typo is an error with its place and a suggestion.
+//! let err = Profile::from_yaml_str(&yaml.replace("on_fail: informational", "on_fail: informtional")).unwrap_err();
+//! assert_eq!((err.line(), err.column()), (Some(9), Some(45)));
+//! assert_eq!(err.suggestion(), Some("informational"));
+//! println!("{}", error_chain(&err));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Crate features
+//!
+//! None. The crate has no optional parts.
 //!
 //! # Stability and MSRV
 //!
-//! Pre-1.0: minor versions may break the API. The minimum supported Rust
-//! version is 1.95.
+//! Pre-1.0: minor versions may break the API. The profile format is
+//! versioned (`schema: 1`, [`PROFILE_SCHEMA`]); a profile from a newer Orcho
+//! is refused with "upgrade Orcho", never mis-read. The minimum supported
+//! Rust version is 1.95.
+
+pub mod builtin;
+mod error;
+pub mod extends;
+mod format;
+mod load;
+mod locate;
+mod provenance;
+mod resolve;
+mod validate;
+
+pub use error::{
+    ParseValueError, ProfileError, ProfileErrorKind, ProfileWarning, ProfileWarnings, WarningKind,
+};
+pub use extends::MAX_EXTENDS_DEPTH;
+pub use format::{
+    AutopilotSpec, DeliveryDefault, DeliverySpec, Exhausted, GateDecl, HandoffSpec, IntakeDefault,
+    IntakeSpec, PROFILE_SCHEMA, PauseWhen, PermissionsSpec, PhaseSpec, Profile, Role,
+    SupervisionSpec,
+};
+pub use load::{MAX_ALIAS_NODES, MAX_PROFILE_BYTES};
+pub use locate::DocPath;
+pub use resolve::{
+    DEFAULT_COMMIT_MESSAGE, DeliveryDefaults, IntakeDefaults, ResolvedAutopilot, ResolvedGate,
+    ResolvedHandoff, ResolvedPhase, ResolvedProfile, Supervision,
+};
+pub use validate::{MAX_ATTEMPTS, MAX_AUTOPILOT_RETRIES, MAX_ROUNDS};
 
 pub use orcho_core as core;
 pub use orcho_gates as gates;

@@ -1,0 +1,459 @@
+//! The profile document: plain serde data, exactly as written in YAML.
+//!
+//! Every struct refuses unknown keys (a typo must never silently disable a
+//! gate), keys are snake_case, and there is no `untagged` or `flatten`, so
+//! every error serde reports has a precise location. Cross-references (gate
+//! names, feed targets, required commands, handoff actions) are checked
+//! after deserialization, on these types, by the loader and by
+//! [`Profile::resolve`](crate::Profile::resolve).
+
+use std::{fmt, str::FromStr};
+
+use orcho_core::{GateName, PhaseName, SchemaVersion, Usd};
+use orcho_gates::FailStrategy;
+use orcho_handoff::{
+    HandoffAction,
+    supervision::{PermissionPreset, Rule},
+};
+use orcho_receipts::{HumanDuration, VerificationContract};
+use serde::{Deserialize, Serialize};
+
+use crate::provenance::{Origin, Provenance};
+
+/// The profile schema this crate reads and writes. Version 1 is the first
+/// format.
+pub const PROFILE_SCHEMA: SchemaVersion = SchemaVersion::new(1);
+
+/// A profile: how a team's runs are controlled.
+///
+/// Read one with [`Profile::from_yaml_str`](crate::Profile::from_yaml_str),
+/// [`Profile::load`](crate::Profile::load) or
+/// [`Profile::builtin`](crate::Profile::builtin); all three apply `extends`
+/// and validate the result, so a `Profile` you hold is a merged, checked
+/// document. [`Profile::resolve`](crate::Profile::resolve) turns it into the
+/// typed configuration the engine runs.
+///
+/// Serializing a `Profile` writes the merged document (no `extends`), which
+/// reads back to the same profile.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Profile {
+    /// The format version, `1`.
+    pub schema: SchemaVersion,
+    /// The profile's name.
+    pub name: String,
+    /// What the profile is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The profile it extends: a file relative to this one, or
+    /// `builtin:<name>`. Empty once loaded: the loader merges the base in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extends: Option<String>,
+    /// The phases, in the order they run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseSpec>,
+    /// The verification contract: environments, commands, `required`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verification: Option<VerificationContract>,
+    /// The CI autopilot's limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autopilot: Option<AutopilotSpec>,
+    /// Defaults of the delivery gate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<DeliverySpec>,
+    /// Defaults of pre-run intake.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intake: Option<IntakeSpec>,
+    /// Human-in-the-loop supervision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supervision: Option<SupervisionSpec>,
+    /// Permission rules for read-only sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permissions: Option<PermissionsSpec>,
+    #[serde(skip)]
+    pub(crate) provenance: Provenance,
+}
+
+/// One phase: a role, its limits, its gates and its handoff policy.
+///
+/// When a profile extends another, a phase with the name of a base phase
+/// overrides it field by field (the fields it sets win) and merges its gates
+/// by name; see [`Profile`](crate::Profile).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct PhaseSpec {
+    /// Its name, unique in the profile.
+    pub name: PhaseName,
+    /// What the phase does. Required once the profile is merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
+    /// Attempts of the phase in one round (default 1, at most
+    /// [`MAX_ATTEMPTS`](crate::MAX_ATTEMPTS)). A `feed_into_next` failure
+    /// starts the next attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
+    /// Rounds (replans) of the phase (default 1, at most
+    /// [`MAX_ROUNDS`](crate::MAX_ROUNDS)). A `trigger_replan` failure starts
+    /// the next round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rounds: Option<u32>,
+    /// The gates that run after the phase, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gates: Vec<GateDecl>,
+    /// When the phase pauses for a decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<HandoffSpec>,
+    #[serde(skip)]
+    pub(crate) origin: Origin,
+}
+
+/// What a phase does. The engine picks the prompt, the reviewer and the
+/// receipts it reads by role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Role {
+    /// Produce a plan (and, with plan approval on, wait for it).
+    Plan,
+    /// Change the checkout.
+    Implement,
+    /// Review the change.
+    Review,
+    /// Decide readiness from the receipts on disk: required receipts that
+    /// are not present force a rejection.
+    FinalAcceptance,
+    /// A host-defined phase with no role-specific behaviour.
+    Custom,
+}
+
+impl Role {
+    /// The snake_case spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Plan => "plan",
+            Self::Implement => "implement",
+            Self::Review => "review",
+            Self::FinalAcceptance => "final_acceptance",
+            Self::Custom => "custom",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A gate of a phase, as declared.
+///
+/// ```yaml
+/// - name: tests
+///   uses: tests            # a name in the gate registry
+///   on_fail: feed_into_next
+///   lock_group: checkout   # gates sharing a group never overlap
+///   timeout: 30m
+///   with: { command: test } # passed to the gate's factory, which validates it
+///   feeds: implement       # feed_into_next only: the phase that gets the failure (default: this one)
+/// ```
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct GateDecl {
+    /// Its name, unique in the phase.
+    pub name: GateName,
+    /// The registered gate it uses.
+    pub uses: GateName,
+    /// What its failure does.
+    pub on_fail: FailStrategy,
+    /// Its lock group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_group: Option<String>,
+    /// Its timeout (`30s`, `10m`, `1h30m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<HumanDuration>,
+    /// Its configuration, handed to the gate's factory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub with: Option<serde_json::Value>,
+    /// For `feed_into_next`: the phase whose next attempt gets the failure
+    /// (default: the gate's own phase).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feeds: Option<PhaseName>,
+    #[serde(skip)]
+    pub(crate) origin: Origin,
+}
+
+/// When a phase pauses for a decision, and what the decision may be.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct HandoffSpec {
+    /// When to pause (default `on_rejected`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause: Option<PauseWhen>,
+    /// What happens when the attempts and rounds are used up (default
+    /// `pause`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_exhausted: Option<Exhausted>,
+    /// The actions a decision may take (default: all four). `halt` must be
+    /// one of them; `continue` is refused on a `final_acceptance` phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actions: Option<Vec<HandoffAction>>,
+}
+
+/// When a phase pauses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum PauseWhen {
+    /// Never on a verdict (only, with `on_exhausted: pause`, when the
+    /// attempts are used up).
+    Never,
+    /// When the verdict is rejected or incomplete after the last automatic
+    /// attempt.
+    #[default]
+    OnRejected,
+    /// After every attempt, even an approved one.
+    Always,
+}
+
+impl PauseWhen {
+    /// The snake_case spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Never => "never",
+            Self::OnRejected => "on_rejected",
+            Self::Always => "always",
+        }
+    }
+}
+
+/// What happens when a phase has used its attempts and rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Exhausted {
+    /// The run halts.
+    Halt,
+    /// The run pauses at a handoff for a decision.
+    #[default]
+    Pause,
+}
+
+impl Exhausted {
+    /// The snake_case spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Halt => "halt",
+            Self::Pause => "pause",
+        }
+    }
+}
+
+/// The CI autopilot: retry the honest low-risk case when no operator is
+/// present, within these limits (see `orcho_handoff::AutopilotPolicy`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct AutopilotSpec {
+    /// Whether the autopilot acts at all (default `false`).
+    #[serde(default)]
+    pub enabled: bool,
+    /// Advice below this confidence (in `0..=1`) stops it (default 0.7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_confidence: Option<f64>,
+    /// CI retries per run (default 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
+    /// Advisor money per run, in US dollars (default: no cap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<Usd>,
+    /// Globs the files an advice expects to change must match (default:
+    /// every file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_files: Option<Vec<String>>,
+    /// Destructive patterns in addition to the defaults.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub destructive_patterns: Vec<String>,
+    /// Whether the default destructive patterns apply (default `true`;
+    /// turning them off is rarely wise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_destructive_patterns: Option<bool>,
+}
+
+/// Defaults of the delivery gate, the decision after a run reaches a
+/// release state.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct DeliverySpec {
+    /// What happens when nobody decides (default `ask`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_action: Option<DeliveryDefault>,
+    /// Whether every required receipt must be present before `approve` or
+    /// `apply` (default `true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub require_receipts: Option<bool>,
+    /// The commit message of `approve`, with the placeholders `{profile}`,
+    /// `{run_id}` and `{verdict}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_message: Option<String>,
+}
+
+/// The default of a delivery gate: one of the delivery actions
+/// (`approve`, `apply`, `fix`, `skip`, `halt`, the spellings of
+/// `orcho_handoff`'s `DeliveryAction`), or `ask` to wait for a person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum DeliveryDefault {
+    /// Wait for a decision.
+    #[default]
+    Ask,
+    /// Commit the retained diff into the target checkout.
+    Approve,
+    /// Apply the retained diff without committing.
+    Apply,
+    /// Mark the run correction-ready. Valid only after a rejected release
+    /// verdict, so never a default: the loader refuses it.
+    Fix,
+    /// Close the gate without changing the target checkout.
+    Skip,
+    /// Leave the retained worktree for manual inspection.
+    Halt,
+}
+
+impl DeliveryDefault {
+    /// The snake_case spelling, the same as the delivery action's.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ask => "ask",
+            Self::Approve => "approve",
+            Self::Apply => "apply",
+            Self::Fix => "fix",
+            Self::Skip => "skip",
+            Self::Halt => "halt",
+        }
+    }
+}
+
+/// Defaults of pre-run intake, the decision when the checkout already has
+/// uncommitted changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct IntakeSpec {
+    /// What happens to uncommitted changes (default `ask`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty_checkout: Option<IntakeDefault>,
+}
+
+/// The default of pre-run intake: one of the intake actions (`include`,
+/// `exclude`, `commit`, `halt`, the spellings of `orcho_handoff`'s
+/// `IntakeAction`), or `ask`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum IntakeDefault {
+    /// Wait for a decision.
+    #[default]
+    Ask,
+    /// Run on top of the uncommitted changes.
+    Include,
+    /// Run without them (they stay in the checkout, outside the run).
+    Exclude,
+    /// Commit them first.
+    Commit,
+    /// Do not start.
+    Halt,
+}
+
+impl IntakeDefault {
+    /// The snake_case spelling, the same as the intake action's.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ask => "ask",
+            Self::Include => "include",
+            Self::Exclude => "exclude",
+            Self::Commit => "commit",
+            Self::Halt => "halt",
+        }
+    }
+}
+
+/// Human-in-the-loop supervision.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct SupervisionSpec {
+    /// Whether a plan waits for approval before it runs (default `true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_approval: Option<bool>,
+    /// Retries of one step after which `retry` is no longer offered
+    /// (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_cap: Option<u32>,
+    /// Retries all steps of a plan may use together (default: no limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_budget: Option<u32>,
+    /// Replans a plan may use (default: no limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replan_budget: Option<u32>,
+}
+
+/// Permission rules for read-only sessions: a preset, rules, or both (the
+/// rules come after the preset's, and the last matching rule wins).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct PermissionsSpec {
+    /// A named rule set, such as `read_only`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<PermissionPreset>,
+    /// Rules `{permission, pattern, action}`, after the preset's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<Rule>,
+}
+
+macro_rules! spelled {
+    ($ty:ty, $what:literal, [$($variant:ident),+]) => {
+        impl $ty {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
+        }
+
+        impl FromStr for $ty {
+            type Err = crate::ParseValueError;
+
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                Self::ALL
+                    .iter()
+                    .copied()
+                    .find(|v| v.as_str() == s)
+                    .ok_or_else(|| {
+                        crate::ParseValueError::new($what, s, Self::ALL.iter().map(|v| v.as_str()))
+                    })
+            }
+        }
+    };
+}
+
+spelled!(
+    Role,
+    "role",
+    [Plan, Implement, Review, FinalAcceptance, Custom]
+);
+spelled!(PauseWhen, "pause policy", [Never, OnRejected, Always]);
+spelled!(Exhausted, "exhausted behaviour", [Halt, Pause]);
+spelled!(
+    DeliveryDefault,
+    "delivery default",
+    [Ask, Approve, Apply, Fix, Skip, Halt]
+);
+spelled!(
+    IntakeDefault,
+    "intake default",
+    [Ask, Include, Exclude, Commit, Halt]
+);

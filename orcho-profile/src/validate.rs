@@ -1,0 +1,494 @@
+//! Cross-checks on the typed profile, each reported at its document path.
+//!
+//! Per document, before `extends` is merged: no two phases share a name, and
+//! no two gates of one phase. On the merged profile: a name, at least one
+//! phase, a role for every phase, limits in range, at most one
+//! `final_acceptance` phase, `feeds` targets that exist (and only on
+//! `feed_into_next`), `trigger_replan` only with a `plan` phase to replan,
+//! handoff actions valid for the phase, a consistent verification contract
+//! (`required` names declared commands), valid autopilot limits, delivery
+//! defaults that are defaults, and permissions that permit something.
+//! Registry checks (gate names, `with:` blocks) are in [`crate::resolve`].
+
+use std::collections::HashMap;
+
+use orcho_gates::FailStrategy;
+use orcho_handoff::{AutopilotPolicy, DestructivePatterns, FileGlob, HandoffAction};
+use orcho_receipts::{ContractLocation, ContractProblem, VerificationContract};
+
+use crate::{
+    DeliveryDefault, Exhausted, GateDecl, PauseWhen, PhaseSpec, Profile, ProfileError,
+    ProfileErrorKind, Role, locate::DocPath, provenance::Located,
+};
+
+/// The most attempts a phase may have in one round.
+pub const MAX_ATTEMPTS: u32 = 100;
+/// The most rounds a phase may have.
+pub const MAX_ROUNDS: u32 = 20;
+/// The most CI retries the autopilot may be allowed per run.
+pub const MAX_AUTOPILOT_RETRIES: u32 = 100;
+/// The placeholders of `delivery.commit_message`.
+pub(crate) const PLACEHOLDERS: [&str; 3] = ["profile", "run_id", "verdict"];
+
+/// What validation built on the way, so that resolving does not build it
+/// twice.
+#[derive(Debug)]
+pub(crate) struct Checked {
+    pub(crate) verification: VerificationContract,
+    pub(crate) autopilot: AutopilotPolicy,
+}
+
+pub(crate) fn at_phase(profile: &Profile, phase: &PhaseSpec, key: Option<&str>) -> Located {
+    let path = key.map_or_else(|| phase.origin.path.clone(), |k| phase.origin.path.key(k));
+    profile.provenance.locate(phase.origin.source, path)
+}
+
+pub(crate) fn at_gate(profile: &Profile, gate: &GateDecl, key: Option<&str>) -> Located {
+    let path = key.map_or_else(|| gate.origin.path.clone(), |k| gate.origin.path.key(k));
+    profile.provenance.locate(gate.origin.source, path)
+}
+
+pub(crate) fn at_section(profile: &Profile, section: &'static str, path: DocPath) -> Located {
+    profile.provenance.locate_section(section, path)
+}
+
+fn section(key: &'static str) -> DocPath {
+    DocPath::root().key(key)
+}
+
+/// Checks one document before `extends` is merged: names are unique.
+pub(crate) fn check_document(profile: &Profile) -> Result<(), ProfileError> {
+    let mut phases: HashMap<&str, &PhaseSpec> = HashMap::with_capacity(profile.phases.len());
+    for phase in &profile.phases {
+        if let Some(first) = phases.insert(phase.name.as_str(), phase) {
+            return Err(ProfileError::new(
+                at_phase(profile, phase, Some("name")),
+                ProfileErrorKind::Duplicate {
+                    what: "phase",
+                    name: phase.name.to_string(),
+                    first_line: at_phase(profile, first, Some("name"))
+                        .position
+                        .map(|p| p.line),
+                },
+            ));
+        }
+        for (j, gate) in phase.gates.iter().enumerate() {
+            if let Some(first) = phase.gates[..j].iter().find(|g| g.name == gate.name) {
+                return Err(ProfileError::new(
+                    at_gate(profile, gate, Some("name")),
+                    ProfileErrorKind::Duplicate {
+                        what: "gate",
+                        name: gate.name.to_string(),
+                        first_line: at_gate(profile, first, Some("name"))
+                            .position
+                            .map(|p| p.line),
+                    },
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn range(
+    located: impl FnOnce() -> Located,
+    key: &'static str,
+    value: Option<u32>,
+    min: u32,
+    max: u32,
+) -> Result<(), ProfileError> {
+    match value {
+        Some(v) if v < min || v > max => Err(ProfileError::new(
+            located(),
+            ProfileErrorKind::OutOfRange {
+                key,
+                value: u64::from(v),
+                min: u64::from(min),
+                max: u64::from(max),
+            },
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Checks the merged profile.
+pub(crate) fn check(profile: &Profile) -> Result<Checked, ProfileError> {
+    let name = profile.name.as_str();
+    if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
+        return Err(ProfileError::new(
+            at_section(profile, "name", section("name")),
+            ProfileErrorKind::InvalidName,
+        ));
+    }
+    if profile.phases.is_empty() {
+        return Err(ProfileError::new(
+            at_section(profile, "name", DocPath::root()),
+            ProfileErrorKind::NoPhases,
+        ));
+    }
+    let has_plan = profile.phases.iter().any(|p| p.role == Some(Role::Plan));
+    let mut final_acceptance: Option<&PhaseSpec> = None;
+    for phase in &profile.phases {
+        let Some(role) = phase.role else {
+            return Err(ProfileError::new(
+                at_phase(profile, phase, None),
+                ProfileErrorKind::MissingRole {
+                    phase: phase.name.to_string(),
+                },
+            ));
+        };
+        if role == Role::FinalAcceptance {
+            if let Some(first) = final_acceptance {
+                return Err(ProfileError::new(
+                    at_phase(profile, phase, Some("role")),
+                    ProfileErrorKind::SecondFinalAcceptance {
+                        first: first.name.to_string(),
+                    },
+                ));
+            }
+            final_acceptance = Some(phase);
+        }
+        range(
+            || at_phase(profile, phase, Some("max_attempts")),
+            "max_attempts",
+            phase.max_attempts,
+            1,
+            MAX_ATTEMPTS,
+        )?;
+        range(
+            || at_phase(profile, phase, Some("max_rounds")),
+            "max_rounds",
+            phase.max_rounds,
+            1,
+            MAX_ROUNDS,
+        )?;
+        for gate in &phase.gates {
+            check_gate(profile, gate, has_plan)?;
+        }
+        check_handoff(profile, phase, role)?;
+    }
+    let verification = check_verification(profile)?;
+    let autopilot = check_autopilot(profile)?;
+    check_delivery(profile)?;
+    if let Some(permissions) = &profile.permissions
+        && permissions.preset.is_none()
+        && permissions.rules.is_empty()
+    {
+        return Err(ProfileError::new(
+            at_section(profile, "permissions", section("permissions")),
+            ProfileErrorKind::EmptyPermissions,
+        ));
+    }
+    Ok(Checked {
+        verification,
+        autopilot,
+    })
+}
+
+fn check_gate(profile: &Profile, gate: &GateDecl, has_plan: bool) -> Result<(), ProfileError> {
+    if gate.timeout.is_some_and(|t| t.get().is_zero()) {
+        return Err(ProfileError::new(
+            at_gate(profile, gate, Some("timeout")),
+            ProfileErrorKind::Invalid {
+                message: "the timeout is zero, so the gate could never pass".to_owned(),
+                nearest: None,
+            },
+        ));
+    }
+    if gate
+        .lock_group
+        .as_deref()
+        .is_some_and(|g| g.trim().is_empty())
+    {
+        return Err(ProfileError::new(
+            at_gate(profile, gate, Some("lock_group")),
+            ProfileErrorKind::Invalid {
+                message: "the lock group is blank; leave `lock_group` out for no group".to_owned(),
+                nearest: None,
+            },
+        ));
+    }
+    if gate.on_fail == FailStrategy::TriggerReplan && !has_plan {
+        return Err(ProfileError::new(
+            at_gate(profile, gate, Some("on_fail")),
+            ProfileErrorKind::ReplanWithoutPlan,
+        ));
+    }
+    if let Some(target) = &gate.feeds {
+        if gate.on_fail != FailStrategy::FeedIntoNext {
+            return Err(ProfileError::new(
+                at_gate(profile, gate, Some("feeds")),
+                ProfileErrorKind::FeedsWithoutFeedStrategy {
+                    strategy: gate.on_fail.to_string(),
+                },
+            ));
+        }
+        if !profile.phases.iter().any(|p| p.name == *target) {
+            let known: Vec<String> = profile.phases.iter().map(|p| p.name.to_string()).collect();
+            return Err(ProfileError::new(
+                at_gate(profile, gate, Some("feeds")),
+                ProfileErrorKind::UnknownFeedTarget {
+                    target: target.to_string(),
+                    nearest: orcho_core::nearest(target.as_str(), known.iter().map(String::as_str))
+                        .map(str::to_owned),
+                    known,
+                },
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_handoff(profile: &Profile, phase: &PhaseSpec, role: Role) -> Result<(), ProfileError> {
+    let Some(handoff) = &phase.handoff else {
+        return Ok(());
+    };
+    let Some(actions) = &handoff.actions else {
+        return Ok(());
+    };
+    let at = |path: DocPath| profile.provenance.locate(phase.origin.source, path);
+    let actions_path = phase.origin.path.key("handoff").key("actions");
+    if handoff.pause == Some(PauseWhen::Never) && handoff.on_exhausted == Some(Exhausted::Halt) {
+        return Err(ProfileError::new(
+            at(actions_path),
+            ProfileErrorKind::ActionsWithoutPause,
+        ));
+    }
+    for (i, action) in actions.iter().enumerate() {
+        let reason = match (action, role) {
+            (HandoffAction::Continue, Role::FinalAcceptance) => Some(
+                "on a `final_acceptance` phase a bare `continue` would override missing or failed receipts; use `continue_with_waiver`, which records the accepted risk",
+            ),
+            _ if actions[..i].contains(action) => Some("it is listed twice"),
+            _ => None,
+        };
+        if let Some(reason) = reason {
+            return Err(ProfileError::new(
+                at(actions_path.index(i)),
+                ProfileErrorKind::InvalidHandoffAction {
+                    action: action.to_string(),
+                    reason,
+                },
+            ));
+        }
+    }
+    if !actions.contains(&HandoffAction::Halt) {
+        return Err(ProfileError::new(
+            at(actions_path),
+            ProfileErrorKind::HaltNotOffered,
+        ));
+    }
+    Ok(())
+}
+
+fn check_verification(profile: &Profile) -> Result<VerificationContract, ProfileError> {
+    let Some(contract) = &profile.verification else {
+        return Ok(VerificationContract::new());
+    };
+    let base = section("verification");
+    let at = |path: DocPath| at_section(profile, "verification", path);
+    if let Err(error) = contract.validate() {
+        if let (ContractLocation::Required, ContractProblem::UnknownCommand(name)) =
+            (error.location(), error.problem())
+        {
+            let index = contract
+                .required
+                .iter()
+                .position(|r| r.as_str() == name)
+                .unwrap_or(0);
+            return Err(ProfileError::new(
+                at(base.key("required").index(index)),
+                unknown_command(contract, name),
+            ));
+        }
+        let path = match error.location() {
+            ContractLocation::Command(name) => contract
+                .commands
+                .iter()
+                .rposition(|c| c.name.as_str() == name)
+                .map_or_else(|| base.key("commands"), |i| base.key("commands").index(i)),
+            ContractLocation::Environment(name) => contract
+                .environments
+                .iter()
+                .rposition(|e| e.name.as_str() == name)
+                .map_or_else(
+                    || base.key("environments"),
+                    |i| base.key("environments").index(i),
+                ),
+            ContractLocation::Assertion {
+                environment, index, ..
+            } => match contract
+                .environments
+                .iter()
+                .position(|e| e.name.as_str() == environment)
+            {
+                Some(i) => base
+                    .key("environments")
+                    .index(i)
+                    .key("assertions")
+                    .index(index.saturating_sub(1)),
+                None => base.key("environments"),
+            },
+            ContractLocation::Required => base.key("required"),
+            _ => base,
+        };
+        return Err(ProfileError::new(
+            at(path),
+            ProfileErrorKind::Contract(error),
+        ));
+    }
+    Ok(contract.clone())
+}
+
+pub(crate) fn unknown_command(contract: &VerificationContract, name: &str) -> ProfileErrorKind {
+    let known: Vec<String> = contract
+        .commands
+        .iter()
+        .map(|c| c.name.to_string())
+        .collect();
+    ProfileErrorKind::UnknownCommand {
+        command: name.to_owned(),
+        nearest: orcho_core::nearest(name, known.iter().map(String::as_str)).map(str::to_owned),
+        known,
+    }
+}
+
+fn check_autopilot(profile: &Profile) -> Result<AutopilotPolicy, ProfileError> {
+    let Some(spec) = &profile.autopilot else {
+        return Ok(AutopilotPolicy::default());
+    };
+    let base = section("autopilot");
+    let at = |path: DocPath| at_section(profile, "autopilot", path);
+    range(
+        || at(base.key("max_retries")),
+        "max_retries",
+        spec.max_retries,
+        0,
+        MAX_AUTOPILOT_RETRIES,
+    )?;
+    let mut builder = AutopilotPolicy::builder();
+    if let Some(threshold) = spec.min_confidence {
+        builder = builder.min_confidence(threshold);
+    }
+    if let Some(max) = spec.max_retries {
+        builder = builder.max_retries(max);
+    }
+    if let Some(max) = spec.max_cost_usd {
+        builder = builder.max_cost(max);
+    }
+    if let Some(globs) = &spec.allowed_files {
+        if let Some(i) = globs.iter().position(|g| FileGlob::new(g).is_err()) {
+            let error = AutopilotPolicy::builder()
+                .allowed_files([globs[i].as_str()])
+                .build()
+                .err();
+            if let Some(error) = error {
+                return Err(ProfileError::new(
+                    at(base.key("allowed_files").index(i)),
+                    ProfileErrorKind::Autopilot(error),
+                ));
+            }
+        }
+        builder = builder.allowed_files(globs.iter().map(String::as_str));
+    }
+    let defaults = if spec.default_destructive_patterns.unwrap_or(true) {
+        DestructivePatterns::default()
+    } else {
+        DestructivePatterns::new(Vec::<String>::new()).unwrap_or_default()
+    };
+    let patterns = defaults
+        .with(spec.destructive_patterns.iter().map(String::as_str))
+        .map_err(|error| {
+            let i = spec
+                .destructive_patterns
+                .iter()
+                .position(|p| DestructivePatterns::new([p.as_str()]).is_err())
+                .unwrap_or(0);
+            ProfileError::new(
+                at(base.key("destructive_patterns").index(i)),
+                ProfileErrorKind::Autopilot(error),
+            )
+        })?;
+    builder
+        .destructive_patterns(patterns)
+        .build()
+        .map_err(|error| {
+            ProfileError::new(
+                at(base.key("min_confidence")),
+                ProfileErrorKind::Autopilot(error),
+            )
+        })
+}
+
+fn check_delivery(profile: &Profile) -> Result<(), ProfileError> {
+    let Some(delivery) = &profile.delivery else {
+        return Ok(());
+    };
+    let base = section("delivery");
+    let at = |path: DocPath| at_section(profile, "delivery", path);
+    if delivery.default_action == Some(DeliveryDefault::Fix) {
+        return Err(ProfileError::new(
+            at(base.key("default_action")),
+            ProfileErrorKind::FixAsDefault,
+        ));
+    }
+    if let Some(template) = &delivery.commit_message {
+        check_template(template)
+            .map_err(|kind| ProfileError::new(at(base.key("commit_message")), kind))?;
+    }
+    Ok(())
+}
+
+/// Checks the `{placeholder}`s of a commit message template; `{{` and `}}`
+/// are literal braces.
+pub(crate) fn check_template(template: &str) -> Result<(), ProfileErrorKind> {
+    let mut rest = template;
+    while let Some(open) = rest.find(['{', '}']) {
+        let after = &rest[open + 1..];
+        if rest[open..].starts_with("{{") || rest[open..].starts_with("}}") {
+            rest = &after[1..];
+            continue;
+        }
+        if rest[open..].starts_with('}') {
+            return Err(ProfileErrorKind::Invalid {
+                message: "the commit message has a `}` without `{`; write `}}` for a literal brace"
+                    .to_owned(),
+                nearest: None,
+            });
+        }
+        let Some(close) = after.find('}') else {
+            return Err(ProfileErrorKind::Invalid {
+                message: "the commit message has a `{` without `}`; write `{{` for a literal brace"
+                    .to_owned(),
+                nearest: None,
+            });
+        };
+        let name = &after[..close];
+        if !PLACEHOLDERS.contains(&name) {
+            return Err(ProfileErrorKind::UnknownPlaceholder {
+                placeholder: name.chars().take(60).collect(),
+                nearest: orcho_core::nearest(name, PLACEHOLDERS).map(str::to_owned),
+            });
+        }
+        rest = &after[close + 1..];
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates() {
+        assert!(check_template("{profile}: {verdict} run {run_id}").is_ok());
+        assert!(check_template("literal {{braces}}").is_ok());
+        assert!(matches!(
+            check_template("{verdct}"),
+            Err(ProfileErrorKind::UnknownPlaceholder { nearest: Some(n), .. }) if n == "verdict"
+        ));
+        assert!(check_template("open {profile").is_err());
+        assert!(check_template("close }").is_err());
+        assert!(check_template("é{verdict}é").is_ok());
+    }
+}

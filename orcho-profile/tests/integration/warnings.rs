@@ -1,0 +1,84 @@
+//! Warnings: allowed, probably unintended, reported through a sink.
+
+use orcho_gates::GateRegistry;
+use orcho_profile::{Profile, ProfileWarning, ProfileWarnings, WarningKind};
+
+use crate::{Result, render_warning};
+
+const PROFILE: &str = "\
+schema: 1
+name: warned
+phases:
+  - name: implement
+    role: implement
+    gates:
+      - { name: unit, uses: tests, on_fail: feed_into_next }
+  - name: final_acceptance
+    role: final_acceptance
+verification:
+  commands: [{ name: unit, argv: [cargo, test] }]
+supervision: { plan_approval: true }
+permissions:
+  preset: read_only
+  rules:
+    - { permission: bash, pattern: \"cargo test*\", action: allow }
+    - { permission: bash, pattern: \"cargo *\", action: ask }
+";
+
+#[test]
+fn warnings_go_to_the_injected_sink_with_their_location() -> Result {
+    let profile = Profile::from_yaml_str(PROFILE)?;
+    let mut sink: Vec<ProfileWarning> = Vec::new();
+    let resolved = profile.resolve_with_warnings(&GateRegistry::with_builtins(), &mut sink)?;
+    assert!(resolved.warnings().is_empty(), "the sink got them instead");
+    let lines: Vec<String> = sink.iter().map(render_warning).collect();
+    insta::assert_snapshot!(lines.join("\n"), @"
+    <string>:7:45 [phases[0].gates[0].on_fail] the failure feeds phase `implement`, which has `max_attempts: 1`; it is fed only if a handoff grants a retry
+    <string>:9:11 [phases[1].role] the `final_acceptance` phase reads receipts, but `verification.required` is empty, so acceptance proves nothing
+    <string>:12:31 [supervision.plan_approval] `plan_approval` is on, but no phase has role `plan`
+    <string>:16:7 [permissions.rules[0]] rule 54 (bash `cargo test*` → allow) never decides: the later rule 55 (bash `cargo *` → ask) matches everything it matches
+    ");
+    assert!(matches!(
+        sink[0].kind(),
+        WarningKind::FeedWithoutNextAttempt { .. }
+    ));
+
+    // `resolve` keeps them on the result.
+    let resolved = profile.resolve(&GateRegistry::with_builtins())?;
+    assert_eq!(resolved.warnings(), sink.as_slice());
+    Ok(())
+}
+
+#[test]
+fn preset_rules_overridden_by_the_profile_are_not_warnings() -> Result {
+    // `bash *` → deny shadows many preset rules on purpose: that is how a
+    // preset is tightened, so nothing is reported.
+    let text = "schema: 1\nname: strict\nextends: builtin:read_only_review\npermissions:\n  preset: read_only\n  rules:\n    - { permission: bash, pattern: \"*\", action: deny }\n";
+    let resolved = Profile::from_yaml_str(text)?.resolve(&GateRegistry::with_builtins())?;
+    assert!(resolved.warnings().is_empty(), "{:?}", resolved.warnings());
+    let rules = resolved.permissions.as_ref().ok_or("rules")?;
+    assert_eq!(
+        rules.evaluate("bash", "git status").action,
+        orcho_handoff::supervision::PermissionAction::Deny
+    );
+    Ok(())
+}
+
+/// A sink that counts, to show that any type can receive warnings.
+#[derive(Default)]
+struct Count(usize);
+
+impl ProfileWarnings for Count {
+    fn warn(&mut self, _: ProfileWarning) {
+        self.0 += 1;
+    }
+}
+
+#[test]
+fn any_sink_receives_warnings() -> Result {
+    let mut count = Count::default();
+    Profile::from_yaml_str(PROFILE)?
+        .resolve_with_warnings(&GateRegistry::with_builtins(), &mut count)?;
+    assert_eq!(count.0, 4);
+    Ok(())
+}
