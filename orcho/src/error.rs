@@ -97,6 +97,9 @@ pub enum EngineErrorKind {
     /// The journal could not be read or written.
     #[error(transparent)]
     Journal(Box<JournalError>),
+    /// A document could not be encoded.
+    #[error("a document could not be encoded as JSON")]
+    Encode(#[source] Box<serde_json::Error>),
     /// The snapshot could not be written.
     #[error(transparent)]
     Document(Box<DocumentError>),

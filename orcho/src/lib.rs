@@ -21,6 +21,10 @@
 //!   required receipts are re-run once; after its verdict, every unproven
 //!   required command becomes a gap that forces a rejection, unless a waiver
 //!   covers exactly that command.
+//! - [`Engine::evidence`] builds the evidence bundle: phases, gates with
+//!   outcomes and durations, the receipts' classification, handoffs and
+//!   decisions, `handoff_advice`, costs.
+//! - [`Host`] and [`drive`] run the loop for hosts that want it.
 //! - The [`RunStore`] keeps `runs/<run_id>/` with the journal as the source
 //!   of truth: a process killed at any line leaves a run that the next
 //!   process reopens and continues, with no transition applied twice. One
@@ -44,6 +48,8 @@
 
 mod engine;
 mod error;
+mod evidence;
+mod host;
 mod plan;
 mod state;
 mod store;
@@ -53,6 +59,8 @@ pub mod testing;
 
 pub use engine::{Engine, EngineBuilder, PhaseReport, PhaseRequest, Run, Step};
 pub use error::{EngineError, EngineErrorKind};
+pub use evidence::{DecisionEvidence, EVIDENCE_SCHEMA, Evidence, HandoffEvidence, PhaseEvidence};
+pub use host::{DriveError, Host, drive};
 pub use orcho_core as core;
 pub use orcho_gates as gates;
 pub use orcho_handoff as handoff;

@@ -256,6 +256,83 @@ impl Engine {
             .unwrap_or_default()
     }
 
+    /// The run's evidence bundle: phases with their gates (outcomes,
+    /// strategies, durations), the receipts' classification, handoffs with
+    /// their decisions, the `handoff_advice` section and the costs. Also
+    /// written to `runs/<id>/evidence.json`.
+    ///
+    /// # Errors
+    ///
+    /// When the run, its handoffs or its receipts cannot be read, or the
+    /// bundle cannot be written.
+    pub fn evidence(&self, run: &RunId) -> Result<crate::Evidence, EngineError> {
+        let state = self.inner.runs.read(run)?;
+        let events = self.inner.runs.events(run)?;
+        let handoff_err = |e| EngineError::run(run, EngineErrorKind::Handoff(Box::new(e)));
+        let store = &self.inner.handoffs;
+        let mut handoffs = Vec::new();
+        for h in store.handoffs(run).map_err(handoff_err)? {
+            let decision = store
+                .recorded_decision(run, h.id())
+                .map_err(handoff_err)?
+                .map(|d| {
+                    let d = d.decision();
+                    crate::evidence::DecisionEvidence {
+                        action: d.payload().action(),
+                        text: d.payload().text().map(str::to_owned),
+                        decided_by: d.decided_by(),
+                        advice: d.advice().map(ToString::to_string),
+                        decided_at: d.decided_at(),
+                    }
+                });
+            handoffs.push(crate::evidence::HandoffEvidence {
+                id: h.id().clone(),
+                phase: h.phase().clone(),
+                trigger: h.trigger().to_string(),
+                verdict: h.verdict(),
+                available_actions: h.available_actions().iter().collect(),
+                decision,
+            });
+        }
+        let phases = crate::evidence::phases(&events);
+        let passed: Vec<orcho_core::PhaseName> = phases
+            .iter()
+            .filter(|p| p.next.as_deref() == Some("advance"))
+            .map(|p| p.phase.clone())
+            .collect();
+        let handoff_advice = orcho_handoff::HandoffAdviceEvidence::collect(store, run, &passed)
+            .map_err(handoff_err)?;
+        let receipts = match self.verifier(&state.checkout)? {
+            Some(v) => Some(
+                serde_json::from_str(
+                    &v.readiness()
+                        .map_err(|e| EngineError::run(run, EngineErrorKind::Receipts(Box::new(e))))?
+                        .to_json(),
+                )
+                .unwrap_or(serde_json::Value::Null),
+            ),
+            None => None,
+        };
+        let evidence = crate::Evidence {
+            schema: crate::evidence::EVIDENCE_SCHEMA,
+            run: run.clone(),
+            plan: state.plan.clone(),
+            status: state.status,
+            reason: state.reason.clone(),
+            phases,
+            receipts,
+            handoffs,
+            handoff_advice,
+            cost: state.cost,
+        };
+        let mut bytes = serde_json::to_vec_pretty(&evidence)
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Encode(Box::new(e))))?;
+        bytes.push(b'\n');
+        orcho_core::fs::write_atomic(&self.inner.runs.run_dir(run).join("evidence.json"), &bytes)
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Fs(Box::new(e))))?;
+        Ok(evidence)
+    }
+
     /// The run's trace: one line per durable transition, without times or
     /// ids, for tests and humans.
     ///
@@ -314,6 +391,11 @@ impl Run {
     /// The run's directory in the store.
     pub fn dir(&self) -> &Utf8Path {
         self.stored.dir()
+    }
+
+    /// The engine driving it.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
     }
 
     fn commit(&mut self, event: RunEvent) -> Result<(), EngineError> {

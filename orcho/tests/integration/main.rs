@@ -6,6 +6,7 @@ mod acceptance;
 mod autopilot;
 mod crash;
 mod flow;
+mod host;
 
 pub(crate) type Result<T = (), E = Box<dyn std::error::Error + Send + Sync>> =
     std::result::Result<T, E>;

@@ -1,0 +1,165 @@
+//! The evidence bundle of a run: everything an auditor needs to see why the
+//! run ended where it did.
+
+use orcho_core::{Cost, HandoffId, PhaseName, RunId, RunStatus, SchemaVersion, Timestamp, Verdict};
+use orcho_gates::GateRecord;
+use orcho_handoff::{DecidedBy, HandoffAction, HandoffAdviceEvidence};
+use serde::Serialize;
+
+use crate::state::RunEvent;
+
+/// The schema of `evidence.json`.
+///
+/// Version 1: the first format.
+pub const EVIDENCE_SCHEMA: SchemaVersion = SchemaVersion::new(1);
+
+/// One phase attempt in the evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct PhaseEvidence {
+    /// The phase.
+    pub phase: PhaseName,
+    /// The attempt.
+    pub attempt: u32,
+    /// The round.
+    pub round: u32,
+    /// The host's verdict.
+    pub verdict: Verdict,
+    /// The verdict after final acceptance merged receipt gaps, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merged_verdict: Option<Verdict>,
+    /// The host's summary.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub summary: String,
+    /// How many findings the host reported.
+    pub findings: usize,
+    /// Every gate with its outcome, strategy and duration.
+    pub gates: Vec<GateRecord>,
+    /// The gates' effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effect: Option<String>,
+    /// Where the attempt sent the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+    /// What the attempt cost (the host's report, not its gates).
+    pub cost: Cost,
+}
+
+/// One handoff in the evidence, with its decision.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct HandoffEvidence {
+    /// Its id.
+    pub id: HandoffId,
+    /// The phase it paused.
+    pub phase: PhaseName,
+    /// Why it opened.
+    pub trigger: String,
+    /// The verdict it showed.
+    pub verdict: Verdict,
+    /// The menu it offered.
+    pub available_actions: Vec<HandoffAction>,
+    /// The decision, once recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<DecisionEvidence>,
+}
+
+/// A recorded decision in the evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct DecisionEvidence {
+    /// The action.
+    pub action: HandoffAction,
+    /// Its text (feedback or waiver reason).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Who decided.
+    pub decided_by: DecidedBy,
+    /// The advice it used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub advice: Option<String>,
+    /// When.
+    pub decided_at: Timestamp,
+}
+
+/// Everything a run did, as one JSON document (`runs/<id>/evidence.json`).
+///
+/// The bundle is written for people and tools to read; Orcho itself never
+/// reads it back, it rebuilds it from the run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Evidence {
+    /// Always [`EVIDENCE_SCHEMA`].
+    pub schema: SchemaVersion,
+    /// The run.
+    pub run: RunId,
+    /// The plan's name.
+    pub plan: String,
+    /// Where it stands.
+    pub status: RunStatus,
+    /// Why it ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Every phase attempt, in order.
+    pub phases: Vec<PhaseEvidence>,
+    /// The required receipts' classification at the time of the bundle, as
+    /// the readiness summary's JSON (absent when the run has no contract).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receipts: Option<serde_json::Value>,
+    /// Every handoff and its decision.
+    pub handoffs: Vec<HandoffEvidence>,
+    /// Advice calls, recommended vs applied actions and retry outcomes.
+    pub handoff_advice: HandoffAdviceEvidence,
+    /// What the run cost: phases and gates.
+    pub cost: Cost,
+}
+
+/// The phase attempts of a journal.
+pub(crate) fn phases(events: &[(u64, RunEvent)]) -> Vec<PhaseEvidence> {
+    let mut out: Vec<PhaseEvidence> = Vec::new();
+    for (_, event) in events {
+        match event {
+            RunEvent::PhaseReported {
+                phase,
+                attempt,
+                round,
+                outcome,
+                cost,
+            } => out.push(PhaseEvidence {
+                phase: phase.clone(),
+                attempt: *attempt,
+                round: *round,
+                verdict: outcome.verdict,
+                merged_verdict: None,
+                summary: outcome.summary.clone(),
+                findings: outcome.findings.len(),
+                gates: Vec::new(),
+                effect: None,
+                next: None,
+                cost: *cost,
+            }),
+            RunEvent::GateRecorded { record } => {
+                if let Some(last) = out.last_mut() {
+                    last.gates.push(record.clone());
+                    last.gates.sort_by_key(|g| g.index);
+                }
+            }
+            RunEvent::AcceptanceMerged { verdict, .. } => {
+                if let Some(last) = out.last_mut() {
+                    last.merged_verdict = Some(*verdict);
+                }
+            }
+            RunEvent::PhaseSettled { effect, transition } => {
+                if let Some(last) = out.last_mut() {
+                    last.effect = Some(effect.clone());
+                    last.next = Some(transition.describe());
+                }
+            }
+            RunEvent::Started { .. }
+            | RunEvent::ReceiptsRerun { .. }
+            | RunEvent::HandoffOpened { .. }
+            | RunEvent::HandoffResumed { .. } => {}
+        }
+    }
+    out
+}

@@ -1,0 +1,88 @@
+//! [`Host`]: for hosts that want the engine to drive the loop.
+
+use std::future::Future;
+
+use orcho_handoff::{DecisionRequest, HandoffChoice, PhaseHandoff};
+
+use crate::{EngineError, PhaseReport, PhaseRequest, Run, Step};
+
+/// What a host provides when it lets [`drive`] run the loop: a way to run a
+/// phase, a way to ask an operator, and a place to report progress.
+///
+/// Hosts that drive the step API themselves ([`Run::next`],
+/// [`Run::complete_phase`], [`Engine::decide`](crate::Engine::decide),
+/// [`Run::resume`]) need no trait.
+///
+/// The methods return `Send` futures so `drive` can run on a multi-threaded
+/// runtime.
+pub trait Host {
+    /// The host's own error (its runner or UI failing).
+    type Error: std::error::Error + Send + Sync + 'static;
+
+    /// Runs one phase attempt and reports its outcome.
+    fn run_phase(
+        &mut self,
+        request: &PhaseRequest,
+    ) -> impl Future<Output = Result<PhaseReport, Self::Error>> + Send;
+
+    /// Asks an operator to decide a handoff. `None` means nobody can decide
+    /// now: `drive` returns, leaving the run paused (typed state on disk for
+    /// a later decision).
+    fn decide(
+        &mut self,
+        handoff: &PhaseHandoff,
+    ) -> impl Future<Output = Result<Option<DecisionRequest<HandoffChoice>>, Self::Error>> + Send;
+
+    /// Hears about every step (for progress output). The default does
+    /// nothing.
+    fn progress(&mut self, step: &Step) {
+        let _ = step;
+    }
+}
+
+/// Why [`drive`] stopped early.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DriveError<E: std::error::Error + Send + Sync + 'static> {
+    /// The engine refused or failed.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The host failed.
+    #[error("the host failed")]
+    Host(#[source] E),
+}
+
+/// Runs `run` to its end (or to a pause nobody can decide now) with `host`
+/// doing the phases and the deciding. Returns the last step: finished, or
+/// the open handoff.
+///
+/// # Errors
+///
+/// The engine's errors and the host's.
+pub async fn drive<H: Host + Send>(
+    run: &mut Run,
+    host: &mut H,
+) -> Result<Step, DriveError<H::Error>> {
+    let mut step = run.next().await?;
+    loop {
+        host.progress(&step);
+        step = match step {
+            Step::RunPhase(request) => {
+                let report = host.run_phase(&request).await.map_err(DriveError::Host)?;
+                run.complete_phase(report).await?
+            }
+            Step::DecideHandoff(handoff) => {
+                let Some(request) = host.decide(&handoff).await.map_err(DriveError::Host)? else {
+                    return Ok(Step::DecideHandoff(handoff));
+                };
+                run.engine().decide(run.id(), handoff.id(), request)?;
+                match run.resume().await {
+                    Ok(next) => next,
+                    Err(e) if e.is_terminal() => run.next().await?,
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            finished @ Step::Finished { .. } => return Ok(finished),
+        };
+    }
+}
