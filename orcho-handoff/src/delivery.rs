@@ -1072,7 +1072,7 @@ impl DeliveryGates {
             .rev_parse(&spec.base)
             .map_err(|e| err(DeliveryErrorKind::Git(Box::new(e))))?;
         let (patch, numstat) = git
-            .snapshot_diff(&base)
+            .snapshot_diff(&base, None)
             .map_err(|e| err(DeliveryErrorKind::Git(Box::new(e))))?;
         let untracked: BTreeSet<Utf8PathBuf> = git
             .status()

@@ -933,3 +933,158 @@ impl FollowUpError {
         }
     }
 }
+
+/// An intake action and its message do not make a valid
+/// [`IntakeChoice`](crate::IntakeChoice).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum IntakeChoiceError {
+    /// A commit message given to another action than `commit`.
+    #[error("a commit message is only taken by `commit`, not `{0}`")]
+    MessageNotAllowed(crate::IntakeAction),
+    /// A blank commit message.
+    #[error("the commit message is blank")]
+    BlankMessage,
+}
+
+/// An intake operation failed; see [`Intakes`](crate::Intakes) and
+/// [`detect_intake`](crate::detect_intake).
+#[derive(Debug, thiserror::Error)]
+#[error("{}", self.render())]
+pub struct IntakeError {
+    op: &'static str,
+    run: Option<RunId>,
+    checkout: Option<Utf8PathBuf>,
+    #[source]
+    kind: Box<IntakeErrorKind>,
+}
+
+/// What went wrong at intake; see [`IntakeError::kind`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IntakeErrorKind {
+    /// No intake question was asked for the run.
+    #[error("no intake question was asked for the run")]
+    NotFound,
+    /// A different intake question was already asked for the run.
+    #[error("a different intake question was already asked for the run")]
+    AlreadyOpen,
+    /// The seed patch does not apply to the run's worktree; the worktree
+    /// was not touched and the run must not start from `HEAD` silently.
+    #[error("the seed patch does not apply to the worktree `{worktree}`: {check}")]
+    SeedDoesNotApply {
+        /// The run's worktree.
+        worktree: Utf8PathBuf,
+        /// What `git apply --check` said.
+        check: String,
+    },
+    /// `seed` was called, but the decision was not `include`.
+    #[error("the intake decision was not `include`, so there is no seed patch")]
+    NotIncluded,
+    /// The seed patch on disk is not the one recorded.
+    #[error(
+        "the seed patch was altered: its digest is {computed}, the outcome recorded {recorded}"
+    )]
+    SeedAltered {
+        /// The recorded digest.
+        recorded: Digest,
+        /// The digest of the file.
+        computed: Digest,
+    },
+    /// The seed patch could not be read.
+    #[error("the seed patch `{path}` cannot be read")]
+    ReadSeed {
+        /// The patch file.
+        path: Utf8PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The recorded decision given is not the one on disk.
+    #[error("the recorded decision given is not the one on disk")]
+    DecisionMismatch,
+    /// A document names another run.
+    #[error("the document is about run `{0}`")]
+    WrongRun(RunId),
+    /// A document holds a value this build cannot use.
+    #[error("the document is invalid: {0}")]
+    Invalid(String),
+    /// A path is not valid UTF-8 once made absolute.
+    #[error("the path `{0}` is not valid UTF-8 once made absolute")]
+    NotUtf8(Utf8PathBuf),
+    /// Git failed.
+    #[error(transparent)]
+    Git(Box<GitError>),
+    /// The decision record could not be written or read, or conflicts.
+    #[error(transparent)]
+    Decision(Box<DecisionError>),
+    /// A document could not be read or written.
+    #[error(transparent)]
+    Document(Box<DocumentError>),
+    /// The intake lock could not be taken.
+    #[error(transparent)]
+    Lock(Box<LockError>),
+    /// A file-system operation failed.
+    #[error(transparent)]
+    Fs(Box<FsError>),
+}
+
+impl IntakeError {
+    #[cold]
+    pub(crate) fn new(op: &'static str, checkout: &Utf8Path, kind: IntakeErrorKind) -> Self {
+        Self {
+            op,
+            run: None,
+            checkout: Some(checkout.to_owned()),
+            kind: Box::new(kind),
+        }
+    }
+
+    #[cold]
+    pub(crate) fn for_run(op: &'static str, run: &RunId, kind: IntakeErrorKind) -> Self {
+        Self {
+            op,
+            run: Some(run.clone()),
+            checkout: None,
+            kind: Box::new(kind),
+        }
+    }
+
+    fn render(&self) -> String {
+        match (&self.run, &self.checkout) {
+            (Some(run), _) => format!("cannot {} run `{run}`", self.op),
+            (None, Some(checkout)) => format!("cannot {} `{checkout}`", self.op),
+            (None, None) => format!("cannot {}", self.op),
+        }
+    }
+
+    /// The run, when the error is about one.
+    pub fn run(&self) -> Option<&RunId> {
+        self.run.as_ref()
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &IntakeErrorKind {
+        &self.kind
+    }
+
+    /// Whether no intake question was asked for the run.
+    pub fn is_not_found(&self) -> bool {
+        matches!(*self.kind, IntakeErrorKind::NotFound)
+    }
+
+    /// Whether a different question was already asked.
+    pub fn is_already_open(&self) -> bool {
+        matches!(*self.kind, IntakeErrorKind::AlreadyOpen)
+    }
+
+    /// Whether the seed patch does not apply to the run's worktree.
+    pub fn is_seed_conflict(&self) -> bool {
+        matches!(*self.kind, IntakeErrorKind::SeedDoesNotApply { .. })
+    }
+
+    /// Whether a different decision is already recorded.
+    pub fn is_conflict(&self) -> bool {
+        matches!(&*self.kind, IntakeErrorKind::Decision(e) if e.is_conflict())
+    }
+}

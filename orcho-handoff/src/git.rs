@@ -113,7 +113,12 @@ impl Git {
     /// non-ignored files) as a binary patch against `base`, with its
     /// per-file numbers, computed in a private index: the tree's own index
     /// is never touched.
-    pub(crate) fn snapshot_diff(&self, base: &str) -> Result<(Vec<u8>, Vec<NumStat>), GitError> {
+    /// Paths under `exclude` (relative to the tree) are left out.
+    pub(crate) fn snapshot_diff(
+        &self,
+        base: &str,
+        exclude: Option<&Utf8Path>,
+    ) -> Result<(Vec<u8>, Vec<NumStat>), GitError> {
         let tmp = tempfile::Builder::new()
             .prefix("orcho-index-")
             .tempdir()
@@ -127,7 +132,10 @@ impl Git {
         })?;
         let private = self.with_index(&index);
         private.run(&["read-tree", base])?;
-        private.run(&["add", "--all", "--", "."])?;
+        let exclude = exclude.map(|p| format!(":(exclude){p}"));
+        let mut add = vec!["add", "--all", "--", "."];
+        add.extend(exclude.as_deref());
+        private.run(&add)?;
         let patch = private.run(&[
             "diff",
             "--cached",

@@ -44,6 +44,12 @@
 //!   stops a follow-up repeating its parent's blockers with a typed
 //!   [`NonConvergence`].
 //!
+//! - [`Intakes`]: pre-run intake. [`detect_intake`] reports a checkout's
+//!   uncommitted changes; an [`IntakeAction`] decides them (`include` keeps
+//!   a binary-safe seed patch with the run and applies it to the run's
+//!   worktree after `git apply --check`, `exclude` starts from `HEAD`,
+//!   `commit` commits them first, `halt` stops).
+//!
 //! Delivery and intake touch the user's repository only through `git` (argv only,
 //! run by `orcho_receipts::exec`).
 //!
@@ -113,6 +119,7 @@ pub mod followup;
 mod format;
 mod git;
 mod glob;
+mod intake;
 mod state;
 pub mod store;
 pub mod supervision;
@@ -141,7 +148,8 @@ pub use error::{
     AdviceError, AdviceErrorKind, AdviceIdError, AutopilotPolicyError, ChoiceError, DecisionError,
     DecisionErrorKind, DeliveryChoiceError, DeliveryError, DeliveryErrorKind, FollowUpError,
     FollowUpErrorKind, GitError, GitErrorKind, GlobError, HandoffError, HandoffErrorKind,
-    ParseActionError, TransitionError, TransitionErrorKind, UnknownActionError,
+    IntakeChoiceError, IntakeError, IntakeErrorKind, ParseActionError, TransitionError,
+    TransitionErrorKind, UnknownActionError,
 };
 pub use evidence::{AdviceCall, AutopilotStopRecord, HandoffAdviceEvidence, RetryOutcome};
 pub use followup::{
@@ -149,6 +157,10 @@ pub use followup::{
     Progress,
 };
 pub use glob::FileGlob;
+pub use intake::{
+    ChangeKind, INTAKE_POINT, IntakeAction, IntakeChoice, IntakeOutcome, IntakeReport, Intakes,
+    SEED_DIGEST_CONTEXT, SeedPatch, TrackedChange, detect_intake,
+};
 pub use orcho_core as core;
 pub use state::{
     HandoffEvent, HandoffSpec, HandoffState, HandoffStateName, HandoffTrigger, NextStep,

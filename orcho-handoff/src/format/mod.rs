@@ -9,5 +9,6 @@ pub(crate) mod delivery;
 pub(crate) mod evidence;
 
 pub(crate) mod handoff;
+pub(crate) mod intake;
 pub(crate) mod journal;
 pub(crate) mod waiver;

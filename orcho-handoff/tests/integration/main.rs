@@ -12,6 +12,7 @@ mod delivery;
 mod evidence;
 mod fixtures;
 mod formats;
+mod intake;
 mod race;
 mod repo;
 mod sequences;
