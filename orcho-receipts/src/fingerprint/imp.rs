@@ -494,10 +494,13 @@ impl Entry {
 const QUEUE_BATCH: usize = 64;
 const FEED_CHUNK: usize = 64 * 1024;
 
+/// A batch of paths and the listing position of its first path.
+type Batch = (usize, Vec<Vec<u8>>);
+
 /// Batches of paths from the producer to the workers.
 #[derive(Debug, Default)]
 struct Queue {
-    state: Mutex<(VecDeque<(usize, Vec<Vec<u8>>)>, bool)>,
+    state: Mutex<(VecDeque<Batch>, bool)>,
     ready: Condvar,
 }
 
@@ -516,7 +519,7 @@ impl Queue {
     }
 
     /// The next batch, or `None` once closed and empty.
-    fn pop(&self) -> Option<(usize, Vec<Vec<u8>>)> {
+    fn pop(&self) -> Option<Batch> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
             if let Some(batch) = state.0.pop_front() {
