@@ -11,6 +11,7 @@ mod crash;
 mod delivery;
 mod evidence;
 mod fixtures;
+mod followup;
 mod formats;
 mod intake;
 mod race;
