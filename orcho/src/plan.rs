@@ -194,3 +194,63 @@ impl RunPlan {
             .unwrap_or(0)
     }
 }
+
+impl RunPlan {
+    /// The plan a resolved profile declares: its phases (roles, limits,
+    /// gates built through the registry, pause and exhausted rules, handoff
+    /// policies), its verification contract (none when it declares no
+    /// commands) and its autopilot limits.
+    ///
+    /// ```
+    /// use orcho::{RunPlan, gates::GateRegistry, profile::Profile};
+    ///
+    /// let profile = Profile::builtin("default")?.resolve(&GateRegistry::with_builtins())?;
+    /// let plan = RunPlan::from_profile(&profile);
+    /// assert_eq!(plan.name, "default");
+    /// assert!(plan.phases.iter().any(|p| p.role == orcho::PhaseRole::FinalAcceptance));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_profile(profile: &orcho_profile::ResolvedProfile) -> Self {
+        use orcho_profile::{Exhausted, PauseWhen, Role};
+        let phases = profile
+            .phases
+            .iter()
+            .map(|p| {
+                let role = match p.role {
+                    Role::Plan => PhaseRole::Plan,
+                    Role::Implement => PhaseRole::Implement,
+                    Role::Review => PhaseRole::Review,
+                    Role::FinalAcceptance => PhaseRole::FinalAcceptance,
+                    other => PhaseRole::Other(other.as_str().to_owned()),
+                };
+                let pause = match p.handoff.pause {
+                    PauseWhen::Never => PausePolicy::Never,
+                    PauseWhen::Always => PausePolicy::Always,
+                    _ => PausePolicy::OnRejected,
+                };
+                let on_exhausted = match p.handoff.on_exhausted {
+                    Exhausted::Halt => ExhaustedPolicy::Halt,
+                    _ => ExhaustedPolicy::Pause,
+                };
+                PhasePlan {
+                    name: p.name.clone(),
+                    role,
+                    max_attempts: p.max_attempts.max(1),
+                    max_rounds: p.max_rounds.max(1),
+                    gates: p.scheduled_gates(),
+                    pause,
+                    on_exhausted,
+                    handoff: p.handoff.policy,
+                }
+            })
+            .collect();
+        let verification =
+            (!profile.verification.commands.is_empty()).then(|| profile.verification.clone());
+        Self {
+            name: profile.name.clone(),
+            phases,
+            verification,
+            autopilot: profile.autopilot.policy.clone(),
+        }
+    }
+}
