@@ -7,6 +7,7 @@ mod autopilot;
 mod crash;
 mod flow;
 mod host;
+mod profile;
 
 pub(crate) type Result<T = (), E = Box<dyn std::error::Error + Send + Sync>> =
     std::result::Result<T, E>;
