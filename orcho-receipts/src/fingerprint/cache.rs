@@ -70,8 +70,35 @@ impl Stat {
         }
     }
 
+    /// The size of [`encode`](Self::encode)'s output.
+    pub(crate) const ENCODED: usize = 52;
+
+    pub(crate) fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.size.to_le_bytes());
+        out.extend_from_slice(&self.mtime.to_le_bytes());
+        out.extend_from_slice(&self.mtime_ns.to_le_bytes());
+        out.extend_from_slice(&self.ctime.to_le_bytes());
+        out.extend_from_slice(&self.ctime_ns.to_le_bytes());
+        out.extend_from_slice(&self.ino.to_le_bytes());
+        out.extend_from_slice(&self.dev.to_le_bytes());
+        out.extend_from_slice(&self.mode.to_le_bytes());
+    }
+
+    pub(crate) fn decode(b: &[u8]) -> Option<Self> {
+        Some(Self {
+            size: u64_at(b, 0)?,
+            mtime: i64_at(b, 8)?,
+            mtime_ns: u32_at(b, 16)?,
+            ctime: i64_at(b, 20)?,
+            ctime_ns: u32_at(b, 28)?,
+            ino: u64_at(b, 32)?,
+            dev: u64_at(b, 40)?,
+            mode: u32_at(b, 48)?,
+        })
+    }
+
     /// Whether both times are strictly before `snapshot`.
-    fn older_than(&self, snapshot: (i64, u32)) -> bool {
+    pub(crate) fn older_than(&self, snapshot: (i64, u32)) -> bool {
         (self.mtime, self.mtime_ns) < snapshot && (self.ctime, self.ctime_ns) < snapshot
     }
 }

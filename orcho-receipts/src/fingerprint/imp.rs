@@ -20,6 +20,7 @@ use orcho_core::Digest;
 
 use super::{
     cache::{self, Cached, Stat, StatCache},
+    listing::{self, Listing},
     walk,
 };
 use crate::{FingerprintError, FingerprintErrorKind, exec::BaseEnv};
@@ -45,6 +46,9 @@ pub enum FileSource {
     Git,
     /// A walk honouring ignore files.
     Walk,
+    /// The list `git ls-files` gave last time, reused because nothing it
+    /// depends on changed since.
+    CachedGitListing,
 }
 
 /// A checkout fingerprint and what went into it.
@@ -189,7 +193,7 @@ impl Fingerprinter {
         };
         let stat_cache: OnceLock<StatCache> = OnceLock::new();
         let use_git = self.use_git && walk::in_git_work_tree(root.as_std_path());
-        let source = if use_git {
+        let mut source = if use_git {
             FileSource::Git
         } else {
             FileSource::Walk
@@ -207,6 +211,18 @@ impl Fingerprinter {
             fd: root_fd,
             path: root_path,
         };
+        let listing_file = match (&self.cache_dir, snapshot) {
+            (Some(cache_dir), Some(_)) if use_git && listing::applies(root_path) => {
+                Some(listing::file(cache_dir, root_path, &subject, &self.env))
+            }
+            _ => None,
+        };
+        let reused = listing_file
+            .as_deref()
+            .and_then(|f| Listing::load_valid(f, &dir.fd));
+        if reused.is_some() {
+            source = FileSource::CachedGitListing;
+        }
 
         // Producer: git (streamed) or the walk feeds batches of paths;
         // workers stat and hash them as they arrive.
@@ -229,7 +245,12 @@ impl Fingerprinter {
                         }
                     }
                 };
-                let produced = if use_git {
+                let produced = if let Some(listing) = &reused {
+                    for p in &listing.paths {
+                        on_path(p);
+                    }
+                    Ok(())
+                } else if use_git {
                     walk::git_files_streaming(root, &self.env, &mut on_path)
                 } else {
                     walk::walk_files(root).map(|paths| {
@@ -292,6 +313,24 @@ impl Fingerprinter {
         }
         order.dedup_by(|a, b| entries[*a as usize].0 == entries[*b as usize].0);
         let stat_cache = stat_cache.into_inner().unwrap_or_default();
+        // After a run of git over a tree seen before (the stat cache was not
+        // empty), record what the listing depends on, so the next
+        // fingerprint of an unchanged tree can skip git. Not on a first
+        // fingerprint, which must stay cheap.
+        if reused.is_none()
+            && stat_cache.len() > 0
+            && let (Some(file), Some(snapshot)) = (&listing_file, snapshot)
+        {
+            Listing::record(
+                file,
+                root_path,
+                &dir.fd,
+                &excluded,
+                &self.env,
+                snapshot,
+                entries.iter().map(|(p, _)| p.clone()).collect(),
+            );
+        }
         Ok(self.finish(
             &entries,
             &order,
@@ -441,7 +480,7 @@ fn normalize_subject(subject: &[Utf8PathBuf]) -> Vec<Vec<u8>> {
 }
 
 /// Whether `path` is `prefix` or lies under it.
-fn under(path: &[u8], prefix: &[u8]) -> bool {
+pub(crate) fn under(path: &[u8], prefix: &[u8]) -> bool {
     path.strip_prefix(prefix)
         .is_some_and(|rest| rest.is_empty() || rest.starts_with(b"/"))
 }

@@ -28,10 +28,15 @@
 //! does not depend on file sizes), and a stat cache
 //! ([`Fingerprinter::with_cache_dir`]) lets a second fingerprint of an
 //! unchanged tree read no file at all. The cache follows git's racily-clean
-//! rule and is only ever an optimisation.
+//! rule and is only ever an optimisation. In a git work tree, a listing
+//! cache also records what git's file list depends on (the index, every
+//! directory's modification time, every ignore and configuration file), so
+//! that a fingerprint of a tree whose structure did not change reuses the
+//! list instead of running git ([`FileSource::CachedGitListing`]).
 
 mod cache;
 mod imp;
+mod listing;
 mod walk;
 
 pub use imp::{

@@ -361,3 +361,76 @@ proptest! {
         prop_assert_ne!(fingerprinter().fingerprint(&b.path, &[]).unwrap().digest, fa.digest);
     }
 }
+
+#[test]
+fn the_listing_cache_skips_git_only_while_nothing_git_depends_on_changed() -> Result {
+    let dir = repo()?;
+    let root = &dir.path;
+    std::fs::create_dir_all(root.join("empty/deeper"))?;
+    let cache = temp()?;
+    let cached = fingerprinter().with_cache_dir(cache.path.join("fp"));
+    let fresh = || fingerprinter().fingerprint(root, &[]);
+
+    wait_for_fs_tick(root)?;
+    let first = cached.fingerprint(root, &[])?;
+    assert_eq!(first.source, FileSource::Git);
+    let second = cached.fingerprint(root, &[])?;
+    assert_eq!(
+        second.source,
+        FileSource::Git,
+        "the second run records the listing"
+    );
+    let third = cached.fingerprint(root, &[])?;
+    assert_eq!(third.source, FileSource::CachedGitListing);
+    assert_eq!((third.digest, third.hashed), (first.digest, 0));
+
+    type Mutation = fn(&Utf8Path) -> Result;
+    let mutations: [(&str, Mutation); 9] = [
+        ("a new untracked file", |r| {
+            write(r, "src/new.rs", "x\n", 0o644)
+        }),
+        ("a file in a directory without listed files", |r| {
+            write(r, "empty/deeper/new.txt", "x\n", 0o644)
+        }),
+        ("an edited .gitignore", |r| {
+            write(r, ".gitignore", "target/\nCargo.lock\n*.log\n*.md\n", 0o644)
+        }),
+        ("an edited info/exclude", |r| {
+            write(r, ".git/info/exclude", "*.sh\n", 0o644)
+        }),
+        ("an ignored file added to the index", |r| {
+            git(r, &["add", "-f", "debug.log"]).map(drop)
+        }),
+        ("a file removed from the index", |r| {
+            git(r, &["rm", "-q", "--cached", "Cargo.toml"]).map(drop)
+        }),
+        ("a renamed file", |r| {
+            Ok(std::fs::rename(
+                r.join("src/lib.rs"),
+                r.join("src/core.rs"),
+            )?)
+        }),
+        ("a deleted directory", |r| {
+            Ok(std::fs::remove_dir_all(r.join(".github"))?)
+        }),
+        ("a nested .gitignore", |r| {
+            write(r, "src/.gitignore", "*.rs\n", 0o644)
+        }),
+    ];
+    let mut reused = 0;
+    for (what, mutate) in mutations {
+        mutate(root)?;
+        let got = cached.fingerprint(root, &[])?;
+        assert_eq!(got.digest, fresh()?.digest, "after {what}");
+        // Once settled, an unchanged tree is fingerprinted from the listing
+        // cache, with the same digest.
+        wait_for_fs_tick(root)?;
+        wait_for_fs_tick(&cache.path)?;
+        cached.fingerprint(root, &[])?;
+        let settled = cached.fingerprint(root, &[])?;
+        assert_eq!(settled.digest, fresh()?.digest, "settled after {what}");
+        reused += usize::from(settled.source == FileSource::CachedGitListing);
+    }
+    assert_eq!(reused, 9);
+    Ok(())
+}

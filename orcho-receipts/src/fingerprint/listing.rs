@@ -1,0 +1,385 @@
+//! The listing cache: reusing git's file list when nothing it depends on
+//! changed, so that an unchanged tree is fingerprinted without running git.
+//!
+//! What `git ls-files -co --exclude-standard` prints depends only on
+//!
+//! - the index (`.git/index`): the tracked set;
+//! - the names in every directory of the work tree: each directory's
+//!   modification time changes whenever an entry is created, removed or
+//!   renamed in it;
+//! - the ignore rules: every `.gitignore` file, `.git/info/exclude`, and the
+//!   excludes file and configuration files git reads (found with
+//!   `git config --list --show-origin`, plus the standard locations even
+//!   when absent, so that creating one is noticed).
+//!
+//! After a run of git, the cache records the listing with the `lstat` data of
+//! every directory (walked without following symlinks, skipping `.git` and
+//! the excluded store) and of every such file (or their absence). A later
+//! fingerprint reuses the listing only if every recorded stat is unchanged
+//! and strictly older than the moment the listing was taken (git's
+//! racily-clean rule, as for the stat cache). Anything else, including a
+//! damaged cache file, runs git again. It is only used when the root is the
+//! top of a work tree with a `.git` directory.
+
+use std::{
+    io::{self, Write},
+    os::{
+        fd::OwnedFd,
+        unix::ffi::{OsStrExt, OsStringExt},
+    },
+    path::{Path, PathBuf},
+};
+
+use camino::{Utf8Path, Utf8PathBuf};
+use rustix::fs::AtFlags;
+
+use super::cache::Stat;
+use crate::exec::{self, BaseEnv, ExecRequest};
+
+const MAGIC: &[u8; 8] = b"ORCHOFPL";
+const VERSION: u32 = 1;
+
+/// The recorded state a listing depends on, and the listing.
+#[derive(Debug, Default)]
+pub(crate) struct Listing {
+    snapshot: (i64, u32),
+    /// Paths relative to the root with their stat, or `None` when absent.
+    guards: Vec<(Vec<u8>, Option<Stat>)>,
+    /// Absolute paths outside the root (global git configuration).
+    outside: Vec<(Vec<u8>, Option<Stat>)>,
+    dirs: Vec<(Vec<u8>, Stat)>,
+    pub(crate) paths: Vec<Vec<u8>>,
+}
+
+/// The listing cache file of a root, subject and git environment.
+pub(crate) fn file(dir: &Utf8Path, root: &Path, subject: &[Vec<u8>], env: &BaseEnv) -> Utf8PathBuf {
+    let abs = std::path::absolute(root).unwrap_or_else(|_| root.to_owned());
+    let mut h = blake3::Hasher::new_derive_key("orcho listing cache key v1");
+    h.update(abs.as_os_str().as_bytes());
+    for s in subject {
+        h.update(&[0]).update(s);
+    }
+    for (k, v) in env.iter() {
+        h.update(&[1])
+            .update(k.as_bytes())
+            .update(&[2])
+            .update(v.as_bytes());
+    }
+    dir.join(format!("{}.list", &h.finalize().to_hex()[..32]))
+}
+
+/// Whether the listing cache may be used for `root` at all.
+pub(crate) fn applies(root: &Path) -> bool {
+    root.join(".git").is_dir()
+}
+
+fn stat_rel(fd: &OwnedFd, rel: &[u8]) -> Option<Stat> {
+    let path: &std::ffi::OsStr = if rel.is_empty() {
+        std::ffi::OsStr::new(".")
+    } else {
+        std::ffi::OsStr::from_bytes(rel)
+    };
+    rustix::fs::statat(fd, path, AtFlags::SYMLINK_NOFOLLOW)
+        .ok()
+        .map(|s| Stat::from_raw(&s))
+}
+
+fn stat_abs(path: &[u8]) -> Option<Stat> {
+    rustix::fs::lstat(std::ffi::OsStr::from_bytes(path))
+        .ok()
+        .map(|s| Stat::from_raw(&s))
+}
+
+fn trusted(recorded: Option<&Stat>, now: Option<&Stat>, snapshot: (i64, u32)) -> bool {
+    match (recorded, now) {
+        (None, None) => true,
+        (Some(r), Some(n)) => r == n && r.older_than(snapshot),
+        _ => false,
+    }
+}
+
+impl Listing {
+    /// The cached listing, if every recorded stat still holds.
+    pub(crate) fn load_valid(path: &Utf8Path, root_fd: &OwnedFd) -> Option<Self> {
+        let listing = Self::parse(&std::fs::read(path).ok()?)?;
+        let s = listing.snapshot;
+        let ok = listing
+            .dirs
+            .iter()
+            .all(|(rel, st)| trusted(Some(st), stat_rel(root_fd, rel).as_ref(), s))
+            && listing
+                .guards
+                .iter()
+                .all(|(rel, st)| trusted(st.as_ref(), stat_rel(root_fd, rel).as_ref(), s))
+            && listing
+                .outside
+                .iter()
+                .all(|(p, st)| trusted(st.as_ref(), stat_abs(p).as_ref(), s));
+        ok.then_some(listing)
+    }
+
+    /// Records what `paths` (git's listing, taken after `snapshot`) depends
+    /// on, and saves it. Failures only cost time later.
+    pub(crate) fn record(
+        path: &Utf8Path,
+        root: &Path,
+        root_fd: &OwnedFd,
+        excluded: &[Vec<u8>],
+        env: &BaseEnv,
+        snapshot: (i64, u32),
+        paths: Vec<Vec<u8>>,
+    ) {
+        let mut listing = Self {
+            snapshot,
+            paths,
+            ..Self::default()
+        };
+        let mut ignore_files = Vec::new();
+        if walk_dirs(root, &[], excluded, &mut listing.dirs, &mut ignore_files).is_err() {
+            return;
+        }
+        for rel in [&b".git/index"[..], b".git/info/exclude", b".git/config"] {
+            listing.guards.push((rel.to_vec(), stat_rel(root_fd, rel)));
+        }
+        for rel in ignore_files {
+            let st = stat_rel(root_fd, &rel);
+            listing.guards.push((rel, st));
+        }
+        let Some(outside) = git_config_files(root, env) else {
+            return;
+        };
+        listing.outside = outside
+            .into_iter()
+            .map(|p| {
+                let st = stat_abs(&p);
+                (p, st)
+            })
+            .collect();
+        let _ = listing.save(path);
+    }
+
+    fn save(&self, path: &Utf8Path) -> io::Result<()> {
+        let mut b = Vec::new();
+        b.extend_from_slice(MAGIC);
+        b.extend_from_slice(&VERSION.to_le_bytes());
+        b.extend_from_slice(&self.snapshot.0.to_le_bytes());
+        b.extend_from_slice(&self.snapshot.1.to_le_bytes());
+        let put_bytes = |b: &mut Vec<u8>, bytes: &[u8]| {
+            b.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+            b.extend_from_slice(bytes);
+        };
+        let put_stat = |b: &mut Vec<u8>, st: Option<&Stat>| match st {
+            Some(st) => {
+                b.push(1);
+                st.encode(b);
+            }
+            None => b.push(0),
+        };
+        for list in [&self.guards, &self.outside] {
+            b.extend_from_slice(&(list.len() as u64).to_le_bytes());
+            for (p, st) in list {
+                put_bytes(&mut b, p);
+                put_stat(&mut b, st.as_ref());
+            }
+        }
+        b.extend_from_slice(&(self.dirs.len() as u64).to_le_bytes());
+        for (p, st) in &self.dirs {
+            put_bytes(&mut b, p);
+            put_stat(&mut b, Some(st));
+        }
+        b.extend_from_slice(&(self.paths.len() as u64).to_le_bytes());
+        for p in &self.paths {
+            put_bytes(&mut b, p);
+        }
+        let sum = blake3::hash(&b);
+        b.extend_from_slice(sum.as_bytes());
+        let dir = path.parent().unwrap_or(Utf8Path::new("."));
+        let mut temp = tempfile::Builder::new()
+            .prefix(".orcho-tmp-")
+            .tempfile_in(dir)?;
+        temp.write_all(&b)?;
+        temp.persist(path).map_err(|e| e.error)?;
+        Ok(())
+    }
+
+    fn parse(bytes: &[u8]) -> Option<Self> {
+        if bytes.len() < 8 + 4 + 12 + 32 || &bytes[..8] != MAGIC {
+            return None;
+        }
+        let body_len = bytes.len() - 32;
+        if blake3::hash(&bytes[..body_len]).as_bytes() != &bytes[body_len..] {
+            return None;
+        }
+        let mut r = Reader {
+            b: &bytes[..body_len],
+            at: 8,
+        };
+        if r.u32()? != VERSION {
+            return None;
+        }
+        let snapshot = (r.i64()?, r.u32()?);
+        let mut out = Self {
+            snapshot,
+            ..Self::default()
+        };
+        for which in 0..2 {
+            let n = r.len()?;
+            for _ in 0..n {
+                let p = r.bytes()?.to_vec();
+                let st = r.opt_stat()?;
+                if which == 0 {
+                    out.guards.push((p, st));
+                } else {
+                    out.outside.push((p, st));
+                }
+            }
+        }
+        let n = r.len()?;
+        for _ in 0..n {
+            let p = r.bytes()?.to_vec();
+            out.dirs.push((p, r.opt_stat()??));
+        }
+        let n = r.len()?;
+        for _ in 0..n {
+            out.paths.push(r.bytes()?.to_vec());
+        }
+        (r.at == r.b.len()).then_some(out)
+    }
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.at.checked_add(n)?;
+        let s = self.b.get(self.at..end)?;
+        self.at = end;
+        Some(s)
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn i64(&mut self) -> Option<i64> {
+        Some(i64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn len(&mut self) -> Option<usize> {
+        let n = u64::from_le_bytes(self.take(8)?.try_into().ok()?);
+        let n = usize::try_from(n).ok()?;
+        // Every element takes at least one byte: a larger count is damage.
+        (n <= self.b.len() - self.at).then_some(n)
+    }
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = self.len()?;
+        self.take(n)
+    }
+    fn opt_stat(&mut self) -> Option<Option<Stat>> {
+        match self.take(1)?[0] {
+            0 => Some(None),
+            1 => Stat::decode(self.take(Stat::ENCODED)?).map(Some),
+            _ => None,
+        }
+    }
+}
+
+/// Every directory under `root` (not following symlinks, skipping `.git`
+/// entries and excluded paths) with its stat, and every `.gitignore` file.
+fn walk_dirs(
+    root: &Path,
+    rel: &[u8],
+    excluded: &[Vec<u8>],
+    dirs: &mut Vec<(Vec<u8>, Stat)>,
+    ignore_files: &mut Vec<Vec<u8>>,
+) -> io::Result<()> {
+    let dir = if rel.is_empty() {
+        root.to_owned()
+    } else {
+        root.join(std::ffi::OsStr::from_bytes(rel))
+    };
+    let meta = rustix::fs::lstat(&dir)?;
+    dirs.push((rel.to_vec(), Stat::from_raw(&meta)));
+    for entry in std::fs::read_dir(&dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let name = name.as_bytes();
+        if name == b".git" {
+            continue;
+        }
+        let mut child = rel.to_vec();
+        if !child.is_empty() {
+            child.push(b'/');
+        }
+        child.extend_from_slice(name);
+        if excluded.iter().any(|x| super::imp::under(&child, x)) {
+            continue;
+        }
+        let ft = entry.file_type()?;
+        if ft.is_dir() {
+            walk_dirs(root, &child, excluded, dirs, ignore_files)?;
+        } else if name == b".gitignore" {
+            ignore_files.push(child);
+        }
+    }
+    Ok(())
+}
+
+/// The configuration and excludes files git reads for `root`: those
+/// `git config --list --show-origin` names, the standard locations (present
+/// or not), and the configured `core.excludesFile`.
+fn git_config_files(root: &Path, env: &BaseEnv) -> Option<Vec<Vec<u8>>> {
+    let run = |args: &[&str]| -> Option<Vec<u8>> {
+        let mut argv = vec!["git"];
+        argv.extend_from_slice(args);
+        let outcome = exec::run(
+            &ExecRequest::new(argv)
+                .cwd(Utf8Path::from_path(root)?)
+                .envs(env.clone())
+                .keep_stdout(1 << 20),
+        )
+        .ok()?;
+        outcome.stdout.kept
+    };
+    let mut files: Vec<Vec<u8>> = Vec::new();
+    let origins = run(&["config", "--list", "--show-origin", "-z"])?;
+    for record in origins.split(|&b| b == 0) {
+        if let Some(path) = record.strip_prefix(b"file:") {
+            let abs = if path.starts_with(b"/") {
+                path.to_vec()
+            } else {
+                root.join(std::ffi::OsStr::from_bytes(path))
+                    .into_os_string()
+                    .into_vec()
+            };
+            files.push(abs);
+        }
+    }
+    // `git config --get` exits 1 when unset: then `kept` is still Some("").
+    if let Some(excludes) = run(&["config", "--path", "--get", "core.excludesFile"]) {
+        let text = String::from_utf8_lossy(&excludes);
+        let text = text.trim();
+        if !text.is_empty() {
+            let p = PathBuf::from(text);
+            let p = if p.is_absolute() { p } else { root.join(p) };
+            files.push(p.into_os_string().into_vec());
+        }
+    }
+    let home = env.get("HOME").map(PathBuf::from);
+    let xdg = env
+        .get("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".config")));
+    let mut standard: Vec<PathBuf> = vec![PathBuf::from("/etc/gitconfig")];
+    if let Some(h) = &home {
+        standard.push(h.join(".gitconfig"));
+    }
+    if let Some(x) = &xdg {
+        standard.push(x.join("git/config"));
+        standard.push(x.join("git/ignore"));
+    }
+    files.extend(standard.into_iter().map(|p| p.into_os_string().into_vec()));
+    files.sort();
+    files.dedup();
+    Some(files)
+}
