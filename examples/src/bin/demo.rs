@@ -1,50 +1,56 @@
-//! The README's demo: what Orcho's durable core does, in one short run.
+//! The README's demo: one complete, scripted run through the engine.
 //!
 //! ```text
 //! cargo run -p orcho-examples --bin demo
 //! ```
 //!
-//! It creates a store in a temporary directory, drives a run's state through
-//! the same primitives the engine uses (a run lock, an fsynced journal,
-//! atomic state snapshots), simulates a crash that tears the journal, and
-//! shows that nothing persisted is lost. The store is left on disk so it can
-//! be inspected.
+//! A scripted "agent" works in a temporary checkout: its first attempt fails
+//! the tests gate, whose output is fed into the second attempt; a reviewer
+//! rejects, the run pauses at a handoff and an operator decides; final
+//! acceptance is rejected because the receipt no longer matches the
+//! checkout, the receipt is re-run, and acceptance passes. Everything is
+//! journalled on disk, and the demo ends by showing where.
 #![expect(clippy::print_stdout, reason = "a demo talks to its reader")]
 
-use std::{fs::OpenOptions, io::Write, process::ExitCode};
+use std::process::ExitCode;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use orcho::core::{
-    Clock, Finding, RunId, RunStatus, SchemaVersion, Severity, SystemClock, Timestamp, error_chain,
-    fs::{self, Journal, LockFile},
-    schema::Document,
+use orcho::{
+    Engine, PhaseReport, PhaseRequest, RunPlan, Step,
+    core::{Finding, Severity, Verdict, error_chain, fs},
+    gates::{GateRegistry, PhaseOutcome},
+    handoff::{DecidedBy, DecisionRequest, HandoffChoice},
+    profile::Profile,
 };
-use serde::{Deserialize, Serialize};
 
-/// The demo's state snapshot (`run.json`).
-#[derive(Serialize, Deserialize)]
-struct RunState {
-    schema: SchemaVersion,
-    run: RunId,
-    status: RunStatus,
-    updated_at: Timestamp,
-}
+/// The team's profile: what runs after which phase, and what counts as
+/// proof.
+const PROFILE: &str = r#"
+schema: 1
+name: demo
+phases:
+  - name: implement
+    role: implement
+    max_attempts: 2
+    gates:
+      - { name: tests, uses: tests, on_fail: feed_into_next, with: { command: check } }
+    handoff: { pause: never, on_exhausted: halt }
+  - name: review
+    role: review
+    handoff: { pause: on_rejected, on_exhausted: pause }
+  - name: final_acceptance
+    role: final_acceptance
+    max_attempts: 2
+    handoff: { pause: on_rejected, on_exhausted: pause }
+verification:
+  commands:
+    - { name: check, argv: [grep, -q, "fn parse", src/lib.rs], timeout: 30s }
+  required: [check]
+"#;
 
-impl Document for RunState {
-    const KIND: &'static str = "run state";
-    const SCHEMA: SchemaVersion = SchemaVersion::new(1);
-}
-
-/// One journal line.
-#[derive(Serialize, Deserialize)]
-struct Transition {
-    schema: SchemaVersion,
-    at: Timestamp,
-    to: RunStatus,
-}
-
-fn main() -> ExitCode {
-    match run() {
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    match run().await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             println!("demo failed: {}", error_chain(e.as_ref()));
@@ -53,121 +59,179 @@ fn main() -> ExitCode {
     }
 }
 
-fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let clock = SystemClock::new();
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let tmp = tempfile::Builder::new()
         .prefix("orcho-demo-")
         .tempdir()?
         .keep();
-    let store = Utf8PathBuf::try_from(tmp)?.join(".orcho");
+    let checkout = Utf8PathBuf::try_from(tmp)?;
+    fs::create_dir_all(&checkout.join("src"))?;
+    fs::write_atomic(&checkout.join("src/lib.rs"), b"// the parser goes here\n")?;
 
-    println!("Orcho demo: the durable core every run stands on\n");
-
-    let run = RunId::generate(&clock);
-    let dir = store.join("runs").join(run.as_str());
-    fs::create_dir_all(&dir)?;
-    println!("1. A new run: {run}");
-    println!("   Run ids sort by creation time and are checked before they touch the disk:");
-    for hostile in ["../../etc", "a/b", ".."] {
-        let err = hostile.parse::<RunId>().unwrap_err();
-        println!("   - {err}");
-    }
-
-    let lock = LockFile::new(dir.join("run.lock"));
-    let guard = lock.lock_exclusive()?;
-    let busy = lock.try_lock_exclusive()?.is_none();
+    println!("Orcho demo: readiness is proven, not claimed\n");
+    println!("Checkout: {checkout}");
+    let profile = Profile::from_yaml_str(PROFILE)?.resolve(&GateRegistry::with_builtins())?;
+    let engine =
+        Engine::builder(RunPlan::from_profile(&profile), checkout.join(".orcho")).build()?;
+    let mut run = engine.start(&checkout)?;
     println!(
-        "\n2. This process holds the run's exclusive lock; a second driver would be told the run is busy: {busy}"
+        "Run {} with profile `{}`: implement → review → final_acceptance\n",
+        run.id(),
+        profile.name
     );
 
-    let journal_path = dir.join("journal.jsonl");
-    let mut journal = Journal::open(&journal_path)?;
-    println!(
-        "\n3. Every transition is journalled (one fsynced JSON line) before the state snapshot is replaced atomically:"
-    );
-    for to in [RunStatus::Running, RunStatus::AwaitingPhaseHandoff] {
-        journal.append(&Transition {
-            schema: SchemaVersion::new(1),
-            at: clock.now(),
-            to,
-        })?;
-        let state = RunState {
-            schema: RunState::SCHEMA,
-            run: run.clone(),
-            status: to,
-            updated_at: clock.now(),
+    let mut step = run.next().await?;
+    loop {
+        step = match step {
+            Step::RunPhase(request) => {
+                announce(&request);
+                let report = agent(&request, &checkout)?;
+                let next = run.complete_phase(report).await?;
+                explain(&engine, run.id())?;
+                next
+            }
+            Step::DecideHandoff(handoff) => {
+                println!(
+                    "⏸  The run pauses at handoff `{}` ({} {}).",
+                    handoff.id(),
+                    handoff.phase(),
+                    handoff.verdict()
+                );
+                for finding in handoff.findings() {
+                    println!("   finding: {}", finding.title);
+                }
+                let actions: Vec<String> = handoff
+                    .available_actions()
+                    .iter()
+                    .map(|a| a.to_string())
+                    .collect();
+                println!("   The operator may choose: {}", actions.join(", "));
+                let feedback = "handle the empty input and say so in a doc comment";
+                println!("   The operator decides retry_feedback: \"{feedback}\"");
+                engine.decide(
+                    run.id(),
+                    handoff.id(),
+                    DecisionRequest::new(HandoffChoice::retry(feedback)?, DecidedBy::Operator),
+                )?;
+                println!("   (the decision is on disk; resuming advances the run)\n");
+                run.resume().await?
+            }
+            Step::Finished { status, reason } => {
+                println!("✔  The run is {status}: {reason}.\n");
+                break;
+            }
+            _ => return Err("the engine asked for something this demo does not script".into()),
         };
-        fs::write_document(&dir.join("run.json"), &state)?;
-        println!("   → {to}");
-    }
-    drop(journal);
-
-    println!("\n4. A crash in the middle of an append leaves a torn last line. Simulating one:");
-    tear(&journal_path)?;
-    let read = Journal::read::<Transition>(&journal_path, SchemaVersion::new(1))?;
-    let torn = read.torn_tail.map_or(0, |t| t.len);
-    println!(
-        "   the reader keeps all {} complete transitions and reports {torn} torn bytes instead of failing",
-        read.records.len()
-    );
-    let journal = Journal::open(&journal_path)?;
-    if let Some(repaired) = journal.repaired() {
-        println!(
-            "   the next writer cuts the torn line off at byte {} before appending",
-            repaired.offset
-        );
     }
 
-    let first = Finding::new("tests", Severity::High, "test `parse_empty` failed")
-        .with_file("src/parse.rs")
-        .with_line(10);
-    let again = Finding::new("tests", Severity::High, "test `parse_empty`  failed")
-        .with_file("src/parse.rs")
-        .with_line(12);
+    let id = run.id().clone();
+    drop(run);
+    let evidence = engine.evidence(&id)?;
     println!(
-        "\n5. Findings carry a stable fingerprint, so a blocker that repeats across attempts is recognised:"
+        "Evidence: {} phase attempts, {} handoff(s); on disk:",
+        evidence.phases.len(),
+        evidence.handoffs.len()
     );
-    println!("   attempt 1: {}", first.fingerprint());
-    println!("   attempt 2: {}", again.fingerprint());
-
-    let future = dir.join("from-the-future.json");
-    fs::write_atomic(&future, br#"{"schema": 7, "status": {"nested": "shape"}}"#)?;
-    let err = fs::read_document::<RunState>(&future)
-        .err()
-        .ok_or("a newer document was accepted")?;
-    println!("\n6. A document from a newer Orcho is refused, never mis-read:");
-    println!("   {}", error_chain(&err).replace(store.as_str(), ".orcho"));
-    std::fs::remove_file(&future)?;
-
-    drop(guard);
-    let state: RunState = fs::read_document(&dir.join("run.json"))?;
-    println!(
-        "\nThe run is {} and everything above is on disk:",
-        state.status
-    );
-    list(&store)?;
-    println!(
-        "\nNext: `cargo test --workspace --all-features` runs the tests, including the SIGKILL crash tests."
-    );
+    let dir = engine.runs().run_dir(&id);
+    for name in ["journal.jsonl", "run.json", "evidence.json"] {
+        println!("   {}", dir.join(name));
+    }
+    println!("   {}", checkout.join(".orcho/receipts"));
+    println!("\nThe trace of the run, one line per durable transition:\n");
+    for line in engine.trace(&id)?.lines() {
+        println!("   {line}");
+    }
     Ok(())
 }
 
-/// Appends half a line, as a crash mid-append would leave it.
-fn tear(path: &Utf8Path) -> std::io::Result<()> {
-    let mut file = OpenOptions::new().append(true).open(path)?;
-    file.write_all(br#"{"schema":1,"at":"2026-11-2"#)
+fn announce(request: &PhaseRequest) {
+    println!("▶  Phase `{}`, attempt {}.", request.phase, request.attempt);
+    for failure in &request.input.fed_failures {
+        println!(
+            "   It receives the failure of gate `{}`: {}",
+            failure.gate, failure.summary
+        );
+    }
+    if let Some(feedback) = &request.input.feedback {
+        println!("   It receives the operator's feedback: \"{feedback}\"");
+    }
+    if request.input.readiness.is_some() {
+        println!("   It receives the readiness summary built from the receipts on disk.");
+    }
 }
 
-fn list(dir: &Utf8Path) -> Result<(), Box<dyn std::error::Error>> {
-    let mut entries: Vec<_> = dir.read_dir_utf8()?.collect::<Result<_, _>>()?;
-    entries.sort_by(|a, b| a.file_name().cmp(b.file_name()));
-    for entry in entries {
-        let path = entry.path();
-        if entry.file_type()?.is_dir() {
-            list(path)?;
-        } else {
-            println!("   {path}");
+/// The scripted agent: what each attempt does to the checkout and reports.
+fn agent(
+    request: &PhaseRequest,
+    checkout: &Utf8Path,
+) -> Result<PhaseReport, Box<dyn std::error::Error>> {
+    let approved = |summary: &str| {
+        PhaseReport::new(PhaseOutcome::new(Verdict::Approved).with_summary(summary))
+    };
+    Ok(match (request.phase.as_str(), request.attempt) {
+        ("implement", 1) => {
+            println!("   The agent says it is done, but wrote no parser yet.");
+            approved("done")
+        }
+        ("implement", _) => {
+            fs::write_atomic(
+                &checkout.join("src/lib.rs"),
+                b"pub fn parse(input: &str) -> Vec<&str> {\n    input.split(',').collect()\n}\n",
+            )?;
+            println!("   The agent writes `parse`.");
+            approved("parse implemented")
+        }
+        ("review", 1) => {
+            println!("   The reviewer rejects.");
+            PhaseReport::new(
+                PhaseOutcome::new(Verdict::Rejected).with_findings([Finding::new(
+                    "reviewer",
+                    Severity::High,
+                    "parse(\"\") returns [\"\"], not []",
+                )]),
+            )
+        }
+        ("review", _) => approved("looks good"),
+        ("final_acceptance", 1) => {
+            // The agent keeps editing after the tests ran: the receipt no
+            // longer proves anything about this checkout.
+            fs::write_atomic(
+                &checkout.join("src/lib.rs"),
+                b"/// Splits on commas; empty input gives no items.\npub fn parse(input: &str) -> Vec<&str> {\n    input.split(',').filter(|s| !s.is_empty()).collect()\n}\n",
+            )?;
+            println!(
+                "   Meanwhile the agent edits src/lib.rs again; the reviewer approves anyway."
+            );
+            approved("ready")
+        }
+        _ => {
+            println!("   The reviewer approves.");
+            approved("ready")
+        }
+    })
+}
+
+/// Prints what the last attempt did, from the journal.
+fn explain(engine: &Engine, run: &orcho::core::RunId) -> Result<(), Box<dyn std::error::Error>> {
+    let trace = engine.trace(run)?;
+    let last: Vec<&str> = trace
+        .lines()
+        .rev()
+        .take_while(|l| !l.starts_with("phase `"))
+        .collect();
+    for line in last.iter().rev() {
+        let line = line.trim();
+        if let Some(gate) = line.strip_prefix("gate ") {
+            println!("   gate {gate}");
+        } else if line.starts_with("acceptance") {
+            println!("   {line}");
+        } else if let Some((_, next)) = line
+            .strip_prefix("settled ")
+            .and_then(|s| s.split_once("→ "))
+        {
+            println!("   → {next}");
         }
     }
+    println!();
     Ok(())
 }
