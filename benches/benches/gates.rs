@@ -15,8 +15,8 @@ use criterion::Criterion;
 use orcho::{
     core::{GateName, Verdict},
     gates::{
-        FailStrategy, GateContext, GateError, GateKind, GateOutcome, PhaseOutcome, QualityGate, QualityGateResult,
-        ScheduledGate, Scheduler,
+        FailStrategy, GateContext, GateError, GateKind, GateOutcome, PhaseOutcome, QualityGate,
+        QualityGateResult, ScheduledGate, Scheduler,
     },
     receipts::exec::{self, ExecRequest},
 };
@@ -32,7 +32,10 @@ impl QualityGate for Trivial {
     }
 
     async fn evaluate(&self, _ctx: &GateContext) -> Result<QualityGateResult, GateError> {
-        Ok(QualityGateResult::computational(self.0.clone(), GateOutcome::Passed))
+        Ok(QualityGateResult::computational(
+            self.0.clone(),
+            GateOutcome::Passed,
+        ))
     }
 }
 
@@ -55,7 +58,11 @@ impl QualityGate for Shell {
             .await
             .map_err(|e| GateError::msg(e.to_string()))?
             .map_err(GateError::new)?;
-        let status = if outcome.status.success() { GateOutcome::Passed } else { GateOutcome::Failed };
+        let status = if outcome.status.success() {
+            GateOutcome::Passed
+        } else {
+            GateOutcome::Failed
+        };
         Ok(QualityGateResult::inferential(self.0.clone(), status))
     }
 }
@@ -78,7 +85,11 @@ fn main() {
         &root,
         PhaseOutcome::new(Verdict::Approved),
     );
-    let scheduler = |concurrency| Scheduler::builder(root.join("locks")).inferential_concurrency(concurrency).build();
+    let scheduler = |concurrency| {
+        Scheduler::builder(root.join("locks"))
+            .inferential_concurrency(concurrency)
+            .build()
+    };
 
     let mut c = Criterion::default().configure_from_args();
 
@@ -88,7 +99,11 @@ fn main() {
     let mut group = c.benchmark_group("scheduler");
     let inline = scheduler(1);
     group.bench_function("100 trivial gates", |b| {
-        b.iter(|| runtime.block_on(inline.run(&ctx, black_box(&trivial), |_| Ok(()))).expect("schedule"))
+        b.iter(|| {
+            runtime
+                .block_on(inline.run(&ctx, black_box(&trivial), |_| Ok(())))
+                .expect("schedule")
+        })
     });
     group.bench_function("exec true", |b| {
         b.iter(|| exec::run(&ExecRequest::new(["true"])).expect("spawn"))
@@ -99,11 +114,17 @@ fn main() {
         .map(|i| ScheduledGate::new(Arc::new(Shell(name(i))), FailStrategy::Informational))
         .collect();
     let mut group = c.benchmark_group("shell_waves");
-    group.sample_size(10).measurement_time(Duration::from_secs(20));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20));
     for concurrency in [1, 2] {
         let scheduler = scheduler(concurrency);
         group.bench_function(format!("1000 gates at concurrency {concurrency}"), |b| {
-            b.iter(|| runtime.block_on(scheduler.run(&ctx, &shell, |_| Ok(()))).expect("schedule"))
+            b.iter(|| {
+                runtime
+                    .block_on(scheduler.run(&ctx, &shell, |_| Ok(())))
+                    .expect("schedule")
+            })
         });
     }
     group.finish();

@@ -49,7 +49,12 @@ mod tests {
 
     #[test]
     fn distances() {
-        let d = |a: &str, b: &str| edit_distance(&a.chars().collect::<Vec<_>>(), &b.chars().collect::<Vec<_>>());
+        let d = |a: &str, b: &str| {
+            edit_distance(
+                &a.chars().collect::<Vec<_>>(),
+                &b.chars().collect::<Vec<_>>(),
+            )
+        };
         assert_eq!(d("", ""), 0);
         assert_eq!(d("abc", ""), 3);
         assert_eq!(d("kitten", "sitting"), 3);
