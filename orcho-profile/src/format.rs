@@ -12,7 +12,7 @@ use std::{fmt, str::FromStr};
 use orcho_core::{GateName, PhaseName, SchemaVersion, Usd};
 use orcho_gates::FailStrategy;
 use orcho_handoff::{
-    HandoffAction,
+    DeliveryAction, HandoffAction,
     supervision::{PermissionPreset, Rule},
 };
 use orcho_receipts::{HumanDuration, VerificationContract};
@@ -326,6 +326,26 @@ pub enum DeliveryDefault {
 }
 
 impl DeliveryDefault {
+    /// The delivery action this default takes, or `None` for `ask`.
+    ///
+    /// ```
+    /// use orcho_handoff::DeliveryAction;
+    /// use orcho_profile::DeliveryDefault;
+    ///
+    /// assert_eq!(DeliveryDefault::Skip.action(), Some(DeliveryAction::Skip));
+    /// assert_eq!(DeliveryDefault::Ask.action(), None);
+    /// ```
+    pub fn action(self) -> Option<DeliveryAction> {
+        match self {
+            Self::Ask => None,
+            Self::Approve => Some(DeliveryAction::Approve),
+            Self::Apply => Some(DeliveryAction::Apply),
+            Self::Fix => Some(DeliveryAction::Fix),
+            Self::Skip => Some(DeliveryAction::Skip),
+            Self::Halt => Some(DeliveryAction::Halt),
+        }
+    }
+
     /// The snake_case spelling, the same as the delivery action's.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -213,13 +213,11 @@ pub(crate) fn parse_document(text: &str, name: SourceName) -> Result<Profile, Pr
             },
         ));
     }
-    let phases = DocPath::root().key("phases");
     for (i, phase) in profile.phases.iter_mut().enumerate() {
-        let at = phases.index(i);
         for (j, gate) in phase.gates.iter_mut().enumerate() {
-            gate.origin = Origin::new(0, at.key("gates").index(j));
+            gate.origin = Origin::gate(0, i, j);
         }
-        phase.origin = Origin::new(0, at);
+        phase.origin = Origin::phase(0, i);
     }
     validate::check_document(&profile)?;
     Ok(profile)
@@ -237,6 +235,11 @@ pub(crate) const MAX_FLOW_DEPTH: usize = 128;
 /// quoted scalar or a comment), while a `]` or `}` closes only outside quoted
 /// scalars and comments, so the count is never below the real depth.
 fn flow_too_deep(bytes: &[u8]) -> Option<usize> {
+    // Fast path: with few openers at all, the depth cannot be exceeded (a
+    // count the compiler vectorizes).
+    if bytes.iter().filter(|&&b| b == b'[' || b == b'{').count() <= MAX_FLOW_DEPTH {
+        return None;
+    }
     #[derive(PartialEq)]
     enum State {
         Plain,

@@ -40,22 +40,46 @@ pub(crate) struct Provenance {
     pub(crate) sections: BTreeMap<&'static str, usize>,
 }
 
-/// Where a phase or gate was declared: the source and its path there.
-#[derive(Debug, Clone, Default)]
+/// Where a phase or gate was declared: the source and its position there.
+/// Plain indices, so that recording it costs nothing; the document path is
+/// built only when something is reported.
+#[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Origin {
     pub(crate) source: usize,
-    pub(crate) path: DocPath,
+    phase: usize,
+    gate: Option<usize>,
 }
 
 impl Origin {
-    pub(crate) fn new(source: usize, path: DocPath) -> Self {
-        Self { source, path }
+    pub(crate) fn phase(source: usize, phase: usize) -> Self {
+        Self {
+            source,
+            phase,
+            gate: None,
+        }
     }
 
-    pub(crate) fn shifted(&self, by: usize) -> Self {
+    pub(crate) fn gate(source: usize, phase: usize, gate: usize) -> Self {
+        Self {
+            source,
+            phase,
+            gate: Some(gate),
+        }
+    }
+
+    pub(crate) fn shifted(self, by: usize) -> Self {
         Self {
             source: self.source + by,
-            path: self.path.clone(),
+            ..self
+        }
+    }
+
+    /// `phases[i]` or `phases[i].gates[j]`.
+    pub(crate) fn path(self) -> DocPath {
+        let phase = DocPath::root().key("phases").index(self.phase);
+        match self.gate {
+            Some(gate) => phase.key("gates").index(gate),
+            None => phase,
         }
     }
 }

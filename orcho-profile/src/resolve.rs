@@ -261,8 +261,9 @@ impl Profile {
         registry: &GateRegistry,
         warnings: &mut dyn ProfileWarnings,
     ) -> Result<ResolvedProfile, ProfileError> {
-        let checked = validate::check(self)?;
-        let verification = checked.verification;
+        validate::check(self)?;
+        let autopilot = validate::autopilot(self)?;
+        let verification = self.verification.clone().unwrap_or_default();
         let mut phases = Vec::with_capacity(self.phases.len());
         for phase in &self.phases {
             let mut gates = Vec::with_capacity(phase.gates.len());
@@ -332,7 +333,7 @@ impl Profile {
             verification,
             autopilot: ResolvedAutopilot {
                 enabled: self.autopilot.as_ref().is_some_and(|a| a.enabled),
-                policy: checked.autopilot,
+                policy: autopilot,
             },
             delivery: DeliveryDefaults {
                 default_action: delivery.default_action.unwrap_or_default(),
@@ -385,9 +386,9 @@ impl Profile {
             let (command, path) = match declared.and_then(|c| c.command) {
                 Some(command) => (
                     command.to_string(),
-                    gate.origin.path.key("with").key("command"),
+                    gate.origin.path().key("with").key("command"),
                 ),
-                None => (gate.name.to_string(), gate.origin.path.key("name")),
+                None => (gate.name.to_string(), gate.origin.path().key("name")),
             };
             if verification.command(&command).is_none() {
                 return Err(ProfileError::new(

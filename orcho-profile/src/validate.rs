@@ -6,9 +6,10 @@
 //! `final_acceptance` phase, `feeds` targets that exist (and only on
 //! `feed_into_next`), `trigger_replan` only with a `plan` phase to replan,
 //! handoff actions valid for the phase, a consistent verification contract
-//! (`required` names declared commands), valid autopilot limits, delivery
-//! defaults that are defaults, and permissions that permit something.
-//! Registry checks (gate names, `with:` blocks) are in [`crate::resolve`].
+//! (`required` names declared commands), delivery defaults that are
+//! defaults, and permissions that permit something. Resolving adds the
+//! registry checks (gate names, `with:` blocks, `tests` commands) and the
+//! autopilot limits, whose policy only resolving builds.
 
 use std::collections::HashMap;
 
@@ -30,21 +31,13 @@ pub const MAX_AUTOPILOT_RETRIES: u32 = 100;
 /// The placeholders of `delivery.commit_message`.
 pub(crate) const PLACEHOLDERS: [&str; 3] = ["profile", "run_id", "verdict"];
 
-/// What validation built on the way, so that resolving does not build it
-/// twice.
-#[derive(Debug)]
-pub(crate) struct Checked {
-    pub(crate) verification: VerificationContract,
-    pub(crate) autopilot: AutopilotPolicy,
-}
-
 pub(crate) fn at_phase(profile: &Profile, phase: &PhaseSpec, key: Option<&str>) -> Located {
-    let path = key.map_or_else(|| phase.origin.path.clone(), |k| phase.origin.path.key(k));
+    let path = key.map_or_else(|| phase.origin.path(), |k| phase.origin.path().key(k));
     profile.provenance.locate(phase.origin.source, path)
 }
 
 pub(crate) fn at_gate(profile: &Profile, gate: &GateDecl, key: Option<&str>) -> Located {
-    let path = key.map_or_else(|| gate.origin.path.clone(), |k| gate.origin.path.key(k));
+    let path = key.map_or_else(|| gate.origin.path(), |k| gate.origin.path().key(k));
     profile.provenance.locate(gate.origin.source, path)
 }
 
@@ -111,8 +104,10 @@ fn range(
     }
 }
 
-/// Checks the merged profile.
-pub(crate) fn check(profile: &Profile) -> Result<Checked, ProfileError> {
+/// Checks the merged profile. The autopilot policy is built (and so
+/// checked) by [`autopilot`], which resolving calls: building it is the
+/// most expensive step of loading, and only resolving needs the result.
+pub(crate) fn check(profile: &Profile) -> Result<(), ProfileError> {
     let name = profile.name.as_str();
     if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
         return Err(ProfileError::new(
@@ -167,8 +162,7 @@ pub(crate) fn check(profile: &Profile) -> Result<Checked, ProfileError> {
         }
         check_handoff(profile, phase, role)?;
     }
-    let verification = check_verification(profile)?;
-    let autopilot = check_autopilot(profile)?;
+    check_verification(profile)?;
     check_delivery(profile)?;
     if let Some(permissions) = &profile.permissions
         && permissions.preset.is_none()
@@ -179,10 +173,7 @@ pub(crate) fn check(profile: &Profile) -> Result<Checked, ProfileError> {
             ProfileErrorKind::EmptyPermissions,
         ));
     }
-    Ok(Checked {
-        verification,
-        autopilot,
-    })
+    Ok(())
 }
 
 fn check_gate(profile: &Profile, gate: &GateDecl, has_plan: bool) -> Result<(), ProfileError> {
@@ -247,7 +238,7 @@ fn check_handoff(profile: &Profile, phase: &PhaseSpec, role: Role) -> Result<(),
         return Ok(());
     };
     let at = |path: DocPath| profile.provenance.locate(phase.origin.source, path);
-    let actions_path = phase.origin.path.key("handoff").key("actions");
+    let actions_path = phase.origin.path().key("handoff").key("actions");
     if handoff.pause == Some(PauseWhen::Never) && handoff.on_exhausted == Some(Exhausted::Halt) {
         return Err(ProfileError::new(
             at(actions_path),
@@ -281,9 +272,9 @@ fn check_handoff(profile: &Profile, phase: &PhaseSpec, role: Role) -> Result<(),
     Ok(())
 }
 
-fn check_verification(profile: &Profile) -> Result<VerificationContract, ProfileError> {
+fn check_verification(profile: &Profile) -> Result<(), ProfileError> {
     let Some(contract) = &profile.verification else {
-        return Ok(VerificationContract::new());
+        return Ok(());
     };
     let base = section("verification");
     let at = |path: DocPath| at_section(profile, "verification", path);
@@ -337,7 +328,7 @@ fn check_verification(profile: &Profile) -> Result<VerificationContract, Profile
             ProfileErrorKind::Contract(error),
         ));
     }
-    Ok(contract.clone())
+    Ok(())
 }
 
 pub(crate) fn unknown_command(contract: &VerificationContract, name: &str) -> ProfileErrorKind {
@@ -353,7 +344,8 @@ pub(crate) fn unknown_command(contract: &VerificationContract, name: &str) -> Pr
     }
 }
 
-fn check_autopilot(profile: &Profile) -> Result<AutopilotPolicy, ProfileError> {
+/// Builds the autopilot policy, reporting invalid limits at their keys.
+pub(crate) fn autopilot(profile: &Profile) -> Result<AutopilotPolicy, ProfileError> {
     let Some(spec) = &profile.autopilot else {
         return Ok(AutopilotPolicy::default());
     };
@@ -391,7 +383,17 @@ fn check_autopilot(profile: &Profile) -> Result<AutopilotPolicy, ProfileError> {
         }
         builder = builder.allowed_files(globs.iter().map(String::as_str));
     }
-    let defaults = if spec.default_destructive_patterns.unwrap_or(true) {
+    let keep_defaults = spec.default_destructive_patterns.unwrap_or(true);
+    if keep_defaults && spec.destructive_patterns.is_empty() {
+        // The builder starts from the defaults.
+        return builder.build().map_err(|error| {
+            ProfileError::new(
+                at(base.key("min_confidence")),
+                ProfileErrorKind::Autopilot(error),
+            )
+        });
+    }
+    let defaults = if keep_defaults {
         DestructivePatterns::default()
     } else {
         DestructivePatterns::new(Vec::<String>::new()).unwrap_or_default()
