@@ -327,7 +327,16 @@ impl ReceiptStore {
     /// never panics: whatever is on disk is [`Missing`](LoadedReceipt::Missing),
     /// [`Invalid`](LoadedReceipt::Invalid) or [`Valid`](LoadedReceipt::Valid).
     pub fn load_command_receipt(&self, name: &CommandName) -> LoadedReceipt<CommandReceipt> {
-        let path = self.command_dir(name).join("latest.json");
+        // One allocation: this runs once per command in every classification.
+        let mut path = String::with_capacity(self.dir.as_str().len() + name.as_str().len() + 24);
+        path.push_str(self.dir.as_str());
+        if !path.is_empty() && !path.ends_with('/') {
+            path.push('/');
+        }
+        path.push_str("receipts/");
+        path.push_str(name.as_str());
+        path.push_str("/latest.json");
+        let path = Utf8PathBuf::from(path);
         self.load_command_receipt_file(&path, name)
     }
 
@@ -458,8 +467,18 @@ fn read(path: &Utf8Path) -> Result<Option<Vec<u8>>, InvalidReason> {
     }
 }
 
+/// The last occurrence of `needle`, which starts with a newline: only line
+/// starts are compared.
 fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).rposition(|w| w == needle)
+    let first = *needle.first()?;
+    let mut end = haystack.len();
+    while let Some(at) = haystack[..end].iter().rposition(|&b| b == first) {
+        if haystack[at..].starts_with(needle) {
+            return Some(at);
+        }
+        end = at;
+    }
+    None
 }
 
 /// The schema of a document, through a quick look at the layout every
@@ -534,6 +553,30 @@ impl InvalidReason {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rfind_finds_the_last_line_start() {
+        assert_eq!(rfind(b"a\n  x\n  x", b"\n  x"), Some(5));
+        assert_eq!(rfind(b"\n  x", b"\n  x"), Some(0));
+        assert_eq!(rfind(b"\n  y", b"\n  x"), None);
+        assert_eq!(rfind(b"", b"\n  x"), None);
+        assert_eq!(rfind(b"\n ", b"\n  x"), None);
+    }
+
+    #[test]
+    fn latest_paths() {
+        let name: CommandName = "test".parse().unwrap();
+        for dir in ["", ".orcho", ".orcho/", "/abs/store"] {
+            let store = ReceiptStore::new(dir);
+            let LoadedReceipt::Missing = store.load_command_receipt(&name) else {
+                panic!("{dir}");
+            };
+            assert_eq!(
+                store.command_dir(&name).join("latest.json"),
+                Utf8PathBuf::from(dir).join("receipts/test/latest.json")
+            );
+        }
+    }
 
     #[test]
     fn quick_schema_only_accepts_the_written_layout() {
