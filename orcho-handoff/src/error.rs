@@ -1088,3 +1088,28 @@ impl IntakeError {
         matches!(&*self.kind, IntakeErrorKind::Decision(e) if e.is_conflict())
     }
 }
+
+/// The inbox scan could not list the store's runs directory. (A run that
+/// cannot be read is not an error: it is listed as degraded.)
+#[derive(Debug, thiserror::Error)]
+#[error("cannot list the runs in `{dir}`")]
+pub struct InboxError {
+    dir: Utf8PathBuf,
+    #[source]
+    source: std::io::Error,
+}
+
+impl InboxError {
+    #[cold]
+    pub(crate) fn new(dir: &Utf8Path, source: std::io::Error) -> Self {
+        Self {
+            dir: dir.to_owned(),
+            source,
+        }
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Utf8Path {
+        &self.dir
+    }
+}

@@ -14,7 +14,7 @@
 //! | `halt` | the run does not start. |
 //!
 //! The decision is recorded through the shared
-//! [`DecisionSlot`](crate::decision::DecisionSlot) (first writer wins, an
+//! [`DecisionSlot`] (first writer wins, an
 //! identical decision replays, a different one is a conflict), and
 //! [`Intakes::apply`] acts on it once, recording the [`IntakeOutcome`].
 //! The engine then creates the run's worktree at
@@ -633,9 +633,7 @@ impl Intakes {
                     },
                 }
             }
-            IntakeAction::Exclude => IntakeOutcome::Excluded {
-                start: report.head,
-            },
+            IntakeAction::Exclude => IntakeOutcome::Excluded { start: report.head },
             IntakeAction::Commit => {
                 let message = choice
                     .message

@@ -50,6 +50,11 @@
 //!   worktree after `git apply --check`, `exclude` starts from `HEAD`,
 //!   `commit` commits them first, `halt` stops).
 //!
+//! - [`pending_decisions`]: the decision inbox. Every run of a store paused
+//!   on an actionable phase handoff, delivery gate or intake question,
+//!   newest first, with the [`SuggestedStep`]; unreadable runs are listed as
+//!   degraded, never fatal.
+//!
 //! Delivery and intake touch the user's repository only through `git` (argv only,
 //! run by `orcho_receipts::exec`).
 //!
@@ -119,7 +124,8 @@ pub mod followup;
 mod format;
 mod git;
 mod glob;
-mod intake;
+pub mod inbox;
+pub mod intake;
 mod state;
 pub mod store;
 pub mod supervision;
@@ -148,7 +154,7 @@ pub use error::{
     AdviceError, AdviceErrorKind, AdviceIdError, AutopilotPolicyError, ChoiceError, DecisionError,
     DecisionErrorKind, DeliveryChoiceError, DeliveryError, DeliveryErrorKind, FollowUpError,
     FollowUpErrorKind, GitError, GitErrorKind, GlobError, HandoffError, HandoffErrorKind,
-    IntakeChoiceError, IntakeError, IntakeErrorKind, ParseActionError, TransitionError,
+    InboxError, IntakeChoiceError, IntakeError, IntakeErrorKind, ParseActionError, TransitionError,
     TransitionErrorKind, UnknownActionError,
 };
 pub use evidence::{AdviceCall, AutopilotStopRecord, HandoffAdviceEvidence, RetryOutcome};
@@ -157,6 +163,9 @@ pub use followup::{
     Progress,
 };
 pub use glob::FileGlob;
+pub use inbox::{
+    DegradedRun, Inbox, InboxEntry, PendingDecision, PendingPoint, SuggestedStep, pending_decisions,
+};
 pub use intake::{
     ChangeKind, INTAKE_POINT, IntakeAction, IntakeChoice, IntakeOutcome, IntakeReport, Intakes,
     SEED_DIGEST_CONTEXT, SeedPatch, TrackedChange, detect_intake,

@@ -13,6 +13,7 @@ mod evidence;
 mod fixtures;
 mod followup;
 mod formats;
+mod inbox;
 mod intake;
 mod race;
 mod repo;
