@@ -12,7 +12,7 @@ use std::{fmt, str::FromStr};
 use orcho_core::{GateName, PhaseName, SchemaVersion, Usd};
 use orcho_gates::FailStrategy;
 use orcho_handoff::{
-    DeliveryAction, HandoffAction,
+    DeliveryAction, HandoffAction, IntakeAction,
     supervision::{PermissionPreset, Rule},
 };
 use orcho_receipts::{HumanDuration, VerificationContract};
@@ -304,7 +304,8 @@ pub struct DeliverySpec {
 
 /// The default of a delivery gate: one of the delivery actions
 /// (`approve`, `apply`, `fix`, `skip`, `halt`, the spellings of
-/// `orcho_handoff`'s `DeliveryAction`), or `ask` to wait for a person.
+/// [`DeliveryAction`](orcho_handoff::DeliveryAction)), or `ask` to wait for
+/// a person.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -371,8 +372,8 @@ pub struct IntakeSpec {
 }
 
 /// The default of pre-run intake: one of the intake actions (`include`,
-/// `exclude`, `commit`, `halt`, the spellings of `orcho_handoff`'s
-/// `IntakeAction`), or `ask`.
+/// `exclude`, `commit`, `halt`, the spellings of
+/// [`IntakeAction`](orcho_handoff::IntakeAction)), or `ask`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -380,17 +381,36 @@ pub enum IntakeDefault {
     /// Wait for a decision.
     #[default]
     Ask,
-    /// Run on top of the uncommitted changes.
+    /// Carry the changes into the run's worktree as a seed patch.
     Include,
-    /// Run without them (they stay in the checkout, outside the run).
+    /// Start from `HEAD`; the changes stay in the checkout, outside the run.
     Exclude,
-    /// Commit them first.
+    /// Commit the changes first; start from that commit.
     Commit,
-    /// Do not start.
+    /// Do not start the run.
     Halt,
 }
 
 impl IntakeDefault {
+    /// The intake action this default takes, or `None` for `ask`.
+    ///
+    /// ```
+    /// use orcho_handoff::IntakeAction;
+    /// use orcho_profile::IntakeDefault;
+    ///
+    /// assert_eq!(IntakeDefault::Include.action(), Some(IntakeAction::Include));
+    /// assert_eq!(IntakeDefault::Ask.action(), None);
+    /// ```
+    pub fn action(self) -> Option<IntakeAction> {
+        match self {
+            Self::Ask => None,
+            Self::Include => Some(IntakeAction::Include),
+            Self::Exclude => Some(IntakeAction::Exclude),
+            Self::Commit => Some(IntakeAction::Commit),
+            Self::Halt => Some(IntakeAction::Halt),
+        }
+    }
+
     /// The snake_case spelling, the same as the intake action's.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -330,3 +330,31 @@ fn format_enums_parse_with_suggestions() {
         assert_eq!(role.as_str().parse::<Role>(), Ok(*role));
     }
 }
+
+#[test]
+fn delivery_and_intake_defaults_are_spelt_like_their_actions() {
+    use orcho_profile::{DeliveryDefault, IntakeDefault};
+    for default in DeliveryDefault::ALL {
+        match default.action() {
+            Some(action) => assert_eq!(action.as_str(), default.as_str()),
+            None => assert_eq!(*default, DeliveryDefault::Ask),
+        }
+    }
+    for default in IntakeDefault::ALL {
+        match default.action() {
+            Some(action) => assert_eq!(action.as_str(), default.as_str()),
+            None => assert_eq!(*default, IntakeDefault::Ask),
+        }
+    }
+}
+
+#[test]
+fn a_profile_from_a_newer_orcho_asks_for_an_upgrade() -> Result {
+    // A future schema with keys this version does not know: the version is
+    // reported, not the unknown keys.
+    let future = "schema: 3\nname: future\nphases:\n  - name: plan\n    role: plan\n    budget: { tokens: 1000 }\nnotifications: [slack]\n";
+    let err = Profile::from_yaml_str(future).err().ok_or("accepted")?;
+    assert!(err.is_unsupported_schema());
+    insta::assert_snapshot!(render(&err), @"<string>:1:9 [schema] invalid profile `<string>` at line 1, column 9, in `schema`: caused by: schema 3 is newer than 1, the schema this version of Orcho reads; upgrade Orcho to use this profile");
+    Ok(())
+}
