@@ -30,7 +30,7 @@
 //!   probably unintended) go to a [`ProfileWarnings`] sink.
 //! - Hostile input — more than [`MAX_PROFILE_BYTES`], non-UTF-8 bytes, deep
 //!   nesting, an alias bomb — is refused with an error, in bounded time and
-//!   memory ([`load`](crate::Profile::load) describes the passes).
+//!   memory (see "How a profile is read" below).
 //! - [`builtin`] profiles are embedded: `default`, `quick`,
 //!   `read_only_review`.
 //!
@@ -72,6 +72,27 @@
 //! println!("{}", error_chain(&err));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # How a profile is read
+//!
+//! 1. The input is capped at [`MAX_PROFILE_BYTES`] and must be UTF-8 (a bad
+//!    byte is reported at its line and column).
+//! 2. Flow nesting (`[`, `{`) is bounded by a linear scan before any parser
+//!    sees the text. If the text has an anchor (`&`), the node count after
+//!    alias expansion is computed in one pass over the YAML events and
+//!    capped at [`MAX_ALIAS_NODES`]: an alias bomb is refused before
+//!    anything is expanded.
+//! 3. One typed serde pass reads the [`Profile`] with unknown keys refused.
+//!    Its errors carry a line, a column and a document path; they are
+//!    turned into [`ProfileErrorKind`]s with suggestions. Only when it fails
+//!    is the `schema` probed alone, so a profile from a newer Orcho is told
+//!    to upgrade rather than shown an unknown key.
+//! 4. `extends` is merged, then the cross-checks run on the typed value.
+//!    A problem found there is located by walking the YAML events of the
+//!    file it came from to its document path — only when there is something
+//!    to report, so a valid profile never pays for positions.
+//! 5. [`Profile::resolve`] builds the gates and policies of the crates
+//!    below and adds the checks that need them.
 //!
 //! # Crate features
 //!

@@ -2,8 +2,7 @@
 
 use orcho_core::{GateName, PhaseName};
 use orcho_gates::{
-    FailStrategy, GateRegistry, GateSpec, RegistryError, ScheduledGate,
-    builtin::{TESTS, TestsGateConfig},
+    FailStrategy, GateRegistry, GateSpec, RegistryError, ScheduledGate, builtin::TESTS,
 };
 use orcho_handoff::{
     AutopilotPolicy, AvailableActions, HandoffAction, HandoffPolicy,
@@ -270,9 +269,9 @@ impl Profile {
             for gate in &phase.gates {
                 gates.push(self.resolve_gate(registry, gate, &verification, warnings)?);
             }
-            let spec = phase.handoff.clone().unwrap_or_default();
-            let pause = spec.pause.unwrap_or_default();
-            let actions: AvailableActions = match &spec.actions {
+            let spec = phase.handoff.as_ref();
+            let pause = spec.and_then(|h| h.pause).unwrap_or_default();
+            let actions: AvailableActions = match spec.and_then(|h| h.actions.as_ref()) {
                 Some(actions) => actions.iter().copied().collect(),
                 None => HandoffAction::ALL.into_iter().collect(),
             };
@@ -294,7 +293,7 @@ impl Profile {
                 gates,
                 handoff: ResolvedHandoff {
                     pause,
-                    on_exhausted: spec.on_exhausted.unwrap_or_default(),
+                    on_exhausted: spec.and_then(|h| h.on_exhausted).unwrap_or_default(),
                     actions,
                     policy,
                 },
@@ -382,18 +381,18 @@ impl Profile {
             ),
         })?;
         if gate.uses == TESTS {
-            let declared: Option<TestsGateConfig> = serde_json::from_value(config.clone()).ok();
-            let (command, path) = match declared.and_then(|c| c.command) {
-                Some(command) => (
-                    command.to_string(),
-                    gate.origin.path().key("with").key("command"),
-                ),
-                None => (gate.name.to_string(), gate.origin.path().key("name")),
-            };
-            if verification.command(&command).is_none() {
+            // The factory accepted the block, so it is a `TestsGateConfig`:
+            // `command`, or the gate's name when absent.
+            let declared = config.get("command").and_then(serde_json::Value::as_str);
+            let command = declared.unwrap_or(gate.name.as_str());
+            if verification.command(command).is_none() {
+                let path = match declared {
+                    Some(_) => gate.origin.path().key("with").key("command"),
+                    None => gate.origin.path().key("name"),
+                };
                 return Err(ProfileError::new(
                     self.provenance.locate(gate.origin.source, path),
-                    validate::unknown_command(verification, &command),
+                    validate::unknown_command(verification, command),
                 ));
             }
         }

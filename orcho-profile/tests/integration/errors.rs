@@ -249,6 +249,14 @@ fn cases() -> Vec<(&'static str, String)> {
             "schema: 1\nname: x\nphases:\n  - [plan]\n".to_owned(),
         ),
         ("empty document", String::new()),
+        (
+            "gate without `on_fail`",
+            edit("        on_fail: feed_into_next\n", ""),
+        ),
+        (
+            "phase without a name",
+            edit("  - name: review\n    role: review\n", "  - role: review\n"),
+        ),
     ]
 }
 
