@@ -158,6 +158,9 @@ fn generate(root: &Path) -> (u64, u64) {
         write_file(&root.join(format!("target/debug/obj{i}.o")), &[0u8; 4096]);
     }
     write_file(&root.join("build.log"), b"noise\n");
+    // Flush the freshly written tree and git objects now, so that background
+    // writeback does not land in whichever measurement runs first.
+    run(Command::new("sync"));
     (made, total)
 }
 

@@ -71,7 +71,9 @@
 //!
 //! Pre-1.0: minor versions may break the API; on-disk receipts are versioned
 //! ([`RECEIPT_SCHEMA`]) and never silently re-interpreted. Unix only (process
-//! groups and signals). The minimum supported Rust version is 1.95.
+//! groups and signals; a running child is watched through a pidfd on Linux
+//! and polled every few milliseconds elsewhere). The minimum supported Rust
+//! version is 1.95.
 
 mod classify;
 mod contract;

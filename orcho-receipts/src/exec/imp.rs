@@ -369,9 +369,7 @@ fn supervise(
     let deadline = request.timeout.map(|t| started + t);
     let mut stdout: Option<ChildStdout> = group.child.stdout.take();
     let mut stderr: Option<ChildStderr> = group.child.stderr.take();
-    let pidfd: Option<OwnedFd> = group.pgid.and_then(|pid| {
-        rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
-    });
+    let pidfd: Option<OwnedFd> = group.pgid.and_then(open_pidfd);
     let registration: Option<Registration> = match &request.cancel {
         Some(token) => Some(token.register()?),
         None => None,
@@ -531,6 +529,20 @@ fn supervise(
             (None, None) => ExitStatus::Signaled(0),
         },
     })
+}
+
+/// A descriptor that becomes readable when the child exits, so that one
+/// `poll` waits on the pipes, the child and cancellation at once.
+#[cfg(target_os = "linux")]
+fn open_pidfd(pid: Pid) -> Option<OwnedFd> {
+    rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+}
+
+/// Without pidfds the loop polls for the child's exit every few
+/// milliseconds.
+#[cfg(not(target_os = "linux"))]
+fn open_pidfd(_pid: Pid) -> Option<OwnedFd> {
+    None
 }
 
 /// One read from a readable pipe; `false` at end of file.
