@@ -450,3 +450,67 @@ impl fmt::Display for FollowUpSpec {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use orcho_core::Severity;
+
+    use super::*;
+
+    fn finding(title: &str) -> Finding {
+        Finding::new("tests", Severity::High, title)
+    }
+
+    fn link(findings: &[Finding]) -> FollowUpLink {
+        FollowUpLink::new("run-1".parse().unwrap(), 1, BlockerSet::new(findings, &[]))
+    }
+
+    #[test]
+    fn nothing_resolved_is_no_progress_even_with_new_blockers() {
+        let parent = link(&[finding("a")]);
+        let current = BlockerSet::new(&[finding("a"), finding("b")], &[]);
+        let stop = FollowUpGuard::default()
+            .check(&parent, &current)
+            .unwrap_err();
+        assert_eq!(
+            stop.to_string(),
+            "follow-up generation 1 of run `run-1` resolved none of its 1 blockers (tests: a); stopping instead of looping"
+        );
+    }
+
+    #[test]
+    fn two_rejections_without_blockers_are_no_progress() {
+        let stop = FollowUpGuard::default()
+            .check(&link(&[]), &BlockerSet::default())
+            .unwrap_err();
+        assert!(stop.is_repeated_blockers());
+    }
+
+    #[test]
+    fn gaps_are_blockers_by_command_and_status() {
+        let gap = |status: &str| ReceiptGap {
+            command: "test".into(),
+            status: status.into(),
+            reason: "r".into(),
+            next_action: "re-run".into(),
+        };
+        let missing = BlockerSet::new(&[], &[gap("missing")]);
+        assert_eq!(missing, BlockerSet::new(&[], &[gap("missing")]));
+        assert_ne!(missing, BlockerSet::new(&[], &[gap("failed")]));
+        let parent = FollowUpLink::new("run-1".parse().unwrap(), 1, missing);
+        let progress = FollowUpGuard::default()
+            .check(&parent, &BlockerSet::new(&[], &[gap("failed")]))
+            .unwrap();
+        assert_eq!((progress.resolved(), progress.added()), (1, 1));
+    }
+
+    #[test]
+    fn the_cap_is_at_least_one() {
+        assert_eq!(FollowUpGuard::with_max_generations(0).max_generations(), 1);
+        let parent = link(&[finding("a")]);
+        let stop = FollowUpGuard::with_max_generations(1)
+            .check(&parent, &BlockerSet::default())
+            .unwrap_err();
+        assert_eq!(stop.code(), "too_many_generations");
+    }
+}

@@ -585,3 +585,104 @@ fn delivery_documents_on_disk() -> Result {
     insta::assert_snapshot!("delivery_outcome_fix", r.redact(&outcome));
     Ok(())
 }
+
+#[test]
+fn a_refused_commit_takes_the_diff_back_out() -> Result {
+    let r = repo();
+    r.run_changes();
+    // The user's pre-commit hook refuses every commit.
+    let hook = r.target.join(".git/hooks/pre-commit");
+    write(&hook, b"#!/bin/sh\necho 'refused by policy' >&2\nexit 1\n");
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test marks its hook executable"
+    )]
+    let chmod = std::process::Command::new("chmod")
+        .args(["+x", hook.as_str()])
+        .status()?;
+    assert!(chmod.success());
+    let before = (
+        head(&r.target),
+        status(&r.target),
+        read(&r.target.join("src/lib.rs")),
+    );
+
+    let gates = gates(&r);
+    gates.open(spec(&r, Verdict::Approved))?;
+    let decision = gates.decide(&run(), operator(DeliveryChoice::approve()))?;
+    let err = gates.deliver(&decision).unwrap_err();
+    assert!(
+        matches!(err.kind(), DeliveryErrorKind::Git(_)),
+        "{}",
+        error_chain(&err)
+    );
+    assert!(
+        error_chain(&err).contains("refused by policy"),
+        "{}",
+        error_chain(&err)
+    );
+    // Not half-written: the index and the files are as they were.
+    assert_eq!(
+        (
+            head(&r.target),
+            status(&r.target),
+            read(&r.target.join("src/lib.rs"))
+        ),
+        before
+    );
+    assert!(!r.target.join("src/empty.rs").exists());
+    assert!(gates.outcome(&run())?.is_none());
+    Ok(())
+}
+
+#[test]
+fn a_delivery_that_died_before_recording_its_outcome_is_not_repeated() -> Result {
+    for choice in [DeliveryChoice::approve(), DeliveryChoice::apply()] {
+        let r = repo();
+        r.run_changes();
+        let gates = gates(&r);
+        gates.open(spec(&r, Verdict::Approved))?;
+        let decision = gates.decide(&run(), operator(choice))?;
+        let first = gates.deliver(&decision)?;
+        let after = (
+            head(&r.target),
+            status(&r.target),
+            read(&r.target.join("src/lib.rs")),
+        );
+        // The process died after the git work, before the outcome was written.
+        std::fs::remove_file(gates.outcome_path(&run()))?;
+        let again = gates.deliver(&decision)?;
+        assert_eq!(again, first);
+        assert_eq!(
+            (
+                head(&r.target),
+                status(&r.target),
+                read(&r.target.join("src/lib.rs"))
+            ),
+            after,
+            "the diff is neither applied nor committed twice"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn documents_from_a_newer_orcho_are_refused() -> Result {
+    let r = repo();
+    let gates = gates(&r);
+    let path = gates.gate_path(&run());
+    write(
+        &path,
+        br#"{"schema": 2, "run_id": "run-1", "quorum": true}"#,
+    );
+    let err = gates.gate(&run()).unwrap_err();
+    assert!(
+        matches!(err.kind(), DeliveryErrorKind::Document(e) if e.is_too_new()),
+        "{}",
+        error_chain(&err)
+    );
+    // The inbox lists the run as degraded rather than guessing.
+    let inbox = orcho_handoff::pending_decisions(&r.store)?;
+    assert_eq!(inbox.degraded().count(), 1);
+    Ok(())
+}
