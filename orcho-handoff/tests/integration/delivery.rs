@@ -686,3 +686,32 @@ fn documents_from_a_newer_orcho_are_refused() -> Result {
     assert_eq!(inbox.degraded().count(), 1);
     Ok(())
 }
+
+#[test]
+fn two_threads_delivering_the_same_decision_commit_once() -> Result {
+    let r = repo();
+    r.run_changes();
+    let before = head(&r.target);
+    let gates = gates(&r);
+    gates.open(spec(&r, Verdict::Approved))?;
+    let decision = gates.decide(&run(), operator(DeliveryChoice::approve()))?;
+    let outcomes: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|_| s.spawn(|| gates.deliver(&decision)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect()
+    });
+    let outcomes = outcomes
+        .into_iter()
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    assert_eq!(outcomes[0], outcomes[1]);
+    assert_eq!(
+        git(&r.target, &["rev-parse", "HEAD~1"]).trim(),
+        before,
+        "one commit"
+    );
+    Ok(())
+}

@@ -320,3 +320,25 @@ fn intake_documents_on_disk() -> Result {
     );
     Ok(())
 }
+
+#[test]
+fn intake_documents_from_a_newer_orcho_are_refused() -> Result {
+    let r = repo();
+    let i = intakes(&r);
+    write(
+        &i.question_path(&run()),
+        br#"{"schema": 2, "run_id": "run-1", "stash": []}"#,
+    );
+    let err = i.question(&run()).unwrap_err();
+    assert!(
+        matches!(err.kind(), orcho_handoff::IntakeErrorKind::Document(e) if e.is_too_new()),
+        "{}",
+        error_chain(&err)
+    );
+    write(
+        &i.outcome_path(&run()),
+        br#"{"schema": 2, "run_id": "run-1", "action": "stash"}"#,
+    );
+    assert!(i.outcome(&run()).is_err());
+    Ok(())
+}
