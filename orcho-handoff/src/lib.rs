@@ -32,7 +32,6 @@
 //! - [`supervision`] holds the human-in-the-loop touchpoints: the question
 //!   schema, the two-question pattern, planner questions, plan approval,
 //!   deviation handling, and permission rules for read-only sessions.
-//!
 //! - [`DeliveryGates`] park a run that reached a release state at its
 //!   [`DeliveryGate`]: the release verdict, the [`DiffSummary`] of the
 //!   retained worktree, the receipt gaps and the [`DeliveryAction`]s
@@ -43,20 +42,19 @@
 //! - [`followup`]: correction follow-ups and the [`FollowUpGuard`] that
 //!   stops a follow-up repeating its parent's blockers with a typed
 //!   [`NonConvergence`].
-//!
 //! - [`Intakes`]: pre-run intake. [`detect_intake`] reports a checkout's
 //!   uncommitted changes; an [`IntakeAction`] decides them (`include` keeps
 //!   a binary-safe seed patch with the run and applies it to the run's
 //!   worktree after `git apply --check`, `exclude` starts from `HEAD`,
 //!   `commit` commits them first, `halt` stops).
-//!
 //! - [`pending_decisions`]: the decision inbox. Every run of a store paused
 //!   on an actionable phase handoff, delivery gate or intake question,
 //!   newest first, with the [`SuggestedStep`]; unreadable runs are listed as
 //!   degraded, never fatal.
 //!
-//! Delivery and intake touch the user's repository only through `git` (argv only,
-//! run by `orcho_receipts::exec`).
+//! Delivery and intake touch the user's repository only through `git` (argv
+//! only, run by `orcho_receipts::exec`), and record their decisions through
+//! the same [`decision::DecisionSlot`] as phase handoffs.
 //!
 //! Other decision points (delivery gates, intake, supervision) reuse the
 //! durable, idempotent record of [`decision`]: define a payload type that
