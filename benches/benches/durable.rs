@@ -106,7 +106,56 @@ fn bench_journal(c: &mut Criterion) {
     group.finish();
 }
 
+/// The alternating measurements: the ratios the targets are about.
+fn alternating() {
+    if std::env::args().any(|a| a == "--test" || a == "--list") {
+        return;
+    }
+    println!("\nAlternating rounds (one call of each per round, 2,000 rounds):");
+    let (_guard, dir) = temp_dir();
+    let target = dir.join("state.json");
+    let bytes = vec![b'x'; 4096];
+    let measured = orcho_benches::alternate(
+        2000,
+        || write_atomic(&target, &bytes).expect("write_atomic"),
+        || plain_replace(&dir, &dir.join("plain.json"), &bytes, true),
+    );
+    orcho_benches::report_alternating("write_atomic", "write+fsync+rename+dirsync", measured, 1.10);
+    let measured = orcho_benches::alternate(
+        2000,
+        || write_atomic(&target, &bytes).expect("write_atomic"),
+        || plain_replace(&dir, &dir.join("plain.json"), &bytes, false),
+    );
+    orcho_benches::report_alternating("write_atomic", "write+fsync+rename", measured, 1.10);
+
+    let mut journal = Journal::open(&dir.join("journal.jsonl")).expect("journal");
+    let detail = "x".repeat(160);
+    let event = Event {
+        schema: SchemaVersion::new(1),
+        seq: 7,
+        kind: "gate_finished",
+        detail: &detail,
+    };
+    let mut line = serde_json::to_vec(&event).expect("encode");
+    line.push(b'\n');
+    let mut plain = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(dir.join("plain.jsonl"))
+        .expect("plain journal");
+    let measured = orcho_benches::alternate(
+        4000,
+        || journal.append(&event).expect("append"),
+        || {
+            plain.write_all(&line).expect("write");
+            plain.sync_data().expect("fdatasync");
+        },
+    );
+    orcho_benches::report_alternating("journal_append", "write_all+sync_data", measured, 1.10);
+}
+
 fn main() {
+    alternating();
     let mut c = Criterion::default().configure_from_args();
     bench_write_atomic(&mut c);
     bench_journal(&mut c);

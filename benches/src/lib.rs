@@ -79,3 +79,66 @@ pub fn report_ratios(ratios: &[Ratio]) {
         }
     }
 }
+
+/// Times `subject` and `baseline` alternately, one call of each per round,
+/// so that both see the same machine and file-system state (a benchmark
+/// measured first on a busy file system otherwise comes out slower), and
+/// returns their p50 and p99 in nanoseconds: `((subject_p50, subject_p99),
+/// (baseline_p50, baseline_p99))`.
+pub fn alternate(
+    rounds: usize,
+    mut subject: impl FnMut(),
+    mut baseline: impl FnMut(),
+) -> ((f64, f64), (f64, f64)) {
+    let mut a = Vec::with_capacity(rounds);
+    let mut b = Vec::with_capacity(rounds);
+    for round in 0..rounds {
+        // Alternate which goes first, too.
+        let (first, second): (&mut dyn FnMut(), &mut dyn FnMut()) = if round % 2 == 0 {
+            (&mut subject, &mut baseline)
+        } else {
+            (&mut baseline, &mut subject)
+        };
+        let start = std::time::Instant::now();
+        first();
+        let t1 = start.elapsed();
+        let start = std::time::Instant::now();
+        second();
+        let t2 = start.elapsed();
+        if round % 2 == 0 {
+            a.push(t1);
+            b.push(t2);
+        } else {
+            a.push(t2);
+            b.push(t1);
+        }
+    }
+    let pct = |v: &mut Vec<std::time::Duration>, p: f64| {
+        v.sort_unstable();
+        let i = ((v.len().saturating_sub(1)) as f64 * p).round() as usize;
+        v.get(i).map_or(f64::NAN, |d| d.as_nanos() as f64)
+    };
+    (
+        (pct(&mut a, 0.5), pct(&mut a, 0.99)),
+        (pct(&mut b, 0.5), pct(&mut b, 0.99)),
+    )
+}
+
+/// Prints the p50 and p99 ratios of an [`alternate`] measurement against a
+/// target for the p50.
+pub fn report_alternating(
+    name: &str,
+    baseline: &str,
+    measured: ((f64, f64), (f64, f64)),
+    target: f64,
+) {
+    let ((s50, s99), (b50, b99)) = measured;
+    let ratio = s50 / b50;
+    let verdict = if ratio <= target { "ok" } else { "OVER TARGET" };
+    println!(
+        "  {name:<28} p50 {:>8.1} µs vs {baseline} {:>8.1} µs  ratio {ratio:>5.2}x (target ≤ {target:.2}x) {verdict}; p99 {:.2}x",
+        s50 / 1e3,
+        b50 / 1e3,
+        s99 / b99
+    );
+}
