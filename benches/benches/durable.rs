@@ -107,6 +107,7 @@ fn bench_journal(c: &mut Criterion) {
 }
 
 /// The alternating measurements: the ratios the targets are about.
+#[expect(clippy::print_stdout, reason = "benchmarks report to the terminal")]
 fn alternating() {
     if std::env::args().any(|a| a == "--test" || a == "--list") {
         return;
