@@ -140,6 +140,22 @@ impl AvailableActions {
         menu
     }
 
+    /// The actions of this menu that `allowed` also lists, plus `halt`,
+    /// which is always offered.
+    ///
+    /// ```
+    /// use orcho_core::Verdict;
+    /// use orcho_handoff::{AvailableActions, HandoffAction, HandoffPolicy};
+    ///
+    /// let profile: AvailableActions = [HandoffAction::RetryFeedback, HandoffAction::ContinueWithWaiver].into_iter().collect();
+    /// let menu = AvailableActions::compute(Verdict::Rejected, HandoffPolicy::default()).restricted_to(profile);
+    /// assert_eq!(menu.iter().collect::<Vec<_>>(), [HandoffAction::RetryFeedback, HandoffAction::ContinueWithWaiver, HandoffAction::Halt]);
+    /// ```
+    #[must_use]
+    pub fn restricted_to(self, allowed: Self) -> Self {
+        Self((self.0 & allowed.0) | HandoffAction::Halt.bit())
+    }
+
     /// No actions.
     pub fn empty() -> Self {
         Self(0)

@@ -75,6 +75,7 @@ pub struct HandoffSpec {
     pub(crate) round: u32,
     pub(crate) findings: Vec<Finding>,
     pub(crate) policy: HandoffPolicy,
+    pub(crate) allowed: Option<AvailableActions>,
 }
 
 impl HandoffSpec {
@@ -89,7 +90,17 @@ impl HandoffSpec {
             round: 1,
             findings: Vec::new(),
             policy: HandoffPolicy::default(),
+            allowed: None,
         }
+    }
+
+    /// Restricts the menu to `allowed` (a profile's `handoff.actions`): the
+    /// handoff offers the actions its verdict and policy allow *and* the
+    /// profile lists. `halt` is always offered.
+    #[must_use]
+    pub fn with_allowed_actions(mut self, allowed: AvailableActions) -> Self {
+        self.allowed = Some(allowed);
+        self
     }
 
     /// Sets the trigger.
@@ -160,7 +171,12 @@ impl PhaseHandoff {
     pub fn new(id: HandoffId, spec: HandoffSpec, created_at: Timestamp) -> Self {
         Self {
             id,
-            available_actions: AvailableActions::compute(spec.verdict, spec.policy),
+            available_actions: match spec.allowed {
+                Some(allowed) => {
+                    AvailableActions::compute(spec.verdict, spec.policy).restricted_to(allowed)
+                }
+                None => AvailableActions::compute(spec.verdict, spec.policy),
+            },
             run: spec.run,
             phase: spec.phase,
             trigger: spec.trigger,

@@ -2,7 +2,7 @@
 
 use orcho_core::PhaseName;
 use orcho_gates::ScheduledGate;
-use orcho_handoff::{AutopilotPolicy, HandoffPolicy};
+use orcho_handoff::{AutopilotPolicy, AvailableActions, HandoffPolicy};
 use orcho_receipts::VerificationContract;
 use serde::{Deserialize, Serialize};
 
@@ -84,6 +84,10 @@ pub struct PhasePlan {
     pub on_exhausted: ExhaustedPolicy,
     /// The menu rules of its handoffs.
     pub handoff: HandoffPolicy,
+    /// The actions its handoffs may offer at most (a profile's
+    /// `handoff.actions`); `None` for every action the verdict and policy
+    /// allow. `halt` is always offered.
+    pub allowed_actions: Option<AvailableActions>,
 }
 
 impl PhasePlan {
@@ -99,7 +103,15 @@ impl PhasePlan {
             pause: PausePolicy::OnRejected,
             on_exhausted: ExhaustedPolicy::Halt,
             handoff: HandoffPolicy::default(),
+            allowed_actions: None,
         }
+    }
+
+    /// Restricts the actions its handoffs offer.
+    #[must_use]
+    pub fn with_allowed_actions(mut self, allowed: AvailableActions) -> Self {
+        self.allowed_actions = Some(allowed);
+        self
     }
 
     /// Sets the automatic attempts per round.
@@ -241,6 +253,7 @@ impl RunPlan {
                     pause,
                     on_exhausted,
                     handoff: p.handoff.policy,
+                    allowed_actions: Some(p.handoff.actions),
                 }
             })
             .collect();

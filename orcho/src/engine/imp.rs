@@ -730,11 +730,14 @@ impl Run {
             Some(adopted) => adopted.clone(),
             None => {
                 let phase = &self.engine.inner.plan.phases[state.phase];
-                let spec = HandoffSpec::new(state.run.clone(), phase.name.clone(), verdict)
+                let mut spec = HandoffSpec::new(state.run.clone(), phase.name.clone(), verdict)
                     .with_trigger(trigger.to_handoff())
                     .with_round(state.attempt)
                     .with_findings(findings)
                     .with_policy(phase.handoff);
+                if let Some(allowed) = phase.allowed_actions {
+                    spec = spec.with_allowed_actions(allowed);
+                }
                 store.open(spec).map_err(|e| self.handoff_err(e))?
             }
         };

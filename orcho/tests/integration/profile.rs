@@ -54,3 +54,55 @@ async fn a_profile_extending_the_default_runs_end_to_end() -> Result {
     ");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_profile_restricting_the_menu_is_enforced_at_the_handoff() -> Result {
+    // The built-in default offers no bare `continue` at final acceptance: an
+    // operator cannot wave missing proof through without a written waiver.
+    let profile = Profile::from_yaml_str(
+        r#"
+schema: 1
+name: strict
+extends: builtin:default
+verification:
+  commands:
+    - { name: test, argv: ["false"] }
+  required: [test]
+"#,
+    )?
+    .resolve(&GateRegistry::with_builtins())?;
+    let mut plan = RunPlan::from_profile(&profile);
+    // Keep only final acceptance: the point is its handoff menu.
+    plan.phases
+        .retain(|p| p.role == orcho::PhaseRole::FinalAcceptance);
+    let run = Scenario::new(plan).run().await?;
+    let handoff = run
+        .handoffs
+        .first()
+        .ok_or("final acceptance did not pause")?;
+    let menu: Vec<_> = handoff.available_actions().iter().collect();
+    use orcho::handoff::HandoffAction;
+    assert_eq!(
+        menu,
+        [
+            HandoffAction::RetryFeedback,
+            HandoffAction::ContinueWithWaiver,
+            HandoffAction::Halt
+        ]
+    );
+    assert_eq!(run.status, RunStatus::AwaitingPhaseHandoff);
+    let err = run
+        .engine
+        .decide(
+            &run.run,
+            handoff.id(),
+            orcho::handoff::DecisionRequest::new(
+                orcho::handoff::HandoffChoice::Continue,
+                orcho::handoff::DecidedBy::Operator,
+            ),
+        )
+        .err()
+        .ok_or("`continue` was accepted")?;
+    assert!(orcho::core::error_chain(&err).contains("continue"), "{err}");
+    Ok(())
+}
