@@ -164,3 +164,62 @@ fn spawn(store: &Utf8Path) -> std::io::Result<std::process::Child> {
         .stderr(Stdio::null())
         .spawn()
 }
+
+#[tokio::test]
+#[ignore = "child process of a_second_process_is_told_the_run_is_busy"]
+async fn child_holds_a_run() -> Result {
+    let Some(arg) = std::env::var_os("ORCHO_TEST_HOLD") else {
+        return Ok(());
+    };
+    let store = Utf8PathBuf::try_from(std::path::PathBuf::from(arg))?;
+    let run: RunId = std::fs::read_to_string(store.join("run-id"))?
+        .trim()
+        .parse()?;
+    let _driver = engine(&store)?.open(&run)?;
+    orcho::core::fs::write_atomic(&store.join("holding"), b"yes")?;
+    sleep(Duration::from_secs(30));
+    Ok(())
+}
+
+#[tokio::test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test spawns its own binary as the second driver"
+)]
+async fn a_second_process_is_told_the_run_is_busy() -> Result {
+    let dir = tempfile::tempdir()?;
+    let store = Utf8PathBuf::try_from(dir.path().join("store"))?;
+    let engine = engine(&store)?;
+    let run = engine
+        .start(&Utf8PathBuf::try_from(dir.path().to_owned())?)?
+        .id()
+        .clone();
+    orcho::core::fs::write_atomic(&store.join("run-id"), run.as_str().as_bytes())?;
+    let mut holder = Command::new(std::env::current_exe()?)
+        .args([
+            "crash::child_holds_a_run",
+            "--exact",
+            "--ignored",
+            "--test-threads=1",
+        ])
+        .env("ORCHO_TEST_HOLD", store.as_str())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    for _ in 0..1000 {
+        if store.join("holding").exists() {
+            break;
+        }
+        sleep(Duration::from_millis(10));
+    }
+    let err = engine
+        .open(&run)
+        .err()
+        .ok_or("a second process drove a held run")?;
+    assert!(err.is_busy(), "{err}");
+    holder.kill()?;
+    holder.wait()?;
+    // The dead holder's lock is gone with it.
+    drive(&engine, &run).await?;
+    Ok(())
+}
