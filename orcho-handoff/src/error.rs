@@ -658,6 +658,9 @@ pub enum GitErrorKind {
     /// The private index could not be created.
     #[error("the private index could not be created")]
     TempIndex(#[source] std::io::Error),
+    /// A half-created worktree directory could not be removed.
+    #[error("the half-created worktree could not be removed")]
+    RemoveWorktree(#[source] std::io::Error),
 }
 
 impl GitError {

@@ -52,6 +52,9 @@
 //!   newest first, with the [`SuggestedStep`]; unreadable runs are listed as
 //!   degraded, never fatal.
 //!
+//! - [`worktree`]: the retained git worktree a run works in, so that its
+//!   delivery gate delivers exactly its diff.
+//!
 //! Delivery and intake touch the user's repository only through `git` (argv
 //! only, run by `orcho_receipts::exec`), and record their decisions through
 //! the same [`decision::DecisionSlot`] as phase handoffs.
@@ -131,6 +134,7 @@ pub mod supervision;
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod testing;
 mod waiver;
+pub mod worktree;
 
 pub use action::{AvailableActions, HandoffAction, HandoffChoice, HandoffPolicy};
 pub use advisor::{

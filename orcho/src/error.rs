@@ -2,7 +2,10 @@
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{DocumentError, FsError, HandoffId, JournalError, LockError, RunId, RunStatus};
-use orcho_handoff::{AdvisorError, HandoffAction, HandoffError};
+use orcho_handoff::{
+    AdvisorError, DeliveryError, FollowUpError, GitError, HandoffAction, HandoffError, InboxError,
+    IntakeError, supervision::SupervisionStoreError,
+};
 use orcho_receipts::{ContractError, ReceiptError};
 
 use crate::state::TransitionError;
@@ -40,6 +43,21 @@ pub enum EngineErrorKind {
         handoff: HandoffId,
         /// What can be decided.
         available: Vec<HandoffAction>,
+    },
+    /// The run is waiting for a decision at another point: pre-run intake,
+    /// a supervision touchpoint or its delivery gate.
+    #[error(
+        "the run is awaiting a decision on {point} `{id}`; decide it first (available: {})",
+        available.join(", ")
+    )]
+    AwaitingAnswer {
+        /// The decision point (`intake`, `planner questions`, `plan approval`,
+        /// `deviation`, `delivery gate`).
+        point: &'static str,
+        /// Its id (the run id for intake and delivery).
+        id: String,
+        /// What can be decided.
+        available: Vec<String>,
     },
     /// The run has ended and cannot move again.
     #[error("the run is {status}: {reason}")]
@@ -82,6 +100,38 @@ pub enum EngineErrorKind {
     /// A handoff could not be opened, decided or resumed.
     #[error(transparent)]
     Handoff(Box<HandoffError>),
+    /// Pre-run intake failed.
+    #[error(transparent)]
+    Intake(Box<IntakeError>),
+    /// The planner's questions break the question schema.
+    #[error("the planner's questions are invalid")]
+    Question(#[source] Box<orcho_handoff::supervision::QuestionError>),
+    /// A touchpoint's questions or answers could not be mapped.
+    #[error(transparent)]
+    Touchpoint(Box<orcho_handoff::supervision::TouchpointError>),
+    /// A supervision touchpoint could not be opened, read or answered.
+    #[error(transparent)]
+    Supervision(Box<SupervisionStoreError>),
+    /// The delivery gate could not be opened, decided or delivered.
+    #[error(transparent)]
+    Delivery(Box<DeliveryError>),
+    /// A correction follow-up could not be started.
+    #[error(transparent)]
+    FollowUp(Box<FollowUpError>),
+    /// The run's worktree could not be created or seeded.
+    #[error("the run's worktree could not be prepared")]
+    Worktree(#[source] Box<GitError>),
+    /// The decision inbox could not be read.
+    #[error(transparent)]
+    Inbox(Box<InboxError>),
+    /// The run is not a correction follow-up candidate: its delivery was not
+    /// decided `fix`.
+    #[error("the run has no correction follow-up: its delivery gate was not decided `fix`")]
+    NoFollowUp,
+    /// The run does not deliver: it was started in place, without a
+    /// retained worktree.
+    #[error("the run has no delivery gate: it was started in place, without a worktree")]
+    NoDelivery,
     /// The advisor failed.
     #[error("the advisor failed")]
     Advisor(#[source] AdvisorError),
@@ -166,7 +216,10 @@ impl EngineError {
 
     /// Whether the run is waiting for a decision.
     pub fn is_awaiting_decision(&self) -> bool {
-        matches!(self.kind, EngineErrorKind::AwaitingDecision { .. })
+        matches!(
+            self.kind,
+            EngineErrorKind::AwaitingDecision { .. } | EngineErrorKind::AwaitingAnswer { .. }
+        )
     }
 
     /// Whether the run has ended.
@@ -181,6 +234,12 @@ impl EngineError {
 
     /// Whether a decision conflicts with the one already recorded.
     pub fn is_conflict(&self) -> bool {
-        matches!(&self.kind, EngineErrorKind::Handoff(e) if e.is_conflict())
+        match &self.kind {
+            EngineErrorKind::Handoff(e) => e.is_conflict(),
+            EngineErrorKind::Intake(e) => e.is_conflict(),
+            EngineErrorKind::Delivery(e) => e.is_conflict(),
+            EngineErrorKind::Supervision(e) => e.is_conflict(),
+            _ => false,
+        }
     }
 }

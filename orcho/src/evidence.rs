@@ -6,7 +6,7 @@ use orcho_gates::GateRecord;
 use orcho_handoff::{DecidedBy, HandoffAction, HandoffAdviceEvidence};
 use serde::Serialize;
 
-use crate::state::RunEvent;
+use crate::state::{FollowUpOf, RunEvent, Supervised};
 
 /// The schema of `evidence.json`.
 ///
@@ -112,6 +112,86 @@ pub struct Evidence {
     pub handoff_advice: HandoffAdviceEvidence,
     /// What the run cost: phases and gates.
     pub cost: Cost,
+    /// The pre-run intake decision, when the target checkout was dirty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intake: Option<String>,
+    /// Supervision touchpoints (planner questions, plan approvals,
+    /// deviations) and how each was resolved.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub touchpoints: Vec<TouchpointEvidence>,
+    /// The delivery gate: the release verdict and what was delivered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<DeliveryEvidence>,
+    /// For a correction follow-up: its parent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub follow_up_of: Option<FollowUpOf>,
+}
+
+/// A supervision touchpoint in the evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct TouchpointEvidence {
+    /// Its id.
+    pub id: HandoffId,
+    /// How it was resolved, once it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<Supervised>,
+}
+
+/// The delivery gate in the evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct DeliveryEvidence {
+    /// The release verdict the gate showed.
+    pub verdict: Verdict,
+    /// What was delivered, once it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<orcho_handoff::DeliveryAction>,
+    /// What delivering did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// The decision points around the phases: intake, touchpoints, delivery.
+pub(crate) fn points(
+    events: &[(u64, RunEvent)],
+) -> (Option<String>, Vec<TouchpointEvidence>, Option<DeliveryEvidence>) {
+    let mut intake = None;
+    let mut touchpoints: Vec<TouchpointEvidence> = Vec::new();
+    let mut delivery: Option<DeliveryEvidence> = None;
+    for (_, event) in events {
+        match event {
+            RunEvent::WorkspaceReady {
+                intake: Some(action),
+                ..
+            } => intake = Some(action.clone()),
+            RunEvent::IntakeHalted => intake = Some("halt".to_owned()),
+            RunEvent::TouchpointOpened { id } => touchpoints.push(TouchpointEvidence {
+                id: id.clone(),
+                resolution: None,
+            }),
+            RunEvent::TouchpointResolved { id, resolution } => {
+                if let Some(t) = touchpoints.iter_mut().find(|t| &t.id == id) {
+                    t.resolution = Some(resolution.clone());
+                }
+            }
+            RunEvent::DeliveryOpened { verdict } => {
+                delivery = Some(DeliveryEvidence {
+                    verdict: *verdict,
+                    action: None,
+                    detail: None,
+                });
+            }
+            RunEvent::Delivered { action, detail } => {
+                if let Some(d) = &mut delivery {
+                    d.action = Some(*action);
+                    d.detail = Some(detail.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    (intake, touchpoints, delivery)
 }
 
 /// The phase attempts of a journal.
@@ -125,6 +205,7 @@ pub(crate) fn phases(events: &[(u64, RunEvent)]) -> Vec<PhaseEvidence> {
                 round,
                 outcome,
                 cost,
+                ..
             } => out.push(PhaseEvidence {
                 phase: phase.clone(),
                 attempt: *attempt,
@@ -155,10 +236,7 @@ pub(crate) fn phases(events: &[(u64, RunEvent)]) -> Vec<PhaseEvidence> {
                     last.next = Some(transition.describe());
                 }
             }
-            RunEvent::Started { .. }
-            | RunEvent::ReceiptsRerun { .. }
-            | RunEvent::HandoffOpened { .. }
-            | RunEvent::HandoffResumed { .. } => {}
+            _ => {}
         }
     }
     out

@@ -2,9 +2,12 @@
 
 use std::future::Future;
 
-use orcho_handoff::{DecisionRequest, HandoffChoice, PhaseHandoff};
+use orcho_handoff::{
+    DecidedBy, DecisionRequest, DeliveryChoice, DeliveryGate, HandoffChoice, IntakeChoice,
+    IntakeReport, PhaseHandoff, supervision::Answer,
+};
 
-use crate::{EngineError, PhaseReport, PhaseRequest, Run, Step};
+use crate::{EngineError, PhaseReport, PhaseRequest, Run, Step, SupervisionRequest};
 
 /// What a host provides when it lets [`drive`] run the loop: a way to run a
 /// phase, a way to ask an operator, and a place to report progress.
@@ -33,6 +36,40 @@ pub trait Host {
         handoff: &PhaseHandoff,
     ) -> impl Future<Output = Result<Option<DecisionRequest<HandoffChoice>>, Self::Error>> + Send;
 
+    /// Asks an operator what a run starts from when the target checkout has
+    /// uncommitted changes. `None` (the default) leaves the question open.
+    fn decide_intake(
+        &mut self,
+        report: &IntakeReport,
+    ) -> impl Future<Output = Result<Option<DecisionRequest<IntakeChoice>>, Self::Error>> + Send
+    {
+        let _ = report;
+        async { Ok(None) }
+    }
+
+    /// Asks an operator a supervision touchpoint's questions (planner
+    /// questions, plan approval, a deviation): render
+    /// [`SupervisionRequest::questions`] and return one answer per
+    /// question. `None` (the default) leaves the touchpoint open.
+    fn answer(
+        &mut self,
+        request: &SupervisionRequest,
+    ) -> impl Future<Output = Result<Option<Vec<Answer>>, Self::Error>> + Send {
+        let _ = request;
+        async { Ok(None) }
+    }
+
+    /// Asks an operator to decide the delivery gate. `None` (the default)
+    /// leaves the run parked at its gate.
+    fn decide_delivery(
+        &mut self,
+        gate: &DeliveryGate,
+    ) -> impl Future<Output = Result<Option<DecisionRequest<DeliveryChoice>>, Self::Error>> + Send
+    {
+        let _ = gate;
+        async { Ok(None) }
+    }
+
     /// Hears about every step (for progress output). The default does
     /// nothing.
     fn progress(&mut self, step: &Step) {
@@ -54,7 +91,7 @@ pub enum DriveError<E: std::error::Error + Send + Sync + 'static> {
 
 /// Runs `run` to its end (or to a pause nobody can decide now) with `host`
 /// doing the phases and the deciding. Returns the last step: finished, or
-/// the open handoff.
+/// the open decision point.
 ///
 /// # Errors
 ///
@@ -81,6 +118,32 @@ pub async fn drive<H: Host + Send>(
                     Err(e) if e.is_terminal() => run.next().await?,
                     Err(e) => return Err(e.into()),
                 }
+            }
+            Step::DecideIntake(report) => {
+                let Some(request) = host.decide_intake(&report).await.map_err(DriveError::Host)?
+                else {
+                    return Ok(Step::DecideIntake(report));
+                };
+                run.engine().decide_intake(run.id(), request)?;
+                run.resume().await?
+            }
+            Step::AnswerQuestions(ref request)
+            | Step::ApprovePlan(ref request)
+            | Step::HandleDeviation(ref request) => {
+                let Some(answers) = host.answer(request).await.map_err(DriveError::Host)? else {
+                    return Ok(step);
+                };
+                run.engine()
+                    .answer(run.id(), &request.id, answers, DecidedBy::Operator)?;
+                run.resume().await?
+            }
+            Step::DecideDelivery(gate) => {
+                let Some(request) = host.decide_delivery(&gate).await.map_err(DriveError::Host)?
+                else {
+                    return Ok(Step::DecideDelivery(gate));
+                };
+                run.engine().decide_delivery(run.id(), request)?;
+                run.resume().await?
             }
             finished @ Step::Finished { .. } => return Ok(finished),
         };

@@ -57,9 +57,15 @@ mod store;
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod testing;
 
-pub use engine::{Engine, EngineBuilder, PhaseReport, PhaseRequest, Run, Step};
+pub use engine::{
+    Engine, EngineBuilder, Interruption, PhaseReport, PhaseRequest, Run, Start, Step,
+    SupervisionRequest,
+};
 pub use error::{EngineError, EngineErrorKind};
-pub use evidence::{DecisionEvidence, EVIDENCE_SCHEMA, Evidence, HandoffEvidence, PhaseEvidence};
+pub use evidence::{
+    DecisionEvidence, DeliveryEvidence, EVIDENCE_SCHEMA, Evidence, HandoffEvidence, PhaseEvidence,
+    TouchpointEvidence,
+};
 pub use host::{DriveError, Host, drive};
 pub use orcho_core as core;
 pub use orcho_gates as gates;
@@ -68,6 +74,7 @@ pub use orcho_profile as profile;
 pub use orcho_receipts as receipts;
 pub use plan::{ExhaustedPolicy, PausePolicy, PhasePlan, PhaseRole, RunPlan};
 pub use state::{
-    InFlight, PauseTrigger, PhaseInput, Resumption, RunEvent, RunState, Transition, TransitionError,
+    FollowUpOf, InFlight, PauseTrigger, PhaseInput, Release, Resumption, RunEvent, RunState,
+    Supervised, Transition, TransitionError, Workspace,
 };
 pub use store::{RunStore, StoredRun};

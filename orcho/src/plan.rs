@@ -2,7 +2,10 @@
 
 use orcho_core::PhaseName;
 use orcho_gates::ScheduledGate;
-use orcho_handoff::{AutopilotPolicy, AvailableActions, HandoffPolicy};
+use orcho_handoff::{
+    AutopilotPolicy, AvailableActions, DeliveryAction, HandoffPolicy, IntakeAction,
+    supervision::DeviationPolicy,
+};
 use orcho_receipts::VerificationContract;
 use serde::{Deserialize, Serialize};
 
@@ -170,17 +173,61 @@ pub struct RunPlan {
     pub verification: Option<VerificationContract>,
     /// The CI autopilot's limits.
     pub autopilot: AutopilotPolicy,
+    /// Whether a plan reported by a `plan` phase waits for approval before
+    /// the run goes on.
+    pub plan_approval: bool,
+    /// The limits of deviation handling (retry cap, budgets).
+    pub deviation: DeviationPolicy,
+    /// What pre-run intake decides by itself for a dirty target checkout
+    /// (`None`: ask).
+    pub intake: Option<IntakeAction>,
+    /// What the delivery gate decides by itself when that action is
+    /// available (`None`: ask).
+    pub delivery: Option<DeliveryAction>,
 }
 
 impl RunPlan {
-    /// A plan with phases and nothing else.
+    /// A plan with phases and nothing else: no plan approval, the default
+    /// deviation limits, intake and delivery ask.
     pub fn new(name: impl Into<String>, phases: Vec<PhasePlan>) -> Self {
         Self {
             name: name.into(),
             phases,
             verification: None,
             autopilot: AutopilotPolicy::default(),
+            plan_approval: false,
+            deviation: DeviationPolicy::default(),
+            intake: None,
+            delivery: None,
         }
+    }
+
+    /// Makes plans wait for approval.
+    #[must_use]
+    pub fn with_plan_approval(mut self, on: bool) -> Self {
+        self.plan_approval = on;
+        self
+    }
+
+    /// Sets the limits of deviation handling.
+    #[must_use]
+    pub fn with_deviation(mut self, deviation: DeviationPolicy) -> Self {
+        self.deviation = deviation;
+        self
+    }
+
+    /// Sets what intake decides by itself (`None`: ask).
+    #[must_use]
+    pub fn with_intake(mut self, intake: Option<IntakeAction>) -> Self {
+        self.intake = intake;
+        self
+    }
+
+    /// Sets what the delivery gate decides by itself (`None`: ask).
+    #[must_use]
+    pub fn with_delivery(mut self, delivery: Option<DeliveryAction>) -> Self {
+        self.delivery = delivery;
+        self
     }
 
     /// Binds the run to a verification contract.
@@ -264,6 +311,10 @@ impl RunPlan {
             phases,
             verification,
             autopilot: profile.autopilot.policy.clone(),
+            plan_approval: profile.supervision.plan_approval,
+            deviation: profile.supervision.deviation,
+            intake: profile.intake.dirty_checkout.action(),
+            delivery: profile.delivery.default_action.action(),
         }
     }
 }

@@ -10,7 +10,7 @@
 use camino::Utf8PathBuf;
 use orcho_core::{Cost, Finding, HandoffId, PhaseName, RunId, RunStatus, Verdict};
 use orcho_gates::{GateFailure, GateRecord, PhaseEffect, PhaseOutcome};
-use orcho_handoff::HandoffTrigger;
+use orcho_handoff::{DeliveryAction, HandoffTrigger, supervision::Touchpoint};
 use serde::{Deserialize, Serialize};
 
 use crate::plan::{ExhaustedPolicy, PausePolicy, RunPlan};
@@ -41,6 +41,14 @@ pub struct PhaseInput {
     /// Markdown for a reviewer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub readiness: Option<String>,
+    /// The operator's answers to the planner's questions, as plain text for
+    /// the planner's prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<String>,
+    /// For a correction follow-up: what the parent run was rejected for, as
+    /// Markdown (every phase of the follow-up receives it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follow_up: Option<String>,
 }
 
 impl PhaseInput {
@@ -82,6 +90,12 @@ pub enum Transition {
     Halt {
         /// Why.
         reason: String,
+    },
+    /// Pause at a supervision touchpoint (plan approval after an approved
+    /// plan phase).
+    Supervise {
+        /// What the operator is asked.
+        touchpoint: Touchpoint,
     },
 }
 
@@ -132,6 +146,92 @@ pub enum Resumption {
     Halt,
 }
 
+/// How a supervision touchpoint was resolved, in the journal's words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
+pub enum Supervised {
+    /// The planner's questions were answered: the same attempt runs again
+    /// with the answers.
+    Answered {
+        /// The questions and answers, for the planner's prompt.
+        answers: String,
+    },
+    /// The plan was approved: the run advances.
+    PlanApproved {
+        /// Optional notes for the executors.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        feedback: Option<String>,
+    },
+    /// The plan goes back to the planner with feedback (one extra attempt).
+    PlanRevised {
+        /// What to change.
+        feedback: String,
+    },
+    /// The plan was rejected: the run halts.
+    PlanRejected {
+        /// The operator's reason, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        feedback: Option<String>,
+    },
+    /// The failed step runs again with the failure and the guidance (one
+    /// extra attempt).
+    DeviationRetry {
+        /// What the retry receives.
+        context: String,
+    },
+    /// The failure goes back to the planner: the round advances.
+    DeviationReplan {
+        /// The phase index to go back to.
+        to: usize,
+        /// What the planner receives.
+        failure: String,
+    },
+    /// The run stops.
+    DeviationStopped {
+        /// The operator's note, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
+}
+
+/// Where a run that delivers works: its retained worktree and the checkout
+/// its delivery targets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Workspace {
+    /// The checkout the run's changes are delivered to.
+    pub target: Utf8PathBuf,
+    /// The run's retained git worktree (where phases and gates run).
+    pub worktree: Utf8PathBuf,
+}
+
+/// What a correction follow-up knows of its parent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct FollowUpOf {
+    /// The parent run.
+    pub parent: RunId,
+    /// This run's generation (1 for a follow-up of an original run).
+    pub generation: u32,
+    /// What the parent was rejected for, as Markdown.
+    pub brief: String,
+}
+
+/// The release verdict: what final acceptance said last, with its findings
+/// (the reviewer's and the computed receipt gaps).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Release {
+    /// The merged verdict.
+    pub verdict: Verdict,
+    /// Its findings.
+    pub findings: Vec<Finding>,
+}
+
 /// One entry of a run's journal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -145,6 +245,27 @@ pub enum RunEvent {
         plan: String,
         /// Its phases, in order.
         phases: Vec<PhaseName>,
+        /// For a run that delivers: its worktree and target (then
+        /// `checkout` is the worktree).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        workspace: Option<Workspace>,
+        /// For a correction follow-up: its parent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        follow_up: Option<FollowUpOf>,
+    },
+    /// The target checkout had uncommitted changes: the pre-run intake
+    /// question is open.
+    IntakeOpened,
+    /// Pre-run intake decided `halt`: the run never starts.
+    IntakeHalted,
+    /// The run's worktree exists at `base` (seeded with the intake's patch or
+    /// the parent's diff where that applies): phases can run.
+    WorkspaceReady {
+        /// The commit the worktree started from.
+        base: String,
+        /// The intake decision taken, if the target was dirty.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        intake: Option<String>,
     },
     /// Required receipts that were missing or stale were re-run before final
     /// acceptance.
@@ -164,6 +285,21 @@ pub enum RunEvent {
         outcome: PhaseOutcome,
         /// What it cost.
         cost: Cost,
+        /// The plan a planning phase produced.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        plan: Option<orcho_handoff::supervision::Plan>,
+    },
+    /// The host stopped a phase attempt to ask the operator (planner
+    /// questions, a deviation): no gates run; the attempt is not spent.
+    PhaseInterrupted {
+        /// The phase.
+        phase: PhaseName,
+        /// Its attempt.
+        attempt: u32,
+        /// What the interrupted attempt cost.
+        cost: Cost,
+        /// What the operator is asked.
+        touchpoint: Touchpoint,
     },
     /// One gate of the reported attempt finished.
     GateRecorded {
@@ -199,6 +335,30 @@ pub enum RunEvent {
         /// What was decided.
         resumption: Resumption,
     },
+    /// A supervision touchpoint opened.
+    TouchpointOpened {
+        /// Its id.
+        id: HandoffId,
+    },
+    /// A supervision touchpoint's answers were acted on.
+    TouchpointResolved {
+        /// Its id.
+        id: HandoffId,
+        /// What they meant.
+        resolution: Supervised,
+    },
+    /// The run's delivery gate opened.
+    DeliveryOpened {
+        /// The release verdict the gate shows.
+        verdict: Verdict,
+    },
+    /// The delivery decision was acted on. Terminal.
+    Delivered {
+        /// What was decided.
+        action: DeliveryAction,
+        /// What it did, in words.
+        detail: String,
+    },
 }
 
 /// A phase attempt that was reported and whose gates are running.
@@ -215,6 +375,9 @@ pub struct InFlight {
     /// The merged acceptance, for final acceptance.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acceptance: Option<(Verdict, Vec<Finding>)>,
+    /// The plan a planning phase reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<orcho_handoff::supervision::Plan>,
 }
 
 /// A run's state, rebuilt from its journal.
@@ -268,6 +431,37 @@ pub struct RunState {
     pub handoffs_opened: u32,
     /// What the run has cost so far (phases and gates).
     pub cost: Cost,
+    /// For a run that delivers: its worktree and target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<Workspace>,
+    /// The commit the worktree started from, once ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// For a correction follow-up: its parent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follow_up: Option<FollowUpOf>,
+    /// The open supervision touchpoint, if paused at one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub touchpoint: Option<HandoffId>,
+    /// The touchpoint waiting to be opened (set between the event that asks
+    /// and the open, so a crash in between reopens the same question).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_touchpoint: Option<Touchpoint>,
+    /// How many touchpoints the run has opened.
+    #[serde(default)]
+    pub touchpoints_opened: u32,
+    /// Deviation retries granted so far.
+    #[serde(default)]
+    pub deviation_retries: u32,
+    /// Deviation replans granted so far.
+    #[serde(default)]
+    pub deviation_replans: u32,
+    /// The latest release verdict of final acceptance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release: Option<Release>,
+    /// Whether the delivery gate is open.
+    #[serde(default)]
+    pub delivery_opened: bool,
 }
 
 /// An event that does not fit the state (a bug or a damaged journal).
@@ -291,6 +485,14 @@ impl RunEvent {
             Self::PhaseSettled { .. } => "phase_settled",
             Self::HandoffOpened { .. } => "handoff_opened",
             Self::HandoffResumed { .. } => "handoff_resumed",
+            Self::IntakeOpened => "intake_opened",
+            Self::IntakeHalted => "intake_halted",
+            Self::WorkspaceReady { .. } => "workspace_ready",
+            Self::PhaseInterrupted { .. } => "phase_interrupted",
+            Self::TouchpointOpened { .. } => "touchpoint_opened",
+            Self::TouchpointResolved { .. } => "touchpoint_resolved",
+            Self::DeliveryOpened { .. } => "delivery_opened",
+            Self::Delivered { .. } => "delivered",
         }
     }
 }
@@ -307,6 +509,8 @@ impl RunState {
             checkout,
             plan,
             phases,
+            workspace,
+            follow_up,
         } = started
         else {
             return Err(TransitionError {
@@ -320,13 +524,14 @@ impl RunState {
             checkout: checkout.clone(),
             plan: plan.clone(),
             phases: phases.clone(),
-            status: if phases.is_empty() {
+            status: if workspace.is_some() {
+                RunStatus::Created
+            } else if phases.is_empty() {
                 RunStatus::Completed
             } else {
                 RunStatus::Running
             },
-            reason: phases
-                .is_empty()
+            reason: (phases.is_empty() && workspace.is_none())
                 .then(|| "the plan has no phases".to_owned()),
             seq: 1,
             phase: 0,
@@ -341,6 +546,16 @@ impl RunState {
             waivers: Vec::new(),
             handoffs_opened: 0,
             cost: Cost::default(),
+            workspace: workspace.clone(),
+            base: None,
+            follow_up: follow_up.clone(),
+            touchpoint: None,
+            pending_touchpoint: None,
+            touchpoints_opened: 0,
+            deviation_retries: 0,
+            deviation_replans: 0,
+            release: None,
+            delivery_opened: false,
         })
     }
 
@@ -369,7 +584,12 @@ impl RunState {
                 }
                 self.receipts_rerun_at = Some((self.phase, self.round, self.attempt));
             }
-            RunEvent::PhaseReported { outcome, cost, .. } => {
+            RunEvent::PhaseReported {
+                outcome,
+                cost,
+                plan,
+                ..
+            } => {
                 if self.status != RunStatus::Running
                     || self.in_flight.is_some()
                     || self.pending_pause.is_some()
@@ -381,14 +601,93 @@ impl RunState {
                     cost: *cost,
                     records: Vec::new(),
                     acceptance: None,
+                    plan: plan.clone(),
                 });
+            }
+            RunEvent::PhaseInterrupted {
+                cost, touchpoint, ..
+            } => {
+                if self.status != RunStatus::Running || self.in_flight.is_some() {
+                    return Err(refuse(&self));
+                }
+                self.cost += *cost;
+                self.supervise(touchpoint);
+            }
+            RunEvent::IntakeOpened => {
+                if self.status != RunStatus::Created {
+                    return Err(refuse(&self));
+                }
+                self.status = RunStatus::AwaitingIntake;
+            }
+            RunEvent::IntakeHalted => {
+                if !matches!(self.status, RunStatus::Created | RunStatus::AwaitingIntake) {
+                    return Err(refuse(&self));
+                }
+                self.status = RunStatus::Halted;
+                self.reason = Some("pre-run intake decided halt".to_owned());
+            }
+            RunEvent::WorkspaceReady { base, .. } => {
+                if !matches!(self.status, RunStatus::Created | RunStatus::AwaitingIntake) {
+                    return Err(refuse(&self));
+                }
+                self.base = Some(base.clone());
+                if self.phases.is_empty() {
+                    self.status = RunStatus::AwaitingDelivery;
+                } else {
+                    self.status = RunStatus::Running;
+                }
+            }
+            RunEvent::TouchpointOpened { id } => {
+                if self.pending_touchpoint.is_none() || self.touchpoint.is_some() {
+                    return Err(refuse(&self));
+                }
+                self.pending_touchpoint = None;
+                self.touchpoint = Some(id.clone());
+                self.touchpoints_opened += 1;
+            }
+            RunEvent::TouchpointResolved { id, resolution } => {
+                if self.touchpoint.as_ref() != Some(id) {
+                    return Err(refuse(&self));
+                }
+                self.touchpoint = None;
+                self.status = RunStatus::Running;
+                self.resolve(resolution);
+            }
+            RunEvent::DeliveryOpened { .. } => {
+                if self.status != RunStatus::AwaitingDelivery || self.delivery_opened {
+                    return Err(refuse(&self));
+                }
+                self.delivery_opened = true;
+            }
+            RunEvent::Delivered { action, detail } => {
+                if self.status != RunStatus::AwaitingDelivery || !self.delivery_opened {
+                    return Err(refuse(&self));
+                }
+                self.status = if *action == DeliveryAction::Halt {
+                    RunStatus::Halted
+                } else {
+                    RunStatus::Completed
+                };
+                self.reason = Some(detail.clone());
             }
             RunEvent::GateRecorded { record } => match &mut self.in_flight {
                 Some(flight) => flight.records.push(record.clone()),
                 None => return Err(refuse(&self)),
             },
             RunEvent::AcceptanceMerged { verdict, gaps, .. } => match &mut self.in_flight {
-                Some(flight) => flight.acceptance = Some((*verdict, gaps.clone())),
+                Some(flight) => {
+                    flight.acceptance = Some((*verdict, gaps.clone()));
+                    self.release = Some(Release {
+                        verdict: *verdict,
+                        findings: flight
+                            .outcome
+                            .findings
+                            .iter()
+                            .chain(gaps)
+                            .cloned()
+                            .collect(),
+                    });
+                }
                 None => return Err(refuse(&self)),
             },
             RunEvent::PhaseSettled { transition, .. } => {
@@ -420,15 +719,7 @@ impl RunState {
                 self.status = RunStatus::Running;
                 match resumption {
                     Resumption::Continue => self.advance(),
-                    Resumption::Retry { feedback } => {
-                        self.extra_attempts += 1;
-                        self.attempt += 1;
-                        self.input = PhaseInput {
-                            feedback: Some(feedback.clone()),
-                            waivers: self.waivers.clone(),
-                            ..PhaseInput::default()
-                        };
-                    }
+                    Resumption::Retry { feedback } => self.extra_attempt(feedback),
                     Resumption::ContinueWithWaiver { reason } => {
                         self.waivers.push(reason.clone());
                         self.advance();
@@ -454,8 +745,74 @@ impl RunState {
             ..PhaseInput::default()
         };
         if self.phase >= self.phases.len() {
-            self.status = RunStatus::Completed;
-            self.reason = Some("every phase passed".to_owned());
+            if self.workspace.is_some() {
+                self.status = RunStatus::AwaitingDelivery;
+            } else {
+                self.status = RunStatus::Completed;
+                self.reason = Some("every phase passed".to_owned());
+            }
+        }
+    }
+
+    /// Pauses at a touchpoint that is yet to be opened.
+    fn supervise(&mut self, touchpoint: &Touchpoint) {
+        self.status = match touchpoint {
+            Touchpoint::PlannerQuestions { .. } => RunStatus::AwaitingQuestions,
+            Touchpoint::PlanApproval { .. } => RunStatus::AwaitingPlanApproval,
+            _ => RunStatus::AwaitingDeviation,
+        };
+        self.pending_touchpoint = Some(touchpoint.clone());
+    }
+
+    /// An extra attempt of the current phase, with `feedback`.
+    fn extra_attempt(&mut self, feedback: &str) {
+        self.extra_attempts += 1;
+        self.attempt += 1;
+        self.input = PhaseInput {
+            feedback: Some(feedback.to_owned()),
+            waivers: self.waivers.clone(),
+            ..PhaseInput::default()
+        };
+    }
+
+    fn resolve(&mut self, resolution: &Supervised) {
+        match resolution {
+            Supervised::Answered { answers } => self.input.answers = Some(answers.clone()),
+            Supervised::PlanApproved { feedback } => {
+                self.advance();
+                self.input.feedback.clone_from(feedback);
+            }
+            Supervised::PlanRevised { feedback } => self.extra_attempt(feedback),
+            Supervised::PlanRejected { feedback } => {
+                self.status = RunStatus::Halted;
+                self.reason = Some(match feedback {
+                    Some(f) => format!("the plan was rejected: {f}"),
+                    None => "the plan was rejected".to_owned(),
+                });
+            }
+            Supervised::DeviationRetry { context } => {
+                self.deviation_retries += 1;
+                self.extra_attempt(context);
+            }
+            Supervised::DeviationReplan { to, failure } => {
+                self.deviation_replans += 1;
+                self.round += 1;
+                self.phase = *to;
+                self.attempt = 1;
+                self.extra_attempts = 0;
+                self.input = PhaseInput {
+                    feedback: Some(failure.clone()),
+                    waivers: self.waivers.clone(),
+                    ..PhaseInput::default()
+                };
+            }
+            Supervised::DeviationStopped { note } => {
+                self.status = RunStatus::Halted;
+                self.reason = Some(match note {
+                    Some(n) => format!("stopped after a deviation: {n}"),
+                    None => "stopped after a deviation".to_owned(),
+                });
+            }
         }
     }
 
@@ -481,6 +838,7 @@ impl RunState {
                 self.status = RunStatus::Halted;
                 self.reason = Some(reason.clone());
             }
+            Transition::Supervise { touchpoint } => self.supervise(touchpoint),
         }
     }
 }
@@ -636,6 +994,19 @@ impl RunEvent {
     /// run ids, so that two runs of the same scenario trace the same.
     pub fn trace_line(&self) -> String {
         match self {
+            Self::Started {
+                plan,
+                phases,
+                follow_up: Some(of),
+                ..
+            } => {
+                let phases: Vec<&str> = phases.iter().map(PhaseName::as_str).collect();
+                format!(
+                    "started plan `{plan}` with phases {} (follow-up {} of a rejected run)",
+                    phases.join(" → "),
+                    of.generation
+                )
+            }
             Self::Started { plan, phases, .. } => {
                 let phases: Vec<&str> = phases.iter().map(PhaseName::as_str).collect();
                 format!("started plan `{plan}` with phases {}", phases.join(" → "))
@@ -692,6 +1063,55 @@ impl RunEvent {
                 handoff,
                 resumption,
             } => format!("handoff `{handoff}` resumed: {}", resumption.describe()),
+            Self::IntakeOpened => {
+                "intake: the target checkout has uncommitted changes; asking".to_owned()
+            }
+            Self::IntakeHalted => "intake: halt; the run does not start".to_owned(),
+            Self::WorkspaceReady { intake, .. } => match intake {
+                Some(action) => format!("worktree ready (intake: {action})"),
+                None => "worktree ready".to_owned(),
+            },
+            Self::PhaseInterrupted {
+                phase,
+                attempt,
+                touchpoint,
+                ..
+            } => format!(
+                "phase `{phase}` attempt {attempt} stopped to ask: {}",
+                touchpoint_kind(touchpoint)
+            ),
+            Self::TouchpointOpened { id } => format!("touchpoint `{id}` opened"),
+            Self::TouchpointResolved { id, resolution } => {
+                format!("touchpoint `{id}` resolved: {}", resolution.describe())
+            }
+            Self::DeliveryOpened { verdict } => {
+                format!("delivery gate opened (release {verdict})")
+            }
+            // The detail names commits and paths: not stable across runs.
+            Self::Delivered { action, .. } => format!("delivered: {action}"),
+        }
+    }
+}
+
+fn touchpoint_kind(touchpoint: &Touchpoint) -> &'static str {
+    match touchpoint {
+        Touchpoint::PlannerQuestions { .. } => "planner questions",
+        Touchpoint::PlanApproval { .. } => "plan approval",
+        _ => "deviation",
+    }
+}
+
+impl Supervised {
+    /// A short description for traces.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Answered { .. } => "answered; the attempt runs again".to_owned(),
+            Self::PlanApproved { .. } => "plan approved".to_owned(),
+            Self::PlanRevised { feedback } => format!("plan revision requested \"{feedback}\""),
+            Self::PlanRejected { .. } => "plan rejected".to_owned(),
+            Self::DeviationRetry { .. } => "retry the step".to_owned(),
+            Self::DeviationReplan { to, .. } => format!("replan from phase {}", to + 1),
+            Self::DeviationStopped { .. } => "stop".to_owned(),
         }
     }
 }
@@ -733,6 +1153,7 @@ impl Transition {
                 format!("pause ({verdict}, trigger {why})")
             }
             Self::Halt { reason } => format!("halt: {reason}"),
+            Self::Supervise { touchpoint } => format!("ask: {}", touchpoint_kind(touchpoint)),
         }
     }
 }

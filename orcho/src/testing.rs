@@ -38,10 +38,13 @@ use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{FixedClock, RunId, RunStatus, Timestamp, Verdict};
 use orcho_gates::PhaseOutcome;
 use orcho_handoff::{
-    Advisor, AutopilotOutcome, DecidedBy, DecisionRequest, HandoffChoice, PhaseHandoff,
+    Advisor, AutopilotOutcome, DecidedBy, DecisionRequest, DeliveryChoice, DeliveryGate,
+    HandoffChoice, IntakeChoice, IntakeReport, PhaseHandoff, supervision::Answer,
 };
 
-use crate::{Engine, EngineError, PhaseReport, PhaseRequest, RunPlan, Step};
+use crate::{
+    Engine, EngineError, PhaseReport, PhaseRequest, RunPlan, Start, Step, SupervisionRequest,
+};
 
 type Hook = Box<dyn Fn(&Utf8Path) + Send + Sync>;
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -58,6 +61,11 @@ pub struct Scenario {
     files: Vec<(Utf8PathBuf, Vec<u8>)>,
     hooks: Vec<(String, u32, Hook)>,
     max_steps: usize,
+    worktree: bool,
+    dirty: Vec<(Utf8PathBuf, Vec<u8>)>,
+    answers: VecDeque<Vec<Answer>>,
+    intake: Option<IntakeChoice>,
+    deliveries: VecDeque<DeliveryChoice>,
 }
 
 impl std::fmt::Debug for Scenario {
@@ -90,8 +98,17 @@ pub struct ScenarioRun {
     pub autopilot: Vec<AutopilotOutcome>,
     /// The engine, to inspect the store further.
     pub engine: Engine,
-    /// The checkout the run worked on.
+    /// The checkout the run worked on (its worktree, for a run in one).
     pub checkout: Utf8PathBuf,
+    /// The target checkout of a run in a worktree (a git repository the
+    /// scenario created), where delivery lands.
+    pub target: Option<Utf8PathBuf>,
+    /// Every supervision touchpoint the engine paused at, in order.
+    pub touchpoints: Vec<SupervisionRequest>,
+    /// The intake question, if the target was dirty.
+    pub intake: Option<IntakeReport>,
+    /// The delivery gate, if the run reached one.
+    pub delivery: Option<DeliveryGate>,
     _dir: tempfile::TempDir,
 }
 
@@ -109,7 +126,55 @@ impl Scenario {
             files: Vec::new(),
             hooks: Vec::new(),
             max_steps: 200,
+            worktree: false,
+            dirty: Vec::new(),
+            answers: VecDeque::new(),
+            intake: None,
+            deliveries: VecDeque::new(),
         }
+    }
+
+    /// Runs in a retained worktree of a git repository the scenario creates
+    /// (its files committed), ending at a delivery gate. Needs `git` on
+    /// `PATH`.
+    pub fn in_worktree(mut self) -> Self {
+        self.worktree = true;
+        self
+    }
+
+    /// Leaves an uncommitted file in the target repository before the run
+    /// starts, so that pre-run intake asks (worktree scenarios).
+    pub fn dirty(mut self, path: impl Into<Utf8PathBuf>, contents: impl Into<Vec<u8>>) -> Self {
+        self.dirty.push((path.into(), contents.into()));
+        self
+    }
+
+    /// Scripts the next attempt of `phase` with a whole report (a plan, an
+    /// interruption, a cost).
+    pub fn report_with(mut self, phase: &str, report: PhaseReport) -> Self {
+        self.reports
+            .entry(phase.to_owned())
+            .or_default()
+            .push_back(report);
+        self
+    }
+
+    /// Scripts the operator's answers to the next supervision touchpoint.
+    pub fn answer(mut self, answers: Vec<Answer>) -> Self {
+        self.answers.push_back(answers);
+        self
+    }
+
+    /// Scripts the operator's intake decision.
+    pub fn intake(mut self, choice: IntakeChoice) -> Self {
+        self.intake = Some(choice);
+        self
+    }
+
+    /// Scripts the operator's next delivery decision.
+    pub fn deliver(mut self, choice: DeliveryChoice) -> Self {
+        self.deliveries.push_back(choice);
+        self
     }
 
     /// Scripts the next attempt of `phase` to report `outcome`.
@@ -193,10 +258,19 @@ impl Scenario {
             builder = builder.advisor(Arc::clone(advisor));
         }
         let engine = builder.build()?;
-        let mut run = engine.start(&checkout)?;
+        let mut run = if self.worktree {
+            git_repository(&checkout, &self.dirty)?;
+            engine.start_with(Start::in_worktree(&checkout))?
+        } else {
+            engine.start(&checkout)?
+        };
+        let target = self.worktree.then(|| checkout.clone());
         let mut requests = Vec::new();
         let mut handoffs = Vec::new();
         let mut autopilot = Vec::new();
+        let mut touchpoints = Vec::new();
+        let mut intake = None;
+        let mut delivery = None;
         let mut step = run.next().await?;
         for _ in 0..self.max_steps {
             clock.advance(std::time::Duration::from_secs(1));
@@ -204,7 +278,7 @@ impl Scenario {
                 Step::RunPhase(request) => {
                     for (phase, attempt, hook) in &self.hooks {
                         if request.phase.as_str() == phase && request.attempt == *attempt {
-                            hook(&checkout);
+                            hook(&run.state().checkout);
                         }
                     }
                     let report = self
@@ -242,8 +316,45 @@ impl Scenario {
                         }
                     }
                 }
+                Step::DecideIntake(report) => {
+                    intake = Some(report);
+                    let Some(choice) = self.intake.take() else {
+                        break;
+                    };
+                    engine.decide_intake(
+                        run.id(),
+                        DecisionRequest::new(choice, DecidedBy::Operator),
+                    )?;
+                    run.resume().await?
+                }
+                Step::AnswerQuestions(request)
+                | Step::ApprovePlan(request)
+                | Step::HandleDeviation(request) => {
+                    touchpoints.push(request.clone());
+                    let Some(answers) = self.answers.pop_front() else {
+                        break;
+                    };
+                    engine.answer(run.id(), &request.id, answers, DecidedBy::Operator)?;
+                    run.resume().await?
+                }
+                Step::DecideDelivery(gate) => {
+                    delivery = Some(gate);
+                    let Some(choice) = self.deliveries.pop_front() else {
+                        break;
+                    };
+                    engine.decide_delivery(
+                        run.id(),
+                        DecisionRequest::new(choice, DecidedBy::Operator),
+                    )?;
+                    run.resume().await?
+                }
                 Step::Finished { .. } => break,
             };
+        }
+        if delivery.is_none()
+            && let Ok(gate) = engine.delivery_gate(run.id())
+        {
+            delivery = Some(gate);
         }
         let state = run.state().clone();
         let id = run.id().clone();
@@ -258,10 +369,54 @@ impl Scenario {
             handoffs,
             autopilot,
             engine,
-            checkout,
+            checkout: state.checkout,
+            target,
+            touchpoints,
+            intake,
+            delivery,
             _dir: dir,
         })
     }
+}
+
+/// Makes `dir` a git repository with its files committed, then leaves the
+/// `dirty` files uncommitted.
+fn git_repository(dir: &Utf8Path, dirty: &[(Utf8PathBuf, Vec<u8>)]) -> Result<(), BoxError> {
+    let git = |args: &[&str]| -> Result<(), BoxError> {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "Orcho Scenario")
+            .env("GIT_AUTHOR_EMAIL", "scenario@orcho.invalid")
+            .env("GIT_COMMITTER_NAME", "Orcho Scenario")
+            .env("GIT_COMMITTER_EMAIL", "scenario@orcho.invalid")
+            .output()?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "`git {}` failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )
+            .into())
+        }
+    };
+    git(&["init", "--quiet", "--initial-branch=main"])?;
+    git(&["config", "user.name", "Orcho Scenario"])?;
+    git(&["config", "user.email", "scenario@orcho.invalid"])?;
+    git(&["config", "commit.gpgsign", "false"])?;
+    orcho_core::fs::write_atomic(&dir.join("README.md"), b"scenario\n")?;
+    git(&["add", "--all"])?;
+    git(&["commit", "--quiet", "-m", "scenario: initial commit"])?;
+    for (path, contents) in dirty {
+        let path = dir.join(path);
+        if let Some(parent) = path.parent() {
+            orcho_core::fs::create_dir_all(parent)?;
+        }
+        orcho_core::fs::write_atomic(&path, contents)?;
+    }
+    Ok(())
 }
 
 impl ScenarioRun {

@@ -5,7 +5,8 @@ use orcho_core::{Clock, Finding, HandoffId, RunId, RunStatus, Severity, SystemCl
 use orcho_gates::{GateContext, GateOutcome, GateRecord, ScheduledGate, Scheduler, phase_effect};
 use orcho_handoff::{
     AdviceRecord, AdviceRequest, Advisor, Autopilot, AutopilotOutcome, DecidedBy, DecisionRequest,
-    HandoffChoice, HandoffSpec, HandoffStore, NextStep, PhaseHandoff, RecordedDecision,
+    DeliveryGates, HandoffChoice, HandoffSpec, HandoffStore, Intakes, NextStep, PhaseHandoff,
+    RecordedDecision,
 };
 use orcho_receipts::{ReceiptStatus, ReceiptStore, Verifier, apply_acceptance, exec::BaseEnv};
 
@@ -26,18 +27,20 @@ use crate::{
 /// process can decide while the run waits.
 #[derive(Debug, Clone)]
 pub struct Engine {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
 #[derive(Debug)]
-struct Inner {
-    plan: RunPlan,
-    runs: RunStore,
-    handoffs: HandoffStore,
-    clock: Arc<dyn Clock>,
-    advisor: Option<Arc<dyn Advisor>>,
-    scheduler: Scheduler,
-    base_env: BaseEnv,
+pub(super) struct Inner {
+    pub(super) plan: RunPlan,
+    pub(super) runs: RunStore,
+    pub(super) handoffs: HandoffStore,
+    pub(super) intakes: Intakes,
+    pub(super) deliveries: DeliveryGates,
+    pub(super) clock: Arc<dyn Clock>,
+    pub(super) advisor: Option<Arc<dyn Advisor>>,
+    pub(super) scheduler: Scheduler,
+    pub(super) base_env: BaseEnv,
 }
 
 /// Builds an [`Engine`].
@@ -96,6 +99,8 @@ impl EngineBuilder {
             inner: Arc::new(Inner {
                 plan: self.plan,
                 runs: RunStore::new(self.store.clone()),
+                intakes: Intakes::new(self.store.clone(), Arc::clone(&self.clock)),
+                deliveries: DeliveryGates::new(self.store.clone(), Arc::clone(&self.clock)),
                 handoffs: HandoffStore::new(self.store, Arc::clone(&self.clock)),
                 clock: self.clock,
                 advisor: self.advisor,
@@ -135,32 +140,14 @@ impl Engine {
         &self.inner.handoffs
     }
 
-    /// Starts a run on `checkout` and returns it, locked for driving.
+    /// Starts a run in place on `checkout` and returns it, locked for
+    /// driving: [`start_with`](Self::start_with)`(`[`Start::in_place`](crate::Start::in_place)`)`.
     ///
     /// # Errors
     ///
     /// When the run cannot be created.
     pub fn start(&self, checkout: &Utf8Path) -> Result<Run, EngineError> {
-        let run = RunId::generate(&self.inner.clock);
-        let started = RunEvent::Started {
-            checkout: checkout.to_owned(),
-            plan: self.inner.plan.name.clone(),
-            phases: self
-                .inner
-                .plan
-                .phases
-                .iter()
-                .map(|p| p.name.clone())
-                .collect(),
-        };
-        let stored = self
-            .inner
-            .runs
-            .create(&run, started, self.inner.clock.as_ref())?;
-        Ok(Run {
-            engine: self.clone(),
-            stored,
-        })
+        self.start_with(crate::Start::in_place(checkout))
     }
 
     /// Opens an existing run for driving, replaying its journal.
@@ -295,6 +282,7 @@ impl Engine {
             });
         }
         let phases = crate::evidence::phases(&events);
+        let (intake, touchpoints, delivery) = crate::evidence::points(&events);
         let passed: Vec<orcho_core::PhaseName> = phases
             .iter()
             .filter(|p| p.next.as_deref() == Some("advance"))
@@ -324,6 +312,10 @@ impl Engine {
             handoffs,
             handoff_advice,
             cost: state.cost,
+            intake,
+            touchpoints,
+            delivery,
+            follow_up_of: state.follow_up.clone(),
         };
         let mut bytes = serde_json::to_vec_pretty(&evidence)
             .map_err(|e| EngineError::run(run, EngineErrorKind::Encode(Box::new(e))))?;
@@ -348,7 +340,7 @@ impl Engine {
         Ok(out)
     }
 
-    fn verifier(&self, checkout: &Utf8Path) -> Result<Option<Arc<Verifier>>, EngineError> {
+    pub(super) fn verifier(&self, checkout: &Utf8Path) -> Result<Option<Arc<Verifier>>, EngineError> {
         let Some(contract) = &self.inner.plan.verification else {
             return Ok(None);
         };
@@ -373,8 +365,8 @@ impl Engine {
 /// dropped, so two processes never drive one run.
 #[derive(Debug)]
 pub struct Run {
-    engine: Engine,
-    stored: StoredRun,
+    pub(super) engine: Engine,
+    pub(super) stored: StoredRun,
 }
 
 impl Run {
@@ -398,12 +390,12 @@ impl Run {
         &self.engine
     }
 
-    fn commit(&mut self, event: RunEvent) -> Result<(), EngineError> {
+    pub(super) fn commit(&mut self, event: RunEvent) -> Result<(), EngineError> {
         let clock = Arc::clone(&self.engine.inner.clock);
         self.stored.commit(event, clock.as_ref())
     }
 
-    fn err(&self, kind: EngineErrorKind) -> EngineError {
+    pub(super) fn err(&self, kind: EngineErrorKind) -> EngineError {
         EngineError::run(self.id(), kind)
     }
 
@@ -411,7 +403,7 @@ impl Run {
         self.err(EngineErrorKind::Handoff(Box::new(e)))
     }
 
-    fn finished(&self) -> Step {
+    pub(super) fn finished(&self) -> Step {
         let state = self.state();
         Step::Finished {
             status: state.status,
@@ -459,6 +451,20 @@ impl Run {
                     }
                     return Ok(Step::DecideHandoff(handoff));
                 }
+                RunStatus::Created if state.workspace.is_some() => self.prepare()?,
+                RunStatus::AwaitingIntake => {
+                    if let Some(step) = self.intake_step()? {
+                        return Ok(step);
+                    }
+                }
+                RunStatus::AwaitingQuestions
+                | RunStatus::AwaitingPlanApproval
+                | RunStatus::AwaitingDeviation => return self.touchpoint_step(),
+                RunStatus::AwaitingDelivery => {
+                    if let Some(step) = self.delivery_step().await? {
+                        return Ok(step);
+                    }
+                }
                 RunStatus::Running if state.in_flight.is_some() => {
                     self.run_gates().await?;
                 }
@@ -476,6 +482,7 @@ impl Run {
             return Ok(self.finished());
         };
         let mut input = state.input.clone();
+        input.follow_up = state.follow_up.as_ref().map(|f| f.brief.clone());
         if phase.role == PhaseRole::FinalAcceptance
             && let Some(verifier) = self.engine.verifier(&state.checkout)?
         {
@@ -546,12 +553,17 @@ impl Run {
         let Some(phase) = state.current_phase().cloned() else {
             return Ok(self.finished());
         };
+        if let Some(interruption) = report.interruption {
+            self.interrupt(interruption, report.cost)?;
+            return self.next().await;
+        }
         self.commit(RunEvent::PhaseReported {
             phase,
             attempt: state.attempt,
             round: state.round,
             outcome: report.outcome,
             cost: report.cost,
+            plan: report.plan,
         })?;
         self.run_gates().await?;
         self.next().await
@@ -576,7 +588,7 @@ impl Run {
         }
     }
 
-    fn terminal(&self) -> EngineError {
+    pub(super) fn terminal(&self) -> EngineError {
         self.err(EngineErrorKind::Terminal {
             status: self.state().status,
             reason: self.state().reason.clone().unwrap_or_default(),
@@ -663,15 +675,18 @@ impl Run {
         let mut verdict = flight.outcome.verdict;
         let mut findings = flight.outcome.findings.clone();
 
-        if phase.role == PhaseRole::FinalAcceptance
-            && let Some(verifier) = &verifier
-        {
+        if phase.role == PhaseRole::FinalAcceptance {
             let (merged, gaps) = match &flight.acceptance {
                 Some((merged, gaps)) => (*merged, gaps.clone()),
                 None => {
-                    let summary = blocking_readiness(verifier)
-                        .await
-                        .map_err(|e| self.err(e))?;
+                    let summary = match &verifier {
+                        Some(verifier) => blocking_readiness(verifier)
+                            .await
+                            .map_err(|e| self.err(e))?,
+                        None => {
+                            orcho_receipts::ReadinessSummary::new(vec![], vec![], vec![], 0)
+                        }
+                    };
                     let acceptance = apply_acceptance(verdict, &summary);
                     let waivers = engine
                         .inner
@@ -701,7 +716,17 @@ impl Run {
             findings.extend(gaps);
         }
 
-        let transition = crate::state::settle(plan, self.state(), verdict, &findings, &effect);
+        let mut transition =
+            crate::state::settle(plan, self.state(), verdict, &findings, &effect);
+        if transition == Transition::Advance
+            && phase.role == PhaseRole::Plan
+            && plan.plan_approval
+            && let Some(reported) = flight.plan.clone()
+        {
+            transition = Transition::Supervise {
+                touchpoint: orcho_handoff::supervision::Touchpoint::PlanApproval { plan: reported },
+            };
+        }
         self.commit(RunEvent::PhaseSettled {
             effect: effect.as_str().to_owned(),
             transition,
@@ -760,6 +785,23 @@ impl Run {
         let state = self.state().clone();
         if state.status.is_terminal() {
             return Err(self.terminal());
+        }
+        match state.status {
+            RunStatus::AwaitingIntake => {
+                self.apply_intake()?;
+                return self.next().await;
+            }
+            RunStatus::AwaitingQuestions
+            | RunStatus::AwaitingPlanApproval
+            | RunStatus::AwaitingDeviation => {
+                self.resume_touchpoint()?;
+                return self.next().await;
+            }
+            RunStatus::AwaitingDelivery => {
+                self.deliver().await?;
+                return self.next().await;
+            }
+            _ => {}
         }
         if state.status != RunStatus::AwaitingPhaseHandoff {
             return Err(self.err(EngineErrorKind::WrongState {
@@ -900,7 +942,7 @@ fn skipped_record(index: usize, scheduled: &ScheduledGate, reason: &str) -> Gate
     .with_lock_group(scheduled.lock_group.clone())
 }
 
-async fn blocking_readiness(
+pub(super) async fn blocking_readiness(
     verifier: &Arc<Verifier>,
 ) -> Result<orcho_receipts::ReadinessSummary, EngineErrorKind> {
     let v = Arc::clone(verifier);
@@ -1008,6 +1050,7 @@ mod tests {
             round: 1,
             outcome: PhaseOutcome::new(Verdict::Approved),
             cost: orcho_core::Cost::default(),
+            plan: None,
         })
         .expect("report");
         run.commit(RunEvent::GateRecorded {
@@ -1072,6 +1115,7 @@ mod tests {
             round: 1,
             outcome: PhaseOutcome::new(Verdict::Rejected),
             cost: orcho_core::Cost::default(),
+            plan: None,
         })
         .expect("report");
         run.commit(RunEvent::PhaseSettled {

@@ -1,8 +1,11 @@
 //! What the engine tells a host to do next.
 
-use orcho_core::{Cost, PhaseName, RunId, RunStatus};
+use orcho_core::{Cost, HandoffId, PhaseName, RunId, RunStatus, Verdict};
 use orcho_gates::PhaseOutcome;
-use orcho_handoff::PhaseHandoff;
+use orcho_handoff::{
+    DeliveryGate, IntakeReport, PhaseHandoff,
+    supervision::{Deviation, Plan, QuestionBatch, Touchpoint},
+};
 
 use crate::{plan::PhaseRole, state::PhaseInput};
 
@@ -17,6 +20,27 @@ pub enum Step {
     /// [`Engine::decide`](crate::Engine::decide), then
     /// [`Run::resume`](crate::Run::resume).
     DecideHandoff(PhaseHandoff),
+    /// The target checkout has uncommitted changes: decide what the run
+    /// starts from with [`Engine::decide_intake`](crate::Engine::decide_intake),
+    /// then [`Run::resume`](crate::Run::resume).
+    DecideIntake(IntakeReport),
+    /// The planner asked questions: record answers with
+    /// [`Engine::answer`](crate::Engine::answer), then
+    /// [`Run::resume`](crate::Run::resume); the same attempt runs again with
+    /// the answers.
+    AnswerQuestions(SupervisionRequest),
+    /// A plan waits for approval: answer with
+    /// [`Engine::answer`](crate::Engine::answer), then
+    /// [`Run::resume`](crate::Run::resume).
+    ApprovePlan(SupervisionRequest),
+    /// A step failed: retry, replan or stop, answered with
+    /// [`Engine::answer`](crate::Engine::answer), then
+    /// [`Run::resume`](crate::Run::resume).
+    HandleDeviation(SupervisionRequest),
+    /// The run reached its release state: decide delivery with
+    /// [`Engine::decide_delivery`](crate::Engine::decide_delivery), then
+    /// [`Run::resume`](crate::Run::resume) delivers.
+    DecideDelivery(DeliveryGate),
     /// The run has ended.
     Finished {
         /// Its final status.
@@ -24,6 +48,34 @@ pub enum Step {
         /// Why.
         reason: String,
     },
+}
+
+/// A supervision touchpoint for the host to render: its questions follow
+/// the one question schema (a header, options, `multi_select`, `custom`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SupervisionRequest {
+    /// The run.
+    pub run: RunId,
+    /// The touchpoint's id, for [`Engine::answer`](crate::Engine::answer).
+    pub id: HandoffId,
+    /// The phase that asked.
+    pub phase: Option<PhaseName>,
+    /// What is asked, typed.
+    pub touchpoint: Touchpoint,
+    /// The questions to render.
+    pub questions: QuestionBatch,
+}
+
+/// Why a host stopped a phase attempt to ask the operator.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Interruption {
+    /// The planner needs answers before it can plan.
+    Questions(QuestionBatch),
+    /// A step of the phase failed; the operator chooses retry, replan or
+    /// stop (the engine sets the retries already spent).
+    Deviation(Deviation),
 }
 
 /// One phase attempt for the host to run.
@@ -53,6 +105,11 @@ pub struct PhaseReport {
     pub outcome: PhaseOutcome,
     /// What the attempt cost.
     pub cost: Cost,
+    /// The plan a planning phase produced (plan approval shows it).
+    pub plan: Option<Plan>,
+    /// Set when the attempt stopped to ask the operator instead of
+    /// finishing: no gates run and the attempt is not spent.
+    pub interruption: Option<Interruption>,
 }
 
 impl PhaseReport {
@@ -61,7 +118,24 @@ impl PhaseReport {
         Self {
             outcome,
             cost: Cost::default(),
+            plan: None,
+            interruption: None,
         }
+    }
+
+    /// A report of an attempt that stopped to ask the operator.
+    pub fn interrupted(interruption: Interruption) -> Self {
+        Self {
+            interruption: Some(interruption),
+            ..Self::new(PhaseOutcome::new(Verdict::Incomplete))
+        }
+    }
+
+    /// Attaches the plan a planning phase produced.
+    #[must_use]
+    pub fn with_plan(mut self, plan: Plan) -> Self {
+        self.plan = Some(plan);
+        self
     }
 
     /// Sets the cost.

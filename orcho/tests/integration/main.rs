@@ -5,6 +5,7 @@
 mod acceptance;
 mod autopilot;
 mod crash;
+mod delivery;
 mod flow;
 mod host;
 mod profile;

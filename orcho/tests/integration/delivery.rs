@@ -1,0 +1,278 @@
+//! Runs in a retained worktree: pre-run intake, the delivery gate, and a
+//! `fix` that starts a correction follow-up linked to its parent. Real git
+//! repositories, created by the tests.
+
+use std::process::Command;
+
+use camino::Utf8Path;
+use orcho::{
+    PhaseReport, PhaseRole, RunPlan, Start, Step,
+    core::{Finding, RunStatus, Severity, Verdict},
+    gates::PhaseOutcome,
+    handoff::{
+        DecidedBy, DecisionRequest, DeliveryAction, DeliveryChoice, HandoffChoice, IntakeAction,
+        IntakeChoice, SuggestedStep,
+    },
+    testing::Scenario,
+};
+
+use super::{Result, phase};
+
+fn git(dir: &Utf8Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+fn plan() -> RunPlan {
+    RunPlan::new(
+        "deliver",
+        vec![
+            phase("implement", PhaseRole::Implement),
+            phase("final_acceptance", PhaseRole::FinalAcceptance).with_max_attempts(1),
+        ],
+    )
+}
+
+/// The implement phase writes `src/parse.rs` in the run's worktree.
+fn implementing(scenario: Scenario) -> Scenario {
+    scenario.before("implement", 1, |worktree| {
+        std::fs::create_dir_all(worktree.join("src")).expect("mkdir");
+        std::fs::write(worktree.join("src/parse.rs"), "pub fn parse() {}\n").expect("write");
+    })
+}
+
+#[tokio::test]
+async fn delivery_approve_commits_exactly_the_runs_diff_into_the_target() -> Result {
+    let run = implementing(Scenario::new(plan()).in_worktree())
+        .deliver(DeliveryChoice::approve())
+        .run()
+        .await?;
+    let target = run.target.clone().expect("a target");
+    assert_eq!(run.status, RunStatus::Completed, "{}", run.trace);
+    assert!(run.reason.starts_with("committed "), "{}", run.reason);
+    assert_ne!(run.checkout, target, "phases ran in the worktree");
+    assert_eq!(
+        std::fs::read_to_string(target.join("src/parse.rs"))?,
+        "pub fn parse() {}\n"
+    );
+    assert_eq!(git(&target, &["status", "--porcelain"]), "", "nothing left over");
+    assert_eq!(
+        git(&target, &["show", "--name-only", "--format=", "HEAD"]),
+        "src/parse.rs",
+        "the commit holds exactly the run's diff"
+    );
+    let gate = run.delivery.clone().expect("the gate");
+    assert_eq!(gate.verdict(), Verdict::Approved);
+    assert!(!gate.available_actions().contains(DeliveryAction::Fix));
+    insta::assert_snapshot!(run.trace, @r"
+    started plan `deliver` with phases implement → final_acceptance
+    worktree ready
+    phase `implement` attempt 1 (round 1) reported approved
+      settled (continue) → advance
+    phase `final_acceptance` attempt 1 (round 1) reported approved
+    acceptance approved (reviewer approved; every required receipt present)
+      settled (continue) → advance
+    delivery gate opened (release approved)
+    delivered: approve
+    ");
+    let evidence = run.engine.evidence(&run.run)?;
+    let delivery = evidence.delivery.expect("delivery evidence");
+    assert_eq!(delivery.action, Some(DeliveryAction::Approve));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_fix_on_a_rejected_release_starts_a_follow_up_linked_to_its_parent() -> Result {
+    let rejected = PhaseOutcome::new(Verdict::Rejected).with_findings([Finding::new(
+        "reviewer",
+        Severity::High,
+        "parse() ignores empty input",
+    )]);
+    let run = implementing(Scenario::new(plan()).in_worktree())
+        .report("final_acceptance", rejected)
+        .decide(HandoffChoice::Continue)
+        .deliver(DeliveryChoice::fix().with_note("handle the empty input"))
+        .run()
+        .await?;
+    let gate = run.delivery.clone().expect("the gate");
+    assert_eq!(gate.verdict(), Verdict::Rejected);
+    assert!(
+        !gate.available_actions().contains(DeliveryAction::Approve),
+        "a rejected release cannot be approved"
+    );
+    assert!(gate.available_actions().contains(DeliveryAction::Fix));
+    assert_eq!(run.status, RunStatus::Completed);
+    assert!(run.reason.starts_with("correction-ready"), "{}", run.reason);
+    let target = run.target.clone().expect("a target");
+    assert!(
+        !target.join("src/parse.rs").exists(),
+        "fix leaves the target untouched"
+    );
+
+    // The follow-up: a child run in the same target, starting from the
+    // parent's diff, told what the parent was rejected for.
+    let engine = &run.engine;
+    let spec = engine.follow_up(&run.run)?;
+    assert_eq!(spec.parent(), &run.run);
+    assert_eq!(spec.generation(), 1);
+    let mut child = engine.start_with(Start::follow_up(spec))?;
+    let Step::RunPhase(request) = child.next().await? else {
+        panic!("the follow-up runs its first phase");
+    };
+    let brief = request.input.follow_up.clone().expect("the parent's brief");
+    assert!(brief.contains("parse() ignores empty input"), "{brief}");
+    assert!(brief.contains("handle the empty input"), "{brief}");
+    assert!(
+        child.state().checkout.join("src/parse.rs").exists(),
+        "the follow-up's worktree starts with the parent's diff"
+    );
+    std::fs::write(
+        child.state().checkout.join("src/parse.rs"),
+        "pub fn parse() { /* empty input handled */ }\n",
+    )?;
+    let mut step = child
+        .complete_phase(PhaseReport::new(PhaseOutcome::new(Verdict::Approved)))
+        .await?;
+    while let Step::RunPhase(_) = step {
+        step = child
+            .complete_phase(PhaseReport::new(PhaseOutcome::new(Verdict::Approved)))
+            .await?;
+    }
+    let Step::DecideDelivery(child_gate) = step else {
+        panic!("the follow-up reaches its delivery gate: {step:?}");
+    };
+    assert_eq!(
+        child_gate.follow_up_of().map(|l| l.parent().clone()),
+        Some(run.run.clone())
+    );
+    engine.decide_delivery(
+        child.id(),
+        DecisionRequest::new(DeliveryChoice::approve(), DecidedBy::Operator),
+    )?;
+    let finished = child.resume().await?;
+    assert!(
+        matches!(
+            finished,
+            Step::Finished {
+                status: RunStatus::Completed,
+                ..
+            }
+        ),
+        "{finished:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(target.join("src/parse.rs"))?,
+        "pub fn parse() { /* empty input handled */ }\n",
+        "approve delivers the parent's work with the correction"
+    );
+    let child_id = child.id().clone();
+    drop(child);
+    let evidence = engine.evidence(&child_id)?;
+    assert_eq!(
+        evidence.follow_up_of.map(|f| f.parent),
+        Some(run.run.clone())
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_dirty_target_asks_at_intake_and_include_seeds_the_worktree() -> Result {
+    let run = Scenario::new(plan())
+        .in_worktree()
+        .dirty("notes.txt", "work in progress\n")
+        .intake(IntakeChoice::new(IntakeAction::Include))
+        .run()
+        .await?;
+    let report = run.intake.clone().expect("intake asked");
+    assert_eq!(report.count(), 1);
+    assert_eq!(
+        std::fs::read_to_string(run.checkout.join("notes.txt"))?,
+        "work in progress\n",
+        "the included change is in the worktree"
+    );
+    assert!(
+        run.trace.contains("worktree ready (intake: include)"),
+        "{}",
+        run.trace
+    );
+    assert_eq!(run.status, RunStatus::AwaitingDelivery, "no delivery scripted");
+    // A run parked at its gate is in the inbox, with the step to take.
+    let inbox = run.engine.inbox()?;
+    let pending: Vec<_> = inbox.pending().collect();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].run(), &run.run);
+    assert_eq!(pending[0].next_step(), SuggestedStep::Decide);
+    Ok(())
+}
+
+#[tokio::test]
+async fn intake_halt_never_starts_the_run() -> Result {
+    let run = Scenario::new(plan())
+        .in_worktree()
+        .dirty("notes.txt", "work in progress\n")
+        .intake(IntakeChoice::new(IntakeAction::Halt))
+        .run()
+        .await?;
+    assert_eq!(run.status, RunStatus::Halted);
+    assert!(run.requests.is_empty(), "no phase ran");
+    assert!(!run.checkout.exists(), "no worktree was created");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_profiles_delivery_default_delivers_without_asking() -> Result {
+    let run = implementing(
+        Scenario::new(plan().with_delivery(Some(DeliveryAction::Apply))).in_worktree(),
+    )
+    .run()
+    .await?;
+    assert_eq!(run.status, RunStatus::Completed, "{}", run.trace);
+    let target = run.target.clone().expect("target");
+    assert!(target.join("src/parse.rs").exists());
+    assert!(
+        git(&target, &["status", "--porcelain"]).contains("src/"),
+        "apply leaves the change uncommitted"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn resuming_an_undecided_delivery_names_the_gate_and_its_actions() -> Result {
+    let run = implementing(Scenario::new(plan()).in_worktree())
+        .run()
+        .await?;
+    assert_eq!(run.status, RunStatus::AwaitingDelivery);
+    let err = run.resume().await.expect_err("nothing decided");
+    assert!(err.is_awaiting_decision(), "{err}");
+    let message = orcho::core::error_chain(&err);
+    assert!(message.contains("delivery gate"), "{message}");
+    assert!(message.contains("approve"), "{message}");
+    // Deciding twice with a different payload is a conflict.
+    run.engine.decide_delivery(
+        &run.run,
+        DecisionRequest::new(DeliveryChoice::skip(), DecidedBy::Operator),
+    )?;
+    let conflict = run
+        .engine
+        .decide_delivery(
+            &run.run,
+            DecisionRequest::new(DeliveryChoice::halt(), DecidedBy::Operator),
+        )
+        .expect_err("a different decision");
+    assert!(conflict.is_conflict(), "{conflict}");
+    let Step::Finished { status, reason } = run.resume().await? else {
+        panic!("skip ends the run");
+    };
+    assert_eq!(status, RunStatus::Completed);
+    assert!(reason.contains("skipped"), "{reason}");
+    Ok(())
+}
