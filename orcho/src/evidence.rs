@@ -155,7 +155,11 @@ pub struct DeliveryEvidence {
 /// The decision points around the phases: intake, touchpoints, delivery.
 pub(crate) fn points(
     events: &[(u64, RunEvent)],
-) -> (Option<String>, Vec<TouchpointEvidence>, Option<DeliveryEvidence>) {
+) -> (
+    Option<String>,
+    Vec<TouchpointEvidence>,
+    Option<DeliveryEvidence>,
+) {
     let mut intake = None;
     let mut touchpoints: Vec<TouchpointEvidence> = Vec::new();
     let mut delivery: Option<DeliveryEvidence> = None;

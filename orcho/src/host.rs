@@ -120,7 +120,10 @@ pub async fn drive<H: Host + Send>(
                 }
             }
             Step::DecideIntake(report) => {
-                let Some(request) = host.decide_intake(&report).await.map_err(DriveError::Host)?
+                let Some(request) = host
+                    .decide_intake(&report)
+                    .await
+                    .map_err(DriveError::Host)?
                 else {
                     return Ok(Step::DecideIntake(report));
                 };
@@ -138,7 +141,10 @@ pub async fn drive<H: Host + Send>(
                 run.resume().await?
             }
             Step::DecideDelivery(gate) => {
-                let Some(request) = host.decide_delivery(&gate).await.map_err(DriveError::Host)?
+                let Some(request) = host
+                    .decide_delivery(&gate)
+                    .await
+                    .map_err(DriveError::Host)?
                 else {
                     return Ok(Step::DecideDelivery(gate));
                 };

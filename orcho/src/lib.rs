@@ -17,6 +17,19 @@
 //!   applies their effect and the verdict, and persists everything;
 //!   [`Engine::decide`] records a decision without advancing the run and
 //!   [`Run::resume`] advances it.
+//! - [`Engine::start_with`] and [`Start::in_worktree`] run in a retained git
+//!   worktree of the target checkout: pre-run intake asks first when the
+//!   target has uncommitted changes ([`Step::DecideIntake`]), and the run
+//!   ends at its delivery gate ([`Step::DecideDelivery`]: approve, apply,
+//!   fix, skip, halt). A delivered `fix` gives the correction follow-up
+//!   ([`Engine::follow_up`]), a child run started with [`Start::follow_up`]
+//!   from the parent's diff and linked to it.
+//! - Supervision touchpoints are steps too: planner questions
+//!   ([`Step::AnswerQuestions`], from a [`PhaseReport::interrupted`]), plan
+//!   approval ([`Step::ApprovePlan`], when the plan asks for it) and
+//!   deviations ([`Step::HandleDeviation`]), answered with
+//!   [`Engine::answer`] in the one question schema.
+//! - [`Engine::inbox`] lists every run of the store waiting for a decision.
 //! - Final acceptance reads receipts: before it runs, missing or stale
 //!   required receipts are re-run once; after its verdict, every unproven
 //!   required command becomes a gap that forces a rejection, unless a waiver

@@ -382,22 +382,24 @@ impl Scenario {
 /// Makes `dir` a git repository with its files committed, then leaves the
 /// `dirty` files uncommitted.
 fn git_repository(dir: &Utf8Path, dirty: &[(Utf8PathBuf, Vec<u8>)]) -> Result<(), BoxError> {
+    use orcho_receipts::exec::{self, BaseEnv, ExecRequest};
     let git = |args: &[&str]| -> Result<(), BoxError> {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
+        let request = ExecRequest::new(std::iter::once("git").chain(args.iter().copied()))
+            .cwd(dir.to_owned())
+            .envs(BaseEnv::inherit())
             .env("GIT_AUTHOR_NAME", "Orcho Scenario")
             .env("GIT_AUTHOR_EMAIL", "scenario@orcho.invalid")
             .env("GIT_COMMITTER_NAME", "Orcho Scenario")
-            .env("GIT_COMMITTER_EMAIL", "scenario@orcho.invalid")
-            .output()?;
+            .env("GIT_COMMITTER_EMAIL", "scenario@orcho.invalid");
+        let out = exec::run(&request)?;
         if out.status.success() {
             Ok(())
         } else {
             Err(format!(
-                "`git {}` failed: {}",
+                "`git {}` failed ({}): {}",
                 args.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
+                out.status,
+                out.stderr.tail_lossy().trim()
             )
             .into())
         }

@@ -315,7 +315,7 @@ impl Engine {
             intake,
             touchpoints,
             delivery,
-            follow_up_of: state.follow_up.clone(),
+            follow_up_of: state.follow_up,
         };
         let mut bytes = serde_json::to_vec_pretty(&evidence)
             .map_err(|e| EngineError::run(run, EngineErrorKind::Encode(Box::new(e))))?;
@@ -340,7 +340,10 @@ impl Engine {
         Ok(out)
     }
 
-    pub(super) fn verifier(&self, checkout: &Utf8Path) -> Result<Option<Arc<Verifier>>, EngineError> {
+    pub(super) fn verifier(
+        &self,
+        checkout: &Utf8Path,
+    ) -> Result<Option<Arc<Verifier>>, EngineError> {
         let Some(contract) = &self.inner.plan.verification else {
             return Ok(None);
         };
@@ -683,9 +686,7 @@ impl Run {
                         Some(verifier) => blocking_readiness(verifier)
                             .await
                             .map_err(|e| self.err(e))?,
-                        None => {
-                            orcho_receipts::ReadinessSummary::new(vec![], vec![], vec![], 0)
-                        }
+                        None => orcho_receipts::ReadinessSummary::new(vec![], vec![], vec![], 0),
                     };
                     let acceptance = apply_acceptance(verdict, &summary);
                     let waivers = engine
@@ -716,8 +717,7 @@ impl Run {
             findings.extend(gaps);
         }
 
-        let mut transition =
-            crate::state::settle(plan, self.state(), verdict, &findings, &effect);
+        let mut transition = crate::state::settle(plan, self.state(), verdict, &findings, &effect);
         if transition == Transition::Advance
             && phase.role == PhaseRole::Plan
             && plan.plan_approval

@@ -136,11 +136,7 @@ impl Engine {
 
     /// Where a run's retained worktree lives: `<store>/worktrees/<run>`.
     pub fn worktree_path(&self, run: &RunId) -> Utf8PathBuf {
-        self.inner
-            .runs
-            .root()
-            .join("worktrees")
-            .join(run.as_str())
+        self.inner.runs.root().join("worktrees").join(run.as_str())
     }
 
     /// Records the pre-run intake decision. It does not start the run:
@@ -321,10 +317,14 @@ impl Run {
                 self.apply_intake()?;
                 return Ok(None);
             }
-            let (report, _) = intakes.question(self.id()).map_err(|e| self.intake_err(e))?;
+            let (report, _) = intakes
+                .question(self.id())
+                .map_err(|e| self.intake_err(e))?;
             return Ok(Some(Step::DecideIntake(report)));
         }
-        let (report, _) = intakes.question(self.id()).map_err(|e| self.intake_err(e))?;
+        let (report, _) = intakes
+            .question(self.id())
+            .map_err(|e| self.intake_err(e))?;
         Ok(Some(Step::DecideIntake(report)))
     }
 
@@ -563,10 +563,7 @@ impl Run {
             && let Some(choice) = default_choice(action)
         {
             deliveries
-                .decide(
-                    self.id(),
-                    DecisionRequest::new(choice, DecidedBy::Operator),
-                )
+                .decide(self.id(), DecisionRequest::new(choice, DecidedBy::Operator))
                 .map_err(|e| self.delivery_err(e))?;
             self.deliver().await?;
             return Ok(None);
@@ -643,7 +640,9 @@ impl Run {
             .recorded_decision(self.id())
             .map_err(|e| self.delivery_err(e))?
         else {
-            let gate = deliveries.gate(self.id()).map_err(|e| self.delivery_err(e))?;
+            let gate = deliveries
+                .gate(self.id())
+                .map_err(|e| self.delivery_err(e))?;
             return Err(self.err(EngineErrorKind::AwaitingAnswer {
                 point: "delivery gate",
                 id: self.id().to_string(),

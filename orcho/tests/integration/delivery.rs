@@ -2,8 +2,6 @@
 //! `fix` that starts a correction follow-up linked to its parent. Real git
 //! repositories, created by the tests.
 
-use std::process::Command;
-
 use camino::Utf8Path;
 use orcho::{
     PhaseReport, PhaseRole, RunPlan, Start, Step,
@@ -19,17 +17,20 @@ use orcho::{
 use super::{Result, phase};
 
 fn git(dir: &Utf8Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
+    use orcho::receipts::exec::{self, BaseEnv, ExecRequest};
+    let request = ExecRequest::new(std::iter::once("git").chain(args.iter().copied()))
+        .cwd(dir.to_owned())
+        .envs(BaseEnv::inherit())
+        .keep_stdout(1 << 20);
+    let out = exec::run(&request).expect("git runs");
     assert!(
         out.status.success(),
         "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
+        out.stderr.tail_lossy()
     );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    String::from_utf8_lossy(&out.stdout.kept.unwrap_or_default())
+        .trim()
+        .to_owned()
 }
 
 fn plan() -> RunPlan {
@@ -45,8 +46,9 @@ fn plan() -> RunPlan {
 /// The implement phase writes `src/parse.rs` in the run's worktree.
 fn implementing(scenario: Scenario) -> Scenario {
     scenario.before("implement", 1, |worktree| {
-        std::fs::create_dir_all(worktree.join("src")).expect("mkdir");
-        std::fs::write(worktree.join("src/parse.rs"), "pub fn parse() {}\n").expect("write");
+        orcho::core::fs::create_dir_all(&worktree.join("src")).expect("mkdir");
+        orcho::core::fs::write_atomic(&worktree.join("src/parse.rs"), b"pub fn parse() {}\n")
+            .expect("write");
     })
 }
 
@@ -64,7 +66,11 @@ async fn delivery_approve_commits_exactly_the_runs_diff_into_the_target() -> Res
         std::fs::read_to_string(target.join("src/parse.rs"))?,
         "pub fn parse() {}\n"
     );
-    assert_eq!(git(&target, &["status", "--porcelain"]), "", "nothing left over");
+    assert_eq!(
+        git(&target, &["status", "--porcelain"]),
+        "",
+        "nothing left over"
+    );
     assert_eq!(
         git(&target, &["show", "--name-only", "--format=", "HEAD"]),
         "src/parse.rs",
@@ -135,9 +141,9 @@ async fn a_fix_on_a_rejected_release_starts_a_follow_up_linked_to_its_parent() -
         child.state().checkout.join("src/parse.rs").exists(),
         "the follow-up's worktree starts with the parent's diff"
     );
-    std::fs::write(
-        child.state().checkout.join("src/parse.rs"),
-        "pub fn parse() { /* empty input handled */ }\n",
+    orcho::core::fs::write_atomic(
+        &child.state().checkout.join("src/parse.rs"),
+        b"pub fn parse() { /* empty input handled */ }\n",
     )?;
     let mut step = child
         .complete_phase(PhaseReport::new(PhaseOutcome::new(Verdict::Approved)))
@@ -204,7 +210,11 @@ async fn a_dirty_target_asks_at_intake_and_include_seeds_the_worktree() -> Resul
         "{}",
         run.trace
     );
-    assert_eq!(run.status, RunStatus::AwaitingDelivery, "no delivery scripted");
+    assert_eq!(
+        run.status,
+        RunStatus::AwaitingDelivery,
+        "no delivery scripted"
+    );
     // A run parked at its gate is in the inbox, with the step to take.
     let inbox = run.engine.inbox()?;
     let pending: Vec<_> = inbox.pending().collect();
@@ -236,7 +246,7 @@ async fn the_profiles_delivery_default_delivers_without_asking() -> Result {
     .run()
     .await?;
     assert_eq!(run.status, RunStatus::Completed, "{}", run.trace);
-    let target = run.target.clone().expect("target");
+    let target = run.target.expect("target");
     assert!(target.join("src/parse.rs").exists());
     assert!(
         git(&target, &["status", "--porcelain"]).contains("src/"),

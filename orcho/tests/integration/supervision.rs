@@ -1,0 +1,239 @@
+//! Supervision touchpoints through the step API: planner questions, plan
+//! approval and deviation handling, each a durable pause answered with the
+//! question schema.
+
+use orcho::{
+    Interruption, PhaseReport, PhaseRole, RunPlan, Step,
+    core::RunStatus,
+    gates::PhaseOutcome,
+    handoff::{
+        DecidedBy,
+        supervision::{
+            Answer, Deviation, DeviationPolicy, Plan, PlanStep, Question, QuestionBatch,
+            QuestionOption,
+        },
+    },
+    testing::Scenario,
+};
+
+use super::{Result, phase};
+
+fn plan(approval: bool) -> RunPlan {
+    RunPlan::new(
+        "supervised",
+        vec![
+            phase("plan", PhaseRole::Plan),
+            phase("implement", PhaseRole::Implement),
+        ],
+    )
+    .with_plan_approval(approval)
+}
+
+fn the_plan() -> Plan {
+    Plan::new("Add a parser").with_step(PlanStep::new("coder", "Write parse()"))
+}
+
+fn approved_with_plan() -> PhaseReport {
+    PhaseReport::new(PhaseOutcome::new(orcho::core::Verdict::Approved)).with_plan(the_plan())
+}
+
+#[tokio::test]
+async fn planner_questions_pause_and_the_same_attempt_runs_again_with_the_answers() -> Result {
+    let batch = QuestionBatch::new([Question::new(
+        "Storage",
+        "Where should parsed documents be kept?",
+        [QuestionOption::new("Memory"), QuestionOption::new("Disk")],
+    )?])?;
+    let run = Scenario::new(plan(false))
+        .report_with(
+            "plan",
+            PhaseReport::interrupted(Interruption::Questions(batch)),
+        )
+        .answer(vec![Answer::select("Disk")])
+        .run()
+        .await?;
+    assert_eq!(run.status, RunStatus::Completed, "{}", run.trace);
+    assert_eq!(run.touchpoints.len(), 1);
+    assert_eq!(
+        run.touchpoints[0].questions.questions()[0].header(),
+        "Storage"
+    );
+    let again = &run.requests[1];
+    assert_eq!(again.phase.as_str(), "plan");
+    assert_eq!(
+        again.attempt, 1,
+        "asking questions does not spend an attempt"
+    );
+    let answers = again.input.answers.clone().expect("answers");
+    assert!(answers.contains("Disk"), "{answers}");
+    insta::assert_snapshot!(run.trace, @r"
+    started plan `supervised` with phases plan → implement
+    phase `plan` attempt 1 stopped to ask: planner questions
+    touchpoint `touchpoint-1` opened
+    touchpoint `touchpoint-1` resolved: answered; the attempt runs again
+    phase `plan` attempt 1 (round 1) reported approved
+      settled (continue) → advance
+    phase `implement` attempt 1 (round 1) reported approved
+      settled (continue) → advance
+    ");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_plan_waits_for_approval_and_request_changes_sends_it_back() -> Result {
+    let run = Scenario::new(plan(true))
+        .report_with("plan", approved_with_plan())
+        .report_with("plan", approved_with_plan())
+        .answer(vec![
+            Answer::select("Request Changes"),
+            Answer::text("split the parser from the lexer"),
+        ])
+        .answer(vec![
+            Answer::select("Approve"),
+            Answer::text("keep it small"),
+        ])
+        .run()
+        .await?;
+    assert_eq!(run.status, RunStatus::Completed, "{}", run.trace);
+    let phases: Vec<(&str, u32)> = run
+        .requests
+        .iter()
+        .map(|r| (r.phase.as_str(), r.attempt))
+        .collect();
+    assert_eq!(phases, [("plan", 1), ("plan", 2), ("implement", 1)]);
+    assert_eq!(
+        run.requests[1].input.feedback.as_deref(),
+        Some("split the parser from the lexer")
+    );
+    assert_eq!(
+        run.requests[2].input.feedback.as_deref(),
+        Some("keep it small")
+    );
+    let evidence = run.engine.evidence(&run.run)?;
+    assert_eq!(evidence.touchpoints.len(), 2);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_rejected_plan_halts_the_run() -> Result {
+    let run = Scenario::new(plan(true))
+        .report_with("plan", approved_with_plan())
+        .answer(vec![Answer::select("Reject"), Answer::none()])
+        .run()
+        .await?;
+    assert_eq!(run.status, RunStatus::Halted);
+    assert_eq!(run.reason, "the plan was rejected");
+    Ok(())
+}
+
+#[tokio::test]
+async fn without_plan_approval_a_plan_goes_straight_on() -> Result {
+    let run = Scenario::new(plan(false))
+        .report_with("plan", approved_with_plan())
+        .run()
+        .await?;
+    assert_eq!(run.status, RunStatus::Completed);
+    assert!(run.touchpoints.is_empty());
+    Ok(())
+}
+
+fn failing_step() -> PhaseReport {
+    PhaseReport::interrupted(Interruption::Deviation(Deviation::new(
+        1,
+        "Write parse()",
+        "cannot find module `lexer`",
+    )))
+}
+
+#[tokio::test]
+async fn a_deviation_retry_runs_the_step_again_with_the_failure_and_guidance() -> Result {
+    let run = Scenario::new(plan(false))
+        .report_with("implement", failing_step())
+        .answer(vec![
+            Answer::select("Retry"),
+            Answer::text("write the lexer first"),
+        ])
+        .run()
+        .await?;
+    assert_eq!(run.status, RunStatus::Completed, "{}", run.trace);
+    let retry = run.requests.last().expect("a retry");
+    assert_eq!((retry.phase.as_str(), retry.attempt), ("implement", 2));
+    let context = retry.input.feedback.clone().expect("context");
+    assert!(context.contains("write the lexer first"), "{context}");
+    assert!(context.contains("cannot find module"), "{context}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_deviation_replan_goes_back_to_the_planner_in_a_new_round() -> Result {
+    let run = Scenario::new(plan(false))
+        .report_with("implement", failing_step())
+        .answer(vec![Answer::select("Replan"), Answer::none()])
+        .run()
+        .await?;
+    assert_eq!(run.status, RunStatus::Completed, "{}", run.trace);
+    let replanned = &run.requests[2];
+    assert_eq!((replanned.phase.as_str(), replanned.round), ("plan", 2));
+    assert!(replanned.input.feedback.is_some());
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_retry_cap_removes_retry_from_the_deviation_menu() -> Result {
+    let run =
+        Scenario::new(plan(false).with_deviation(DeviationPolicy::default().with_retry_cap(1)))
+            .report_with("implement", failing_step())
+            .report_with("implement", failing_step())
+            .answer(vec![Answer::select("Retry"), Answer::none()])
+            .run()
+            .await?;
+    assert_eq!(run.status, RunStatus::AwaitingDeviation);
+    let second = &run.touchpoints[1].questions.questions()[0];
+    let labels: Vec<&str> = second.options().iter().map(|o| o.label.as_str()).collect();
+    assert!(!labels.contains(&"Retry"), "{labels:?}");
+    // Answering with an action that is not offered is refused, naming it;
+    // nothing is recorded.
+    let id = run.touchpoints[1].id.clone();
+    let refused = run
+        .engine
+        .answer(
+            &run.run,
+            &id,
+            vec![Answer::select("Retry"), Answer::none()],
+            DecidedBy::Operator,
+        )
+        .expect_err("retry is not offered");
+    assert!(
+        orcho::core::error_chain(&refused).contains("Retry"),
+        "{refused}"
+    );
+    // Stop ends the run.
+    run.engine.answer(
+        &run.run,
+        &id,
+        vec![Answer::select("Stop"), Answer::none()],
+        DecidedBy::Operator,
+    )?;
+    let Step::Finished { status, .. } = run.resume().await? else {
+        panic!("stop ends the run");
+    };
+    assert_eq!(status, RunStatus::Halted);
+    Ok(())
+}
+
+#[tokio::test]
+async fn resuming_an_unanswered_touchpoint_names_it() -> Result {
+    let run = Scenario::new(plan(true))
+        .report_with("plan", approved_with_plan())
+        .run()
+        .await?;
+    assert_eq!(run.status, RunStatus::AwaitingPlanApproval);
+    let err = run.resume().await.expect_err("unanswered");
+    assert!(err.is_awaiting_decision(), "{err}");
+    let message = orcho::core::error_chain(&err);
+    assert!(
+        message.contains("plan approval `touchpoint-1`"),
+        "{message}"
+    );
+    Ok(())
+}
