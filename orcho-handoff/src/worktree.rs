@@ -50,7 +50,14 @@ pub fn create(target: &Utf8Path, path: &Utf8Path, start: &str) -> Result<(), Git
     // Forget worktrees whose directories are gone, so that a path reused
     // after a crash is not refused as "already registered".
     git.run(&["worktree", "prune"])?;
-    git.run(&["worktree", "add", "--detach", "--quiet", path.as_str(), &start])?;
+    git.run(&[
+        "worktree",
+        "add",
+        "--detach",
+        "--quiet",
+        path.as_str(),
+        &start,
+    ])?;
     Ok(())
 }
 
