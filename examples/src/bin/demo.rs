@@ -4,27 +4,34 @@
 //! cargo run -p orcho-examples --bin demo
 //! ```
 //!
-//! A scripted "agent" works in a temporary checkout: its first attempt fails
-//! the tests gate, whose output is fed into the second attempt; a reviewer
-//! rejects, the run pauses at a handoff and an operator decides; final
-//! acceptance is rejected because the receipt no longer matches the
-//! checkout, the receipt is re-run, and acceptance passes. Everything is
-//! journalled on disk, and the demo ends by showing where.
+//! The demo creates a temporary git repository (the *target*) and starts a
+//! run in a retained worktree of it, so the target does not change until
+//! somebody decides so. A scripted "agent" works in that worktree: its
+//! first attempt fails the tests gate, whose output is fed into the second
+//! attempt; a reviewer rejects, the run pauses at a handoff and an operator
+//! decides; final acceptance is rejected because the receipt no longer
+//! matches the worktree, the receipt is re-run, and acceptance passes. The
+//! run then reaches its delivery gate, which shows the release verdict, the
+//! diff and the actions on offer; the operator approves and the run's diff
+//! is committed into the target. Everything is journalled on disk, and the
+//! demo ends by showing where.
 #![expect(clippy::print_stdout, reason = "a demo talks to its reader")]
 
-use std::process::ExitCode;
+use std::{error::Error, process::ExitCode};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho::{
-    Engine, PhaseReport, PhaseRequest, RunPlan, Step,
+    Engine, PhaseReport, PhaseRequest, RunPlan, Start, Step,
     core::{Finding, Severity, Verdict, error_chain, fs},
     gates::{GateRegistry, PhaseOutcome},
-    handoff::{DecidedBy, DecisionRequest, HandoffChoice},
+    handoff::{DecidedBy, DecisionRequest, DeliveryChoice, DeliveryGate, HandoffChoice},
     profile::Profile,
+    receipts::exec::{self, BaseEnv, ExecRequest},
 };
 
 /// The team's profile: what runs after which phase, and what counts as
-/// proof.
+/// proof. It names no `delivery` default, so a run in a worktree waits at
+/// its delivery gate for a decision.
 const PROFILE: &str = r#"
 schema: 1
 name: demo
@@ -59,33 +66,42 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn run() -> Result<(), Box<dyn std::error::Error>> {
+async fn run() -> Result<(), Box<dyn Error>> {
     let tmp = tempfile::Builder::new()
         .prefix("orcho-demo-")
         .tempdir()?
         .keep();
-    let checkout = Utf8PathBuf::try_from(tmp)?;
-    fs::create_dir_all(&checkout.join("src"))?;
-    fs::write_atomic(&checkout.join("src/lib.rs"), b"// the parser goes here\n")?;
+    let target = Utf8PathBuf::try_from(tmp)?.join("repo");
+    create_target(&target)?;
 
     println!("Orcho demo: readiness is proven, not claimed\n");
-    println!("Checkout: {checkout}");
+    println!("Target: {target} (a new git repository with one commit)");
     let profile = Profile::from_yaml_str(PROFILE)?.resolve(&GateRegistry::with_builtins())?;
-    let engine =
-        Engine::builder(RunPlan::from_profile(&profile), checkout.join(".orcho")).build()?;
-    let mut run = engine.start(&checkout)?;
+    let engine = Engine::builder(RunPlan::from_profile(&profile), target.join(".orcho")).build()?;
+    let mut run = engine.start_with(Start::in_worktree(&target))?;
     println!(
-        "Run {} with profile `{}`: implement → review → final_acceptance\n",
+        "Run {} with profile `{}`: implement → review → final_acceptance → delivery gate\n",
         run.id(),
         profile.name
     );
 
+    // The first step checks the target for uncommitted changes (intake)
+    // and creates the run's worktree.
     let mut step = run.next().await?;
+    let base = run.state().base.clone().unwrap_or_default();
+    println!(
+        "The target has no uncommitted changes, so intake asks nothing. The run works\n\
+         in its own git worktree, started at the target's HEAD {}:\n   {}\n\
+         Every phase works there; the target changes only if the delivery gate says so.\n",
+        short(&base),
+        run.state().checkout
+    );
     loop {
         step = match step {
             Step::RunPhase(request) => {
                 announce(&request);
-                let report = agent(&request, &checkout)?;
+                let worktree = run.state().checkout.clone();
+                let report = agent(&request, &worktree)?;
                 let next = run.complete_phase(report).await?;
                 explain(&engine, run.id())?;
                 next
@@ -116,32 +132,148 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 println!("   (the decision is on disk; resuming advances the run)\n");
                 run.resume().await?
             }
+            Step::DecideDelivery(gate) => {
+                show_gate(&gate);
+                let message = "Add parse: split on commas, no items for empty input";
+                println!("   The operator decides approve, with the message \"{message}\".");
+                engine.decide_delivery(
+                    run.id(),
+                    DecisionRequest::new(
+                        DeliveryChoice::approve_with_message(message)?,
+                        DecidedBy::Operator,
+                    ),
+                )?;
+                println!("   (the decision is on disk; resuming delivers it)\n");
+                run.resume().await?
+            }
             Step::Finished { status, reason } => {
-                println!("✔  The run is {status}: {reason}.\n");
+                println!("✔  The run is {status}: {reason}.");
                 break;
             }
             _ => return Err("the engine asked for something this demo does not script".into()),
         };
     }
+    println!("   In the target:");
+    println!("   $ git log --oneline -1");
+    println!("   {}", git(&target, &["log", "--oneline", "-1"])?);
+    println!("   $ git show --stat --format= HEAD");
+    for line in git(&target, &["show", "--stat", "--format=", "HEAD"])?.lines() {
+        println!("   {}", line.trim_start());
+    }
+    println!();
 
     let id = run.id().clone();
+    let worktree = run.state().checkout.clone();
     drop(run);
+    println!("The trace of the run, one line per durable transition:\n");
+    for line in engine.trace(&id)?.lines() {
+        println!("   {line}");
+    }
     let evidence = engine.evidence(&id)?;
     println!(
-        "Evidence: {} phase attempts, {} handoff(s); on disk:",
+        "\nThe evidence ({} phase attempts, {} handoff(s), the delivery) is on disk:",
         evidence.phases.len(),
         evidence.handoffs.len()
     );
     let dir = engine.runs().run_dir(&id);
-    for name in ["journal.jsonl", "run.json", "evidence.json"] {
-        println!("   {}", dir.join(name));
-    }
-    println!("   {}", checkout.join(".orcho/receipts"));
-    println!("\nThe trace of the run, one line per durable transition:\n");
-    for line in engine.trace(&id)?.lines() {
-        println!("   {line}");
+    for (path, what) in [
+        (dir.join("evidence.json"), "the evidence bundle"),
+        (
+            dir.join("journal.jsonl"),
+            "the journal, the run's source of truth",
+        ),
+        (
+            dir.join("run.json"),
+            "the run's state, rebuilt from the journal",
+        ),
+        (
+            dir.join("delivery"),
+            "the delivery gate, the run's patch and the outcome",
+        ),
+        (target.join(".orcho/receipts"), "the receipts"),
+        (worktree, "the retained worktree"),
+    ] {
+        println!("   {what}:\n      {path}");
     }
     Ok(())
+}
+
+/// Creates the target: a git repository with an empty library, one commit,
+/// and the store (`.orcho/`) ignored.
+fn create_target(target: &Utf8Path) -> Result<(), Box<dyn Error>> {
+    fs::create_dir_all(&target.join("src"))?;
+    fs::write_atomic(&target.join("src/lib.rs"), b"// the parser goes here\n")?;
+    fs::write_atomic(&target.join(".gitignore"), b".orcho/\n")?;
+    for args in [
+        &["init", "--quiet", "--initial-branch=main"][..],
+        &["config", "user.name", "Orcho Demo"],
+        &["config", "user.email", "demo@orcho.invalid"],
+        &["config", "commit.gpgsign", "false"],
+        &["add", "--all"],
+        &["commit", "--quiet", "-m", "Start the parser"],
+    ] {
+        git(target, args)?;
+    }
+    Ok(())
+}
+
+/// Runs git in `dir` through Orcho's one spawn site and returns its
+/// standard output.
+fn git(dir: &Utf8Path, args: &[&str]) -> Result<String, Box<dyn Error>> {
+    let request = ExecRequest::new(std::iter::once("git").chain(args.iter().copied()))
+        .cwd(dir.to_owned())
+        .envs(BaseEnv::inherit())
+        .keep_stdout(1 << 16);
+    let out = exec::run(&request)?;
+    if !out.status.success() {
+        return Err(format!(
+            "`git {}` failed ({}): {}",
+            args.join(" "),
+            out.status,
+            out.stderr.tail_lossy().trim()
+        )
+        .into());
+    }
+    Ok(
+        String::from_utf8_lossy(&out.stdout.kept.unwrap_or_default())
+            .trim()
+            .to_owned(),
+    )
+}
+
+/// Prints what the operator sees at the delivery gate.
+fn show_gate(gate: &DeliveryGate) {
+    println!("🚪 The run reaches its release state: the delivery gate opens.");
+    println!(
+        "   Release verdict: {} (final acceptance said {}).",
+        gate.verdict(),
+        gate.reviewer_verdict()
+    );
+    println!(
+        "   The run's diff against {}: {}",
+        short(gate.base()),
+        gate.diff()
+    );
+    for file in gate.diff().files() {
+        match (file.insertions(), file.deletions()) {
+            (Some(added), Some(removed)) => {
+                println!("      {}  +{added} -{removed}", file.path());
+            }
+            _ => println!("      {}  (binary)", file.path()),
+        }
+    }
+    println!("   Available actions: {}", gate.available_actions());
+    for blocked in gate.blocked() {
+        println!(
+            "   Not offered: {} ({})",
+            blocked.action(),
+            blocked.reason()
+        );
+    }
+}
+
+fn short(commit: &str) -> &str {
+    commit.get(..7).unwrap_or(commit)
 }
 
 fn announce(request: &PhaseRequest) {
@@ -152,6 +284,12 @@ fn announce(request: &PhaseRequest) {
             failure.gate, failure.summary
         );
     }
+    for finding in &request.input.findings {
+        println!(
+            "   It receives a finding of the last attempt: {}",
+            finding.title
+        );
+    }
     if let Some(feedback) = &request.input.feedback {
         println!("   It receives the operator's feedback: \"{feedback}\"");
     }
@@ -160,11 +298,9 @@ fn announce(request: &PhaseRequest) {
     }
 }
 
-/// The scripted agent: what each attempt does to the checkout and reports.
-fn agent(
-    request: &PhaseRequest,
-    checkout: &Utf8Path,
-) -> Result<PhaseReport, Box<dyn std::error::Error>> {
+/// The scripted agent: what each attempt does in the run's
+/// worktree, and what it reports.
+fn agent(request: &PhaseRequest, worktree: &Utf8Path) -> Result<PhaseReport, Box<dyn Error>> {
     let approved = |summary: &str| {
         PhaseReport::new(PhaseOutcome::new(Verdict::Approved).with_summary(summary))
     };
@@ -175,7 +311,7 @@ fn agent(
         }
         ("implement", _) => {
             fs::write_atomic(
-                &checkout.join("src/lib.rs"),
+                &worktree.join("src/lib.rs"),
                 b"pub fn parse(input: &str) -> Vec<&str> {\n    input.split(',').collect()\n}\n",
             )?;
             println!("   The agent writes `parse`.");
@@ -194,13 +330,14 @@ fn agent(
         ("review", _) => approved("looks good"),
         ("final_acceptance", 1) => {
             // The agent keeps editing after the tests ran: the receipt no
-            // longer proves anything about this checkout.
+            // longer proves anything about the worktree.
             fs::write_atomic(
-                &checkout.join("src/lib.rs"),
+                &worktree.join("src/lib.rs"),
                 b"/// Splits on commas; empty input gives no items.\npub fn parse(input: &str) -> Vec<&str> {\n    input.split(',').filter(|s| !s.is_empty()).collect()\n}\n",
             )?;
             println!(
-                "   Meanwhile the agent edits src/lib.rs again; the reviewer approves anyway."
+                "   Meanwhile the agent edits src/lib.rs again, after the tests ran: the `check`\n   \
+                 receipt no longer matches the worktree. The reviewer approves anyway."
             );
             approved("ready")
         }
@@ -212,7 +349,7 @@ fn agent(
 }
 
 /// Prints what the last attempt did, from the journal.
-fn explain(engine: &Engine, run: &orcho::core::RunId) -> Result<(), Box<dyn std::error::Error>> {
+fn explain(engine: &Engine, run: &orcho::core::RunId) -> Result<(), Box<dyn Error>> {
     let trace = engine.trace(run)?;
     let last: Vec<&str> = trace
         .lines()
@@ -223,7 +360,7 @@ fn explain(engine: &Engine, run: &orcho::core::RunId) -> Result<(), Box<dyn std:
         let line = line.trim();
         if let Some(gate) = line.strip_prefix("gate ") {
             println!("   gate {gate}");
-        } else if line.starts_with("acceptance") {
+        } else if line.starts_with("acceptance") || line.starts_with("receipts ") {
             println!("   {line}");
         } else if let Some((_, next)) = line
             .strip_prefix("settled ")
