@@ -56,17 +56,29 @@ pub const DEFAULT_DESTRUCTIVE_PATTERNS: &[&str] = &[
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DestructivePatterns {
-    patterns: Vec<(String, Vec<String>)>,
+    // Shared: every policy built from a profile starts from the defaults,
+    // which are split into words once per process.
+    patterns: Arc<Vec<Pattern>>,
 }
+
+/// A pattern as written, and its words.
+type Pattern = (String, Vec<String>);
+
+/// The defaults, split into words once.
+static DEFAULTS: std::sync::LazyLock<Arc<Vec<Pattern>>> = std::sync::LazyLock::new(|| {
+    Arc::new(
+        DEFAULT_DESTRUCTIVE_PATTERNS
+            .iter()
+            .map(|p| ((*p).to_owned(), words(p)))
+            .collect(),
+    )
+});
 
 impl Default for DestructivePatterns {
     /// [`DEFAULT_DESTRUCTIVE_PATTERNS`].
     fn default() -> Self {
         Self {
-            patterns: DEFAULT_DESTRUCTIVE_PATTERNS
-                .iter()
-                .map(|p| ((*p).to_owned(), words(p)))
-                .collect(),
+            patterns: Arc::clone(&DEFAULTS),
         }
     }
 }
@@ -83,7 +95,7 @@ impl DestructivePatterns {
         S: Into<String>,
     {
         Self {
-            patterns: Vec::new(),
+            patterns: Arc::default(),
         }
         .with(patterns)
     }
@@ -104,7 +116,7 @@ impl DestructivePatterns {
             if w.is_empty() {
                 return Err(AutopilotPolicyError::BlankPattern);
             }
-            self.patterns.push((p, w));
+            Arc::make_mut(&mut self.patterns).push((p, w));
         }
         Ok(self)
     }

@@ -452,12 +452,20 @@ impl fmt::Display for DiffSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} files changed, {} insertions(+), {} deletions(-)",
+            "{} {} changed, {} {}(+), {} {}(-)",
             self.files_changed(),
+            plural(self.files_changed() as u64, "file", "files"),
             self.insertions(),
-            self.deletions()
+            plural(self.insertions(), "insertion", "insertions"),
+            self.deletions(),
+            plural(self.deletions(), "deletion", "deletions"),
         )
     }
+}
+
+/// git's wording: "1 file", "2 files".
+fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 { one } else { many }
 }
 
 /// What the engine knows when a run reaches its release state: the input of
