@@ -91,6 +91,9 @@ pub(crate) enum Command {
         #[arg(long)]
         message: Option<String>,
     },
+    /// Serve the run's decision points as MCP tools over stdio (for agent
+    /// clients)
+    Mcp,
     /// Print shell completions
     Completions {
         /// The shell
@@ -242,6 +245,7 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, BoxError> {
             engine.decide_intake(&run, DecisionRequest::new(choice, DecidedBy::Operator))?;
             decided(&place, &run, "intake", action.as_str())
         }
+        Command::Mcp => crate::mcp::serve(place).await,
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "orcho", &mut out);

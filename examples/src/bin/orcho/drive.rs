@@ -31,7 +31,7 @@ use crate::{
 /// same way: `runs/<id>/cli.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RunConfig {
+pub(crate) struct RunConfig {
     schema: u32,
     profile: String,
     phases: BTreeMap<String, Vec<String>>,
@@ -51,7 +51,7 @@ fn config_path(place: &Place, run: &RunId) -> Utf8PathBuf {
     place.store.join("runs").join(run.as_str()).join("cli.json")
 }
 
-fn read_config(place: &Place, run: &RunId) -> Result<Option<RunConfig>, BoxError> {
+pub(crate) fn read_config(place: &Place, run: &RunId) -> Result<Option<RunConfig>, BoxError> {
     match std::fs::read(config_path(place, run)) {
         Ok(bytes) => Ok(Some(serde_json::from_slice(&bytes).map_err(|e| {
             format!(
@@ -80,33 +80,13 @@ fn parse_phases(specs: &[String]) -> Result<BTreeMap<String, Vec<String>>, BoxEr
 }
 
 pub(crate) async fn start(place: &Place, args: &RunArgs) -> Result<Exit, BoxError> {
-    let (profile, plan) = load_profile(place, args.profile.profile.as_deref())?;
     let phases = parse_phases(&args.phases)?;
-    for name in phases.keys() {
-        if !plan.phases.iter().any(|p| p.name.as_str() == name) {
-            let known: Vec<&str> = plan.phases.iter().map(|p| p.name.as_str()).collect();
-            return Err(format!(
-                "`--phase {name}=…`: the profile has no phase `{name}` (its phases: {})",
-                known.join(", ")
-            )
-            .into());
-        }
-    }
-    let engine = Engine::builder(plan, &place.store).build()?;
-    let start = if args.in_place {
-        Start::in_place(&place.checkout)
-    } else {
-        Start::in_worktree(&place.checkout)
-    };
-    let mut run = engine.start_with(start)?;
-    let config = RunConfig {
-        schema: 1,
-        profile,
+    let (config, mut run) = begin(
+        place,
+        args.profile.profile.as_deref(),
         phases,
-    };
-    let mut bytes = serde_json::to_vec_pretty(&config)?;
-    bytes.push(b'\n');
-    orcho::core::fs::write_atomic(&config_path(place, run.id()), &bytes)?;
+        args.in_place,
+    )?;
     if !place.json {
         show::err(&format!("run {} started", run.id()));
     }
@@ -119,6 +99,43 @@ pub(crate) async fn start(place: &Place, args: &RunArgs) -> Result<Exit, BoxErro
         interactive(args.no_interactive),
     )
     .await
+}
+
+/// Starts a run of `profile` whose phases run `phases`, and records them in
+/// the run's `cli.json` so that a resume drives it the same way.
+pub(crate) fn begin(
+    place: &Place,
+    profile: Option<&str>,
+    phases: BTreeMap<String, Vec<String>>,
+    in_place: bool,
+) -> Result<(RunConfig, Run), BoxError> {
+    let (profile, plan) = load_profile(place, profile)?;
+    for name in phases.keys() {
+        if !plan.phases.iter().any(|p| p.name.as_str() == name) {
+            let known: Vec<&str> = plan.phases.iter().map(|p| p.name.as_str()).collect();
+            return Err(format!(
+                "`--phase {name}=…`: the profile has no phase `{name}` (its phases: {})",
+                known.join(", ")
+            )
+            .into());
+        }
+    }
+    let engine = Engine::builder(plan, &place.store).build()?;
+    let start = if in_place {
+        Start::in_place(&place.checkout)
+    } else {
+        Start::in_worktree(&place.checkout)
+    };
+    let run = engine.start_with(start)?;
+    let config = RunConfig {
+        schema: 1,
+        profile,
+        phases,
+    };
+    let mut bytes = serde_json::to_vec_pretty(&config)?;
+    bytes.push(b'\n');
+    orcho::core::fs::write_atomic(&config_path(place, run.id()), &bytes)?;
+    Ok((config, run))
 }
 
 pub(crate) async fn resume(
@@ -267,7 +284,7 @@ async fn drive(
 
 /// Resumes when a decision was recorded (by another process, or before a
 /// restart); `None` while nobody has decided.
-async fn decided_elsewhere(run: &mut Run) -> Result<Option<Step>, BoxError> {
+pub(crate) async fn decided_elsewhere(run: &mut Run) -> Result<Option<Step>, BoxError> {
     match resume_past(run).await {
         Ok(step) => Ok(Some(step)),
         Err(e) if e.is_awaiting_decision() => Ok(None),
@@ -306,7 +323,7 @@ fn paused(place: &Place, run: &Run, point: &str, hint: &str) -> Result<Exit, Box
 }
 
 /// Runs a phase's command in the run's checkout; exit 0 approves.
-async fn run_phase(
+pub(crate) async fn run_phase(
     place: &Place,
     config: &RunConfig,
     request: &PhaseRequest,

@@ -13,6 +13,7 @@
 
 mod cli;
 mod drive;
+mod mcp;
 mod show;
 
 use std::process::ExitCode;

@@ -1,0 +1,410 @@
+//! `orcho mcp` driven by the official Rust MCP SDK's client over stdio: the
+//! real binary as a child process, on a temporary git repository.
+
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho::receipts::exec::{self, BaseEnv, ExecRequest};
+use rmcp::{
+    RoleClient, ServiceExt,
+    model::{CallToolRequestParams, CallToolResult},
+    service::RunningService,
+    transport::TokioChildProcess,
+};
+use serde_json::{Value, json};
+
+type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+type Client = RunningService<RoleClient, ()>;
+
+const TOOLS: [&str; 10] = [
+    "orcho_run_start",
+    "orcho_run_status",
+    "orcho_run_evidence",
+    "orcho_phase_handoff_decide",
+    "orcho_run_resume",
+    "orcho_handoff_advice",
+    "orcho_review_paused_run",
+    "orcho_delivery_gate",
+    "orcho_delivery_decide",
+    "orcho_workspace_pending_decisions",
+];
+
+/// A review phase that pauses for a decision when it rejects.
+const PROFILE: &str = "\
+schema: 1
+name: mcp-test
+description: A review that pauses on rejection.
+phases:
+  - name: review
+    role: review
+    max_attempts: 1
+    handoff:
+      pause: on_rejected
+      on_exhausted: pause
+";
+
+/// Rejects on its first run (leaving a marker), approves after.
+const REVIEW_ONCE: [&str; 3] = [
+    "sh",
+    "-c",
+    "test -f reviewed || { touch reviewed; exit 1; }",
+];
+
+fn git(dir: &Utf8Path, args: &[&str]) -> TestResult {
+    let request = ExecRequest::new(std::iter::once("git").chain(args.iter().copied()))
+        .cwd(dir)
+        .envs(BaseEnv::inherit());
+    let outcome = exec::run(&request)?;
+    if !outcome.status.success() {
+        return Err(format!(
+            "git {} {}: {}",
+            args.join(" "),
+            outcome.status,
+            outcome.stderr.tail_lossy()
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// A committed git repository with the test profile and `.orcho/` ignored.
+fn repo() -> Result<(tempfile::TempDir, Utf8PathBuf), Box<dyn std::error::Error + Send + Sync>> {
+    let tmp = tempfile::tempdir()?;
+    let dir = Utf8PathBuf::try_from(tmp.path().to_owned())?;
+    git(&dir, &["init", "-q"])?;
+    git(&dir, &["config", "user.name", "Orcho Test"])?;
+    git(&dir, &["config", "user.email", "test@orcho.invalid"])?;
+    git(&dir, &["config", "commit.gpgsign", "false"])?;
+    orcho::core::fs::write_atomic(&dir.join(".gitignore"), b".orcho/\n")?;
+    orcho::core::fs::write_atomic(&dir.join("orcho.yaml"), PROFILE.as_bytes())?;
+    git(&dir, &["add", ".gitignore", "orcho.yaml"])?;
+    git(&dir, &["commit", "-q", "-m", "initial"])?;
+    Ok((tmp, dir))
+}
+
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test starts the binary under test; rmcp's transport takes a tokio command"
+)]
+async fn connect(checkout: &Utf8Path) -> Result<Client, Box<dyn std::error::Error + Send + Sync>> {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_orcho"));
+    command.arg("--checkout").arg(checkout.as_str()).arg("mcp");
+    let transport = TokioChildProcess::new(command)?;
+    Ok(().serve(transport).await?)
+}
+
+/// Calls a tool; returns whether it was refused and its structured content.
+async fn call(
+    client: &Client,
+    tool: &'static str,
+    arguments: Value,
+) -> Result<(bool, Value), Box<dyn std::error::Error + Send + Sync>> {
+    let Value::Object(arguments) = arguments else {
+        return Err("arguments must be an object".into());
+    };
+    let result: CallToolResult = client
+        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments))
+        .await?;
+    let content = result
+        .structured_content
+        .ok_or_else(|| format!("{tool} returned no structured content"))?;
+    Ok((result.is_error == Some(true), content))
+}
+
+/// A call that must succeed.
+async fn ok(
+    client: &Client,
+    tool: &'static str,
+    arguments: Value,
+) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+    let (refused, content) = call(client, tool, arguments).await?;
+    if refused {
+        return Err(format!("{tool} was refused: {content}").into());
+    }
+    Ok(content)
+}
+
+/// A call that must be refused with `code`.
+async fn refused(
+    client: &Client,
+    tool: &'static str,
+    arguments: Value,
+    code: &str,
+) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+    let (refused, content) = call(client, tool, arguments).await?;
+    if !refused || content["code"] != code {
+        return Err(format!("{tool}: expected a refusal `{code}`, got {content}").into());
+    }
+    Ok(content)
+}
+
+#[tokio::test]
+async fn a_paused_run_is_reviewed_decided_and_resumed() -> TestResult {
+    let (_tmp, dir) = repo()?;
+    let client = connect(&dir).await?;
+
+    let tools = client.list_all_tools().await?;
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort_unstable();
+    let mut expected = TOOLS.to_vec();
+    expected.sort_unstable();
+    assert_eq!(names, expected);
+    assert!(
+        tools
+            .iter()
+            .all(|t| t.input_schema.get("type") == Some(&json!("object")))
+    );
+
+    let started = ok(
+        &client,
+        "orcho_run_start",
+        json!({ "phases": { "review": REVIEW_ONCE }, "in_place": true }),
+    )
+    .await?;
+    assert_eq!(started["status"], "awaiting_phase_handoff");
+    assert_eq!(started["awaiting"], "phase_handoff");
+    let run = started["run_id"].as_str().ok_or("no run id")?.to_owned();
+
+    let status = ok(&client, "orcho_run_status", json!({ "run_id": run })).await?;
+    let handoff = &status["meta"]["phase_handoff"];
+    let handoff_id = handoff["handoff_id"]
+        .as_str()
+        .ok_or("no handoff id")?
+        .to_owned();
+    assert_eq!(handoff["phase"], "review");
+    assert_eq!(handoff["verdict"], "rejected");
+    assert!(
+        handoff["available_actions"]
+            .as_array()
+            .is_some_and(|a| a.contains(&json!("retry_feedback")))
+    );
+    assert_eq!(handoff["findings"].as_array().map(Vec::len), Some(1));
+    assert_eq!(status["phase"], "review");
+    assert_eq!(status["attempt"], 1);
+
+    let findings = ok(
+        &client,
+        "orcho_run_evidence",
+        json!({ "run_id": run, "slice": "findings" }),
+    )
+    .await?;
+    assert_eq!(findings["handoff"]["handoff_id"], handoff_id.as_str());
+    assert_eq!(findings["attempts"][0]["verdict"], "rejected");
+
+    let pending = ok(&client, "orcho_workspace_pending_decisions", json!({})).await?;
+    assert_eq!(pending["pending"][0]["run_id"], run.as_str());
+
+    let no_advice = refused(
+        &client,
+        "orcho_handoff_advice",
+        json!({ "run_id": run }),
+        "no_advisor",
+    )
+    .await?;
+    assert!(
+        no_advice["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no advisor is configured"))
+    );
+    assert!(
+        no_advice["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("orcho_phase_handoff_decide"))
+    );
+
+    let review = ok(&client, "orcho_review_paused_run", json!({ "run_id": run })).await?;
+    let proposal = &review["proposal"];
+    assert_eq!(proposal["action"], "retry_feedback");
+    assert_eq!(proposal["applied"], false);
+    assert_eq!(proposal["requires_confirmation"], true);
+    assert_eq!(
+        proposal["confirm_with"]["tool"],
+        "orcho_phase_handoff_decide"
+    );
+    // Reviewing decided nothing.
+    let status = ok(&client, "orcho_run_status", json!({ "run_id": run })).await?;
+    assert_eq!(status["meta"]["phase_handoff"]["decision"], Value::Null);
+
+    let awaiting = refused(
+        &client,
+        "orcho_run_resume",
+        json!({ "run_id": run }),
+        "awaiting_decision",
+    )
+    .await?;
+    assert_eq!(awaiting["details"]["handoff_id"], handoff_id.as_str());
+    assert!(
+        awaiting["details"]["available_actions"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty())
+    );
+
+    let decide = json!({
+        "run_id": run, "handoff_id": handoff_id,
+        "action": "retry_feedback", "feedback": "mark it reviewed",
+    });
+    let recorded = ok(&client, "orcho_phase_handoff_decide", decide.clone()).await?;
+    assert_eq!(recorded["recorded"], true);
+    // The same payload again is idempotent; a different one conflicts.
+    ok(&client, "orcho_phase_handoff_decide", decide).await?;
+    refused(
+        &client,
+        "orcho_phase_handoff_decide",
+        json!({ "run_id": run, "action": "continue" }),
+        "decision_conflict",
+    )
+    .await?;
+    // Deciding did not move the run.
+    let status = ok(&client, "orcho_run_status", json!({ "run_id": run })).await?;
+    assert_eq!(status["status"], "awaiting_phase_handoff");
+
+    let resumed = ok(&client, "orcho_run_resume", json!({ "run_id": run })).await?;
+    assert_eq!(resumed["status"], "completed", "{resumed}");
+
+    let evidence = ok(
+        &client,
+        "orcho_run_evidence",
+        json!({ "run_id": run, "slice": "handoffs" }),
+    )
+    .await?;
+    assert_eq!(
+        evidence["handoffs"][0]["decision"]["action"],
+        "retry_feedback"
+    );
+
+    refused(
+        &client,
+        "orcho_phase_handoff_decide",
+        json!({ "run_id": run, "handoff_id": handoff_id, "action": "halt" }),
+        "run_terminal",
+    )
+    .await?;
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_halted_run_refuses_decisions_and_resumes() -> TestResult {
+    let (_tmp, dir) = repo()?;
+    let client = connect(&dir).await?;
+    let started = ok(
+        &client,
+        "orcho_run_start",
+        json!({ "phases": { "review": "false" }, "in_place": true }),
+    )
+    .await?;
+    let run = started["run_id"].as_str().ok_or("no run id")?.to_owned();
+    refused(
+        &client,
+        "orcho_phase_handoff_decide",
+        json!({ "run_id": run, "action": "retry_feedback" }),
+        "invalid_input",
+    )
+    .await?;
+    refused(
+        &client,
+        "orcho_phase_handoff_decide",
+        json!({ "run_id": run, "action": "shrug" }),
+        "invalid_input",
+    )
+    .await?;
+    ok(
+        &client,
+        "orcho_phase_handoff_decide",
+        json!({ "run_id": run, "action": "halt" }),
+    )
+    .await?;
+    let halted = ok(&client, "orcho_run_resume", json!({ "run_id": run })).await?;
+    assert_eq!(halted["status"], "halted");
+    refused(
+        &client,
+        "orcho_phase_handoff_decide",
+        json!({ "run_id": run, "action": "continue" }),
+        "run_terminal",
+    )
+    .await?;
+    refused(
+        &client,
+        "orcho_run_resume",
+        json!({ "run_id": run }),
+        "run_terminal",
+    )
+    .await?;
+    refused(
+        &client,
+        "orcho_run_status",
+        json!({ "run_id": "20260101T000000000Z-0000000000000000" }),
+        "unknown_run",
+    )
+    .await?;
+    refused(
+        &client,
+        "orcho_run_status",
+        json!({ "run_id": "../x" }),
+        "invalid_input",
+    )
+    .await?;
+    client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_run_in_a_worktree_ends_at_its_delivery_gate() -> TestResult {
+    let (_tmp, dir) = repo()?;
+    let client = connect(&dir).await?;
+    let started = ok(
+        &client,
+        "orcho_run_start",
+        json!({ "phases": { "review": ["true"] } }),
+    )
+    .await?;
+    assert_eq!(started["status"], "awaiting_delivery", "{started}");
+    assert_eq!(started["awaiting"], "delivery_gate");
+    let run = started["run_id"].as_str().ok_or("no run id")?.to_owned();
+
+    let gate = ok(&client, "orcho_delivery_gate", json!({ "run_id": run })).await?;
+    assert_eq!(gate["verdict"], "approved");
+    assert!(
+        gate["available_actions"]
+            .as_array()
+            .is_some_and(|a| a.contains(&json!("skip")))
+    );
+
+    refused(
+        &client,
+        "orcho_run_resume",
+        json!({ "run_id": run }),
+        "awaiting_decision",
+    )
+    .await?;
+    refused(
+        &client,
+        "orcho_delivery_decide",
+        json!({ "run_id": run, "action": "ship" }),
+        "invalid_input",
+    )
+    .await?;
+    let recorded = ok(
+        &client,
+        "orcho_delivery_decide",
+        json!({ "run_id": run, "action": "skip", "note": "nothing to deliver" }),
+    )
+    .await?;
+    assert_eq!(recorded["recorded"], true);
+    refused(
+        &client,
+        "orcho_delivery_decide",
+        json!({ "run_id": run, "action": "halt" }),
+        "decision_conflict",
+    )
+    .await?;
+    let done = ok(&client, "orcho_run_resume", json!({ "run_id": run })).await?;
+    assert_eq!(done["status"], "completed", "{done}");
+    let delivery = ok(
+        &client,
+        "orcho_run_evidence",
+        json!({ "run_id": run, "slice": "delivery" }),
+    )
+    .await?;
+    assert_eq!(delivery["delivery"]["action"], "skip");
+    client.cancel().await?;
+    Ok(())
+}
