@@ -1,0 +1,163 @@
+"""`orcho mcp` driven by the official Python MCP SDK over stdio.
+
+Usage: client.py ORCHO_BINARY CHECKOUT
+
+CHECKOUT is a committed git repository whose `orcho.yaml` has a `review`
+phase that pauses on rejection. Lists the tools, drives a paused run through
+status -> evidence(findings) -> decide -> resume, and checks the refusals.
+Exits non-zero on the first failed check.
+"""
+
+import asyncio
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+TOOLS = {
+    "orcho_run_start",
+    "orcho_run_status",
+    "orcho_run_evidence",
+    "orcho_phase_handoff_decide",
+    "orcho_run_resume",
+    "orcho_handoff_advice",
+    "orcho_review_paused_run",
+    "orcho_delivery_gate",
+    "orcho_delivery_decide",
+    "orcho_workspace_pending_decisions",
+}
+
+# Rejects on its first run (leaving a marker), approves after.
+REVIEW_ONCE = ["sh", "-c", "test -f reviewed || { touch reviewed; exit 1; }"]
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def check(condition, what):
+    if not condition:
+        raise CheckFailed(what)
+    print(f"ok: {what}")
+
+
+async def call(session, tool, arguments):
+    result = await session.call_tool(tool, arguments)
+    content = result.structuredContent
+    if content is None:
+        raise CheckFailed(f"{tool} returned no structured content: {result}")
+    return bool(result.isError), content
+
+
+async def ok(session, tool, arguments):
+    refused, content = await call(session, tool, arguments)
+    if refused:
+        raise CheckFailed(f"{tool} was refused: {content}")
+    return content
+
+
+async def refused(session, tool, arguments, code):
+    was_refused, content = await call(session, tool, arguments)
+    check(
+        was_refused and content.get("code") == code,
+        f"{tool} is refused with `{code}` (got {content.get('code')!r})",
+    )
+    return content
+
+
+async def main(orcho, checkout):
+    server = StdioServerParameters(command=orcho, args=["--checkout", checkout, "mcp"])
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+
+            tools = await session.list_tools()
+            names = {t.name for t in tools.tools}
+            check(names == TOOLS, f"the ten tools are listed (got {sorted(names)})")
+
+            started = await ok(
+                session,
+                "orcho_run_start",
+                {"phases": {"review": REVIEW_ONCE}, "in_place": True},
+            )
+            check(started["status"] == "awaiting_phase_handoff", "the run pauses at a handoff")
+            run = started["run_id"]
+
+            status = await ok(session, "orcho_run_status", {"run_id": run})
+            handoff = status["meta"]["phase_handoff"]
+            check(handoff["verdict"] == "rejected", "status shows the rejected handoff")
+            check("retry_feedback" in handoff["available_actions"], "retry_feedback is available")
+            handoff_id = handoff["handoff_id"]
+
+            findings = await ok(
+                session, "orcho_run_evidence", {"run_id": run, "slice": "findings"}
+            )
+            check(
+                findings["handoff"]["handoff_id"] == handoff_id
+                and len(findings["handoff"]["findings"]) == 1,
+                "evidence(slice=findings) has the handoff's finding",
+            )
+
+            awaiting = await refused(
+                session, "orcho_run_resume", {"run_id": run}, "awaiting_decision"
+            )
+            check(
+                awaiting["details"]["handoff_id"] == handoff_id,
+                "the awaiting_decision refusal names the handoff",
+            )
+
+            decision = {
+                "run_id": run,
+                "handoff_id": handoff_id,
+                "action": "retry_feedback",
+                "feedback": "mark it reviewed",
+            }
+            recorded = await ok(session, "orcho_phase_handoff_decide", decision)
+            check(recorded["recorded"] is True, "the decision is recorded")
+            await refused(
+                session,
+                "orcho_phase_handoff_decide",
+                {"run_id": run, "handoff_id": handoff_id, "action": "continue"},
+                "decision_conflict",
+            )
+
+            resumed = await ok(session, "orcho_run_resume", {"run_id": run})
+            check(resumed["status"] == "completed", f"resume completes the run ({resumed['status']})")
+
+            await refused(
+                session,
+                "orcho_phase_handoff_decide",
+                {"run_id": run, "handoff_id": handoff_id, "action": "halt"},
+                "run_terminal",
+            )
+
+            # A second run, halted: deciding after the halt is refused.
+            started = await ok(
+                session,
+                "orcho_run_start",
+                {"phases": {"review": "false"}, "in_place": True},
+            )
+            halted_run = started["run_id"]
+            await ok(
+                session, "orcho_phase_handoff_decide", {"run_id": halted_run, "action": "halt"}
+            )
+            halted = await ok(session, "orcho_run_resume", {"run_id": halted_run})
+            check(halted["status"] == "halted", "a halt decision ends the run")
+            await refused(
+                session,
+                "orcho_phase_handoff_decide",
+                {"run_id": halted_run, "action": "continue"},
+                "run_terminal",
+            )
+            await refused(session, "orcho_run_resume", {"run_id": halted_run}, "run_terminal")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    try:
+        asyncio.run(main(sys.argv[1], sys.argv[2]))
+    except CheckFailed as failed:
+        print(f"FAILED: {failed}", file=sys.stderr)
+        sys.exit(1)
+    print("all checks passed")
