@@ -40,11 +40,26 @@ pub(crate) struct RunConfig {
 /// An engine for `run`'s profile (from its `cli.json`), or for no phases
 /// when only decisions and the inbox are needed.
 pub(crate) fn engine_for(place: &Place, run: Option<&RunId>) -> Result<Engine, BoxError> {
-    let plan = match run.map(|r| read_config(place, r)).transpose()? {
-        Some(Some(config)) => load_profile(place, Some(&config.profile))?.1,
-        _ => RunPlan::new("cli", Vec::new()),
+    let config = run.map(|r| read_config(place, r)).transpose()?.flatten();
+    let plan = match &config {
+        Some(config) => load_profile(place, Some(&config.profile))?.1,
+        None => RunPlan::new("cli", Vec::new()),
     };
-    Ok(Engine::builder(plan, &place.store).build()?)
+    let engine = Engine::builder(plan, &place.store).build()?;
+    if let (Some(run), None) = (run, &config) {
+        known(&engine, run)?;
+    }
+    Ok(engine)
+}
+
+/// Fails with the engine's "no such run" error (which the CLI answers with
+/// a hint) when `run` is not in the store.
+fn known(engine: &Engine, run: &RunId) -> Result<(), BoxError> {
+    if !engine.runs().run_dir(run).is_dir() {
+        // Reading an absent run is what names it unknown.
+        engine.runs().read(run)?;
+    }
+    Ok(())
 }
 
 fn config_path(place: &Place, run: &RunId) -> Utf8PathBuf {
@@ -143,20 +158,27 @@ pub(crate) async fn resume(
     id: &RunId,
     no_interactive: bool,
 ) -> Result<Exit, BoxError> {
-    let config = read_config(place, id)?.ok_or_else(|| {
-        format!(
+    let Some(config) = read_config(place, id)? else {
+        known(&engine_for(place, None)?, id)?;
+        return Err(format!(
             "run `{id}` was not started by `orcho run` (no cli.json); drive it with its own host"
         )
-    })?;
+        .into());
+    };
     let (_, plan) = load_profile(place, Some(&config.profile))?;
     let engine = Engine::builder(plan, &place.store).build()?;
     let mut run = engine.open(id)?;
+    let ended = run.state().status.is_terminal();
     let step = match run.resume().await {
         Ok(step) => step,
         Err(e) if matches!(e.kind(), orcho::EngineErrorKind::WrongState { .. }) => {
             run.next().await?
         }
         Err(e) if e.is_awaiting_decision() => run.next().await?,
+        // A recorded `halt` ends the run on this resume: that is its
+        // outcome (exit 5), not an error. A run that had already ended
+        // stays an error.
+        Err(e) if e.is_terminal() && !ended => run.next().await?,
         Err(e) => return Err(e.into()),
     };
     drive(place, &config, &mut run, step, interactive(no_interactive)).await

@@ -1,0 +1,150 @@
+//! Bad input is an error message and an exit code, never a panic: 1 for
+//! what cannot be done, 2 for what clap refuses.
+
+use crate::{
+    Result,
+    support::{QUICK, REVIEW, Repo, run_id},
+};
+
+/// A well-formed run id that no run has.
+const UNKNOWN_RUN: &str = "20260101T000000000Z-0123456789abcdef";
+
+#[test]
+fn a_missing_profile_file_is_named() -> Result {
+    let repo = Repo::new(QUICK)?;
+    let out = repo.orcho(&["status", "--profile", "missing.yaml"])?;
+    out.expect_code(1);
+    assert!(out.stderr.contains("missing.yaml"), "{out}");
+    assert!(out.stderr.contains("hint:"), "{out}");
+    Ok(())
+}
+
+#[test]
+fn a_profile_with_a_typo_is_located() -> Result {
+    let repo = Repo::new(QUICK)?;
+    repo.write("typo.yaml", "schema: 1\nname: typo\nphasez: []\n")?;
+    let out = repo.orcho(&["status", "--profile", "typo.yaml"])?;
+    out.expect_code(1);
+    assert!(out.stderr.contains("typo.yaml"), "{out}");
+    assert!(out.stderr.contains("phasez"), "{out}");
+    assert!(out.stderr.contains("line 3"), "{out}");
+    Ok(())
+}
+
+#[test]
+fn an_unknown_run_points_at_the_inbox() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    for args in [
+        &["resume", UNKNOWN_RUN, "--no-interactive"][..],
+        &["handoff", "show", UNKNOWN_RUN],
+        &["handoff", "decide", UNKNOWN_RUN, "continue"],
+        &["delivery", "show", UNKNOWN_RUN],
+        // Run ids are any portable file name, so this one is well formed
+        // too: unknown, not a usage error.
+        &["handoff", "decide", "not-a-run-id", "continue"],
+    ] {
+        let out = repo.orcho(args)?;
+        out.expect_code(1);
+        assert!(out.stderr.contains("no such run"), "{args:?}\n{out}");
+        assert!(out.stderr.contains("orcho inbox"), "{args:?}\n{out}");
+    }
+    Ok(())
+}
+
+#[test]
+fn malformed_arguments_are_usage_errors() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    for args in [
+        // Not a run id: it would name a path outside the store.
+        &["handoff", "decide", "../not-a-run-id", "continue"][..],
+        &["resume", "a/b"],
+        &["handoff", "decide", UNKNOWN_RUN, "maybe"],
+        &["delivery", "decide", UNKNOWN_RUN, "ship-it"],
+        &["run", "--no-such-flag"],
+    ] {
+        let out = repo.orcho(args)?;
+        out.expect_code(2);
+        assert!(out.stderr.contains("error:"), "{args:?}\n{out}");
+    }
+    Ok(())
+}
+
+/// A run paused at its handoff, and its id.
+fn paused_run(repo: &Repo) -> Result<String> {
+    let out = repo.orcho(&[
+        "run",
+        "--phase",
+        "review=false",
+        "--no-interactive",
+        "--json",
+    ])?;
+    out.expect_code(4);
+    run_id(&out.json()?)
+}
+
+#[test]
+fn a_corrupt_journal_line_is_an_error_naming_it() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let run = paused_run(&repo)?;
+    let path = repo.run_dir(&run).join("journal.jsonl");
+    let text = std::fs::read_to_string(&path)?;
+    let mut lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() > 2, "{text}");
+    // Damage in the middle, not a torn last line.
+    lines[1] = "{\"schema\":1,\"seq\":2,garbage";
+    let damaged = lines.join("\n") + "\n";
+    orcho::core::fs::write_atomic(&path, damaged.as_bytes())?;
+    for args in [
+        &["resume", &run, "--no-interactive"][..],
+        &["handoff", "decide", &run, "continue"],
+    ] {
+        let out = repo.orcho(args)?;
+        out.expect_code(1);
+        assert!(out.stderr.contains("journal.jsonl"), "{args:?}\n{out}");
+        assert!(out.stderr.contains("line 2"), "{args:?}\n{out}");
+    }
+    Ok(())
+}
+
+#[test]
+fn a_corrupt_state_snapshot_is_rebuilt_from_the_journal() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let run = paused_run(&repo)?;
+    let path = repo.run_dir(&run).join("run.json");
+    orcho::core::fs::write_atomic(&path, b"{ not json")?;
+    // `run.json` is a snapshot; the journal is the source of truth, so the
+    // run reopens where it was and the snapshot is written again.
+    let out = repo.orcho(&["resume", &run, "--no-interactive", "--json"])?;
+    out.expect_code(4);
+    assert_eq!(out.json()?["awaiting"], "handoff", "{out}");
+    let snapshot: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
+    assert_eq!(snapshot["state"]["status"], "awaiting_phase_handoff");
+    Ok(())
+}
+
+#[test]
+fn a_corrupt_cli_record_is_an_error_naming_it() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let run = paused_run(&repo)?;
+    let path = repo.run_dir(&run).join("cli.json");
+    orcho::core::fs::write_atomic(&path, b"[1, 2")?;
+    for args in [
+        &["resume", &run, "--no-interactive"][..],
+        &["handoff", "show", &run],
+    ] {
+        let out = repo.orcho(args)?;
+        out.expect_code(1);
+        assert!(out.stderr.contains("cli.json"), "{args:?}\n{out}");
+    }
+    Ok(())
+}
+
+#[test]
+fn an_unknown_phase_is_refused_before_a_run_starts() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let out = repo.orcho(&["run", "--phase", "deploy=true", "--no-interactive"])?;
+    out.expect_code(1);
+    assert!(out.stderr.contains("no phase `deploy`"), "{out}");
+    assert!(!repo.dir().join(".orcho/runs").exists(), "{out}");
+    Ok(())
+}

@@ -1,0 +1,129 @@
+//! A handoff decided from the command line: two `orcho handoff decide`
+//! processes race with different decisions; exactly one is recorded, the
+//! other gets exit 6, and repeating the recorded one is idempotent.
+
+use crate::{
+    Result,
+    support::{REVIEW, Repo, WAIT, finish, run_id},
+};
+
+#[test]
+fn racing_decisions_record_exactly_one() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let out = repo.orcho(&[
+        "run",
+        "--phase",
+        "review=false",
+        "--no-interactive",
+        "--json",
+    ])?;
+    out.expect_code(4);
+    let paused = out.json()?;
+    assert_eq!(paused["awaiting"], "handoff", "{out}");
+    let run = run_id(&paused)?;
+
+    let out = repo.orcho(&["handoff", "show", &run, "--json"])?;
+    out.expect_code(0);
+    let shown = out.json()?;
+    assert_eq!(shown["phase"], "review", "{out}");
+    assert_eq!(shown["verdict"], "rejected", "{out}");
+    assert_eq!(shown["decision"], serde_json::Value::Null, "{out}");
+    assert_eq!(
+        shown["available_actions"],
+        serde_json::json!(["continue", "retry_feedback", "continue_with_waiver", "halt"]),
+        "{out}"
+    );
+    assert!(
+        shown["findings"][0]["title"]
+            .as_str()
+            .is_some_and(|t| t.contains("false")),
+        "{out}"
+    );
+
+    // Both start before either can finish.
+    let halt = ["handoff", "decide", &run, "halt", "--json"];
+    let retry = [
+        "handoff",
+        "decide",
+        &run,
+        "retry_feedback",
+        "--text",
+        "try again",
+        "--json",
+    ];
+    let first = repo.spawn(&halt)?;
+    let second = repo.spawn(&retry)?;
+    let halted = finish(first, WAIT)?;
+    let retried = finish(second, WAIT)?;
+    halted.expect_no_panic();
+    retried.expect_no_panic();
+    let codes = (halted.code(), retried.code());
+    let (winner, loser, winner_args, action, text) = match codes {
+        (Some(0), Some(6)) => (&halted, &retried, &halt[..], "halt", None),
+        (Some(6), Some(0)) => (
+            &retried,
+            &halted,
+            &retry[..],
+            "retry_feedback",
+            Some("try again"),
+        ),
+        _ => panic!("expected one 0 and one 6\n{halted}\n{retried}"),
+    };
+    assert_eq!(winner.json()?["recorded"], true, "{winner}");
+    let refused = loser.json()?;
+    assert_eq!(refused["kind"], "conflict", "{loser}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("a different decision is already recorded")),
+        "{loser}"
+    );
+
+    // `show` has the winner's decision.
+    let out = repo.orcho(&["handoff", "show", &run, "--json"])?;
+    out.expect_code(0);
+    let shown = out.json()?;
+    assert_eq!(shown["decision"]["action"], action, "{out}");
+    assert_eq!(
+        shown["decision"]["text"],
+        text.map_or(serde_json::Value::Null, serde_json::Value::from),
+        "{out}"
+    );
+
+    // The winner's exact decision again is idempotent; the loser's is
+    // still refused.
+    repo.orcho(winner_args)?.expect_code(0);
+    let loser_args = if action == "halt" {
+        &retry[..]
+    } else {
+        &halt[..]
+    };
+    repo.orcho(loser_args)?.expect_code(6);
+    let out = repo.orcho(&["handoff", "show", &run, "--json"])?;
+    assert_eq!(out.json()?["decision"]["action"], action, "{out}");
+    Ok(())
+}
+
+#[test]
+fn a_recorded_halt_ends_the_run_on_resume_with_exit_5() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let out = repo.orcho(&[
+        "run",
+        "--phase",
+        "review=false",
+        "--no-interactive",
+        "--json",
+    ])?;
+    out.expect_code(4);
+    let run = run_id(&out.json()?)?;
+    repo.orcho(&["handoff", "decide", &run, "halt"])?
+        .expect_code(0);
+    let out = repo.orcho(&["resume", &run, "--no-interactive", "--json"])?;
+    out.expect_code(5);
+    assert_eq!(out.json()?["status"], "halted", "{out}");
+    // Resuming a run that has ended is an error that says so.
+    let out = repo.orcho(&["resume", &run, "--no-interactive"])?;
+    out.expect_code(1);
+    assert!(out.stderr.contains("halted"), "{out}");
+    Ok(())
+}

@@ -1,0 +1,18 @@
+//! Integration tests of the `orcho` command line: the real binary, run as a
+//! subprocess in a temporary git repository of its own per test.
+//!
+//! They check what scripts and people rely on: exit codes and `--json`
+//! documents, decisions recorded once under a race, never waiting for input
+//! that cannot come, a run killed with SIGKILL and resumed, a prompt
+//! answered at a terminal, and errors (never panics) on bad input.
+
+mod bad_input;
+mod crash;
+mod demo;
+mod handoff;
+mod prompt;
+mod status;
+mod support;
+
+pub(crate) type Result<T = (), E = Box<dyn std::error::Error + Send + Sync>> =
+    std::result::Result<T, E>;

@@ -1,0 +1,205 @@
+//! Prompts: asked only at a terminal. With `--no-interactive`, or with a
+//! standard input that is not a terminal, a decision point pauses the run
+//! (exit 4) instead of waiting for input; at a pseudo-terminal the menu is
+//! shown and answered.
+
+use std::{
+    fs::File,
+    io::{Read, Write},
+    process::Stdio,
+    sync::mpsc,
+    thread,
+    time::{Duration, Instant},
+};
+
+use rustix::{
+    fs::{Mode, OFlags},
+    pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt},
+};
+
+use crate::{
+    Result,
+    support::{Out, REVIEW, Repo, WAIT, finish, run_id},
+};
+
+/// Runs `orcho <args>` with a standard input pipe that stays open and is
+/// never written: the process must exit on its own.
+fn with_open_stdin(repo: &Repo, args: &[&str]) -> Result<Out> {
+    let mut child = repo
+        .command(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let stdin = child.stdin.take();
+    let out = finish(child, WAIT);
+    drop(stdin);
+    out
+}
+
+#[test]
+fn no_interactive_never_waits_for_input() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let out = with_open_stdin(
+        &repo,
+        &[
+            "run",
+            "--phase",
+            "review=false",
+            "--no-interactive",
+            "--json",
+        ],
+    )?;
+    out.expect_code(4);
+    let run = run_id(&out.json()?)?;
+    let out = with_open_stdin(&repo, &["resume", &run, "--no-interactive", "--json"])?;
+    out.expect_code(4);
+    assert_eq!(out.json()?["awaiting"], "handoff", "{out}");
+    Ok(())
+}
+
+#[test]
+fn stdin_that_is_not_a_terminal_never_waits_for_input() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let out = with_open_stdin(&repo, &["run", "--phase", "review=false", "--json"])?;
+    out.expect_code(4);
+    let run = run_id(&out.json()?)?;
+    let out = with_open_stdin(&repo, &["resume", &run])?;
+    out.expect_code(4);
+    assert!(
+        out.stdout.contains("paused awaiting a handoff decision"),
+        "{out}"
+    );
+    Ok(())
+}
+
+/// A pseudo-terminal: the master side for the test, the slave side for the
+/// child's standard streams.
+struct Pty {
+    master: File,
+    slave: File,
+}
+
+fn pty() -> Result<Pty> {
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)?;
+    grantpt(&master)?;
+    unlockpt(&master)?;
+    let name = ptsname(&master, Vec::new())?;
+    let slave = rustix::fs::open(
+        name.as_c_str(),
+        OFlags::RDWR | OFlags::NOCTTY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    Ok(Pty {
+        master: File::from(master),
+        slave: File::from(slave),
+    })
+}
+
+/// What the child writes to the terminal, read on a thread so that a child
+/// that never prompts cannot hang the test.
+struct Screen {
+    chunks: mpsc::Receiver<Vec<u8>>,
+    seen: String,
+}
+
+impl Screen {
+    fn new(mut master: File) -> Self {
+        let (tx, chunks) = mpsc::channel();
+        thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            // The read fails (EIO) once every slave handle is closed.
+            while let Ok(n) = master.read(&mut buf) {
+                if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            chunks,
+            seen: String::new(),
+        }
+    }
+
+    /// Reads until the screen shows `text`, at most `timeout`.
+    fn until(&mut self, text: &str, timeout: Duration) -> Result<&str> {
+        let deadline = Instant::now() + timeout;
+        while !self.seen.contains(text) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.chunks.recv_timeout(left) {
+                Ok(chunk) => self.seen.push_str(&String::from_utf8_lossy(&chunk)),
+                Err(_) => {
+                    return Err(format!(
+                        "the terminal never showed `{text}`; it shows:\n{}",
+                        self.seen
+                    )
+                    .into());
+                }
+            }
+        }
+        Ok(&self.seen)
+    }
+}
+
+/// The number the menu on `screen` gives `action` (`  3) halt`).
+fn menu_number(screen: &str, action: &str) -> Result<String> {
+    screen
+        .lines()
+        .filter_map(|l| l.trim().split_once(") "))
+        .find(|(_, name)| name.trim() == action)
+        .map(|(n, _)| n.to_owned())
+        .ok_or_else(|| format!("no `{action}` in the menu:\n{screen}").into())
+}
+
+/// Starts `orcho run` of a rejecting review at a pseudo-terminal, answers
+/// the handoff menu with `action`, and returns the exit code.
+fn answer_at_a_terminal(repo: &Repo, extra: &[&str], action: &str) -> Result<Option<i32>> {
+    let pty = pty()?;
+    let mut args = vec!["run", "--phase", "review=false"];
+    args.extend_from_slice(extra);
+    let mut command = repo.command(&args);
+    command
+        .stdin(Stdio::from(pty.slave.try_clone()?))
+        .stdout(Stdio::from(pty.slave.try_clone()?))
+        .stderr(Stdio::from(pty.slave));
+    let mut child = command.spawn()?;
+    // Only the child holds the slave side now, so the reader sees the end.
+    drop(command);
+    let mut writer = pty.master.try_clone()?;
+    let mut screen = Screen::new(pty.master);
+    let shown = screen.until("choose 1-", WAIT)?;
+    assert!(shown.contains("decide the handoff:"), "{shown}");
+    let number = menu_number(shown, action)?;
+    writer.write_all(format!("{number}\n").as_bytes())?;
+    writer.flush()?;
+    let status = crate::support::wait(&mut child, WAIT)?;
+    Ok(status.code())
+}
+
+#[test]
+fn a_handoff_prompt_answered_halt_at_a_terminal_halts() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    assert_eq!(answer_at_a_terminal(&repo, &[], "halt")?, Some(5));
+    let runs: Vec<_> = std::fs::read_dir(repo.dir().join(".orcho/runs"))?.collect();
+    assert_eq!(runs.len(), 1);
+    let run = runs
+        .into_iter()
+        .next()
+        .ok_or("no run")??
+        .file_name()
+        .into_string()
+        .map_err(|_| "a run id that is not UTF-8")?;
+    let out = repo.orcho(&["handoff", "show", &run, "--json"])?;
+    assert_eq!(out.json()?["decision"]["action"], "halt", "{out}");
+    Ok(())
+}
+
+#[test]
+fn a_handoff_prompt_answered_continue_at_a_terminal_completes() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    assert_eq!(
+        answer_at_a_terminal(&repo, &["--in-place"], "continue")?,
+        Some(0)
+    );
+    Ok(())
+}

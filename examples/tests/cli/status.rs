@@ -1,0 +1,86 @@
+//! `orcho status`: exit 0 only when every required receipt is present, 3
+//! otherwise, and `--json` names the class of each receipt.
+
+use crate::{
+    Result,
+    support::{Out, QUICK, Repo},
+};
+
+/// `orcho status --json`, checked for the exit code that goes with
+/// `status` and for the `ready` and `required[0].status` fields.
+fn expect_status(repo: &Repo, status: &str) -> Result<Out> {
+    let out = repo.orcho(&["status", "--json"])?;
+    let ready = status == "present";
+    out.expect_code(if ready { 0 } else { 3 });
+    let doc = out.json()?;
+    assert_eq!(doc["ready"], ready, "{out}");
+    assert_eq!(doc["required"][0]["command"], "test", "{out}");
+    assert_eq!(doc["required"][0]["status"], status, "{out}");
+    Ok(out)
+}
+
+/// Runs `orcho verify`, which passes when `ok` exists.
+fn verify(repo: &Repo, passes: bool) -> Result {
+    let out = repo.orcho(&["verify", "--json"])?;
+    out.expect_code(if passes { 0 } else { 3 });
+    assert_eq!(out.json()?["passed"], passes, "{out}");
+    Ok(())
+}
+
+#[test]
+fn present_after_a_passing_verify() -> Result {
+    let repo = Repo::with_files(QUICK, &[("ok", "")])?;
+    verify(&repo, true)?;
+    expect_status(&repo, "present")?;
+    // Text output too: a table and the verdict.
+    let out = repo.orcho(&["status"])?;
+    out.expect_code(0);
+    assert!(out.stdout.contains("present"), "{out}");
+    assert!(out.stdout.contains("ready:"), "{out}");
+    Ok(())
+}
+
+#[test]
+fn missing_when_it_never_ran() -> Result {
+    let repo = Repo::new(QUICK)?;
+    let out = expect_status(&repo, "missing")?;
+    assert_eq!(out.json()?["required"][0]["next_action"], "re-run");
+    Ok(())
+}
+
+#[test]
+fn failed_when_the_command_exits_1() -> Result {
+    let repo = Repo::new(QUICK)?;
+    verify(&repo, false)?;
+    let out = expect_status(&repo, "failed")?;
+    assert_eq!(out.json()?["required"][0]["next_action"], "fix");
+    Ok(())
+}
+
+#[test]
+fn stale_when_a_tracked_file_changes_after_the_run() -> Result {
+    let repo = Repo::with_files(QUICK, &[("ok", "")])?;
+    verify(&repo, true)?;
+    expect_status(&repo, "present")?;
+    repo.write("README", "changed after the receipt\n")?;
+    expect_status(&repo, "stale")?;
+    // Back to the contents it ran against: present again.
+    repo.write("README", "a checkout for the CLI tests\n")?;
+    expect_status(&repo, "present")?;
+    Ok(())
+}
+
+#[test]
+fn invalid_when_the_receipt_is_tampered_with() -> Result {
+    let repo = Repo::new(QUICK)?;
+    verify(&repo, false)?;
+    // Pass the failed run off as a success: the digest no longer matches.
+    let latest = repo.dir().join(".orcho/receipts/test/latest.json");
+    let text = std::fs::read_to_string(&latest)?;
+    assert!(text.contains("\"code\": 1"), "{text}");
+    let tampered = text.replacen("\"code\": 1", "\"code\": 0", 1);
+    orcho::core::fs::write_atomic(&latest, tampered.as_bytes())?;
+    let out = expect_status(&repo, "invalid")?;
+    assert_eq!(out.json()?["required"][0]["next_action"], "investigate");
+    Ok(())
+}

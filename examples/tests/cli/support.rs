@@ -1,0 +1,284 @@
+//! The fixture: a temporary git repository with a profile, and the ways the
+//! tests run `orcho` in it.
+
+use std::{
+    fmt,
+    io::Read,
+    os::unix::fs::PermissionsExt,
+    process::{Child, Command, ExitStatus, Stdio},
+    thread,
+    time::{Duration, Instant},
+};
+
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho::receipts::exec::{self, BaseEnv, ExecRequest};
+use serde_json::Value;
+
+use crate::Result;
+
+/// How long any one `orcho` process may take before the test calls it
+/// hung. Generous: a healthy one takes well under a second.
+pub(crate) const WAIT: Duration = Duration::from_secs(60);
+
+/// One `implement` phase (from `builtin:quick`) whose `tests` gate runs the
+/// verification command `test`, which passes when the file `ok` exists. A
+/// failure is fed into the next attempt.
+pub(crate) const QUICK: &str = "\
+schema: 1
+name: cli-quick
+extends: builtin:quick
+verification:
+  commands:
+    - { name: test, argv: [sh, -c, \"test -f ok\"] }
+  required: [test]
+";
+
+/// One `review` phase that pauses at a handoff when it rejects, offering all
+/// four actions; no plan, no verification.
+pub(crate) const REVIEW: &str = "\
+schema: 1
+name: cli-review
+phases:
+  - name: review
+    role: review
+    handoff:
+      pause: on_rejected
+      on_exhausted: pause
+      actions: [continue, retry_feedback, continue_with_waiver, halt]
+supervision:
+  plan_approval: false
+";
+
+/// A git repository with `orcho.yaml`, `.gitignore` (`.orcho/`) and a
+/// `README`, committed; and a control directory beside it, outside the
+/// checkout, where phase scripts leave markers for the test.
+#[derive(Debug)]
+pub(crate) struct Repo {
+    dir: Utf8PathBuf,
+    ctl: Utf8PathBuf,
+    _tmp: tempfile::TempDir,
+}
+
+impl Repo {
+    /// A repository whose `orcho.yaml` is `profile`.
+    pub(crate) fn new(profile: &str) -> Result<Self> {
+        Self::with_files(profile, &[])
+    }
+
+    /// A repository with `profile` and `files` (path, text) in its first
+    /// commit. `@CTL@` in a file's text becomes the control directory; files
+    /// ending in `.sh` are executable.
+    pub(crate) fn with_files(profile: &str, files: &[(&str, &str)]) -> Result<Self> {
+        let tmp = tempfile::tempdir()?;
+        let root = Utf8PathBuf::try_from(tmp.path().to_owned())?;
+        let repo = Self {
+            dir: root.join("repo"),
+            ctl: root.join("ctl"),
+            _tmp: tmp,
+        };
+        orcho::core::fs::create_dir_all(&repo.dir)?;
+        orcho::core::fs::create_dir_all(&repo.ctl)?;
+        repo.write("orcho.yaml", profile)?;
+        repo.write(".gitignore", ".orcho/\n")?;
+        repo.write("README", "a checkout for the CLI tests\n")?;
+        for (path, text) in files {
+            repo.write(path, &text.replace("@CTL@", repo.ctl.as_str()))?;
+        }
+        repo.git(&["init", "-q"])?;
+        repo.git(&["config", "user.name", "CLI Test"])?;
+        repo.git(&["config", "user.email", "cli-test@example.com"])?;
+        repo.git(&["config", "commit.gpgsign", "false"])?;
+        repo.git(&["add", "-A"])?;
+        repo.git(&["commit", "-q", "-m", "initial"])?;
+        Ok(repo)
+    }
+
+    /// The checkout.
+    pub(crate) fn dir(&self) -> &Utf8Path {
+        &self.dir
+    }
+
+    /// A file of the control directory.
+    pub(crate) fn ctl(&self, name: &str) -> Utf8PathBuf {
+        self.ctl.join(name)
+    }
+
+    /// `runs/<run>/` of the store.
+    pub(crate) fn run_dir(&self, run: &str) -> Utf8PathBuf {
+        self.dir.join(".orcho").join("runs").join(run)
+    }
+
+    /// Writes a file of the checkout.
+    pub(crate) fn write(&self, path: &str, text: &str) -> Result {
+        let path = self.dir.join(path);
+        if let Some(parent) = path.parent() {
+            orcho::core::fs::create_dir_all(parent)?;
+        }
+        orcho::core::fs::write_atomic(&path, text.as_bytes())?;
+        if path.as_str().ends_with(".sh") {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+        }
+        Ok(())
+    }
+
+    /// Runs git in the checkout; its trimmed standard output.
+    pub(crate) fn git(&self, args: &[&str]) -> Result<String> {
+        let request = ExecRequest::new(std::iter::once("git").chain(args.iter().copied()))
+            .cwd(self.dir.clone())
+            .envs(BaseEnv::inherit())
+            .keep_stdout(1 << 20);
+        let out = exec::run(&request)?;
+        if !out.status.success() {
+            return Err(format!("git {args:?}: {}", out.stderr.tail_lossy()).into());
+        }
+        Ok(
+            String::from_utf8_lossy(&out.stdout.kept.unwrap_or_default())
+                .trim()
+                .to_owned(),
+        )
+    }
+
+    /// `orcho <args>` in the checkout, with no standard streams attached:
+    /// the caller picks them.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test drives the CLI as a subprocess: it must hold the child to kill it, give it a pty or keep its stdin open"
+    )]
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_orcho"));
+        command.args(args).current_dir(&self.dir);
+        command
+    }
+
+    /// Spawns `orcho <args>` with standard input closed and the outputs
+    /// captured.
+    pub(crate) fn spawn(&self, args: &[&str]) -> Result<Child> {
+        Ok(self
+            .command(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?)
+    }
+
+    /// Runs `orcho <args>` to the end (at most [`WAIT`]).
+    pub(crate) fn orcho(&self, args: &[&str]) -> Result<Out> {
+        finish(self.spawn(args)?, WAIT)
+    }
+
+    /// The events of `runs/<run>/journal.jsonl`, in order.
+    pub(crate) fn journal(&self, run: &str) -> Result<Vec<Value>> {
+        let text = std::fs::read_to_string(self.run_dir(run).join("journal.jsonl"))?;
+        text.lines()
+            .map(|line| Ok(serde_json::from_str::<Value>(line)?))
+            .collect()
+    }
+}
+
+/// What a finished `orcho` process left.
+#[derive(Debug)]
+pub(crate) struct Out {
+    pub(crate) status: ExitStatus,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+impl Out {
+    /// Its exit code (`None` when a signal ended it).
+    pub(crate) fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+
+    /// Asserts the exit code, and that nothing panicked.
+    #[track_caller]
+    pub(crate) fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(self.code(), Some(code), "unexpected exit code\n{self}");
+        self.expect_no_panic()
+    }
+
+    /// Asserts that nothing panicked.
+    #[track_caller]
+    pub(crate) fn expect_no_panic(&self) -> &Self {
+        assert!(!self.stderr.contains("panicked"), "orcho panicked\n{self}");
+        self
+    }
+
+    /// Standard output as the one JSON document `--json` prints.
+    pub(crate) fn json(&self) -> Result<Value> {
+        serde_json::from_str(self.stdout.trim())
+            .map_err(|e| format!("standard output is not one JSON document ({e})\n{self}").into())
+    }
+}
+
+impl fmt::Display for Out {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "status: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.status, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Waits for `child` to exit, at most `timeout`, reading its captured
+/// outputs meanwhile; kills it and fails when it takes longer.
+pub(crate) fn finish(mut child: Child, timeout: Duration) -> Result<Out> {
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let status = wait(&mut child, timeout)?;
+    let stdout = stdout.join().map_err(|_| "the stdout reader panicked")?;
+    let stderr = stderr.join().map_err(|_| "the stderr reader panicked")?;
+    Ok(Out {
+        status,
+        stdout,
+        stderr,
+    })
+}
+
+/// Polls `child` until it exits, at most `timeout`; kills it and fails when
+/// it takes longer.
+pub(crate) fn wait(child: &mut Child, timeout: Duration) -> Result<ExitStatus> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("orcho did not exit within {timeout:?}").into());
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Reads a pipe to its end on a thread, so a chatty child never blocks.
+fn drain(pipe: Option<impl Read + Send + 'static>) -> thread::JoinHandle<String> {
+    thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+/// Waits until `path` exists, at most `timeout`.
+pub(crate) fn wait_for_file(path: &Utf8Path, timeout: Duration) -> Result {
+    let deadline = Instant::now() + timeout;
+    while !path.exists() {
+        if Instant::now() >= deadline {
+            return Err(format!("`{path}` did not appear within {timeout:?}").into());
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
+}
+
+/// The `run` field of a `--json` document.
+pub(crate) fn run_id(doc: &Value) -> Result<String> {
+    doc["run"]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| format!("no `run` in {doc}").into())
+}
