@@ -33,7 +33,7 @@ pub(crate) struct Cli {
     /// The checkout to work on [default: the current directory]
     #[arg(long, global = true, value_name = "DIR")]
     pub(crate) checkout: Option<Utf8PathBuf>,
-    /// The store directory [default: <checkout>/.orcho]
+    /// The store directory [default: .orcho in the checkout]
     #[arg(long, global = true, value_name = "DIR")]
     pub(crate) store: Option<Utf8PathBuf>,
     /// Print one JSON document on standard output instead of text
