@@ -1,5 +1,6 @@
-//! `orcho mcp` driven by the official Rust MCP SDK's client over stdio: the
-//! real binary as a child process, on a temporary git repository.
+//! `orcho mcp` driven by the official Rust MCP SDK's client on temporary
+//! git repositories: the server in process over an in-memory duplex
+//! transport, and the real binary as a child process over stdio.
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho::receipts::exec::{self, BaseEnv, ExecRequest};
@@ -80,11 +81,27 @@ fn repo() -> Result<(tempfile::TempDir, Utf8PathBuf), Box<dyn std::error::Error 
     Ok((tmp, dir))
 }
 
+/// The server in this process, the client on the other end of an in-memory
+/// duplex stream.
+async fn connect(checkout: &Utf8Path) -> Result<Client, Box<dyn std::error::Error + Send + Sync>> {
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    let server = orcho_examples::host::mcp::OrchoMcp::for_checkout(checkout.to_owned(), None);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    Ok(().serve(client_io).await?)
+}
+
+/// The real `orcho mcp` binary as a child process, over its stdio.
 #[expect(
     clippy::disallowed_methods,
     reason = "the test starts the binary under test; rmcp's transport takes a tokio command"
 )]
-async fn connect(checkout: &Utf8Path) -> Result<Client, Box<dyn std::error::Error + Send + Sync>> {
+async fn connect_binary(
+    checkout: &Utf8Path,
+) -> Result<Client, Box<dyn std::error::Error + Send + Sync>> {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_orcho"));
     command.arg("--checkout").arg(checkout.as_str()).arg("mcp");
     let transport = TokioChildProcess::new(command)?;
@@ -191,6 +208,23 @@ async fn a_paused_run_is_reviewed_decided_and_resumed() -> TestResult {
 
     let pending = ok(&client, "orcho_workspace_pending_decisions", json!({})).await?;
     assert_eq!(pending["pending"][0]["run_id"], run.as_str());
+
+    // While another driver holds the run, resuming it is refused as busy.
+    {
+        let engine = orcho::Engine::builder(
+            orcho::RunPlan::new("holder", Vec::new()),
+            dir.join(".orcho"),
+        )
+        .build()?;
+        let _held = engine.open(&run.parse()?)?;
+        refused(
+            &client,
+            "orcho_run_resume",
+            json!({ "run_id": run }),
+            "run_busy",
+        )
+        .await?;
+    }
 
     let no_advice = refused(
         &client,
@@ -349,7 +383,7 @@ async fn a_halted_run_refuses_decisions_and_resumes() -> TestResult {
 #[tokio::test]
 async fn a_run_in_a_worktree_ends_at_its_delivery_gate() -> TestResult {
     let (_tmp, dir) = repo()?;
-    let client = connect(&dir).await?;
+    let client = connect_binary(&dir).await?;
     let started = ok(
         &client,
         "orcho_run_start",

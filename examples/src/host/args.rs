@@ -17,7 +17,7 @@ use orcho::{
 };
 use serde_json::json;
 
-use crate::{BoxError, Exit, drive, show};
+use super::{BoxError, Exit, drive, show};
 
 /// Proven readiness for coding-agent runs, from the command line.
 ///
@@ -245,7 +245,7 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, BoxError> {
             engine.decide_intake(&run, DecisionRequest::new(choice, DecidedBy::Operator))?;
             decided(&place, &run, "intake", action.as_str())
         }
-        Command::Mcp => crate::mcp::serve(place).await,
+        Command::Mcp => super::mcp::serve(place).await,
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "orcho", &mut out);

@@ -31,7 +31,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::{BoxError, Exit, cli::Place, drive, show};
+use super::{BoxError, Exit, args::Place, drive, show};
 
 /// Serves the tools on standard input and output until the client closes
 /// the connection.
@@ -45,11 +45,25 @@ pub(crate) async fn serve(place: Place) -> Result<Exit, BoxError> {
     Ok(Exit::Ok)
 }
 
-/// The MCP server: one checkout and its store.
+/// The MCP server: one checkout and its store. Serve it on any rmcp
+/// transport (`orcho mcp` uses standard input and output).
 #[derive(Debug, Clone)]
-struct OrchoMcp {
+pub struct OrchoMcp {
     place: Place,
     tool_router: ToolRouter<Self>,
+}
+
+impl OrchoMcp {
+    /// A server for `checkout`, with its store at `store` (default:
+    /// `.orcho` in the checkout).
+    pub fn for_checkout(checkout: camino::Utf8PathBuf, store: Option<camino::Utf8PathBuf>) -> Self {
+        let store = store.unwrap_or_else(|| checkout.join(".orcho"));
+        Self::new(Place {
+            checkout,
+            store,
+            json: true,
+        })
+    }
 }
 
 /// A phase's command: an argv array, or one string split on whitespace
@@ -572,7 +586,7 @@ impl OrchoMcp {
             phases.insert(phase, argv);
         }
         // Unknown phase names are bad input, said before anything starts.
-        let (_, plan) = crate::cli::load_profile(&self.place, input.profile.as_deref())?;
+        let (_, plan) = super::args::load_profile(&self.place, input.profile.as_deref())?;
         if let Some(name) = phases
             .keys()
             .find(|name| !plan.phases.iter().any(|p| p.name.as_str() == name.as_str()))

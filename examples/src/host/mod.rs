@@ -11,16 +11,16 @@
 //! awaiting a decision; 5 the run halted; 6 a different decision was
 //! recorded first.
 
-mod cli;
+mod args;
 mod drive;
-mod mcp;
+pub mod mcp;
 mod show;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::cli::Cli;
+use args::Cli;
 
 /// What a command ends with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,7 +42,9 @@ pub(crate) mod code {
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-fn main() -> ExitCode {
+/// Runs the `orcho` command line: parses the arguments, runs the command,
+/// and returns the exit code.
+pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let json = cli.json;
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -53,7 +55,7 @@ fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return report_error(&e.into(), json),
     };
-    match runtime.block_on(cli::dispatch(cli)) {
+    match runtime.block_on(args::dispatch(cli)) {
         Ok(Exit::Ok) => ExitCode::SUCCESS,
         Ok(Exit::NotReady) => ExitCode::from(code::NOT_READY),
         Ok(Exit::Paused) => ExitCode::from(code::PAUSED),

@@ -21,9 +21,9 @@ use orcho::{
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::{
+use super::{
     BoxError, Exit,
-    cli::{Place, RunArgs, load_profile},
+    args::{Place, RunArgs, load_profile},
     show,
 };
 
