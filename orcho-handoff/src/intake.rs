@@ -639,12 +639,25 @@ impl Intakes {
                     .message
                     .clone()
                     .unwrap_or_else(|| format!("Commit uncommitted changes before run {run}"));
-                let mut add = vec!["add", "--all", "--", "."];
-                let exclude = excluded.as_ref().map(|p| format!(":(exclude){p}"));
-                add.extend(exclude.as_deref());
-                git.run(&add).map_err(git_err)?;
-                git.run(&["commit", "--quiet", "-m", &message])
-                    .map_err(git_err)?;
+                // A process that died after committing but before recording
+                // the outcome left the commit on top of the question's
+                // HEAD: adopt it instead of committing nothing again.
+                let head = git.head().map_err(git_err)?;
+                let adopted = head != report.head
+                    && git.rev_parse(&format!("{head}^")).ok().as_deref()
+                        == Some(report.head.as_str())
+                    && git
+                        .run(&["log", "-1", "--format=%B", &head])
+                        .map(|body| String::from_utf8_lossy(&body).trim() == message.trim())
+                        .unwrap_or(false);
+                if !adopted {
+                    let mut add = vec!["add", "--all", "--", "."];
+                    let exclude = excluded.as_ref().map(|p| format!(":(exclude){p}"));
+                    add.extend(exclude.as_deref());
+                    git.run(&add).map_err(git_err)?;
+                    git.run(&["commit", "--quiet", "-m", &message])
+                        .map_err(git_err)?;
+                }
                 IntakeOutcome::Committed {
                     commit: git.head().map_err(git_err)?,
                 }

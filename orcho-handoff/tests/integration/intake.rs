@@ -244,6 +244,36 @@ fn commit_commits_the_changes_first() -> Result {
 }
 
 #[test]
+fn a_commit_made_by_a_process_that_died_before_recording_it_is_adopted() -> Result {
+    let r = repo();
+    dirty(&r);
+    let before = head(&r.target);
+    let i = intakes(&r);
+    let decision = decide(
+        &r,
+        &i,
+        IntakeChoice::commit_with_message("wip before the run")?,
+    )?;
+    // The process committed, then died before the outcome was written.
+    git(&r.target, &["add", "--all", "--", ".", ":(exclude).orcho"]);
+    git(
+        &r.target,
+        &["commit", "--quiet", "-m", "wip before the run"],
+    );
+    let committed = head(&r.target);
+    let outcome = i.apply(&decision)?;
+    assert_eq!(
+        outcome,
+        IntakeOutcome::Committed {
+            commit: committed.clone()
+        },
+        "the commit is adopted, not made again"
+    );
+    assert_eq!(git(&r.target, &["rev-parse", "HEAD~1"]).trim(), before);
+    Ok(())
+}
+
+#[test]
 fn halt_changes_nothing() -> Result {
     let r = repo();
     dirty(&r);

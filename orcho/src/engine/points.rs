@@ -302,30 +302,28 @@ impl Run {
     /// returns the question while nobody has decided.
     pub(super) fn intake_step(&mut self) -> Result<Option<Step>, EngineError> {
         let intakes = self.engine.inner.intakes.clone();
+        let Some(default) = self.engine.inner.plan.intake else {
+            let (report, _) = intakes
+                .question(self.id())
+                .map_err(|e| self.intake_err(e))?;
+            return Ok(Some(Step::DecideIntake(report)));
+        };
+        // The plan decides by itself, so it also acts by itself: on its own
+        // decision, or on the one a process recorded before it died.
         if intakes
             .recorded_decision(self.id())
             .map_err(|e| self.intake_err(e))?
             .is_none()
         {
-            if let Some(action) = self.engine.inner.plan.intake {
-                intakes
-                    .decide(
-                        self.id(),
-                        DecisionRequest::new(IntakeChoice::new(action), DecidedBy::Operator),
-                    )
-                    .map_err(|e| self.intake_err(e))?;
-                self.apply_intake()?;
-                return Ok(None);
-            }
-            let (report, _) = intakes
-                .question(self.id())
+            intakes
+                .decide(
+                    self.id(),
+                    DecisionRequest::new(IntakeChoice::new(default), DecidedBy::Operator),
+                )
                 .map_err(|e| self.intake_err(e))?;
-            return Ok(Some(Step::DecideIntake(report)));
         }
-        let (report, _) = intakes
-            .question(self.id())
-            .map_err(|e| self.intake_err(e))?;
-        Ok(Some(Step::DecideIntake(report)))
+        self.apply_intake()?;
+        Ok(None)
     }
 
     /// Acts on the recorded intake decision: halts, or creates the worktree

@@ -223,3 +223,217 @@ async fn a_second_process_is_told_the_run_is_busy() -> Result {
     drive(&engine, &run).await?;
     Ok(())
 }
+
+/// The plan of a run in a worktree: a plan that waits for approval, an
+/// implementation that writes a file, a review that rejects once, and the
+/// delivery gate.
+fn worktree_plan() -> RunPlan {
+    RunPlan::new(
+        "crash-worktree",
+        vec![
+            phase("plan", PhaseRole::Plan),
+            phase("implement", PhaseRole::Implement),
+            phase("review", PhaseRole::Review),
+        ],
+    )
+    .with_plan_approval(true)
+    .with_intake(Some(orcho::handoff::IntakeAction::Commit))
+}
+
+/// Drives a worktree run to its end: every decision point decided the same
+/// way, so a repeat after a crash replays.
+async fn drive_worktree(engine: &Engine, run: &RunId) -> Result<String> {
+    use orcho::handoff::{DeliveryChoice, supervision::Answer};
+    let mut driver = engine.open(run)?;
+    let mut step = driver.next().await?;
+    loop {
+        step = match step {
+            Step::RunPhase(request) => {
+                let mut report = report(request.phase.as_str(), request.attempt);
+                if request.phase.as_str() == "plan" {
+                    report = report.with_plan(
+                        orcho::handoff::supervision::Plan::new("add a parser").with_step(
+                            orcho::handoff::supervision::PlanStep::new("coder", "write parse()"),
+                        ),
+                    );
+                }
+                if request.phase.as_str() == "implement" {
+                    let worktree = driver.state().checkout.clone();
+                    orcho::core::fs::write_atomic(
+                        &worktree.join("parse.rs"),
+                        b"pub fn parse() {}\n",
+                    )?;
+                }
+                driver.complete_phase(report).await?
+            }
+            Step::ApprovePlan(request) => {
+                engine.answer(
+                    run,
+                    &request.id,
+                    vec![Answer::select("Approve"), Answer::none()],
+                    DecidedBy::Operator,
+                )?;
+                driver.resume().await?
+            }
+            Step::DecideHandoff(handoff) => {
+                let choice = HandoffChoice::retry("add the test for empty input")?;
+                engine.decide(
+                    run,
+                    handoff.id(),
+                    DecisionRequest::new(choice, DecidedBy::Operator),
+                )?;
+                driver.resume().await?
+            }
+            Step::DecideDelivery(_) => {
+                engine.decide_delivery(
+                    run,
+                    DecisionRequest::new(
+                        DeliveryChoice::approve_with_message("add parse")?,
+                        DecidedBy::Operator,
+                    ),
+                )?;
+                driver.resume().await?
+            }
+            Step::Finished { .. } => break,
+            other => return Err(format!("unexpected step {other:?}").into()),
+        };
+    }
+    drop(driver);
+    Ok(engine.trace(run)?)
+}
+
+/// A git repository with one commit and one uncommitted file (so intake
+/// commits it first).
+fn target_repository(dir: &Utf8Path) -> Result {
+    use orcho::receipts::exec::{self, BaseEnv, ExecRequest};
+    let git = |args: &[&str]| -> Result {
+        let out = exec::run(
+            &ExecRequest::new(std::iter::once("git").chain(args.iter().copied()))
+                .cwd(dir.to_owned())
+                .envs(BaseEnv::inherit()),
+        )?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!("git {args:?}: {}", out.stderr.tail_lossy()).into())
+        }
+    };
+    orcho::core::fs::create_dir_all(dir)?;
+    git(&["init", "--quiet", "--initial-branch=main"])?;
+    git(&["config", "user.name", "Orcho Test"])?;
+    git(&["config", "user.email", "test@orcho.invalid"])?;
+    git(&["config", "commit.gpgsign", "false"])?;
+    orcho::core::fs::write_atomic(&dir.join("README.md"), b"target\n")?;
+    git(&["add", "README.md"])?;
+    git(&["commit", "--quiet", "-m", "initial"])?;
+    orcho::core::fs::write_atomic(&dir.join("notes.txt"), b"work in progress\n")?;
+    Ok(())
+}
+
+fn worktree_engine(store: &Utf8Path) -> Result<Engine> {
+    Ok(Engine::builder(worktree_plan(), store).build()?)
+}
+
+#[tokio::test]
+#[ignore = "child process of a_worktree_run_survives_kills_through_intake_plan_approval_and_delivery"]
+async fn child_drives_a_worktree_run() -> Result {
+    let Some(arg) = std::env::var_os("ORCHO_TEST_WORKTREE_CHILD") else {
+        return Ok(());
+    };
+    let store = Utf8PathBuf::try_from(std::path::PathBuf::from(arg))?;
+    let run: RunId = std::fs::read_to_string(store.join("run-id"))?
+        .trim()
+        .parse()?;
+    drive_worktree(&worktree_engine(&store)?, &run).await?;
+    Ok(())
+}
+
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test spawns its own binary as the process to kill"
+)]
+fn spawn_worktree_child(store: &Utf8Path) -> std::io::Result<std::process::Child> {
+    Command::new(std::env::current_exe()?)
+        .args([
+            "crash::child_drives_a_worktree_run",
+            "--exact",
+            "--ignored",
+            "--test-threads=1",
+        ])
+        .env("ORCHO_TEST_WORKTREE_CHILD", store.as_str())
+        .stdout(std::fs::File::create(store.join("child.out"))?)
+        .stderr(Stdio::null())
+        .spawn()
+}
+
+#[tokio::test]
+async fn a_worktree_run_survives_kills_through_intake_plan_approval_and_delivery() -> Result {
+    let reference_dir = tempfile::tempdir()?;
+    let root = Utf8PathBuf::try_from(reference_dir.path().to_owned())?;
+    target_repository(&root.join("target"))?;
+    let reference_engine = worktree_engine(&root.join("store"))?;
+    let reference_run = reference_engine
+        .start_with(orcho::Start::in_worktree(root.join("target")))?
+        .id()
+        .clone();
+    let reference = drive_worktree(&reference_engine, &reference_run).await?;
+    assert!(reference.contains("delivered: approve"), "{reference}");
+
+    let mut kills = 0;
+    let mut runs = 0;
+    let mut spawns = 0u64;
+    while kills < 60 {
+        let dir = tempfile::tempdir()?;
+        let root = Utf8PathBuf::try_from(dir.path().to_owned())?;
+        let target = root.join("target");
+        target_repository(&target)?;
+        let store = root.join("store");
+        let engine = worktree_engine(&store)?;
+        let run = engine
+            .start_with(orcho::Start::in_worktree(&target))?
+            .id()
+            .clone();
+        orcho::core::fs::write_atomic(&store.join("run-id"), run.as_str().as_bytes())?;
+        loop {
+            spawns += 1;
+            let mut child = spawn_worktree_child(&store)?;
+            sleep(Duration::from_micros(spawns.wrapping_mul(7919) % 150_000));
+            if child.try_wait()?.is_some() {
+                let status = child.wait()?;
+                let stderr = std::fs::read_to_string(store.join("child.out"))?;
+                assert!(
+                    status.success(),
+                    "the child failed on its own: {status}\n{stderr}"
+                );
+                break;
+            }
+            child.kill()?;
+            child.wait()?;
+            kills += 1;
+        }
+        runs += 1;
+        let trace = drive_worktree(&engine, &run).await?;
+        assert_eq!(trace, reference, "run {runs} after kills");
+        // Committed once at intake and delivered once: two commits on top
+        // of the initial one.
+        let log = orcho::receipts::exec::run(
+            &orcho::receipts::exec::ExecRequest::new(["git", "log", "--format=%s"])
+                .cwd(target.clone())
+                .envs(orcho::receipts::exec::BaseEnv::inherit())
+                .keep_stdout(1 << 16),
+        )?;
+        let subjects = String::from_utf8_lossy(&log.stdout.kept.unwrap_or_default()).into_owned();
+        let subjects: Vec<&str> = subjects.lines().collect();
+        assert_eq!(subjects.len(), 3, "run {runs}: {subjects:?}");
+        assert_eq!(subjects[0], "add parse", "run {runs}");
+        assert!(
+            subjects[1].starts_with("Commit uncommitted changes"),
+            "run {runs}: {subjects:?}"
+        );
+        assert!(target.join("parse.rs").exists(), "run {runs}");
+    }
+    eprintln!(
+        "{kills} kills over {runs} worktree runs ({spawns} processes); every trace equals the uninterrupted one"
+    );
+    Ok(())
+}
