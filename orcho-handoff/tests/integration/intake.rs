@@ -265,7 +265,7 @@ fn a_commit_made_by_a_process_that_died_before_recording_it_is_adopted() -> Resu
     assert_eq!(
         outcome,
         IntakeOutcome::Committed {
-            commit: committed.clone()
+            commit: committed
         },
         "the commit is adopted, not made again"
     );
