@@ -17,9 +17,10 @@ use crate::{
 };
 
 /// Creates the detached worktree `path` of the `target` checkout at the
-/// commit `start`. When `path` already is a worktree at `start` (a previous
-/// process created it), it is kept as it is; a half-created directory (no
-/// `.git` inside) is removed and created again.
+/// commit `start`. When `path` already is a worktree at `start`, or at a
+/// commit made on top of it (a previous process created it, and perhaps
+/// committed the seed with [`commit_all`]), it is kept as it is; a
+/// half-created directory (no `.git` inside) is removed and created again.
 ///
 /// # Errors
 ///
@@ -29,8 +30,13 @@ pub fn create(target: &Utf8Path, path: &Utf8Path, start: &str) -> Result<(), Git
     let git = Git::new(target);
     let start = git.rev_parse(start)?;
     if path.join(".git").exists() {
-        let head = Git::new(path).head()?;
-        if head == start {
+        let tree = Git::new(path);
+        let head = tree.head()?;
+        if head == start
+            || tree
+                .check(&["merge-base", "--is-ancestor", &start, &head])?
+                .is_ok()
+        {
             return Ok(());
         }
         return Err(GitError::new(
@@ -59,6 +65,57 @@ pub fn create(target: &Utf8Path, path: &Utf8Path, start: &str) -> Result<(), Git
         &start,
     ])?;
     Ok(())
+}
+
+/// Commits everything in the worktree `path` (tracked edits, deletions,
+/// untracked files) on top of `base` with `message`, under Orcho's own
+/// identity, and returns the commit. The commit lives in the repository's
+/// shared object store, so the target checkout can name it too.
+///
+/// Idempotent: when `HEAD` already is a commit with `message` whose parent
+/// is `base` (a previous process made it), that commit is returned.
+///
+/// # Errors
+///
+/// A [`GitError`] when `HEAD` is neither `base` nor such a commit, or git
+/// refuses.
+pub fn commit_all(path: &Utf8Path, base: &str, message: &str) -> Result<String, GitError> {
+    let git = Git::new(path);
+    let base = git.rev_parse(base)?;
+    let head = git.head()?;
+    if head != base {
+        let parent = git.rev_parse(&format!("{head}^")).ok();
+        let subject = git.run(&["log", "-1", "--format=%B", &head])?;
+        if parent.as_deref() == Some(base.as_str())
+            && String::from_utf8_lossy(&subject).trim() == message.trim()
+        {
+            return Ok(head);
+        }
+        return Err(GitError::new(
+            &["commit"],
+            path,
+            GitErrorKind::Failed {
+                status: "refused".to_owned(),
+                stderr: format!("the worktree is at {head}, not at {base}"),
+            },
+        ));
+    }
+    git.run(&["add", "--all", "--", "."])?;
+    git.run(&[
+        "-c",
+        "user.name=Orcho",
+        "-c",
+        "user.email=orcho@localhost",
+        "-c",
+        "commit.gpgsign=false",
+        "commit",
+        "--quiet",
+        "--no-verify",
+        "--allow-empty",
+        "-m",
+        message,
+    ])?;
+    git.head()
 }
 
 /// Applies the binary patch at `patch` to the worktree `path`

@@ -27,6 +27,10 @@ use crate::{
     state::{FollowUpOf, RunEvent, Supervised, Workspace},
 };
 
+/// The message of the worktree commit that holds the changes included at
+/// intake.
+const INCLUDED_MESSAGE: &str = "Uncommitted changes of the target, included at intake";
+
 /// How a run starts: in place in a checkout, or in a retained worktree of
 /// it that ends at a delivery gate.
 ///
@@ -343,14 +347,21 @@ impl Run {
         let ws = self.workspace()?;
         let action = outcome.action();
         self.create_worktree(&ws, &start)?;
-        if let IntakeOutcome::Included { .. } = outcome {
+        // Included changes are committed in the worktree and the delivery
+        // diff is taken from that commit: the target keeps them as its own
+        // uncommitted work, and delivery brings only what the run did.
+        let base = if let IntakeOutcome::Included { .. } = outcome {
             intakes
                 .seed(self.id(), &ws.worktree)
                 .map_err(|e| self.intake_err(e))?;
-        }
+            orcho_handoff::worktree::commit_all(&ws.worktree, &start, INCLUDED_MESSAGE)
+                .map_err(|e| self.err(EngineErrorKind::Worktree(Box::new(e))))?
+        } else {
+            start
+        };
         self.seed_follow_up(&ws)?;
         self.commit(RunEvent::WorkspaceReady {
-            base: start,
+            base,
             intake: Some(action.as_str().to_owned()),
         })
     }

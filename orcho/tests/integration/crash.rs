@@ -237,7 +237,7 @@ fn worktree_plan() -> RunPlan {
         ],
     )
     .with_plan_approval(true)
-    .with_intake(Some(orcho::handoff::IntakeAction::Commit))
+    .with_intake(Some(orcho::handoff::IntakeAction::Include))
 }
 
 /// Drives a worktree run to its end: every decision point decided the same
@@ -303,7 +303,7 @@ async fn drive_worktree(engine: &Engine, run: &RunId) -> Result<String> {
 }
 
 /// A git repository with one commit and one uncommitted file (so intake
-/// commits it first).
+/// includes it).
 fn target_repository(dir: &Utf8Path) -> Result {
     use orcho::receipts::exec::{self, BaseEnv, ExecRequest};
     let git = |args: &[&str]| -> Result {
@@ -414,8 +414,9 @@ async fn a_worktree_run_survives_kills_through_intake_plan_approval_and_delivery
         runs += 1;
         let trace = drive_worktree(&engine, &run).await?;
         assert_eq!(trace, reference, "run {runs} after kills");
-        // Committed once at intake and delivered once: two commits on top
-        // of the initial one.
+        // Delivered exactly once: one commit on top of the initial one
+        // with the run's own change; the included change stays the
+        // target's own uncommitted work.
         let log = orcho::receipts::exec::run(
             &orcho::receipts::exec::ExecRequest::new(["git", "log", "--format=%s"])
                 .cwd(target.clone())
@@ -423,12 +424,11 @@ async fn a_worktree_run_survives_kills_through_intake_plan_approval_and_delivery
                 .keep_stdout(1 << 16),
         )?;
         let subjects = String::from_utf8_lossy(&log.stdout.kept.unwrap_or_default()).into_owned();
-        let subjects: Vec<&str> = subjects.lines().collect();
-        assert_eq!(subjects.len(), 3, "run {runs}: {subjects:?}");
-        assert_eq!(subjects[0], "add parse", "run {runs}");
-        assert!(
-            subjects[1].starts_with("Commit uncommitted changes"),
-            "run {runs}: {subjects:?}"
+        assert_eq!(subjects.trim(), "add parse\ninitial", "run {runs}");
+        assert_eq!(
+            std::fs::read_to_string(target.join("notes.txt"))?,
+            "work in progress\n",
+            "run {runs}"
         );
         assert!(target.join("parse.rs").exists(), "run {runs}");
     }

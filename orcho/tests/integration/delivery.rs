@@ -286,3 +286,28 @@ async fn resuming_an_undecided_delivery_names_the_gate_and_its_actions() -> Resu
     assert!(reason.contains("skipped"), "{reason}");
     Ok(())
 }
+
+#[tokio::test]
+async fn approving_a_run_that_included_uncommitted_changes_delivers_only_the_runs_work() -> Result {
+    let run = implementing(Scenario::new(plan()).in_worktree())
+        .dirty("notes.txt", "work in progress\n")
+        .intake(IntakeChoice::new(IntakeAction::Include))
+        .deliver(DeliveryChoice::approve())
+        .run()
+        .await?;
+    assert_eq!(run.status, RunStatus::Completed, "{}", run.trace);
+    let target = run.target.clone().expect("a target");
+    assert_eq!(
+        git(&target, &["show", "--name-only", "--format=", "HEAD"]),
+        "src/parse.rs",
+        "the commit holds the run's own change"
+    );
+    assert_eq!(
+        git(&target, &["status", "--porcelain"]),
+        "?? notes.txt",
+        "the included change is still the target's own uncommitted work"
+    );
+    let gate = run.delivery.clone().expect("the gate");
+    assert_eq!(gate.diff().files_changed(), 1, "{}", gate.diff());
+    Ok(())
+}
