@@ -307,7 +307,7 @@ async fn approving_a_run_that_included_uncommitted_changes_delivers_only_the_run
         "?? notes.txt",
         "the included change is still the target's own uncommitted work"
     );
-    let gate = run.delivery.clone().expect("the gate");
+    let gate = run.delivery.expect("the gate");
     assert_eq!(gate.diff().files_changed(), 1, "{}", gate.diff());
     Ok(())
 }
