@@ -64,6 +64,11 @@ impl Start {
     /// The run works in its own git worktree of `checkout` (the target),
     /// created after pre-run intake and kept after the run; it ends at a
     /// delivery gate that commits, applies or discards exactly its diff.
+    ///
+    /// When intake includes the target's uncommitted changes, they are
+    /// committed in the worktree and the run's diff is taken from there:
+    /// they stay the target's own uncommitted work, and delivery brings
+    /// only what the run did.
     pub fn in_worktree(checkout: impl Into<Utf8PathBuf>) -> Self {
         Self {
             worktree: true,
