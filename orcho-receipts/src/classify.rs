@@ -3,13 +3,17 @@
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
     fmt,
+    sync::{
+        OnceLock,
+        atomic::{AtomicUsize, Ordering},
+    },
 };
 
 use orcho_core::{Digest, SchemaVersion};
 
 use crate::{
     CommandName, CommandReceipt, CommandSpec, EnvName, Failure, LoadedReceipt, ReceiptStore,
-    VerificationContract,
+    VerificationContract, store::LoadBuffers,
 };
 
 /// Classification: what the receipts on disk prove about the checkout as it
@@ -375,24 +379,91 @@ pub fn classify(
     state: &CurrentState,
 ) -> Vec<Classified> {
     let index = Index::new(contract);
-    let mut out = Vec::with_capacity(contract.commands.len());
-    for name in &contract.required {
-        out.push(Classified {
-            command: name.clone(),
-            required: true,
-            status: index.classify_one(store, state, name),
-        });
+    let mut todo: Vec<(&CommandName, bool)> = Vec::with_capacity(contract.commands.len());
+    todo.extend(contract.required.iter().map(|name| (name, true)));
+    todo.extend(
+        contract
+            .commands
+            .iter()
+            .filter(|c| !index.required.contains(c.name.as_str()))
+            .map(|c| (&c.name, false)),
+    );
+    let one = |(name, required): (&CommandName, bool), buffers: &mut LoadBuffers| Classified {
+        command: name.clone(),
+        required,
+        status: index.classify_one(store, state, name, buffers),
+    };
+    let threads = threads_for(todo.len());
+    if threads <= 1 {
+        let mut buffers = LoadBuffers::default();
+        return todo.into_iter().map(|t| one(t, &mut buffers)).collect();
     }
-    for command in &contract.commands {
-        if !index.required.contains(command.name.as_str()) {
-            out.push(Classified {
-                command: command.name.clone(),
-                required: false,
-                status: index.classify_one(store, state, &command.name),
-            });
+    // Many receipts: read, parse and verify them on several threads, each
+    // taking the next batch of commands until none is left, and put the
+    // results back in order.
+    let next = AtomicUsize::new(0);
+    let todo = &todo;
+    let work = || {
+        let mut buffers = LoadBuffers::default();
+        let mut done = Vec::new();
+        loop {
+            let start = next.fetch_add(PARALLEL_BATCH, Ordering::Relaxed);
+            let Some(batch) = todo.get(start..) else {
+                break;
+            };
+            let batch = &batch[..batch.len().min(PARALLEL_BATCH)];
+            done.push((
+                start,
+                batch
+                    .iter()
+                    .map(|&t| one(t, &mut buffers))
+                    .collect::<Vec<_>>(),
+            ));
         }
+        done
+    };
+    let mut batches: Vec<(usize, Vec<Classified>)> = std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut all = work();
+        for helper in helpers {
+            // `classify_one` never panics; if a helper did, its commands are
+            // classified again below.
+            all.extend(helper.join().unwrap_or_default());
+        }
+        all
+    });
+    batches.sort_unstable_by_key(|(start, _)| *start);
+    let mut out = Vec::with_capacity(todo.len());
+    let mut buffers = LoadBuffers::default();
+    for (start, batch) in batches {
+        // Anything a failed helper left out, in order.
+        while out.len() < start {
+            out.push(one(todo[out.len()], &mut buffers));
+        }
+        out.extend(batch);
+    }
+    while out.len() < todo.len() {
+        out.push(one(todo[out.len()], &mut buffers));
     }
     out
+}
+
+/// Commands per batch a classification thread takes at a time.
+const PARALLEL_BATCH: usize = 32;
+/// Below this many commands, classification stays on the calling thread
+/// (starting threads would cost more than it saves).
+const PARALLEL_MIN: usize = 128;
+
+/// How many threads classify `commands` receipts: one per core (at most
+/// four), and only when there are enough receipts to share.
+fn threads_for(commands: usize) -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    if commands < PARALLEL_MIN {
+        return 1;
+    }
+    let cores = *CORES
+        .get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
+    cores.clamp(1, 4).min(commands / PARALLEL_BATCH)
 }
 
 /// Classifies the latest receipt of one command.
@@ -402,7 +473,7 @@ pub fn classify_one(
     state: &CurrentState,
     name: &CommandName,
 ) -> ReceiptStatus {
-    Index::new(contract).classify_one(store, state, name)
+    Index::new(contract).classify_one(store, state, name, &mut LoadBuffers::default())
 }
 
 /// Classifies a verified receipt against the contract and the current state.
@@ -440,8 +511,9 @@ impl<'a> Index<'a> {
         store: &ReceiptStore,
         state: &CurrentState,
         name: &CommandName,
+        buffers: &mut LoadBuffers,
     ) -> ReceiptStatus {
-        match store.load_command_receipt(name) {
+        match store.load_latest(name, buffers) {
             LoadedReceipt::Missing => ReceiptStatus::Missing,
             LoadedReceipt::Invalid(reason) => ReceiptStatus::Invalid(reason),
             LoadedReceipt::Valid(receipt) => self.status_of(state, &receipt),

@@ -327,8 +327,19 @@ impl ReceiptStore {
     /// never panics: whatever is on disk is [`Missing`](LoadedReceipt::Missing),
     /// [`Invalid`](LoadedReceipt::Invalid) or [`Valid`](LoadedReceipt::Valid).
     pub fn load_command_receipt(&self, name: &CommandName) -> LoadedReceipt<CommandReceipt> {
-        // One allocation: this runs once per command in every classification.
-        let mut path = String::with_capacity(self.dir.as_str().len() + name.as_str().len() + 24);
+        self.load_latest(name, &mut LoadBuffers::default())
+    }
+
+    /// [`load_command_receipt`](Self::load_command_receipt) with buffers
+    /// reused from one receipt to the next: classification loads thousands
+    /// in a row, and the path and file buffers are then allocated once.
+    pub(crate) fn load_latest(
+        &self,
+        name: &CommandName,
+        buffers: &mut LoadBuffers,
+    ) -> LoadedReceipt<CommandReceipt> {
+        let path = &mut buffers.path;
+        path.clear();
         path.push_str(self.dir.as_str());
         if !path.is_empty() && !path.ends_with('/') {
             path.push('/');
@@ -336,8 +347,13 @@ impl ReceiptStore {
         path.push_str("receipts/");
         path.push_str(name.as_str());
         path.push_str("/latest.json");
-        let path = Utf8PathBuf::from(path);
-        self.load_command_receipt_file(&path, name)
+        let path = Utf8Path::new(path.as_str());
+        match read_into(path, &mut buffers.bytes) {
+            Ok(true) => {}
+            Ok(false) => return LoadedReceipt::Missing,
+            Err(reason) => return LoadedReceipt::Invalid(reason),
+        }
+        self.verify_command_receipt(&buffers.bytes, path, name)
     }
 
     /// Reads and verifies a command receipt file (for example one from the
@@ -347,14 +363,24 @@ impl ReceiptStore {
         path: &Utf8Path,
         name: &CommandName,
     ) -> LoadedReceipt<CommandReceipt> {
-        let bytes = match read(path) {
-            Ok(Some(bytes)) => bytes,
-            Ok(None) => return LoadedReceipt::Missing,
+        let mut bytes = Vec::new();
+        match read_into(path, &mut bytes) {
+            Ok(true) => {}
+            Ok(false) => return LoadedReceipt::Missing,
             Err(reason) => return LoadedReceipt::Invalid(reason),
-        };
-        match self.verify::<CommandReceiptV1>(&bytes, path, COMMAND_RECEIPT_CONTEXT, |d| {
-            (d.digest, d.mac)
-        }) {
+        }
+        self.verify_command_receipt(&bytes, path, name)
+    }
+
+    fn verify_command_receipt(
+        &self,
+        bytes: &[u8],
+        path: &Utf8Path,
+        name: &CommandName,
+    ) -> LoadedReceipt<CommandReceipt> {
+        match self
+            .verify::<CommandReceiptV1>(bytes, path, COMMAND_RECEIPT_CONTEXT, |d| (d.digest, d.mac))
+        {
             Ok(doc) if doc.command != *name => {
                 LoadedReceipt::Invalid(InvalidReason::WrongSubject {
                     found: doc.command.to_string(),
@@ -465,6 +491,36 @@ fn read(path: &Utf8Path) -> Result<Option<Vec<u8>>, InvalidReason> {
             message: e.kind().to_string(),
         }),
     }
+}
+
+/// Reads a whole file into `buf` (cleared first): `false` when it does not
+/// exist. Unlike [`std::fs::read`] it keeps `buf`'s allocation and does not
+/// `stat` the file to size it.
+fn read_into(path: &Utf8Path, buf: &mut Vec<u8>) -> Result<bool, InvalidReason> {
+    buf.clear();
+    let unreadable = |e: io::Error| InvalidReason::Unreadable {
+        message: e.kind().to_string(),
+    };
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(unreadable(e)),
+    };
+    if buf.capacity() == 0 {
+        buf.reserve(INITIAL_READ);
+    }
+    io::Read::read_to_end(&mut file, buf).map_err(unreadable)?;
+    Ok(true)
+}
+
+/// The first allocation of a receipt read buffer: most receipts fit.
+const INITIAL_READ: usize = 8 * 1024;
+
+/// Buffers reused by [`ReceiptStore::load_latest`].
+#[derive(Debug, Default)]
+pub(crate) struct LoadBuffers {
+    path: String,
+    bytes: Vec<u8>,
 }
 
 /// The last occurrence of `needle`, which starts with a newline: only line

@@ -1,7 +1,11 @@
 //! Running declared commands and environment assertions, and recording them.
 
 use std::{
-    collections::BTreeMap, ffi::OsString, os::unix::fs::PermissionsExt, sync::Arc, time::Duration,
+    collections::BTreeMap,
+    ffi::OsString,
+    os::unix::fs::PermissionsExt,
+    sync::{Arc, LazyLock},
+    time::Duration,
 };
 
 use camino::{Utf8Path, Utf8PathBuf};
@@ -28,7 +32,12 @@ const DETAIL_CHARS: usize = 200;
 
 /// The digest of a declared command (context [`SPEC_CONTEXT`]).
 pub fn spec_digest(spec: &CommandSpec) -> Digest {
-    Digest::derive(SPEC_CONTEXT, &serde_json::to_vec(spec).unwrap_or_default())
+    // Classification computes one per receipt: the context key is derived
+    // once per process, not once per call.
+    static HASHER: LazyLock<blake3::Hasher> =
+        LazyLock::new(|| blake3::Hasher::new_derive_key(SPEC_CONTEXT));
+    let json = serde_json::to_vec(spec).unwrap_or_default();
+    Digest::from_blake3(HASHER.clone().update(&json).finalize())
 }
 
 /// The digest of an environment's declaration together with the base

@@ -173,22 +173,34 @@ fn optional_digest<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<
 }
 
 fn parse_digest<E: serde::de::Error>(text: &str) -> Result<Digest, E> {
-    fn nibble(b: u8) -> Option<u8> {
-        match b {
-            b'0'..=b'9' => Some(b - b'0'),
-            b'a'..=b'f' => Some(b - b'a' + 10),
-            _ => None,
+    /// The value of each lower-case hex digit, `0xff` for any other byte.
+    const NIBBLE: [u8; 256] = {
+        let mut table = [0xff; 256];
+        let mut i = 0;
+        while i < 10 {
+            table[b'0' as usize + i] = i as u8;
+            i += 1;
         }
-    }
+        let mut i = 0;
+        while i < 6 {
+            table[b'a' as usize + i] = 10 + i as u8;
+            i += 1;
+        }
+        table
+    };
     let fast = text
         .strip_prefix("blake3:")
         .filter(|hex| hex.len() == 64)
         .and_then(|hex| {
             let mut bytes = [0u8; 32];
+            let mut bad = 0u8;
             for (byte, pair) in bytes.iter_mut().zip(hex.as_bytes().chunks_exact(2)) {
-                *byte = (nibble(pair[0])? << 4) | nibble(pair[1])?;
+                let (hi, lo) = (NIBBLE[usize::from(pair[0])], NIBBLE[usize::from(pair[1])]);
+                // Any invalid digit sets the high bit, checked once at the end.
+                bad |= hi | lo;
+                *byte = (hi << 4) | (lo & 0x0f);
             }
-            Some(Digest::from_bytes(DigestAlgo::Blake3, bytes))
+            (bad & 0x80 == 0).then(|| Digest::from_bytes(DigestAlgo::Blake3, bytes))
         });
     match fast {
         Some(d) => Ok(d),

@@ -659,3 +659,106 @@ fn a_signal_is_recorded_with_its_name() -> Result {
     insta::assert_snapshot!(status(&v, "crash")?, @"failed: killed by signal 11 (SIGSEGV)");
     Ok(())
 }
+
+/// Enough commands that classification shares them among threads: every
+/// kind of receipt keeps its status, and the order is the contract's.
+#[test]
+fn many_receipts_classify_as_one_by_one() -> Result {
+    use orcho_receipts::{CommandSpec, classify, classify_one, spec_digest};
+
+    let f = fixture()?;
+    let n = 600;
+    let cmd = |i: usize| name(&format!("c{i:03}"));
+    let mut contract = VerificationContract::new();
+    for i in 0..n {
+        contract = contract.with_command(CommandSpec::new(cmd(i), ["true"]));
+    }
+    // Required ones out of declared order, to check the output order.
+    for i in (0..n).rev().step_by(7) {
+        contract = contract.with_required(cmd(i));
+    }
+    let store = f.store();
+    let v = Verifier::new(contract.clone(), &f.checkout, store.clone())?
+        .with_clock(Arc::clone(&f.clock))
+        .with_base_env(fixed_env());
+    v.run_command(&cmd(0), None)?;
+    let template = std::fs::read_to_string(f.latest("c000"))?;
+    let spec_of = |i: usize| -> Result<String> {
+        let spec = contract.command(cmd(i).as_str()).ok_or("declared")?;
+        Ok(spec_digest(spec).to_string())
+    };
+    let first_spec = spec_of(0)?;
+    for i in 1..n {
+        let path = f.latest(cmd(i).as_str());
+        std::fs::create_dir_all(path.parent().ok_or("no parent")?)?;
+        let renamed = template
+            .replace("c000", cmd(i).as_str())
+            .replace(&first_spec, &spec_of(i)?);
+        match i % 7 {
+            // Missing.
+            1 => continue,
+            // Edited by hand.
+            2 => crate::write_bytes(
+                &path,
+                renamed.replace("\"code\": 0", "\"code\": 3").as_bytes(),
+            )?,
+            // Another command's receipt.
+            3 => crate::write_bytes(&path, template.as_bytes())?,
+            // Truncated.
+            4 => crate::write_bytes(&path, &renamed.as_bytes()[..renamed.len() / 3])?,
+            _ => {
+                crate::write_bytes(&path, renamed.as_bytes())?;
+                // Re-signed as a forger would: present, failed or stale.
+                forge(&path, |body| match i % 7 {
+                    5 => body.replace("\"code\": 0", "\"code\": 2"),
+                    6 => body
+                        .lines()
+                        .map(|line| {
+                            if line.starts_with("  \"subject_before\": ") {
+                                let other = Digest::derive("another checkout", b"");
+                                format!("  \"subject_before\": \"{other}\",")
+                            } else {
+                                line.to_owned()
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    _ => body.to_owned(),
+                })?;
+            }
+        }
+    }
+    let state = v.current_state()?;
+    let all = classify(&contract, &store, &state);
+    let mut expected: Vec<CommandName> = contract.required.clone();
+    expected.extend(
+        contract
+            .commands
+            .iter()
+            .map(|c| c.name.clone())
+            .filter(|c| !contract.required.contains(c)),
+    );
+    assert_eq!(
+        all.iter().map(|c| c.command.clone()).collect::<Vec<_>>(),
+        expected
+    );
+    let mut kinds = std::collections::BTreeMap::new();
+    for c in &all {
+        assert_eq!(c.required, contract.required.contains(&c.command));
+        assert_eq!(
+            c.status,
+            classify_one(&contract, &store, &state, &c.command)
+        );
+        *kinds.entry(c.status.as_str()).or_insert(0) += 1;
+    }
+    insta::assert_debug_snapshot!(kinds, @r#"
+    {
+        "failed": 85,
+        "invalid": 258,
+        "missing": 86,
+        "present": 86,
+        "stale": 85,
+    }
+    "#);
+    Ok(())
+}
