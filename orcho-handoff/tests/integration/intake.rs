@@ -264,9 +264,7 @@ fn a_commit_made_by_a_process_that_died_before_recording_it_is_adopted() -> Resu
     let outcome = i.apply(&decision)?;
     assert_eq!(
         outcome,
-        IntakeOutcome::Committed {
-            commit: committed
-        },
+        IntakeOutcome::Committed { commit: committed },
         "the commit is adopted, not made again"
     );
     assert_eq!(git(&r.target, &["rev-parse", "HEAD~1"]).trim(), before);
