@@ -423,7 +423,10 @@ pub fn classify(
         done
     };
     let mut batches: Vec<(usize, Vec<Classified>)> = std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        // A thread that cannot be started leaves its share to the others.
+        let helpers: Vec<_> = (1..threads)
+            .filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, work).ok())
+            .collect();
         let mut all = work();
         for helper in helpers {
             // `classify_one` never panics; if a helper did, its commands are
