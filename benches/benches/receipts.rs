@@ -94,6 +94,14 @@ fn git(dir: &Path) -> Command {
             "core.untrackedCache=false",
             "-c",
             "core.fsmonitor=false",
+            // No automatic maintenance: after the commit of the generated
+            // tree it would repack 28,000 loose objects in a detached
+            // process, taking a core away from whatever is measured first
+            // (`generate` packs them itself, before measuring).
+            "-c",
+            "maintenance.auto=false",
+            "-c",
+            "gc.auto=0",
         ])
         .stdout(Stdio::null());
     c
@@ -150,6 +158,14 @@ fn generate(root: &Path) -> (u64, u64) {
     run({
         let mut c = git(root);
         c.args(["commit", "-q", "-m", "generated"]);
+        c
+    });
+    // Pack the objects now, as a real checkout's mostly are (automatic
+    // maintenance, switched off in `git`, would otherwise do it in the
+    // background during the first measurements).
+    run({
+        let mut c = git(root);
+        c.args(["gc", "-q"]);
         c
     });
     // Ignored files present in the work tree.
