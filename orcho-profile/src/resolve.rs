@@ -364,8 +364,10 @@ impl Profile {
         verification: &VerificationContract,
         warnings: &mut dyn ProfileWarnings,
     ) -> Result<ResolvedGate, ProfileError> {
-        let config = gate.with.clone().unwrap_or(serde_json::Value::Null);
-        let spec = GateSpec::new(gate.name.clone(), gate.uses.clone()).with_config(config.clone());
+        // The spec owns the one copy of the names and the `with:` block;
+        // they are moved out of it into the resolved gate once it is built.
+        let spec = GateSpec::new(gate.name.clone(), gate.uses.clone())
+            .with_config(gate.with.clone().unwrap_or(serde_json::Value::Null));
         let built = registry.build(&spec).map_err(|error| match &error {
             RegistryError::Config { source, .. } => {
                 let key = if gate.with.is_some() { "with" } else { "name" };
@@ -380,6 +382,9 @@ impl Profile {
                 ProfileErrorKind::Registry(error),
             ),
         })?;
+        let GateSpec {
+            name, uses, config, ..
+        } = spec;
         if gate.uses == TESTS {
             // The factory accepted the block, so it is a `TestsGateConfig`:
             // `command`, or the gate's name when absent.
@@ -424,8 +429,8 @@ impl Profile {
             scheduled = scheduled.with_timeout(timeout.get());
         }
         Ok(ResolvedGate {
-            name: gate.name.clone(),
-            uses: gate.uses.clone(),
+            name,
+            uses,
             on_fail: gate.on_fail,
             lock_group: gate.lock_group.clone(),
             timeout: gate.timeout,

@@ -11,7 +11,7 @@
 //! registry checks (gate names, `with:` blocks, `tests` commands) and the
 //! autopilot limits, whose policy only resolving builds.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, hash_map::Entry};
 
 use orcho_gates::FailStrategy;
 use orcho_handoff::{AutopilotPolicy, DestructivePatterns, FileGlob, HandoffAction};
@@ -51,36 +51,66 @@ fn section(key: &'static str) -> DocPath {
 
 /// Checks one document before `extends` is merged: names are unique.
 pub(crate) fn check_document(profile: &Profile) -> Result<(), ProfileError> {
-    let mut phases: HashMap<&str, &PhaseSpec> = HashMap::with_capacity(profile.phases.len());
-    for phase in &profile.phases {
-        if let Some(first) = phases.insert(phase.name.as_str(), phase) {
+    let duplicate_phase = first_duplicate(&profile.phases, |p| p.name.as_str());
+    for (i, phase) in profile.phases.iter().enumerate() {
+        if let Some((first, _)) = duplicate_phase.filter(|&(_, dup)| dup == i) {
             return Err(ProfileError::new(
                 at_phase(profile, phase, Some("name")),
                 ProfileErrorKind::Duplicate {
                     what: "phase",
                     name: phase.name.to_string(),
-                    first_line: at_phase(profile, first, Some("name"))
+                    first_line: at_phase(profile, &profile.phases[first], Some("name"))
                         .position
                         .map(|p| p.line),
                 },
             ));
         }
-        for (j, gate) in phase.gates.iter().enumerate() {
-            if let Some(first) = phase.gates[..j].iter().find(|g| g.name == gate.name) {
-                return Err(ProfileError::new(
-                    at_gate(profile, gate, Some("name")),
-                    ProfileErrorKind::Duplicate {
-                        what: "gate",
-                        name: gate.name.to_string(),
-                        first_line: at_gate(profile, first, Some("name"))
-                            .position
-                            .map(|p| p.line),
-                    },
-                ));
-            }
+        if let Some((first, dup)) = first_duplicate(&phase.gates, |g| g.name.as_str()) {
+            let gate = &phase.gates[dup];
+            return Err(ProfileError::new(
+                at_gate(profile, gate, Some("name")),
+                ProfileErrorKind::Duplicate {
+                    what: "gate",
+                    name: gate.name.to_string(),
+                    first_line: at_gate(profile, &phase.gates[first], Some("name"))
+                        .position
+                        .map(|p| p.line),
+                },
+            ));
         }
     }
     Ok(())
+}
+
+/// The first item whose name an earlier item has: `(earlier, item)`, the
+/// earlier one being the first with that name. A few items are compared
+/// pairwise (no allocation, no hashing); many go through a map, so that a
+/// hostile document with thousands of names stays linear.
+fn first_duplicate<'a, T>(
+    items: &'a [T],
+    name: impl Fn(&'a T) -> &'a str,
+) -> Option<(usize, usize)> {
+    const PAIRWISE_UP_TO: usize = 16;
+    if items.len() <= PAIRWISE_UP_TO {
+        return (1..items.len()).find_map(|j| {
+            let name_j = name(&items[j]);
+            items[..j]
+                .iter()
+                .position(|earlier| name(earlier) == name_j)
+                .map(|first| (first, j))
+        });
+    }
+    let mut seen: HashMap<&str, usize> = HashMap::with_capacity(items.len());
+    items
+        .iter()
+        .enumerate()
+        .find_map(|(j, item)| match seen.entry(name(item)) {
+            Entry::Occupied(first) => Some((*first.get(), j)),
+            Entry::Vacant(slot) => {
+                slot.insert(j);
+                None
+            }
+        })
 }
 
 fn range(
@@ -237,11 +267,18 @@ fn check_handoff(profile: &Profile, phase: &PhaseSpec, role: Role) -> Result<(),
     let Some(actions) = &handoff.actions else {
         return Ok(());
     };
-    let at = |path: DocPath| profile.provenance.locate(phase.origin.source, path);
-    let actions_path = phase.origin.path().key("handoff").key("actions");
+    // `handoff.actions`, or one of its items; built only to report.
+    let at = |index: Option<usize>| {
+        let path = phase.origin.path().key("handoff").key("actions");
+        let path = match index {
+            Some(i) => path.index(i),
+            None => path,
+        };
+        profile.provenance.locate(phase.origin.source, path)
+    };
     if handoff.pause == Some(PauseWhen::Never) && handoff.on_exhausted == Some(Exhausted::Halt) {
         return Err(ProfileError::new(
-            at(actions_path),
+            at(None),
             ProfileErrorKind::ActionsWithoutPause,
         ));
     }
@@ -255,7 +292,7 @@ fn check_handoff(profile: &Profile, phase: &PhaseSpec, role: Role) -> Result<(),
         };
         if let Some(reason) = reason {
             return Err(ProfileError::new(
-                at(actions_path.index(i)),
+                at(Some(i)),
                 ProfileErrorKind::InvalidHandoffAction {
                     action: action.to_string(),
                     reason,
@@ -265,7 +302,7 @@ fn check_handoff(profile: &Profile, phase: &PhaseSpec, role: Role) -> Result<(),
     }
     if !actions.contains(&HandoffAction::Halt) {
         return Err(ProfileError::new(
-            at(actions_path),
+            at(None),
             ProfileErrorKind::HaltNotOffered,
         ));
     }
@@ -276,9 +313,9 @@ fn check_verification(profile: &Profile) -> Result<(), ProfileError> {
     let Some(contract) = &profile.verification else {
         return Ok(());
     };
-    let base = section("verification");
-    let at = |path: DocPath| at_section(profile, "verification", path);
     if let Err(error) = contract.validate() {
+        let base = section("verification");
+        let at = |path: DocPath| at_section(profile, "verification", path);
         if let (ContractLocation::Required, ContractProblem::UnknownCommand(name)) =
             (error.location(), error.problem())
         {
@@ -349,10 +386,10 @@ pub(crate) fn autopilot(profile: &Profile) -> Result<AutopilotPolicy, ProfileErr
     let Some(spec) = &profile.autopilot else {
         return Ok(AutopilotPolicy::default());
     };
-    let base = section("autopilot");
+    let base = || section("autopilot");
     let at = |path: DocPath| at_section(profile, "autopilot", path);
     range(
-        || at(base.key("max_retries")),
+        || at(base().key("max_retries")),
         "max_retries",
         spec.max_retries,
         0,
@@ -376,7 +413,7 @@ pub(crate) fn autopilot(profile: &Profile) -> Result<AutopilotPolicy, ProfileErr
                 .err();
             if let Some(error) = error {
                 return Err(ProfileError::new(
-                    at(base.key("allowed_files").index(i)),
+                    at(base().key("allowed_files").index(i)),
                     ProfileErrorKind::Autopilot(error),
                 ));
             }
@@ -388,7 +425,7 @@ pub(crate) fn autopilot(profile: &Profile) -> Result<AutopilotPolicy, ProfileErr
         // The builder starts from the defaults.
         return builder.build().map_err(|error| {
             ProfileError::new(
-                at(base.key("min_confidence")),
+                at(base().key("min_confidence")),
                 ProfileErrorKind::Autopilot(error),
             )
         });
@@ -407,7 +444,7 @@ pub(crate) fn autopilot(profile: &Profile) -> Result<AutopilotPolicy, ProfileErr
                 .position(|p| DestructivePatterns::new([p.as_str()]).is_err())
                 .unwrap_or(0);
             ProfileError::new(
-                at(base.key("destructive_patterns").index(i)),
+                at(base().key("destructive_patterns").index(i)),
                 ProfileErrorKind::Autopilot(error),
             )
         })?;
@@ -416,7 +453,7 @@ pub(crate) fn autopilot(profile: &Profile) -> Result<AutopilotPolicy, ProfileErr
         .build()
         .map_err(|error| {
             ProfileError::new(
-                at(base.key("min_confidence")),
+                at(base().key("min_confidence")),
                 ProfileErrorKind::Autopilot(error),
             )
         })
@@ -426,17 +463,15 @@ fn check_delivery(profile: &Profile) -> Result<(), ProfileError> {
     let Some(delivery) = &profile.delivery else {
         return Ok(());
     };
-    let base = section("delivery");
-    let at = |path: DocPath| at_section(profile, "delivery", path);
+    let at = |key: &str| at_section(profile, "delivery", section("delivery").key(key));
     if delivery.default_action == Some(DeliveryDefault::Fix) {
         return Err(ProfileError::new(
-            at(base.key("default_action")),
+            at("default_action"),
             ProfileErrorKind::FixAsDefault,
         ));
     }
     if let Some(template) = &delivery.commit_message {
-        check_template(template)
-            .map_err(|kind| ProfileError::new(at(base.key("commit_message")), kind))?;
+        check_template(template).map_err(|kind| ProfileError::new(at("commit_message"), kind))?;
     }
     Ok(())
 }
@@ -480,6 +515,19 @@ pub(crate) fn check_template(template: &str) -> Result<(), ProfileErrorKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn duplicates_are_found_first_to_last() {
+        for n in [3, 40] {
+            let mut names: Vec<String> = (0..n).map(|i| format!("n{i}")).collect();
+            assert_eq!(first_duplicate(&names, String::as_str), None);
+            names.push("n1".to_owned());
+            names.push("n0".to_owned());
+            names.push("n1".to_owned());
+            assert_eq!(first_duplicate(&names, String::as_str), Some((1, n)));
+        }
+        assert_eq!(first_duplicate::<String>(&[], String::as_str), None);
+    }
 
     #[test]
     fn templates() {
