@@ -66,7 +66,8 @@ impl TestsGate {
         let config: TestsGateConfig = if spec.config.is_null() {
             TestsGateConfig::default()
         } else {
-            serde_json::from_value(spec.config.clone()).map_err(GateError::new)?
+            // Read in place: no copy of the `with:` block.
+            serde::Deserialize::deserialize(&spec.config).map_err(GateError::new)?
         };
         let command = match config.command {
             Some(command) => command,

@@ -3,7 +3,7 @@ use std::{error::Error as StdError, sync::Arc, time::Duration};
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{Cost, GateName, error_chain, fs::LockFile};
 use serde::{Deserialize, Serialize};
-use tokio::{sync::Semaphore, task::JoinSet, time::Instant};
+use tokio::{task::JoinSet, time::Instant};
 
 use crate::{
     Cancellation, FailStrategy, GateContext, GateKind, GateOutcome, PhaseEffect, QualityGate,
@@ -248,26 +248,29 @@ impl Scheduler {
         records: &mut Vec<Option<GateRecord>>,
         emit: &mut impl FnMut(GateRecord, &mut Vec<Option<GateRecord>>) -> Result<(), ScheduleError>,
     ) -> Result<Option<String>, ScheduleError> {
-        let permits = Arc::new(Semaphore::new(self.concurrency));
+        // At most `concurrency` gates are in flight: the next one is spawned
+        // as soon as one finishes, so no task waits on a permit and every
+        // gate costs one spawn and one join.
         let mut set = JoinSet::new();
         let mut cancels = Vec::with_capacity(wave.len());
         let mut tasks = std::collections::HashMap::new();
-        for index in wave {
-            let cancel = Cancellation::new();
-            cancels.push(cancel.clone());
-            let (ctx, gate, lock_dir, permits) = (
-                ctx.clone(),
-                gates[index].clone(),
-                self.lock_dir.clone(),
-                Arc::clone(&permits),
-            );
-            let handle = set.spawn(async move {
-                // The semaphore is never closed, so acquiring cannot fail;
-                // should it, the gate simply runs without waiting.
-                let _permit = permits.acquire_owned().await.ok();
-                run_one(ctx, gate, index, lock_dir, cancel).await
-            });
-            tasks.insert(handle.id(), index);
+        let mut pending = wave;
+        let mut spawn_next =
+            |set: &mut JoinSet<GateRecord>,
+             cancels: &mut Vec<Cancellation>,
+             tasks: &mut std::collections::HashMap<tokio::task::Id, usize>| {
+                let Some(index) = pending.next() else {
+                    return;
+                };
+                let cancel = Cancellation::new();
+                cancels.push(cancel.clone());
+                let (ctx, gate, lock_dir) =
+                    (ctx.clone(), gates[index].clone(), self.lock_dir.clone());
+                let handle = set.spawn(run_one(ctx, gate, index, lock_dir, cancel));
+                tasks.insert(handle.id(), index);
+            };
+        for _ in 0..self.concurrency {
+            spawn_next(&mut set, &mut cancels, &mut tasks);
         }
         let mut stop = None;
         while let Some(joined) = set.join_next().await {
@@ -305,6 +308,7 @@ impl Scheduler {
                 stop = Some(format!("halted by gate `{name}`"));
                 break;
             }
+            spawn_next(&mut set, &mut cancels, &mut tasks);
         }
         if stop.is_some() {
             cancels.iter().for_each(Cancellation::cancel);
