@@ -67,7 +67,7 @@ impl TestsGate {
             TestsGateConfig::default()
         } else {
             // Read in place: no copy of the `with:` block.
-            serde::Deserialize::deserialize(&spec.config).map_err(GateError::new)?
+            TestsGateConfig::deserialize(&spec.config).map_err(GateError::new)?
         };
         let command = match config.command {
             Some(command) => command,
