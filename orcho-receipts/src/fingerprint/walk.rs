@@ -70,12 +70,56 @@ pub(crate) fn git_files(root: &Utf8Path, env: &BaseEnv) -> Result<Vec<Vec<u8>>, 
 
 /// Streams the files git lists for `root` to `on_path` while git is still
 /// running, so that hashing overlaps git's own work.
+///
+/// The tracked files (`git ls-files -c`, read from the index: the first
+/// paths arrive within milliseconds) and the untracked ones (`git ls-files
+/// -o --exclude-standard`, which walks the whole tree before it prints
+/// anything) are listed by two git processes at once: together they are
+/// exactly what `-co --exclude-standard` lists, and the tracked files are
+/// being hashed while git still looks for untracked ones.
 pub(crate) fn git_files_streaming(
     root: &Utf8Path,
     env: &BaseEnv,
     on_path: &mut dyn FnMut(&[u8]),
 ) -> Result<(), FingerprintError> {
-    let request = ExecRequest::new(["git", "ls-files", "-co", "--exclude-standard", "-z"])
+    std::thread::scope(|scope| {
+        let untracked = scope.spawn(|| {
+            let mut paths: Vec<Vec<u8>> = Vec::new();
+            stream_listing(
+                root,
+                env,
+                &["ls-files", "-o", "--exclude-standard", "-z"],
+                &mut |p| paths.push(p.to_vec()),
+            )
+            .map(|()| paths)
+        });
+        let tracked = stream_listing(root, env, &["ls-files", "-c", "-z"], on_path);
+        let untracked = untracked.join().unwrap_or_else(|_| {
+            Err(FingerprintError::new(
+                root,
+                FingerprintErrorKind::Git {
+                    status: "the listing thread panicked".to_owned(),
+                    stderr: String::new(),
+                },
+            ))
+        });
+        tracked?;
+        for p in &untracked? {
+            on_path(p);
+        }
+        Ok(())
+    })
+}
+
+/// Runs `git <args>` in `root` and hands each NUL-terminated path of its
+/// output to `on_path` as it arrives.
+fn stream_listing(
+    root: &Utf8Path,
+    env: &BaseEnv,
+    args: &[&str],
+    on_path: &mut dyn FnMut(&[u8]),
+) -> Result<(), FingerprintError> {
+    let request = ExecRequest::new(std::iter::once("git").chain(args.iter().copied()))
         .cwd(root)
         .envs(env.clone())
         .env("GIT_OPTIONAL_LOCKS", "0")
