@@ -7,6 +7,8 @@
 //! - `shell waves`: 1,000 shell-backed gates (each runs `true` through
 //!   `orcho_receipts::exec`) declared inferential so they form one wave, at
 //!   concurrency 1 and 2. Target: concurrency 2 at least 1.6x the throughput.
+//!   The same 1,000 spawns on one and two plain threads, with no scheduler,
+//!   are measured beside them: the ceiling on this machine.
 
 use std::{hint::black_box, sync::Arc, time::Duration};
 
@@ -117,6 +119,22 @@ fn main() {
     group
         .sample_size(10)
         .measurement_time(Duration::from_secs(20));
+    // The ceiling: the same 1,000 spawns on plain threads, no scheduler.
+    for threads in [1usize, 2] {
+        group.bench_function(format!("1000 plain spawns on {threads} threads"), |b| {
+            b.iter(|| {
+                std::thread::scope(|scope| {
+                    for t in 0..threads {
+                        scope.spawn(move || {
+                            for _ in (t..1000).step_by(threads) {
+                                exec::run(&ExecRequest::new(["true"])).expect("spawn");
+                            }
+                        });
+                    }
+                });
+            })
+        });
+    }
     for concurrency in [1, 2] {
         let scheduler = scheduler(concurrency);
         group.bench_function(format!("1000 gates at concurrency {concurrency}"), |b| {
@@ -130,12 +148,22 @@ fn main() {
     group.finish();
     c.final_summary();
 
-    report_ratios(&[Ratio {
-        group: "shell_waves",
-        subject: "1000 gates at concurrency 2",
-        baseline: "1000 gates at concurrency 1",
-        target: 1.0 / 1.6,
-    }]);
+    report_ratios(&[
+        Ratio {
+            group: "shell_waves",
+            subject: "1000 gates at concurrency 2",
+            baseline: "1000 gates at concurrency 1",
+            target: 1.0 / 1.6,
+        },
+        // What two threads buy with no scheduler at all: the ceiling of the
+        // line above on this machine (reported, not a target).
+        Ratio {
+            group: "shell_waves",
+            subject: "1000 plain spawns on 2 threads",
+            baseline: "1000 plain spawns on 1 threads",
+            target: f64::INFINITY,
+        },
+    ]);
     if let Some(trivial) = orcho_benches::median_ns("scheduler", "100 trivial gates") {
         let spawn = orcho_benches::median_ns("scheduler", "exec true").unwrap_or(f64::NAN);
         #[expect(clippy::print_stdout, reason = "benchmarks report to the terminal")]
