@@ -83,17 +83,45 @@ fn engine(store: &Utf8Path) -> Result<Engine> {
     Ok(Engine::builder(plan(), store).build()?)
 }
 
-#[tokio::test]
-#[ignore = "child process of a_run_survives_200_kills"]
-async fn child_drives_a_run() -> Result {
-    let Some(arg) = std::env::var_os("ORCHO_TEST_CHILD") else {
-        return Ok(());
+/// In a child process: the store and run its parent handed over through
+/// `var`; `None` when the test runs as itself, not as a child.
+fn handed_over(var: &str) -> Result<Option<(Utf8PathBuf, RunId)>> {
+    let Some(arg) = std::env::var_os(var) else {
+        return Ok(None);
     };
     let store = Utf8PathBuf::try_from(std::path::PathBuf::from(arg))?;
     let run: RunId = std::fs::read_to_string(store.join("run-id"))?
         .trim()
         .parse()?;
-    drive(&engine(&store)?, &run).await?;
+    Ok(Some((store, run)))
+}
+
+/// Runs the ignored test `test` of this binary as a child process, handing
+/// it `store` through `var`; its report goes to `stdout`.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test spawns its own binary as the process to kill or race"
+)]
+fn spawn_child(
+    test: &str,
+    var: &str,
+    store: &Utf8Path,
+    stdout: Stdio,
+) -> std::io::Result<std::process::Child> {
+    Command::new(std::env::current_exe()?)
+        .args([test, "--exact", "--ignored", "--test-threads=1"])
+        .env(var, store.as_str())
+        .stdout(stdout)
+        .stderr(Stdio::null())
+        .spawn()
+}
+
+#[tokio::test]
+#[ignore = "child process of a_run_survives_200_kills"]
+async fn child_drives_a_run() -> Result {
+    if let Some((store, run)) = handed_over("ORCHO_TEST_CHILD")? {
+        drive(&engine(&store)?, &run).await?;
+    }
     Ok(())
 }
 
@@ -122,7 +150,12 @@ async fn a_run_survives_200_kills() -> Result {
         orcho::core::fs::write_atomic(&store.join("run-id"), run.as_str().as_bytes())?;
         loop {
             spawns += 1;
-            let mut child = spawn(&store)?;
+            let mut child = spawn_child(
+                "crash::child_drives_a_run",
+                "ORCHO_TEST_CHILD",
+                &store,
+                Stdio::null(),
+            )?;
             // Spread the kills from "before the run is even opened" to "near
             // the end of the run".
             sleep(Duration::from_micros(spawns.wrapping_mul(7919) % 60_000));
@@ -147,45 +180,18 @@ async fn a_run_survives_200_kills() -> Result {
     Ok(())
 }
 
-#[expect(
-    clippy::disallowed_methods,
-    reason = "the test spawns its own binary as the process to kill"
-)]
-fn spawn(store: &Utf8Path) -> std::io::Result<std::process::Child> {
-    Command::new(std::env::current_exe()?)
-        .args([
-            "crash::child_drives_a_run",
-            "--exact",
-            "--ignored",
-            "--test-threads=1",
-        ])
-        .env("ORCHO_TEST_CHILD", store.as_str())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-}
-
 #[tokio::test]
 #[ignore = "child process of a_second_process_is_told_the_run_is_busy"]
 async fn child_holds_a_run() -> Result {
-    let Some(arg) = std::env::var_os("ORCHO_TEST_HOLD") else {
-        return Ok(());
-    };
-    let store = Utf8PathBuf::try_from(std::path::PathBuf::from(arg))?;
-    let run: RunId = std::fs::read_to_string(store.join("run-id"))?
-        .trim()
-        .parse()?;
-    let _driver = engine(&store)?.open(&run)?;
-    orcho::core::fs::write_atomic(&store.join("holding"), b"yes")?;
-    sleep(Duration::from_secs(30));
+    if let Some((store, run)) = handed_over("ORCHO_TEST_HOLD")? {
+        let _driver = engine(&store)?.open(&run)?;
+        orcho::core::fs::write_atomic(&store.join("holding"), b"yes")?;
+        sleep(Duration::from_secs(30));
+    }
     Ok(())
 }
 
 #[tokio::test]
-#[expect(
-    clippy::disallowed_methods,
-    reason = "the test spawns its own binary as the second driver"
-)]
 async fn a_second_process_is_told_the_run_is_busy() -> Result {
     let dir = tempfile::tempdir()?;
     let store = Utf8PathBuf::try_from(dir.path().join("store"))?;
@@ -195,17 +201,12 @@ async fn a_second_process_is_told_the_run_is_busy() -> Result {
         .id()
         .clone();
     orcho::core::fs::write_atomic(&store.join("run-id"), run.as_str().as_bytes())?;
-    let mut holder = Command::new(std::env::current_exe()?)
-        .args([
-            "crash::child_holds_a_run",
-            "--exact",
-            "--ignored",
-            "--test-threads=1",
-        ])
-        .env("ORCHO_TEST_HOLD", store.as_str())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()?;
+    let mut holder = spawn_child(
+        "crash::child_holds_a_run",
+        "ORCHO_TEST_HOLD",
+        &store,
+        Stdio::null(),
+    )?;
     for _ in 0..1000 {
         if store.join("holding").exists() {
             break;
@@ -337,33 +338,10 @@ fn worktree_engine(store: &Utf8Path) -> Result<Engine> {
 #[tokio::test]
 #[ignore = "child process of a_worktree_run_survives_kills_through_intake_plan_approval_and_delivery"]
 async fn child_drives_a_worktree_run() -> Result {
-    let Some(arg) = std::env::var_os("ORCHO_TEST_WORKTREE_CHILD") else {
-        return Ok(());
-    };
-    let store = Utf8PathBuf::try_from(std::path::PathBuf::from(arg))?;
-    let run: RunId = std::fs::read_to_string(store.join("run-id"))?
-        .trim()
-        .parse()?;
-    drive_worktree(&worktree_engine(&store)?, &run).await?;
+    if let Some((store, run)) = handed_over("ORCHO_TEST_WORKTREE_CHILD")? {
+        drive_worktree(&worktree_engine(&store)?, &run).await?;
+    }
     Ok(())
-}
-
-#[expect(
-    clippy::disallowed_methods,
-    reason = "the test spawns its own binary as the process to kill"
-)]
-fn spawn_worktree_child(store: &Utf8Path) -> std::io::Result<std::process::Child> {
-    Command::new(std::env::current_exe()?)
-        .args([
-            "crash::child_drives_a_worktree_run",
-            "--exact",
-            "--ignored",
-            "--test-threads=1",
-        ])
-        .env("ORCHO_TEST_WORKTREE_CHILD", store.as_str())
-        .stdout(std::fs::File::create(store.join("child.out"))?)
-        .stderr(Stdio::null())
-        .spawn()
 }
 
 #[tokio::test]
@@ -396,7 +374,12 @@ async fn a_worktree_run_survives_kills_through_intake_plan_approval_and_delivery
         orcho::core::fs::write_atomic(&store.join("run-id"), run.as_str().as_bytes())?;
         loop {
             spawns += 1;
-            let mut child = spawn_worktree_child(&store)?;
+            let mut child = spawn_child(
+                "crash::child_drives_a_worktree_run",
+                "ORCHO_TEST_WORKTREE_CHILD",
+                &store,
+                std::fs::File::create(store.join("child.out"))?.into(),
+            )?;
             sleep(Duration::from_micros(spawns.wrapping_mul(7919) % 150_000));
             if child.try_wait()?.is_some() {
                 let status = child.wait()?;
