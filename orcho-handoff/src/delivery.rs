@@ -1551,6 +1551,32 @@ pub(crate) fn absolute(path: &Utf8Path) -> Result<Utf8PathBuf, DeliveryErrorKind
 mod tests {
     use super::*;
 
+    fn change(path: &str, lines: Option<(u64, u64)>) -> FileChange {
+        FileChange {
+            path: path.into(),
+            lines,
+            untracked: false,
+        }
+    }
+
+    #[test]
+    fn diff_summaries_read_like_gits() {
+        let one = DiffSummary {
+            files: vec![change("src/lib.rs", Some((1, 1)))],
+        };
+        assert_eq!(
+            one.to_string(),
+            "1 file changed, 1 insertion(+), 1 deletion(-)"
+        );
+        let two = DiffSummary {
+            files: vec![change("src/lib.rs", Some((3, 0))), change("logo.png", None)],
+        };
+        assert_eq!(
+            two.to_string(),
+            "2 files changed, 3 insertions(+), 0 deletions(-)"
+        );
+    }
+
     fn menu(verdict: Verdict, gaps: usize, files: usize) -> (DeliveryActions, Vec<BlockedAction>) {
         let gaps: Vec<ReceiptGap> = (0..gaps)
             .map(|i| ReceiptGap {

@@ -19,5 +19,6 @@ mod race;
 mod repo;
 mod sequences;
 mod store;
+mod worktree;
 
 pub(crate) type Result<T = (), E = Box<dyn std::error::Error>> = std::result::Result<T, E>;

@@ -571,18 +571,24 @@ impl Run {
         let recorded = deliveries
             .recorded_decision(self.id())
             .map_err(|e| self.delivery_err(e))?;
-        if recorded.is_none()
-            && let Some(action) = self.engine.inner.plan.delivery
-            && gate.available_actions().contains(action)
-            && let Some(choice) = default_choice(action)
-        {
+        let Some(action) = self.engine.inner.plan.delivery else {
+            return Ok(Some(Step::DecideDelivery(gate)));
+        };
+        // The plan decides by itself where its default is on the menu, and
+        // then acts by itself: on its own decision, or on one recorded
+        // before a process died.
+        if recorded.is_none() {
+            let Some(choice) =
+                default_choice(action).filter(|_| gate.available_actions().contains(action))
+            else {
+                return Ok(Some(Step::DecideDelivery(gate)));
+            };
             deliveries
                 .decide(self.id(), DecisionRequest::new(choice, DecidedBy::Operator))
                 .map_err(|e| self.delivery_err(e))?;
-            self.deliver().await?;
-            return Ok(None);
         }
-        Ok(Some(Step::DecideDelivery(gate)))
+        self.deliver().await?;
+        Ok(None)
     }
 
     async fn open_delivery(&mut self) -> Result<DeliveryGate, EngineError> {

@@ -311,3 +311,59 @@ async fn approving_a_run_that_included_uncommitted_changes_delivers_only_the_run
     assert_eq!(gate.diff().files_changed(), 1, "{}", gate.diff());
     Ok(())
 }
+
+/// A plan that decides by itself also acts by itself on a decision that
+/// was recorded before its process died, instead of waiting for a resume.
+#[tokio::test]
+async fn a_profile_default_acts_on_a_decision_recorded_before_a_restart() -> Result {
+    // Intake: recorded `include`, then a process with an `exclude` default.
+    let paused = Scenario::new(plan())
+        .in_worktree()
+        .dirty("notes.txt", "work in progress\n")
+        .run()
+        .await?;
+    assert_eq!(paused.status, RunStatus::AwaitingIntake);
+    paused.engine.decide_intake(
+        &paused.run,
+        DecisionRequest::new(
+            IntakeChoice::new(IntakeAction::Include),
+            DecidedBy::Operator,
+        ),
+    )?;
+    let restarted = orcho::Engine::builder(
+        plan().with_intake(Some(IntakeAction::Exclude)),
+        paused.store(),
+    )
+    .build()?;
+    let mut run = restarted.open(&paused.run)?;
+    let Step::RunPhase(_) = run.next().await? else {
+        panic!("the run starts without asking again");
+    };
+    assert!(
+        run.state().checkout.join("notes.txt").exists(),
+        "the recorded `include` is what was applied"
+    );
+    drop(run);
+
+    // Delivery: recorded `skip`, then a process with an `apply` default.
+    let parked = implementing(Scenario::new(plan()).in_worktree())
+        .run()
+        .await?;
+    assert_eq!(parked.status, RunStatus::AwaitingDelivery);
+    parked.engine.decide_delivery(
+        &parked.run,
+        DecisionRequest::new(DeliveryChoice::skip(), DecidedBy::Operator),
+    )?;
+    let restarted = orcho::Engine::builder(
+        plan().with_delivery(Some(DeliveryAction::Apply)),
+        parked.store(),
+    )
+    .build()?;
+    let step = restarted.open(&parked.run)?.next().await?;
+    let Step::Finished { status, reason } = step else {
+        panic!("the recorded decision is delivered: {step:?}");
+    };
+    assert_eq!(status, RunStatus::Completed);
+    assert!(reason.contains("skipped"), "{reason}");
+    Ok(())
+}
