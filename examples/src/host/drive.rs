@@ -7,7 +7,7 @@ use std::{
     io::{BufRead, IsTerminal, Write},
 };
 
-use camino::Utf8PathBuf;
+use camino::{Utf8Path, Utf8PathBuf};
 use orcho::{
     Engine, PhaseReport, PhaseRequest, Run, RunPlan, Start, Step, SupervisionRequest,
     core::{Finding, RunId, RunStatus, Severity, Verdict},
@@ -199,7 +199,7 @@ async fn drive(
     loop {
         step = match step {
             Step::RunPhase(request) => {
-                let report = run_phase(place, config, &request).await?;
+                let report = run_phase(place, config, &run.state().checkout, &request).await?;
                 run.complete_phase(report).await?
             }
             Step::DecideHandoff(handoff) => {
@@ -344,10 +344,12 @@ fn paused(place: &Place, run: &Run, point: &str, hint: &str) -> Result<Exit, Box
     Ok(Exit::Paused)
 }
 
-/// Runs a phase's command in the run's checkout; exit 0 approves.
+/// Runs a phase's command in `checkout` (the run's worktree, or the
+/// checkout itself for a run in place); exit 0 approves.
 pub(crate) async fn run_phase(
     place: &Place,
     config: &RunConfig,
+    checkout: &Utf8Path,
     request: &PhaseRequest,
 ) -> Result<PhaseReport, BoxError> {
     let label = format!(
@@ -367,7 +369,7 @@ pub(crate) async fn run_phase(
     }
     let input = serde_json::to_string(&request.input)?;
     let request_exec = ExecRequest::new(argv.iter().map(String::as_str))
-        .cwd(run_checkout(request, place))
+        .cwd(checkout.to_owned())
         .envs(BaseEnv::inherit())
         .env("ORCHO_RUN", request.run.as_str())
         .env("ORCHO_PHASE", request.phase.as_str())
@@ -398,16 +400,6 @@ pub(crate) async fn run_phase(
         show::err(&format!("{label}: {}", report.verdict));
     }
     Ok(PhaseReport::new(report))
-}
-
-/// Where phases run: the run's worktree, or the checkout in place.
-fn run_checkout(request: &PhaseRequest, place: &Place) -> Utf8PathBuf {
-    let worktree = place.store.join("worktrees").join(request.run.as_str());
-    if worktree.exists() {
-        worktree
-    } else {
-        place.checkout.clone()
-    }
 }
 
 fn prompt(question: &str) -> Result<String, BoxError> {

@@ -516,7 +516,9 @@ impl OrchoMcp {
         loop {
             step = match step {
                 Step::RunPhase(request) => {
-                    let report = drive::run_phase(&self.place, config, &request).await?;
+                    let report =
+                        drive::run_phase(&self.place, config, &run.state().checkout, &request)
+                            .await?;
                     run.complete_phase(report).await?
                 }
                 Step::Finished { .. } => return Ok(()),
