@@ -2,7 +2,7 @@
 
 use std::{
     collections::BTreeMap,
-    ffi::OsString,
+    ffi::{OsStr, OsString},
     io::{self, Read},
     os::{
         fd::{AsFd, OwnedFd},
@@ -225,39 +225,11 @@ pub fn run_streaming(
     .map_err(|e| err(ExecErrorKind::Log(e)))?;
 
     let started = Instant::now();
-    let Some((first, rest)) = request.argv.split_first() else {
-        return Ok(ExecOutcome {
-            status: ExitStatus::SpawnFailed {
-                message: "argv is empty".to_owned(),
-            },
-            duration: started.elapsed(),
-            stdout: stdout_sink
-                .finish(on_stdout)
-                .map_err(|e| err(ExecErrorKind::Log(e)))?,
-            stderr: stderr_sink
-                .finish(&mut |_| {})
-                .map_err(|e| err(ExecErrorKind::Log(e)))?,
-        });
-    };
-    let mut command = Command::new(first);
-    command
-        .args(rest)
-        .env_clear()
-        .envs(&request.env)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    if let Some(cwd) = &request.cwd {
-        command.current_dir(cwd);
-    }
-    let child = match command.spawn() {
+    let child = match spawn(request) {
         Ok(child) => child,
-        Err(e) => {
+        Err(message) => {
             return Ok(ExecOutcome {
-                status: ExitStatus::SpawnFailed {
-                    message: spawn_message(&e, request.cwd.as_deref()),
-                },
+                status: ExitStatus::SpawnFailed { message },
                 duration: started.elapsed(),
                 stdout: stdout_sink
                     .finish(on_stdout)
@@ -288,6 +260,35 @@ pub fn run_streaming(
             .finish(&mut |_| {})
             .map_err(|e| err(ExecErrorKind::Log(e)))?,
     })
+}
+
+/// Starts the command in its own process group, or says why it could not.
+fn spawn(request: &ExecRequest) -> Result<Child, String> {
+    let Some((first, rest)) = request.argv.split_first() else {
+        return Err("argv is empty".to_owned());
+    };
+    let cwd = request.cwd.as_deref();
+    let message = |e: io::Error| spawn_message(&e, cwd);
+    let program = super::lookup::find_program(
+        first,
+        request.env.get(OsStr::new("PATH")).map(OsString::as_os_str),
+        cwd.map(Utf8Path::as_std_path),
+    )
+    .map_err(message)?;
+    let mut command = Command::new(program);
+    command
+        .arg0(first)
+        .args(rest)
+        .env_clear()
+        .envs(&request.env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if let Some(cwd) = cwd {
+        command.current_dir(cwd);
+    }
+    command.spawn().map_err(message)
 }
 
 fn spawn_message(e: &io::Error, cwd: Option<&Utf8Path>) -> String {

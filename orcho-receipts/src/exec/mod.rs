@@ -7,9 +7,13 @@
 //! - **an explicit environment**: the child sees exactly the variables of the
 //!   [`ExecRequest`] (typically a [`BaseEnv`] with the declared variables over
 //!   it), nothing inherited by accident;
-//! - **its own process group** (`process_group(0)`, which keeps std on the
-//!   fast `posix_spawn` path), so that a timeout or a cancellation reaches
+//! - **its own process group**, so that a timeout or a cancellation reaches
 //!   every process the command started;
+//! - **`posix_spawn`, never `fork`**: a bare program name is looked up on
+//!   the child's `PATH` (or `/bin:/usr/bin` when it has none) before the
+//!   spawn, as `execvp` would in the child, so std can use its `vfork`-style
+//!   path. A spawn then costs the same however much memory the host uses,
+//!   and concurrent spawns do not serialise on copy-on-write faults;
 //! - **a timeout** with `SIGTERM` to the group, a grace period, then
 //!   `SIGKILL`; cancellation from another thread through a [`CancelToken`]
 //!   does the same;
@@ -39,6 +43,7 @@
 mod cancel;
 mod env;
 mod imp;
+mod lookup;
 mod output;
 mod status;
 

@@ -4,7 +4,7 @@ use std::{thread, time::Duration};
 
 use orcho_receipts::exec::{self, BaseEnv, CancelToken, ExecRequest, ExitStatus, REDACTED};
 
-use crate::{Result, temp, test_env};
+use crate::{Result, temp, test_env, write};
 
 fn sh(script: &str) -> ExecRequest {
     ExecRequest::new(["sh", "-c", script]).envs(test_env())
@@ -49,6 +49,52 @@ fn spawn_failure_is_a_status() -> Result {
     assert!(out.status.to_string().contains("does not exist"));
     let out = exec::run(&ExecRequest::new(Vec::<String>::new()))?;
     assert!(matches!(out.status, ExitStatus::SpawnFailed { .. }));
+    Ok(())
+}
+
+#[test]
+fn a_bare_name_is_looked_up_on_the_childs_path() -> Result {
+    let dir = temp()?;
+    write(
+        &dir.path,
+        "bin/orcho-test-tool",
+        "#!/bin/sh\necho ran \"$1\"\n",
+        0o755,
+    )?;
+    write(&dir.path, "off/orcho-test-tool", "", 0o644)?;
+    let on_path = |path: &str| {
+        exec::run(
+            &ExecRequest::new(["orcho-test-tool", "arg"])
+                .envs(test_env())
+                .env("PATH", path),
+        )
+    };
+    let bin = dir.path.join("bin");
+    let out = on_path(&format!("{}:/usr/bin:/bin", dir.path.join("off")))?;
+    insta::assert_snapshot!(out.status, @"could not be started: permission denied");
+    let out = on_path(&format!("/usr/bin:/bin:{bin}"))?;
+    assert_eq!(out.status, ExitStatus::Exited(0));
+    assert_eq!(out.stdout.tail_lossy(), "ran arg\n");
+    // A relative entry is relative to the command's directory.
+    let out = exec::run(
+        &ExecRequest::new(["orcho-test-tool"])
+            .env("PATH", "bin")
+            .cwd(&dir.path),
+    )?;
+    assert_eq!(out.status, ExitStatus::Exited(0));
+    // Not this process's `PATH`, nor the default one.
+    let out = exec::run(&ExecRequest::new(["orcho-test-tool"]))?;
+    insta::assert_snapshot!(out.status, @"could not be started: program not found");
+    Ok(())
+}
+
+/// The program is found by its name, and still sees that name as its
+/// `argv[0]` (multi-call binaries dispatch on it).
+#[cfg(target_os = "linux")]
+#[test]
+fn argv0_is_the_name_as_written() -> Result {
+    let out = exec::run(&ExecRequest::new(["cat", "/proc/self/cmdline"]).envs(test_env()))?;
+    assert_eq!(out.stdout.tail_lossy(), "cat\0/proc/self/cmdline\0");
     Ok(())
 }
 
