@@ -1,9 +1,20 @@
-use std::{error::Error as StdError, sync::Arc, time::Duration};
+use std::{
+    error::Error as StdError,
+    ops::Range,
+    panic::AssertUnwindSafe,
+    pin::pin,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, AtomicUsize, Ordering},
+    },
+    task::Poll,
+    time::Duration,
+};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{Cost, GateName, error_chain, fs::LockFile};
 use serde::{Deserialize, Serialize};
-use tokio::{task::JoinSet, time::Instant};
+use tokio::{sync::mpsc, task::JoinSet, time::Instant};
 
 use crate::{
     Cancellation, FailStrategy, GateContext, GateKind, GateOutcome, PhaseEffect, QualityGate,
@@ -194,14 +205,7 @@ impl Scheduler {
             }
             match gates[i].gate.kind() {
                 GateKind::Computational => {
-                    let rec = run_one(
-                        ctx.clone(),
-                        gates[i].clone(),
-                        i,
-                        self.lock_dir.clone(),
-                        Cancellation::new(),
-                    )
-                    .await;
+                    let rec = run_one(ctx, &gates[i], i, &self.lock_dir, Cancellation::new()).await;
                     if is_halting(&rec) {
                         stop = Some(format!("halted by gate `{}`", rec.result.gate));
                     }
@@ -240,87 +244,128 @@ impl Scheduler {
 
     /// Runs one wave of inferential gates; returns the stop reason when one of
     /// them halts (or the run is cancelled).
+    ///
+    /// `concurrency` runner tasks each take the next gate of the wave in
+    /// declared order as soon as their last one ends, and send its record
+    /// here. A gate therefore starts without waiting for this task to wake
+    /// up, and a gate that blocks its thread holds up only its own runner.
     async fn run_wave(
         &self,
         ctx: &GateContext,
         gates: &[ScheduledGate],
-        wave: std::ops::Range<usize>,
+        wave: Range<usize>,
         records: &mut Vec<Option<GateRecord>>,
         emit: &mut impl FnMut(GateRecord, &mut Vec<Option<GateRecord>>) -> Result<(), ScheduleError>,
     ) -> Result<Option<String>, ScheduleError> {
-        // At most `concurrency` gates are in flight: the next one is spawned
-        // as soon as one finishes, so no task waits on a permit and every
-        // gate costs one spawn and one join.
-        let mut set = JoinSet::new();
-        let mut cancels = Vec::with_capacity(wave.len());
-        let mut tasks = std::collections::HashMap::new();
-        let mut pending = wave;
-        let mut spawn_next =
-            |set: &mut JoinSet<GateRecord>,
-             cancels: &mut Vec<Cancellation>,
-             tasks: &mut std::collections::HashMap<tokio::task::Id, usize>| {
-                let Some(index) = pending.next() else {
-                    return;
-                };
-                let cancel = Cancellation::new();
-                cancels.push(cancel.clone());
-                let (ctx, gate, lock_dir) =
-                    (ctx.clone(), gates[index].clone(), self.lock_dir.clone());
-                let handle = set.spawn(run_one(ctx, gate, index, lock_dir, cancel));
-                tasks.insert(handle.id(), index);
-            };
-        for _ in 0..self.concurrency {
-            spawn_next(&mut set, &mut cancels, &mut tasks);
+        let shared = Arc::new(Wave {
+            first: wave.start,
+            gates: gates[wave.clone()].to_vec(),
+            cancels: wave.clone().map(|_| Cancellation::new()).collect(),
+            next: AtomicUsize::new(0),
+            halted: AtomicBool::new(false),
+        });
+        let (sender, mut receiver) = mpsc::unbounded_channel();
+        let mut runners = JoinSet::new();
+        for _ in 0..self.concurrency.min(wave.len()) {
+            runners.spawn(run_runner(
+                Arc::clone(&shared),
+                ctx.clone(),
+                self.lock_dir.clone(),
+                sender.clone(),
+            ));
         }
+        drop(sender);
+
         let mut stop = None;
-        while let Some(joined) = set.join_next().await {
-            let rec = match joined {
-                Ok(rec) => rec,
-                Err(e) => {
-                    // A gate that panicked could not run: report it as
-                    // errored, never as a pass.
-                    let Some(&index) = tasks.get(&e.id()) else {
-                        continue;
-                    };
-                    let gate = &gates[index];
-                    GateRecord {
-                        index,
-                        on_fail: gate.on_fail,
-                        lock_group: gate.lock_group.clone(),
-                        result: QualityGateResult::of_kind(
-                            gate.gate.kind(),
-                            gate.gate.name().clone(),
-                            GateOutcome::Errored {
-                                error: "the gate panicked".to_owned(),
-                            },
-                        ),
-                    }
-                }
-            };
+        while let Some(rec) = receiver.recv().await {
             let halting = is_halting(&rec);
             let name = rec.result.gate.clone();
             if let Err(e) = emit(rec, records) {
-                cancels.iter().for_each(Cancellation::cancel);
-                set.abort_all();
+                shared.stop();
+                runners.abort_all();
                 return Err(e);
             }
             if halting {
                 stop = Some(format!("halted by gate `{name}`"));
                 break;
             }
-            spawn_next(&mut set, &mut cancels, &mut tasks);
         }
         if stop.is_some() {
-            cancels.iter().for_each(Cancellation::cancel);
+            shared.stop();
             // Give cooperating gates a moment to stop their work, then drop
             // the rest.
             let _ = tokio::time::timeout(self.cancel_grace, async {
-                while set.join_next().await.is_some() {}
+                while runners.join_next().await.is_some() {}
             })
             .await;
-            set.abort_all();
+            runners.abort_all();
+        } else {
+            // Every runner has dropped its sender, so every gate the runners
+            // took has been recorded unless a runner itself died.
+            for index in wave {
+                if records[index].is_none() {
+                    let gate = &gates[index];
+                    emit(
+                        errored_record(
+                            gate,
+                            index,
+                            "the gate's runner stopped before it reported".to_owned(),
+                        ),
+                        records,
+                    )?;
+                }
+            }
         }
         Ok(stop)
+    }
+}
+
+/// What the runners of one wave share.
+struct Wave {
+    /// The index of the wave's first gate in its phase.
+    first: usize,
+    gates: Vec<ScheduledGate>,
+    cancels: Vec<Cancellation>,
+    /// The next gate to take, relative to `first`.
+    next: AtomicUsize,
+    /// Set when a gate halted or the schedule stopped: no gate starts after.
+    halted: AtomicBool,
+}
+
+impl Wave {
+    /// Starts no more gates and cancels the running ones.
+    fn stop(&self) {
+        self.halted.store(true, Ordering::Release);
+        self.cancels.iter().for_each(Cancellation::cancel);
+    }
+}
+
+/// One runner of a wave: runs the wave's next gate until there is none, a
+/// gate halts, or the scheduler stops listening.
+async fn run_runner(
+    wave: Arc<Wave>,
+    ctx: GateContext,
+    lock_dir: Utf8PathBuf,
+    records: mpsc::UnboundedSender<GateRecord>,
+) {
+    loop {
+        if wave.halted.load(Ordering::Acquire) {
+            return;
+        }
+        let at = wave.next.fetch_add(1, Ordering::AcqRel);
+        let Some(gate) = wave.gates.get(at) else {
+            return;
+        };
+        let index = wave.first + at;
+        let rec = run_one(&ctx, gate, index, &lock_dir, wave.cancels[at].clone()).await;
+        if is_halting(&rec) {
+            // Before the record is sent: no runner takes another gate once
+            // a halting failure is known.
+            wave.halted.store(true, Ordering::Release);
+        }
+        if records.send(rec).is_err() {
+            return;
+        }
     }
 }
 
@@ -353,17 +398,25 @@ fn is_halting(rec: &GateRecord) -> bool {
 }
 
 fn skipped(gate: &ScheduledGate, index: usize, reason: &str) -> GateRecord {
+    record_of(
+        gate,
+        index,
+        GateOutcome::Skipped {
+            reason: reason.to_owned(),
+        },
+    )
+}
+
+fn errored_record(gate: &ScheduledGate, index: usize, error: String) -> GateRecord {
+    record_of(gate, index, GateOutcome::Errored { error })
+}
+
+fn record_of(gate: &ScheduledGate, index: usize, outcome: GateOutcome) -> GateRecord {
     GateRecord {
         index,
         on_fail: gate.on_fail,
         lock_group: gate.lock_group.clone(),
-        result: QualityGateResult::of_kind(
-            gate.gate.kind(),
-            gate.gate.name().clone(),
-            GateOutcome::Skipped {
-                reason: reason.to_owned(),
-            },
-        ),
+        result: QualityGateResult::of_kind(gate.gate.kind(), gate.gate.name().clone(), outcome),
     }
 }
 
@@ -374,10 +427,10 @@ fn millis(d: Duration) -> u64 {
 /// Runs one gate to a record: takes its lock, applies its timeout, turns an
 /// `Err` into an errored result, and checks what the gate reported.
 async fn run_one(
-    ctx: GateContext,
-    gate: ScheduledGate,
+    ctx: &GateContext,
+    gate: &ScheduledGate,
     index: usize,
-    lock_dir: Utf8PathBuf,
+    lock_dir: &Utf8Path,
     cancel: Cancellation,
 ) -> GateRecord {
     let name = gate.gate.name().clone();
@@ -393,7 +446,7 @@ async fn run_one(
     };
 
     let _guard = match &gate.lock_group {
-        Some(group) => match lock(&lock_dir, group).await {
+        Some(group) => match lock(lock_dir, group).await {
             Ok(guard) => Some(guard),
             Err(e) => return record(errored(e)),
         },
@@ -404,7 +457,7 @@ async fn run_one(
     gctx.cancel = cancel.clone();
     gctx.config = gate.config.clone();
     let start = Instant::now();
-    let evaluation = gate.gate.evaluate(&gctx);
+    let evaluation = catch_unwind(gate.gate.evaluate(&gctx));
     let deadline = async {
         match gate.timeout {
             Some(t) => tokio::time::sleep(t).await,
@@ -413,8 +466,10 @@ async fn run_one(
     };
     let result = tokio::select! {
         result = evaluation => match result {
-            Ok(result) => checked(result, &name, kind),
-            Err(e) => errored(error_chain(&e)),
+            Ok(Ok(result)) => checked(result, &name, kind),
+            Ok(Err(e)) => errored(error_chain(&e)),
+            // A gate that panicked could not run: errored, never a pass.
+            Err(_panic) => errored("the gate panicked".to_owned()),
         },
         () = deadline => {
             cancel.cancel();
@@ -435,6 +490,20 @@ async fn run_one(
         result
     };
     record(result)
+}
+
+/// The output of `future`, or `Err` with the payload when polling it
+/// panicked.
+async fn catch_unwind<F: Future>(future: F) -> std::thread::Result<F::Output> {
+    let mut future = pin!(future);
+    std::future::poll_fn(|cx| {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    })
+    .await
 }
 
 /// What a gate reported, with the declared name, and refused when a

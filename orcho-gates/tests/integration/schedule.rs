@@ -169,6 +169,12 @@ async fn a_gate_that_cannot_run_is_errored_not_failed_and_never_passes() -> Resu
             ScriptedGate::panics(name("buggy")).inferential().into_dyn(),
             FailStrategy::FeedIntoNext,
         ),
+        // Computational gates run inline, on the scheduler's own task: a
+        // panic there is caught the same way.
+        ScheduledGate::new(
+            ScriptedGate::panics(name("buggy_check")).into_dyn(),
+            FailStrategy::FeedIntoNext,
+        ),
     ];
     let phase = scheduler(&ctx).run(&ctx, &gates, |_| Ok(())).await?;
     assert_eq!(
@@ -182,6 +188,10 @@ async fn a_gate_that_cannot_run_is_errored_not_failed_and_never_passes() -> Resu
         GateOutcome::Errored {
             error: "the gate panicked".into()
         }
+    );
+    assert_eq!(
+        phase.records[2].result.outcome,
+        phase.records[1].result.outcome
     );
     assert_eq!(phase.effect.as_str(), "replan");
     Ok(())
@@ -210,6 +220,51 @@ async fn a_wave_of_eight_runs_four_at_a_time() -> Result {
         indices,
         (0..8).collect::<Vec<_>>(),
         "records come back in declared order"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_gate_of_a_wave_starts_after_a_halting_failure() -> Result {
+    let (_dir, ctx) = context();
+    let log = GateLog::new();
+    let mut gates = vec![
+        ScheduledGate::new(
+            ScriptedGate::fail(name("security"), [])
+                .inferential()
+                .with_delay(Duration::from_millis(20))
+                .with_log(&log)
+                .into_dyn(),
+            FailStrategy::Halt,
+        ),
+        ScheduledGate::new(
+            ScriptedGate::hang(name("slow_judge"))
+                .inferential()
+                .with_log(&log)
+                .into_dyn(),
+            FailStrategy::Informational,
+        ),
+    ];
+    gates.extend((0..6).map(|i| {
+        ScheduledGate::new(
+            ScriptedGate::pass(name(&format!("later{i}")))
+                .inferential()
+                .with_log(&log)
+                .into_dyn(),
+            FailStrategy::Informational,
+        )
+    }));
+    let scheduler = Scheduler::builder(ctx.store.join("locks"))
+        .inferential_concurrency(2)
+        .cancel_grace(Duration::from_millis(50))
+        .build();
+    let phase = scheduler.run(&ctx, &gates, |_| Ok(())).await?;
+    assert_eq!(log.started(), ["security", "slow_judge"]);
+    let outcomes = outcomes(&phase.records);
+    assert_eq!(outcomes[0], ("security".into(), "failed"));
+    assert!(
+        outcomes[1..].iter().all(|(_, o)| *o == "skipped"),
+        "{outcomes:?}"
     );
     Ok(())
 }
