@@ -290,6 +290,10 @@ impl Scheduler {
                 break;
             }
         }
+        if stop.is_none() && ctx.cancel.is_cancelled() {
+            // The runners stopped taking gates: the rest are skipped.
+            stop = Some("the run was cancelled".to_owned());
+        }
         if stop.is_some() {
             shared.stop();
             // Give cooperating gates a moment to stop their work, then drop
@@ -341,7 +345,7 @@ impl Wave {
 }
 
 /// One runner of a wave: runs the wave's next gate until there is none, a
-/// gate halts, or the scheduler stops listening.
+/// gate halts, the run is cancelled, or the scheduler stops listening.
 async fn run_runner(
     wave: Arc<Wave>,
     ctx: GateContext,
@@ -349,7 +353,7 @@ async fn run_runner(
     records: mpsc::UnboundedSender<GateRecord>,
 ) {
     loop {
-        if wave.halted.load(Ordering::Acquire) {
+        if wave.halted.load(Ordering::Acquire) || ctx.cancel.is_cancelled() {
             return;
         }
         let at = wave.next.fetch_add(1, Ordering::AcqRel);
