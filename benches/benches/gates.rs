@@ -1,9 +1,9 @@
 //! The gate scheduler's overhead, and what concurrent waves buy.
 //!
 //! - `scheduler/trivial gates`: 100 in-process gates that pass at once,
-//!   scheduled inline; the report divides by 100 for the cost per gate, to be
-//!   compared with a process spawn (`exec /bin/true`, measured in the same
-//!   run).
+//!   scheduled inline, and the same declared inferential, as one wave of
+//!   concurrency 4; the report divides by 100 for the cost per gate, to be
+//!   compared with a process spawn (`exec true`, measured in the same run).
 //! - `shell waves`: 1,000 shell-backed gates (each runs `true` through
 //!   `orcho_receipts::exec`) declared inferential so they form one wave, at
 //!   concurrency 1 and 2. Target: concurrency 2 at least 1.6x the throughput.
@@ -25,7 +25,7 @@ use orcho::{
 use orcho_benches::{Ratio, report_ratios};
 
 #[derive(Debug)]
-struct Trivial(GateName);
+struct Trivial(GateName, GateKind);
 
 #[async_trait::async_trait]
 impl QualityGate for Trivial {
@@ -33,8 +33,13 @@ impl QualityGate for Trivial {
         &self.0
     }
 
+    fn kind(&self) -> GateKind {
+        self.1
+    }
+
     async fn evaluate(&self, _ctx: &GateContext) -> Result<QualityGateResult, GateError> {
-        Ok(QualityGateResult::computational(
+        Ok(QualityGateResult::of_kind(
+            self.1,
             self.0.clone(),
             GateOutcome::Passed,
         ))
@@ -95,15 +100,31 @@ fn main() {
 
     let mut c = Criterion::default().configure_from_args();
 
-    let trivial: Vec<ScheduledGate> = (0..100)
-        .map(|i| ScheduledGate::new(Arc::new(Trivial(name(i))), FailStrategy::FeedIntoNext))
-        .collect();
+    let trivial = |kind| -> Vec<ScheduledGate> {
+        (0..100)
+            .map(|i| {
+                ScheduledGate::new(Arc::new(Trivial(name(i), kind)), FailStrategy::FeedIntoNext)
+            })
+            .collect()
+    };
+    let (inline_gates, wave_gates) = (
+        trivial(GateKind::Computational),
+        trivial(GateKind::Inferential),
+    );
     let mut group = c.benchmark_group("scheduler");
     let inline = scheduler(1);
     group.bench_function("100 trivial gates", |b| {
         b.iter(|| {
             runtime
-                .block_on(inline.run(&ctx, black_box(&trivial), |_| Ok(())))
+                .block_on(inline.run(&ctx, black_box(&inline_gates), |_| Ok(())))
+                .expect("schedule")
+        })
+    });
+    let wave = scheduler(4);
+    group.bench_function("100 trivial gates in a wave of 4", |b| {
+        b.iter(|| {
+            runtime
+                .block_on(wave.run(&ctx, black_box(&wave_gates), |_| Ok(())))
                 .expect("schedule")
         })
     });
@@ -164,16 +185,21 @@ fn main() {
             target: f64::INFINITY,
         },
     ]);
-    if let Some(trivial) = orcho_benches::median_ns("scheduler", "100 trivial gates") {
-        let spawn = orcho_benches::median_ns("scheduler", "exec true").unwrap_or(f64::NAN);
-        #[expect(clippy::print_stdout, reason = "benchmarks report to the terminal")]
-        {
-            println!(
-                "  scheduler overhead: {:.2} µs per trivial gate, vs {:.0} µs for one process spawn ({:.4}x)",
-                trivial / 100.0 / 1e3,
-                spawn / 1e3,
-                trivial / 100.0 / spawn
-            );
+    let spawn = orcho_benches::median_ns("scheduler", "exec true").unwrap_or(f64::NAN);
+    for (bench, how) in [
+        ("100 trivial gates", "inline"),
+        ("100 trivial gates in a wave of 4", "in a wave of 4"),
+    ] {
+        if let Some(trivial) = orcho_benches::median_ns("scheduler", bench) {
+            #[expect(clippy::print_stdout, reason = "benchmarks report to the terminal")]
+            {
+                println!(
+                    "  scheduler overhead {how}: {:.2} µs per trivial gate, vs {:.0} µs for one process spawn ({:.4}x)",
+                    trivial / 100.0 / 1e3,
+                    spawn / 1e3,
+                    trivial / 100.0 / spawn
+                );
+            }
         }
     }
 }
