@@ -224,6 +224,30 @@ async fn a_wave_of_eight_runs_four_at_a_time() -> Result {
     Ok(())
 }
 
+/// An informational inferential gate `slow_judge` that never ends.
+fn hanging_judge(log: &GateLog) -> ScheduledGate {
+    ScheduledGate::new(
+        ScriptedGate::hang(name("slow_judge"))
+            .inferential()
+            .with_log(log)
+            .into_dyn(),
+        FailStrategy::Informational,
+    )
+}
+
+/// `n` informational inferential gates `later0`.. that pass at once.
+fn later_judges(log: &GateLog, n: usize) -> impl Iterator<Item = ScheduledGate> {
+    (0..n).map(|i| {
+        ScheduledGate::new(
+            ScriptedGate::pass(name(&format!("later{i}")))
+                .inferential()
+                .with_log(log)
+                .into_dyn(),
+            FailStrategy::Informational,
+        )
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_gate_of_a_wave_starts_after_a_halting_failure() -> Result {
     let (_dir, ctx) = context();
@@ -237,23 +261,9 @@ async fn no_gate_of_a_wave_starts_after_a_halting_failure() -> Result {
                 .into_dyn(),
             FailStrategy::Halt,
         ),
-        ScheduledGate::new(
-            ScriptedGate::hang(name("slow_judge"))
-                .inferential()
-                .with_log(&log)
-                .into_dyn(),
-            FailStrategy::Informational,
-        ),
+        hanging_judge(&log),
     ];
-    gates.extend((0..6).map(|i| {
-        ScheduledGate::new(
-            ScriptedGate::pass(name(&format!("later{i}")))
-                .inferential()
-                .with_log(&log)
-                .into_dyn(),
-            FailStrategy::Informational,
-        )
-    }));
+    gates.extend(later_judges(&log, 6));
     let scheduler = Scheduler::builder(ctx.store.join("locks"))
         .inferential_concurrency(2)
         .cancel_grace(Duration::from_millis(50))
@@ -276,22 +286,8 @@ async fn no_gate_of_a_wave_starts_after_a_halting_failure() -> Result {
 async fn cancelling_the_run_mid_wave_starts_no_further_gate() -> Result {
     let (_dir, mut ctx) = context();
     let log = GateLog::new();
-    let mut gates = vec![ScheduledGate::new(
-        ScriptedGate::hang(name("slow_judge"))
-            .inferential()
-            .with_log(&log)
-            .into_dyn(),
-        FailStrategy::Informational,
-    )];
-    gates.extend((0..3).map(|i| {
-        ScheduledGate::new(
-            ScriptedGate::pass(name(&format!("later{i}")))
-                .inferential()
-                .with_log(&log)
-                .into_dyn(),
-            FailStrategy::Informational,
-        )
-    }));
+    let mut gates = vec![hanging_judge(&log)];
+    gates.extend(later_judges(&log, 3));
     let run = Cancellation::new();
     ctx.cancel = run.clone();
     let canceller = tokio::spawn(async move {
