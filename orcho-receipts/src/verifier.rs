@@ -2,8 +2,7 @@
 
 use std::{
     collections::BTreeMap,
-    ffi::OsString,
-    os::unix::fs::PermissionsExt,
+    ffi::{OsStr, OsString},
     sync::{Arc, LazyLock},
     time::Duration,
 };
@@ -486,11 +485,11 @@ fn check_assertion(assertion: &Assertion, cwd: &Utf8Path, env: &BaseEnv) -> Asse
             AssertionResult::new(format!("path_exists `{path}`"), passed, detail)
         }
         Assertion::CommandExists(program) => {
-            let found = find_program(program, cwd, env.get("PATH").unwrap_or(""));
+            let found = find_program(program, cwd, env.get("PATH"));
             let description = format!("command_exists `{program}`");
             match found {
-                Some(path) => AssertionResult::new(description, true, path),
-                None => AssertionResult::new(description, false, "not found on PATH"),
+                Ok(path) => AssertionResult::new(description, true, path),
+                Err(why) => AssertionResult::new(description, false, why),
             }
         }
         Assertion::Version(v) => {
@@ -573,17 +572,31 @@ fn run_for_output(argv: &[String], cwd: &Utf8Path, env: &BaseEnv) -> Result<Stri
     Ok(text)
 }
 
-fn find_program(program: &str, cwd: &Utf8Path, path: &str) -> Option<String> {
-    let executable = |p: &Utf8Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if program.contains('/') {
-        let full = cwd.join(program);
-        return executable(&full).then(|| full.to_string());
+/// Where a command of `program` run in `cwd` with `path` as its `PATH`
+/// would find it: the same lookup as the spawn itself.
+fn find_program(program: &str, cwd: &Utf8Path, path: Option<&str>) -> Result<String, String> {
+    let found = exec::lookup::find_program(
+        OsStr::new(program),
+        path.map(OsStr::new),
+        Some(cwd.as_std_path()),
+    )
+    .and_then(|found| {
+        // A name with a `/` comes back as written: relative to `cwd`, and
+        // not checked yet.
+        let full = cwd.as_std_path().join(found);
+        exec::lookup::executable(&full).map(|()| full)
+    });
+    match found {
+        // `components` drops the `.` of a joined `./tool`.
+        Ok(full) => Ok(full
+            .components()
+            .collect::<std::path::PathBuf>()
+            .to_string_lossy()
+            .into_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            Err("found, but not executable".to_owned())
+        }
+        Err(_) if program.contains('/') => Err("not found".to_owned()),
+        Err(_) => Err("not found on PATH".to_owned()),
     }
-    path.split(':')
-        .filter(|dir| !dir.is_empty())
-        .map(|dir| Utf8Path::new(dir).join(program))
-        .find(|p| executable(p))
-        .map(|p| p.to_string())
 }

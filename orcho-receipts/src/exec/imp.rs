@@ -6,8 +6,12 @@ use std::{
     io::{self, Read},
     os::{
         fd::{AsFd, OwnedFd},
-        unix::process::{CommandExt, ExitStatusExt},
+        unix::{
+            ffi::OsStrExt,
+            process::{CommandExt, ExitStatusExt},
+        },
     },
+    path::Path,
     process::{Child, ChildStderr, ChildStdout, Command, Stdio},
     time::{Duration, Instant},
 };
@@ -15,6 +19,7 @@ use std::{
 use camino::{Utf8Path, Utf8PathBuf};
 use rustix::{
     event::{PollFd, PollFlags, Timespec},
+    io::Errno,
     process::{Pid, Signal},
 };
 
@@ -275,20 +280,43 @@ fn spawn(request: &ExecRequest) -> Result<Child, String> {
         cwd.map(Utf8Path::as_std_path),
     )
     .map_err(message)?;
+    match command(request, &program, first, rest).spawn() {
+        Ok(child) => Ok(child),
+        // As `execvp` does, a file found on `PATH` that the kernel cannot
+        // execute (a script without a `#!` line) is run by the shell.
+        Err(e)
+            if e.raw_os_error() == Some(Errno::NOEXEC.raw_os_error())
+                && !first.as_bytes().contains(&b'/') =>
+        {
+            let shell = OsStr::new("/bin/sh");
+            let args: Vec<OsString> = std::iter::once(program.into_os_string())
+                .chain(rest.iter().cloned())
+                .collect();
+            command(request, Path::new(shell), shell, &args)
+                .spawn()
+                .map_err(message)
+        }
+        Err(e) => Err(message(e)),
+    }
+}
+
+/// `program` with `arg0` and `args`, in the request's environment and
+/// directory, in a process group of its own.
+fn command(request: &ExecRequest, program: &Path, arg0: &OsStr, args: &[OsString]) -> Command {
     let mut command = Command::new(program);
     command
-        .arg0(first)
-        .args(rest)
+        .arg0(arg0)
+        .args(args)
         .env_clear()
         .envs(&request.env)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    if let Some(cwd) = cwd {
+    if let Some(cwd) = &request.cwd {
         command.current_dir(cwd);
     }
-    command.spawn().map_err(message)
+    command
 }
 
 fn spawn_message(e: &io::Error, cwd: Option<&Utf8Path>) -> String {
@@ -484,7 +512,7 @@ fn supervise(
             });
             match rustix::event::poll(&mut fds, ts.as_ref()) {
                 Ok(_) => {}
-                Err(rustix::io::Errno::INTR) => continue,
+                Err(Errno::INTR) => continue,
                 Err(e) => return Err(e.into()),
             }
             let ready = |slot: usize| slot != usize::MAX && !fds[slot].revents().is_empty();

@@ -61,12 +61,9 @@ pub(crate) fn find_program(
             Some(cwd) if candidate.is_relative() => cwd.join(&candidate),
             _ => candidate.clone(),
         };
-        match rustix::fs::access(&probe, Access::EXEC_OK) {
-            // A directory passes the access check; `execve` refuses it.
-            Ok(()) if std::fs::metadata(&probe).is_ok_and(|m| m.is_file()) => {
-                return Ok(candidate);
-            }
-            Ok(()) | Err(rustix::io::Errno::ACCESS) => denied = true,
+        match executable(&probe) {
+            Ok(()) => return Ok(candidate),
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => denied = true,
             Err(_) => {}
         }
     }
@@ -76,6 +73,22 @@ pub(crate) fn find_program(
         io::ErrorKind::NotFound
     }
     .into())
+}
+
+/// Whether `path` is a regular file this process may execute.
+///
+/// # Errors
+///
+/// [`io::ErrorKind::PermissionDenied`] for a file without execute
+/// permission or a directory (which `execve` refuses the same way), and the
+/// error of the access check otherwise (typically
+/// [`io::ErrorKind::NotFound`]).
+pub(crate) fn executable(path: &Path) -> io::Result<()> {
+    match rustix::fs::access(path, Access::EXEC_OK) {
+        Ok(()) if std::fs::metadata(path).is_ok_and(|m| m.is_file()) => Ok(()),
+        Ok(()) => Err(io::ErrorKind::PermissionDenied.into()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 #[cfg(test)]
@@ -161,6 +174,7 @@ mod tests {
     fn missing_and_not_executable_are_told_apart() {
         let dir = tempfile::tempdir().expect("temp dir");
         fs::write(dir.path().join("data"), "").expect("write");
+        fs::create_dir(dir.path().join("folder")).expect("mkdir");
         let path = Some(dir.path().as_os_str());
         let kind = |name: &str| {
             find_program(OsStr::new(name), path, None)
@@ -171,5 +185,6 @@ mod tests {
         assert_eq!(kind(""), io::ErrorKind::NotFound);
         // Without any execute bit, not even root may execute it.
         assert_eq!(kind("data"), io::ErrorKind::PermissionDenied);
+        assert_eq!(kind("folder"), io::ErrorKind::PermissionDenied);
     }
 }

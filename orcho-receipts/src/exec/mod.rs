@@ -9,11 +9,13 @@
 //!   it), nothing inherited by accident;
 //! - **its own process group**, so that a timeout or a cancellation reaches
 //!   every process the command started;
-//! - **`posix_spawn`, never `fork`**: a bare program name is looked up on
+//! - **`posix_spawn`, not `fork`**: a bare program name is looked up on
 //!   the child's `PATH` (or `/bin:/usr/bin` when it has none) before the
 //!   spawn, as `execvp` would in the child, so std can use its `vfork`-style
-//!   path. A spawn then costs the same however much memory the host uses,
-//!   and concurrent spawns do not serialise on copy-on-write faults;
+//!   path (with a working directory, that takes glibc 2.29 or later). A
+//!   spawn then costs the same however much memory the host uses, and
+//!   concurrent spawns do not serialise on copy-on-write faults. As with
+//!   `execvp`, a file found on `PATH` without a `#!` line runs in `/bin/sh`;
 //! - **a timeout** with `SIGTERM` to the group, a grace period, then
 //!   `SIGKILL`; cancellation from another thread through a [`CancelToken`]
 //!   does the same;
@@ -43,7 +45,7 @@
 mod cancel;
 mod env;
 mod imp;
-mod lookup;
+pub(crate) mod lookup;
 mod output;
 mod status;
 

@@ -88,6 +88,32 @@ fn a_bare_name_is_looked_up_on_the_childs_path() -> Result {
     Ok(())
 }
 
+/// As with `execvp`, a file found on `PATH` without a `#!` line is run by
+/// the shell.
+#[test]
+fn a_script_without_an_interpreter_line_runs_in_sh() -> Result {
+    let dir = temp()?;
+    write(
+        &dir.path,
+        "bin/plain-script",
+        "echo from sh \"$1\"\n",
+        0o755,
+    )?;
+    let out = exec::run(
+        &ExecRequest::new(["plain-script", "arg"])
+            .envs(test_env())
+            .env("PATH", format!("{}:/usr/bin:/bin", dir.path.join("bin"))),
+    )?;
+    assert_eq!(
+        out.status,
+        ExitStatus::Exited(0),
+        "{:?}",
+        out.stderr.tail_lossy()
+    );
+    assert_eq!(out.stdout.tail_lossy(), "from sh arg\n");
+    Ok(())
+}
+
 /// The program is found by its name, and still sees that name as its
 /// `argv[0]` (multi-call binaries dispatch on it).
 #[cfg(target_os = "linux")]

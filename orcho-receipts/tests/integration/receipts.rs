@@ -591,6 +591,9 @@ environments:
       - path_exists: nope
       - command_exists: sh
       - command_exists: no-such-tool-anywhere
+      - command_exists: ./tools/run
+      - command_exists: ./Cargo.toml
+      - command_exists: ./tools/missing
       - version: { argv: [sh, -c, "echo tool 1.2.3"], expect: { contains: "1.2" } }
       - version: { argv: [sh, -c, "echo tool 1.2.3 >&2"], expect: { matches: "tool 1.?.*" } }
       - version: { argv: [sh, -c, "echo tool 2.0.0"], expect: { matches: "tool 1.*" } }
@@ -602,6 +605,7 @@ commands:
   - name: test
     argv: [true]
 "#;
+    write(&f.checkout, "tools/run", "#!/bin/sh\n", 0o755)?;
     let v = f.verifier_with(contract, f.store())?;
     let env = v.check_environment(&"default".parse()?)?;
     let shown: Vec<String> = env
@@ -623,6 +627,9 @@ commands:
     FAIL path_exists `nope`: not found (entity not found)
     ok   command_exists `sh`: <sh>
     FAIL command_exists `no-such-tool-anywhere`: not found on PATH
+    ok   command_exists `./tools/run`: <checkout>/tools/run
+    FAIL command_exists `./Cargo.toml`: found, but not executable
+    FAIL command_exists `./tools/missing`: not found
     ok   version `sh -c echo tool 1.2.3` contains `1.2`: printed `tool 1.2.3`
     ok   version `sh -c echo tool 1.2.3 >&2` matches `tool 1.?.*`: printed `tool 1.2.3`
     FAIL version `sh -c echo tool 2.0.0` matches `tool 1.*`: printed `tool 2.0.0`
