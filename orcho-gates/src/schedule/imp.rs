@@ -132,9 +132,13 @@ pub struct PhaseGates {
 ///   [`TimedOut`](GateOutcome::TimedOut); an `Err` from a gate is reported
 ///   [`Errored`](GateOutcome::Errored).
 /// - Each result is handed to the `record` callback as soon as it is known.
-///   When a `halt` gate fails, its record is handed over first; then gates
-///   still running in its wave are cancelled, and they and every gate not yet
-///   started are recorded as skipped with the reason.
+///   Within a wave, the next gate starts as soon as a slot is free, without
+///   waiting for the callback to return on the previous record.
+/// - When a `halt` gate fails, its record is handed over first, then those
+///   of gates that had already finished; gates still running in its wave are
+///   cancelled, and they and every gate not yet started are recorded as
+///   skipped with the reason. No gate starts once a halting failure is known
+///   or the run is cancelled.
 ///
 /// [`inferential_concurrency`]: SchedulerBuilder::inferential_concurrency
 #[derive(Debug, Clone)]
@@ -200,7 +204,7 @@ impl Scheduler {
         let mut i = 0;
         while i < gates.len() && stop.is_none() {
             if ctx.cancel.is_cancelled() {
-                stop = Some("the run was cancelled".to_owned());
+                stop = Some(RUN_CANCELLED.to_owned());
                 break;
             }
             match gates[i].gate.kind() {
@@ -290,9 +294,20 @@ impl Scheduler {
                 break;
             }
         }
+        if stop.is_some() {
+            // Gates that finished before they could be cancelled keep their
+            // results (and their cost), after the halting record.
+            while let Ok(rec) = receiver.try_recv() {
+                if let Err(e) = emit(rec, records) {
+                    shared.stop();
+                    runners.abort_all();
+                    return Err(e);
+                }
+            }
+        }
         if stop.is_none() && ctx.cancel.is_cancelled() {
             // The runners stopped taking gates: the rest are skipped.
-            stop = Some("the run was cancelled".to_owned());
+            stop = Some(RUN_CANCELLED.to_owned());
         }
         if stop.is_some() {
             shared.stop();
@@ -397,6 +412,9 @@ impl SchedulerBuilder {
     }
 }
 
+/// Why gates are skipped when the run is cancelled.
+const RUN_CANCELLED: &str = "the run was cancelled";
+
 fn is_halting(rec: &GateRecord) -> bool {
     rec.on_fail == FailStrategy::Halt && rec.result.outcome.is_failure()
 }
@@ -449,10 +467,27 @@ async fn run_one(
         QualityGateResult::of_kind(kind, name.clone(), GateOutcome::Errored { error })
     };
 
+    let skipped = |reason: &str| {
+        QualityGateResult::of_kind(
+            kind,
+            name.clone(),
+            GateOutcome::Skipped {
+                reason: reason.to_owned(),
+            },
+        )
+    };
+
+    // Waiting for a lock group ends with a cancellation too; a lock taken
+    // after that is released as soon as the blocking task hands it over.
     let _guard = match &gate.lock_group {
-        Some(group) => match lock(lock_dir, group).await {
-            Ok(guard) => Some(guard),
-            Err(e) => return record(errored(e)),
+        Some(group) => tokio::select! {
+            biased;
+            () = ctx.cancel.cancelled() => return record(skipped(RUN_CANCELLED)),
+            () = cancel.cancelled() => return record(skipped("cancelled")),
+            locked = lock(lock_dir, group) => match locked {
+                Ok(guard) => Some(guard),
+                Err(e) => return record(errored(e)),
+            },
         },
         None => None,
     };
@@ -468,7 +503,15 @@ async fn run_one(
             None => std::future::pending().await,
         }
     };
+    // Cancellation is looked at first, so a gate cancelled before it starts
+    // is never polled.
     let result = tokio::select! {
+        biased;
+        () = ctx.cancel.cancelled() => {
+            cancel.cancel();
+            skipped(RUN_CANCELLED)
+        },
+        () = cancel.cancelled() => skipped("cancelled"),
         result = evaluation => match result {
             Ok(Ok(result)) => checked(result, &name, kind),
             Ok(Err(e)) => errored(error_chain(&e)),
@@ -479,13 +522,6 @@ async fn run_one(
             cancel.cancel();
             let after = gate.timeout.unwrap_or_default();
             QualityGateResult::of_kind(kind, name.clone(), GateOutcome::TimedOut { after_ms: millis(after) })
-        },
-        () = ctx.cancel.cancelled() => {
-            cancel.cancel();
-            QualityGateResult::of_kind(kind, name.clone(), GateOutcome::Skipped { reason: "the run was cancelled".to_owned() })
-        },
-        () = cancel.cancelled() => {
-            QualityGateResult::of_kind(kind, name.clone(), GateOutcome::Skipped { reason: "cancelled".to_owned() })
         },
     };
     let result = if result.duration.is_zero() {

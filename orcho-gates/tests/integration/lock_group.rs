@@ -134,3 +134,45 @@ fn lock_groups_exclude_across_processes() -> Result {
     }
     Ok(())
 }
+
+/// A gate waiting for its lock group gives up when the run is cancelled,
+/// without waiting for the lock.
+#[tokio::test]
+async fn waiting_for_a_lock_ends_with_the_run() -> Result {
+    let (_dir, mut ctx) = crate::context();
+    let locks = ctx.store.join("locks");
+    std::fs::create_dir_all(&locks)?;
+    // Another holder keeps the group's lock for the whole test.
+    let _held = orcho_core::fs::LockFile::new(locks.join("cargo.lock")).lock_exclusive()?;
+    let log = orcho_gates::testing::GateLog::new();
+    let gates = [ScheduledGate::new(
+        orcho_gates::testing::ScriptedGate::pass(crate::name("build"))
+            .with_log(&log)
+            .into_dyn(),
+        FailStrategy::FeedIntoNext,
+    )
+    .with_lock_group("cargo")];
+    let run = orcho_gates::Cancellation::new();
+    ctx.cancel = run.clone();
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        run.cancel();
+    });
+    let phase = tokio::time::timeout(
+        Duration::from_secs(10),
+        Scheduler::builder(locks)
+            .build()
+            .run(&ctx, &gates, |_| Ok(())),
+    )
+    .await
+    .map_err(|_| "the schedule waited for the lock after the run was cancelled")??;
+    canceller.await?;
+    assert_eq!(
+        phase.records[0].result.outcome,
+        GateOutcome::Skipped {
+            reason: "the run was cancelled".into()
+        }
+    );
+    assert!(log.started().is_empty());
+    Ok(())
+}
