@@ -320,12 +320,16 @@ fn command(request: &ExecRequest, program: &Path, arg0: &OsStr, args: &[OsString
 }
 
 fn spawn_message(e: &io::Error, cwd: Option<&Utf8Path>) -> String {
-    match (e.kind(), cwd) {
-        (io::ErrorKind::NotFound, Some(cwd)) if !cwd.is_dir() => {
-            format!("working directory `{cwd}` does not exist")
-        }
-        (io::ErrorKind::NotFound, _) => "program not found".to_owned(),
-        (io::ErrorKind::PermissionDenied, _) => "permission denied".to_owned(),
+    // A missing working directory explains any failure to start, whatever
+    // the lookup of the program then ran into.
+    if let Some(cwd) = cwd
+        && !cwd.is_dir()
+    {
+        return format!("working directory `{cwd}` does not exist");
+    }
+    match e.kind() {
+        io::ErrorKind::NotFound => "program not found".to_owned(),
+        io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
         _ => e.to_string(),
     }
 }

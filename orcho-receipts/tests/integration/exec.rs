@@ -47,6 +47,18 @@ fn spawn_failure_is_a_status() -> Result {
         out.status
     );
     assert!(out.status.to_string().contains("does not exist"));
+    // Also when the lookup on `PATH` meets a file it may not execute first.
+    write(&dir.path, "off/true", "", 0o644)?;
+    let out = exec::run(
+        &ExecRequest::new(["true"])
+            .env("PATH", dir.path.join("off"))
+            .cwd(dir.path.join("missing")),
+    )?;
+    assert!(
+        out.status.to_string().contains("does not exist"),
+        "{}",
+        out.status
+    );
     let out = exec::run(&ExecRequest::new(Vec::<String>::new()))?;
     assert!(matches!(out.status, ExitStatus::SpawnFailed { .. }));
     Ok(())
