@@ -24,7 +24,7 @@ use serde_json::json;
 use super::{
     BoxError, Exit,
     args::{Place, RunArgs, load_profile},
-    show,
+    leftover, show,
 };
 
 /// What `orcho run` remembers of a run so that `orcho resume` drives it the
@@ -367,7 +367,20 @@ pub(crate) async fn run_phase(
     if !place.json {
         show::err(&format!("{label}: running `{}` …", argv.join(" ")));
     }
+    // A command of this run left behind by a killed `orcho` would still be
+    // writing in the checkout: it is stopped before the phase runs again.
+    let marker = leftover::marker(&place.store, &request.run);
+    let stale = marker.clone();
+    let stopped = tokio::task::spawn_blocking(move || leftover::stop(&stale)).await??;
+    if let Some(group) = stopped
+        && !place.json
+    {
+        show::err(&format!(
+            "{label}: stopped process group {group}, left running by an `orcho` that was killed"
+        ));
+    }
     let input = serde_json::to_string(&request.input)?;
+    let started = marker.clone();
     let request_exec = ExecRequest::new(argv.iter().map(String::as_str))
         .cwd(checkout.to_owned())
         .envs(BaseEnv::inherit())
@@ -376,8 +389,20 @@ pub(crate) async fn run_phase(
         .env("ORCHO_ATTEMPT", request.attempt.to_string())
         .env("ORCHO_ROUND", request.round.to_string())
         .env("ORCHO_INPUT", input)
-        .tail_bytes(4 * 1024);
-    let outcome = tokio::task::spawn_blocking(move || exec::run(&request_exec)).await??;
+        .tail_bytes(4 * 1024)
+        .on_start(move |pid| {
+            if let Err(e) = leftover::record(&started, pid) {
+                show::err(&format!(
+                    "warning: the phase command's process group could not be recorded \
+                     ({e}); if this `orcho` is killed, it may keep running"
+                ));
+            }
+        });
+    let outcome = tokio::task::spawn_blocking(move || {
+        let outcome = exec::run(&request_exec);
+        leftover::clear(&marker).map(|()| outcome)
+    })
+    .await???;
     let tail = outcome.stdout.tail_lossy();
     let summary = tail.trim().lines().last().unwrap_or("").to_owned();
     let report = if outcome.status.success() {

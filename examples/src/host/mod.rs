@@ -13,6 +13,7 @@
 
 mod args;
 mod drive;
+mod leftover;
 pub mod mcp;
 mod show;
 

@@ -1,10 +1,8 @@
 //! `orcho run` killed with SIGKILL in the middle of a phase, then
-//! `orcho resume`: the run continues from its journal and no transition is
-//! applied twice.
+//! `orcho resume`: the phase command left behind is stopped, the run
+//! continues from its journal and no transition is applied twice.
 
 use std::{process::Stdio, time::Duration};
-
-use rustix::process::{Pid, Signal, kill_process_group};
 
 use crate::{
     Result,
@@ -24,6 +22,16 @@ fi
 echo "done" > feature.txt
 touch ok
 "#;
+
+/// Whether `pid` is a live process (an exited one waiting to be reaped by
+/// its new parent does not count).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
+}
 
 fn kinds(journal: &[serde_json::Value]) -> Vec<&str> {
     journal
@@ -52,9 +60,8 @@ fn killed_mid_phase_then_resumed_applies_nothing_twice() -> Result {
     child.kill()?;
     let status = wait(&mut child, WAIT)?;
     assert_eq!(status.code(), None, "killed by a signal: {status}");
-    let pid: i32 = std::fs::read_to_string(repo.ctl("pid"))?.trim().parse()?;
-    let group = Pid::from_raw(pid).ok_or("pid 0")?;
-    kill_process_group(group, Signal::KILL)?;
+    let pid: u32 = std::fs::read_to_string(repo.ctl("pid"))?.trim().parse()?;
+    assert!(running(pid), "the phase command outlives `orcho run`");
 
     // Exactly one run, stopped inside its first attempt: nothing reported.
     let runs: Vec<String> = std::fs::read_dir(repo.dir().join(".orcho/runs"))?
@@ -69,6 +76,14 @@ fn killed_mid_phase_then_resumed_applies_nothing_twice() -> Result {
     let out = repo.orcho(&["resume", run, "--no-interactive", "--json"])?;
     out.expect_code(4);
     assert_eq!(out.json()?["awaiting"], "delivery", "{out}");
+    // The command the killed `orcho` left behind was stopped before the
+    // attempt ran again.
+    assert!(!running(pid), "the left-over phase command still runs");
+    let markers = repo.dir().join(".orcho/host");
+    assert!(
+        std::fs::read_dir(&markers).map_or(true, |mut d| d.next().is_none()),
+        "no phase process marker is left in {markers}"
+    );
 
     // The attempt that died is asked again (attempt 1 twice), and then
     // reported, gated and settled once.

@@ -13,6 +13,7 @@ use std::{
     },
     path::Path,
     process::{Child, ChildStderr, ChildStdout, Command, Stdio},
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -62,6 +63,17 @@ pub struct ExecRequest {
     keep_stdout: Option<usize>,
     secrets: Vec<Vec<u8>>,
     cancel: Option<CancelToken>,
+    on_start: Option<StartHook>,
+}
+
+/// What [`ExecRequest::on_start`] calls.
+#[derive(Clone)]
+struct StartHook(Arc<dyn Fn(u32) + Send + Sync>);
+
+impl std::fmt::Debug for StartHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StartHook")
+    }
 }
 
 impl ExecRequest {
@@ -81,6 +93,7 @@ impl ExecRequest {
             keep_stdout: None,
             secrets: Vec::new(),
             cancel: None,
+            on_start: None,
         }
     }
 
@@ -157,6 +170,15 @@ impl ExecRequest {
     /// Cancels the command when `token` is cancelled.
     pub fn cancel(mut self, token: CancelToken) -> Self {
         self.cancel = Some(token);
+        self
+    }
+
+    /// Calls `hook` with the child's process id, which is also its process
+    /// group id, as soon as it has started and before it is waited on: for
+    /// a host that records it, so that a later process can stop a command
+    /// this one left behind when it was killed.
+    pub fn on_start(mut self, hook: impl Fn(u32) + Send + Sync + 'static) -> Self {
+        self.on_start = Some(StartHook(Arc::new(hook)));
         self
     }
 
@@ -245,6 +267,9 @@ pub fn run_streaming(
             });
         }
     };
+    if let Some(StartHook(hook)) = &request.on_start {
+        hook(child.id());
+    }
     let mut group = Group::new(child);
     let status = supervise(
         request,

@@ -100,6 +100,18 @@ fn a_bare_name_is_looked_up_on_the_childs_path() -> Result {
     Ok(())
 }
 
+#[test]
+fn on_start_is_told_the_childs_process_id() -> Result {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let hook = std::sync::Arc::clone(&seen);
+    let out = exec::run(&sh("echo $$").on_start(move |pid| {
+        hook.lock().expect("not poisoned").push(pid);
+    }))?;
+    let pid: u32 = out.stdout.tail_lossy().trim().parse()?;
+    assert_eq!(*seen.lock().expect("not poisoned"), [pid]);
+    Ok(())
+}
+
 /// As with `execvp`, a file found on `PATH` without a `#!` line is run by
 /// the shell.
 #[test]
