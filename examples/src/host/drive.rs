@@ -10,7 +10,7 @@ use std::{
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho::{
     Engine, PhaseReport, PhaseRequest, Run, RunPlan, Start, Step, SupervisionRequest,
-    core::{Finding, RunId, RunStatus, Severity, Verdict},
+    core::{Cost, Finding, RunId, RunStatus, Severity, Verdict},
     gates::PhaseOutcome,
     handoff::{
         DecidedBy, DecisionRequest, DeliveryChoice, DeliveryGate, HandoffAction, HandoffChoice,
@@ -424,7 +424,8 @@ pub(crate) async fn run_phase(
     if !place.json {
         show::err(&format!("{label}: {}", report.verdict));
     }
-    Ok(PhaseReport::new(report))
+    // A phase command is not a model: its cost is its wall time.
+    Ok(PhaseReport::new(report).with_cost(Cost::wall(outcome.duration)))
 }
 
 fn prompt(question: &str) -> Result<String, BoxError> {

@@ -15,6 +15,7 @@ set -e
 printf '%s' "$ORCHO_INPUT" > "@CTL@/input-$ORCHO_ATTEMPT.json"
 echo "attempt $ORCHO_ATTEMPT" >> feature.txt
 if [ "$ORCHO_ATTEMPT" -ge 2 ]; then touch ok; fi
+sleep 0.02
 echo "implemented attempt $ORCHO_ATTEMPT"
 "#;
 
@@ -130,6 +131,11 @@ fn a_fed_in_failure_then_delivery_approved_commits_the_change() -> Result {
         phases[0]["gates"][0]["result"]["outcome"]["status"],
         "failed"
     );
+    // Each attempt costs the wall time of its command (which sleeps 20 ms).
+    for phase in phases {
+        let wall = phase["cost"]["wall_ms"].as_u64().ok_or("no wall time")?;
+        assert!(wall >= 20, "{phase:#}");
+    }
     assert_eq!(phases[1]["attempt"], 2);
     assert_eq!(
         phases[1]["gates"][0]["result"]["outcome"]["status"],
