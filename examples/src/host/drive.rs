@@ -5,6 +5,10 @@ use std::fmt::Write as _;
 use std::{
     collections::BTreeMap,
     io::{BufRead, IsTerminal, Write},
+    sync::{
+        Arc,
+        atomic::{AtomicU32, Ordering},
+    },
 };
 
 use camino::{Utf8Path, Utf8PathBuf};
@@ -381,6 +385,8 @@ pub(crate) async fn run_phase(
     }
     let input = serde_json::to_string(&request.input)?;
     let started = marker.clone();
+    let pid = Arc::new(AtomicU32::new(0));
+    let recorded = Arc::clone(&pid);
     let request_exec = ExecRequest::new(argv.iter().map(String::as_str))
         .cwd(checkout.to_owned())
         .envs(BaseEnv::inherit())
@@ -391,6 +397,7 @@ pub(crate) async fn run_phase(
         .env("ORCHO_INPUT", input)
         .tail_bytes(4 * 1024)
         .on_start(move |pid| {
+            recorded.store(pid, Ordering::Relaxed);
             if let Err(e) = leftover::record(&started, pid) {
                 show::err(&format!(
                     "warning: the phase command's process group could not be recorded \
@@ -400,9 +407,14 @@ pub(crate) async fn run_phase(
         });
     let outcome = tokio::task::spawn_blocking(move || {
         let outcome = exec::run(&request_exec);
-        leftover::clear(&marker).map(|()| outcome)
+        if let Err(e) = leftover::clear(&marker, pid.load(Ordering::Relaxed)) {
+            show::err(&format!(
+                "warning: the phase process marker `{marker}` could not be removed ({e})"
+            ));
+        }
+        outcome
     })
-    .await???;
+    .await??;
     let tail = outcome.stdout.tail_lossy();
     let summary = tail.trim().lines().last().unwrap_or("").to_owned();
     let report = if outcome.status.success() {

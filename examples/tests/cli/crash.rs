@@ -9,12 +9,15 @@ use crate::{
     support::{QUICK, Repo, WAIT, wait, wait_for_file},
 };
 
-/// Until the test creates `fast`, the phase leaves its process id as the
-/// marker and becomes a long sleep (same process, its own process group);
-/// afterwards it makes the `test` command pass and returns at once.
+/// Until the test creates `fast`, the phase starts a child that ignores
+/// `SIGTERM`, leaves both process ids as markers and becomes a long sleep
+/// (same process, its own process group); afterwards it makes the `test`
+/// command pass and returns at once.
 const IMPLEMENT: &str = r#"#!/bin/sh
 echo "$ORCHO_ATTEMPT" >> "@CTL@/attempts"
 if [ ! -e "@CTL@/fast" ]; then
+  ( trap '' TERM; exec sleep 30 ) &
+  echo $! > "@CTL@/child"
   echo $$ > "@CTL@/pid.tmp"
   mv "@CTL@/pid.tmp" "@CTL@/pid"
   exec sleep 30
@@ -56,12 +59,27 @@ fn killed_mid_phase_then_resumed_applies_nothing_twice() -> Result {
         .stderr(Stdio::null())
         .spawn()?;
     wait_for_file(&repo.ctl("pid"), Duration::from_secs(30))?;
+    // `orcho` records the phase command as soon as it has started it; the
+    // kill comes after that.
+    let markers = repo.dir().join(".orcho/host");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_dir(&markers).is_ok_and(|mut d| {
+        d.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".phase.json")))
+    }) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no phase process marker"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     // SIGKILL: no destructor runs, the phase command is left behind.
     child.kill()?;
     let status = wait(&mut child, WAIT)?;
     assert_eq!(status.code(), None, "killed by a signal: {status}");
     let pid: u32 = std::fs::read_to_string(repo.ctl("pid"))?.trim().parse()?;
+    let child: u32 = std::fs::read_to_string(repo.ctl("child"))?.trim().parse()?;
     assert!(running(pid), "the phase command outlives `orcho run`");
+    assert!(running(child), "so does its child");
 
     // Exactly one run, stopped inside its first attempt: nothing reported.
     let runs: Vec<String> = std::fs::read_dir(repo.dir().join(".orcho/runs"))?
@@ -79,7 +97,8 @@ fn killed_mid_phase_then_resumed_applies_nothing_twice() -> Result {
     // The command the killed `orcho` left behind was stopped before the
     // attempt ran again.
     assert!(!running(pid), "the left-over phase command still runs");
-    let markers = repo.dir().join(".orcho/host");
+    // Its child ignored SIGTERM and outlived the leader: SIGKILL reached it.
+    assert!(!running(child), "the left-over command's child still runs");
     assert!(
         std::fs::read_dir(&markers).map_or(true, |mut d| d.next().is_none()),
         "no phase process marker is left in {markers}"

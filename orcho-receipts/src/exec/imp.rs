@@ -174,9 +174,14 @@ impl ExecRequest {
     }
 
     /// Calls `hook` with the child's process id, which is also its process
-    /// group id, as soon as it has started and before it is waited on: for
-    /// a host that records it, so that a later process can stop a command
-    /// this one left behind when it was killed.
+    /// group id, as soon as it has started: for a host that records it, so
+    /// that a later process can stop a command this one left behind when it
+    /// was killed.
+    ///
+    /// The hook is not called when the command cannot be started. It runs
+    /// on the thread that supervises the command, before any output is read
+    /// and with the timeout already running, so it should be quick; if it
+    /// panics, the command's process group is killed.
     pub fn on_start(mut self, hook: impl Fn(u32) + Send + Sync + 'static) -> Self {
         self.on_start = Some(StartHook(Arc::new(hook)));
         self
@@ -267,10 +272,11 @@ pub fn run_streaming(
             });
         }
     };
-    if let Some(StartHook(hook)) = &request.on_start {
-        hook(child.id());
-    }
     let mut group = Group::new(child);
+    if let Some(StartHook(hook)) = &request.on_start {
+        // Once the group is guarded: a panicking hook still kills it.
+        hook(group.child.id());
+    }
     let status = supervise(
         request,
         &mut group,
