@@ -372,25 +372,7 @@ fn inbox(place: &Place) -> Result<Exit, BoxError> {
     let engine = drive::engine_for(place, None)?;
     let inbox = engine.inbox()?;
     if place.json {
-        let pending: Vec<_> = inbox
-            .pending()
-            .map(|p| {
-                json!({
-                    "run": p.run().as_str(),
-                    "phase": p.phase(),
-                    "trigger": p.trigger(),
-                    "verdict": p.verdict().map(|v| v.to_string()),
-                    "available_actions": p.available_actions(),
-                    "decision": p.decision(),
-                    "next_step": p.next_step().as_str(),
-                })
-            })
-            .collect();
-        let degraded: Vec<_> = inbox
-            .degraded()
-            .map(|d| json!({ "dir": d.dir().as_str(), "reason": d.reason() }))
-            .collect();
-        show::out(&json!({ "pending": pending, "degraded": degraded }).to_string());
+        show::out(&show::inbox_json(&inbox, "run").to_string());
     } else if inbox.is_empty() {
         show::out("no run is waiting for a decision");
     } else {

@@ -786,25 +786,7 @@ impl OrchoMcp {
     fn inbox(&self) -> ToolResult {
         let engine = drive::engine_for(&self.place, None)?;
         let inbox = engine.inbox()?;
-        let pending: Vec<_> = inbox
-            .pending()
-            .map(|p| {
-                json!({
-                    "run_id": p.run().as_str(),
-                    "phase": p.phase(),
-                    "trigger": p.trigger(),
-                    "verdict": p.verdict().map(|v| v.to_string()),
-                    "available_actions": p.available_actions(),
-                    "decision": p.decision(),
-                    "next_step": p.next_step().as_str(),
-                })
-            })
-            .collect();
-        let degraded: Vec<_> = inbox
-            .degraded()
-            .map(|d| json!({ "dir": d.dir().as_str(), "reason": d.reason() }))
-            .collect();
-        Ok(json!({ "pending": pending, "degraded": degraded }))
+        Ok(show::inbox_json(&inbox, "run_id"))
     }
 }
 

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use orcho::{
     core::Finding,
-    handoff::{DeliveryGate, HandoffChoice, IntakeReport, PhaseHandoff},
+    handoff::{DeliveryGate, HandoffChoice, Inbox, IntakeReport, PhaseHandoff},
     receipts::{ReadinessSummary, ReceiptStatus},
 };
 use serde_json::{Value, json};
@@ -171,4 +171,29 @@ pub(crate) fn gate_json(gate: &DeliveryGate) -> Value {
             "action": b.action().to_string(), "reason": b.reason().to_string(),
         })).collect::<Vec<_>>(),
     })
+}
+
+/// The inbox as JSON: pending decisions and degraded run directories. The
+/// CLI names each run `run`, the MCP tools `run_id`.
+pub(crate) fn inbox_json(inbox: &Inbox, run_key: &str) -> Value {
+    let pending: Vec<_> = inbox
+        .pending()
+        .map(|p| {
+            let mut doc = json!({
+                "phase": p.phase(),
+                "trigger": p.trigger(),
+                "verdict": p.verdict().map(|v| v.to_string()),
+                "available_actions": p.available_actions(),
+                "decision": p.decision(),
+                "next_step": p.next_step().as_str(),
+            });
+            doc[run_key] = json!(p.run().as_str());
+            doc
+        })
+        .collect();
+    let degraded: Vec<_> = inbox
+        .degraded()
+        .map(|d| json!({ "dir": d.dir().as_str(), "reason": d.reason() }))
+        .collect();
+    json!({ "pending": pending, "degraded": degraded })
 }
