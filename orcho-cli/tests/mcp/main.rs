@@ -85,7 +85,7 @@ fn repo() -> Result<(tempfile::TempDir, Utf8PathBuf), Box<dyn std::error::Error 
 /// duplex stream.
 async fn connect(checkout: &Utf8Path) -> Result<Client, Box<dyn std::error::Error + Send + Sync>> {
     let (server_io, client_io) = tokio::io::duplex(1 << 16);
-    let server = orcho_examples::host::mcp::OrchoMcp::for_checkout(checkout.to_owned(), None);
+    let server = orcho_cli::mcp::OrchoMcp::for_checkout(checkout.to_owned(), None);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {
             let _ = running.waiting().await;

@@ -12,7 +12,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 # The SDK line this client is written for; 1.x supports Python 3.10+.
 MCP_REQUIREMENT="mcp>=1.30,<2"
 
-cargo build -p orcho-examples --bin orcho
+cargo build -p orcho-cli --bin orcho
 orcho="$CARGO_TARGET_DIR/debug/orcho"
 
 venv="$CARGO_TARGET_DIR/mcp-venv"
@@ -43,4 +43,4 @@ YAML
 git -C "$repo" add .gitignore orcho.yaml
 git -C "$repo" commit -q -m initial
 
-"$venv/bin/python" examples/tests/mcp/client.py "$orcho" "$repo"
+"$venv/bin/python" orcho-cli/tests/mcp/client.py "$orcho" "$repo"
