@@ -13,9 +13,9 @@ use camino::{Utf8Path, Utf8PathBuf};
 use criterion::Criterion;
 use orcho::{
     core::{FixedClock, RunId, Verdict},
+    delivery::{DeliveryGates, DeliverySpec, pending_decisions},
     handoff::{
-        DecidedBy, DecisionRequest, DeliveryChoice, DeliveryGates, DeliverySpec, HandoffChoice,
-        HandoffSpec, HandoffStore, pending_decisions,
+        DecidedBy, DecisionRequest, DeliveryChoice, HandoffChoice, HandoffSpec, HandoffStore,
     },
     receipts::ReadinessSummary,
 };

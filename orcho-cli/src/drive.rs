@@ -15,10 +15,11 @@ use camino::{Utf8Path, Utf8PathBuf};
 use orcho::{
     Engine, PhaseReport, PhaseRequest, Run, RunPlan, Start, Step, SupervisionRequest,
     core::{Cost, Finding, RunId, RunStatus, Severity, Verdict},
+    delivery::DeliveryGate,
     gates::PhaseOutcome,
     handoff::{
-        DecidedBy, DecisionRequest, DeliveryChoice, DeliveryGate, HandoffAction, HandoffChoice,
-        IntakeAction, IntakeChoice, PhaseHandoff, supervision::Answer,
+        DecidedBy, DecisionRequest, DeliveryChoice, HandoffAction, HandoffChoice, IntakeAction,
+        IntakeChoice, PhaseHandoff, supervision::Answer,
     },
     receipts::exec::{self, BaseEnv, ExecRequest},
 };
@@ -492,7 +493,7 @@ fn ask_handoff(handoff: &PhaseHandoff) -> Result<HandoffChoice, BoxError> {
 fn ask_intake() -> Result<IntakeChoice, BoxError> {
     let action = choose(
         "the checkout has uncommitted changes; the run starts from:",
-        &IntakeAction::ALL,
+        IntakeAction::ALL,
     )?;
     let message = (action == IntakeAction::Commit)
         .then(|| prompt("commit message (empty for the default): "))

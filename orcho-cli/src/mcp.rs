@@ -244,7 +244,9 @@ impl From<EngineError> for ToolError {
                 }))
             }
             EngineErrorKind::Handoff(h) if h.is_not_found() => Self::new("not_found", message),
-            EngineErrorKind::Delivery(d) if d.is_not_available() => {
+            EngineErrorKind::Delivery(d)
+                if d.is_refused(orcho::delivery::DeliveryRefusal::is_not_available) =>
+            {
                 Self::new("invalid_input", message)
             }
             EngineErrorKind::Delivery(d) if d.is_not_found() => Self::new("not_found", message)

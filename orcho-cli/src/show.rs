@@ -5,7 +5,8 @@ use std::io::Write;
 
 use orcho::{
     core::Finding,
-    handoff::{DeliveryGate, HandoffChoice, Inbox, IntakeReport, PhaseHandoff},
+    delivery::{DeliveryGate, IntakeReport},
+    handoff::{HandoffChoice, Inbox, PhaseHandoff},
     receipts::{ReadinessSummary, ReceiptStatus},
 };
 use serde_json::{Value, json};
@@ -163,7 +164,7 @@ pub(crate) fn gate_json(gate: &DeliveryGate) -> Value {
             "binary": f.is_binary(),
         })).collect::<Vec<_>>(),
         "gaps": gate.gaps().iter().map(|g| json!({
-            "command": g.command(), "status": g.status(), "reason": g.reason(), "next_action": g.next_action(),
+            "command": g.command(), "status": g.status().as_str(), "reason": g.reason(), "next_action": g.next_action().as_str(),
         })).collect::<Vec<_>>(),
         "findings": gate.findings(),
         "available_actions": gate.available_actions().iter().map(|a| a.to_string()).collect::<Vec<_>>(),

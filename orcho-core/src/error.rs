@@ -452,6 +452,101 @@ impl fmt::Display for LockErrorKind {
     }
 }
 
+/// A durable store operation failed: the storage failures that every store
+/// of Orcho shares (a file, a versioned document, a journal, a lock, a
+/// directory listing), written once here so that each store's own error
+/// type adds only what is its own.
+///
+/// It is transparent: its text and its [`source`](std::error::Error::source)
+/// are those of the failure it wraps, so a chain reads the same whether a
+/// store reports it directly or through this type.
+///
+/// ```
+/// use orcho_core::{StoreError, fs::LockFile};
+/// # let dir = tempfile::tempdir()?;
+/// # let path = camino::Utf8PathBuf::try_from(dir.path().join("missing/run.lock"))?;
+/// // A lock in a directory that does not exist cannot be taken.
+/// let err: StoreError = LockFile::new(&path).lock_exclusive().unwrap_err().into();
+/// assert!(matches!(err.kind(), orcho_core::StoreErrorKind::Lock(_)));
+/// assert_eq!(err.to_string(), LockFile::new(&path).lock_exclusive().unwrap_err().to_string());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct StoreError(Box<StoreErrorKind>);
+
+/// Which storage operation failed; see [`StoreError::kind`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreErrorKind {
+    /// A file-system operation failed.
+    #[error(transparent)]
+    Fs(FsError),
+    /// A versioned document could not be read or written.
+    #[error(transparent)]
+    Document(DocumentError),
+    /// A journal could not be read or appended to.
+    #[error(transparent)]
+    Journal(JournalError),
+    /// A lock could not be taken.
+    #[error(transparent)]
+    Lock(LockError),
+    /// A directory of the store could not be listed.
+    #[error("failed to list `{dir}`")]
+    ListDir {
+        /// The directory.
+        dir: Utf8PathBuf,
+        /// The I/O error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl StoreError {
+    /// A directory of the store could not be listed.
+    #[cold]
+    pub fn list_dir(dir: &Utf8Path, source: io::Error) -> Self {
+        Self(Box::new(StoreErrorKind::ListDir {
+            dir: dir.to_owned(),
+            source,
+        }))
+    }
+
+    /// Which operation failed.
+    pub fn kind(&self) -> &StoreErrorKind {
+        &self.0
+    }
+
+    /// Whether a file or document that was read does not exist.
+    pub fn is_not_found(&self) -> bool {
+        match &*self.0 {
+            StoreErrorKind::Fs(e) => e.is_not_found(),
+            StoreErrorKind::Document(e) => e.is_not_found(),
+            StoreErrorKind::Journal(_)
+            | StoreErrorKind::Lock(_)
+            | StoreErrorKind::ListDir { .. } => false,
+        }
+    }
+
+    /// Whether a document was written by a newer Orcho.
+    pub fn is_too_new(&self) -> bool {
+        matches!(&*self.0, StoreErrorKind::Document(e) if e.is_too_new())
+    }
+}
+
+macro_rules! store_error_from {
+    ($($source:ident => $variant:ident),* $(,)?) => {$(
+        impl From<$source> for StoreError {
+            #[cold]
+            fn from(e: $source) -> Self {
+                Self(Box::new(StoreErrorKind::$variant(e)))
+            }
+        }
+    )*};
+}
+
+store_error_from!(FsError => Fs, DocumentError => Document, JournalError => Journal, LockError => Lock);
+
 /// A value read from text or disk is out of its domain (a negative cost, a
 /// timestamp out of range, an unknown spelling).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,7 +1,7 @@
 //! Validated identifiers.
 //!
 //! Ids end up as file and directory names in the run store, so every way to
-//! make one — [`new`](RunId::new), [`FromStr`], [`Deserialize`] — goes through
+//! make one — [`new`](RunId::new), [`FromStr`](std::str::FromStr), `Deserialize` — goes through
 //! the same validation. The rules keep an id to one portable path component:
 //!
 //! - not empty and at most [`MAX_ID_LEN`] bytes;
@@ -12,21 +12,20 @@
 //! Everything else (letters in any script, digits, `-`, `_`, `.`, `+`, `@`, …)
 //! is allowed.
 
-use std::{
-    borrow::Borrow,
-    fmt,
-    str::FromStr,
-    sync::atomic::{AtomicI64, Ordering},
-};
-
-use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use crate::{Clock, IdError, IdErrorReason, Timestamp};
 
 /// The longest id, in bytes.
 pub const MAX_ID_LEN: usize = 128;
 
-fn validate(id_kind: &'static str, value: &str) -> Result<(), IdError> {
+/// The rule of Orcho's ids (see the [module docs](self)), for [`id_type!`](crate::id_type):
+/// `id_kind` is what the value is called in the error.
+///
+/// # Errors
+///
+/// An [`IdError`] naming the rule `value` breaks.
+pub fn validate(id_kind: &'static str, value: &str) -> Result<(), IdError> {
     let fail = |reason| Err(IdError::new(id_kind, value, reason));
     if value.is_empty() {
         return fail(IdErrorReason::Empty);
@@ -55,49 +54,76 @@ fn is_forbidden(c: char) -> bool {
         || matches!(c, '/' | '\\' | ':' | '*' | '?' | '"' | '<' | '>' | '|')
 }
 
-macro_rules! id_newtype {
-    ($(#[$meta:meta])* $name:ident, $kind:literal) => {
+/// Defines a validated string newtype: an id or a name that is safe to use
+/// as one path component.
+///
+/// The type gets `new` (which validates), `as_str`, a `KIND` constant (what
+/// the value is called in messages), `Display`, `Debug`, `FromStr`,
+/// `TryFrom<String>`, `Into<String>`, `AsRef<str>`, `Borrow<str>`,
+/// comparisons with `str`, and serde through the string — every way to
+/// build one goes through `validate`, a `fn(&'static str, &str) ->
+/// Result<(), Error>` that receives the `KIND` and the value.
+///
+/// Orcho's ids ([`RunId`], [`HandoffId`], …) are defined with it, with
+/// [`validate`] as the rule; crates with stricter rules pass their own.
+///
+/// ```
+/// use orcho_core::{IdError, id_type, ids::validate};
+///
+/// id_type! {
+///     /// Names a reviewer.
+///     pub struct ReviewerName("reviewer name") validated by validate, error IdError;
+/// }
+///
+/// let name: ReviewerName = "alice".parse()?;
+/// assert_eq!(name, "alice");
+/// assert_eq!("a/b".parse::<ReviewerName>().unwrap_err().to_string(),
+///            "invalid reviewer name `a/b`: contains `/`, which ids may not contain");
+/// assert!(serde_json::from_str::<ReviewerName>("\"..\"").is_err());
+/// # Ok::<(), IdError>(())
+/// ```
+#[macro_export]
+macro_rules! id_type {
+    ($(#[$meta:meta])* $vis:vis struct $name:ident($kind:literal) validated by $validate:path, error $err:ty;) => {
         $(#[$meta])*
-        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-        #[serde(try_from = "String", into = "String")]
-        pub struct $name(String);
+        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        $vis struct $name(String);
 
         impl $name {
-            /// What this id is called in error messages.
+            /// What this value is called in error messages.
             pub const KIND: &'static str = $kind;
 
             /// Validates `value` and wraps it.
             ///
             /// # Errors
             ///
-            /// Returns an [`IdError`] naming the rule the value breaks (see
-            /// the [module docs](crate::ids)).
-            pub fn new(value: impl Into<String>) -> Result<Self, IdError> {
+            /// The validation error, naming the rule the value breaks.
+            pub fn new(value: impl Into<String>) -> Result<Self, $err> {
                 let value = value.into();
-                validate($kind, &value)?;
+                $validate($kind, &value)?;
                 Ok(Self(value))
             }
 
-            /// The id as text.
+            /// The value as text.
             pub fn as_str(&self) -> &str {
                 &self.0
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.write_str(&self.0)
             }
         }
 
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 write!(f, "{}({:?})", stringify!($name), self.0)
             }
         }
 
-        impl FromStr for $name {
-            type Err = IdError;
+        impl ::std::str::FromStr for $name {
+            type Err = $err;
 
             fn from_str(s: &str) -> Result<Self, Self::Err> {
                 Self::new(s)
@@ -105,7 +131,7 @@ macro_rules! id_newtype {
         }
 
         impl TryFrom<String> for $name {
-            type Error = IdError;
+            type Error = $err;
 
             fn try_from(value: String) -> Result<Self, Self::Error> {
                 Self::new(value)
@@ -124,7 +150,7 @@ macro_rules! id_newtype {
             }
         }
 
-        impl Borrow<str> for $name {
+        impl ::std::borrow::Borrow<str> for $name {
             fn borrow(&self) -> &str {
                 &self.0
             }
@@ -141,10 +167,28 @@ macro_rules! id_newtype {
                 self.0 == *other
             }
         }
+
+        impl $crate::__private::serde::Serialize for $name {
+            fn serialize<S: $crate::__private::serde::Serializer>(
+                &self,
+                serializer: S,
+            ) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(&self.0)
+            }
+        }
+
+        impl<'de> $crate::__private::serde::Deserialize<'de> for $name {
+            fn deserialize<D: $crate::__private::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> Result<Self, D::Error> {
+                let value = <String as $crate::__private::serde::Deserialize>::deserialize(deserializer)?;
+                Self::new(value).map_err(<D::Error as $crate::__private::serde::de::Error>::custom)
+            }
+        }
     };
 }
 
-id_newtype!(
+id_type! {
     /// Identifies one run. Generated ids sort by creation time.
     ///
     /// ```
@@ -157,27 +201,23 @@ id_newtype!(
     /// assert!(first.as_str().starts_with("20261121T234501123Z-"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    RunId,
-    "run id"
-);
+    pub struct RunId("run id") validated by validate, error IdError;
+}
 
-id_newtype!(
+id_type! {
     /// Identifies one handoff (a typed pause) within the store.
-    HandoffId,
-    "handoff id"
-);
+    pub struct HandoffId("handoff id") validated by validate, error IdError;
+}
 
-id_newtype!(
+id_type! {
     /// Names a phase of a profile, for example `implement`.
-    PhaseName,
-    "phase name"
-);
+    pub struct PhaseName("phase name") validated by validate, error IdError;
+}
 
-id_newtype!(
+id_type! {
     /// Names a gate of a phase, for example `tests`.
-    GateName,
-    "gate name"
-);
+    pub struct GateName("gate name") validated by validate, error IdError;
+}
 
 /// The millisecond of the last id generated by this process, so that ids from
 /// one process strictly increase even when the clock stands still or steps

@@ -17,7 +17,11 @@
 //!   [`FixedClock`] in tests.
 //! - **Durable files** ([`fs`]): [`write_atomic`](fs::write_atomic), the
 //!   append-only [`Journal`](fs::Journal) that survives a torn last line, and
-//!   cross-process [`LockFile`](fs::LockFile)s with typed guards.
+//!   cross-process [`LockFile`](fs::LockFile)s with typed guards, and
+//!   [`StoreError`], the storage failures every store shares.
+//! - **The store layout** ([`layout`]): [`StoreDir`](layout::StoreDir) and
+//!   [`RunDir`](layout::RunDir) build every path under a store root, so the
+//!   layout is written once.
 //!
 //! # Example
 //!
@@ -77,7 +81,9 @@ mod digest;
 mod error;
 mod finding;
 pub mod fs;
+pub mod glob;
 pub mod ids;
+pub mod layout;
 mod run_status;
 pub mod schema;
 mod suggest;
@@ -88,7 +94,8 @@ pub use cost::{Cost, Tokens, Usd};
 pub use digest::{Digest, DigestAlgo};
 pub use error::{
     DocumentError, DocumentErrorKind, FsError, FsOp, IdError, IdErrorReason, JournalError,
-    JournalErrorKind, LockError, LockErrorKind, ValueError, error_chain,
+    JournalErrorKind, LockError, LockErrorKind, StoreError, StoreErrorKind, ValueError,
+    error_chain,
 };
 pub use finding::Finding;
 pub use ids::{GateName, HandoffId, PhaseName, RunId};
@@ -96,3 +103,9 @@ pub use run_status::RunStatus;
 pub use schema::SchemaVersion;
 pub use suggest::nearest;
 pub use verdict::{Severity, Verdict};
+
+#[doc(hidden)]
+pub mod __private {
+    //! What the exported macros use; not part of the API.
+    pub use serde;
+}

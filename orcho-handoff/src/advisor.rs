@@ -1,43 +1,20 @@
 //! Advisors: plugins that read a paused handoff and recommend a next step.
 
-use std::{error::Error as StdError, fmt, str::FromStr, sync::Arc};
+use std::{error::Error as StdError, fmt, sync::Arc};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{Cost, HandoffId, RunId, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use crate::{
-    HandoffAction, PhaseHandoff,
-    decision::DecidedBy,
-    error::{AdviceError, AdviceErrorKind, AdviceIdError},
-};
+use crate::{HandoffAction, PhaseHandoff, decision::DecidedBy};
 
-/// Identifies one advice artifact within a run; safe as a file name (the
-/// same rules as [`HandoffId`]).
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct AdviceId(String);
+orcho_core::id_type! {
+    /// Identifies one advice artifact within a run; safe as a file name (the
+    /// same rules as [`HandoffId`]).
+    pub struct AdviceId("advice id") validated by orcho_core::ids::validate, error orcho_core::IdError;
+}
 
 impl AdviceId {
-    /// Validates `value` and wraps it.
-    ///
-    /// # Errors
-    ///
-    /// An [`AdviceIdError`] naming the rule the value breaks (see
-    /// [`orcho_core::ids`]).
-    pub fn new(value: impl Into<String>) -> Result<Self, AdviceIdError> {
-        let value = value.into();
-        match HandoffId::new(value.as_str()) {
-            Ok(_) => Ok(Self(value)),
-            Err(e) => Err(AdviceIdError::new(&value, e.reason().clone())),
-        }
-    }
-
-    /// The id as a string.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
     /// The id `NNNN-<handoff>` for the `seq`-th advice of a run, cut to the
     /// longest id allowed.
     pub(crate) fn numbered(seq: u32, handoff: &HandoffId) -> Self {
@@ -48,40 +25,6 @@ impl AdviceId {
         // Valid by construction: digits, `-`, then a prefix of a valid id
         // (which cannot end in a way that creates `..` after a `-`).
         Self::new(id.clone()).unwrap_or(Self(format!("{seq:04}")))
-    }
-}
-
-impl fmt::Display for AdviceId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl fmt::Debug for AdviceId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.0, f)
-    }
-}
-
-impl FromStr for AdviceId {
-    type Err = AdviceIdError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::new(s)
-    }
-}
-
-impl TryFrom<String> for AdviceId {
-    type Error = AdviceIdError;
-
-    fn try_from(value: String) -> Result<Self, Self::Error> {
-        Self::new(value)
-    }
-}
-
-impl From<AdviceId> for String {
-    fn from(id: AdviceId) -> Self {
-        id.0
     }
 }
 
@@ -506,6 +449,48 @@ impl AdviceRecord {
     /// The advice.
     pub fn advice(&self) -> &Advice {
         &self.advice
+    }
+}
+
+/// Advice is malformed: the CI autopilot stops on it, and
+/// [`HandoffStore::record_advice`](crate::HandoffStore::record_advice)
+/// refuses it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("malformed advice: {kind}")]
+pub struct AdviceError {
+    kind: AdviceErrorKind,
+}
+
+/// What is wrong with advice; see [`AdviceError::kind`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AdviceErrorKind {
+    /// The numeric confidence is NaN or outside `0..=1`.
+    #[error("the confidence {0} is not a number in 0..=1")]
+    ConfidenceOutOfRange(f64),
+    /// Neither a score nor a band.
+    #[error("it gives no confidence (neither a score nor a band)")]
+    MissingConfidence,
+    /// The rationale is blank.
+    #[error("the rationale is blank")]
+    BlankRationale,
+    /// `retry_feedback` recommended without feedback.
+    #[error("it recommends `retry_feedback` without feedback")]
+    MissingRetryFeedback,
+    /// An expected file is absolute or climbs out of the checkout.
+    #[error("the expected file `{0}` is not a relative path inside the checkout")]
+    FileOutsideCheckout(Utf8PathBuf),
+}
+
+impl AdviceError {
+    #[cold]
+    pub(crate) fn new(kind: AdviceErrorKind) -> Self {
+        Self { kind }
+    }
+
+    /// What is wrong.
+    pub fn kind(&self) -> &AdviceErrorKind {
+        &self.kind
     }
 }
 

@@ -6,11 +6,12 @@ use std::{fmt, sync::Arc};
 use camino::Utf8PathBuf;
 use orcho_core::{Digest, HandoffId, RunId, Usd, Verdict};
 
+use orcho_core::glob::{FileGlob, GlobError};
+
 use crate::{
-    Advice, AdviceRecord, AdviceRequest, Advisor, AdvisorError, FileGlob, HandoffAction,
+    Advice, AdviceError, AdviceRecord, AdviceRequest, Advisor, AdvisorError, HandoffAction,
     HandoffChoice, HandoffError, HandoffState, HandoffStateName, HandoffStore, PhaseHandoff,
     decision::{DecidedBy, DecisionRequest, RecordedDecision},
-    error::{AdviceError, AutopilotPolicyError},
 };
 
 /// The defaults of [`DestructivePatterns`].
@@ -749,6 +750,21 @@ fn repeated_blocker(handoff: &PhaseHandoff, earlier: &[PhaseHandoff]) -> Option<
             fingerprints: repeated,
         })
     })
+}
+
+/// An [`AutopilotPolicy`](crate::AutopilotPolicy) is invalid.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AutopilotPolicyError {
+    /// The confidence threshold is not in `0..=1`.
+    #[error("the confidence threshold {0} is not a number in 0..=1")]
+    Threshold(f64),
+    /// An allowed-files glob is malformed.
+    #[error("an allowed-files glob is invalid")]
+    Glob(#[source] GlobError),
+    /// A destructive pattern is blank.
+    #[error("a destructive-action pattern is blank")]
+    BlankPattern,
 }
 
 #[cfg(test)]

@@ -13,6 +13,11 @@
 //! journal that contradicts its records) is listed as a [`DegradedRun`]
 //! with the reason; it never stops the scan.
 //!
+//! Each kind of decision point lists its own pending points with a
+//! [`Scanner`]; [`pending_decisions`] runs this crate's ([`scan_handoffs`]),
+//! and [`pending_decisions_with`] any set of them — the engine adds the
+//! delivery gate and the intake question of `orcho-delivery`.
+//!
 //! ```
 //! use std::sync::Arc;
 //! use orcho_core::{FixedClock, Verdict};
@@ -32,17 +37,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::{collections::HashSet, fmt, sync::Arc};
+use std::{fmt, sync::Arc};
 
 use camino::{Utf8Path, Utf8PathBuf};
-use orcho_core::{HandoffId, PhaseName, RunId, SystemClock, Timestamp, Verdict, error_chain};
+use orcho_core::{
+    HandoffId, PhaseName, RunId, SystemClock, Timestamp, Verdict, error_chain, layout::StoreDir,
+};
 
 use crate::{
-    AvailableActions, DeliveryActions, HandoffChoice, HandoffStore, HandoffTrigger, JournalEvent,
-    decision::DecisionSlot,
-    delivery::{DeliveryChoice, DeliveryGates, read_gate_at, read_outcome_at},
-    error::InboxError,
-    intake::{IntakeChoice, Intakes},
+    AvailableActions, DeliveryActions, HandoffChoice, HandoffStore, HandoffTrigger, IntakeActions,
 };
 
 /// What to do next about a pending decision point.
@@ -115,6 +118,25 @@ pub struct PendingDecision {
 }
 
 impl PendingDecision {
+    /// A pending decision point of `run`, opened at `opened_at`, with the
+    /// verdict it shows (if any) and the recorded decision's label (if one
+    /// is recorded): what a [`Scanner`] returns.
+    pub fn new(
+        run: RunId,
+        point: PendingPoint,
+        verdict: Option<Verdict>,
+        decision: Option<String>,
+        opened_at: Timestamp,
+    ) -> Self {
+        Self {
+            run,
+            point,
+            verdict,
+            decision,
+            opened_at,
+        }
+    }
+
     /// The run.
     pub fn run(&self) -> &RunId {
         &self.run
@@ -153,14 +175,9 @@ impl PendingDecision {
     /// The actions a decision may take, in menu order.
     pub fn available_actions(&self) -> Vec<&'static str> {
         match &self.point {
-            PendingPoint::PhaseHandoff { actions, .. } => {
-                actions.iter().map(|a| a.as_str()).collect()
-            }
-            PendingPoint::Delivery { actions } => actions.iter().map(|a| a.as_str()).collect(),
-            PendingPoint::Intake { .. } => crate::IntakeAction::ALL
-                .into_iter()
-                .map(crate::IntakeAction::as_str)
-                .collect(),
+            PendingPoint::PhaseHandoff { actions, .. } => actions.spellings(),
+            PendingPoint::Delivery { actions } => actions.spellings(),
+            PendingPoint::Intake { .. } => IntakeActions::all().spellings(),
         }
     }
 
@@ -265,8 +282,14 @@ impl Inbox {
     }
 }
 
+/// Lists the pending decision points of one kind in one run: what a kind of
+/// decision point contributes to the inbox. An `Err` is the reason the run
+/// cannot be read; the run is then listed as degraded.
+pub type Scanner = fn(&StoreDir, &RunId) -> Result<Vec<PendingDecision>, String>;
+
 /// Lists every run under `store_root` paused on an actionable phase
-/// handoff, delivery gate or intake question. See the [module docs](self).
+/// handoff. See the [module docs](self); [`pending_decisions_with`] adds
+/// other kinds of decision points.
 ///
 /// Read-only: it takes no locks and writes nothing.
 ///
@@ -276,13 +299,26 @@ impl Inbox {
 /// no runs directory has an empty inbox; an unreadable run is listed as
 /// degraded.
 pub fn pending_decisions(store_root: &Utf8Path) -> Result<Inbox, InboxError> {
-    let runs_dir = store_root.join("runs");
+    pending_decisions_with(store_root, &[scan_handoffs])
+}
+
+/// Lists every run under `store_root` paused on an actionable decision
+/// point of the kinds `scanners` list, newest first.
+///
+/// # Errors
+///
+/// As [`pending_decisions`].
+pub fn pending_decisions_with(
+    store_root: &Utf8Path,
+    scanners: &[Scanner],
+) -> Result<Inbox, InboxError> {
+    let store = StoreDir::new(store_root);
+    let runs_dir = store.runs();
     let entries = match std::fs::read_dir(&runs_dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Inbox::default()),
         Err(e) => return Err(InboxError::new(&runs_dir, e)),
     };
-    let store = HandoffStore::new(store_root, Arc::new(SystemClock::new()));
     let mut pending = Vec::new();
     let mut degraded = Vec::new();
     for entry in entries {
@@ -310,7 +346,10 @@ pub fn pending_decisions(store_root: &Utf8Path) -> Result<Inbox, InboxError> {
                 continue;
             }
         };
-        match scan_run(&store, &dir, &run) {
+        match scanners.iter().try_fold(Vec::new(), |mut found, scan| {
+            found.extend(scan(&store, &run)?);
+            Ok::<_, String>(found)
+        }) {
             Ok(found) => pending.extend(found),
             Err(reason) => degraded.push(DegradedRun {
                 dir,
@@ -334,26 +373,11 @@ pub fn pending_decisions(store_root: &Utf8Path) -> Result<Inbox, InboxError> {
     })
 }
 
-/// The pending decision points of one run, or why it cannot be read.
-fn scan_run(
-    store: &HandoffStore,
-    dir: &Utf8Path,
-    run: &RunId,
-) -> Result<Vec<PendingDecision>, String> {
-    let mut found = Vec::new();
-    scan_handoffs(store, dir, run, &mut found)?;
-    scan_delivery(store.root(), run, &mut found)?;
-    scan_intake(store.root(), run, &mut found)?;
-    Ok(found)
-}
-
-fn scan_handoffs(
-    store: &HandoffStore,
-    dir: &Utf8Path,
-    run: &RunId,
-    found: &mut Vec<PendingDecision>,
-) -> Result<(), String> {
-    let handoffs_dir = dir.join("handoffs");
+/// The [`Scanner`] of phase handoffs: every handoff of the run that is open,
+/// or decided but not resumed (a `halt` decision ends the run and is not
+/// pending).
+pub fn scan_handoffs(store: &StoreDir, run: &RunId) -> Result<Vec<PendingDecision>, String> {
+    let handoffs_dir = store.run(run).handoffs();
     let stems = match std::fs::read_dir(&handoffs_dir) {
         Ok(entries) => entries
             .filter_map(|e| {
@@ -363,19 +387,15 @@ fn scan_handoffs(
                     .flatten()
             })
             .collect::<Vec<_>>(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(format!("failed to list `{handoffs_dir}`: {e}")),
     };
     if stems.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
-    let resumed: HashSet<HandoffId> = store
-        .journal(run)
-        .map_err(|e| error_chain(&e))?
-        .into_iter()
-        .filter(|e| matches!(e.event(), JournalEvent::Resumed { .. }))
-        .map(|e| e.handoff().clone())
-        .collect();
+    let handoffs = HandoffStore::new(store.root(), Arc::new(SystemClock::new()));
+    let resumed = handoffs.resumed(run).map_err(|e| error_chain(&e))?;
+    let mut found = Vec::new();
     for stem in stems {
         let id = stem.parse::<HandoffId>().map_err(|e| {
             format!(
@@ -386,8 +406,9 @@ fn scan_handoffs(
         if resumed.contains(&id) {
             continue;
         }
-        let handoff = store.handoff(run, &id).map_err(|e| error_chain(&e))?;
-        let decision = DecisionSlot::<HandoffChoice>::in_run(store.root(), run, &id)
+        let handoff = handoffs.handoff(run, &id).map_err(|e| error_chain(&e))?;
+        let decision = handoffs
+            .decision_slot(run, &id)
             .read()
             .map_err(|e| error_chain(&e))?;
         if decision
@@ -409,72 +430,30 @@ fn scan_handoffs(
             },
         });
     }
-    Ok(())
+    Ok(found)
 }
 
-fn scan_delivery(
-    root: &Utf8Path,
-    run: &RunId,
-    found: &mut Vec<PendingDecision>,
-) -> Result<(), String> {
-    let dir = DeliveryGates::dir(root, run);
-    let gate = match read_gate_at(&dir.join("gate.json"), run) {
-        Ok(gate) => gate,
-        Err(crate::DeliveryErrorKind::NotFound) => return Ok(()),
-        Err(e) => {
-            return Err(format!(
-                "the delivery gate cannot be read: {}",
-                error_chain(&e)
-            ));
+/// The inbox scan could not list the store's runs directory. (A run that
+/// cannot be read is not an error: it is listed as degraded.)
+#[derive(Debug, thiserror::Error)]
+#[error("cannot list the runs in `{dir}`")]
+pub struct InboxError {
+    dir: Utf8PathBuf,
+    #[source]
+    source: std::io::Error,
+}
+
+impl InboxError {
+    #[cold]
+    pub(crate) fn new(dir: &Utf8Path, source: std::io::Error) -> Self {
+        Self {
+            dir: dir.to_owned(),
+            source,
         }
-    };
-    let delivered = read_outcome_at(&dir.join("outcome.json"), run)
-        .map_err(|e| format!("the delivery outcome cannot be read: {}", error_chain(&e)))?;
-    if delivered.is_some() {
-        return Ok(());
     }
-    let decision =
-        DecisionSlot::<DeliveryChoice>::in_run(root, run, &crate::delivery::delivery_point())
-            .read()
-            .map_err(|e| error_chain(&e))?;
-    found.push(PendingDecision {
-        run: run.clone(),
-        verdict: Some(gate.verdict),
-        decision: decision.map(|d| d.decision().payload().action().as_str().to_owned()),
-        opened_at: gate.created_at,
-        point: PendingPoint::Delivery {
-            actions: gate.available_actions,
-        },
-    });
-    Ok(())
-}
 
-fn scan_intake(
-    root: &Utf8Path,
-    run: &RunId,
-    found: &mut Vec<PendingDecision>,
-) -> Result<(), String> {
-    let dir = Intakes::dir(root, run);
-    let question = dir.join("intake.json");
-    if !question.exists() {
-        return Ok(());
+    /// The directory.
+    pub fn dir(&self) -> &Utf8Path {
+        &self.dir
     }
-    let intakes = Intakes::new(root, Arc::new(SystemClock::new()));
-    if intakes.outcome(run).map_err(|e| error_chain(&e))?.is_some() {
-        return Ok(());
-    }
-    let (report, asked_at) = intakes.question(run).map_err(|e| error_chain(&e))?;
-    let decision = DecisionSlot::<IntakeChoice>::in_run(root, run, &crate::intake::intake_point())
-        .read()
-        .map_err(|e| error_chain(&e))?;
-    found.push(PendingDecision {
-        run: run.clone(),
-        verdict: None,
-        decision: decision.map(|d| d.decision().payload().action().as_str().to_owned()),
-        opened_at: asked_at,
-        point: PendingPoint::Intake {
-            count: report.count(),
-        },
-    });
-    Ok(())
 }

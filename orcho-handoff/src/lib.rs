@@ -6,18 +6,25 @@
 //! decides, and the engine resumes — every step durable, so that a process
 //! may die at any line and a new one continues from disk.
 //!
-//! - [`HandoffStore`] persists handoffs, decisions, advice and waivers under
-//!   `runs/<run>/` ([`store`] describes the layout and the rules).
-//! - [`PhaseHandoff`] is the pause; its [`AvailableActions`] are computed
-//!   from the verdict and the phase's [`HandoffPolicy`] when it opens.
-//! - [`HandoffAction`] is what can be decided; [`HandoffChoice`] is a
-//!   validated decision (text required where the action needs it).
-//! - [`HandoffState`] is the state machine, with pure, consuming
-//!   transitions ([`HandoffState::apply`]).
-//! - [`HandoffStore::decide`] records a decision exactly once (the
-//!   [`decision`] module's durable, idempotent primitive, reusable by every
-//!   kind of decision point) and returns a [`RecordedDecision`], the proof
-//!   token [`HandoffStore::resume`] takes; resume returns the [`NextStep`].
+//! It holds decisions only, and depends on `orcho-core` alone among
+//! Orcho's crates: an advisor or a host's UI compiles no git, no processes,
+//! no receipts.
+//!
+//! - [`point`]: the one decision-point lifecycle every kind of point runs
+//!   on ([`Points`], generic over a [`DecisionPoint`]): open the question,
+//!   record the decision once, read it back, act on it under a lock, record
+//!   the outcome. Menus are [`ActionSet`]s; the shared failures are
+//!   [`PointError`]s.
+//! - [`decision`]: the durable, idempotent record of one decision
+//!   ([`decision::DecisionSlot`]); [`RecordedDecision`] is the proof token
+//!   acting requires.
+//! - Phase handoffs: [`HandoffStore`] persists them under `runs/<run>/`;
+//!   [`PhaseHandoff`] is the pause, its [`AvailableActions`] computed from
+//!   the verdict and the phase's [`HandoffPolicy`]; [`HandoffAction`] is
+//!   what can be decided, [`HandoffChoice`] a validated decision;
+//!   [`HandoffState`] is the state machine with pure, consuming
+//!   transitions ([`HandoffState::apply`]); [`HandoffStore::resume`]
+//!   returns the [`NextStep`].
 //! - [`Advisor`] is the plugin trait for advice; advice is an artifact
 //!   ([`AdviceRecord`]), never a decision.
 //! - [`Autopilot`] is the CI path with no operator: it asks the advisor,
@@ -30,39 +37,16 @@
 //!   section: advice calls, recommended vs applied actions, retry outcomes,
 //!   observed usage and cost.
 //! - [`supervision`] holds the human-in-the-loop touchpoints: the question
-//!   schema, the two-question pattern, planner questions, plan approval,
-//!   deviation handling, and permission rules for read-only sessions.
-//! - [`DeliveryGates`] park a run that reached a release state at its
-//!   [`DeliveryGate`]: the release verdict, the [`DiffSummary`] of the
-//!   retained worktree, the receipt gaps and the [`DeliveryAction`]s
-//!   (`approve` commits exactly the run's diff into the target checkout,
-//!   `apply` applies it uncommitted, `fix` produces a [`FollowUpSpec`],
-//!   `skip` and `halt` change nothing). The target is never half-written:
-//!   a [`TargetStatus::Conflicting`] target refuses approve and apply.
-//! - [`followup`]: correction follow-ups and the [`FollowUpGuard`] that
-//!   stops a follow-up repeating its parent's blockers with a typed
-//!   [`NonConvergence`].
-//! - [`Intakes`]: pre-run intake. [`detect_intake`] reports a checkout's
-//!   uncommitted changes; an [`IntakeAction`] decides them (`include` keeps
-//!   a binary-safe seed patch with the run and applies it to the run's
-//!   worktree after `git apply --check`, `exclude` starts from `HEAD`,
-//!   `commit` commits them first, `halt` stops).
-//! - [`pending_decisions`]: the decision inbox. Every run of a store paused
-//!   on an actionable phase handoff, delivery gate or intake question,
-//!   newest first, with the [`SuggestedStep`]; unreadable runs are listed as
-//!   degraded, never fatal.
-//!
-//! - [`worktree`]: the retained git worktree a run works in, so that its
-//!   delivery gate delivers exactly its diff.
-//!
-//! Delivery and intake touch the user's repository only through `git` (argv
-//! only, run by `orcho_receipts::exec`), and record their decisions through
-//! the same [`decision::DecisionSlot`] as phase handoffs.
-//!
-//! Other decision points (delivery gates, intake, supervision) reuse the
-//! durable, idempotent record of [`decision`]: define a payload type that
-//! implements [`decision::DecisionPayload`] and record it in a
-//! [`decision::DecisionSlot`].
+//!   schema, the two-question pattern, planner questions, plan approval and
+//!   deviation handling.
+//! - The vocabulary of the other decision points: [`DeliveryAction`] and
+//!   [`DeliveryChoice`] for a run's delivery gate, [`IntakeAction`] and
+//!   [`IntakeChoice`] for pre-run intake (the gate and the intake question
+//!   themselves, which need git, are `orcho-delivery`'s).
+//! - [`inbox`]: every run of a store paused on an actionable decision point,
+//!   newest first, with the [`SuggestedStep`]; each kind of point lists its
+//!   own with an [`inbox::Scanner`]. Unreadable runs are listed as degraded,
+//!   never fatal.
 //!
 //! # Example
 //!
@@ -114,68 +98,52 @@
 //! and never silently re-interpreted. The minimum supported Rust version is
 //! 1.95.
 
-mod action;
 mod advisor;
 mod autopilot;
 pub mod decision;
-pub mod delivery;
-mod error;
+mod delivery;
 mod evidence;
-pub mod followup;
 mod format;
-mod git;
-mod glob;
+mod handoff;
 pub mod inbox;
-pub mod intake;
-mod state;
-pub mod store;
+mod intake;
+pub mod point;
 pub mod supervision;
 #[cfg(any(test, feature = "test-util"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod testing;
 mod waiver;
-pub mod worktree;
 
-pub use action::{AvailableActions, HandoffAction, HandoffChoice, HandoffPolicy};
 pub use advisor::{
-    Advice, AdviceId, AdviceRecord, AdviceRequest, Advisor, AdvisorError, Confidence,
-    ConfidenceBand,
+    Advice, AdviceError, AdviceErrorKind, AdviceId, AdviceRecord, AdviceRequest, Advisor,
+    AdvisorError, Confidence, ConfidenceBand,
 };
 pub use async_trait::async_trait;
 pub use autopilot::{
     Autopilot, AutopilotCall, AutopilotOutcome, AutopilotPolicy, AutopilotPolicyBuilder,
-    DEFAULT_DESTRUCTIVE_PATTERNS, DestructivePatterns, Ineligible, Prepared, StopReason,
+    AutopilotPolicyError, DEFAULT_DESTRUCTIVE_PATTERNS, DestructivePatterns, Ineligible, Prepared,
+    StopReason,
 };
-pub use decision::{DecidedBy, DecisionRequest, RecordedDecision};
+pub use decision::{
+    DecidedBy, DecisionError, DecisionErrorKind, DecisionRequest, RecordedDecision,
+};
 pub use delivery::{
-    BlockedAction, DeliveryAction, DeliveryActions, DeliveryBlock, DeliveryChoice, DeliveryGate,
-    DeliveryGates, DeliveryOutcome, DeliverySpec, DeliveryState, DiffSummary, FileChange,
-    ReceiptGap, TargetStatus,
-};
-pub use error::{
-    AdviceError, AdviceErrorKind, AdviceIdError, AutopilotPolicyError, ChoiceError, DecisionError,
-    DecisionErrorKind, DeliveryChoiceError, DeliveryError, DeliveryErrorKind, FollowUpError,
-    FollowUpErrorKind, GitError, GitErrorKind, GlobError, HandoffError, HandoffErrorKind,
-    InboxError, IntakeChoiceError, IntakeError, IntakeErrorKind, ParseActionError, TransitionError,
-    TransitionErrorKind, UnknownActionError,
+    DELIVERY_POINT, DeliveryAction, DeliveryActions, DeliveryChoice, DeliveryChoiceError,
 };
 pub use evidence::{AdviceCall, AutopilotStopRecord, HandoffAdviceEvidence, RetryOutcome};
-pub use followup::{
-    BlockerSet, DEFAULT_MAX_GENERATIONS, FollowUpGuard, FollowUpLink, FollowUpSpec, NonConvergence,
-    Progress,
+pub use handoff::{
+    AvailableActions, ChoiceError, HandoffAction, HandoffChoice, HandoffError, HandoffEvent,
+    HandoffPolicy, HandoffRefusal, HandoffSpec, HandoffState, HandoffStateName, HandoffStore,
+    HandoffTrigger, JournalEntry, JournalEvent, NextStep, PhaseHandoff, PhaseHandoffs, RetryGrant,
+    TransitionError, TransitionErrorKind,
 };
-pub use glob::FileGlob;
 pub use inbox::{
-    DegradedRun, Inbox, InboxEntry, PendingDecision, PendingPoint, SuggestedStep, pending_decisions,
+    DegradedRun, Inbox, InboxEntry, InboxError, PendingDecision, PendingPoint, SuggestedStep,
+    pending_decisions, pending_decisions_with,
 };
-pub use intake::{
-    ChangeKind, INTAKE_POINT, IntakeAction, IntakeChoice, IntakeOutcome, IntakeReport, Intakes,
-    SEED_DIGEST_CONTEXT, SeedPatch, TrackedChange, detect_intake,
-};
+pub use intake::{INTAKE_POINT, IntakeAction, IntakeActions, IntakeChoice, IntakeChoiceError};
 pub use orcho_core as core;
-pub use state::{
-    HandoffEvent, HandoffSpec, HandoffState, HandoffStateName, HandoffTrigger, NextStep,
-    PhaseHandoff, RetryGrant,
+pub use point::{
+    ActionSet, DecisionPoint, PointError, PointErrorKind, PointState, Points, UnknownActionError,
 };
-pub use store::{HandoffStore, JournalEntry, JournalEvent};
 pub use waiver::{WaivedFinding, Waiver, WaiverSet};

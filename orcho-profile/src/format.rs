@@ -11,10 +11,8 @@ use std::{fmt, str::FromStr};
 
 use orcho_core::{GateName, PhaseName, SchemaVersion, Usd};
 use orcho_gates::FailStrategy;
-use orcho_handoff::{
-    DeliveryAction, HandoffAction, IntakeAction,
-    supervision::{PermissionPreset, Rule},
-};
+use orcho_handoff::{DeliveryAction, HandoffAction, IntakeAction};
+use orcho_permissions::{PermissionPreset, Rule};
 use orcho_receipts::{HumanDuration, VerificationContract};
 use serde::{Deserialize, Serialize};
 

@@ -22,7 +22,7 @@
 //!   [`AutopilotPolicy`](orcho_handoff::AutopilotPolicy), delivery and intake
 //!   defaults, supervision's
 //!   [`DeviationPolicy`](orcho_handoff::supervision::DeviationPolicy) and the
-//!   permission [`RuleSet`](orcho_handoff::supervision::RuleSet).
+//!   permission [`RuleSet`](orcho_permissions::RuleSet).
 //! - Every [`ProfileError`] names the file, line, column and document path
 //!   (`phases[2].gates[0].on_fail`) and suggests the nearest valid name for
 //!   a misspelt key, value, gate, phase or command. Unknown keys are errors:

@@ -5,9 +5,9 @@ use orcho_gates::{
     FailStrategy, GateRegistry, GateSpec, RegistryError, ScheduledGate, builtin::TESTS,
 };
 use orcho_handoff::{
-    AutopilotPolicy, AvailableActions, HandoffAction, HandoffPolicy,
-    supervision::{DeviationPolicy, RuleSet},
+    AutopilotPolicy, AvailableActions, HandoffAction, HandoffPolicy, supervision::DeviationPolicy,
 };
+use orcho_permissions::RuleSet;
 use orcho_receipts::{HumanDuration, VerificationContract};
 use serde::{Serialize, Serializer, ser::SerializeStruct};
 
@@ -273,7 +273,7 @@ impl Profile {
             let pause = spec.and_then(|h| h.pause).unwrap_or_default();
             let actions: AvailableActions = match spec.and_then(|h| h.actions.as_ref()) {
                 Some(actions) => actions.iter().copied().collect(),
-                None => HandoffAction::ALL.into_iter().collect(),
+                None => AvailableActions::all(),
             };
             let policy = HandoffPolicy::default()
                 .with_retry_available(actions.contains(HandoffAction::RetryFeedback))

@@ -13,8 +13,9 @@
 
 use std::collections::{HashMap, hash_map::Entry};
 
+use orcho_core::glob::FileGlob;
 use orcho_gates::FailStrategy;
-use orcho_handoff::{AutopilotPolicy, DestructivePatterns, FileGlob, HandoffAction};
+use orcho_handoff::{AutopilotPolicy, DestructivePatterns, HandoffAction};
 use orcho_receipts::{ContractLocation, ContractProblem, VerificationContract};
 
 use crate::{

@@ -120,6 +120,9 @@ pub enum NextAction {
 }
 
 impl NextAction {
+    /// Every next action.
+    pub const ALL: [Self; 3] = [Self::Fix, Self::Rerun, Self::Investigate];
+
     /// `fix`, `re-run` or `investigate`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -127,6 +130,11 @@ impl NextAction {
             Self::Rerun => "re-run",
             Self::Investigate => "investigate",
         }
+    }
+
+    /// The next action spelled `s`.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.as_str() == s)
     }
 }
 

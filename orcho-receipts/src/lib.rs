@@ -106,7 +106,7 @@ pub use exec::ExitStatus;
 pub use names::{CommandName, EnvName};
 pub use readiness::{
     Acceptance, CommandReadiness, EnvStatus, EnvironmentReadiness, ExploratoryEntry,
-    ExploratoryLog, Gap, ReadinessSummary, SUMMARY_SCHEMA, apply_acceptance,
+    ExploratoryLog, Gap, GapStatus, ReadinessSummary, SUMMARY_SCHEMA, apply_acceptance,
 };
 pub use receipt::{
     AssertionResult, CommandReceipt, DependencyFingerprint, ENVIRONMENT_CONTEXT, EnvReceipt,

@@ -5,10 +5,6 @@
 //! component: 1 to 64 ASCII letters, digits, `-`, `_` or `.`, starting with a
 //! letter or digit, and without `..`.
 
-use std::{borrow::Borrow, fmt, str::FromStr};
-
-use serde::{Deserialize, Serialize};
-
 use crate::NameError;
 
 const MAX_LEN: usize = 64;
@@ -43,82 +39,7 @@ fn validate(what: &'static str, value: &str) -> Result<(), NameError> {
     Ok(())
 }
 
-macro_rules! name_newtype {
-    ($(#[$meta:meta])* $name:ident, $what:literal) => {
-        $(#[$meta])*
-        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-        #[serde(try_from = "String", into = "String")]
-        pub struct $name(String);
-
-        impl $name {
-            /// Validates `value` and wraps it.
-            ///
-            /// # Errors
-            ///
-            /// A [`NameError`] naming the rule `value` breaks: a name is 1
-            /// to 64 ASCII letters, digits, `-`, `_` or `.`, starts with a
-            /// letter or digit, and has no `..`.
-            pub fn new(value: impl Into<String>) -> Result<Self, NameError> {
-                let value = value.into();
-                validate($what, &value)?;
-                Ok(Self(value))
-            }
-
-            /// The name as text.
-            pub fn as_str(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
-            }
-        }
-
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, "{}({:?})", stringify!($name), self.0)
-            }
-        }
-
-        impl FromStr for $name {
-            type Err = NameError;
-
-            fn from_str(s: &str) -> Result<Self, Self::Err> {
-                Self::new(s)
-            }
-        }
-
-        impl TryFrom<String> for $name {
-            type Error = NameError;
-
-            fn try_from(value: String) -> Result<Self, Self::Error> {
-                Self::new(value)
-            }
-        }
-
-        impl From<$name> for String {
-            fn from(name: $name) -> Self {
-                name.0
-            }
-        }
-
-        impl AsRef<str> for $name {
-            fn as_ref(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl Borrow<str> for $name {
-            fn borrow(&self) -> &str {
-                &self.0
-            }
-        }
-    };
-}
-
-name_newtype!(
+orcho_core::id_type! {
     /// The name of a declared verification command, for example `test`.
     ///
     /// ```
@@ -129,11 +50,10 @@ name_newtype!(
     /// assert!("a/b".parse::<CommandName>().is_err());
     /// # Ok::<(), orcho_receipts::NameError>(())
     /// ```
-    CommandName,
-    "command name"
-);
+    pub struct CommandName("command name") validated by validate, error NameError;
+}
 
-name_newtype!(
+orcho_core::id_type! {
     /// The name of a verification environment or of a dependency checkout.
     ///
     /// ```
@@ -142,9 +62,8 @@ name_newtype!(
     /// assert!("py3.12".parse::<EnvName>().is_ok());
     /// assert!(".hidden".parse::<EnvName>().is_err());
     /// ```
-    EnvName,
-    "environment name"
-);
+    pub struct EnvName("environment name") validated by validate, error NameError;
+}
 
 impl EnvName {
     /// Wraps a constant name known to be valid.

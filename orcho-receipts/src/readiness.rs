@@ -1,9 +1,11 @@
 //! The readiness summary a final-acceptance reviewer reads, the
 
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 
 use camino::Utf8PathBuf;
-use orcho_core::{Digest, SchemaVersion, Timestamp, Verdict, fs::Journal, schema::Document};
+use orcho_core::{
+    Digest, Finding, SchemaVersion, Severity, Timestamp, Verdict, fs::Journal, schema::Document,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -203,13 +205,7 @@ impl ReadinessSummary {
     pub fn gaps(&self) -> Vec<Gap> {
         self.required
             .iter()
-            .filter_map(|c| {
-                Some(Gap {
-                    command: c.command.clone(),
-                    next_action: c.status.next_action()?,
-                    status: c.status.clone(),
-                })
-            })
+            .filter_map(|c| Gap::of(&c.command, &c.status))
             .collect()
     }
 
@@ -285,23 +281,162 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
-/// A required command that is not proven, and what to do about it. Waivers
-/// are decided elsewhere: filter gaps by [`command`](Self::command).
+/// A required command that is not proven, and what to do about it: the
+/// one typed form of a receipt gap, from the readiness summary to the
+/// acceptance verdict, the delivery gate and the follow-up's blockers.
+/// Waivers are decided elsewhere: filter gaps by [`command`](Self::command).
+///
+/// ```
+/// use orcho_receipts::{Gap, GapStatus, NextAction};
+///
+/// let gap = Gap::new("test".parse()?, GapStatus::Stale, "the checkout changed", NextAction::Rerun);
+/// assert_eq!(gap.to_string(), "`test` stale (re-run)");
+/// let finding = gap.to_finding();
+/// assert_eq!(finding.key.as_deref(), Some("receipt:test"));
+/// assert_eq!(Gap::command_of(&finding), Some("test"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct Gap {
-    /// The command.
-    pub command: CommandName,
-    /// Its status.
-    pub status: ReceiptStatus,
-    /// Fix for failed, re-run for missing and stale, investigate for invalid.
-    pub next_action: NextAction,
+    command: CommandName,
+    status: GapStatus,
+    reason: String,
+    next_action: NextAction,
+}
+
+/// How a required command is not proven: a [`ReceiptStatus`] other than
+/// present.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GapStatus {
+    /// No receipt.
+    Missing,
+    /// The receipt records a failure.
+    Failed,
+    /// The receipt passed against something that changed since.
+    Stale,
+    /// The receipt cannot be trusted.
+    Invalid,
+}
+
+impl GapStatus {
+    /// Every status.
+    pub const ALL: [Self; 4] = [Self::Missing, Self::Failed, Self::Stale, Self::Invalid];
+
+    /// `missing`, `failed`, `stale` or `invalid`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Missing => "missing",
+            Self::Failed => "failed",
+            Self::Stale => "stale",
+            Self::Invalid => "invalid",
+        }
+    }
+
+    /// The status spelled `s`.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|g| g.as_str() == s)
+    }
+
+    /// The gap status of a receipt status, `None` when present.
+    pub fn of(status: &ReceiptStatus) -> Option<Self> {
+        match status {
+            ReceiptStatus::Present => None,
+            ReceiptStatus::Missing => Some(Self::Missing),
+            ReceiptStatus::Failed { .. } => Some(Self::Failed),
+            ReceiptStatus::Stale(_) => Some(Self::Stale),
+            ReceiptStatus::Invalid(_) => Some(Self::Invalid),
+        }
+    }
+}
+
+impl fmt::Display for GapStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl Gap {
+    /// The key prefix of the findings gaps become: `receipt:<command>`.
+    pub const FINDING_KEY_PREFIX: &'static str = "receipt:";
+
+    /// A gap from its parts (for example read back from a document).
+    pub fn new(
+        command: CommandName,
+        status: GapStatus,
+        reason: impl Into<String>,
+        next_action: NextAction,
+    ) -> Self {
+        Self {
+            command,
+            status,
+            reason: reason.into(),
+            next_action,
+        }
+    }
+
+    /// The gap of a classified command, `None` when it is present.
+    pub fn of(command: &CommandName, status: &ReceiptStatus) -> Option<Self> {
+        Some(Self {
+            command: command.clone(),
+            status: GapStatus::of(status)?,
+            reason: status.reason(),
+            next_action: status.next_action()?,
+        })
+    }
+
     /// The command's name.
     pub fn command(&self) -> &CommandName {
         &self.command
+    }
+
+    /// How it is not proven.
+    pub fn status(&self) -> GapStatus {
+        self.status
+    }
+
+    /// Why, in one line.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+
+    /// Fix for failed, re-run for missing and stale, investigate for invalid.
+    pub fn next_action(&self) -> NextAction {
+        self.next_action
+    }
+
+    /// The finding this gap becomes at acceptance: keyed
+    /// `receipt:<command>`, so that a waiver covers exactly that command.
+    pub fn to_finding(&self) -> Finding {
+        Finding::new(
+            "acceptance",
+            Severity::High,
+            format!(
+                "required command `{}` is not proven ({}: {})",
+                self.command, self.status, self.reason
+            ),
+        )
+        .with_detail(format!("next action: {}", self.next_action))
+        .with_key(format!("{}{}", Self::FINDING_KEY_PREFIX, self.command))
+    }
+
+    /// The command a gap's finding is about, for a finding made by
+    /// [`to_finding`](Self::to_finding).
+    pub fn command_of(finding: &Finding) -> Option<&str> {
+        finding
+            .key
+            .as_deref()?
+            .strip_prefix(Self::FINDING_KEY_PREFIX)
+    }
+}
+
+impl fmt::Display for Gap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "`{}` {} ({})",
+            self.command, self.status, self.next_action
+        )
     }
 }
 
@@ -352,7 +487,7 @@ impl Acceptance {
 /// assert_eq!(acceptance.verdict, Verdict::Rejected);
 /// assert!(acceptance.was_forced());
 /// assert_eq!(acceptance.gaps.len(), 1);
-/// assert_eq!(acceptance.gaps_for("lint").next().unwrap().next_action, NextAction::Rerun);
+/// assert_eq!(acceptance.gaps_for("lint").next().unwrap().next_action(), NextAction::Rerun);
 /// # Ok::<(), orcho_receipts::NameError>(())
 /// ```
 pub fn apply_acceptance(reviewer: Verdict, summary: &ReadinessSummary) -> Acceptance {

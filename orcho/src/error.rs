@@ -2,9 +2,9 @@
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{DocumentError, FsError, HandoffId, JournalError, LockError, RunId, RunStatus};
+use orcho_delivery::{DeliveryError, DetectError, FollowUpError, GitError, IntakeError};
 use orcho_handoff::{
-    AdvisorError, DeliveryError, FollowUpError, GitError, HandoffAction, HandoffError, InboxError,
-    IntakeError, supervision::SupervisionStoreError,
+    AdvisorError, HandoffAction, HandoffError, InboxError, supervision::SupervisionStoreError,
 };
 use orcho_receipts::{ContractError, ReceiptError};
 
@@ -103,6 +103,9 @@ pub enum EngineErrorKind {
     /// Pre-run intake failed.
     #[error(transparent)]
     Intake(Box<IntakeError>),
+    /// The target checkout's uncommitted changes could not be read.
+    #[error(transparent)]
+    Detect(Box<DetectError>),
     /// The planner's questions break the question schema.
     #[error("the planner's questions are invalid")]
     Question(#[source] Box<orcho_handoff::supervision::QuestionError>),

@@ -2,9 +2,10 @@
 
 use std::future::Future;
 
+use orcho_delivery::{DeliveryGate, IntakeReport};
 use orcho_handoff::{
-    DecidedBy, DecisionRequest, DeliveryChoice, DeliveryGate, HandoffChoice, IntakeChoice,
-    IntakeReport, PhaseHandoff, supervision::Answer,
+    DecidedBy, DecisionRequest, DeliveryChoice, HandoffChoice, IntakeChoice, PhaseHandoff,
+    supervision::Answer,
 };
 
 use crate::{EngineError, PhaseReport, PhaseRequest, Run, Step, SupervisionRequest};

@@ -81,8 +81,10 @@ pub use evidence::{
 };
 pub use host::{DriveError, Host, drive};
 pub use orcho_core as core;
+pub use orcho_delivery as delivery;
 pub use orcho_gates as gates;
 pub use orcho_handoff as handoff;
+pub use orcho_permissions as permissions;
 pub use orcho_profile as profile;
 pub use orcho_receipts as receipts;
 pub use plan::{ExhaustedPolicy, PausePolicy, PhasePlan, PhaseRole, RunPlan};

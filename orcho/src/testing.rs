@@ -36,10 +36,11 @@ use std::{
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{FixedClock, RunId, RunStatus, Timestamp, Verdict};
+use orcho_delivery::{DeliveryGate, IntakeReport};
 use orcho_gates::PhaseOutcome;
 use orcho_handoff::{
-    Advisor, AutopilotOutcome, DecidedBy, DecisionRequest, DeliveryChoice, DeliveryGate,
-    HandoffChoice, IntakeChoice, IntakeReport, PhaseHandoff, supervision::Answer,
+    Advisor, AutopilotOutcome, DecidedBy, DecisionRequest, DeliveryChoice, HandoffChoice,
+    IntakeChoice, PhaseHandoff, supervision::Answer,
 };
 
 use crate::{

@@ -23,8 +23,9 @@ use camino::{Utf8Path, Utf8PathBuf};
 use orcho::{
     Engine, PhaseReport, PhaseRequest, RunPlan, Start, Step,
     core::{Finding, Severity, Verdict, error_chain, fs},
+    delivery::DeliveryGate,
     gates::{GateRegistry, PhaseOutcome},
-    handoff::{DecidedBy, DecisionRequest, DeliveryChoice, DeliveryGate, HandoffChoice},
+    handoff::{DecidedBy, DecisionRequest, DeliveryChoice, HandoffChoice},
     profile::Profile,
     receipts::exec::{self, BaseEnv, ExecRequest},
 };

@@ -7,7 +7,9 @@ use orcho_core::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::{AvailableActions, HandoffTrigger, PhaseHandoff};
+use crate::{
+    AvailableActions, ChoiceError, HandoffAction, HandoffChoice, HandoffTrigger, PhaseHandoff,
+};
 
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct HandoffDoc {
@@ -78,5 +80,30 @@ impl From<HandoffDoc> for PhaseHandoff {
             findings: d.findings,
             created_at: d.created_at,
         }
+    }
+}
+
+/// The payload of a phase-handoff decision: `{"action": …, "text": …}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ChoiceRepr {
+    pub(crate) action: HandoffAction,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) text: Option<String>,
+}
+
+impl From<HandoffChoice> for ChoiceRepr {
+    fn from(choice: HandoffChoice) -> Self {
+        Self {
+            action: choice.action(),
+            text: choice.text().map(str::to_owned),
+        }
+    }
+}
+
+impl TryFrom<ChoiceRepr> for HandoffChoice {
+    type Error = ChoiceError;
+
+    fn try_from(repr: ChoiceRepr) -> Result<Self, Self::Error> {
+        Self::from_parts(repr.action, repr.text)
     }
 }

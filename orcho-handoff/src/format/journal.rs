@@ -4,11 +4,7 @@
 use orcho_core::{Digest, HandoffId, SchemaVersion, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use crate::{
-    HandoffAction,
-    advisor::AdviceId,
-    store::{JournalEntry, JournalEvent},
-};
+use crate::{HandoffAction, JournalEntry, JournalEvent, advisor::AdviceId};
 
 /// Version 1: schema, at, handoff_id, event (`opened`, `decided`,
 /// `resumed`, `autopilot_stopped`), and per event: `action` and `digest`

@@ -4,11 +4,7 @@
 //! is that format's changelog. Domain types convert to and from these.
 
 pub(crate) mod advice;
-pub(crate) mod decision;
-pub(crate) mod delivery;
 pub(crate) mod evidence;
-
 pub(crate) mod handoff;
-pub(crate) mod intake;
 pub(crate) mod journal;
 pub(crate) mod waiver;

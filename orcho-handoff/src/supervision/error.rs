@@ -1,8 +1,8 @@
 //! Errors of the supervision touchpoints.
 
-use std::fmt;
+use orcho_core::Digest;
 
-use orcho_core::{Digest, DocumentError, FsError, HandoffId, RunId};
+use crate::point::{PointError, Refusal};
 
 /// A question (or a batch) breaks a rule of the schema.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -244,110 +244,23 @@ fn list(items: &[String]) -> String {
         .join(", ")
 }
 
-/// A permission rule could not be parsed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid permission rule: {what}")]
-pub struct RuleError {
-    what: String,
-}
+/// A supervision touchpoint could not be opened, read or answered: the
+/// shared failures of every decision point, or a [`TouchpointRefusal`].
+pub type SupervisionStoreError = PointError<TouchpointRefusal>;
 
-impl RuleError {
-    #[cold]
-    pub(crate) fn new(what: impl fmt::Display) -> Self {
-        Self {
-            what: what.to_string(),
-        }
-    }
-}
-
-/// A supervision touchpoint could not be opened, read or answered.
-#[derive(Debug, thiserror::Error)]
-#[error("{}", self.render())]
-pub struct SupervisionStoreError {
-    run: RunId,
-    id: Option<HandoffId>,
-    #[source]
-    kind: SupervisionStoreErrorKind,
-}
-
-/// What went wrong with a supervision touchpoint; see
-/// [`SupervisionStoreError::kind`].
+/// What a supervision touchpoint refuses.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum SupervisionStoreErrorKind {
-    /// No touchpoint with this id was opened.
-    #[error("no such touchpoint was opened")]
-    NotFound,
+pub enum TouchpointRefusal {
     /// Another touchpoint already uses the id.
     #[error("the id is already used by a different {kind} touchpoint")]
     IdInUse {
         /// The kind of the touchpoint that has the id.
         kind: &'static str,
     },
-    /// The document names another run or id than its path.
-    #[error("the touchpoint file names a different run or id than its path")]
-    Misplaced,
     /// The answers do not fit the touchpoint; nothing was recorded.
     #[error(transparent)]
     Touchpoint(TouchpointError),
-    /// The answers could not be recorded (for example: different answers
-    /// were recorded first).
-    #[error(transparent)]
-    Decision(Box<crate::error::DecisionError>),
-    /// The touchpoint document could not be read or written.
-    #[error(transparent)]
-    Document(Box<DocumentError>),
-    /// A file or directory could not be written.
-    #[error(transparent)]
-    Fs(Box<FsError>),
-    /// The run's supervision directory could not be listed.
-    #[error("the supervision directory could not be listed")]
-    ReadDir(#[source] std::io::Error),
 }
 
-impl SupervisionStoreError {
-    #[cold]
-    pub(crate) fn new(run: &RunId, id: &HandoffId, kind: SupervisionStoreErrorKind) -> Self {
-        Self {
-            run: run.clone(),
-            id: Some(id.clone()),
-            kind,
-        }
-    }
-
-    #[cold]
-    pub(crate) fn for_run(run: &RunId, kind: SupervisionStoreErrorKind) -> Self {
-        Self {
-            run: run.clone(),
-            id: None,
-            kind,
-        }
-    }
-
-    fn render(&self) -> String {
-        match &self.id {
-            Some(id) => format!("supervision touchpoint `{id}` of run `{}`", self.run),
-            None => format!("supervision touchpoints of run `{}`", self.run),
-        }
-    }
-
-    /// The run.
-    pub fn run(&self) -> &RunId {
-        &self.run
-    }
-
-    /// The touchpoint, when the error is about one.
-    pub fn id(&self) -> Option<&HandoffId> {
-        self.id.as_ref()
-    }
-
-    /// What went wrong.
-    pub fn kind(&self) -> &SupervisionStoreErrorKind {
-        &self.kind
-    }
-
-    /// Whether different answers were recorded first.
-    pub fn is_conflict(&self) -> bool {
-        matches!(&self.kind, SupervisionStoreErrorKind::Decision(e) if e.is_conflict())
-    }
-}
+impl Refusal for TouchpointRefusal {}

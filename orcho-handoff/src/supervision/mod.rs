@@ -16,8 +16,6 @@
 //!   changes.
 //! - [`DeviationPrompt`]: retry, replan or stop after a failed step, with the
 //!   retry cap and the plan's budgets deciding what is offered.
-//! - [`RuleSet`]: permission rules for read-only sessions, with the
-//!   [`read_only`](RuleSet::read_only) preset.
 //! - [`SupervisionStore`]: touchpoints persisted when they open, so a pending
 //!   question batch, plan approval or deviation survives a restart; answers
 //!   are validated, then recorded exactly once through the shared
@@ -26,7 +24,6 @@
 mod deviation;
 mod error;
 mod pattern;
-mod permissions;
 mod plan;
 mod planner;
 mod question;
@@ -37,15 +34,13 @@ pub use deviation::{
     DeviationPrompt, DeviationSpent,
 };
 pub use error::{
-    AnswerError, AnswerErrorKind, QuestionError, QuestionErrorKind, RuleError,
-    SupervisionStoreError, SupervisionStoreErrorKind, TouchpointError,
+    AnswerError, AnswerErrorKind, QuestionError, QuestionErrorKind, SupervisionStoreError,
+    TouchpointError, TouchpointRefusal,
 };
 pub use pattern::{CONTEXT_HEADER, CONTEXT_QUESTION, Choice, TouchpointAction, TwoQuestions};
-pub use permissions::{
-    Evaluation, Pattern, Permission, PermissionAction, PermissionPreset, Reason, Rule, RuleSet,
-    SAFE_COMMANDS, ShadowedRule,
-};
 pub use plan::{Plan, PlanAction, PlanApproval, PlanDecision, PlanOutcome, PlanStep};
 pub use planner::{PlannerAnswers, PlannerQuestions};
 pub use question::{Answer, MAX_HEADER_CHARS, Question, QuestionBatch, QuestionOption};
-pub use store::{OpenTouchpoint, Resolution, SupervisionStore, Touchpoint, TouchpointAnswers};
+pub use store::{
+    OpenTouchpoint, Resolution, SupervisionStore, Touchpoint, TouchpointAnswers, Touchpoints,
+};

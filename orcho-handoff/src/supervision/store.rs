@@ -14,20 +14,29 @@
 //! [`DecisionSlot`]: the first answer wins, an identical one is an
 //! idempotent replay, a different one is a conflict.
 
+use std::sync::Arc;
+
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{
-    Clock, DocumentError, HandoffId, RunId, SchemaVersion, Timestamp, fs, schema::Document,
+    Clock, DocumentError, HandoffId, RunId, SchemaVersion, StoreError, Timestamp, fs,
+    layout::RunDir,
+    schema::{self, Document},
 };
 use serde::{Deserialize, Serialize};
 
 use super::{
     deviation::{Deviation, DeviationOutcome, DeviationPolicy, DeviationPrompt, DeviationSpent},
-    error::{SupervisionStoreError, SupervisionStoreErrorKind, TouchpointError},
+    error::{SupervisionStoreError, TouchpointError, TouchpointRefusal},
     plan::{Plan, PlanApproval, PlanDecision},
     planner::{PlannerAnswers, PlannerQuestions},
     question::{Answer, QuestionBatch},
 };
-use crate::decision::{DecidedBy, DecisionPayload, DecisionRequest, DecisionSlot};
+use crate::{
+    decision::{DecidedBy, Decision, DecisionPayload, DecisionRequest},
+    point::{DecisionPoint, PointError, PointErrorKind, Points},
+};
+
+type Kind = PointErrorKind<TouchpointRefusal>;
 
 /// A supervision touchpoint, as persisted when it opens.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -100,7 +109,8 @@ impl Touchpoint {
         })
     }
 
-    fn kind(&self) -> &'static str {
+    /// `planner_questions`, `plan_approval` or `deviation`.
+    pub fn kind(&self) -> &'static str {
         match self {
             Self::PlannerQuestions { .. } => "planner_questions",
             Self::PlanApproval { .. } => "plan_approval",
@@ -164,6 +174,75 @@ impl Document for TouchpointDoc {
     const SCHEMA: SchemaVersion = SchemaVersion::new(1);
 }
 
+/// Supervision touchpoints as a kind of decision point: the question is the
+/// [`Touchpoint`], the choice its [`TouchpointAnswers`]. The engine acts on
+/// a touchpoint's [`Resolution`] and records that in the run's journal, so
+/// the touchpoint keeps no outcome of its own.
+#[derive(Debug)]
+pub enum Touchpoints {}
+
+impl DecisionPoint for Touchpoints {
+    const WHAT: &'static str = "supervision touchpoint";
+    const NOT_FOUND: &'static str = "no such touchpoint was opened";
+    const ALREADY_OPEN: &'static str = "a touchpoint with this id is already open";
+
+    type Question = Touchpoint;
+    type Choice = TouchpointAnswers;
+    type Outcome = Resolution;
+    type Refusal = TouchpointRefusal;
+
+    fn question_path(run: &RunDir, id: &HandoffId) -> Utf8PathBuf {
+        run.touchpoint(id)
+    }
+
+    fn lock_path(run: &RunDir, _id: &HandoffId) -> Utf8PathBuf {
+        run.supervision().join(".lock")
+    }
+
+    fn encode_question(
+        run: &RunId,
+        id: &HandoffId,
+        touchpoint: &Touchpoint,
+        at: Timestamp,
+    ) -> Result<Vec<u8>, DocumentError> {
+        schema::encode(&TouchpointDoc {
+            schema: TouchpointDoc::SCHEMA,
+            run: run.clone(),
+            id: id.clone(),
+            opened_at: at,
+            touchpoint: touchpoint.clone(),
+        })
+    }
+
+    fn read_question(
+        path: &Utf8Path,
+        run: &RunId,
+        id: &HandoffId,
+    ) -> Result<(Touchpoint, Timestamp), Kind> {
+        let doc = fs::read_document::<TouchpointDoc>(path)?;
+        if doc.id != *id || doc.run != *run {
+            return Err(Kind::misplaced(&doc.run, Some(&doc.id)));
+        }
+        Ok((doc.touchpoint, doc.opened_at))
+    }
+
+    fn read_outcome(
+        _points: &Points<Self>,
+        _run: &RunId,
+        _id: &HandoffId,
+    ) -> Result<Option<Resolution>, Kind> {
+        Ok(None)
+    }
+
+    fn write_outcome(
+        _points: &Points<Self>,
+        _decision: &Decision<TouchpointAnswers>,
+        _outcome: &Resolution,
+    ) -> Result<(), Kind> {
+        Ok(())
+    }
+}
+
 /// A touchpoint that has been opened, with its answers if they are recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -178,61 +257,49 @@ pub struct OpenTouchpoint {
     pub resolution: Option<Resolution>,
 }
 
-/// The supervision touchpoints of one run.
+/// The supervision touchpoints of one run, on the shared decision-point
+/// lifecycle ([`Points`]).
 ///
 /// ```
+/// use std::sync::Arc;
 /// use orcho_core::{FixedClock, HandoffId, RunId};
 /// use orcho_handoff::{decision::DecidedBy, supervision::{Answer, Plan, PlanStep, Resolution, SupervisionStore, Touchpoint}};
 ///
 /// # let tmp = tempfile::tempdir()?;
 /// # let store_dir = camino::Utf8PathBuf::try_from(tmp.path().to_owned())?;
-/// let clock = FixedClock::new("2026-11-21T12:00:00Z".parse()?);
-/// let store = SupervisionStore::new(&store_dir, "run-1".parse()?);
+/// let clock = Arc::new(FixedClock::new("2026-11-21T12:00:00Z".parse()?));
+/// let store = SupervisionStore::new(&store_dir, "run-1".parse()?, clock.clone());
 /// let id: HandoffId = "plan-1".parse()?;
 /// let plan = Plan::new("Add auth").with_step(PlanStep::new("coder", "Implement middleware"));
-/// store.open(&id, Touchpoint::PlanApproval { plan }, &clock)?;
+/// store.open(&id, Touchpoint::PlanApproval { plan })?;
 ///
 /// // After a restart, a new process finds it still pending.
-/// let again = SupervisionStore::new(&store_dir, "run-1".parse()?);
+/// let again = SupervisionStore::new(&store_dir, "run-1".parse()?, clock);
 /// assert_eq!(again.pending()?.len(), 1);
 ///
-/// let resolution = again.answer(&id, vec![Answer::select("Approve"), Answer::none()], DecidedBy::Operator, &clock)?;
+/// let resolution = again.answer(&id, vec![Answer::select("Approve"), Answer::none()], DecidedBy::Operator)?;
 /// assert!(matches!(resolution, Resolution::Plan(_)));
 /// assert!(again.pending()?.is_empty());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct SupervisionStore {
-    store: Utf8PathBuf,
+    points: Points<Touchpoints>,
     run: RunId,
 }
 
 impl SupervisionStore {
-    /// The touchpoints of `run` in the store directory `store`.
-    pub fn new(store: &Utf8Path, run: RunId) -> Self {
+    /// The touchpoints of `run` in the store directory `store`, stamped with
+    /// `clock`.
+    pub fn new(store: &Utf8Path, run: RunId, clock: Arc<dyn Clock>) -> Self {
         Self {
-            store: store.to_owned(),
+            points: Points::new(store, clock),
             run,
         }
     }
 
-    fn dir(&self) -> Utf8PathBuf {
-        self.store
-            .join("runs")
-            .join(self.run.as_str())
-            .join("supervision")
-    }
-
-    fn doc_path(&self, id: &HandoffId) -> Utf8PathBuf {
-        self.dir().join(format!("{id}.json"))
-    }
-
-    fn slot(&self, id: &HandoffId) -> DecisionSlot<TouchpointAnswers> {
-        DecisionSlot::in_run(&self.store, &self.run, id)
-    }
-
-    fn err(&self, id: &HandoffId, kind: SupervisionStoreErrorKind) -> SupervisionStoreError {
-        SupervisionStoreError::new(&self.run, id, kind)
+    fn err(&self, op: &'static str, id: &HandoffId, kind: Kind) -> SupervisionStoreError {
+        Points::<Touchpoints>::error(op, &self.run, id, kind)
     }
 
     /// Opens a touchpoint, durably. Opening the same touchpoint again under
@@ -241,47 +308,34 @@ impl SupervisionStore {
     ///
     /// # Errors
     ///
-    /// [`SupervisionStoreErrorKind::IdInUse`], or a file-system error.
+    /// [`TouchpointRefusal::IdInUse`], or a storage error.
     pub fn open(
         &self,
         id: &HandoffId,
         touchpoint: Touchpoint,
-        clock: &dyn Clock,
     ) -> Result<OpenTouchpoint, SupervisionStoreError> {
-        let doc = TouchpointDoc {
-            schema: TouchpointDoc::SCHEMA,
-            run: self.run.clone(),
-            id: id.clone(),
-            opened_at: clock.now(),
-            touchpoint,
-        };
-        let path = self.doc_path(id);
-        let doc_err =
-            |e: DocumentError| self.err(id, SupervisionStoreErrorKind::Document(Box::new(e)));
-        let bytes = orcho_core::schema::encode(&doc).map_err(doc_err)?;
-        fs::create_dir_all(&self.dir())
-            .map_err(|e| self.err(id, SupervisionStoreErrorKind::Fs(Box::new(e))))?;
-        match fs::write_new_atomic(&path, &bytes) {
-            Ok(()) => Ok(OpenTouchpoint {
+        match self.points.open(&self.run, id, &touchpoint) {
+            Ok(opened_at) => Ok(OpenTouchpoint {
                 id: id.clone(),
-                opened_at: doc.opened_at,
-                touchpoint: doc.touchpoint,
+                opened_at,
+                touchpoint,
                 resolution: None,
             }),
-            Err(e) if e.is_already_exists() => {
+            Err(Kind::AlreadyOpen(_)) => {
                 let existing = self.get(id)?;
-                if existing.touchpoint == doc.touchpoint {
+                if existing.touchpoint == touchpoint {
                     Ok(existing)
                 } else {
                     Err(self.err(
+                        "open",
                         id,
-                        SupervisionStoreErrorKind::IdInUse {
+                        Kind::Refused(TouchpointRefusal::IdInUse {
                             kind: existing.touchpoint.kind(),
-                        },
+                        }),
                     ))
                 }
             }
-            Err(e) => Err(self.err(id, SupervisionStoreErrorKind::Fs(Box::new(e)))),
+            Err(kind) => Err(self.err("open", id, kind)),
         }
     }
 
@@ -289,35 +343,22 @@ impl SupervisionStore {
     ///
     /// # Errors
     ///
-    /// [`SupervisionStoreErrorKind::NotFound`], or an unreadable document or
-    /// decision.
+    /// Not found, or an unreadable document or decision.
     pub fn get(&self, id: &HandoffId) -> Result<OpenTouchpoint, SupervisionStoreError> {
-        let doc: TouchpointDoc = fs::read_document(&self.doc_path(id)).map_err(|e| {
-            if e.is_not_found() {
-                self.err(id, SupervisionStoreErrorKind::NotFound)
-            } else {
-                self.err(id, SupervisionStoreErrorKind::Document(Box::new(e)))
-            }
-        })?;
-        if doc.id != *id || doc.run != self.run {
-            return Err(self.err(id, SupervisionStoreErrorKind::Misplaced));
-        }
-        let resolution = match self
-            .slot(id)
-            .read()
-            .map_err(|e| self.err(id, SupervisionStoreErrorKind::Decision(Box::new(e))))?
-        {
+        let err = |kind| self.err("read", id, kind);
+        let (touchpoint, opened_at) = self.points.question(&self.run, id).map_err(err)?;
+        let resolution = match self.points.recorded(&self.run, id).map_err(err)? {
             Some(recorded) => Some(
-                doc.touchpoint
+                touchpoint
                     .resolve(&recorded.decision().payload().answers)
-                    .map_err(|e| self.err(id, SupervisionStoreErrorKind::Touchpoint(e)))?,
+                    .map_err(|e| err(Kind::Refused(TouchpointRefusal::Touchpoint(e))))?,
             ),
             None => None,
         };
         Ok(OpenTouchpoint {
-            id: doc.id,
-            opened_at: doc.opened_at,
-            touchpoint: doc.touchpoint,
+            id: id.clone(),
+            opened_at,
+            touchpoint,
             resolution,
         })
     }
@@ -328,14 +369,15 @@ impl SupervisionStore {
     ///
     /// The first touchpoint that cannot be read.
     pub fn all(&self) -> Result<Vec<OpenTouchpoint>, SupervisionStoreError> {
-        let dir = self.dir();
+        let dir = self.points.run_dir(&self.run).supervision();
         let entries = match dir.read_dir_utf8() {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => {
-                return Err(SupervisionStoreError::for_run(
+                return Err(PointError::in_run(
+                    "list the supervision touchpoints",
                     &self.run,
-                    SupervisionStoreErrorKind::ReadDir(e),
+                    Kind::Store(StoreError::list_dir(&dir, e)),
                 ));
             }
         };
@@ -373,27 +415,27 @@ impl SupervisionStore {
     ///
     /// # Errors
     ///
-    /// [`SupervisionStoreErrorKind::Touchpoint`] when the answers do not fit
-    /// (nothing is recorded), [`SupervisionStoreErrorKind::Decision`] with a
-    /// conflict inside, or a read error.
+    /// [`TouchpointRefusal::Touchpoint`] when the answers do not fit
+    /// (nothing is recorded), a conflict
+    /// ([`PointError::is_conflict`]), or a read error.
     pub fn answer(
         &self,
         id: &HandoffId,
         answers: Vec<Answer>,
         decided_by: DecidedBy,
-        clock: &dyn Clock,
     ) -> Result<Resolution, SupervisionStoreError> {
-        let open = self.get(id)?;
-        let resolution = open
-            .touchpoint
+        let err = |kind| self.err("answer", id, kind);
+        let (touchpoint, _) = self.points.question(&self.run, id).map_err(err)?;
+        let resolution = touchpoint
             .resolve(&answers)
-            .map_err(|e| self.err(id, SupervisionStoreErrorKind::Touchpoint(e)))?;
-        self.slot(id)
+            .map_err(|e| err(Kind::Refused(TouchpointRefusal::Touchpoint(e))))?;
+        self.points
+            .slot(&self.run, id)
             .record(
                 DecisionRequest::new(TouchpointAnswers { answers }, decided_by),
-                clock,
+                self.points.clock(),
             )
-            .map_err(|e| self.err(id, SupervisionStoreErrorKind::Decision(Box::new(e))))?;
+            .map_err(|e| err(e.into()))?;
         Ok(resolution)
     }
 }
@@ -404,13 +446,13 @@ mod tests {
     use crate::supervision::{DeviationAction, PlanOutcome, PlanStep, Question, QuestionOption};
     use orcho_core::FixedClock;
 
-    fn setup() -> (tempfile::TempDir, Utf8PathBuf, FixedClock) {
+    fn setup() -> (tempfile::TempDir, Utf8PathBuf, Arc<FixedClock>) {
         let dir = tempfile::tempdir().unwrap();
         let root = Utf8PathBuf::try_from(dir.path().to_owned()).unwrap();
         (
             dir,
             root,
-            FixedClock::new("2026-11-21T12:00:00Z".parse().unwrap()),
+            Arc::new(FixedClock::new("2026-11-21T12:00:00Z".parse().unwrap())),
         )
     }
 
@@ -438,23 +480,18 @@ mod tests {
     #[test]
     fn a_pending_batch_survives_a_restart_and_is_answered_once() {
         let (_dir, root, clock) = setup();
-        SupervisionStore::new(&root, run())
-            .open(&id("questions-1"), questions(), &clock)
+        SupervisionStore::new(&root, run(), clock.clone())
+            .open(&id("questions-1"), questions())
             .unwrap();
 
-        let reopened = SupervisionStore::new(&root, run());
+        let reopened = SupervisionStore::new(&root, run(), clock.clone());
         let pending = reopened.pending().unwrap();
         assert_eq!(pending.len(), 1);
         assert_eq!(pending[0].touchpoint, questions());
 
         let answers = vec![Answer::select("JWT")];
         let first = reopened
-            .answer(
-                &id("questions-1"),
-                answers.clone(),
-                DecidedBy::Operator,
-                &clock,
-            )
+            .answer(&id("questions-1"), answers.clone(), DecidedBy::Operator)
             .unwrap();
         let Resolution::Answers(a) = &first else {
             panic!("planner answers expected")
@@ -466,7 +503,7 @@ mod tests {
         clock.advance(std::time::Duration::from_secs(60));
         assert_eq!(
             reopened
-                .answer(&id("questions-1"), answers, DecidedBy::Operator, &clock)
+                .answer(&id("questions-1"), answers, DecidedBy::Operator)
                 .unwrap(),
             first
         );
@@ -476,7 +513,6 @@ mod tests {
                 &id("questions-1"),
                 vec![Answer::select("OAuth")],
                 DecidedBy::Operator,
-                &clock,
             )
             .unwrap_err();
         assert!(err.is_conflict(), "{err}");
@@ -489,13 +525,12 @@ mod tests {
     #[test]
     fn invalid_answers_are_never_recorded() {
         let (_dir, root, clock) = setup();
-        let store = SupervisionStore::new(&root, run());
+        let store = SupervisionStore::new(&root, run(), clock);
         let plan = Plan::new("Add auth").with_step(PlanStep::new("coder", "Implement middleware"));
         store
             .open(
                 &id("plan-1"),
                 Touchpoint::PlanApproval { plan: plan.clone() },
-                &clock,
             )
             .unwrap();
         let err = store
@@ -503,17 +538,15 @@ mod tests {
                 &id("plan-1"),
                 vec![Answer::select("Request Changes"), Answer::none()],
                 DecidedBy::Operator,
-                &clock,
             )
             .unwrap_err();
-        insta::assert_snapshot!(orcho_core::error_chain(&err), @"supervision touchpoint `plan-1` of run `20261121T120000000Z-0000000000000001`: caused by: `request_changes` needs feedback text saying what to change");
+        insta::assert_snapshot!(orcho_core::error_chain(&err), @"cannot answer supervision touchpoint `plan-1` of run `20261121T120000000Z-0000000000000001`: caused by: `request_changes` needs feedback text saying what to change");
         assert_eq!(store.pending().unwrap().len(), 1, "still pending");
         let resolution = store
             .answer(
                 &id("plan-1"),
                 vec![Answer::select("Request Changes"), Answer::text("split it")],
                 DecidedBy::Operator,
-                &clock,
             )
             .unwrap();
         let Resolution::Plan(decision) = resolution else {
@@ -530,14 +563,14 @@ mod tests {
     #[test]
     fn deviation_touchpoints_keep_their_menu() {
         let (_dir, root, clock) = setup();
-        let store = SupervisionStore::new(&root, run());
+        let store = SupervisionStore::new(&root, run(), clock);
         let touchpoint = Touchpoint::Deviation {
             deviation: Deviation::new(2, "Implement auth middleware", "Cannot find module")
                 .with_retries(10),
             policy: DeviationPolicy::default(),
             spent: DeviationSpent::default(),
         };
-        store.open(&id("deviation-1"), touchpoint, &clock).unwrap();
+        store.open(&id("deviation-1"), touchpoint).unwrap();
         let batch = store
             .get(&id("deviation-1"))
             .unwrap()
@@ -555,8 +588,7 @@ mod tests {
                 .answer(
                     &id("deviation-1"),
                     vec![Answer::select("Retry"), Answer::none()],
-                    DecidedBy::Operator,
-                    &clock
+                    DecidedBy::Operator
                 )
                 .is_err()
         );
@@ -565,7 +597,6 @@ mod tests {
                 &id("deviation-1"),
                 vec![Answer::select("Stop"), Answer::none()],
                 DecidedBy::Operator,
-                &clock,
             )
             .unwrap();
         assert_eq!(
@@ -578,32 +609,31 @@ mod tests {
     #[test]
     fn reopening_is_idempotent_and_ids_are_not_reused() {
         let (_dir, root, clock) = setup();
-        let store = SupervisionStore::new(&root, run());
-        let first = store.open(&id("t-1"), questions(), &clock).unwrap();
+        let store = SupervisionStore::new(&root, run(), clock.clone());
+        let first = store.open(&id("t-1"), questions()).unwrap();
         clock.advance(std::time::Duration::from_secs(5));
         assert_eq!(
-            store.open(&id("t-1"), questions(), &clock).unwrap(),
+            store.open(&id("t-1"), questions()).unwrap(),
             first,
             "replay keeps the first opening"
         );
         let plan = Touchpoint::PlanApproval {
             plan: Plan::new("x").with_step(PlanStep::new("a", "b")),
         };
-        let err = store.open(&id("t-1"), plan, &clock).unwrap_err();
-        insta::assert_snapshot!(orcho_core::error_chain(&err), @"supervision touchpoint `t-1` of run `20261121T120000000Z-0000000000000001`: caused by: the id is already used by a different planner_questions touchpoint");
+        let err = store.open(&id("t-1"), plan).unwrap_err();
+        insta::assert_snapshot!(orcho_core::error_chain(&err), @"cannot open supervision touchpoint `t-1` of run `20261121T120000000Z-0000000000000001`: caused by: the id is already used by a different planner_questions touchpoint");
         let missing = store.get(&id("t-2")).unwrap_err();
-        assert!(matches!(
-            missing.kind(),
-            SupervisionStoreErrorKind::NotFound
-        ));
+        assert!(missing.is_not_found());
     }
 
     #[test]
     fn touchpoint_document_shape() {
         let (_dir, root, clock) = setup();
-        let store = SupervisionStore::new(&root, run());
-        store.open(&id("questions-1"), questions(), &clock).unwrap();
-        let text = std::fs::read_to_string(store.doc_path(&id("questions-1"))).unwrap();
+        let store = SupervisionStore::new(&root, run(), clock);
+        store.open(&id("questions-1"), questions()).unwrap();
+        let text =
+            std::fs::read_to_string(store.points.run_dir(&run()).touchpoint(&id("questions-1")))
+                .unwrap();
         insta::assert_snapshot!(text);
     }
 }

@@ -8,17 +8,11 @@
 mod autopilot;
 mod child;
 mod crash;
-mod delivery;
 mod evidence;
 mod fixtures;
-mod followup;
 mod formats;
-mod inbox;
-mod intake;
 mod race;
-mod repo;
 mod sequences;
 mod store;
-mod worktree;
 
 pub(crate) type Result<T = (), E = Box<dyn std::error::Error>> = std::result::Result<T, E>;

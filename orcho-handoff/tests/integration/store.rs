@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use orcho_core::{Severity, error_chain};
 use orcho_handoff::{
-    Advice, Confidence, DecidedBy, DecisionRequest, HandoffAction, HandoffChoice, HandoffErrorKind,
-    HandoffStateName, HandoffStore, JournalEvent, NextStep,
+    Advice, Confidence, DecidedBy, DecisionRequest, HandoffAction, HandoffChoice, HandoffRefusal,
+    HandoffStateName, HandoffStore, JournalEvent, NextStep, PointErrorKind,
 };
 
 use crate::{
@@ -253,7 +253,7 @@ fn decisions_keep_the_advice_they_used_and_refuse_unknown_advice() -> Result {
         )
         .unwrap_err();
     assert!(
-        matches!(err.kind(), HandoffErrorKind::UnknownAdvice(_)),
+        matches!(err.refusal(), Some(HandoffRefusal::UnknownAdvice(_))),
         "{}",
         error_chain(&err)
     );
@@ -360,7 +360,7 @@ fn a_journal_that_disagrees_with_the_decision_record_is_reported() -> Result {
         .decide(&f.run, h.id(), operator(HandoffChoice::Halt))?;
     let err = f.store.state(&f.run, h.id()).unwrap_err();
     assert!(
-        matches!(err.kind(), HandoffErrorKind::CorruptHistory(_)),
+        matches!(err.kind(), PointErrorKind::Corrupt(_)),
         "{}",
         error_chain(&err)
     );

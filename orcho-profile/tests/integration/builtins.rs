@@ -1,6 +1,7 @@
 use orcho_core::Verdict;
 use orcho_gates::{FailStrategy, GateRegistry};
-use orcho_handoff::{HandoffAction, supervision::PermissionAction};
+use orcho_handoff::HandoffAction;
+use orcho_permissions::PermissionAction;
 use orcho_profile::{Exhausted, PauseWhen, Profile, Role, builtin};
 
 use crate::Result;

@@ -59,7 +59,7 @@ fn preset_rules_overridden_by_the_profile_are_not_warnings() -> Result {
     let rules = resolved.permissions.as_ref().ok_or("rules")?;
     assert_eq!(
         rules.evaluate("bash", "git status").action,
-        orcho_handoff::supervision::PermissionAction::Deny
+        orcho_permissions::PermissionAction::Deny
     );
     Ok(())
 }

@@ -44,12 +44,12 @@ fn summary_snapshots_and_forced_rejection() -> Result {
         .gaps_for("lint")
         .next()
         .ok_or("no gap for lint")?;
-    assert_eq!(gap.next_action, NextAction::Fix);
+    assert_eq!(gap.next_action(), NextAction::Fix);
     let gap = acceptance
         .gaps_for("test")
         .next()
         .ok_or("no gap for test")?;
-    assert_eq!(gap.next_action, NextAction::Rerun);
+    assert_eq!(gap.next_action(), NextAction::Rerun);
     assert!(
         acceptance.gaps_for("formatter").next().is_none(),
         "optional commands never block"
@@ -65,14 +65,22 @@ fn next_actions_per_status() -> Result {
     // missing (lint never ran) -> re-run
     let acceptance = apply_acceptance(Verdict::Approved, &v.readiness()?);
     assert_eq!(
-        acceptance.gaps_for("lint").next().ok_or("gap")?.next_action,
+        acceptance
+            .gaps_for("lint")
+            .next()
+            .ok_or("gap")?
+            .next_action(),
         NextAction::Rerun
     );
     // stale -> re-run
     crate::write(&f.checkout, "src/lib.rs", "edited\n", 0o644)?;
     let acceptance = apply_acceptance(Verdict::Approved, &v.readiness()?);
     assert_eq!(
-        acceptance.gaps_for("test").next().ok_or("gap")?.next_action,
+        acceptance
+            .gaps_for("test")
+            .next()
+            .ok_or("gap")?
+            .next_action(),
         NextAction::Rerun
     );
     // invalid -> investigate
@@ -80,7 +88,11 @@ fn next_actions_per_status() -> Result {
     let acceptance = apply_acceptance(Verdict::Incomplete, &v.readiness()?);
     assert_eq!(acceptance.verdict, Verdict::Rejected);
     assert_eq!(
-        acceptance.gaps_for("test").next().ok_or("gap")?.next_action,
+        acceptance
+            .gaps_for("test")
+            .next()
+            .ok_or("gap")?
+            .next_action(),
         NextAction::Investigate
     );
     Ok(())

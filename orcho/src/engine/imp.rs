@@ -1,12 +1,12 @@
 use std::sync::Arc;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use orcho_core::{Clock, Finding, HandoffId, RunId, RunStatus, Severity, SystemClock, Verdict};
+use orcho_core::{Clock, Finding, HandoffId, RunId, RunStatus, SystemClock, Verdict};
+use orcho_delivery::{DeliveryGates, Intakes};
 use orcho_gates::{GateContext, GateOutcome, GateRecord, ScheduledGate, Scheduler, phase_effect};
 use orcho_handoff::{
     AdviceRecord, AdviceRequest, Advisor, Autopilot, AutopilotOutcome, DecidedBy, DecisionRequest,
-    DeliveryGates, HandoffChoice, HandoffSpec, HandoffStore, Intakes, NextStep, PhaseHandoff,
-    RecordedDecision,
+    HandoffChoice, HandoffSpec, HandoffStore, NextStep, PhaseHandoff, RecordedDecision,
 };
 use orcho_receipts::{ReceiptStatus, ReceiptStore, Verifier, apply_acceptance, exec::BaseEnv};
 
@@ -697,7 +697,7 @@ impl Run {
                     let gaps: Vec<Finding> = acceptance
                         .gaps
                         .iter()
-                        .map(gap_finding)
+                        .map(orcho_receipts::Gap::to_finding)
                         .filter(|f| !waivers.covers_finding(f))
                         .collect();
                     let merged = if gaps.is_empty() {
@@ -910,21 +910,6 @@ fn resumption_of_choice(choice: &HandoffChoice) -> crate::state::Resumption {
         },
         HandoffChoice::Halt => Resumption::Halt,
     }
-}
-
-/// The finding an unproven required command becomes: keyed by the command,
-/// so a waiver covers exactly that command.
-fn gap_finding(gap: &orcho_receipts::Gap) -> Finding {
-    Finding::new(
-        "acceptance",
-        Severity::High,
-        format!(
-            "required command `{}` is not proven ({})",
-            gap.command, gap.status
-        ),
-    )
-    .with_detail(format!("next action: {}", gap.next_action))
-    .with_key(format!("receipt:{}", gap.command))
 }
 
 fn skipped_record(index: usize, scheduled: &ScheduledGate, reason: &str) -> GateRecord {

@@ -6,10 +6,13 @@
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{HandoffId, RunId, Verdict};
+use orcho_delivery::{
+    DeliveryGate, DeliveryOutcome, DeliverySpec, FollowUpLink, FollowUpSpec, IntakeOutcome,
+    detect_intake,
+};
 use orcho_handoff::{
-    DecidedBy, DecisionRequest, DeliveryAction, DeliveryChoice, DeliveryGate, DeliveryOutcome,
-    DeliverySpec, FollowUpLink, FollowUpSpec, Inbox, IntakeAction, IntakeChoice, IntakeOutcome,
-    RecordedDecision, detect_intake,
+    DecidedBy, DecisionRequest, DeliveryAction, DeliveryChoice, Inbox, IntakeAction, IntakeChoice,
+    RecordedDecision,
     supervision::{
         Answer, DeviationOutcome, DeviationSpent, PlanOutcome, PlannerQuestions, Resolution,
         SupervisionStore, Touchpoint,
@@ -182,9 +185,13 @@ impl Engine {
         answers: Vec<Answer>,
         decided_by: DecidedBy,
     ) -> Result<Resolution, EngineError> {
-        SupervisionStore::new(self.inner.runs.root(), run.clone())
-            .answer(touchpoint, answers, decided_by, self.inner.clock.as_ref())
-            .map_err(|e| EngineError::run(run, EngineErrorKind::Supervision(Box::new(e))))
+        SupervisionStore::new(
+            self.inner.runs.root(),
+            run.clone(),
+            self.inner.clock.clone(),
+        )
+        .answer(touchpoint, answers, decided_by)
+        .map_err(|e| EngineError::run(run, EngineErrorKind::Supervision(Box::new(e))))
     }
 
     /// The run's delivery gate, once open.
@@ -246,7 +253,7 @@ impl Engine {
     ///
     /// When the runs directory cannot be listed.
     pub fn inbox(&self) -> Result<Inbox, EngineError> {
-        orcho_handoff::pending_decisions(self.inner.runs.root()).map_err(|e| {
+        orcho_delivery::pending_decisions(self.inner.runs.root()).map_err(|e| {
             EngineError::store(self.inner.runs.root(), EngineErrorKind::Inbox(Box::new(e)))
         })
     }
@@ -261,9 +268,13 @@ impl Engine {
         &self,
         run: &RunId,
     ) -> Result<Vec<orcho_handoff::supervision::OpenTouchpoint>, EngineError> {
-        SupervisionStore::new(self.inner.runs.root(), run.clone())
-            .pending()
-            .map_err(|e| EngineError::run(run, EngineErrorKind::Supervision(Box::new(e))))
+        SupervisionStore::new(
+            self.inner.runs.root(),
+            run.clone(),
+            self.inner.clock.clone(),
+        )
+        .pending()
+        .map_err(|e| EngineError::run(run, EngineErrorKind::Supervision(Box::new(e))))
     }
 }
 
@@ -275,16 +286,20 @@ impl Run {
             .ok_or_else(|| self.err(EngineErrorKind::NoDelivery))
     }
 
-    fn intake_err(&self, e: orcho_handoff::IntakeError) -> EngineError {
+    fn intake_err(&self, e: orcho_delivery::IntakeError) -> EngineError {
         self.err(EngineErrorKind::Intake(Box::new(e)))
     }
 
-    fn delivery_err(&self, e: orcho_handoff::DeliveryError) -> EngineError {
+    fn delivery_err(&self, e: orcho_delivery::DeliveryError) -> EngineError {
         self.err(EngineErrorKind::Delivery(Box::new(e)))
     }
 
     fn supervision(&self) -> SupervisionStore {
-        SupervisionStore::new(self.engine.inner.runs.root(), self.id().clone())
+        SupervisionStore::new(
+            self.engine.inner.runs.root(),
+            self.id().clone(),
+            self.engine.inner.clock.clone(),
+        )
     }
 
     /// A run created in a worktree: checks the target for uncommitted
@@ -297,7 +312,7 @@ impl Run {
             return self.commit(RunEvent::IntakeOpened);
         }
         let report = detect_intake(&ws.target, self.engine.inner.runs.root())
-            .map_err(|e| self.intake_err(e))?;
+            .map_err(|e| EngineError::run(self.id(), EngineErrorKind::Detect(Box::new(e))))?;
         if report.is_clean() {
             return self.workspace_ready(&ws, report.head(), None);
         }
@@ -359,7 +374,7 @@ impl Run {
             intakes
                 .seed(self.id(), &ws.worktree)
                 .map_err(|e| self.intake_err(e))?;
-            orcho_handoff::worktree::commit_all(&ws.worktree, &start, INCLUDED_MESSAGE)
+            orcho_delivery::worktree::commit_all(&ws.worktree, &start, INCLUDED_MESSAGE)
                 .map_err(|e| self.err(EngineErrorKind::Worktree(Box::new(e))))?
         } else {
             start
@@ -386,7 +401,7 @@ impl Run {
     }
 
     fn create_worktree(&self, ws: &Workspace, start: &str) -> Result<(), EngineError> {
-        orcho_handoff::worktree::create(&ws.target, &ws.worktree, start)
+        orcho_delivery::worktree::create(&ws.target, &ws.worktree, start)
             .map_err(|e| self.err(EngineErrorKind::Worktree(Box::new(e))))
     }
 
@@ -396,7 +411,7 @@ impl Run {
             return Ok(());
         };
         let patch = self.engine.inner.deliveries.patch_path(&of.parent);
-        orcho_handoff::worktree::apply_patch(&ws.worktree, &patch)
+        orcho_delivery::worktree::apply_patch(&ws.worktree, &patch)
             .map_err(|e| self.err(EngineErrorKind::Worktree(Box::new(e))))?;
         Ok(())
     }
@@ -490,9 +505,7 @@ impl Run {
         let open = match store.get(&id) {
             Ok(open) => open,
             Err(_) => {
-                store
-                    .open(&id, touchpoint, self.engine.inner.clock.as_ref())
-                    .map_err(|e| sup_err(self, e))?;
+                store.open(&id, touchpoint).map_err(|e| sup_err(self, e))?;
                 store.get(&id).map_err(|e| sup_err(self, e))?
             }
         };

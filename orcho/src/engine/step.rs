@@ -1,9 +1,10 @@
 //! What the engine tells a host to do next.
 
 use orcho_core::{Cost, HandoffId, PhaseName, RunId, RunStatus, Verdict};
+use orcho_delivery::{DeliveryGate, IntakeReport};
 use orcho_gates::PhaseOutcome;
 use orcho_handoff::{
-    DeliveryGate, IntakeReport, PhaseHandoff,
+    PhaseHandoff,
     supervision::{Deviation, Plan, QuestionBatch, Touchpoint},
 };
 

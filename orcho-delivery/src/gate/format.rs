@@ -1,0 +1,467 @@
+//! The delivery gate's documents: `runs/<run>/delivery/gate.json`,
+//! `runs/<run>/delivery/outcome.json`, and the payload of the delivery
+//! decision.
+
+use camino::Utf8PathBuf;
+use orcho_core::{Digest, Finding, RunId, SchemaVersion, Timestamp, Verdict, schema::Document};
+use serde::{Deserialize, Serialize};
+
+use orcho_handoff::{DeliveryAction, DeliveryActions, PointErrorKind};
+use orcho_receipts::{Gap, GapStatus, NextAction};
+
+use super::{
+    BlockedAction, DeliveryBlock, DeliveryGate, DeliveryOutcome, DeliveryRefusal, DiffSummary,
+    FileChange,
+};
+use crate::followup::{BlockerSet, FollowUpLink, FollowUpSpec, NonConvergence};
+
+type Kind = PointErrorKind<DeliveryRefusal>;
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct GateDoc {
+    pub(crate) schema: SchemaVersion,
+    pub(crate) run_id: RunId,
+    pub(crate) reviewer_verdict: Verdict,
+    pub(crate) verdict: Verdict,
+    pub(crate) worktree: Utf8PathBuf,
+    pub(crate) base: String,
+    pub(crate) target: Utf8PathBuf,
+    pub(crate) diff: DiffRepr,
+    pub(crate) patch_digest: Digest,
+    pub(crate) available_actions: DeliveryActions,
+    pub(crate) blocked: Vec<BlockedRepr>,
+    pub(crate) findings: Vec<Finding>,
+    pub(crate) gaps: Vec<GapRepr>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) release_summary: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) follow_up_of: Option<LinkRepr>,
+    pub(crate) created_at: Timestamp,
+}
+
+impl Document for GateDoc {
+    const KIND: &'static str = "delivery gate";
+    /// Version 1: run_id, reviewer_verdict, verdict, worktree, base, target,
+    /// diff (files_changed, insertions, deletions, files), patch_digest,
+    /// available_actions, blocked, findings, gaps, release_summary,
+    /// follow_up_of, created_at.
+    const SCHEMA: SchemaVersion = SchemaVersion::new(1);
+}
+
+/// The diff summary; the totals are written for readers and recomputed from
+/// `files` on read.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct DiffRepr {
+    pub(crate) files_changed: usize,
+    pub(crate) insertions: u64,
+    pub(crate) deletions: u64,
+    pub(crate) files: Vec<FileRepr>,
+}
+
+/// `insertions` and `deletions` are absent for a binary file.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct FileRepr {
+    pub(crate) path: Utf8PathBuf,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) insertions: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) deletions: Option<u64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) binary: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) untracked: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct BlockedRepr {
+    pub(crate) action: DeliveryAction,
+    pub(crate) reason: BlockRepr,
+}
+
+/// `{"kind": "release_not_approved", "verdict": …}`, … The message is
+/// written for readers and not read back.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(crate) enum BlockRepr {
+    ReleaseNotApproved { verdict: Verdict },
+    MissingReceipts { commands: Vec<String> },
+    NothingToDeliver,
+    FixNeedsRejection { verdict: Verdict },
+    NoProgress { stop: StopRepr },
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub(crate) enum StopRepr {
+    RepeatedBlockers {
+        parent_run_id: RunId,
+        generation: u32,
+        repeated: Vec<String>,
+    },
+    TooManyGenerations {
+        generation: u32,
+        max: u32,
+    },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct GapRepr {
+    pub(crate) command: String,
+    pub(crate) status: String,
+    pub(crate) reason: String,
+    pub(crate) next_action: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct LinkRepr {
+    pub(crate) parent_run_id: RunId,
+    pub(crate) generation: u32,
+    pub(crate) blockers: Vec<BlockerRepr>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct BlockerRepr {
+    pub(crate) digest: Digest,
+    pub(crate) label: String,
+}
+
+impl From<Gap> for GapRepr {
+    fn from(g: Gap) -> Self {
+        Self {
+            command: g.command().to_string(),
+            status: g.status().as_str().to_owned(),
+            reason: g.reason().to_owned(),
+            next_action: g.next_action().as_str().to_owned(),
+        }
+    }
+}
+
+impl TryFrom<GapRepr> for Gap {
+    type Error = Kind;
+
+    fn try_from(g: GapRepr) -> Result<Self, Self::Error> {
+        let invalid = |what: &str, value: &str| {
+            Kind::Invalid(format!("the gap of `{}` has {what} `{value}`", g.command))
+        };
+        let command = g
+            .command
+            .parse()
+            .map_err(|_| invalid("the command name", &g.command))?;
+        let status = GapStatus::parse(&g.status).ok_or_else(|| invalid("the status", &g.status))?;
+        let next_action = NextAction::parse(&g.next_action)
+            .ok_or_else(|| invalid("the next action", &g.next_action))?;
+        Ok(Self::new(command, status, g.reason, next_action))
+    }
+}
+
+impl From<NonConvergence> for StopRepr {
+    fn from(stop: NonConvergence) -> Self {
+        match stop {
+            NonConvergence::RepeatedBlockers {
+                parent,
+                generation,
+                repeated,
+            } => Self::RepeatedBlockers {
+                parent_run_id: parent,
+                generation,
+                repeated,
+            },
+            NonConvergence::TooManyGenerations { generation, max } => {
+                Self::TooManyGenerations { generation, max }
+            }
+        }
+    }
+}
+
+impl From<StopRepr> for NonConvergence {
+    fn from(stop: StopRepr) -> Self {
+        match stop {
+            StopRepr::RepeatedBlockers {
+                parent_run_id,
+                generation,
+                repeated,
+            } => Self::RepeatedBlockers {
+                parent: parent_run_id,
+                generation,
+                repeated,
+            },
+            StopRepr::TooManyGenerations { generation, max } => {
+                Self::TooManyGenerations { generation, max }
+            }
+        }
+    }
+}
+
+impl From<DeliveryBlock> for BlockRepr {
+    fn from(b: DeliveryBlock) -> Self {
+        match b {
+            DeliveryBlock::ReleaseNotApproved { verdict } => Self::ReleaseNotApproved { verdict },
+            DeliveryBlock::MissingReceipts { commands } => Self::MissingReceipts { commands },
+            DeliveryBlock::NothingToDeliver => Self::NothingToDeliver,
+            DeliveryBlock::FixNeedsRejection { verdict } => Self::FixNeedsRejection { verdict },
+            DeliveryBlock::NoProgress(stop) => Self::NoProgress { stop: stop.into() },
+        }
+    }
+}
+
+impl From<BlockRepr> for DeliveryBlock {
+    fn from(b: BlockRepr) -> Self {
+        match b {
+            BlockRepr::ReleaseNotApproved { verdict } => Self::ReleaseNotApproved { verdict },
+            BlockRepr::MissingReceipts { commands } => Self::MissingReceipts { commands },
+            BlockRepr::NothingToDeliver => Self::NothingToDeliver,
+            BlockRepr::FixNeedsRejection { verdict } => Self::FixNeedsRejection { verdict },
+            BlockRepr::NoProgress { stop } => Self::NoProgress(stop.into()),
+        }
+    }
+}
+
+impl From<FollowUpLink> for LinkRepr {
+    fn from(l: FollowUpLink) -> Self {
+        Self {
+            parent_run_id: l.parent,
+            generation: l.generation,
+            blockers: l
+                .blockers
+                .iter()
+                .map(|(digest, label)| BlockerRepr {
+                    digest: *digest,
+                    label: label.to_owned(),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<LinkRepr> for FollowUpLink {
+    fn from(l: LinkRepr) -> Self {
+        Self::new(
+            l.parent_run_id,
+            l.generation,
+            BlockerSet::from_entries(l.blockers.into_iter().map(|b| (b.digest, b.label))),
+        )
+    }
+}
+
+impl From<DeliveryGate> for GateDoc {
+    fn from(g: DeliveryGate) -> Self {
+        Self {
+            schema: Self::SCHEMA,
+            diff: DiffRepr {
+                files_changed: g.diff.files_changed(),
+                insertions: g.diff.insertions(),
+                deletions: g.diff.deletions(),
+                files: g
+                    .diff
+                    .files
+                    .into_iter()
+                    .map(|f| FileRepr {
+                        path: f.path,
+                        insertions: f.lines.map(|(i, _)| i),
+                        deletions: f.lines.map(|(_, d)| d),
+                        binary: f.lines.is_none(),
+                        untracked: f.untracked,
+                    })
+                    .collect(),
+            },
+            run_id: g.run,
+            reviewer_verdict: g.reviewer_verdict,
+            verdict: g.verdict,
+            worktree: g.worktree,
+            base: g.base,
+            target: g.target,
+            patch_digest: g.patch_digest,
+            available_actions: g.available_actions,
+            blocked: g
+                .blocked
+                .into_iter()
+                .map(|b| BlockedRepr {
+                    action: b.action,
+                    reason: b.reason.into(),
+                })
+                .collect(),
+            findings: g.findings,
+            gaps: g.gaps.into_iter().map(GapRepr::from).collect(),
+            release_summary: g.release_summary,
+            follow_up_of: g.follow_up_of.map(LinkRepr::from),
+            created_at: g.created_at,
+        }
+    }
+}
+
+impl TryFrom<GateDoc> for DeliveryGate {
+    type Error = Kind;
+
+    fn try_from(d: GateDoc) -> Result<Self, Self::Error> {
+        let files = d
+            .diff
+            .files
+            .into_iter()
+            .map(|f| {
+                let lines = match (f.binary, f.insertions, f.deletions) {
+                    (true, None, None) => None,
+                    (false, Some(i), Some(d)) => Some((i, d)),
+                    _ => {
+                        return Err(Kind::Invalid(format!(
+                            "the file `{}` must have insertions and deletions, or be binary",
+                            f.path
+                        )));
+                    }
+                };
+                Ok(FileChange {
+                    path: f.path,
+                    lines,
+                    untracked: f.untracked,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            run: d.run_id,
+            reviewer_verdict: d.reviewer_verdict,
+            verdict: d.verdict,
+            worktree: d.worktree,
+            base: d.base,
+            target: d.target,
+            diff: DiffSummary { files },
+            patch_digest: d.patch_digest,
+            available_actions: d.available_actions,
+            blocked: d
+                .blocked
+                .into_iter()
+                .map(|b| BlockedAction {
+                    action: b.action,
+                    reason: b.reason.into(),
+                })
+                .collect(),
+            findings: d.findings,
+            gaps: d
+                .gaps
+                .into_iter()
+                .map(Gap::try_from)
+                .collect::<Result<_, _>>()?,
+            release_summary: d.release_summary,
+            follow_up_of: d.follow_up_of.map(FollowUpLink::from),
+            created_at: d.created_at,
+        })
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct OutcomeDoc {
+    pub(crate) schema: SchemaVersion,
+    pub(crate) run_id: RunId,
+    pub(crate) action: DeliveryAction,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) commit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) worktree: Option<Utf8PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) follow_up: Option<FollowUpRepr>,
+    pub(crate) delivered_at: Timestamp,
+}
+
+impl Document for OutcomeDoc {
+    const KIND: &'static str = "delivery outcome";
+    /// Version 1: run_id, action, and per action: commit and message
+    /// (approve), worktree (halt), follow_up (fix); delivered_at.
+    const SCHEMA: SchemaVersion = SchemaVersion::new(1);
+}
+
+/// A follow-up spec, inside the outcome of `fix`.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct FollowUpRepr {
+    pub(crate) parent_run_id: RunId,
+    pub(crate) generation: u32,
+    pub(crate) checkout: Utf8PathBuf,
+    pub(crate) base: String,
+    pub(crate) findings: Vec<Finding>,
+    pub(crate) gaps: Vec<GapRepr>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) note: Option<String>,
+}
+
+impl From<FollowUpSpec> for FollowUpRepr {
+    fn from(s: FollowUpSpec) -> Self {
+        Self {
+            parent_run_id: s.parent,
+            generation: s.generation,
+            checkout: s.checkout,
+            base: s.base,
+            findings: s.findings,
+            gaps: s.gaps.into_iter().map(GapRepr::from).collect(),
+            note: s.note,
+        }
+    }
+}
+
+impl TryFrom<FollowUpRepr> for FollowUpSpec {
+    type Error = Kind;
+
+    fn try_from(r: FollowUpRepr) -> Result<Self, Self::Error> {
+        Ok(Self {
+            parent: r.parent_run_id,
+            generation: r.generation,
+            checkout: r.checkout,
+            base: r.base,
+            findings: r.findings,
+            gaps: r
+                .gaps
+                .into_iter()
+                .map(Gap::try_from)
+                .collect::<Result<_, _>>()?,
+            note: r.note,
+        })
+    }
+}
+
+impl OutcomeDoc {
+    pub(crate) fn new(run: RunId, at: Timestamp, outcome: &DeliveryOutcome) -> Self {
+        let mut doc = Self {
+            schema: Self::SCHEMA,
+            run_id: run,
+            action: outcome.action(),
+            commit: None,
+            message: None,
+            worktree: None,
+            follow_up: None,
+            delivered_at: at,
+        };
+        match outcome.clone() {
+            DeliveryOutcome::Committed { commit, message } => {
+                doc.commit = Some(commit);
+                doc.message = Some(message);
+            }
+            DeliveryOutcome::CorrectionReady(spec) => doc.follow_up = Some(spec.into()),
+            DeliveryOutcome::Halted { worktree } => doc.worktree = Some(worktree),
+            DeliveryOutcome::Applied | DeliveryOutcome::Skipped => {}
+        }
+        doc
+    }
+
+    pub(crate) fn into_outcome(self) -> Result<DeliveryOutcome, Kind> {
+        let missing = |field: &str| {
+            Kind::Invalid(format!(
+                "the outcome of `{}` lacks its `{field}`",
+                self.action
+            ))
+        };
+        Ok(match self.action {
+            DeliveryAction::Approve => DeliveryOutcome::Committed {
+                commit: self.commit.clone().ok_or_else(|| missing("commit"))?,
+                message: self.message.clone().ok_or_else(|| missing("message"))?,
+            },
+            DeliveryAction::Apply => DeliveryOutcome::Applied,
+            DeliveryAction::Fix => DeliveryOutcome::CorrectionReady(
+                self.follow_up
+                    .ok_or_else(|| missing("follow_up"))?
+                    .try_into()?,
+            ),
+            DeliveryAction::Skip => DeliveryOutcome::Skipped,
+            DeliveryAction::Halt => DeliveryOutcome::Halted {
+                worktree: self.worktree.clone().ok_or_else(|| missing("worktree"))?,
+            },
+        })
+    }
+}

@@ -1,0 +1,548 @@
+//! [`DeliveryGates`]: the delivery gate on the shared decision-point
+//! lifecycle, and the git work of acting on its decision.
+
+use std::{collections::BTreeSet, sync::Arc};
+
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho_core::{
+    Clock, Digest, DocumentError, HandoffId, RunId, Timestamp, Verdict, fs, layout::RunDir, schema,
+};
+use orcho_handoff::{
+    DELIVERY_POINT, DecisionPoint, DecisionRequest, DeliveryAction, DeliveryChoice, PointError,
+    PointErrorKind, PointState, Points, RecordedDecision, decision::Decision,
+};
+
+use super::{
+    DeliveryError, DeliveryRefusal,
+    diff::{DiffSummary, FileChange},
+    format::{GateDoc, OutcomeDoc},
+    spec::{DeliveryGate, DeliveryOutcome, DeliverySpec, PATCH_DIGEST_CONTEXT},
+    target::TargetStatus,
+};
+use crate::{
+    followup::{BlockerSet, FollowUpGuard, FollowUpSpec},
+    git::Git,
+};
+
+type Kind = PointErrorKind<DeliveryRefusal>;
+
+#[cold]
+fn refused(refusal: DeliveryRefusal) -> Kind {
+    Kind::Refused(refusal)
+}
+
+/// Delivery gates as a kind of decision point: the question is the
+/// [`DeliveryGate`], the choice a [`DeliveryChoice`], and acting on the
+/// decision delivers it, recording the [`DeliveryOutcome`].
+#[derive(Debug)]
+pub enum Deliveries {}
+
+impl DecisionPoint for Deliveries {
+    const WHAT: &'static str = "delivery gate";
+    const NOT_FOUND: &'static str = "the run has no delivery gate";
+    const ALREADY_OPEN: &'static str = "the run already has a delivery gate";
+
+    type Question = DeliveryGate;
+    type Choice = DeliveryChoice;
+    type Outcome = DeliveryOutcome;
+    type Refusal = DeliveryRefusal;
+
+    fn question_path(run: &RunDir, _id: &HandoffId) -> Utf8PathBuf {
+        run.delivery().join("gate.json")
+    }
+
+    fn lock_path(run: &RunDir, _id: &HandoffId) -> Utf8PathBuf {
+        run.delivery().join(".lock")
+    }
+
+    fn encode_question(
+        _run: &RunId,
+        _id: &HandoffId,
+        gate: &DeliveryGate,
+        _at: Timestamp,
+    ) -> Result<Vec<u8>, DocumentError> {
+        schema::encode(&GateDoc::from(gate.clone()))
+    }
+
+    fn read_question(
+        path: &Utf8Path,
+        run: &RunId,
+        _id: &HandoffId,
+    ) -> Result<(DeliveryGate, Timestamp), Kind> {
+        let doc = fs::read_document::<GateDoc>(path)?;
+        if doc.run_id != *run {
+            return Err(Kind::misplaced(&doc.run_id, None));
+        }
+        let gate = DeliveryGate::try_from(doc)?;
+        let at = gate.created_at;
+        Ok((gate, at))
+    }
+
+    fn read_outcome(
+        points: &Points<Self>,
+        run: &RunId,
+        _id: &HandoffId,
+    ) -> Result<Option<DeliveryOutcome>, Kind> {
+        let path = outcome_path(&points.run_dir(run));
+        match points.read_outcome_document::<OutcomeDoc>(&path)? {
+            Some(doc) if doc.run_id == *run => doc.into_outcome().map(Some),
+            Some(doc) => Err(Kind::misplaced(&doc.run_id, None)),
+            None => Ok(None),
+        }
+    }
+
+    fn write_outcome(
+        points: &Points<Self>,
+        decision: &Decision<DeliveryChoice>,
+        outcome: &DeliveryOutcome,
+    ) -> Result<(), Kind> {
+        let run = decision.run();
+        let doc = OutcomeDoc::new(run.clone(), points.clock().now(), outcome);
+        points.write_outcome_document(&outcome_path(&points.run_dir(run)), &doc)
+    }
+}
+
+fn outcome_path(run: &RunDir) -> Utf8PathBuf {
+    run.delivery().join("outcome.json")
+}
+
+fn patch_path(run: &RunDir) -> Utf8PathBuf {
+    run.delivery().join("run.patch")
+}
+
+/// The id of every run's delivery decision point.
+pub(crate) fn delivery_point() -> HandoffId {
+    HandoffId::new(DELIVERY_POINT).unwrap_or_else(|_| unreachable!("`delivery` is a valid id"))
+}
+
+/// Where a delivery gate stands: open, decided, or delivered (its outcome
+/// recorded).
+pub type DeliveryState = PointState<Deliveries>;
+
+/// The delivery gates of the runs under one store root. Synchronous; cheap
+/// to clone.
+///
+/// See the [module docs](crate::gate) for the rules, the layout and an
+/// example.
+#[derive(Debug, Clone)]
+pub struct DeliveryGates {
+    points: Points<Deliveries>,
+    guard: FollowUpGuard,
+}
+
+impl DeliveryGates {
+    /// The gates under the store root `root` (for example `.orcho`), with
+    /// the default [`FollowUpGuard`].
+    pub fn new(root: impl Into<Utf8PathBuf>, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            points: Points::new(root, clock),
+            guard: FollowUpGuard::default(),
+        }
+    }
+
+    /// Uses this follow-up guard for `fix`.
+    #[must_use]
+    pub fn with_guard(mut self, guard: FollowUpGuard) -> Self {
+        self.guard = guard;
+        self
+    }
+
+    /// The store root.
+    pub fn root(&self) -> &Utf8Path {
+        self.points.root()
+    }
+
+    /// The lifecycle the gates run on.
+    pub fn points(&self) -> &Points<Deliveries> {
+        &self.points
+    }
+
+    /// The gate document of a run.
+    pub fn gate_path(&self, run: &RunId) -> Utf8PathBuf {
+        Deliveries::question_path(&self.points.run_dir(run), &delivery_point())
+    }
+
+    /// The run's patch.
+    pub fn patch_path(&self, run: &RunId) -> Utf8PathBuf {
+        patch_path(&self.points.run_dir(run))
+    }
+
+    /// The outcome document of a run.
+    pub fn outcome_path(&self, run: &RunId) -> Utf8PathBuf {
+        outcome_path(&self.points.run_dir(run))
+    }
+
+    /// The decision slot of a run's gate.
+    pub fn decision_slot(
+        &self,
+        run: &RunId,
+    ) -> orcho_handoff::decision::DecisionSlot<DeliveryChoice> {
+        self.points.slot(run, &delivery_point())
+    }
+
+    /// Opens the run's delivery gate: captures the run's diff as a patch,
+    /// computes the menu, and writes both. A run has one gate.
+    ///
+    /// # Errors
+    ///
+    /// [`DeliveryError::is_already_open`](PointError::is_already_open) when
+    /// the run has a gate, a git error when the worktree or the base cannot
+    /// be read, or I/O.
+    pub fn open(&self, spec: DeliverySpec) -> Result<DeliveryGate, DeliveryError> {
+        let run = spec.run.clone();
+        let err = |kind| PointError::of_run("open the delivery gate of", &run, kind);
+        let git_err = |e| err(refused(DeliveryRefusal::from(e)));
+        let git = Git::new(&spec.worktree);
+        let base = git.rev_parse(&spec.base).map_err(git_err)?;
+        let (patch, numstat) = git.snapshot_diff(&base, None).map_err(git_err)?;
+        let untracked: BTreeSet<Utf8PathBuf> = git
+            .status()
+            .map_err(git_err)?
+            .into_iter()
+            .filter(|e| e.is_untracked())
+            .map(|e| e.path)
+            .collect();
+        let mut files: Vec<FileChange> = numstat
+            .into_iter()
+            .map(|n| FileChange {
+                untracked: untracked.contains(&n.path),
+                path: n.path,
+                lines: n.lines,
+            })
+            .collect();
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        let diff = DiffSummary { files };
+        let verdict = if spec.gaps.is_empty() {
+            spec.reviewer_verdict
+        } else {
+            Verdict::Rejected
+        };
+        let blockers = BlockerSet::new(&spec.findings, &spec.gaps);
+        let (available_actions, blocked) = DeliveryGate::menu(
+            verdict,
+            &spec.gaps,
+            &diff,
+            &blockers,
+            spec.follow_up.as_ref(),
+            &self.guard,
+        );
+        let gate = DeliveryGate {
+            run: run.clone(),
+            reviewer_verdict: spec.reviewer_verdict,
+            verdict,
+            worktree: spec.worktree,
+            base,
+            target: spec.target,
+            diff,
+            patch_digest: Digest::derive(PATCH_DIGEST_CONTEXT, &patch),
+            available_actions,
+            blocked,
+            findings: spec.findings,
+            gaps: spec.gaps,
+            release_summary: spec.release_summary,
+            follow_up_of: spec.follow_up,
+            created_at: self.points.clock().now(),
+        };
+        let dir = self.points.run_dir(&run);
+        fs::create_dir_all(&dir.delivery()).map_err(|e| err(e.into()))?;
+        let _guard = self
+            .points
+            .lock(&run, &delivery_point())
+            .lock_exclusive()
+            .map_err(|e| err(e.into()))?;
+        if self.gate_path(&run).exists() {
+            return Err(err(Kind::AlreadyOpen(Deliveries::ALREADY_OPEN)));
+        }
+        // The patch first: a gate on disk always has its patch.
+        fs::write_atomic(&patch_path(&dir), &patch).map_err(|e| err(e.into()))?;
+        self.points
+            .open(&run, &delivery_point(), &gate)
+            .map_err(err)?;
+        Ok(gate)
+    }
+
+    /// Reads the run's gate.
+    ///
+    /// # Errors
+    ///
+    /// [`DeliveryError::is_not_found`](PointError::is_not_found) when the
+    /// run has no gate, or a document error.
+    pub fn gate(&self, run: &RunId) -> Result<DeliveryGate, DeliveryError> {
+        self.read_gate(run)
+            .map_err(|kind| PointError::of_run("read the delivery gate of", run, kind))
+    }
+
+    fn read_gate(&self, run: &RunId) -> Result<DeliveryGate, Kind> {
+        Ok(self.points.question(run, &delivery_point())?.0)
+    }
+
+    /// The target's status for the run's diff, checked now.
+    ///
+    /// # Errors
+    ///
+    /// A git error when the target cannot be read.
+    pub fn target_status(&self, gate: &DeliveryGate) -> Result<TargetStatus, DeliveryError> {
+        self.check_target(gate)
+            .map_err(|kind| PointError::of_run("check the target of", gate.run(), kind))
+    }
+
+    fn check_target(&self, gate: &DeliveryGate) -> Result<TargetStatus, Kind> {
+        let patch = absolute(&self.patch_path(&gate.run))?;
+        TargetStatus::check(gate, &patch).map_err(|e| refused(e.into()))
+    }
+
+    /// Records the decision of the run's gate. Does not touch the target:
+    /// call [`deliver`](Self::deliver) next.
+    ///
+    /// A first decision is validated against the gate's menu and, for
+    /// `approve` and `apply`, against the target's live status; a refused
+    /// decision records nothing and the gate stays decidable. Once a
+    /// decision is recorded, the same decision again is an idempotent
+    /// replay ([`RecordedDecision::is_replay`], original time) and any
+    /// other is a conflict.
+    ///
+    /// # Errors
+    ///
+    /// [`DeliveryRefusal::NotAvailable`] (with the
+    /// [reason](DeliveryRefusal::blocked_reason)),
+    /// [`DeliveryRefusal::TargetConflict`], a conflict
+    /// ([`PointError::is_conflict`]), not found, git or I/O errors.
+    pub fn decide(
+        &self,
+        run: &RunId,
+        request: DecisionRequest<DeliveryChoice>,
+    ) -> Result<RecordedDecision<DeliveryChoice>, DeliveryError> {
+        self.points
+            .decide(
+                run,
+                &delivery_point(),
+                request,
+                |gate, request, recorded| {
+                    if recorded.is_some() {
+                        return Ok(());
+                    }
+                    let action = request.payload().action();
+                    if !gate.available_actions.contains(action) {
+                        return Err(refused(DeliveryRefusal::NotAvailable {
+                            action,
+                            available: gate.available_actions,
+                            reason: gate.blocked_reason(action).cloned(),
+                        }));
+                    }
+                    if action.changes_target() {
+                        let status = self.check_target(gate)?;
+                        if status.is_conflicting() {
+                            return Err(refused(DeliveryRefusal::TargetConflict(status)));
+                        }
+                    }
+                    Ok(())
+                },
+            )
+            .map_err(|kind| PointError::of_run("decide the delivery gate of", run, kind))
+    }
+
+    /// The recorded decision of the run's gate, if any: the proof token
+    /// [`deliver`](Self::deliver) takes, for a process that did not record
+    /// it itself.
+    ///
+    /// # Errors
+    ///
+    /// When the record cannot be read or was altered.
+    pub fn recorded_decision(
+        &self,
+        run: &RunId,
+    ) -> Result<Option<RecordedDecision<DeliveryChoice>>, DeliveryError> {
+        self.points
+            .recorded(run, &delivery_point())
+            .map_err(|kind| PointError::of_run("read the delivery decision of", run, kind))
+    }
+
+    /// Acts on the recorded decision and records the outcome. Delivering
+    /// again returns the recorded outcome without touching anything.
+    ///
+    /// - `approve`: `git apply --check --index`, `git apply --index`, then
+    ///   `git commit --only` of exactly the diff's paths; a failed commit
+    ///   takes the diff back out.
+    /// - `apply`: `git apply --check`, then `git apply`.
+    /// - `fix`: builds the [`FollowUpSpec`] (the guard has the last word).
+    /// - `skip` and `halt`: change nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`DeliveryRefusal::TargetConflict`] when the target changed since the
+    /// decision and the diff would now conflict (nothing is written; deliver
+    /// again once it is cleaned up), a patch whose digest no longer matches
+    /// the gate, [`PointErrorKind::DecisionMismatch`], a stopped follow-up,
+    /// git or I/O errors.
+    pub fn deliver(
+        &self,
+        decision: &RecordedDecision<DeliveryChoice>,
+    ) -> Result<DeliveryOutcome, DeliveryError> {
+        let run = decision.decision().run();
+        self.points
+            .act(decision, |gate, decision| {
+                let choice = decision.payload();
+                Ok(match choice.action() {
+                    DeliveryAction::Approve => {
+                        let message = gate.commit_message(choice);
+                        let commit = self.commit(gate, &message)?;
+                        DeliveryOutcome::Committed { commit, message }
+                    }
+                    DeliveryAction::Apply => {
+                        self.apply(gate)?;
+                        DeliveryOutcome::Applied
+                    }
+                    DeliveryAction::Fix => DeliveryOutcome::CorrectionReady(
+                        FollowUpSpec::for_gate(gate, choice.note().map(str::to_owned), &self.guard)
+                            .map_err(|e| refused(DeliveryRefusal::FollowUp(Box::new(e))))?,
+                    ),
+                    DeliveryAction::Skip => DeliveryOutcome::Skipped,
+                    DeliveryAction::Halt => DeliveryOutcome::Halted {
+                        worktree: gate.worktree.clone(),
+                    },
+                })
+            })
+            .map(|acted| acted.into_outcome())
+            .map_err(|kind| PointError::of_run("deliver the decision of", run, kind))
+    }
+
+    /// The patch, checked against the gate's digest, as an absolute path.
+    fn checked_patch(&self, gate: &DeliveryGate) -> Result<Utf8PathBuf, Kind> {
+        let path = self.patch_path(&gate.run);
+        let bytes = std::fs::read(&path).map_err(|e| {
+            refused(DeliveryRefusal::ReadPatch {
+                path: path.clone(),
+                source: e,
+            })
+        })?;
+        let computed = Digest::derive(PATCH_DIGEST_CONTEXT, &bytes);
+        if computed != gate.patch_digest {
+            return Err(refused(DeliveryRefusal::PatchAltered {
+                recorded: gate.patch_digest,
+                computed,
+            }));
+        }
+        absolute(&path)
+    }
+
+    /// Whether the patch is already in the target (a delivery that died
+    /// before recording its outcome): it applies in reverse.
+    fn already_applied(git: &Git, args: &[&str]) -> Result<bool, Kind> {
+        Ok(git.check(args).map_err(|e| refused(e.into()))?.is_ok())
+    }
+
+    fn refuse_conflicting(&self, gate: &DeliveryGate) -> Result<(), Kind> {
+        let status = self.check_target(gate)?;
+        if status.is_conflicting() {
+            return Err(refused(DeliveryRefusal::TargetConflict(status)));
+        }
+        Ok(())
+    }
+
+    fn apply(&self, gate: &DeliveryGate) -> Result<(), Kind> {
+        let patch = self.checked_patch(gate)?;
+        let git = Git::new(&gate.target);
+        let git_err = |e| refused(DeliveryRefusal::from(e));
+        if let Err(check) = git
+            .check(&["apply", "--check", patch.as_str()])
+            .map_err(git_err)?
+        {
+            if Self::already_applied(&git, &["apply", "--check", "--reverse", patch.as_str()])? {
+                return Ok(());
+            }
+            return Err(self.conflict(gate, Some(check))?);
+        }
+        self.refuse_conflicting(gate)?;
+        git.run(&["apply", patch.as_str()]).map_err(git_err)?;
+        Ok(())
+    }
+
+    fn commit(&self, gate: &DeliveryGate, message: &str) -> Result<String, Kind> {
+        let patch = self.checked_patch(gate)?;
+        let git = Git::new(&gate.target);
+        let git_err = |e| refused(DeliveryRefusal::from(e));
+        let paths: Vec<&str> = gate.diff.files.iter().map(|f| f.path.as_str()).collect();
+        match git
+            .check(&["apply", "--check", "--index", patch.as_str()])
+            .map_err(git_err)?
+        {
+            Ok(()) => {
+                self.refuse_conflicting(gate)?;
+                git.run(&["apply", "--index", patch.as_str()])
+                    .map_err(git_err)?;
+            }
+            Err(check) => {
+                let in_index = Self::already_applied(
+                    &git,
+                    &["apply", "--check", "--reverse", "--index", patch.as_str()],
+                )?;
+                if !in_index {
+                    return Err(self.conflict(gate, Some(check))?);
+                }
+                let mut args = vec!["diff", "--cached", "--quiet", "--"];
+                args.extend(&paths);
+                if git.check(&args).map_err(git_err)?.is_ok() {
+                    // Applied and committed by a delivery that died before
+                    // recording its outcome.
+                    return git.head().map_err(git_err);
+                }
+            }
+        }
+        let mut args = vec!["commit", "--only", "--quiet", "-m", message, "--"];
+        args.extend(&paths);
+        if let Err(e) = git.run(&args) {
+            // Take the diff back out: the target is never left half-written.
+            let _ = git.run(&["apply", "--index", "--reverse", patch.as_str()]);
+            return Err(git_err(e));
+        }
+        git.head().map_err(git_err)
+    }
+
+    fn conflict(&self, gate: &DeliveryGate, check: Option<String>) -> Result<Kind, Kind> {
+        let status = match self.check_target(gate)? {
+            TargetStatus::Conflicting {
+                dirty,
+                overlapping,
+                apply_check,
+            } => TargetStatus::Conflicting {
+                dirty,
+                overlapping,
+                apply_check: apply_check.or(check),
+            },
+            TargetStatus::Clean | TargetStatus::Dirty { .. } => TargetStatus::Conflicting {
+                dirty: Vec::new(),
+                overlapping: Vec::new(),
+                apply_check: check,
+            },
+        };
+        Ok(refused(DeliveryRefusal::TargetConflict(status)))
+    }
+
+    /// The recorded outcome of the run's gate, once delivered.
+    ///
+    /// # Errors
+    ///
+    /// When the outcome cannot be read.
+    pub fn outcome(&self, run: &RunId) -> Result<Option<DeliveryOutcome>, DeliveryError> {
+        self.points
+            .outcome(run, &delivery_point())
+            .map_err(|kind| PointError::of_run("read the delivery outcome of", run, kind))
+    }
+
+    /// Where the run's gate stands.
+    ///
+    /// # Errors
+    ///
+    /// Not found when the run has no gate; when a document cannot be read.
+    pub fn state(&self, run: &RunId) -> Result<DeliveryState, DeliveryError> {
+        self.points
+            .state(run, &delivery_point())
+            .map_err(|kind| PointError::of_run("read the delivery state of", run, kind))
+    }
+}
+
+/// `path` made absolute against the current directory, so that git can be
+/// run in another directory with it.
+pub(crate) fn absolute(path: &Utf8Path) -> Result<Utf8PathBuf, Kind> {
+    crate::absolute(path).ok_or_else(|| refused(DeliveryRefusal::NotUtf8(path.to_owned())))
+}

@@ -1,0 +1,111 @@
+//! The target checkout's state for a run's diff.
+
+use std::{collections::BTreeSet, fmt};
+
+use camino::{Utf8Path, Utf8PathBuf};
+
+use super::DeliveryGate;
+use crate::git::{Git, GitError};
+
+/// The state of the target checkout, checked live before `approve` or
+/// `apply` is decided and again before it is delivered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TargetStatus {
+    /// No uncommitted changes.
+    Clean,
+    /// Uncommitted changes that do not touch the run's files; the diff
+    /// applies.
+    Dirty {
+        /// The changed (or untracked) paths.
+        paths: Vec<Utf8PathBuf>,
+    },
+    /// The diff would conflict: the target's own changes touch the run's
+    /// files, or `git apply --check` fails. `approve` and `apply` are
+    /// refused; the gate stays decidable.
+    Conflicting {
+        /// The target's uncommitted paths.
+        dirty: Vec<Utf8PathBuf>,
+        /// Those of them the run also changed.
+        overlapping: Vec<Utf8PathBuf>,
+        /// What `git apply --check` said, when it failed.
+        apply_check: Option<String>,
+    },
+}
+
+impl TargetStatus {
+    /// Whether the run's diff would conflict with the target.
+    pub fn is_conflicting(&self) -> bool {
+        matches!(self, Self::Conflicting { .. })
+    }
+
+    /// Whether the target has no uncommitted changes.
+    pub fn is_clean(&self) -> bool {
+        matches!(self, Self::Clean)
+    }
+
+    /// The target's status for `gate`'s diff (its patch at `patch`, an
+    /// absolute path), checked now: the target's uncommitted paths, those
+    /// the run also changed, and `git apply --check`.
+    pub(crate) fn check(gate: &DeliveryGate, patch: &Utf8Path) -> Result<Self, GitError> {
+        let git = Git::new(&gate.target);
+        let dirty: Vec<Utf8PathBuf> = git.status()?.into_iter().map(|e| e.path).collect();
+        let changed: BTreeSet<&Utf8Path> =
+            gate.diff.files.iter().map(|f| f.path.as_path()).collect();
+        let overlapping: Vec<Utf8PathBuf> = dirty
+            .iter()
+            .filter(|p| changed.contains(p.as_path()))
+            .cloned()
+            .collect();
+        let apply_check = if gate.diff.is_empty() {
+            None
+        } else {
+            git.check(&["apply", "--check", patch.as_str()])?.err()
+        };
+        Ok(if !overlapping.is_empty() || apply_check.is_some() {
+            Self::Conflicting {
+                dirty,
+                overlapping,
+                apply_check,
+            }
+        } else if dirty.is_empty() {
+            Self::Clean
+        } else {
+            Self::Dirty { paths: dirty }
+        })
+    }
+}
+
+impl fmt::Display for TargetStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Clean => f.write_str("clean"),
+            Self::Dirty { paths } => {
+                write!(f, "dirty ({} paths, none the run changed)", paths.len())
+            }
+            Self::Conflicting {
+                overlapping,
+                apply_check,
+                ..
+            } => {
+                f.write_str("conflicting")?;
+                if !overlapping.is_empty() {
+                    write!(
+                        f,
+                        ": uncommitted changes to {}",
+                        overlapping
+                            .iter()
+                            .map(|p| format!("`{p}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )?;
+                }
+                if let Some(check) = apply_check {
+                    let first = check.lines().next().unwrap_or_default();
+                    write!(f, "; git apply --check: {first}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}

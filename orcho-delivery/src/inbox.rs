@@ -1,0 +1,88 @@
+//! The delivery gate and the intake question in the decision inbox.
+
+use std::sync::Arc;
+
+use camino::Utf8Path;
+use orcho_core::{RunId, SystemClock, error_chain, layout::StoreDir};
+use orcho_handoff::{
+    Inbox, InboxError, PendingDecision, PendingPoint, PointErrorKind,
+    inbox::{Scanner, pending_decisions_with, scan_handoffs},
+};
+
+use crate::{
+    gate::{DeliveryGates, delivery_point},
+    intake::Intakes,
+};
+
+/// Every kind of decision point a run can wait on: phase handoffs, the
+/// delivery gate and the intake question.
+pub const SCANNERS: &[Scanner] = &[scan_handoffs, scan_delivery, scan_intake];
+
+/// Lists every run under `store_root` paused on an actionable phase
+/// handoff, delivery gate or intake question, newest first (see
+/// [`orcho_handoff::inbox`]).
+///
+/// # Errors
+///
+/// Only when `store_root/runs` exists and cannot be listed.
+pub fn pending_decisions(store_root: &Utf8Path) -> Result<Inbox, InboxError> {
+    pending_decisions_with(store_root, SCANNERS)
+}
+
+/// The [`Scanner`] of delivery gates: a gate that is open, or decided and
+/// not delivered.
+pub fn scan_delivery(store: &StoreDir, run: &RunId) -> Result<Vec<PendingDecision>, String> {
+    let gates = DeliveryGates::new(store.root(), Arc::new(SystemClock::new()));
+    let points = gates.points();
+    let point = delivery_point();
+    let gate = match points.question(run, &point) {
+        Ok((gate, _)) => gate,
+        Err(PointErrorKind::NotFound(_)) => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(format!(
+                "the delivery gate cannot be read: {}",
+                error_chain(&e)
+            ));
+        }
+    };
+    let delivered = points
+        .outcome(run, &point)
+        .map_err(|e| format!("the delivery outcome cannot be read: {}", error_chain(&e)))?;
+    if delivered.is_some() {
+        return Ok(Vec::new());
+    }
+    let decision = points.recorded(run, &point).map_err(|e| error_chain(&e))?;
+    Ok(vec![PendingDecision::new(
+        run.clone(),
+        PendingPoint::Delivery {
+            actions: gate.available_actions(),
+        },
+        Some(gate.verdict()),
+        decision.map(|d| d.decision().payload().action().as_str().to_owned()),
+        gate.created_at(),
+    )])
+}
+
+/// The [`Scanner`] of intake questions: a question that is not applied.
+pub fn scan_intake(store: &StoreDir, run: &RunId) -> Result<Vec<PendingDecision>, String> {
+    let intakes = Intakes::new(store.root(), Arc::new(SystemClock::new()));
+    if !intakes.question_path(run).exists() {
+        return Ok(Vec::new());
+    }
+    if intakes.outcome(run).map_err(|e| error_chain(&e))?.is_some() {
+        return Ok(Vec::new());
+    }
+    let (report, asked_at) = intakes.question(run).map_err(|e| error_chain(&e))?;
+    let decision = intakes
+        .recorded_decision(run)
+        .map_err(|e| error_chain(&e))?;
+    Ok(vec![PendingDecision::new(
+        run.clone(),
+        PendingPoint::Intake {
+            count: report.count(),
+        },
+        None,
+        decision.map(|d| d.decision().payload().action().as_str().to_owned()),
+        asked_at,
+    )])
+}

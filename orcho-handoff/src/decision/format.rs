@@ -1,0 +1,41 @@
+//! The decision record: `runs/<run>/decisions/<handoff>.json`.
+
+use orcho_core::{Digest, HandoffId, RunId, SchemaVersion, Timestamp, schema::Document};
+use serde::{Deserialize, Serialize};
+
+use super::{DecidedBy, DecisionPayload};
+use crate::advisor::AdviceId;
+
+/// A decision record, generic over the payload of its kind of decision
+/// point.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct DecisionDoc<P> {
+    pub(crate) schema: SchemaVersion,
+    /// [`DecisionPayload::KIND`].
+    pub(crate) kind: String,
+    pub(crate) run_id: RunId,
+    pub(crate) handoff_id: HandoffId,
+    pub(crate) payload: P,
+    pub(crate) decided_by: DecidedBy,
+    pub(crate) advice_id: Option<AdviceId>,
+    pub(crate) decided_at: Timestamp,
+    pub(crate) digest: Digest,
+}
+
+impl<P: DecisionPayload> Document for DecisionDoc<P> {
+    const KIND: &'static str = "decision";
+    /// Version 1: kind, run_id, handoff_id, payload, decided_by, advice_id,
+    /// decided_at, digest (over everything but `decided_at`).
+    const SCHEMA: SchemaVersion = SchemaVersion::new(1);
+}
+
+/// What a decision's digest covers, in this order, as compact JSON.
+#[derive(Serialize)]
+pub(crate) struct DecisionDigestInput<'a, P> {
+    pub(crate) kind: &'static str,
+    pub(crate) run_id: &'a RunId,
+    pub(crate) handoff_id: &'a HandoffId,
+    pub(crate) payload: &'a P,
+    pub(crate) decided_by: DecidedBy,
+    pub(crate) advice_id: Option<&'a AdviceId>,
+}

@@ -1,0 +1,603 @@
+//! Decisions, their records and the slot that holds a point's one decision.
+
+use std::{fmt, marker::PhantomData};
+
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho_core::{Clock, Digest, HandoffId, RunId, Timestamp, fs, layout::StoreDir, schema};
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+
+use super::{
+    error::{DecisionError, DecisionErrorKind},
+    format::{DecisionDigestInput, DecisionDoc},
+};
+use crate::advisor::AdviceId;
+
+/// The context string of decision digests. Bump its version when what is
+/// hashed changes.
+pub const DECISION_DIGEST_CONTEXT: &str = "orcho decision v1";
+
+/// The payload of one kind of decision.
+///
+/// It is written inside the decision record as `payload`, so its serde shape
+/// is an on-disk format: keep it stable, snake_case, and give it a
+/// conversion layer (`#[serde(into = …, try_from = …)]`) when the domain
+/// type should not be the format.
+pub trait DecisionPayload:
+    Clone + PartialEq + fmt::Debug + Serialize + DeserializeOwned + Send + Sync + 'static
+{
+    /// The kind of decision point, written as the record's `kind` and
+    /// checked on read, for example `"phase_handoff"`.
+    const KIND: &'static str;
+
+    /// A short label for messages, for example the action's name.
+    fn label(&self) -> String;
+}
+
+/// Who made a decision.
+///
+/// On disk: `operator` or `ci_agent`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecidedBy {
+    /// A person, through a host's UI.
+    Operator,
+    /// The CI autopilot, with no operator present.
+    CiAgent,
+}
+
+impl DecidedBy {
+    /// The snake_case spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Operator => "operator",
+            Self::CiAgent => "ci_agent",
+        }
+    }
+}
+
+impl fmt::Display for DecidedBy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a caller asks to record: the payload, who decides, and the advice
+/// that was used, if any.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecisionRequest<P> {
+    payload: P,
+    decided_by: DecidedBy,
+    advice: Option<AdviceId>,
+}
+
+impl<P: DecisionPayload> DecisionRequest<P> {
+    /// A decision without advice.
+    pub fn new(payload: P, decided_by: DecidedBy) -> Self {
+        Self {
+            payload,
+            decided_by,
+            advice: None,
+        }
+    }
+
+    /// Records that this advice was used to make the decision.
+    #[must_use]
+    pub fn with_advice(mut self, advice: AdviceId) -> Self {
+        self.advice = Some(advice);
+        self
+    }
+
+    /// The payload.
+    pub fn payload(&self) -> &P {
+        &self.payload
+    }
+
+    /// Who decides.
+    pub fn decided_by(&self) -> DecidedBy {
+        self.decided_by
+    }
+
+    /// The advice used, if any.
+    pub fn advice(&self) -> Option<&AdviceId> {
+        self.advice.as_ref()
+    }
+}
+
+/// One decision: what was decided at which point, by whom, with which
+/// advice, when, and the digest that identifies its payload.
+///
+/// A `Decision` value is not proof that it is on disk; a
+/// [`RecordedDecision`] is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision<P> {
+    run: RunId,
+    point: HandoffId,
+    payload: P,
+    decided_by: DecidedBy,
+    advice: Option<AdviceId>,
+    decided_at: Timestamp,
+    digest: Digest,
+}
+
+impl<P: DecisionPayload> Decision<P> {
+    /// A decision made at `decided_at`; computes its digest.
+    ///
+    /// # Errors
+    ///
+    /// When the payload cannot be encoded as JSON (a failing custom
+    /// `Serialize`).
+    pub fn new(
+        run: RunId,
+        point: HandoffId,
+        request: DecisionRequest<P>,
+        decided_at: Timestamp,
+    ) -> Result<Self, DecisionError> {
+        let digest = digest_of(
+            &run,
+            &point,
+            &request.payload,
+            request.decided_by,
+            request.advice.as_ref(),
+        )
+        .map_err(|e| DecisionError::new(&point, None, DecisionErrorKind::Encode(Box::new(e))))?;
+        Ok(Self {
+            run,
+            point,
+            payload: request.payload,
+            decided_by: request.decided_by,
+            advice: request.advice,
+            decided_at,
+            digest,
+        })
+    }
+
+    /// The run.
+    pub fn run(&self) -> &RunId {
+        &self.run
+    }
+
+    /// The decision point (handoff) id.
+    pub fn point(&self) -> &HandoffId {
+        &self.point
+    }
+
+    /// What was decided.
+    pub fn payload(&self) -> &P {
+        &self.payload
+    }
+
+    /// Who decided.
+    pub fn decided_by(&self) -> DecidedBy {
+        self.decided_by
+    }
+
+    /// The advice used, if any.
+    pub fn advice(&self) -> Option<&AdviceId> {
+        self.advice.as_ref()
+    }
+
+    /// When it was first recorded.
+    pub fn decided_at(&self) -> Timestamp {
+        self.decided_at
+    }
+
+    /// The digest of everything but the time: equal digests mean the same
+    /// decision.
+    pub fn digest(&self) -> Digest {
+        self.digest
+    }
+
+    /// Whether `other` is the same decision (the same digest), whatever its
+    /// time.
+    pub fn same_as(&self, other: &Self) -> bool {
+        self.digest == other.digest
+    }
+
+    pub(crate) fn into_doc(self) -> DecisionDoc<P> {
+        DecisionDoc {
+            schema: <DecisionDoc<P> as schema::Document>::SCHEMA,
+            kind: P::KIND.to_owned(),
+            run_id: self.run,
+            handoff_id: self.point,
+            payload: self.payload,
+            decided_by: self.decided_by,
+            advice_id: self.advice,
+            decided_at: self.decided_at,
+            digest: self.digest,
+        }
+    }
+
+    pub(crate) fn from_doc(doc: DecisionDoc<P>, path: &Utf8Path) -> Result<Self, DecisionError> {
+        let err = |kind| DecisionError::new(&doc.handoff_id, Some(path), kind);
+        if doc.kind != P::KIND {
+            return Err(err(DecisionErrorKind::WrongKind {
+                expected: P::KIND,
+                found: doc.kind.clone(),
+            }));
+        }
+        let computed = digest_of(
+            &doc.run_id,
+            &doc.handoff_id,
+            &doc.payload,
+            doc.decided_by,
+            doc.advice_id.as_ref(),
+        )
+        .map_err(|e| err(DecisionErrorKind::Encode(Box::new(e))))?;
+        if computed != doc.digest {
+            return Err(err(DecisionErrorKind::DigestMismatch {
+                recorded: doc.digest,
+                computed,
+            }));
+        }
+        Ok(Self {
+            run: doc.run_id,
+            point: doc.handoff_id,
+            payload: doc.payload,
+            decided_by: doc.decided_by,
+            advice: doc.advice_id,
+            decided_at: doc.decided_at,
+            digest: doc.digest,
+        })
+    }
+}
+
+fn digest_of<P>(
+    run: &RunId,
+    point: &HandoffId,
+    payload: &P,
+    decided_by: DecidedBy,
+    advice: Option<&AdviceId>,
+) -> Result<Digest, serde_json::Error>
+where
+    P: DecisionPayload,
+{
+    let bytes = serde_json::to_vec(&DecisionDigestInput {
+        kind: P::KIND,
+        run_id: run,
+        handoff_id: point,
+        payload,
+        decided_by,
+        advice_id: advice,
+    })?;
+    Ok(Digest::derive(DECISION_DIGEST_CONTEXT, &bytes))
+}
+
+/// Proof that a decision is durably on disk.
+///
+/// Only [`DecisionSlot::record`] and [`DecisionSlot::read`] (and the stores
+/// of this crate built on them) construct one, after the record was created
+/// or read back and its digest checked. Operations that act on a decision,
+/// such as [`HandoffStore::resume`](crate::HandoffStore::resume), take it, so
+/// that acting on an unrecorded decision does not compile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedDecision<P> {
+    decision: Decision<P>,
+    path: Utf8PathBuf,
+    replay: bool,
+}
+
+impl<P> RecordedDecision<P> {
+    /// The decision.
+    pub fn decision(&self) -> &Decision<P> {
+        &self.decision
+    }
+
+    /// The record's file.
+    pub fn path(&self) -> &Utf8Path {
+        &self.path
+    }
+
+    /// Whether the call that returned this found the decision already
+    /// recorded (an idempotent replay, or a read), rather than creating it.
+    pub fn is_replay(&self) -> bool {
+        self.replay
+    }
+
+    /// The decision, giving up the proof.
+    pub fn into_decision(self) -> Decision<P> {
+        self.decision
+    }
+}
+
+/// Where the one decision of one decision point lives, and the operations
+/// on it.
+///
+/// See the [module docs](crate::decision) for the rules and an example.
+#[derive(Debug, Clone)]
+pub struct DecisionSlot<P> {
+    run: RunId,
+    point: HandoffId,
+    path: Utf8PathBuf,
+    payload: PhantomData<fn() -> P>,
+}
+
+impl<P: DecisionPayload> DecisionSlot<P> {
+    /// The slot at an explicit file path.
+    pub fn new(path: impl Into<Utf8PathBuf>, run: RunId, point: HandoffId) -> Self {
+        Self {
+            run,
+            point,
+            path: path.into(),
+            payload: PhantomData,
+        }
+    }
+
+    /// The slot in the standard layout: `<store>/runs/<run>/decisions/<point>.json`.
+    pub fn in_run(store: &Utf8Path, run: &RunId, point: &HandoffId) -> Self {
+        let path = StoreDir::new(store).run(run).decision(point);
+        Self::new(path, run.clone(), point.clone())
+    }
+
+    /// The record's file.
+    pub fn path(&self) -> &Utf8Path {
+        &self.path
+    }
+
+    /// The decision point's id.
+    pub fn point(&self) -> &HandoffId {
+        &self.point
+    }
+
+    /// The run.
+    pub fn run(&self) -> &RunId {
+        &self.run
+    }
+
+    /// Records the decision, stamped with `clock`'s time.
+    ///
+    /// # Errors
+    ///
+    /// See [`record_decision`](Self::record_decision).
+    pub fn record(
+        &self,
+        request: DecisionRequest<P>,
+        clock: &dyn Clock,
+    ) -> Result<RecordedDecision<P>, DecisionError> {
+        let decision = Decision::new(self.run.clone(), self.point.clone(), request, clock.now())?;
+        self.record_decision(decision)
+    }
+
+    /// Records `decision` with an exclusive create. Returns the recorded
+    /// decision: the new one, or — when an identical one is already on disk
+    /// — that one, unchanged ([`RecordedDecision::is_replay`]).
+    ///
+    /// # Errors
+    ///
+    /// - a conflict ([`DecisionError::is_conflict`]) when a different
+    ///   decision is already recorded; nothing is changed;
+    /// - [`DecisionErrorKind::WrongPoint`] when `decision` is for another
+    ///   run or point than this slot;
+    /// - an I/O or document error, and a digest mismatch when the existing
+    ///   record was altered.
+    pub fn record_decision(
+        &self,
+        decision: Decision<P>,
+    ) -> Result<RecordedDecision<P>, DecisionError> {
+        if decision.run != self.run || decision.point != self.point {
+            return Err(self.error(DecisionErrorKind::WrongPoint {
+                run: decision.run,
+                point: decision.point,
+            }));
+        }
+        let wanted = decision.digest;
+        let bytes = schema::encode(&decision.clone().into_doc())
+            .map_err(|e| self.error(DecisionErrorKind::Store(e.into())))?;
+        if let Some(dir) = self.path.parent() {
+            fs::create_dir_all(dir).map_err(|e| self.error(DecisionErrorKind::Store(e.into())))?;
+        }
+        match fs::write_new_atomic(&self.path, &bytes) {
+            Ok(()) => Ok(RecordedDecision {
+                decision,
+                path: self.path.clone(),
+                replay: false,
+            }),
+            Err(e) if e.is_already_exists() => {
+                let existing = self
+                    .read()?
+                    .ok_or_else(|| self.error(DecisionErrorKind::Store(e.into())))?;
+                if existing.decision.digest == wanted {
+                    Ok(existing)
+                } else {
+                    Err(self.error(DecisionErrorKind::Conflict {
+                        recorded: existing.decision.payload.label(),
+                        recorded_by: existing.decision.decided_by,
+                        recorded_at: existing.decision.decided_at,
+                        attempted: decision.payload.label(),
+                    }))
+                }
+            }
+            Err(e) => Err(self.error(DecisionErrorKind::Store(e.into()))),
+        }
+    }
+
+    /// Reads the recorded decision, if there is one, and checks it.
+    ///
+    /// # Errors
+    ///
+    /// A document error (unreadable, malformed, too new), a digest mismatch
+    /// when the record was altered, or [`DecisionErrorKind::WrongPoint`] /
+    /// [`DecisionErrorKind::WrongKind`] when the file holds a record for
+    /// another point or of another kind.
+    pub fn read(&self) -> Result<Option<RecordedDecision<P>>, DecisionError> {
+        let doc = match fs::read_document::<DecisionDoc<P>>(&self.path) {
+            Ok(doc) => doc,
+            Err(e) if e.is_not_found() => return Ok(None),
+            Err(e) => return Err(self.error(DecisionErrorKind::Store(e.into()))),
+        };
+        if doc.run_id != self.run || doc.handoff_id != self.point {
+            return Err(self.error(DecisionErrorKind::WrongPoint {
+                run: doc.run_id,
+                point: doc.handoff_id,
+            }));
+        }
+        let decision = Decision::from_doc(doc, &self.path)?;
+        Ok(Some(RecordedDecision {
+            decision,
+            path: self.path.clone(),
+            replay: true,
+        }))
+    }
+
+    fn error(&self, kind: DecisionErrorKind) -> DecisionError {
+        DecisionError::new(&self.point, Some(&self.path), kind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use orcho_core::{FixedClock, error_chain};
+    use std::time::Duration;
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    struct Note {
+        text: String,
+    }
+
+    impl DecisionPayload for Note {
+        const KIND: &'static str = "note";
+        fn label(&self) -> String {
+            self.text.clone()
+        }
+    }
+
+    fn setup() -> (tempfile::TempDir, DecisionSlot<Note>, FixedClock) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Utf8PathBuf::try_from(dir.path().to_owned()).unwrap();
+        let slot = DecisionSlot::in_run(
+            &root,
+            &"run-1".parse().unwrap(),
+            &"point-1".parse().unwrap(),
+        );
+        let clock = FixedClock::new("2026-11-21T12:00:00Z".parse().unwrap());
+        (dir, slot, clock)
+    }
+
+    fn note(text: &str) -> DecisionRequest<Note> {
+        DecisionRequest::new(
+            Note {
+                text: text.to_owned(),
+            },
+            DecidedBy::Operator,
+        )
+    }
+
+    #[test]
+    fn a_replay_keeps_the_original_time() {
+        let (_dir, slot, clock) = setup();
+        let first = slot.record(note("a"), &clock).unwrap();
+        clock.advance(Duration::from_secs(60));
+        let again = slot.record(note("a"), &clock).unwrap();
+        assert!(again.is_replay());
+        assert_eq!(again.decision().decided_at(), first.decision().decided_at());
+        assert_eq!(again.decision(), first.decision());
+    }
+
+    #[test]
+    fn provenance_is_part_of_identity() {
+        let (_dir, slot, clock) = setup();
+        slot.record(note("a"), &clock).unwrap();
+        let by_ci = DecisionRequest::new(Note { text: "a".into() }, DecidedBy::CiAgent);
+        assert!(slot.record(by_ci, &clock).unwrap_err().is_conflict());
+        let with_advice = note("a").with_advice("a1".parse().unwrap());
+        assert!(slot.record(with_advice, &clock).unwrap_err().is_conflict());
+    }
+
+    #[test]
+    fn conflicts_say_what_is_recorded() {
+        let (_dir, slot, clock) = setup();
+        slot.record(note("approve"), &clock).unwrap();
+        let err = slot.record(note("skip"), &clock).unwrap_err();
+        let root = slot.path().parent().unwrap().to_string();
+        insta::assert_snapshot!(error_chain(&err).replace(&root, "<decisions>"), @"cannot use the decision record of `point-1` at `<decisions>/point-1.json`: caused by: a different decision is already recorded (`approve` by operator at 2026-11-21T12:00:00.000Z); refusing `skip`");
+        assert_eq!(err.point().as_str(), "point-1");
+    }
+
+    #[test]
+    fn an_edited_record_is_refused() {
+        let (_dir, slot, clock) = setup();
+        slot.record(note("approve"), &clock).unwrap();
+        let text = std::fs::read_to_string(slot.path()).unwrap();
+        fs::write_atomic(slot.path(), text.replace("approve", "skip").as_bytes()).unwrap();
+        let err = slot.read().unwrap_err();
+        assert!(err.is_digest_mismatch(), "{}", error_chain(&err));
+        // And a replay attempt does not treat the edited record as its own.
+        assert!(slot.record(note("skip"), &clock).is_err());
+    }
+
+    #[test]
+    fn a_record_for_another_point_or_kind_is_refused() {
+        let (dir, slot, clock) = setup();
+        slot.record(note("a"), &clock).unwrap();
+        let root = Utf8PathBuf::try_from(dir.path().to_owned()).unwrap();
+        let other = DecisionSlot::<Note>::new(
+            slot.path(),
+            "run-1".parse().unwrap(),
+            "point-2".parse().unwrap(),
+        );
+        assert!(matches!(
+            other.read().unwrap_err().kind(),
+            DecisionErrorKind::WrongPoint { .. }
+        ));
+
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        struct Other {
+            text: String,
+        }
+        impl DecisionPayload for Other {
+            const KIND: &'static str = "other";
+            fn label(&self) -> String {
+                self.text.clone()
+            }
+        }
+        let wrong_kind = DecisionSlot::<Other>::in_run(
+            &root,
+            &"run-1".parse().unwrap(),
+            &"point-1".parse().unwrap(),
+        );
+        assert!(matches!(
+            wrong_kind.read().unwrap_err().kind(),
+            DecisionErrorKind::WrongKind { .. }
+        ));
+    }
+
+    #[test]
+    fn missing_records_read_as_none_and_future_ones_are_refused() {
+        let (_dir, slot, _clock) = setup();
+        assert!(slot.read().unwrap().is_none());
+        fs::create_dir_all(slot.path().parent().unwrap()).unwrap();
+        fs::write_atomic(
+            slot.path(),
+            br#"{"schema": 2, "kind": "note", "quorum": ["a", "b"]}"#,
+        )
+        .unwrap();
+        let err = slot.read().unwrap_err();
+        assert!(err.is_too_new(), "{}", error_chain(&err));
+    }
+
+    #[test]
+    fn threads_racing_leave_one_decision() {
+        let (_dir, slot, clock) = setup();
+        let results: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|i| {
+                    let (slot, clock) = (&slot, &clock);
+                    s.spawn(move || slot.record(note(if i % 2 == 0 { "a" } else { "b" }), clock))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let winner = slot.read().unwrap().unwrap();
+        let created = results
+            .iter()
+            .filter(|r| matches!(r, Ok(d) if !d.is_replay()))
+            .count();
+        assert_eq!(created, 1);
+        for result in &results {
+            match result {
+                Ok(d) => assert_eq!(d.decision(), winner.decision()),
+                Err(e) => assert!(e.is_conflict(), "{}", error_chain(e)),
+            }
+        }
+    }
+}

@@ -1,0 +1,549 @@
+//! Rules, rule sets and presets: how a request is evaluated.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Pattern, Permission, PermissionAction};
+
+/// One rule: requests for `permission` whose argument matches `pattern` get
+/// `action`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Rule {
+    /// The permission it applies to (`*` for all).
+    pub permission: Permission,
+    /// The pattern the argument must match.
+    pub pattern: Pattern,
+    /// What a matching request gets.
+    pub action: PermissionAction,
+}
+
+impl Rule {
+    /// A rule.
+    pub fn new(permission: Permission, pattern: &str, action: PermissionAction) -> Self {
+        Self {
+            permission,
+            pattern: Pattern::new(pattern),
+            action,
+        }
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} `{}` → {}",
+            self.permission, self.pattern, self.action
+        )
+    }
+}
+
+/// Why a request got its action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reason {
+    /// The last matching rule decided.
+    Rule {
+        /// Its 0-based position in the rule set.
+        index: usize,
+        /// The rule.
+        rule: Rule,
+    },
+    /// No rule matched, so the request is denied.
+    NoRule,
+    /// A compound shell command that the last matching rule would have
+    /// allowed; it is asked about instead.
+    Compound {
+        /// The construct that makes it compound, for example `;` or `$(`.
+        construct: &'static str,
+        /// The rule that would have allowed it.
+        index: usize,
+        /// The rule.
+        rule: Rule,
+    },
+}
+
+/// The answer to one permission request: the action and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Evaluation {
+    /// What to do.
+    pub action: PermissionAction,
+    /// Why.
+    pub reason: Reason,
+}
+
+impl Evaluation {
+    /// One line a host can show to explain the outcome.
+    pub fn explain(&self) -> String {
+        match &self.reason {
+            Reason::Rule { index, rule } => {
+                format!("{} by rule {} ({rule})", self.action, index + 1)
+            }
+            Reason::NoRule => "deny: no rule matches, and unmatched requests are denied".to_owned(),
+            Reason::Compound {
+                construct,
+                index,
+                rule,
+            } => format!(
+                "ask: the command is compound (`{construct}`), and rule {} ({rule}) only allows single commands",
+                index + 1
+            ),
+        }
+    }
+}
+
+/// A rule that can never decide, found by [`RuleSet::lint`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ShadowedRule {
+    /// The 0-based index of the rule that never decides.
+    pub index: usize,
+    /// The 0-based index of the later rule that always matches first.
+    pub shadowed_by: usize,
+}
+
+impl ShadowedRule {
+    /// A message naming both rules (1-based, as a person counts).
+    pub fn message(&self, rules: &RuleSet) -> String {
+        let rule = &rules.rules[self.index];
+        let by = &rules.rules[self.shadowed_by];
+        format!(
+            "rule {} ({rule}) never decides: the later rule {} ({by}) matches everything it matches",
+            self.index + 1,
+            self.shadowed_by + 1
+        )
+    }
+}
+
+/// An ordered list of permission rules.
+///
+/// A [`RuleSet`] is a list of [`Rule`]s: (permission, pattern, action). The
+/// precedence model is one rule, documented and tested:
+///
+/// - **the last matching rule wins** (write general rules first, exceptions
+///   after them);
+/// - **a request that matches no rule is denied**;
+/// - for `bash`, a **compound command** — one that chains or substitutes
+///   commands or redirects output (`;`, `&`, `&&`, `|`, `||`, `` ` ``, `$(`,
+///   `>`, `<`, or a line break) — is never *allowed* by a rule: an allow
+///   becomes `ask`, while `ask` and `deny` stay. So `ls; rm -rf x` is not
+///   allowed by an `ls*` rule. The check is conservative: a `;` inside quotes
+///   also makes a command compound (it is asked about, never run silently).
+///
+/// Patterns match the whole argument (for `bash`, the command line with
+/// surrounding whitespace trimmed) with `*` (any run of characters, including
+/// none) and `?` (exactly one character); everything else is literal and
+/// case-sensitive. The permission `*` matches every permission.
+///
+/// [`RuleSet::evaluate`] returns the action *and* the reason, including the
+/// rule that decided, so a host can explain. [`RuleSet::lint`] reports rules
+/// that can never decide because a later rule always matches whatever they
+/// match.
+///
+/// ```
+/// use orcho_permissions::{PermissionAction, RuleSet};
+///
+/// let rules = RuleSet::read_only();
+/// assert_eq!(rules.evaluate("bash", "git status").action, PermissionAction::Allow);
+/// assert_eq!(rules.evaluate("bash", "ls && rm -rf target").action, PermissionAction::Ask);
+/// assert_eq!(rules.evaluate("write", "src/lib.rs").action, PermissionAction::Deny);
+/// println!("{}", rules.evaluate("bash", "ls; rm -rf x").explain());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RuleSet {
+    rules: Vec<Rule>,
+}
+
+impl RuleSet {
+    /// A rule set.
+    pub fn new(rules: impl IntoIterator<Item = Rule>) -> Self {
+        Self {
+            rules: rules.into_iter().collect(),
+        }
+    }
+
+    /// The rules, in order.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// Appends a rule (it takes precedence over every earlier one).
+    pub fn push(&mut self, rule: Rule) {
+        self.rules.push(rule);
+    }
+
+    /// The built-in preset for read-only sessions: writes and edits denied,
+    /// dispatch denied (no recursion), reads, globs and greps allowed, shell
+    /// commands asked about except a list of known-safe read commands, which
+    /// are allowed as single commands.
+    pub fn read_only() -> Self {
+        use PermissionAction::{Allow, Ask, Deny};
+        let mut rules = vec![
+            Rule::new(Permission::ANY, "*", Deny),
+            Rule::new(Permission::READ, "*", Allow),
+            Rule::new(Permission::GLOB, "*", Allow),
+            Rule::new(Permission::GREP, "*", Allow),
+            Rule::new(Permission::BASH, "*", Ask),
+        ];
+        for safe in SAFE_COMMANDS {
+            rules.push(Rule::new(Permission::BASH, safe, Allow));
+            rules.push(Rule::new(Permission::BASH, &format!("{safe} *"), Allow));
+        }
+        // Options of otherwise safe commands that write files or run
+        // programs.
+        for risky in [
+            "*--output*",
+            "*--pre*",
+            "*--ext-diff*",
+            "*--exec*",
+            "*--upload-pack*",
+        ] {
+            rules.push(Rule::new(Permission::BASH, risky, Ask));
+        }
+        rules.extend([
+            Rule::new(Permission::WRITE, "*", Deny),
+            Rule::new(Permission::EDIT, "*", Deny),
+            Rule::new(Permission::DISPATCH, "*", Deny),
+        ]);
+        Self { rules }
+    }
+
+    /// The action for a request of `permission` on `argument` (a path, a
+    /// glob, a search, or for `bash` the command line), and why.
+    pub fn evaluate(&self, permission: &str, argument: &str) -> Evaluation {
+        let argument = if permission == Permission::BASH.as_str() {
+            argument.trim()
+        } else {
+            argument
+        };
+        let Some((index, rule)) = self
+            .rules
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, r)| r.permission.matches(permission) && r.pattern.matches(argument))
+        else {
+            return Evaluation {
+                action: PermissionAction::Deny,
+                reason: Reason::NoRule,
+            };
+        };
+        if rule.action == PermissionAction::Allow
+            && permission == Permission::BASH.as_str()
+            && let Some(construct) = compound_construct(argument)
+        {
+            return Evaluation {
+                action: PermissionAction::Ask,
+                reason: Reason::Compound {
+                    construct,
+                    index,
+                    rule: rule.clone(),
+                },
+            };
+        }
+        Evaluation {
+            action: rule.action,
+            reason: Reason::Rule {
+                index,
+                rule: rule.clone(),
+            },
+        }
+    }
+
+    /// Rules that can never decide because a later rule matches everything
+    /// they match (whatever its action), in order.
+    pub fn lint(&self) -> Vec<ShadowedRule> {
+        let mut out = Vec::new();
+        for (index, rule) in self.rules.iter().enumerate() {
+            let later = self.rules[index + 1..].iter().position(|later| {
+                later.permission.covers(&rule.permission) && later.pattern.covers(&rule.pattern)
+            });
+            if let Some(offset) = later {
+                out.push(ShadowedRule {
+                    index,
+                    shadowed_by: index + 1 + offset,
+                });
+            }
+        }
+        out
+    }
+}
+
+/// Commands that only read, allowed by [`RuleSet::read_only`] as single
+/// commands (with any arguments, except the risky options it asks about).
+pub const SAFE_COMMANDS: &[&str] = &[
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "pwd",
+    "tree",
+    "stat",
+    "file",
+    "du",
+    "which",
+    "rg",
+    "grep",
+    "git status",
+    "git log",
+    "git diff",
+    "git show",
+    "git blame",
+    "git ls-files",
+    "git rev-parse",
+];
+
+/// The first construct that makes a command line compound, if any.
+fn compound_construct(command: &str) -> Option<&'static str> {
+    const CONSTRUCTS: [(&str, &str); 9] = [
+        ("$(", "$("),
+        ("`", "`"),
+        ("&&", "&&"),
+        ("||", "||"),
+        (";", ";"),
+        ("&", "&"),
+        ("|", "|"),
+        (">", ">"),
+        ("<", "<"),
+    ];
+    if command.contains(['\n', '\r']) {
+        return Some("line break");
+    }
+    CONSTRUCTS
+        .iter()
+        .filter_map(|(needle, name)| command.find(needle).map(|at| (at, *name)))
+        .min_by_key(|(at, name)| (*at, std::cmp::Reverse(name.len())))
+        .map(|(_, name)| name)
+}
+
+/// A named set of rules a profile can select instead of listing rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum PermissionPreset {
+    /// [`RuleSet::read_only`].
+    ReadOnly,
+}
+
+impl PermissionPreset {
+    /// The rules of the preset.
+    pub fn rules(self) -> RuleSet {
+        match self {
+            Self::ReadOnly => RuleSet::read_only(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use PermissionAction::{Allow, Ask, Deny};
+    use proptest::prelude::*;
+
+    #[test]
+    fn patterns_match_whole_arguments() {
+        let cases = [
+            ("ls*", "ls", true),
+            ("ls*", "ls -la", true),
+            ("ls*", "lsof", true),
+            ("ls", "ls -la", false),
+            ("git status*", "git status --short", true),
+            ("git status*", "git stash", false),
+            ("?at", "cat", true),
+            ("?at", "at", false),
+            ("*.rs", "src/lib.rs", true),
+            ("*", "", true),
+            ("a*b*c", "aXbYc", true),
+            ("a*b*c", "aXbY", false),
+            ("**", "anything", true),
+        ];
+        for (pattern, arg, expected) in cases {
+            assert_eq!(
+                Pattern::new(pattern).matches(arg),
+                expected,
+                "{pattern} vs {arg}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_last_matching_rule_wins_and_unmatched_is_denied() {
+        let rules = RuleSet::new([
+            Rule::new(Permission::BASH, "*", Ask),
+            Rule::new(Permission::BASH, "cargo *", Allow),
+            Rule::new(Permission::BASH, "cargo publish*", Deny),
+        ]);
+        assert_eq!(rules.evaluate("bash", "cargo test").action, Allow);
+        assert_eq!(
+            rules.evaluate("bash", "cargo publish --dry-run").action,
+            Deny
+        );
+        assert_eq!(rules.evaluate("bash", "make").action, Ask);
+        let unmatched = rules.evaluate("write", "x");
+        assert_eq!(unmatched.action, Deny);
+        assert_eq!(unmatched.reason, Reason::NoRule);
+        let reordered = RuleSet::new([
+            Rule::new(Permission::BASH, "cargo publish*", Deny),
+            Rule::new(Permission::BASH, "cargo *", Allow),
+        ]);
+        assert_eq!(
+            reordered.evaluate("bash", "cargo publish").action,
+            Allow,
+            "order decides"
+        );
+    }
+
+    #[test]
+    fn evaluations_explain_themselves() {
+        let rules = RuleSet::read_only();
+        insta::assert_snapshot!(rules.evaluate("bash", "git status").explain(), @"allow by rule 32 (bash `git status` → allow)");
+        insta::assert_snapshot!(rules.evaluate("write", "src/lib.rs").explain(), @"deny by rule 51 (write `*` → deny)");
+        insta::assert_snapshot!(rules.evaluate("bash", "ls -la; rm -rf x").explain(), @"ask: the command is compound (`;`), and rule 7 (bash `ls *` → allow) only allows single commands");
+        insta::assert_snapshot!(RuleSet::default().evaluate("read", "a").explain(), @"deny: no rule matches, and unmatched requests are denied");
+    }
+
+    #[test]
+    fn shadowed_rules_are_reported() {
+        let rules = RuleSet::new([
+            Rule::new(Permission::BASH, "ls*", Allow),
+            Rule::new(Permission::BASH, "git status*", Allow),
+            Rule::new(Permission::BASH, "*", Ask),
+            Rule::new(Permission::READ, "src/*.rs", Deny),
+            Rule::new(Permission::READ, "src/*", Allow),
+            Rule::new(Permission::WRITE, "docs/?.md", Allow),
+            Rule::new(Permission::ANY, "docs/*", Deny),
+        ]);
+        let messages: Vec<String> = rules.lint().iter().map(|s| s.message(&rules)).collect();
+        insta::assert_snapshot!(messages.join("\n"), @r"
+        rule 1 (bash `ls*` → allow) never decides: the later rule 3 (bash `*` → ask) matches everything it matches
+        rule 2 (bash `git status*` → allow) never decides: the later rule 3 (bash `*` → ask) matches everything it matches
+        rule 4 (read `src/*.rs` → deny) never decides: the later rule 5 (read `src/*` → allow) matches everything it matches
+        rule 6 (write `docs/?.md` → allow) never decides: the later rule 7 (* `docs/*` → deny) matches everything it matches
+        ");
+        assert!(
+            RuleSet::read_only().lint().is_empty(),
+            "the preset has no dead rules"
+        );
+    }
+
+    #[test]
+    fn read_only_preset_table() {
+        let rules = RuleSet::read_only();
+        #[rustfmt::skip]
+        let table: &[(&str, &str, PermissionAction)] = &[
+            ("bash", "ls", Allow),
+            ("bash", "ls -la src", Allow),
+            ("bash", "  ls -la  ", Allow),
+            ("bash", "cat Cargo.toml", Allow),
+            ("bash", "head -n 20 README.md", Allow),
+            ("bash", "wc -l src/lib.rs", Allow),
+            ("bash", "git status", Allow),
+            ("bash", "git status --short", Allow),
+            ("bash", "git log --oneline -5", Allow),
+            ("bash", "git diff HEAD~1", Allow),
+            ("bash", "git show HEAD:src/lib.rs", Allow),
+            ("bash", "rg -n 'fn main' src", Allow),
+            ("bash", "grep -rn TODO .", Allow),
+            ("bash", "pwd", Allow),
+            // Not on the safe list: asked about.
+            ("bash", "rm -rf target", Ask),
+            ("bash", "cargo build", Ask),
+            ("bash", "lsof -i", Ask),
+            ("bash", "git push --force", Ask),
+            ("bash", "git stash", Ask),
+            ("bash", "find . -delete", Ask),
+            // Chaining, substitution and redirection never ride on an allow.
+            ("bash", "ls; rm -rf x", Ask),
+            ("bash", "ls && rm x", Ask),
+            ("bash", "ls || rm x", Ask),
+            ("bash", "ls | sh", Ask),
+            ("bash", "ls & rm x", Ask),
+            ("bash", "ls $(rm x)", Ask),
+            ("bash", "ls `rm x`", Ask),
+            ("bash", "cat a > b", Ask),
+            ("bash", "cat a >> b", Ask),
+            ("bash", "cat < /etc/passwd", Ask),
+            ("bash", "ls\nrm x", Ask),
+            ("bash", "git status;rm -rf /", Ask),
+            ("bash", "cat 'a;b'", Ask),
+            // Safe commands with options that write or execute.
+            ("bash", "git diff --output=patch.diff", Ask),
+            ("bash", "git log --output=/tmp/x", Ask),
+            ("bash", "rg --pre ./evil.sh pattern", Ask),
+            ("bash", "git diff --ext-diff", Ask),
+            // The other permissions.
+            ("read", "src/lib.rs", Allow),
+            ("glob", "**/*.rs", Allow),
+            ("grep", "TODO", Allow),
+            ("write", "src/lib.rs", Deny),
+            ("edit", "src/lib.rs", Deny),
+            ("dispatch", "reviewer", Deny),
+            ("webfetch", "https://example.com", Deny),
+        ];
+        assert!(table.len() >= 30);
+        for (permission, argument, expected) in table {
+            let got = rules.evaluate(permission, argument);
+            assert_eq!(
+                got.action,
+                *expected,
+                "{permission} {argument:?}: {}",
+                got.explain()
+            );
+        }
+    }
+
+    #[test]
+    fn rules_read_from_yaml() {
+        let rules: RuleSet = serde_yaml::from_str(
+            "- { permission: bash, pattern: 'ls*', action: allow }\n- { permission: write, pattern: '*', action: deny }\n",
+        )
+        .unwrap();
+        assert_eq!(rules.rules().len(), 2);
+        let err =
+            serde_yaml::from_str::<RuleSet>("- { permission: Bash, pattern: '*', action: allow }")
+                .unwrap_err();
+        assert!(
+            err.to_string().contains("`Bash` is not a permission name"),
+            "{err}"
+        );
+        let err =
+            serde_yaml::from_str::<RuleSet>("- { permission: bash, pattern: '*', action: permit }")
+                .unwrap_err();
+        assert!(
+            err.to_string().contains("unknown variant `permit`"),
+            "{err}"
+        );
+    }
+
+    fn glob() -> impl Strategy<Value = String> {
+        "[ab*?]{0,6}"
+    }
+
+    proptest! {
+        #[test]
+        fn coverage_is_sound(b in glob(), a in glob(), s in "[ab]{0,8}") {
+            let (pb, pa) = (Pattern::new(&b), Pattern::new(&a));
+            if pb.covers(&pa) && pa.matches(&s) {
+                prop_assert!(pb.matches(&s), "{b} covers {a} but misses {s}");
+            }
+        }
+
+        #[test]
+        fn every_pattern_covers_itself(a in glob()) {
+            let p = Pattern::new(&a);
+            prop_assert!(p.covers(&p));
+        }
+
+        #[test]
+        fn compound_commands_are_never_allowed(prefix in "(ls|cat|git status)", sep in prop::sample::select(vec![";", "&&", "||", "|", "&", "$(", "`", ">", "<", "\n"]), rest in "[a-z][a-z ]{0,10}") {
+            let command = format!("{prefix}{sep}{rest}");
+            prop_assert_ne!(RuleSet::read_only().evaluate("bash", &command).action, Allow);
+        }
+    }
+}
