@@ -9,6 +9,7 @@ mod delivery;
 mod flow;
 mod host;
 mod profile;
+mod store_v1;
 mod supervision;
 
 pub(crate) type Result<T = (), E = Box<dyn std::error::Error + Send + Sync>> =

@@ -1,0 +1,63 @@
+//! A store written by the first run-store format (schema 1), kept as a
+//! fixture: every run in it still opens, replays to the state it had, and
+//! gets its snapshot written again byte for byte. The fixture's runs cover
+//! every kind of journal event (gates that feed, replan and halt; handoffs
+//! resumed with every action; receipts re-run before acceptance; planner
+//! questions, plan approval and deviations; intake, delivery and a
+//! correction follow-up).
+
+use std::fmt::Write as _;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho::{Engine, RunPlan, RunStore};
+
+use crate::Result;
+
+fn copy_dir(from: &Utf8Path, to: &Utf8Path) -> Result {
+    std::fs::create_dir_all(to)?;
+    for entry in from.read_dir_utf8()? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn a_store_written_with_schema_1_opens_replays_and_keeps_its_snapshots() -> Result {
+    let fixture = Utf8Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/store-v1");
+    let tmp = tempfile::tempdir()?;
+    let root = Utf8PathBuf::try_from(tmp.path().to_owned())?.join("store");
+    copy_dir(&fixture, &root)?;
+    let store = RunStore::new(&root);
+    let engine = Engine::builder(RunPlan::new("fixture", Vec::new()), &root).build()?;
+    let runs = store.runs()?;
+    assert_eq!(runs.len(), 17, "every run of the fixture is listed");
+    let mut summary = String::new();
+    for run in &runs {
+        let state = store.read(run)?;
+        writeln!(
+            summary,
+            "{} | {} | {}",
+            state.status,
+            state.reason.clone().unwrap_or_default(),
+            state.current_phase().map_or("-", |p| p.as_str())
+        )?;
+        summary.push_str(&engine.trace(run)?);
+        summary.push('\n');
+        // Opening a run rewrites its snapshot from the replayed journal: the
+        // bytes are the ones the first format wrote.
+        drop(engine.open(run)?);
+        let written =
+            std::fs::read_to_string(root.join("runs").join(run.as_str()).join("run.json"))?;
+        let original =
+            std::fs::read_to_string(fixture.join("runs").join(run.as_str()).join("run.json"))?;
+        assert_eq!(written, original, "the snapshot of `{run}` is unchanged");
+    }
+    insta::assert_snapshot!(summary);
+    Ok(())
+}
