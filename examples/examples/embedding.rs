@@ -48,7 +48,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     loop {
         step = match step {
             Step::RunPhase(request) => {
-                let report = run_phase(&request, &run.state().checkout)?;
+                let report = run_phase(&request, run.state().checkout())?;
                 run.complete_phase(report).await?
             }
             Step::DecideHandoff(handoff) => {

@@ -422,7 +422,8 @@ async fn handoff(place: &Place, cmd: HandoffCommand) -> Result<Exit, BoxError> {
                 None => engine
                     .runs()
                     .read(&run)?
-                    .handoff
+                    .handoff()
+                    .cloned()
                     .ok_or_else(|| format!("run `{run}` is not paused at a handoff"))?,
             };
             let choice = HandoffChoice::new(action, text.as_deref())?;
@@ -438,7 +439,8 @@ async fn handoff(place: &Place, cmd: HandoffCommand) -> Result<Exit, BoxError> {
             let handoff = engine
                 .runs()
                 .read(&run)?
-                .handoff
+                .handoff()
+                .cloned()
                 .ok_or_else(|| format!("run `{run}` is not paused at a handoff"))?;
             let advice = engine.advise(&run, &handoff).await?;
             show::out(&format!("{advice:?}"));
@@ -482,8 +484,9 @@ fn plan(place: &Place, cmd: PlanCommand) -> Result<Exit, BoxError> {
     let engine = drive::engine_for(place, Some(&run))?;
     let state = engine.runs().read(&run)?;
     let touchpoint = state
-        .touchpoint
-        .filter(|_| state.status == orcho::core::RunStatus::AwaitingPlanApproval)
+        .touchpoint()
+        .cloned()
+        .filter(|_| state.status() == orcho::core::RunStatus::AwaitingPlanApproval)
         .ok_or_else(|| format!("run `{run}` has no plan waiting for approval"))?;
     let context = feedback.map_or_else(Answer::none, Answer::text);
     engine.answer(

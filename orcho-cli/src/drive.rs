@@ -173,7 +173,7 @@ pub(crate) async fn resume(
     let (_, plan) = load_profile(place, Some(&config.profile))?;
     let engine = Engine::builder(plan, &place.store).build()?;
     let mut run = engine.open(id)?;
-    let ended = run.state().status.is_terminal();
+    let ended = run.state().status().is_terminal();
     let step = match run.resume().await {
         Ok(step) => step,
         Err(e) if matches!(e.kind(), orcho::EngineErrorKind::WrongState { .. }) => {
@@ -204,7 +204,7 @@ async fn drive(
     loop {
         step = match step {
             Step::RunPhase(request) => {
-                let report = run_phase(place, config, &run.state().checkout, &request).await?;
+                let report = run_phase(place, config, run.state().checkout(), &request).await?;
                 run.complete_phase(report).await?
             }
             Step::DecideHandoff(handoff) => {
@@ -332,7 +332,7 @@ fn paused(place: &Place, run: &Run, point: &str, hint: &str) -> Result<Exit, Box
         show::out(
             &json!({
                 "run": run.id().as_str(),
-                "status": run.state().status.to_string(),
+                "status": run.state().status().to_string(),
                 "awaiting": point,
                 "hint": hint,
             })
@@ -342,7 +342,7 @@ fn paused(place: &Place, run: &Run, point: &str, hint: &str) -> Result<Exit, Box
         show::out(&format!(
             "run {} is paused awaiting a {point} decision ({}).\nnext: {hint}, then `orcho resume {}`",
             run.id(),
-            run.state().status,
+            run.state().status(),
             run.id()
         ));
     }

@@ -334,8 +334,8 @@ fn handoff_doc(engine: &Engine, run: &RunId, handoff: &PhaseHandoff) -> ToolResu
 
 fn open_handoff(engine: &Engine, run: &RunId) -> Result<Option<PhaseHandoff>, ToolError> {
     let state = engine.runs().read(run)?;
-    match state.handoff {
-        Some(id) => Ok(Some(engine.handoffs().handoff(run, &id).map_err(|e| {
+    match state.handoff() {
+        Some(id) => Ok(Some(engine.handoffs().handoff(run, id).map_err(|e| {
             ToolError::new("internal_error", orcho::core::error_chain(&e))
         })?)),
         None => Ok(None),
@@ -345,7 +345,7 @@ fn open_handoff(engine: &Engine, run: &RunId) -> Result<Option<PhaseHandoff>, To
 /// Where the run stands and what it waits on.
 fn status_doc(engine: &Engine, run: &RunId) -> ToolResult {
     let state = engine.runs().read(run)?;
-    let awaiting = match state.status {
+    let awaiting = match state.status() {
         RunStatus::AwaitingPhaseHandoff => Some("phase_handoff"),
         RunStatus::AwaitingDelivery => Some("delivery_gate"),
         RunStatus::AwaitingIntake => Some("intake"),
@@ -367,32 +367,32 @@ fn status_doc(engine: &Engine, run: &RunId) -> ToolResult {
         }
         meta.insert("phase_handoff".to_owned(), doc);
     }
-    if state.status == RunStatus::AwaitingDelivery {
+    if state.status() == RunStatus::AwaitingDelivery {
         let gate = engine.delivery_gate(run)?;
         meta.insert("delivery_gate".to_owned(), show::gate_json(&gate));
         next.push("decide the delivery with orcho_delivery_decide, then orcho_run_resume");
     }
-    if let Some(id) = &state.touchpoint {
+    if let Some(id) = &state.touchpoint() {
         meta.insert(
             "touchpoint".to_owned(),
-            json!({ "id": id.as_str(), "status": state.status.as_str() }),
+            json!({ "id": id.as_str(), "status": state.status().as_str() }),
         );
         next.push("answer it with the `orcho` CLI, then orcho_run_resume");
     }
-    if state.status == RunStatus::AwaitingIntake {
+    if state.status() == RunStatus::AwaitingIntake {
         next.push("decide it with `orcho intake <run> <action>`, then orcho_run_resume");
     }
-    if state.status.is_terminal() {
+    if state.status().is_terminal() {
         next.push("the run has ended; orcho_run_evidence has its evidence");
     }
     Ok(json!({
         "run_id": run.as_str(),
-        "status": state.status.as_str(),
-        "reason": state.reason,
-        "plan": state.plan,
+        "status": state.status().as_str(),
+        "reason": state.reason(),
+        "plan": state.plan(),
         "phase": state.current_phase().map(|p| p.as_str()),
-        "attempt": state.attempt,
-        "round": state.round,
+        "attempt": state.attempt(),
+        "round": state.round(),
         "awaiting": awaiting,
         "meta": meta,
         "next": next,
@@ -407,8 +407,8 @@ fn findings_doc(engine: &Engine, run: &RunId) -> ToolResult {
         .handoffs(run)
         .map_err(|e| ToolError::new("internal_error", orcho::core::error_chain(&e)))?;
     let state = engine.runs().read(run)?;
-    let handoff = match &state.handoff {
-        Some(id) => handoffs.iter().find(|h| h.id() == id),
+    let handoff = match &state.handoff() {
+        Some(id) => handoffs.iter().find(|h| h.id() == *id),
         None => handoffs.last(),
     };
     let handoff = handoff.map(|h| handoff_doc(engine, run, h)).transpose()?;
@@ -437,7 +437,7 @@ fn findings_doc(engine: &Engine, run: &RunId) -> ToolResult {
     }
     Ok(json!({
         "run_id": run.as_str(),
-        "open": state.handoff.is_some(),
+        "open": state.handoff().is_some(),
         "handoff": handoff,
         "attempts": last.into_values().collect::<Vec<_>>(),
     }))
@@ -519,7 +519,7 @@ impl OrchoMcp {
             step = match step {
                 Step::RunPhase(request) => {
                     let report =
-                        drive::run_phase(&self.place, config, &run.state().checkout, &request)
+                        drive::run_phase(&self.place, config, run.state().checkout(), &request)
                             .await?;
                     run.complete_phase(report).await?
                 }
@@ -537,13 +537,13 @@ impl OrchoMcp {
         let run = parse_run(&input.run_id)?;
         let engine = self.engine(&run)?;
         let state = engine.runs().read(&run)?;
-        refuse_terminal(&run, state.status, state.reason.as_deref())?;
+        refuse_terminal(&run, state.status(), state.reason())?;
         let handoff = match input.handoff_id.as_deref() {
             Some(h) => parse_handoff(h)?,
-            None => state.handoff.clone().ok_or_else(|| {
+            None => state.handoff().cloned().ok_or_else(|| {
                 ToolError::invalid(format!(
                     "run `{run}` is not paused at a phase handoff (it is {})",
-                    state.status
+                    state.status()
                 ))
                 .hint("orcho_run_status says what the run waits on")
             })?,
@@ -619,7 +619,7 @@ impl OrchoMcp {
         let id = parse_run(&input.run_id)?;
         let engine = self.engine(&id)?;
         let state = engine.runs().read(&id)?;
-        refuse_terminal(&id, state.status, state.reason.as_deref())?;
+        refuse_terminal(&id, state.status(), state.reason())?;
         let config = drive::read_config(&self.place, &id)?.ok_or_else(|| {
             ToolError::invalid(format!(
                 "run `{id}` was not started by `orcho run` or orcho_run_start (no cli.json); drive it with its own host"
@@ -731,10 +731,10 @@ impl OrchoMcp {
         let state = engine.runs().read(&run)?;
         let handoff = match input.handoff_id.as_deref() {
             Some(h) => parse_handoff(h)?,
-            None => state.handoff.clone().ok_or_else(|| {
+            None => state.handoff().cloned().ok_or_else(|| {
                 ToolError::invalid(format!(
                     "run `{run}` is not paused at a phase handoff (it is {})",
-                    state.status
+                    state.status()
                 ))
             })?,
         };
@@ -768,7 +768,7 @@ impl OrchoMcp {
         let run = parse_run(&input.run_id)?;
         let engine = self.engine(&run)?;
         let state = engine.runs().read(&run)?;
-        refuse_terminal(&run, state.status, state.reason.as_deref())?;
+        refuse_terminal(&run, state.status(), state.reason())?;
         let action: DeliveryAction = input.action.parse().map_err(|e| {
             ToolError::invalid(format!("`action`: {e}")).details(json!({
                 "actions": DeliveryAction::ALL.iter().map(|a| a.as_str()).collect::<Vec<_>>(),

@@ -108,6 +108,15 @@ impl RunDir {
         &self.run
     }
 
+    /// The same layout in another directory, for example the staging
+    /// directory a run is created in before it is moved into place.
+    pub fn relocated(&self, path: impl Into<Utf8PathBuf>) -> Self {
+        Self {
+            path: path.into(),
+            run: self.run.clone(),
+        }
+    }
+
     /// `journal.jsonl`: the run's events, the source of truth.
     pub fn journal(&self) -> Utf8PathBuf {
         self.path.join("journal.jsonl")

@@ -16,8 +16,15 @@ use crate::git::{Git, GitError, GitErrorKind};
 /// Creates the detached worktree `path` of the `target` checkout at the
 /// commit `start`. When `path` already is a worktree at `start`, or at a
 /// commit made on top of it (a previous process created it, and perhaps
-/// committed the seed with [`commit_all`]), it is kept as it is; a
-/// half-created directory (no `.git` inside) is removed and created again.
+/// committed the seed with [`commit_all`]), it is kept as it is.
+///
+/// The worktree is added under a staging name beside `path` and then moved
+/// into place, so `path` is a complete worktree or absent. A process killed
+/// during `git worktree add` leaves its `git` running on its own staging
+/// name, never on `path`: whatever that orphan does or undoes later cannot
+/// touch the worktree a new process creates. Staging worktrees left by
+/// killed processes, and a `path` whose git metadata is gone, are removed
+/// before the worktree is created again.
 ///
 /// # Errors
 ///
@@ -28,40 +35,76 @@ pub fn create(target: &Utf8Path, path: &Utf8Path, start: &str) -> Result<(), Git
     let start = git.rev_parse(start)?;
     if path.join(".git").exists() {
         let tree = Git::new(path);
-        let head = tree.head()?;
-        if head == start
-            || tree
-                .check(&["merge-base", "--is-ancestor", &start, &head])?
-                .is_ok()
-        {
-            return Ok(());
+        if let Ok(head) = tree.head() {
+            if head == start
+                || tree
+                    .check(&["merge-base", "--is-ancestor", &start, &head])?
+                    .is_ok()
+            {
+                return Ok(());
+            }
+            return Err(GitError::new(
+                &["worktree", "add"],
+                path,
+                GitErrorKind::Failed {
+                    status: "refused".to_owned(),
+                    stderr: format!("`{path}` is already a worktree at {head}, not at {start}"),
+                },
+            ));
         }
+        // A `.git` that leads nowhere: the worktree's metadata is gone.
+    }
+    let remove = |dir: &Utf8Path| {
+        std::fs::remove_dir_all(dir)
+            .map_err(|e| GitError::new(&["worktree", "add"], dir, GitErrorKind::RemoveWorktree(e)))
+    };
+    if path.exists() {
+        remove(path)?;
+    }
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(GitError::new(
             &["worktree", "add"],
             path,
             GitErrorKind::Failed {
                 status: "refused".to_owned(),
-                stderr: format!("`{path}` is already a worktree at {head}, not at {start}"),
+                stderr: format!("`{path}` has no parent directory"),
             },
         ));
-    }
-    if path.exists() {
-        std::fs::remove_dir_all(path).map_err(|e| {
-            GitError::new(&["worktree", "add"], path, GitErrorKind::RemoveWorktree(e))
-        })?;
+    };
+    let prefix = format!("{name}{STAGING}");
+    if let Ok(entries) = parent.read_dir_utf8() {
+        for entry in entries.flatten() {
+            if entry.file_name().starts_with(&prefix) {
+                remove(entry.path())?;
+            }
+        }
     }
     // Forget worktrees whose directories are gone, so that a path reused
     // after a crash is not refused as "already registered".
     git.run(&["worktree", "prune"])?;
+    let staging = parent.join(format!("{prefix}{}", staging_suffix()));
     git.run(&[
         "worktree",
         "add",
         "--detach",
         "--quiet",
-        path.as_str(),
+        staging.as_str(),
         &start,
     ])?;
+    git.run(&["worktree", "move", staging.as_str(), path.as_str()])?;
     Ok(())
+}
+
+/// What a staging worktree's name adds to the final name.
+const STAGING: &str = ".adding-";
+
+/// A suffix no other process uses at the same time: this process's id and
+/// the time.
+fn staging_suffix() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{}-{nanos}", std::process::id())
 }
 
 /// Commits everything in the worktree `path` (tracked edits, deletions,

@@ -29,6 +29,40 @@ pub struct GateFailure {
 }
 
 impl GateFailure {
+    /// A failure of `gate` with strategy `on_fail` that ended `outcome`,
+    /// with no summary, findings or output.
+    pub fn new(gate: GateName, on_fail: FailStrategy, outcome: GateOutcome) -> Self {
+        Self {
+            gate,
+            on_fail,
+            outcome,
+            summary: String::new(),
+            findings: Vec::new(),
+            output_tail: String::new(),
+        }
+    }
+
+    /// Sets the summary.
+    #[must_use]
+    pub fn with_summary(mut self, summary: impl Into<String>) -> Self {
+        self.summary = summary.into();
+        self
+    }
+
+    /// Sets the findings.
+    #[must_use]
+    pub fn with_findings(mut self, findings: Vec<Finding>) -> Self {
+        self.findings = findings;
+        self
+    }
+
+    /// Sets the end of the output.
+    #[must_use]
+    pub fn with_output_tail(mut self, tail: impl Into<String>) -> Self {
+        self.output_tail = tail.into();
+        self
+    }
+
     fn of(result: &QualityGateResult, on_fail: FailStrategy) -> Self {
         Self {
             gate: result.gate.clone(),

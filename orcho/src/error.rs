@@ -1,7 +1,9 @@
 //! Errors of the engine.
 
 use camino::{Utf8Path, Utf8PathBuf};
-use orcho_core::{DocumentError, FsError, HandoffId, JournalError, LockError, RunId, RunStatus};
+use orcho_core::{
+    DocumentError, FsError, HandoffId, JournalError, LockError, RunId, RunStatus, StoreError,
+};
 use orcho_delivery::{DeliveryError, DetectError, FollowUpError, GitError, IntakeError};
 use orcho_handoff::{
     AdvisorError, HandoffAction, HandoffError, InboxError, supervision::SupervisionStoreError,
@@ -88,6 +90,23 @@ pub enum EngineErrorKind {
     /// The journal has no events.
     #[error("its journal is empty")]
     EmptyJournal,
+    /// The journal's first event is not the run's start.
+    #[error("its journal starts with `{0}`, not `started`")]
+    NotAStart(&'static str),
+    /// A journal line holds a value this build cannot use.
+    #[error("journal event {seq} is invalid: {reason}")]
+    InvalidEvent {
+        /// The event's sequence number.
+        seq: u64,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A decision point of the run cannot be read.
+    #[error("a decision point cannot be read: {0}")]
+    Unreadable(String),
+    /// The snapshot describes a state the run cannot be in.
+    #[error("its snapshot is invalid: {0}")]
+    InvalidSnapshot(String),
     /// An event does not fit the state (a damaged journal).
     #[error(transparent)]
     Transition(TransitionError),
@@ -147,24 +166,39 @@ pub enum EngineErrorKind {
     /// A gate result could not be recorded.
     #[error("recording a gate result failed")]
     Schedule(#[source] Box<orcho_gates::ScheduleError>),
-    /// The journal could not be read or written.
-    #[error(transparent)]
-    Journal(Box<JournalError>),
     /// A document could not be encoded.
     #[error("a document could not be encoded as JSON")]
     Encode(#[source] Box<serde_json::Error>),
-    /// The snapshot could not be written.
+    /// A file, document, journal or lock of the store failed.
     #[error(transparent)]
-    Document(Box<DocumentError>),
-    /// A file or directory could not be written.
-    #[error(transparent)]
-    Fs(Box<FsError>),
-    /// The run's lock could not be taken.
-    #[error(transparent)]
-    Lock(Box<LockError>),
+    Store(StoreError),
     /// The runs directory could not be listed.
     #[error("the runs directory could not be listed")]
     ListRuns(#[source] std::io::Error),
+}
+
+macro_rules! kind_from_store {
+    ($($source:ty),*) => {$(
+        impl From<$source> for EngineErrorKind {
+            #[cold]
+            fn from(e: $source) -> Self {
+                Self::Store(e.into())
+            }
+        }
+    )*};
+}
+
+kind_from_store!(StoreError, FsError, DocumentError, JournalError, LockError);
+
+impl From<FsError> for EngineError {
+    #[cold]
+    fn from(e: FsError) -> Self {
+        Self {
+            run: None,
+            path: None,
+            kind: e.into(),
+        }
+    }
 }
 
 fn actions(available: &[HandoffAction]) -> String {
@@ -183,6 +217,14 @@ impl EngineError {
             path: None,
             kind,
         }
+    }
+
+    /// Names `run` as what the error is about, when nothing else is named.
+    pub(crate) fn about(mut self, run: &RunId) -> Self {
+        if self.run.is_none() && self.path.is_none() {
+            self.run = Some(run.clone());
+        }
+        self
     }
 
     #[cold]

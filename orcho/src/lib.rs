@@ -69,6 +69,7 @@ mod store;
 #[cfg(feature = "test-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod testing;
+mod view;
 
 pub use engine::{
     Engine, EngineBuilder, Interruption, PhaseReport, PhaseRequest, Run, Start, Step,
@@ -89,7 +90,8 @@ pub use orcho_profile as profile;
 pub use orcho_receipts as receipts;
 pub use plan::{ExhaustedPolicy, PausePolicy, PhasePlan, PhaseRole, RunPlan};
 pub use state::{
-    FollowUpOf, InFlight, PauseTrigger, PhaseInput, Release, Resumption, RunEvent, RunState,
-    Supervised, Transition, TransitionError, Workspace,
+    Cursor, Ending, FollowUpOf, InFlight, Pause, PauseTrigger, PhaseInput, Release, Resumption,
+    RunEvent, RunState, Stage, Supervised, TouchpointKind, Transition, TransitionError, Workspace,
 };
 pub use store::{RunStore, StoredRun};
+pub use view::{RunView, Waiting};

@@ -279,7 +279,7 @@ impl Scenario {
                 Step::RunPhase(request) => {
                     for (phase, attempt, hook) in &self.hooks {
                         if request.phase.as_str() == phase && request.attempt == *attempt {
-                            hook(&run.state().checkout);
+                            hook(run.state().checkout());
                         }
                     }
                     let report = self
@@ -363,14 +363,14 @@ impl Scenario {
         let trace = engine.trace(&id)?;
         Ok(ScenarioRun {
             run: id,
-            status: state.status,
-            reason: state.reason.unwrap_or_default(),
+            status: state.status(),
+            reason: state.reason().unwrap_or_default().to_owned(),
             trace,
             requests,
             handoffs,
             autopilot,
             engine,
-            checkout: state.checkout,
+            checkout: state.checkout().to_owned(),
             target,
             touchpoints,
             intake,

@@ -89,19 +89,19 @@ async fn run() -> Result<(), Box<dyn Error>> {
     // The first step checks the target for uncommitted changes (intake)
     // and creates the run's worktree.
     let mut step = run.next().await?;
-    let base = run.state().base.clone().unwrap_or_default();
+    let base = run.state().base().unwrap_or_default();
     println!(
         "The target has no uncommitted changes, so intake asks nothing. The run works\n\
          in its own git worktree, started at the target's HEAD {}:\n   {}\n\
          Every phase works there; the target changes only if the delivery gate says so.\n",
-        short(&base),
-        run.state().checkout
+        short(base),
+        run.state().checkout()
     );
     loop {
         step = match step {
             Step::RunPhase(request) => {
                 announce(&request);
-                let worktree = run.state().checkout.clone();
+                let worktree = run.state().checkout().to_owned();
                 let report = agent(&request, &worktree)?;
                 let next = run.complete_phase(report).await?;
                 explain(&engine, run.id())?;
@@ -164,7 +164,7 @@ async fn run() -> Result<(), Box<dyn Error>> {
     println!();
 
     let id = run.id().clone();
-    let worktree = run.state().checkout.clone();
+    let worktree = run.state().checkout().to_owned();
     drop(run);
     println!("The trace of the run, one line per durable transition:\n");
     for line in engine.trace(&id)?.lines() {

@@ -115,6 +115,71 @@ pub fn create_dir_all(path: &Utf8Path) -> Result<(), FsError> {
     }
 }
 
+/// Creates the directory `target` whole: `fill` writes its contents into a
+/// fresh staging directory beside it (`.orcho-staging-*`), which is then
+/// flushed and renamed to `target`, and the parent is flushed. A crash at
+/// any point leaves either no `target` or a complete one — at worst a stray
+/// staging directory, which no reader takes for a `target`.
+///
+/// `fill` gets the staging directory's path; what it returns is returned.
+///
+/// # Errors
+///
+/// An [`FsError`] when the staging directory cannot be created, flushed or
+/// renamed ([`FsError::is_already_exists`] when `target` exists), or what
+/// `fill` returns, converted.
+///
+/// # Examples
+///
+/// ```
+/// use orcho_core::fs::{create_dir_whole, write_atomic};
+/// # let dir = tempfile::tempdir()?;
+/// # let root = camino::Utf8PathBuf::try_from(dir.path().to_owned())?;
+/// let run = root.join("runs").join("run-1");
+/// # orcho_core::fs::create_dir_all(&root.join("runs"))?;
+/// create_dir_whole(&run, |staging| write_atomic(&staging.join("journal.jsonl"), b"{}\n"))?;
+/// assert!(run.join("journal.jsonl").is_file());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn create_dir_whole<T, E: From<FsError>>(
+    target: &Utf8Path,
+    fill: impl FnOnce(&Utf8Path) -> Result<T, E>,
+) -> Result<T, E> {
+    let parent = parent(target);
+    if target.exists() {
+        return Err(FsError::new(
+            FsOp::CreateNew,
+            target,
+            io::Error::from(io::ErrorKind::AlreadyExists),
+        )
+        .into());
+    }
+    let staging = tempfile::Builder::new()
+        .prefix(".orcho-staging-")
+        .tempdir_in(parent)
+        .map_err(|e| FsError::new(FsOp::CreateDir, parent, e))?;
+    let path = Utf8Path::from_path(staging.path())
+        .ok_or_else(|| {
+            FsError::new(
+                FsOp::CreateDir,
+                parent,
+                io::Error::new(io::ErrorKind::InvalidData, "the path is not UTF-8"),
+            )
+        })?
+        .to_owned();
+    let value = fill(&path)?;
+    File::open(&path)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| FsError::new(FsOp::SyncDir, &path, e))?;
+    let staging = staging.keep();
+    if let Err(e) = std::fs::rename(&staging, target) {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(FsError::new(FsOp::Rename, target, e).into());
+    }
+    sync_parent(target)?;
+    Ok(value)
+}
+
 /// Writes a versioned document atomically, refusing to overwrite a file that
 /// holds a *newer* schema than `T::SCHEMA` (that would throw away data a newer
 /// Orcho wrote).

@@ -3,6 +3,8 @@
 //! - [`write_atomic`] replaces a file so that a crash at any point leaves
 //!   either the old or the new content, never a mix; [`write_new_atomic`]
 //!   does the same for a file that must not exist yet (first writer wins).
+//! - [`create_dir_whole`] creates a directory with its contents, so that it
+//!   exists complete or not at all.
 //! - [`write_document`] and [`read_document`] add the versioned-document rules
 //!   of [`schema`](crate::schema) on top.
 //! - [`Journal`] is an append-only JSON-lines file whose reader tolerates a
@@ -16,6 +18,8 @@ mod atomic;
 mod journal;
 mod lock;
 
-pub use atomic::{create_dir_all, read_document, write_atomic, write_document, write_new_atomic};
+pub use atomic::{
+    create_dir_all, create_dir_whole, read_document, write_atomic, write_document, write_new_atomic,
+};
 pub use journal::{Journal, JournalRead, TornTail};
 pub use lock::{ExclusiveGuard, LockFile, SharedGuard};

@@ -75,3 +75,45 @@ fn a_patch_applied_twice_is_applied_once() -> Result {
     assert_eq!(read(&r.worktree.join("src/lib.rs")), b"pub fn parse() {}\n");
     Ok(())
 }
+
+/// What a process killed during `git worktree add` leaves behind: its own
+/// staging worktree (perhaps complete), or a worktree whose `.git` leads to
+/// metadata its orphaned `git` removed. Neither stops the next process.
+#[test]
+fn leftovers_of_a_killed_worktree_add_are_cleared_before_creating_again() -> Result {
+    let r = repo();
+    let start = head(&r.target);
+    let path = r.root.join("run-1");
+    // A complete staging worktree of a killed process, never moved into place.
+    let staging = r.root.join("run-1.adding-999-1");
+    git(
+        &r.target,
+        &[
+            "worktree",
+            "add",
+            "--detach",
+            "--quiet",
+            staging.as_str(),
+            &start,
+        ],
+    );
+    // And a `.git` at the final path that leads nowhere.
+    write(
+        &path.join(".git"),
+        format!("gitdir: {}/.git/worktrees/run-1\n", r.target).as_bytes(),
+    );
+    worktree::create(&r.target, &path, &start)?;
+    assert_eq!(head(&path), start);
+    assert!(!staging.exists(), "the staging worktree is removed");
+    let listed = git(&r.target, &["worktree", "list", "--porcelain"]);
+    assert!(!listed.contains("run-1.adding-999-1"), "{listed}");
+    assert!(listed.contains(path.as_str()), "{listed}");
+    let names: Vec<String> = r
+        .root
+        .read_dir_utf8()?
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_owned()))
+        .filter(|n| n.starts_with("run-1"))
+        .collect();
+    assert_eq!(names, ["run-1"], "no staging directory is left");
+    Ok(())
+}

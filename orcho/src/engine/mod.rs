@@ -1,9 +1,19 @@
-//! The engine: one run, step by step.
+//! The engine: runs of one plan in one store, driven step by step.
 
-mod imp;
-mod points;
+mod build;
+mod delivery;
+mod handoff;
+mod intake;
+mod phase;
+mod query;
+mod run;
+mod start;
 mod step;
+#[cfg(test)]
+mod tests;
+mod touchpoint;
 
-pub use imp::{Engine, EngineBuilder, Run};
-pub use points::Start;
+pub use build::{Engine, EngineBuilder};
+pub use run::Run;
+pub use start::Start;
 pub use step::{Interruption, PhaseReport, PhaseRequest, Step, SupervisionRequest};

@@ -259,7 +259,7 @@ async fn drive_worktree(engine: &Engine, run: &RunId) -> Result<String> {
                     );
                 }
                 if request.phase.as_str() == "implement" {
-                    let worktree = driver.state().checkout.clone();
+                    let worktree = driver.state().checkout().to_owned();
                     orcho::core::fs::write_atomic(
                         &worktree.join("parse.rs"),
                         b"pub fn parse() {}\n",
@@ -418,5 +418,56 @@ async fn a_worktree_run_survives_kills_through_intake_plan_approval_and_delivery
     eprintln!(
         "{kills} kills over {runs} worktree runs ({spawns} processes); every trace equals the uninterrupted one"
     );
+    Ok(())
+}
+
+#[test]
+#[ignore = "child process of a_run_killed_while_it_is_created_is_whole_or_absent"]
+fn child_creates_runs() -> Result {
+    let Some(arg) = std::env::var_os("ORCHO_TEST_CREATE") else {
+        return Ok(());
+    };
+    let store = Utf8PathBuf::try_from(std::path::PathBuf::from(arg))?;
+    let engine = engine(&store)?;
+    for n in 0u32.. {
+        let start = orcho::Start::in_place(store.parent().unwrap_or(&store))
+            .host_metadata(serde_json::json!({ "n": n, "phases": { "implement": ["true"] } }));
+        drop(engine.start_with(start)?);
+    }
+    Ok(())
+}
+
+/// A host that is killed at any instant while it starts a run leaves either
+/// no run or one that opens with everything the host gave it: the run's
+/// directory appears whole.
+#[test]
+fn a_run_killed_while_it_is_created_is_whole_or_absent() -> Result {
+    let dir = tempfile::tempdir()?;
+    let store = Utf8PathBuf::try_from(dir.path().join("store"))?;
+    for round in 0u64..20 {
+        let mut child = spawn_child(
+            "crash::child_creates_runs",
+            "ORCHO_TEST_CREATE",
+            &store,
+            Stdio::null(),
+        )?;
+        sleep(Duration::from_micros(
+            2_000 + round.wrapping_mul(7919) % 40_000,
+        ));
+        child.kill()?;
+        child.wait()?;
+    }
+    let engine = engine(&store)?;
+    let runs = engine.runs().runs()?;
+    assert!(!runs.is_empty(), "the children created runs");
+    for run in &runs {
+        let metadata = engine
+            .host_metadata(run)?
+            .ok_or_else(|| format!("run `{run}` lost its host metadata"))?;
+        assert!(metadata["n"].is_u64(), "{metadata}");
+        assert_eq!(engine.status(run)?.status, orcho::core::RunStatus::Running);
+        drop(engine.open(run)?);
+    }
+    eprintln!("{} runs, each whole", runs.len());
     Ok(())
 }

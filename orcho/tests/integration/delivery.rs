@@ -138,11 +138,11 @@ async fn a_fix_on_a_rejected_release_starts_a_follow_up_linked_to_its_parent() -
     assert!(brief.contains("parse() ignores empty input"), "{brief}");
     assert!(brief.contains("handle the empty input"), "{brief}");
     assert!(
-        child.state().checkout.join("src/parse.rs").exists(),
+        child.state().checkout().join("src/parse.rs").exists(),
         "the follow-up's worktree starts with the parent's diff"
     );
     orcho::core::fs::write_atomic(
-        &child.state().checkout.join("src/parse.rs"),
+        &child.state().checkout().join("src/parse.rs"),
         b"pub fn parse() { /* empty input handled */ }\n",
     )?;
     let mut step = child
@@ -340,7 +340,7 @@ async fn a_profile_default_acts_on_a_decision_recorded_before_a_restart() -> Res
         panic!("the run starts without asking again");
     };
     assert!(
-        run.state().checkout.join("notes.txt").exists(),
+        run.state().checkout().join("notes.txt").exists(),
         "the recorded `include` is what was applied"
     );
     drop(run);

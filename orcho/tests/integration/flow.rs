@@ -294,3 +294,41 @@ async fn two_drivers_of_one_run_the_second_is_busy() -> Result {
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn a_paused_run_reads_as_a_view_with_the_point_it_waits_on() -> Result {
+    let run = Scenario::new(review_plan())
+        .report("review", rejected("naming"))
+        .run()
+        .await?;
+    let view = run.engine.status(&run.run)?;
+    assert_eq!(view.status, RunStatus::AwaitingPhaseHandoff);
+    let json = serde_json::to_string_pretty(&view)?
+        .replace(run.run.as_str(), "<run>")
+        .replace(run.checkout.as_str(), "<checkout>");
+    insta::assert_snapshot!(json, @r#"
+    {
+      "run": "<run>",
+      "plan": "review",
+      "status": "awaiting_phase_handoff",
+      "phase": "review",
+      "attempt": 1,
+      "round": 1,
+      "cost": {
+        "wall_ms": 0
+      },
+      "checkout": "<checkout>",
+      "waiting": {
+        "point": "phase_handoff",
+        "id": "0001-review"
+      }
+    }
+    "#);
+    let pending = run.engine.pending(&run.run)?;
+    assert_eq!(pending.len(), 1);
+    assert_eq!(
+        pending[0].next_step(),
+        orcho::handoff::SuggestedStep::Decide
+    );
+    Ok(())
+}

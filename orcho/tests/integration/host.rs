@@ -122,7 +122,7 @@ async fn drive_leaves_the_run_paused_when_nobody_can_decide() -> Result {
     let Step::DecideHandoff(handoff) = last else {
         panic!("expected the open handoff, got {last:?}")
     };
-    assert_eq!(run.state().status, RunStatus::AwaitingPhaseHandoff);
+    assert_eq!(run.state().status(), RunStatus::AwaitingPhaseHandoff);
     assert_eq!(handoff.id().as_str(), "0001-review");
     Ok(())
 }

@@ -40,11 +40,16 @@ fn a_store_written_with_schema_1_opens_replays_and_keeps_its_snapshots() -> Resu
     let mut summary = String::new();
     for run in &runs {
         let state = store.read(run)?;
+        assert_eq!(
+            store.snapshot(run)?,
+            state,
+            "the snapshot of `{run}` reads back as the replayed state"
+        );
         writeln!(
             summary,
             "{} | {} | {}",
-            state.status,
-            state.reason.clone().unwrap_or_default(),
+            state.status(),
+            state.reason().unwrap_or_default(),
             state.current_phase().map_or("-", |p| p.as_str())
         )?;
         summary.push_str(&engine.trace(run)?);
@@ -59,5 +64,31 @@ fn a_store_written_with_schema_1_opens_replays_and_keeps_its_snapshots() -> Resu
         assert_eq!(written, original, "the snapshot of `{run}` is unchanged");
     }
     insta::assert_snapshot!(summary);
+    Ok(())
+}
+
+#[test]
+fn a_snapshot_that_describes_no_stage_is_refused() -> Result {
+    let fixture = Utf8Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/store-v1");
+    let tmp = tempfile::tempdir()?;
+    let root = Utf8PathBuf::try_from(tmp.path().to_owned())?.join("store");
+    copy_dir(&fixture, &root)?;
+    let store = RunStore::new(&root);
+    let run = store
+        .runs()?
+        .into_iter()
+        .find(|r| store.read(r).is_ok_and(|s| s.handoff().is_some()))
+        .ok_or("a run paused at a handoff")?;
+    let path = root.join("runs").join(run.as_str()).join("run.json");
+    let text = std::fs::read_to_string(&path)?;
+    let broken = text.replace("\"awaiting_phase_handoff\"", "\"awaiting_deviation\"");
+    orcho::core::fs::write_atomic(&path, broken.as_bytes())?;
+    let err = store.snapshot(&run).unwrap_err();
+    insta::assert_snapshot!(
+        orcho::core::error_chain(&err).replace(run.as_str(), "<run>"),
+        @"run `<run>`: caused by: its snapshot is invalid: a `awaiting_deviation` run has no touchpoint"
+    );
+    // The journal is the source of truth: the run still replays.
+    assert!(store.read(&run)?.handoff().is_some());
     Ok(())
 }

@@ -1,0 +1,158 @@
+//! [`Engine`] and its builder: one plan, one store, the stores of every
+//! kind of decision point, the gate scheduler.
+
+use std::sync::Arc;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho_core::{Clock, SystemClock};
+use orcho_delivery::{DeliveryGates, Intakes};
+use orcho_gates::Scheduler;
+use orcho_handoff::{Advisor, HandoffStore};
+use orcho_receipts::{ReceiptStore, Verifier, exec::BaseEnv};
+
+use crate::{EngineError, error::EngineErrorKind, plan::RunPlan, store::RunStore};
+
+/// Drives runs of one [`RunPlan`] in one store.
+///
+/// Cheap to clone. Methods that change a run go through a [`Run`](crate::Run), which
+/// holds the run's exclusive lock; [`decide`](Self::decide) and
+/// [`advise`](Self::advise) do not need it, so an operator in another
+/// process can decide while the run waits.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    pub(super) inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+pub(super) struct Inner {
+    pub(super) plan: RunPlan,
+    pub(super) runs: RunStore,
+    pub(super) handoffs: HandoffStore,
+    pub(super) intakes: Intakes,
+    pub(super) deliveries: DeliveryGates,
+    pub(super) clock: Arc<dyn Clock>,
+    pub(super) advisor: Option<Arc<dyn Advisor>>,
+    pub(super) scheduler: Scheduler,
+    pub(super) base_env: BaseEnv,
+}
+
+/// Builds an [`Engine`].
+#[derive(Debug)]
+#[must_use]
+pub struct EngineBuilder {
+    plan: RunPlan,
+    store: Utf8PathBuf,
+    clock: Arc<dyn Clock>,
+    advisor: Option<Arc<dyn Advisor>>,
+    concurrency: usize,
+    base_env: BaseEnv,
+}
+
+impl EngineBuilder {
+    /// Uses `clock` for every timestamp (a fixed clock makes evidence
+    /// byte-stable in tests).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Uses `advisor` for advice and the CI autopilot.
+    pub fn advisor(mut self, advisor: Arc<dyn Advisor>) -> Self {
+        self.advisor = Some(advisor);
+        self
+    }
+
+    /// How many inferential gates of one wave run at once.
+    pub fn inferential_concurrency(mut self, n: usize) -> Self {
+        self.concurrency = n.max(1);
+        self
+    }
+
+    /// The environment declared commands inherit (default: this process's).
+    pub fn base_env(mut self, base: BaseEnv) -> Self {
+        self.base_env = base;
+        self
+    }
+
+    /// The engine.
+    ///
+    /// # Errors
+    ///
+    /// When the plan's verification contract is invalid.
+    pub fn build(self) -> Result<Engine, EngineError> {
+        if let Some(contract) = &self.plan.verification {
+            contract.validate().map_err(|e| {
+                EngineError::store(&self.store, EngineErrorKind::Contract(Box::new(e)))
+            })?;
+        }
+        let scheduler = Scheduler::builder(self.store.join("locks"))
+            .inferential_concurrency(self.concurrency)
+            .build();
+        Ok(Engine {
+            inner: Arc::new(Inner {
+                plan: self.plan,
+                runs: RunStore::new(self.store.clone()),
+                intakes: Intakes::new(self.store.clone(), Arc::clone(&self.clock)),
+                deliveries: DeliveryGates::new(self.store.clone(), Arc::clone(&self.clock)),
+                handoffs: HandoffStore::new(self.store, Arc::clone(&self.clock)),
+                clock: self.clock,
+                advisor: self.advisor,
+                scheduler,
+                base_env: self.base_env,
+            }),
+        })
+    }
+}
+
+impl Engine {
+    /// A builder for runs of `plan`, stored under `store` (usually
+    /// `<checkout>/.orcho`).
+    pub fn builder(plan: RunPlan, store: impl Into<Utf8PathBuf>) -> EngineBuilder {
+        EngineBuilder {
+            plan,
+            store: store.into(),
+            clock: Arc::new(SystemClock::new()),
+            advisor: None,
+            concurrency: 4,
+            base_env: BaseEnv::inherit(),
+        }
+    }
+
+    /// The plan.
+    pub fn plan(&self) -> &RunPlan {
+        &self.inner.plan
+    }
+
+    /// The run store.
+    pub fn runs(&self) -> &RunStore {
+        &self.inner.runs
+    }
+
+    /// The handoff store (handoffs, decisions, advice, waivers).
+    pub fn handoffs(&self) -> &HandoffStore {
+        &self.inner.handoffs
+    }
+
+    pub(super) fn verifier(
+        &self,
+        checkout: &Utf8Path,
+    ) -> Result<Option<Arc<Verifier>>, EngineError> {
+        let Some(contract) = &self.inner.plan.verification else {
+            return Ok(None);
+        };
+        let verifier = Verifier::new(
+            contract.clone(),
+            checkout,
+            ReceiptStore::new(self.inner.runs.root()),
+        )
+        .map_err(|e| {
+            EngineError::store(
+                self.inner.runs.root(),
+                EngineErrorKind::Contract(Box::new(e)),
+            )
+        })?
+        .with_clock(Arc::clone(&self.inner.clock))
+        .with_base_env(self.inner.base_env.clone());
+        Ok(Some(Arc::new(verifier)))
+    }
+}

@@ -1,0 +1,172 @@
+//! The delivery gate at the release state, and delivering its decision.
+
+use camino::Utf8Path;
+use orcho_core::Verdict;
+use orcho_delivery::{DeliveryGate, DeliveryOutcome, DeliverySpec, FollowUpLink};
+use orcho_handoff::{DecidedBy, DecisionRequest, DeliveryAction, DeliveryChoice};
+use orcho_receipts::ReadinessSummary;
+
+use super::{phase::blocking_readiness, run::Run, step::Step};
+use crate::{EngineError, error::EngineErrorKind, state::RunEvent};
+
+impl Run {
+    pub(super) fn delivery_err(&self, e: orcho_delivery::DeliveryError) -> EngineError {
+        self.err(EngineErrorKind::Delivery(Box::new(e)))
+    }
+
+    /// At the release state: opens the delivery gate, decides it when the
+    /// plan has a default that the gate offers, and returns it while
+    /// nobody has decided.
+    pub(super) async fn delivery_step(&mut self) -> Result<Option<Step>, EngineError> {
+        let gate = self.open_delivery().await?;
+        let deliveries = self.engine.inner.deliveries.clone();
+        let recorded = deliveries
+            .recorded_decision(self.id())
+            .map_err(|e| self.delivery_err(e))?;
+        let Some(action) = self.engine.inner.plan.delivery else {
+            return Ok(Some(Step::DecideDelivery(gate)));
+        };
+        // The plan decides by itself where its default is on the menu, and
+        // then acts by itself: on its own decision, or on one recorded
+        // before a process died.
+        if recorded.is_none() {
+            let Some(choice) =
+                default_choice(action).filter(|_| gate.available_actions().contains(action))
+            else {
+                return Ok(Some(Step::DecideDelivery(gate)));
+            };
+            deliveries
+                .decide(self.id(), DecisionRequest::new(choice, DecidedBy::Operator))
+                .map_err(|e| self.delivery_err(e))?;
+        }
+        self.deliver().await?;
+        Ok(None)
+    }
+
+    pub(super) async fn open_delivery(&mut self) -> Result<DeliveryGate, EngineError> {
+        let deliveries = self.engine.inner.deliveries.clone();
+        if self.state().delivery_opened() {
+            return deliveries.gate(self.id()).map_err(|e| self.delivery_err(e));
+        }
+        let gate = match deliveries.gate(self.id()) {
+            // Opened by a process that died before journalling it.
+            Ok(gate) => gate,
+            Err(e) if e.is_not_found() => {
+                let spec = self.delivery_spec().await?;
+                deliveries.open(spec).map_err(|e| self.delivery_err(e))?
+            }
+            Err(e) => return Err(self.delivery_err(e)),
+        };
+        self.commit(RunEvent::DeliveryOpened {
+            verdict: gate.verdict(),
+        })?;
+        Ok(gate)
+    }
+
+    async fn delivery_spec(&self) -> Result<DeliverySpec, EngineError> {
+        let state = self.state().clone();
+        let ws = self.workspace()?;
+        let (verdict, findings) = match &state.release() {
+            Some(release) => (release.verdict, release.findings.clone()),
+            // A plan without final acceptance: every phase passed.
+            None => (Verdict::Approved, Vec::new()),
+        };
+        let readiness = match self.engine.verifier(&ws.worktree)? {
+            Some(verifier) => blocking_readiness(&verifier)
+                .await
+                .map_err(|e| self.err(e))?,
+            None => ReadinessSummary::new(Vec::new(), Vec::new(), Vec::new(), 0),
+        };
+        let base = state.base().unwrap_or_default();
+        let mut spec = DeliverySpec::new(
+            state.run().clone(),
+            verdict,
+            ws.worktree.clone(),
+            base,
+            ws.target.clone(),
+            &readiness,
+        )
+        .with_findings(findings)
+        .with_release_summary(format!("{} (orcho run {})", state.plan(), state.run()));
+        if let Some(of) = &state.follow_up() {
+            let parent = self
+                .engine
+                .inner
+                .deliveries
+                .gate(&of.parent)
+                .map_err(|e| self.delivery_err(e))?;
+            spec = spec.with_follow_up(FollowUpLink::new(
+                of.parent.clone(),
+                of.generation,
+                parent.blockers(),
+            ));
+        }
+        Ok(spec)
+    }
+
+    /// Delivers the recorded decision and ends the run.
+    pub(super) async fn deliver(&mut self) -> Result<(), EngineError> {
+        self.open_delivery().await?;
+        let deliveries = self.engine.inner.deliveries.clone();
+        let Some(recorded) = deliveries
+            .recorded_decision(self.id())
+            .map_err(|e| self.delivery_err(e))?
+        else {
+            let gate = deliveries
+                .gate(self.id())
+                .map_err(|e| self.delivery_err(e))?;
+            return Err(self.err(EngineErrorKind::AwaitingAnswer {
+                point: "delivery gate",
+                id: self.id().to_string(),
+                available: gate
+                    .available_actions()
+                    .iter()
+                    .map(|a| a.as_str().to_owned())
+                    .collect(),
+            }));
+        };
+        let outcome = deliveries
+            .deliver(&recorded)
+            .map_err(|e| self.delivery_err(e))?;
+        let target = self.workspace()?.target;
+        let detail = describe_outcome(&outcome, &target);
+        self.commit(RunEvent::Delivered {
+            action: outcome.action(),
+            detail,
+        })
+    }
+}
+
+fn default_choice(action: DeliveryAction) -> Option<DeliveryChoice> {
+    Some(match action {
+        DeliveryAction::Approve => DeliveryChoice::approve(),
+        DeliveryAction::Apply => DeliveryChoice::apply(),
+        DeliveryAction::Skip => DeliveryChoice::skip(),
+        DeliveryAction::Halt => DeliveryChoice::halt(),
+        // `fix` is never a default.
+        _ => return None,
+    })
+}
+
+fn describe_outcome(outcome: &DeliveryOutcome, target: &Utf8Path) -> String {
+    match outcome {
+        DeliveryOutcome::Committed { commit, .. } => {
+            format!("committed {} into {target}", short(commit))
+        }
+        DeliveryOutcome::Applied => format!("applied uncommitted to {target}"),
+        DeliveryOutcome::CorrectionReady(spec) => format!(
+            "correction-ready: start follow-up {} for {} blockers",
+            spec.generation(),
+            spec.blockers().len()
+        ),
+        DeliveryOutcome::Skipped => "skipped; the target is unchanged".to_owned(),
+        DeliveryOutcome::Halted { worktree } => {
+            format!("halted; the worktree is kept at {worktree}")
+        }
+        _ => "delivered".to_owned(),
+    }
+}
+
+fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
+}

@@ -1,0 +1,237 @@
+//! A phase attempt: its request (with receipts re-run before final
+//! acceptance), its gates, acceptance and where it settles.
+
+use std::sync::Arc;
+
+use orcho_core::{Finding, Verdict};
+use orcho_gates::{GateContext, GateOutcome, GateRecord, ScheduledGate, phase_effect};
+use orcho_receipts::{ReceiptStatus, Verifier, apply_acceptance};
+
+use super::{
+    run::Run,
+    step::{PhaseRequest, Step},
+};
+use crate::{
+    EngineError,
+    error::EngineErrorKind,
+    plan::PhaseRole,
+    state::{RunEvent, Transition},
+};
+
+impl Run {
+    pub(super) async fn phase_request(&mut self) -> Result<Step, EngineError> {
+        let engine = self.engine.clone();
+        let plan = &engine.inner.plan;
+        let state = self.state().clone();
+        let Some(phase) = plan.phases.get(state.phase_index()) else {
+            return Ok(self.finished());
+        };
+        let mut input = state.input().clone();
+        input.follow_up = state.follow_up().as_ref().map(|f| f.brief.clone());
+        if phase.role == PhaseRole::FinalAcceptance
+            && let Some(verifier) = self.engine.verifier(state.checkout())?
+        {
+            let cursor = (state.phase_index(), state.round(), state.attempt());
+            if state.receipts_rerun_at() != Some(cursor) {
+                let summary = blocking_readiness(&verifier)
+                    .await
+                    .map_err(|e| self.err(e))?;
+                let rerun: Vec<_> = summary
+                    .required
+                    .iter()
+                    .filter(|r| {
+                        matches!(
+                            r.status,
+                            ReceiptStatus::Missing | ReceiptStatus::Stale { .. }
+                        )
+                    })
+                    .map(|r| r.command.clone())
+                    .collect();
+                for command in &rerun {
+                    let v = Arc::clone(&verifier);
+                    let command = command.clone();
+                    tokio::task::spawn_blocking(move || v.run_command(&command, None))
+                        .await
+                        .map_err(|e| self.err(EngineErrorKind::Task(e.to_string())))?
+                        .map_err(|e| self.err(EngineErrorKind::Receipts(Box::new(e))))?;
+                }
+                self.commit(RunEvent::ReceiptsRerun {
+                    commands: rerun.iter().map(ToString::to_string).collect(),
+                })?;
+            }
+            let summary = blocking_readiness(&verifier)
+                .await
+                .map_err(|e| self.err(e))?;
+            input.readiness = Some(summary.to_markdown());
+        }
+        Ok(Step::RunPhase(PhaseRequest {
+            run: state.run().clone(),
+            phase: phase.name.clone(),
+            role: phase.role.clone(),
+            attempt: state.attempt(),
+            round: state.round(),
+            input,
+        }))
+    }
+
+    /// Runs the gates of the in-flight attempt that have no record yet, then
+    /// merges acceptance gaps and settles the attempt.
+    pub(super) async fn run_gates(&mut self) -> Result<(), EngineError> {
+        let engine = self.engine.clone();
+        let plan = &engine.inner.plan;
+        let state = self.state().clone();
+        let Some(flight) = state.in_flight() else {
+            return Ok(());
+        };
+        let Some(phase) = plan.phases.get(state.phase_index()) else {
+            return Ok(());
+        };
+        let verifier = engine.verifier(state.checkout())?;
+
+        let done: Vec<usize> = flight.records.iter().map(|r| r.index).collect();
+        let halted_by = flight
+            .records
+            .iter()
+            .find(|r| r.on_fail == orcho_gates::FailStrategy::Halt && r.result.outcome.is_failure())
+            .map(|r| r.result.gate.clone());
+        let remaining: Vec<(usize, ScheduledGate)> = phase
+            .gates
+            .iter()
+            .cloned()
+            .enumerate()
+            .filter(|(i, _)| !done.contains(i))
+            .collect();
+        if let Some(gate) = halted_by {
+            // The process died after a halting result was persisted: record
+            // the rest as skipped, never run them.
+            for (index, scheduled) in remaining {
+                let record = skipped_record(index, &scheduled, &format!("halted by gate `{gate}`"));
+                self.commit(RunEvent::GateRecorded { record })?;
+            }
+        } else if !remaining.is_empty() {
+            let mut ctx = GateContext::new(
+                state.run().clone(),
+                phase.name.clone(),
+                state.checkout(),
+                flight.outcome.clone(),
+            )
+            .with_attempt(state.attempt())
+            .with_round(state.round())
+            .with_store(engine.inner.runs.root());
+            if let Some(v) = &verifier {
+                ctx = ctx.with_verifier(Arc::clone(v));
+            }
+            let indices: Vec<usize> = remaining.iter().map(|(i, _)| *i).collect();
+            let gates: Vec<ScheduledGate> = remaining.into_iter().map(|(_, g)| g).collect();
+            let mut failure = None;
+            engine
+                .inner
+                .scheduler
+                .run(&ctx, &gates, |record| {
+                    let mut record = record.clone();
+                    record.index = indices[record.index];
+                    self.commit(RunEvent::GateRecorded { record }).map_err(|e| {
+                        let message = orcho_core::error_chain(&e);
+                        failure = Some(e);
+                        message.into()
+                    })
+                })
+                .await
+                .map_err(|e| {
+                    failure
+                        .take()
+                        .unwrap_or_else(|| self.err(EngineErrorKind::Schedule(Box::new(e))))
+                })?;
+        }
+
+        let state = self.state().clone();
+        let Some(flight) = state.in_flight() else {
+            return Ok(());
+        };
+        let mut records = flight.records.clone();
+        records.sort_by_key(|r| r.index);
+        let effect = phase_effect(records.iter().map(|r| (&r.result, r.on_fail)));
+        let mut verdict = flight.outcome.verdict;
+        let mut findings = flight.outcome.findings.clone();
+
+        if phase.role == PhaseRole::FinalAcceptance {
+            let (merged, gaps) = match &flight.acceptance {
+                Some((merged, gaps)) => (*merged, gaps.clone()),
+                None => {
+                    let summary = match &verifier {
+                        Some(verifier) => blocking_readiness(verifier)
+                            .await
+                            .map_err(|e| self.err(e))?,
+                        None => orcho_receipts::ReadinessSummary::new(vec![], vec![], vec![], 0),
+                    };
+                    let acceptance = apply_acceptance(verdict, &summary);
+                    let waivers = engine
+                        .inner
+                        .handoffs
+                        .waivers(self.id())
+                        .map_err(|e| self.handoff_err(e))?;
+                    let gaps: Vec<Finding> = acceptance
+                        .gaps
+                        .iter()
+                        .map(orcho_receipts::Gap::to_finding)
+                        .filter(|f| !waivers.covers_finding(f))
+                        .collect();
+                    let merged = if gaps.is_empty() {
+                        verdict
+                    } else {
+                        Verdict::Rejected
+                    };
+                    self.commit(RunEvent::AcceptanceMerged {
+                        reviewer: verdict,
+                        verdict: merged,
+                        gaps: gaps.clone(),
+                    })?;
+                    (merged, gaps)
+                }
+            };
+            verdict = merged;
+            findings.extend(gaps);
+        }
+
+        let mut transition = crate::state::settle(plan, self.state(), verdict, &findings, &effect);
+        if transition == Transition::Advance
+            && phase.role == PhaseRole::Plan
+            && plan.plan_approval
+            && let Some(reported) = flight.plan.clone()
+        {
+            transition = Transition::Supervise {
+                touchpoint: orcho_handoff::supervision::Touchpoint::PlanApproval { plan: reported },
+            };
+        }
+        self.commit(RunEvent::PhaseSettled {
+            effect: effect.as_str().to_owned(),
+            transition,
+        })?;
+        Ok(())
+    }
+}
+
+fn skipped_record(index: usize, scheduled: &ScheduledGate, reason: &str) -> GateRecord {
+    GateRecord::new(
+        index,
+        scheduled.on_fail,
+        orcho_gates::QualityGateResult::of_kind(
+            scheduled.gate.kind(),
+            scheduled.gate.name().clone(),
+            GateOutcome::Skipped {
+                reason: reason.to_owned(),
+            },
+        ),
+    )
+    .with_lock_group(scheduled.lock_group.clone())
+}
+
+pub(super) async fn blocking_readiness(
+    verifier: &Arc<Verifier>,
+) -> Result<orcho_receipts::ReadinessSummary, EngineErrorKind> {
+    let v = Arc::clone(verifier);
+    tokio::task::spawn_blocking(move || v.readiness())
+        .await
+        .map_err(|e| EngineErrorKind::Task(e.to_string()))?
+        .map_err(|e| EngineErrorKind::Receipts(Box::new(e)))
+}

@@ -1,0 +1,362 @@
+//! What hosts ask of the engine without driving a run: decisions recorded
+//! from any process, advice, the run's view, its evidence and trace.
+
+use camino::Utf8PathBuf;
+use orcho_core::{HandoffId, RunId};
+use orcho_delivery::{DeliveryGate, DeliveryOutcome, FollowUpSpec};
+use orcho_handoff::{
+    AdviceRecord, AdviceRequest, DecidedBy, DecisionRequest, DeliveryChoice, HandoffChoice, Inbox,
+    IntakeChoice, PhaseHandoff, RecordedDecision,
+    supervision::{Answer, Resolution, SupervisionStore},
+};
+
+use super::build::Engine;
+use crate::{EngineError, error::EngineErrorKind, state::RunEvent};
+
+impl Engine {
+    /// Records a decision on a handoff. It does not advance the run: the run
+    /// moves on [`Run::resume`](crate::Run::resume) (or the next [`Run::next`](crate::Run::next)).
+    ///
+    /// # Errors
+    ///
+    /// A refused action (not on the handoff's menu, text missing), a conflict
+    /// with a different recorded decision ([`EngineError::is_conflict`]), or
+    /// an unknown handoff.
+    pub fn decide(
+        &self,
+        run: &RunId,
+        handoff: &HandoffId,
+        request: DecisionRequest<HandoffChoice>,
+    ) -> Result<RecordedDecision<HandoffChoice>, EngineError> {
+        self.inner
+            .handoffs
+            .decide(run, handoff, request)
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Handoff(Box::new(e))))
+    }
+
+    /// Asks the advisor about a paused handoff and records the advice as an
+    /// artifact. The advice is never applied by itself.
+    ///
+    /// # Errors
+    ///
+    /// No advisor, an unknown handoff, or an advisor failure.
+    pub async fn advise(
+        &self,
+        run: &RunId,
+        handoff: &HandoffId,
+    ) -> Result<AdviceRecord, EngineError> {
+        let advisor = self
+            .inner
+            .advisor
+            .clone()
+            .ok_or_else(|| EngineError::run(run, EngineErrorKind::NoAdvisor))?;
+        let handoff_err = |e| EngineError::run(run, EngineErrorKind::Handoff(Box::new(e)));
+        let paused = self
+            .inner
+            .handoffs
+            .handoff(run, handoff)
+            .map_err(handoff_err)?;
+        let history: Vec<PhaseHandoff> = self
+            .inner
+            .handoffs
+            .handoffs(run)
+            .map_err(handoff_err)?
+            .into_iter()
+            .filter(|h| h.phase() == paused.phase() && h.id() < paused.id())
+            .collect();
+        let output = self.phase_output(run, &paused);
+        let request = AdviceRequest::new(&paused, &output, &history);
+        let advice = advisor
+            .advise(&request)
+            .await
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Advisor(e)))?;
+        self.inner
+            .handoffs
+            .record_advice(run, handoff, advisor.name(), &advice, DecidedBy::Operator)
+            .map_err(handoff_err)
+    }
+
+    /// The summary of the latest report of the handoff's phase, for advisors.
+    pub(super) fn phase_output(&self, run: &RunId, handoff: &PhaseHandoff) -> String {
+        let Ok(events) = self.inner.runs.events(run) else {
+            return String::new();
+        };
+        events
+            .into_iter()
+            .rev()
+            .find_map(|(_, e)| match e {
+                RunEvent::PhaseReported { phase, outcome, .. } if &phase == handoff.phase() => {
+                    Some(outcome.summary)
+                }
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    /// The run's evidence bundle: phases with their gates (outcomes,
+    /// strategies, durations), the receipts' classification, handoffs with
+    /// their decisions, the `handoff_advice` section and the costs. Also
+    /// written to `runs/<id>/evidence.json`.
+    ///
+    /// # Errors
+    ///
+    /// When the run, its handoffs or its receipts cannot be read, or the
+    /// bundle cannot be written.
+    pub fn evidence(&self, run: &RunId) -> Result<crate::Evidence, EngineError> {
+        let state = self.inner.runs.read(run)?;
+        let events = self.inner.runs.events(run)?;
+        let handoff_err = |e| EngineError::run(run, EngineErrorKind::Handoff(Box::new(e)));
+        let store = &self.inner.handoffs;
+        let mut handoffs = Vec::new();
+        for h in store.handoffs(run).map_err(handoff_err)? {
+            let decision = store
+                .recorded_decision(run, h.id())
+                .map_err(handoff_err)?
+                .map(|d| {
+                    let d = d.decision();
+                    crate::evidence::DecisionEvidence {
+                        action: d.payload().action(),
+                        text: d.payload().text().map(str::to_owned),
+                        decided_by: d.decided_by(),
+                        advice: d.advice().map(ToString::to_string),
+                        decided_at: d.decided_at(),
+                    }
+                });
+            handoffs.push(crate::evidence::HandoffEvidence {
+                id: h.id().clone(),
+                phase: h.phase().clone(),
+                trigger: h.trigger().to_string(),
+                verdict: h.verdict(),
+                available_actions: h.available_actions().iter().collect(),
+                decision,
+            });
+        }
+        let phases = crate::evidence::phases(&events);
+        let (intake, touchpoints, delivery) = crate::evidence::points(&events);
+        let passed: Vec<orcho_core::PhaseName> = phases
+            .iter()
+            .filter(|p| p.next.as_deref() == Some("advance"))
+            .map(|p| p.phase.clone())
+            .collect();
+        let handoff_advice = orcho_handoff::HandoffAdviceEvidence::collect(store, run, &passed)
+            .map_err(handoff_err)?;
+        let receipts = match self.verifier(state.checkout())? {
+            Some(v) => Some(
+                serde_json::from_str(
+                    &v.readiness()
+                        .map_err(|e| EngineError::run(run, EngineErrorKind::Receipts(Box::new(e))))?
+                        .to_json(),
+                )
+                .unwrap_or(serde_json::Value::Null),
+            ),
+            None => None,
+        };
+        let evidence = crate::Evidence {
+            schema: crate::evidence::EVIDENCE_SCHEMA,
+            run: run.clone(),
+            plan: state.plan().to_owned(),
+            status: state.status(),
+            reason: state.reason().map(str::to_owned),
+            phases,
+            receipts,
+            handoffs,
+            handoff_advice,
+            cost: state.cost(),
+            intake,
+            touchpoints,
+            delivery,
+            follow_up_of: state.follow_up().cloned(),
+        };
+        let mut bytes = serde_json::to_vec_pretty(&evidence)
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Encode(Box::new(e))))?;
+        bytes.push(b'\n');
+        orcho_core::fs::write_atomic(&self.inner.runs.layout().run(run).evidence(), &bytes)
+            .map_err(|e| EngineError::run(run, e.into()))?;
+        Ok(evidence)
+    }
+
+    /// The run's trace: one line per durable transition, without times or
+    /// ids, for tests and humans.
+    ///
+    /// # Errors
+    ///
+    /// When the run cannot be read.
+    pub fn trace(&self, run: &RunId) -> Result<String, EngineError> {
+        let mut out = String::new();
+        for (_, event) in self.inner.runs.events(run)? {
+            out.push_str(&event.trace_line());
+            out.push('\n');
+        }
+        Ok(out)
+    }
+
+    /// Where a run's retained worktree lives: `<store>/worktrees/<run>`.
+    pub fn worktree_path(&self, run: &RunId) -> Utf8PathBuf {
+        self.inner.runs.layout().worktree(run)
+    }
+
+    /// What the host that started `run` keeps with it
+    /// ([`Start::host_metadata`](crate::Start::host_metadata)), if it kept
+    /// anything.
+    ///
+    /// # Errors
+    ///
+    /// An unknown run, or an unreadable document.
+    pub fn host_metadata(&self, run: &RunId) -> Result<Option<serde_json::Value>, EngineError> {
+        self.inner.runs.host_metadata(run)
+    }
+
+    /// Records the pre-run intake decision. It does not start the run:
+    /// [`Run::resume`](crate::Run::resume) acts on it.
+    ///
+    /// # Errors
+    ///
+    /// No intake question for the run, or a different decision recorded
+    /// first ([`EngineError::is_conflict`]).
+    pub fn decide_intake(
+        &self,
+        run: &RunId,
+        request: DecisionRequest<IntakeChoice>,
+    ) -> Result<RecordedDecision<IntakeChoice>, EngineError> {
+        self.inner
+            .intakes
+            .decide(run, request)
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Intake(Box::new(e))))
+    }
+
+    /// Records answers to a supervision touchpoint (planner questions, plan
+    /// approval, deviation) after validating them against its questions. It
+    /// does not advance the run: [`Run::resume`](crate::Run::resume) does.
+    ///
+    /// # Errors
+    ///
+    /// Answers that do not fit the questions (nothing is recorded), an
+    /// unknown touchpoint, or different answers recorded first
+    /// ([`EngineError::is_conflict`]).
+    pub fn answer(
+        &self,
+        run: &RunId,
+        touchpoint: &HandoffId,
+        answers: Vec<Answer>,
+        decided_by: DecidedBy,
+    ) -> Result<Resolution, EngineError> {
+        SupervisionStore::new(
+            self.inner.runs.root(),
+            run.clone(),
+            self.inner.clock.clone(),
+        )
+        .answer(touchpoint, answers, decided_by)
+        .map_err(|e| EngineError::run(run, EngineErrorKind::Supervision(Box::new(e))))
+    }
+
+    /// The run's delivery gate, once open.
+    ///
+    /// # Errors
+    ///
+    /// No gate yet, or it cannot be read.
+    pub fn delivery_gate(&self, run: &RunId) -> Result<DeliveryGate, EngineError> {
+        self.inner
+            .deliveries
+            .gate(run)
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e))))
+    }
+
+    /// Records the delivery decision. It changes nothing yet:
+    /// [`Run::resume`](crate::Run::resume) delivers it.
+    ///
+    /// # Errors
+    ///
+    /// An action the gate does not offer (with the reason it is blocked), a
+    /// target checkout that would conflict, or a different decision
+    /// recorded first ([`EngineError::is_conflict`]).
+    pub fn decide_delivery(
+        &self,
+        run: &RunId,
+        request: DecisionRequest<DeliveryChoice>,
+    ) -> Result<RecordedDecision<DeliveryChoice>, EngineError> {
+        self.inner
+            .deliveries
+            .decide(run, request)
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e))))
+    }
+
+    /// The correction follow-up of a run whose delivery was decided `fix`
+    /// and delivered: start it with
+    /// [`start_with`](Self::start_with)`(`[`Start::follow_up`](crate::Start::follow_up)`(spec))`.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineErrorKind::NoFollowUp`] when the run's delivery was not a
+    /// delivered `fix`.
+    pub fn follow_up(&self, run: &RunId) -> Result<FollowUpSpec, EngineError> {
+        match self
+            .inner
+            .deliveries
+            .outcome(run)
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e))))?
+        {
+            Some(DeliveryOutcome::CorrectionReady(spec)) => Ok(spec),
+            _ => Err(EngineError::run(run, EngineErrorKind::NoFollowUp)),
+        }
+    }
+
+    /// The decision inbox of this store: every run paused on an actionable
+    /// phase handoff, delivery gate or intake question, newest first, with
+    /// the suggested next step. Unreadable runs are listed as degraded.
+    ///
+    /// # Errors
+    ///
+    /// When the runs directory cannot be listed.
+    pub fn inbox(&self) -> Result<Inbox, EngineError> {
+        orcho_delivery::pending_decisions(self.inner.runs.root()).map_err(|e| {
+            EngineError::store(self.inner.runs.root(), EngineErrorKind::Inbox(Box::new(e)))
+        })
+    }
+
+    /// Where `run` stands, as hosts show it: its status, phase, cost and the
+    /// decision point it waits on.
+    ///
+    /// # Errors
+    ///
+    /// An unknown run or an unreadable journal.
+    pub fn status(&self, run: &RunId) -> Result<crate::RunView, EngineError> {
+        Ok(crate::RunView::from(&self.inner.runs.read(run)?))
+    }
+
+    /// The decision points `run` waits on, as the inbox lists them: an open
+    /// or decided handoff, its delivery gate or its intake question.
+    ///
+    /// # Errors
+    ///
+    /// When one of them cannot be read.
+    pub fn pending(&self, run: &RunId) -> Result<Vec<orcho_handoff::PendingDecision>, EngineError> {
+        let store = self.inner.runs.layout();
+        let mut found = Vec::new();
+        for scan in orcho_delivery::SCANNERS {
+            found
+                .extend(scan(store, run).map_err(|reason| {
+                    EngineError::run(run, EngineErrorKind::Unreadable(reason))
+                })?);
+        }
+        Ok(found)
+    }
+
+    /// The open (or answered but not yet resumed) supervision touchpoints of
+    /// a run.
+    ///
+    /// # Errors
+    ///
+    /// When they cannot be read.
+    pub fn touchpoints(
+        &self,
+        run: &RunId,
+    ) -> Result<Vec<orcho_handoff::supervision::OpenTouchpoint>, EngineError> {
+        SupervisionStore::new(
+            self.inner.runs.root(),
+            run.clone(),
+            self.inner.clock.clone(),
+        )
+        .pending()
+        .map_err(|e| EngineError::run(run, EngineErrorKind::Supervision(Box::new(e))))
+    }
+}

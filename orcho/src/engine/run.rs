@@ -1,0 +1,237 @@
+//! [`Run`]: a run opened for driving, and the loop that says what it needs
+//! next.
+
+use std::sync::Arc;
+
+use camino::Utf8Path;
+use orcho_core::{RunId, RunStatus};
+use orcho_handoff::{Autopilot, AutopilotOutcome};
+
+use super::{
+    build::Engine,
+    step::{PhaseReport, Step},
+};
+use crate::{
+    EngineError,
+    error::EngineErrorKind,
+    state::{RunEvent, RunState, Stage},
+    store::StoredRun,
+};
+
+/// A run opened for driving. It holds the run's exclusive lock until it is
+/// dropped, so two processes never drive one run.
+#[derive(Debug)]
+pub struct Run {
+    pub(super) engine: Engine,
+    pub(super) stored: StoredRun,
+}
+
+impl Run {
+    /// The run's id.
+    pub fn id(&self) -> &RunId {
+        self.stored.state.run()
+    }
+
+    /// Where the run stands.
+    pub fn state(&self) -> &RunState {
+        &self.stored.state
+    }
+
+    /// The run's directory in the store.
+    pub fn dir(&self) -> &Utf8Path {
+        self.stored.dir()
+    }
+
+    /// The engine driving it.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub(super) fn commit(&mut self, event: RunEvent) -> Result<(), EngineError> {
+        let clock = Arc::clone(&self.engine.inner.clock);
+        self.stored.commit(event, clock.as_ref())
+    }
+
+    pub(super) fn err(&self, kind: EngineErrorKind) -> EngineError {
+        EngineError::run(self.id(), kind)
+    }
+
+    pub(super) fn handoff_err(&self, e: orcho_handoff::HandoffError) -> EngineError {
+        self.err(EngineErrorKind::Handoff(Box::new(e)))
+    }
+
+    pub(super) fn finished(&self) -> Step {
+        let state = self.state();
+        Step::Finished {
+            status: state.status(),
+            reason: state.reason().unwrap_or_default().to_owned(),
+        }
+    }
+
+    /// What the run needs next. This may do work the run owes before it can
+    /// ask anything: finish the gates of an attempt whose process died, open
+    /// a handoff that was decided on but not opened, re-run missing or stale
+    /// required receipts before final acceptance, or mark the run halted when
+    /// a `halt` decision was recorded.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be read or written.
+    pub async fn next(&mut self) -> Result<Step, EngineError> {
+        loop {
+            match self.state().stage() {
+                Stage::Created => self.prepare()?,
+                Stage::AwaitingIntake => {
+                    if let Some(step) = self.intake_step()? {
+                        return Ok(step);
+                    }
+                }
+                Stage::Ready => return self.phase_request().await,
+                Stage::Gating(_) => self.run_gates().await?,
+                Stage::Pausing(_) | Stage::AtHandoff(_) => {
+                    if let Some(step) = self.handoff_step()? {
+                        return Ok(step);
+                    }
+                }
+                Stage::Asking(_) | Stage::AtTouchpoint { .. } => return self.touchpoint_step(),
+                Stage::AtDelivery { .. } => {
+                    if let Some(step) = self.delivery_step().await? {
+                        return Ok(step);
+                    }
+                }
+                Stage::Ended(_) => return Ok(self.finished()),
+            }
+        }
+    }
+
+    /// Reports the current phase attempt, runs its gates (persisting each
+    /// result as it is known), applies their effect and the verdict, and
+    /// returns what the run needs next.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineErrorKind::WrongState`] when no phase attempt is expected (the
+    /// run is paused or has ended), or a store error.
+    pub async fn complete_phase(&mut self, report: PhaseReport) -> Result<Step, EngineError> {
+        let state = self.state().clone();
+        match state.status() {
+            RunStatus::Running if state.in_flight().is_none() => {}
+            RunStatus::AwaitingPhaseHandoff => return Err(self.awaiting()),
+            status if status.is_terminal() => return Err(self.terminal()),
+            status => {
+                return Err(self.err(EngineErrorKind::WrongState {
+                    action: "complete a phase",
+                    status,
+                }));
+            }
+        }
+        let Some(phase) = state.current_phase().cloned() else {
+            return Ok(self.finished());
+        };
+        if let Some(interruption) = report.interruption {
+            self.interrupt(interruption, report.cost)?;
+            return self.next().await;
+        }
+        self.commit(RunEvent::PhaseReported {
+            phase,
+            attempt: state.attempt(),
+            round: state.round(),
+            outcome: report.outcome,
+            cost: report.cost,
+            plan: report.plan,
+        })?;
+        self.run_gates().await?;
+        self.next().await
+    }
+
+    /// The "decide first" error, naming the open handoff (opening it if a
+    /// process died before it could).
+    pub(super) fn awaiting(&mut self) -> EngineError {
+        let handoff = match &self.state().handoff() {
+            Some(id) => self.engine.inner.handoffs.handoff(self.id(), id),
+            None => match self.open_handoff() {
+                Ok(handoff) => Ok(handoff),
+                Err(e) => return e,
+            },
+        };
+        match handoff {
+            Ok(handoff) => self.err(EngineErrorKind::AwaitingDecision {
+                handoff: handoff.id().clone(),
+                available: handoff.available_actions().iter().collect(),
+            }),
+            Err(e) => self.handoff_err(e),
+        }
+    }
+
+    pub(super) fn terminal(&self) -> EngineError {
+        self.err(EngineErrorKind::Terminal {
+            status: self.state().status(),
+            reason: self.state().reason().unwrap_or_default().to_owned(),
+        })
+    }
+
+    /// Resumes the run past its decided handoff and returns what it needs
+    /// next.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::is_awaiting_decision`] while no decision is recorded
+    /// (naming the handoff and its available actions);
+    /// [`EngineError::is_terminal`] after `halt` or once the run has ended;
+    /// [`EngineErrorKind::WrongState`] when the run is not paused.
+    pub async fn resume(&mut self) -> Result<Step, EngineError> {
+        match self.state().stage() {
+            Stage::AwaitingIntake => self.apply_intake()?,
+            Stage::Asking(_) | Stage::AtTouchpoint { .. } => self.resume_touchpoint()?,
+            Stage::AtDelivery { .. } => self.deliver().await?,
+            Stage::Pausing(_) | Stage::AtHandoff(_) => self.resume_handoff()?,
+            Stage::Ended(_) => return Err(self.terminal()),
+            Stage::Created | Stage::Ready | Stage::Gating(_) => {
+                return Err(self.err(EngineErrorKind::WrongState {
+                    action: "resume",
+                    status: self.state().status(),
+                }));
+            }
+        }
+        self.next().await
+    }
+
+    /// The CI autopilot on the open handoff: asks the advisor, evaluates the
+    /// safety stops, and when all pass records `retry_feedback` as the CI
+    /// agent and resumes. A stop leaves the handoff pending with its typed
+    /// reason.
+    ///
+    /// # Errors
+    ///
+    /// No advisor, the run not paused at a handoff, or a store error.
+    pub async fn autopilot(&mut self) -> Result<(AutopilotOutcome, Step), EngineError> {
+        let step = self.next().await?;
+        let Step::DecideHandoff(handoff) = step else {
+            return Err(self.err(EngineErrorKind::WrongState {
+                action: "run the autopilot",
+                status: self.state().status(),
+            }));
+        };
+        let advisor = self
+            .engine
+            .inner
+            .advisor
+            .clone()
+            .ok_or_else(|| self.err(EngineErrorKind::NoAdvisor))?;
+        let autopilot = Autopilot::new(
+            self.engine.inner.handoffs.clone(),
+            advisor,
+            self.engine.inner.plan.autopilot.clone(),
+        );
+        let output = self.engine.phase_output(self.id(), &handoff);
+        let outcome = autopilot
+            .run(self.id(), handoff.id(), &output)
+            .await
+            .map_err(|e| self.handoff_err(e))?;
+        let step = match &outcome {
+            AutopilotOutcome::Retried { .. } => self.resume().await?,
+            _ => Step::DecideHandoff(handoff),
+        };
+        Ok((outcome, step))
+    }
+}

@@ -1,0 +1,167 @@
+//! How a run starts: [`Start`], and opening a run again.
+
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho_core::RunId;
+use orcho_delivery::FollowUpSpec;
+
+use super::{build::Engine, run::Run};
+use crate::{
+    EngineError,
+    state::{FollowUpOf, RunEvent, Workspace},
+};
+
+/// How a run starts: in place in a checkout, or in a retained worktree of
+/// it that ends at a delivery gate.
+///
+/// ```
+/// use orcho::Start;
+///
+/// let in_place = Start::in_place("/work/repo");
+/// let isolated = Start::in_worktree("/work/repo");
+/// assert!(!in_place.delivers());
+/// assert!(isolated.delivers());
+/// ```
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct Start {
+    checkout: Utf8PathBuf,
+    worktree: bool,
+    follow_up: Option<FollowUpSpec>,
+    host: Option<serde_json::Value>,
+}
+
+impl Start {
+    /// Phases and gates work directly in `checkout`; the run ends when its
+    /// last phase passes, with no intake and no delivery gate.
+    pub fn in_place(checkout: impl Into<Utf8PathBuf>) -> Self {
+        Self {
+            checkout: checkout.into(),
+            worktree: false,
+            follow_up: None,
+            host: None,
+        }
+    }
+
+    /// The run works in its own git worktree of `checkout` (the target),
+    /// created after pre-run intake and kept after the run; it ends at a
+    /// delivery gate that commits, applies or discards exactly its diff.
+    ///
+    /// When intake includes the target's uncommitted changes, they are
+    /// committed in the worktree and the run's diff is taken from there:
+    /// they stay the target's own uncommitted work, and delivery brings
+    /// only what the run did.
+    pub fn in_worktree(checkout: impl Into<Utf8PathBuf>) -> Self {
+        Self {
+            worktree: true,
+            ..Self::in_place(checkout)
+        }
+    }
+
+    /// A correction follow-up: a child run in the parent's target
+    /// checkout, whose worktree starts with the parent's diff and whose
+    /// phases receive what the parent was rejected for.
+    pub fn follow_up(spec: FollowUpSpec) -> Self {
+        Self {
+            checkout: spec.checkout().to_owned(),
+            worktree: true,
+            follow_up: Some(spec),
+            host: None,
+        }
+    }
+
+    /// What the host keeps with the run (for example the commands its phases
+    /// run), written with the run's creation, atomically: a host killed at any
+    /// instant after [`Engine::start_with`] returned finds it again with
+    /// [`Engine::host_metadata`], so it can drive the run on. The engine
+    /// never reads it.
+    pub fn host_metadata(mut self, metadata: serde_json::Value) -> Self {
+        self.host = Some(metadata);
+        self
+    }
+
+    /// Whether the run ends at a delivery gate.
+    pub fn delivers(&self) -> bool {
+        self.worktree
+    }
+}
+
+impl Engine {
+    /// Starts a run in place on `checkout` and returns it, locked for
+    /// driving: [`start_with`](Self::start_with)`(`[`Start::in_place`](crate::Start::in_place)`)`.
+    ///
+    /// # Errors
+    ///
+    /// When the run cannot be created.
+    pub fn start(&self, checkout: &Utf8Path) -> Result<Run, EngineError> {
+        self.start_with(Start::in_place(checkout))
+    }
+
+    /// Opens an existing run for driving, replaying its journal.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::is_busy`] when another process drives it,
+    /// [`EngineError::is_unknown_run`], or a damaged journal.
+    pub fn open(&self, run: &RunId) -> Result<Run, EngineError> {
+        let stored = self.inner.runs.open(run)?;
+        Ok(Run {
+            engine: self.clone(),
+            stored,
+        })
+    }
+
+    /// Starts a run as `start` says and returns it, locked for driving.
+    /// A run in a worktree asks nothing yet: its first [`Run::next`](crate::Run::next) checks
+    /// the target for uncommitted changes (pre-run intake) and creates the
+    /// worktree.
+    ///
+    /// # Errors
+    ///
+    /// When the run cannot be created.
+    pub fn start_with(&self, start: Start) -> Result<Run, EngineError> {
+        let Start {
+            checkout,
+            worktree,
+            follow_up,
+            host,
+        } = start;
+        let run = RunId::generate(&self.inner.clock);
+        let (checkout, workspace) = if worktree {
+            let worktree = self.worktree_path(&run);
+            (
+                worktree.clone(),
+                Some(Workspace {
+                    target: checkout,
+                    worktree,
+                }),
+            )
+        } else {
+            (checkout, None)
+        };
+        let started = RunEvent::Started {
+            checkout,
+            plan: self.inner.plan.name.clone(),
+            phases: self
+                .inner
+                .plan
+                .phases
+                .iter()
+                .map(|p| p.name.clone())
+                .collect(),
+            workspace,
+            follow_up: follow_up.as_ref().map(|spec| FollowUpOf {
+                parent: spec.parent().clone(),
+                generation: spec.generation(),
+                brief: spec.to_markdown(),
+            }),
+        };
+        let stored =
+            self.inner
+                .runs
+                .create(&run, &started, host.as_ref(), self.inner.clock.as_ref())?;
+        Ok(Run {
+            engine: self.clone(),
+            stored,
+        })
+    }
+}

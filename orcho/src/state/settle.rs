@@ -1,0 +1,163 @@
+//! The engine's one decision after an attempt: where it goes, from its
+//! gates' effect and its verdict.
+
+use orcho_core::{Finding, Verdict};
+use orcho_gates::PhaseEffect;
+
+use super::{
+    event::{PauseTrigger, PhaseInput, Transition},
+    run::RunState,
+};
+use crate::plan::{ExhaustedPolicy, PausePolicy, RunPlan};
+
+/// Where an attempt goes, from the gates' effect and the (merged) verdict:
+/// the engine's one decision, a pure function of the plan and the state.
+pub(crate) fn settle(
+    plan: &RunPlan,
+    state: &RunState,
+    verdict: Verdict,
+    findings: &[Finding],
+    effect: &PhaseEffect,
+) -> Transition {
+    let Some(phase) = plan.phases.get(state.cursor.phase) else {
+        return Transition::Halt {
+            reason: format!(
+                "the run is past its last phase (phase {})",
+                state.cursor.phase + 1
+            ),
+        };
+    };
+    let attempts_left = state.cursor.attempt
+        < phase
+            .max_attempts
+            .saturating_add(state.cursor.extra_attempts);
+    let with_waivers = |input: PhaseInput| PhaseInput {
+        waivers: state.waivers.clone(),
+        ..input
+    };
+    let exhausted = |trigger: PauseTrigger,
+                     verdict: Verdict,
+                     findings: Vec<Finding>,
+                     what: &str| match phase.on_exhausted {
+        ExhaustedPolicy::Halt => Transition::Halt {
+            reason: format!("phase `{}` {what}", phase.name),
+        },
+        ExhaustedPolicy::Pause => Transition::Pause {
+            trigger,
+            verdict,
+            findings,
+        },
+    };
+    match effect {
+        PhaseEffect::Halt { failure } => Transition::Halt {
+            reason: format!("halted by gate `{}`", failure.gate),
+        },
+        PhaseEffect::Replan { critique } => {
+            if state.cursor.round < phase.max_rounds {
+                Transition::Replan {
+                    to: plan.replan_target(state.cursor.phase),
+                    input: with_waivers(PhaseInput {
+                        critique: critique.clone(),
+                        ..PhaseInput::default()
+                    }),
+                }
+            } else {
+                let gate = critique.first().map(|f| f.gate.clone());
+                let findings = critique
+                    .iter()
+                    .flat_map(|f| f.findings.iter().cloned())
+                    .collect();
+                let trigger =
+                    gate.map_or(PauseTrigger::Verdict, |gate| PauseTrigger::Gate { gate });
+                exhausted(
+                    trigger,
+                    Verdict::Rejected,
+                    findings,
+                    "used all its replan rounds",
+                )
+            }
+        }
+        PhaseEffect::FeedIntoNext { failures } => {
+            if attempts_left {
+                Transition::Retry {
+                    input: with_waivers(PhaseInput {
+                        fed_failures: failures.clone(),
+                        findings: not_approved(verdict, findings),
+                        ..PhaseInput::default()
+                    }),
+                }
+            } else {
+                let findings = failures
+                    .iter()
+                    .flat_map(|f| f.findings.iter().cloned())
+                    .chain(findings.iter().cloned())
+                    .collect();
+                let trigger =
+                    failures
+                        .first()
+                        .map_or(PauseTrigger::Verdict, |f| PauseTrigger::Gate {
+                            gate: f.gate.clone(),
+                        });
+                if phase.pause == PausePolicy::Never {
+                    exhausted(
+                        trigger,
+                        Verdict::Rejected,
+                        findings,
+                        "used all its attempts with failing gates",
+                    )
+                } else {
+                    Transition::Pause {
+                        trigger,
+                        verdict: Verdict::Rejected,
+                        findings,
+                    }
+                }
+            }
+        }
+        PhaseEffect::Continue => match verdict {
+            Verdict::Approved if phase.pause == PausePolicy::Always => Transition::Pause {
+                trigger: PauseTrigger::Always,
+                verdict,
+                findings: findings.to_vec(),
+            },
+            Verdict::Approved => Transition::Advance,
+            Verdict::Rejected | Verdict::Incomplete => {
+                if attempts_left {
+                    Transition::Retry {
+                        input: with_waivers(PhaseInput {
+                            findings: findings.to_vec(),
+                            ..PhaseInput::default()
+                        }),
+                    }
+                } else if phase.pause == PausePolicy::Never {
+                    exhausted(
+                        PauseTrigger::Verdict,
+                        verdict,
+                        findings.to_vec(),
+                        &format!("ended {verdict} after its last attempt"),
+                    )
+                } else {
+                    Transition::Pause {
+                        trigger: PauseTrigger::Verdict,
+                        verdict,
+                        findings: findings.to_vec(),
+                    }
+                }
+            }
+        },
+        other => Transition::Halt {
+            reason: format!(
+                "the gates' effect `{}` is not one this engine knows",
+                other.as_str()
+            ),
+        },
+    }
+}
+
+fn not_approved(verdict: Verdict, findings: &[Finding]) -> Vec<Finding> {
+    if verdict == Verdict::Approved {
+        Vec::new()
+    } else {
+        findings.to_vec()
+    }
+}

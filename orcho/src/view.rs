@@ -1,0 +1,112 @@
+//! What hosts read about a run: [`RunView`], built by
+//! [`Engine::status`](crate::Engine::status), so that no host reads the
+//! engine's state or store directly.
+
+use camino::Utf8PathBuf;
+use orcho_core::{Cost, HandoffId, PhaseName, RunId, RunStatus};
+use serde::Serialize;
+
+use crate::state::{RunState, Stage, TouchpointKind};
+
+/// A run as a host shows it: where it stands, where it is in its phases,
+/// what it cost, and the decision point it waits on. Serializes to the JSON
+/// hosts print.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct RunView {
+    /// The run.
+    pub run: RunId,
+    /// The plan's name.
+    pub plan: String,
+    /// Where it stands.
+    pub status: RunStatus,
+    /// Why it ended, once it has.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The current phase, if the run is not past its last.
+    pub phase: Option<PhaseName>,
+    /// The current attempt of the phase (1-based).
+    pub attempt: u32,
+    /// The current round (1-based).
+    pub round: u32,
+    /// What it cost so far.
+    pub cost: Cost,
+    /// Where its phases and gates run: the checkout, or its worktree.
+    pub checkout: Utf8PathBuf,
+    /// For a run that delivers: the checkout its delivery targets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<Utf8PathBuf>,
+    /// For a correction follow-up: its parent run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub follow_up_of: Option<RunId>,
+    /// The decision point it waits on, if it waits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<Waiting>,
+}
+
+/// The decision point a run waits on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "point", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Waiting {
+    /// Pre-run intake: what to do with the target's uncommitted changes.
+    Intake,
+    /// A phase handoff (its id once it is open).
+    PhaseHandoff {
+        /// The handoff.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<HandoffId>,
+    },
+    /// A supervision touchpoint (its id once it is open).
+    Touchpoint {
+        /// The touchpoint.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<HandoffId>,
+        /// Its kind.
+        kind: TouchpointKind,
+    },
+    /// The delivery gate.
+    Delivery,
+}
+
+impl Waiting {
+    /// The decision point a run at `stage` waits on.
+    pub fn of(stage: &Stage) -> Option<Self> {
+        match stage {
+            Stage::AwaitingIntake => Some(Self::Intake),
+            Stage::Pausing(_) => Some(Self::PhaseHandoff { id: None }),
+            Stage::AtHandoff(id) => Some(Self::PhaseHandoff {
+                id: Some(id.clone()),
+            }),
+            Stage::Asking(touchpoint) => Some(Self::Touchpoint {
+                id: None,
+                kind: TouchpointKind::of(touchpoint),
+            }),
+            Stage::AtTouchpoint { id, kind } => Some(Self::Touchpoint {
+                id: Some(id.clone()),
+                kind: *kind,
+            }),
+            Stage::AtDelivery { .. } => Some(Self::Delivery),
+            Stage::Created | Stage::Ready | Stage::Gating(_) | Stage::Ended(_) => None,
+        }
+    }
+}
+
+impl From<&RunState> for RunView {
+    fn from(state: &RunState) -> Self {
+        Self {
+            run: state.run().clone(),
+            plan: state.plan().to_owned(),
+            status: state.status(),
+            reason: state.reason().map(str::to_owned),
+            phase: state.current_phase().cloned(),
+            attempt: state.attempt(),
+            round: state.round(),
+            cost: state.cost(),
+            checkout: state.checkout().to_owned(),
+            target: state.workspace().map(|w| w.target.clone()),
+            follow_up_of: state.follow_up().map(|f| f.parent.clone()),
+            waiting: Waiting::of(state.stage()),
+        }
+    }
+}
