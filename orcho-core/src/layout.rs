@@ -8,6 +8,7 @@
 //! <store>/
 //!   runs/<run>/
 //!     journal.jsonl  run.json  run.lock  host.json  evidence.json
+//!     phase-group.json
 //!     handoffs/<handoff>.json  handoffs/journal.jsonl  handoffs/.lock
 //!     decisions/<point>.json
 //!     advice/<advice>.json
@@ -15,7 +16,7 @@
 //!     supervision/<touchpoint>.json
 //!     delivery/{gate.json, run.patch, outcome.json, .lock}
 //!     intake/{intake.json, seed.patch, outcome.json, .lock}
-//!   receipts/…  cache/…  worktrees/<run>/  host/
+//!   receipts/…  cache/…  worktrees/<run>/
 //! ```
 //!
 //! Run directories are named by validated [`RunId`]s, and every file name
@@ -137,6 +138,13 @@ impl RunDir {
         self.path.join("host.json")
     }
 
+    /// `phase-group.json`: the process group of the phase command running
+    /// for the run, while it runs (so that one left by a killed host can be
+    /// stopped).
+    pub fn phase_group(&self) -> Utf8PathBuf {
+        self.path.join("phase-group.json")
+    }
+
     /// `evidence.json`: the evidence bundle, once written.
     pub fn evidence(&self) -> Utf8PathBuf {
         self.path.join("evidence.json")
@@ -222,6 +230,7 @@ mod tests {
             dir.snapshot(),
             dir.lock(),
             dir.host_metadata(),
+            dir.phase_group(),
             dir.evidence(),
             dir.handoff(&id),
             dir.handoff_journal(),

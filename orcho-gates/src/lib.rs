@@ -70,7 +70,7 @@
 //!
 //! # Crate features
 //!
-//! - `test-util`: [`testing`], scripted gates for tests of hosts and
+//! - `test-util`: the `testing` module, scripted gates for tests of hosts and
 //!   profiles.
 //!
 //! # Stability and MSRV

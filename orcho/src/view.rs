@@ -4,6 +4,7 @@
 
 use camino::Utf8PathBuf;
 use orcho_core::{Cost, HandoffId, PhaseName, RunId, RunStatus};
+use orcho_gates::PhaseOutcome;
 use serde::Serialize;
 
 use crate::state::{RunState, Stage, TouchpointKind};
@@ -42,6 +43,40 @@ pub struct RunView {
     /// The decision point it waits on, if it waits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waiting: Option<Waiting>,
+}
+
+impl RunView {
+    /// The phase handoff the run waits on, once it is open.
+    pub fn handoff(&self) -> Option<&HandoffId> {
+        match &self.waiting {
+            Some(Waiting::PhaseHandoff { id }) => id.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// The supervision touchpoint the run waits on, once it is open, and
+    /// its kind.
+    pub fn touchpoint(&self) -> Option<(&HandoffId, TouchpointKind)> {
+        match &self.waiting {
+            Some(Waiting::Touchpoint { id: Some(id), kind }) => Some((id, *kind)),
+            _ => None,
+        }
+    }
+}
+
+/// One phase attempt as the phase reported it, before its gates ran
+/// ([`Engine::attempts`](crate::Engine::attempts)).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct AttemptView {
+    /// The phase.
+    pub phase: PhaseName,
+    /// The attempt (1-based).
+    pub attempt: u32,
+    /// The round (1-based).
+    pub round: u32,
+    /// What the phase reported: verdict, summary, findings.
+    pub outcome: PhaseOutcome,
 }
 
 /// The decision point a run waits on.

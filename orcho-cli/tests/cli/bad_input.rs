@@ -126,16 +126,41 @@ fn a_corrupt_state_snapshot_is_rebuilt_from_the_journal() -> Result {
 fn a_corrupt_cli_record_is_an_error_naming_it() -> Result {
     let repo = Repo::new(REVIEW)?;
     let run = paused_run(&repo)?;
-    let path = repo.run_dir(&run).join("cli.json");
-    orcho::core::fs::write_atomic(&path, b"[1, 2")?;
-    for args in [
-        &["resume", &run, "--no-interactive"][..],
-        &["handoff", "show", &run],
+    let path = repo.run_dir(&run).join("host.json");
+    for damage in [
+        &b"[1, 2"[..],
+        br#"{"schema":1,"host":{"schema":1,"profile":7}}"#,
     ] {
-        let out = repo.orcho(args)?;
-        out.expect_code(1);
-        assert!(out.stderr.contains("cli.json"), "{args:?}\n{out}");
+        orcho::core::fs::write_atomic(&path, damage)?;
+        for args in [
+            &["resume", &run, "--no-interactive"][..],
+            &["handoff", "show", &run],
+        ] {
+            let out = repo.orcho(args)?;
+            out.expect_code(1);
+            assert!(out.stderr.contains("host.json"), "{args:?}\n{out}");
+        }
     }
+    Ok(())
+}
+
+/// The first `orcho` kept what it needs to resume a run in
+/// `runs/<id>/cli.json`; such a run still resumes.
+#[test]
+fn a_run_recorded_by_the_first_cli_resumes() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let run = paused_run(&repo)?;
+    let host = repo.run_dir(&run).join("host.json");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&host)?)?;
+    std::fs::remove_file(&host)?;
+    let legacy = repo.run_dir(&run).join("cli.json");
+    orcho::core::fs::write_atomic(&legacy, &serde_json::to_vec_pretty(&doc["host"])?)?;
+    repo.orcho(&["handoff", "decide", &run, "continue"])?
+        .expect_code(0);
+    // Driven on with the phase commands and profile the record names.
+    let out = repo.orcho(&["resume", &run, "--no-interactive", "--json"])?;
+    out.expect_code(4);
+    assert_eq!(out.json()?["awaiting"], "delivery", "{out}");
     Ok(())
 }
 

@@ -2,7 +2,13 @@
 //! `orcho resume`: the phase command left behind is stopped, the run
 //! continues from its journal and no transition is applied twice.
 
-use std::{process::Stdio, time::Duration};
+use std::{
+    io::{BufRead, BufReader},
+    process::Stdio,
+    time::{Duration, Instant},
+};
+
+use camino::Utf8PathBuf;
 
 use crate::{
     Result,
@@ -43,8 +49,38 @@ fn kinds(journal: &[serde_json::Value]) -> Vec<&str> {
         .collect()
 }
 
+/// Waits for `orcho` to record its phase command, and returns the marker.
+fn wait_for_marker(repo: &Repo) -> Result<Utf8PathBuf> {
+    let runs = repo.dir().join(".orcho/runs");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(dirs) = std::fs::read_dir(&runs) {
+            for dir in dirs {
+                let marker = Utf8PathBuf::try_from(dir?.path())?.join("phase-group.json");
+                if marker.exists() {
+                    return Ok(marker);
+                }
+            }
+        }
+        assert!(Instant::now() < deadline, "no phase process marker");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 #[test]
 fn killed_mid_phase_then_resumed_applies_nothing_twice() -> Result {
+    killed_mid_phase(false)
+}
+
+#[test]
+fn a_phase_command_recorded_where_the_first_orcho_kept_it_is_stopped_too() -> Result {
+    killed_mid_phase(true)
+}
+
+/// Kills `orcho run` in the middle of a phase and resumes the run; with
+/// `legacy`, the marker of the phase command is where the first `orcho`
+/// kept it.
+fn killed_mid_phase(legacy: bool) -> Result {
     let repo = Repo::with_files(QUICK, &[("implement.sh", IMPLEMENT)])?;
     let mut child = repo
         .command(&[
@@ -61,17 +97,7 @@ fn killed_mid_phase_then_resumed_applies_nothing_twice() -> Result {
     wait_for_file(&repo.ctl("pid"), Duration::from_secs(30))?;
     // `orcho` records the phase command as soon as it has started it; the
     // kill comes after that.
-    let markers = repo.dir().join(".orcho/host");
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !std::fs::read_dir(&markers).is_ok_and(|mut d| {
-        d.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".phase.json")))
-    }) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no phase process marker"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let marker = wait_for_marker(&repo)?;
     // SIGKILL: no destructor runs, the phase command is left behind.
     child.kill()?;
     let status = wait(&mut child, WAIT)?;
@@ -89,6 +115,13 @@ fn killed_mid_phase_then_resumed_applies_nothing_twice() -> Result {
     let run = &runs[0];
     let before = repo.journal(run)?;
     assert_eq!(kinds(&before), ["started", "workspace_ready"]);
+    assert_eq!(marker, repo.run_dir(run).join("phase-group.json"));
+    if legacy {
+        // Where the first `orcho` kept the marker: it is read there too.
+        let old = repo.dir().join(format!(".orcho/host/{run}.phase.json"));
+        std::fs::create_dir_all(repo.dir().join(".orcho/host"))?;
+        std::fs::rename(&marker, &old)?;
+    }
 
     orcho::core::fs::write_atomic(&repo.ctl("fast"), b"")?;
     let out = repo.orcho(&["resume", run, "--no-interactive", "--json"])?;
@@ -99,9 +132,10 @@ fn killed_mid_phase_then_resumed_applies_nothing_twice() -> Result {
     assert!(!running(pid), "the left-over phase command still runs");
     // Its child ignored SIGTERM and outlived the leader: SIGKILL reached it.
     assert!(!running(child), "the left-over command's child still runs");
+    assert!(!marker.exists(), "the phase process marker is left");
     assert!(
-        std::fs::read_dir(&markers).map_or(true, |mut d| d.next().is_none()),
-        "no phase process marker is left in {markers}"
+        std::fs::read_dir(repo.dir().join(".orcho/host")).map_or(true, |mut d| d.next().is_none()),
+        "a phase process marker is left in the old place"
     );
 
     // The attempt that died is asked again (attempt 1 twice), and then
@@ -142,5 +176,33 @@ fn killed_mid_phase_then_resumed_applies_nothing_twice() -> Result {
             .any(|f| f["path"] == "feature.txt"),
         "{out}"
     );
+    Ok(())
+}
+
+/// `orcho run` killed at once after it printed its run id: the run it
+/// leaves resumes to the end.
+#[test]
+fn a_run_killed_right_after_it_printed_its_id_resumes() -> Result {
+    let repo = Repo::new(QUICK)?;
+    let mut child = repo
+        .command(&["run", "--phase", "implement=touch ok", "--no-interactive"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let stderr = child.stderr.take().ok_or("no stderr")?;
+    let mut line = String::new();
+    BufReader::new(stderr).read_line(&mut line)?;
+    child.kill()?;
+    wait(&mut child, WAIT)?;
+    let run = line
+        .strip_prefix("run ")
+        .and_then(|l| l.strip_suffix(" started\n"))
+        .ok_or_else(|| format!("no run id in {line:?}"))?;
+    let out = repo.orcho(&["resume", run, "--no-interactive", "--json"])?;
+    // Paused at its delivery gate, or, killed before its worktree was
+    // ready, at the intake question for the checkout's changes.
+    out.expect_no_panic();
+    assert_eq!(out.code(), Some(4), "{out}");
     Ok(())
 }

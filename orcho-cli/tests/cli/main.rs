@@ -10,7 +10,10 @@ mod bad_input;
 mod crash;
 mod demo;
 mod handoff;
+mod output;
 mod prompt;
+#[path = "../common/redact.rs"]
+mod redact;
 mod status;
 mod support;
 

@@ -282,3 +282,12 @@ pub(crate) fn run_id(doc: &Value) -> Result<String> {
         .map(str::to_owned)
         .ok_or_else(|| format!("no `run` in {doc}").into())
 }
+
+impl Repo {
+    /// `text` with what differs between test runs replaced: the checkout's
+    /// temporary directory, `run`'s id, commit ids and timestamps.
+    pub(crate) fn redact(&self, text: &str, run: &str) -> String {
+        let tmp = self.dir.parent().map_or("", Utf8Path::as_str);
+        crate::redact::redact(text, &[(tmp, "[tmp]"), (run, "[run]")])
+    }
+}

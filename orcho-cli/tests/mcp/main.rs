@@ -12,6 +12,9 @@ use rmcp::{
 };
 use serde_json::{Value, json};
 
+#[path = "../common/redact.rs"]
+mod redact;
+
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 type Client = RunningService<RoleClient, ()>;
 
@@ -85,7 +88,7 @@ fn repo() -> Result<(tempfile::TempDir, Utf8PathBuf), Box<dyn std::error::Error 
 /// duplex stream.
 async fn connect(checkout: &Utf8Path) -> Result<Client, Box<dyn std::error::Error + Send + Sync>> {
     let (server_io, client_io) = tokio::io::duplex(1 << 16);
-    let server = orcho_cli::mcp::OrchoMcp::for_checkout(checkout.to_owned(), None);
+    let server = orcho_cli::OrchoMcp::for_checkout(checkout.to_owned(), None);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {
             let _ = running.waiting().await;
@@ -245,6 +248,12 @@ async fn a_paused_run_is_reviewed_decided_and_resumed() -> TestResult {
     );
 
     let review = ok(&client, "orcho_review_paused_run", json!({ "run_id": run })).await?;
+    let shown = |doc: &Value| {
+        let text = serde_json::to_string_pretty(doc).unwrap_or_default();
+        redact::redact(&text, &[(dir.as_str(), "[dir]"), (run.as_str(), "[run]")])
+    };
+    insta::assert_snapshot!("status_at_a_handoff", shown(&status));
+    insta::assert_snapshot!("review_of_a_paused_run", shown(&review));
     let proposal = &review["proposal"];
     assert_eq!(proposal["action"], "retry_feedback");
     assert_eq!(proposal["applied"], false);
@@ -264,6 +273,7 @@ async fn a_paused_run_is_reviewed_decided_and_resumed() -> TestResult {
         "awaiting_decision",
     )
     .await?;
+    insta::assert_snapshot!("resume_awaiting_a_decision", shown(&awaiting));
     assert_eq!(awaiting["details"]["handoff_id"], handoff_id.as_str());
     assert!(
         awaiting["details"]["available_actions"]

@@ -24,7 +24,9 @@ use rustix::{
     process::{Pid, Signal},
 };
 
-use super::{CancelToken, CapturedOutput, ExitStatus, cancel::Registration, output::Sink};
+use super::{
+    CancelToken, CapturedOutput, ExitStatus, GroupMarker, cancel::Registration, output::Sink,
+};
 use crate::{ExecError, ExecErrorKind};
 
 /// How long a command gets between `SIGTERM` and `SIGKILL` unless the
@@ -64,6 +66,7 @@ pub struct ExecRequest {
     secrets: Vec<Vec<u8>>,
     cancel: Option<CancelToken>,
     on_start: Option<StartHook>,
+    marker: Option<GroupMarker>,
 }
 
 /// What [`ExecRequest::on_start`] calls.
@@ -94,6 +97,7 @@ impl ExecRequest {
             secrets: Vec::new(),
             cancel: None,
             on_start: None,
+            marker: None,
         }
     }
 
@@ -187,6 +191,17 @@ impl ExecRequest {
         self
     }
 
+    /// Names the command's process group in `marker` while it runs, so that
+    /// if this process is killed, the next one can stop what is left of it
+    /// ([`GroupMarker::stop_leftover`]). The marker is written once the
+    /// group is guarded and removed when the command ends; a marker that
+    /// cannot be written is reported in [`ExecOutcome::warnings`], and the
+    /// command runs all the same.
+    pub fn group_marker(mut self, marker: GroupMarker) -> Self {
+        self.marker = Some(marker);
+        self
+    }
+
     /// The argv.
     pub fn argv(&self) -> &[OsString] {
         &self.argv
@@ -212,6 +227,9 @@ pub struct ExecOutcome {
     pub stdout: CapturedOutput,
     /// Its standard error.
     pub stderr: CapturedOutput,
+    /// What went wrong around the command without stopping it (a group
+    /// marker that could not be written or removed).
+    pub warnings: Vec<String>,
 }
 
 /// Runs a command to completion, under the rules of the [module docs](super).
@@ -269,13 +287,25 @@ pub fn run_streaming(
                 stderr: stderr_sink
                     .finish(&mut |_| {})
                     .map_err(|e| err(ExecErrorKind::Log(e)))?,
+                warnings: Vec::new(),
             });
         }
     };
     let mut group = Group::new(child);
+    let pid = group.child.id();
+    let mut warnings = Vec::new();
+    // Once the group is guarded: a failure here still kills it.
+    if let Some(marker) = &request.marker
+        && let Err(e) = marker.record(pid)
+    {
+        warnings.push(format!(
+            "the process group could not be recorded in `{}` ({e}); if this process is killed, \
+             the command may keep running",
+            marker.path()
+        ));
+    }
     if let Some(StartHook(hook)) = &request.on_start {
-        // Once the group is guarded: a panicking hook still kills it.
-        hook(group.child.id());
+        hook(pid);
     }
     let status = supervise(
         request,
@@ -284,7 +314,16 @@ pub fn run_streaming(
         &mut stderr_sink,
         on_stdout,
     )
-    .map_err(|e| err(ExecErrorKind::Supervise(e)))?;
+    .map_err(|e| err(ExecErrorKind::Supervise(e)));
+    if let Some(marker) = &request.marker
+        && let Err(e) = marker.clear(pid)
+    {
+        warnings.push(format!(
+            "the process marker `{}` could not be removed ({e})",
+            marker.path()
+        ));
+    }
+    let status = status?;
     let duration = started.elapsed();
     Ok(ExecOutcome {
         status,
@@ -295,6 +334,7 @@ pub fn run_streaming(
         stderr: stderr_sink
             .finish(&mut |_| {})
             .map_err(|e| err(ExecErrorKind::Log(e)))?,
+        warnings,
     })
 }
 

@@ -26,7 +26,8 @@
 //!
 //! Processes that keep the output pipes open after the command exits
 //! (daemons it left behind) are given [`LEAK_GRACE`], then the group is
-//! killed.
+//! killed. A group left running by a process that was killed itself is
+//! stopped by the next one through a [`GroupMarker`].
 //!
 //! ```
 //! use std::time::Duration;
@@ -45,6 +46,7 @@
 mod cancel;
 mod env;
 mod imp;
+mod leftover;
 pub(crate) mod lookup;
 mod output;
 mod status;
@@ -54,5 +56,6 @@ pub use env::{BASE_ENV_VARS, BaseEnv};
 pub use imp::{
     DEFAULT_GRACE, DEFAULT_TAIL_BYTES, ExecOutcome, ExecRequest, LEAK_GRACE, run, run_streaming,
 };
+pub use leftover::{GroupMarker, LEFTOVER_GRACE, Leftover, LeftoverError, LeftoverErrorKind};
 pub use output::{CapturedOutput, LogFile, REDACTED};
 pub use status::{ExitStatus, signal_name};

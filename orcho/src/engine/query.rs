@@ -9,6 +9,7 @@ use orcho_handoff::{
     IntakeChoice, PhaseHandoff, RecordedDecision,
     supervision::{Answer, Resolution, SupervisionStore},
 };
+use orcho_receipts::exec::GroupMarker;
 
 use super::build::Engine;
 use crate::{EngineError, error::EngineErrorKind, state::RunEvent};
@@ -193,6 +194,46 @@ impl Engine {
     /// Where a run's retained worktree lives: `<store>/worktrees/<run>`.
     pub fn worktree_path(&self, run: &RunId) -> Utf8PathBuf {
         self.inner.runs.layout().worktree(run)
+    }
+
+    /// The marker that names the process group of the phase command a host
+    /// runs for `run`, for
+    /// [`ExecRequest::group_marker`](orcho_receipts::exec::ExecRequest::group_marker):
+    /// a host killed mid-phase leaves it behind, and the next host to run a
+    /// phase of the run stops what is left of that group first
+    /// ([`GroupMarker::stop_leftover`]).
+    pub fn phase_group(&self, run: &RunId) -> GroupMarker {
+        GroupMarker::new(self.inner.runs.layout().run(run).phase_group())
+    }
+
+    /// Every phase attempt `run` reported, in order: what the phase said
+    /// before its gates ran.
+    ///
+    /// # Errors
+    ///
+    /// An unknown run or an unreadable journal.
+    pub fn attempts(&self, run: &RunId) -> Result<Vec<crate::AttemptView>, EngineError> {
+        Ok(self
+            .inner
+            .runs
+            .events(run)?
+            .into_iter()
+            .filter_map(|(_, event)| match event {
+                RunEvent::PhaseReported {
+                    phase,
+                    attempt,
+                    round,
+                    outcome,
+                    ..
+                } => Some(crate::AttemptView {
+                    phase,
+                    attempt,
+                    round,
+                    outcome,
+                }),
+                _ => None,
+            })
+            .collect())
     }
 
     /// What the host that started `run` keeps with it

@@ -37,6 +37,11 @@ impl Run {
         &self.stored.state
     }
 
+    /// Where the run stands, as hosts show it.
+    pub fn view(&self) -> crate::RunView {
+        crate::RunView::from(&self.stored.state)
+    }
+
     /// The run's directory in the store.
     pub fn dir(&self) -> &Utf8Path {
         self.stored.dir()

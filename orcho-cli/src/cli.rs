@@ -1,0 +1,193 @@
+//! The command line's arguments.
+
+use camino::Utf8PathBuf;
+use clap::{Args, Parser, Subcommand};
+use orcho::{
+    core::{HandoffId, RunId},
+    handoff::{DeliveryAction, HandoffAction, IntakeAction},
+};
+
+/// Proven readiness for coding-agent runs, from the command line.
+///
+/// Verification receipts prove that declared commands ran against this exact
+/// checkout; runs pass quality gates after each phase and pause at typed
+/// decision points (handoffs, plan approval, delivery) that you decide here
+/// or at a prompt.
+#[derive(Debug, Parser)]
+#[command(name = "orcho", version, propagate_version = true)]
+#[command(after_help = "Exit codes: 0 success, 1 error, 2 usage, 3 not ready, \
+4 paused awaiting a decision, 5 halted, 6 a different decision was recorded first.")]
+pub(crate) struct Cli {
+    /// The checkout to work on [default: the current directory]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) checkout: Option<Utf8PathBuf>,
+    /// The store directory [default: .orcho in the checkout]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) store: Option<Utf8PathBuf>,
+    /// Print one JSON document on standard output instead of text
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Run declared verification commands and write their receipts
+    Verify {
+        /// The commands to run [default: the required ones]
+        #[arg(value_name = "COMMAND")]
+        commands: Vec<String>,
+        #[command(flatten)]
+        profile: ProfileArg,
+    },
+    /// Classify the receipts of this checkout; exit 0 only when every
+    /// required receipt is present (3 when not ready)
+    Status {
+        #[command(flatten)]
+        profile: ProfileArg,
+    },
+    /// Start a run and drive it: phases run the commands given with
+    /// `--phase`, decisions are asked at a prompt (or the run pauses)
+    Run(RunArgs),
+    /// Continue a run: act on recorded decisions and drive it on
+    Resume {
+        /// The run
+        run: RunId,
+        /// Never prompt: stop with exit code 4 at an undecided decision point
+        #[arg(long)]
+        no_interactive: bool,
+    },
+    /// List the runs waiting for a decision, newest first
+    Inbox,
+    /// Show, decide or get advice on a run's phase handoff
+    #[command(subcommand)]
+    Handoff(HandoffCommand),
+    /// Show or decide a run's delivery gate
+    #[command(subcommand)]
+    Delivery(DeliveryCommand),
+    /// Decide a plan that waits for approval
+    #[command(subcommand)]
+    Plan(PlanCommand),
+    /// Decide a run's pre-run intake question
+    Intake {
+        /// The run
+        run: RunId,
+        /// include, exclude, commit or halt
+        action: IntakeAction,
+        /// The commit message (`commit` only)
+        #[arg(long)]
+        message: Option<String>,
+    },
+    /// Serve the run's decision points as MCP tools over stdio (for agent
+    /// clients)
+    Mcp,
+    /// Print shell completions
+    Completions {
+        /// The shell
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ProfileArg {
+    /// The profile: a YAML file or `builtin:<name>` [default: ./orcho.yaml
+    /// when it exists, else builtin:default]
+    #[arg(long, value_name = "PROFILE")]
+    pub(crate) profile: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    #[command(flatten)]
+    pub(crate) profile: ProfileArg,
+    /// The command a phase runs, as `PHASE=COMMAND` (split on whitespace;
+    /// exit 0 approves, anything else rejects). Phases without one are
+    /// approved.
+    #[arg(long = "phase", value_name = "PHASE=COMMAND")]
+    pub(crate) phases: Vec<String>,
+    /// Work in the checkout itself (no worktree, no intake, no delivery)
+    #[arg(long)]
+    pub(crate) in_place: bool,
+    /// Never prompt: stop with exit code 4 at an undecided decision point
+    #[arg(long)]
+    pub(crate) no_interactive: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum HandoffCommand {
+    /// Show the run's open handoff (or the last one)
+    Show {
+        /// The run
+        run: RunId,
+    },
+    /// Record a decision; `orcho resume` acts on it
+    Decide {
+        /// The run
+        run: RunId,
+        /// continue, retry_feedback, continue_with_waiver or halt
+        action: HandoffAction,
+        /// Feedback (retry_feedback) or the waiver's reason
+        /// (continue_with_waiver)
+        #[arg(long)]
+        text: Option<String>,
+        /// The handoff [default: the run's open handoff]
+        #[arg(long)]
+        handoff: Option<HandoffId>,
+    },
+    /// Ask the advisor for a recommendation (needs a host with an advisor)
+    Advise {
+        /// The run
+        run: RunId,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum DeliveryCommand {
+    /// Show the run's delivery gate: release verdict, diff, actions
+    Show {
+        /// The run
+        run: RunId,
+    },
+    /// Record the delivery decision; `orcho resume` delivers it
+    Decide {
+        /// The run
+        run: RunId,
+        /// approve, apply, fix, skip or halt
+        action: DeliveryAction,
+        /// The commit message (`approve` only)
+        #[arg(long)]
+        message: Option<String>,
+        /// A note for the record (and for the follow-up after `fix`)
+        #[arg(long)]
+        note: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum PlanCommand {
+    /// Approve the plan
+    Approve {
+        /// The run
+        run: RunId,
+        /// Notes for the next phase
+        #[arg(long)]
+        feedback: Option<String>,
+    },
+    /// Send the plan back to the planner
+    RequestChanges {
+        /// The run
+        run: RunId,
+        /// What to change
+        #[arg(long)]
+        feedback: String,
+    },
+    /// Reject the plan: the run halts
+    Reject {
+        /// The run
+        run: RunId,
+        /// Why
+        #[arg(long)]
+        feedback: Option<String>,
+    },
+}

@@ -1,0 +1,110 @@
+//! `orcho handoff decide`, `orcho delivery decide`, `orcho intake`,
+//! `orcho plan …`: decisions recorded for `orcho resume` to act on.
+
+use orcho::{
+    TouchpointKind,
+    core::{HandoffId, RunId},
+    handoff::{
+        DecidedBy, DecisionRequest, DeliveryAction, DeliveryChoice, HandoffAction, HandoffChoice,
+        IntakeAction, IntakeChoice, supervision::Answer,
+    },
+};
+
+use crate::{
+    cli::PlanCommand,
+    error::CliError,
+    exit::Exit,
+    host,
+    output::{self, doc::DecidedDoc, text},
+    place::Place,
+};
+
+/// Records a decision on `handoff` (default: the run's open handoff).
+pub(crate) fn handoff(
+    place: &Place,
+    run: &RunId,
+    action: HandoffAction,
+    text: Option<&str>,
+    handoff: Option<HandoffId>,
+) -> Result<Exit, CliError> {
+    let engine = host::engine_for(place, run)?;
+    let handoff = match handoff {
+        Some(h) => h,
+        None => super::show::open_handoff(&engine, run)?,
+    };
+    let choice = HandoffChoice::new(action, text)?;
+    engine.decide(
+        run,
+        &handoff,
+        DecisionRequest::new(choice, DecidedBy::Operator),
+    )?;
+    decided(place, run, "handoff", action.as_str())
+}
+
+/// Records the delivery decision.
+pub(crate) fn delivery(
+    place: &Place,
+    run: &RunId,
+    action: DeliveryAction,
+    message: Option<String>,
+    note: Option<String>,
+) -> Result<Exit, CliError> {
+    let engine = host::engine_for(place, run)?;
+    let choice = DeliveryChoice::from_parts(action, message, note)?;
+    engine.decide_delivery(run, DecisionRequest::new(choice, DecidedBy::Operator))?;
+    decided(place, run, "delivery", action.as_str())
+}
+
+/// Records the pre-run intake decision.
+pub(crate) fn intake(
+    place: &Place,
+    run: &RunId,
+    action: IntakeAction,
+    message: Option<String>,
+) -> Result<Exit, CliError> {
+    let choice = IntakeChoice::from_parts(action, message)?;
+    let engine = host::engine_for(place, run)?;
+    engine.decide_intake(run, DecisionRequest::new(choice, DecidedBy::Operator))?;
+    decided(place, run, "intake", action.as_str())
+}
+
+/// Answers a plan that waits for approval.
+pub(crate) fn plan(place: &Place, cmd: PlanCommand) -> Result<Exit, CliError> {
+    let (run, label, feedback) = match cmd {
+        PlanCommand::Approve { run, feedback } => (run, "Approve", feedback),
+        PlanCommand::RequestChanges { run, feedback } => (run, "Request Changes", Some(feedback)),
+        PlanCommand::Reject { run, feedback } => (run, "Reject", feedback),
+    };
+    let engine = host::engine_for(place, &run)?;
+    let view = engine.status(&run)?;
+    let touchpoint = match view.touchpoint() {
+        Some((id, TouchpointKind::PlanApproval)) => id.clone(),
+        _ => {
+            return Err(CliError::msg(format!(
+                "run `{run}` has no plan waiting for approval"
+            )));
+        }
+    };
+    let context = feedback.map_or_else(Answer::none, Answer::text);
+    engine.answer(
+        &run,
+        &touchpoint,
+        vec![Answer::select(label), context],
+        DecidedBy::Operator,
+    )?;
+    decided(place, &run, "plan", label)
+}
+
+fn decided(place: &Place, run: &RunId, point: &str, action: &str) -> Result<Exit, CliError> {
+    if place.json {
+        output::json(&DecidedDoc {
+            run,
+            point,
+            decision: action,
+            recorded: true,
+        });
+    } else {
+        output::out(&text::decided(run, point, action));
+    }
+    Ok(Exit::Ok)
+}

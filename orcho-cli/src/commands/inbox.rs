@@ -1,0 +1,24 @@
+//! `orcho inbox`: the runs waiting for a decision.
+
+use crate::{
+    error::CliError,
+    exit::Exit,
+    host,
+    output::{
+        self,
+        doc::{InboxDoc, Naming},
+        text,
+    },
+    place::Place,
+};
+
+/// Lists the runs of the store waiting for a decision, newest first.
+pub(crate) fn inbox(place: &Place) -> Result<Exit, CliError> {
+    let inbox = host::bare_engine(place)?.inbox()?;
+    if place.json {
+        output::json(&InboxDoc::new(&inbox, Naming::Cli));
+    } else {
+        output::out(&text::inbox(&inbox));
+    }
+    Ok(Exit::Ok)
+}

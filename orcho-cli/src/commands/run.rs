@@ -1,0 +1,225 @@
+//! `orcho run` and `orcho resume`: driving a run through the step API, with
+//! phases run as commands and decisions asked at a terminal prompt.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+
+use orcho::{
+    Run, Step,
+    core::{RunId, RunStatus},
+    handoff::{DecidedBy, DecisionRequest, supervision::Touchpoint},
+};
+
+use crate::{
+    cli::RunArgs,
+    error::CliError,
+    exit::Exit,
+    host::{self, RunConfig},
+    output::{
+        self,
+        doc::{FinishedDoc, PausedDoc},
+        text,
+    },
+    phase,
+    place::Place,
+    prompt,
+};
+
+/// Parses `--phase PHASE=COMMAND` arguments.
+fn parse_phases(specs: &[String]) -> Result<BTreeMap<String, Vec<String>>, CliError> {
+    let mut phases = BTreeMap::new();
+    for spec in specs {
+        let Some((phase, command)) = spec.split_once('=') else {
+            return Err(CliError::msg(format!(
+                "`--phase {spec}` must be PHASE=COMMAND"
+            )));
+        };
+        let argv = host::split_command(command);
+        if argv.is_empty() {
+            return Err(CliError::msg(format!(
+                "`--phase {spec}` has an empty command"
+            )));
+        }
+        phases.insert(phase.trim().to_owned(), argv);
+    }
+    Ok(phases)
+}
+
+/// `orcho run`: starts a run and drives it.
+pub(crate) async fn start(place: &Place, args: &RunArgs) -> Result<Exit, CliError> {
+    let phases = parse_phases(&args.phases)?;
+    let profile = place.load_profile(args.profile.profile.as_deref())?;
+    if let Some((name, why)) = host::unknown_phase(&profile.1, &phases) {
+        return Err(CliError::msg(format!("`--phase {name}=…`: {why}")));
+    }
+    let (config, mut run) = host::begin(place, profile, phases, args.in_place)?;
+    place.progress(&format!("run {} started", run.id()));
+    let step = run.next().await?;
+    drive(
+        place,
+        &config,
+        &mut run,
+        step,
+        interactive(args.no_interactive),
+    )
+    .await
+}
+
+/// `orcho resume`: acts on recorded decisions and drives the run on.
+pub(crate) async fn resume(
+    place: &Place,
+    id: &RunId,
+    no_interactive: bool,
+) -> Result<Exit, CliError> {
+    let (config, mut run) = host::open(place, id)?;
+    let step = match host::resume(&mut run).await {
+        Ok(step) => step,
+        // Nobody has decided yet: ask again (or pause again).
+        Err(e) if e.is_awaiting_decision() => run.next().await?,
+        Err(e) => return Err(e.into()),
+    };
+    drive(place, &config, &mut run, step, interactive(no_interactive)).await
+}
+
+fn interactive(no_interactive: bool) -> bool {
+    !no_interactive && std::io::stdin().is_terminal()
+}
+
+/// Drives `run` from `step` until it finishes, or pauses at a decision
+/// nobody took (asked at the terminal when `interactive`).
+async fn drive(
+    place: &Place,
+    config: &RunConfig,
+    run: &mut Run,
+    mut step: Step,
+    interactive: bool,
+) -> Result<Exit, CliError> {
+    let engine = run.engine().clone();
+    loop {
+        step = match step {
+            Step::RunPhase(request) => {
+                let report = phase::run_phase(place, &engine, config, &request).await?;
+                run.complete_phase(report).await?
+            }
+            Step::Finished { status, reason } => return finished(place, run, status, &reason),
+            step => {
+                show_point(place, &step);
+                if let Some(next) = host::decided_elsewhere(run).await? {
+                    next
+                } else if !interactive {
+                    let (point, hint) = pause_hint(&step, run.id())?;
+                    return paused(place, run, point, &hint);
+                } else {
+                    ask(run, &step)?;
+                    host::resume_past(run).await?
+                }
+            }
+        };
+    }
+}
+
+/// Shows the decision point `step` stops at (when the output is text).
+fn show_point(place: &Place, step: &Step) {
+    if place.json {
+        return;
+    }
+    match step {
+        Step::DecideHandoff(handoff) => output::err(&text::handoff(handoff, None)),
+        Step::DecideIntake(report) => output::err(&text::intake(report)),
+        Step::DecideDelivery(gate) => output::err(&text::gate(gate)),
+        _ => {}
+    }
+}
+
+/// Which decision `step` waits on, and the command that takes it.
+fn pause_hint(step: &Step, run: &RunId) -> Result<(&'static str, String), CliError> {
+    Ok(match step {
+        Step::DecideHandoff(_) => ("handoff", format!("orcho handoff decide {run} <ACTION>")),
+        Step::DecideIntake(_) => ("intake", format!("orcho intake {run} <ACTION>")),
+        Step::DecideDelivery(_) => ("delivery", format!("orcho delivery decide {run} <ACTION>")),
+        Step::AnswerQuestions(request)
+        | Step::ApprovePlan(request)
+        | Step::HandleDeviation(request) => (
+            "touchpoint",
+            match request.touchpoint {
+                Touchpoint::PlanApproval { .. } => format!("orcho plan approve {run}"),
+                _ => format!("answer it at a terminal: orcho resume {run}"),
+            },
+        ),
+        other => return Err(unknown_step(other)),
+    })
+}
+
+/// Asks the operator at the terminal and records the answer.
+fn ask(run: &Run, step: &Step) -> Result<(), CliError> {
+    let engine = run.engine();
+    let id = run.id();
+    match step {
+        Step::DecideHandoff(handoff) => {
+            let request = DecisionRequest::new(prompt::handoff(handoff)?, DecidedBy::Operator);
+            engine.decide(id, handoff.id(), request)?;
+        }
+        Step::DecideIntake(_) => {
+            let request = DecisionRequest::new(prompt::intake()?, DecidedBy::Operator);
+            engine.decide_intake(id, request)?;
+        }
+        Step::DecideDelivery(gate) => {
+            let request = DecisionRequest::new(prompt::delivery(gate)?, DecidedBy::Operator);
+            engine.decide_delivery(id, request)?;
+        }
+        Step::AnswerQuestions(request)
+        | Step::ApprovePlan(request)
+        | Step::HandleDeviation(request) => {
+            let answers = prompt::questions(request)?;
+            engine.answer(id, &request.id, answers, DecidedBy::Operator)?;
+        }
+        other => return Err(unknown_step(other)),
+    }
+    Ok(())
+}
+
+fn unknown_step(step: &Step) -> CliError {
+    CliError::msg(format!("this CLI does not know the step {step:?}"))
+}
+
+fn paused(place: &Place, run: &Run, point: &str, hint: &str) -> Result<Exit, CliError> {
+    let status = run.view().status;
+    if place.json {
+        output::json(&PausedDoc {
+            run: run.id(),
+            status: status.as_str(),
+            awaiting: point,
+            hint,
+        });
+    } else {
+        output::out(&text::paused(run.id(), status.as_str(), point, hint));
+    }
+    Ok(Exit::Paused)
+}
+
+fn finished(place: &Place, run: &Run, status: RunStatus, reason: &str) -> Result<Exit, CliError> {
+    let engine = run.engine();
+    let evidence = engine.evidence(run.id())?;
+    let path = engine.runs().layout().run(run.id()).evidence();
+    if place.json {
+        output::json(&FinishedDoc {
+            run: run.id(),
+            status: status.as_str(),
+            reason,
+            evidence: path.as_str(),
+            cost_usd: evidence.cost.usd.map(|u| u.to_string()),
+        });
+    } else {
+        output::out(&text::finished(
+            run.id(),
+            status.as_str(),
+            reason,
+            path.as_str(),
+        ));
+    }
+    Ok(if status == RunStatus::Halted {
+        Exit::Halted
+    } else {
+        Exit::Ok
+    })
+}

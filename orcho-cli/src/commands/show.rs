@@ -1,0 +1,66 @@
+//! `orcho handoff show`, `orcho handoff advise`, `orcho delivery show`:
+//! what a decision is about.
+
+use orcho::core::RunId;
+
+use crate::{
+    error::CliError,
+    exit::Exit,
+    host,
+    output::{
+        self,
+        doc::{GateDoc, HandoffDoc, Naming},
+        text,
+    },
+    place::Place,
+};
+
+/// Shows the run's open handoff, or its last one, with the decision
+/// recorded on it.
+pub(crate) fn handoff(place: &Place, run: &RunId) -> Result<Exit, CliError> {
+    let engine = host::engine_for(place, run)?;
+    let handoffs = engine.handoffs().handoffs(run)?;
+    let Some(last) = handoffs.last() else {
+        return Err(CliError::msg(format!("run `{run}` has no handoff")));
+    };
+    let decision = engine.handoffs().recorded_decision(run, last.id())?;
+    let decided = decision.as_ref().map(|d| d.decision().payload());
+    if place.json {
+        output::json(&HandoffDoc::new(last, decided, Naming::Cli));
+    } else {
+        output::out(&text::handoff(last, decided));
+    }
+    Ok(Exit::Ok)
+}
+
+/// Asks the advisor for a recommendation on the run's open handoff.
+pub(crate) async fn advice(place: &Place, run: &RunId) -> Result<Exit, CliError> {
+    let engine = host::engine_for(place, run)?;
+    let handoff = open_handoff(&engine, run)?;
+    let advice = engine.advise(run, &handoff).await?;
+    output::out(&format!("{advice:?}"));
+    Ok(Exit::Ok)
+}
+
+/// The handoff `run` is paused at.
+pub(crate) fn open_handoff(
+    engine: &orcho::Engine,
+    run: &RunId,
+) -> Result<orcho::core::HandoffId, CliError> {
+    let view = engine.status(run)?;
+    view.handoff()
+        .cloned()
+        .ok_or_else(|| CliError::msg(format!("run `{run}` is not paused at a handoff")))
+}
+
+/// Shows the run's delivery gate.
+pub(crate) fn gate(place: &Place, run: &RunId) -> Result<Exit, CliError> {
+    let engine = host::engine_for(place, run)?;
+    let gate = engine.delivery_gate(run)?;
+    if place.json {
+        output::json(&GateDoc::new(&gate));
+    } else {
+        output::out(&text::gate(&gate));
+    }
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,96 @@
+//! `orcho verify` and `orcho status`: receipts of this checkout.
+
+use std::sync::Arc;
+
+use orcho::receipts::{CommandName, ReceiptStatus, ReceiptStore, Verifier};
+
+use crate::{
+    error::CliError,
+    exit::Exit,
+    output::{
+        self,
+        doc::{StatusDoc, VerifiedDoc, VerifyDoc},
+        text,
+    },
+    place::Place,
+};
+
+fn verifier(place: &Place, profile: Option<&str>) -> Result<Arc<Verifier>, CliError> {
+    let (name, plan) = place.load_profile(profile)?;
+    let contract = plan.verification.ok_or_else(|| {
+        CliError::msg(format!(
+            "the profile `{name}` declares no verification commands"
+        ))
+    })?;
+    let verifier = Verifier::new(contract, &place.checkout, ReceiptStore::new(&place.store))?;
+    Ok(Arc::new(verifier))
+}
+
+/// Runs `commands` (default: the required ones) and writes their receipts;
+/// not ready when one fails.
+pub(crate) async fn verify(
+    place: &Place,
+    profile: Option<&str>,
+    commands: &[String],
+) -> Result<Exit, CliError> {
+    let verifier = verifier(place, profile)?;
+    let names: Vec<CommandName> = if commands.is_empty() {
+        verifier.contract().required.clone()
+    } else {
+        commands
+            .iter()
+            .map(|c| c.parse::<CommandName>())
+            .collect::<Result<_, _>>()?
+    };
+    let mut doc = VerifyDoc {
+        passed: true,
+        commands: Vec::new(),
+    };
+    for name in names {
+        place.progress(&format!("running `{name}` …"));
+        let v = Arc::clone(&verifier);
+        let command = name.clone();
+        let receipt = tokio::task::spawn_blocking(move || v.run_command(&command, None)).await??;
+        let passed = receipt.passed();
+        doc.passed &= passed;
+        if !place.json {
+            output::out(&format!(
+                "{} `{name}` {} in {:.1}s",
+                if passed { "✓" } else { "✗" },
+                receipt.exit,
+                receipt.duration.as_secs_f64()
+            ));
+        }
+        doc.commands.push(VerifiedDoc {
+            command: name.to_string(),
+            passed,
+            exit: receipt.exit.to_string(),
+            duration_ms: u64::try_from(receipt.duration.as_millis()).unwrap_or(u64::MAX),
+        });
+    }
+    if place.json {
+        output::json(&doc);
+    }
+    Ok(if doc.passed { Exit::Ok } else { Exit::NotReady })
+}
+
+/// Classifies the receipts of the checkout; ready when every required one
+/// is present.
+pub(crate) async fn status(place: &Place, profile: Option<&str>) -> Result<Exit, CliError> {
+    let verifier = verifier(place, profile)?;
+    let summary = tokio::task::spawn_blocking(move || verifier.readiness()).await??;
+    let ready = summary
+        .required
+        .iter()
+        .all(|r| r.status == ReceiptStatus::Present);
+    if place.json {
+        output::json(&StatusDoc {
+            summary: serde_json::from_str(&summary.to_json())?,
+            ready,
+        });
+    } else {
+        output::out(&text::readiness_table(&summary));
+        output::out(text::readiness_verdict(ready));
+    }
+    Ok(if ready { Exit::Ok } else { Exit::NotReady })
+}

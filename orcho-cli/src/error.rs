@@ -1,0 +1,176 @@
+//! What a failed command reports: [`CliError`], which carries its exit code
+//! and a hint at what to do next.
+
+use std::fmt;
+
+use orcho::{EngineError, EngineErrorKind, profile::ProfileError};
+
+use crate::exit;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why a command failed, the exit code it ends with, and what to do next.
+///
+/// Any error converts into one; errors of the engine and of profiles get the
+/// exit code and hint that fit them (a decision recorded first is a
+/// [`CONFLICT`](exit::CONFLICT), an unknown run points at `orcho inbox`).
+pub struct CliError {
+    error: BoxError,
+    code: u8,
+    hint: Option<String>,
+}
+
+impl CliError {
+    /// A failure said in words, with [`ERROR`](exit::ERROR).
+    pub fn msg(message: impl Into<String>) -> Self {
+        Self {
+            error: message.into().into(),
+            code: exit::ERROR,
+            hint: None,
+        }
+    }
+
+    /// The same error with `hint`, in place of the one it had.
+    #[must_use]
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// The exit code the command ends with.
+    pub fn code(&self) -> u8 {
+        self.code
+    }
+
+    /// `conflict` for a decision recorded first, else `error`: the `kind` of
+    /// the JSON error document.
+    pub fn kind(&self) -> &'static str {
+        if self.code == exit::CONFLICT {
+            "conflict"
+        } else {
+            "error"
+        }
+    }
+
+    /// What to do next, when there is something to say.
+    pub fn hint(&self) -> Option<&str> {
+        self.hint.as_deref()
+    }
+
+    /// The message with its causes, `: `-separated.
+    pub fn message(&self) -> String {
+        orcho::core::error_chain(self.error.as_ref())
+    }
+
+    /// The error itself, to look at its type.
+    pub fn get_ref(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        self.error.as_ref()
+    }
+
+    /// The error itself.
+    pub fn into_inner(self) -> Box<dyn std::error::Error + Send + Sync> {
+        self.error
+    }
+
+    fn classify(error: BoxError) -> Self {
+        let (code, hint) = match error.downcast_ref::<EngineError>() {
+            Some(e) => (
+                if e.is_conflict() {
+                    exit::CONFLICT
+                } else {
+                    exit::ERROR
+                },
+                engine_hint(e),
+            ),
+            None if error.downcast_ref::<ProfileError>().is_some() => {
+                (exit::ERROR, Some(PROFILE_HINT))
+            }
+            None => (exit::ERROR, None),
+        };
+        Self {
+            error,
+            code,
+            hint: hint.map(str::to_owned),
+        }
+    }
+}
+
+/// What `--profile` takes.
+pub(crate) const PROFILE_HINT: &str = "`--profile` takes a YAML file or `builtin:default`, `builtin:quick`, `builtin:read_only_review`";
+
+fn engine_hint(e: &EngineError) -> Option<&'static str> {
+    if e.is_busy() {
+        Some("another process is driving this run; wait for it to stop")
+    } else if e.is_unknown_run() {
+        Some("`orcho inbox` lists the runs waiting for a decision")
+    } else if e.is_conflict() {
+        Some("a decision is recorded once; `orcho handoff show` / `orcho delivery show` shows it")
+    } else if e.is_awaiting_decision() {
+        Some(
+            "decide it first (`orcho handoff decide`, `orcho delivery decide`, `orcho plan …`), \
+             then `orcho resume`",
+        )
+    } else if e.is_terminal() {
+        Some("the run has ended; start a new one with `orcho run`")
+    } else if matches!(e.kind(), EngineErrorKind::NoAdvisor) {
+        Some("the CLI has no LLM advisor; embed Orcho in a host with one, or decide yourself")
+    } else {
+        None
+    }
+}
+
+impl<E> From<E> for CliError
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    fn from(error: E) -> Self {
+        Self::classify(Box::new(error))
+    }
+}
+
+impl fmt::Debug for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CliError")
+            .field("error", &self.message())
+            .field("code", &self.code)
+            .field("hint", &self.hint)
+            .finish()
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plain_error_exits_1_without_a_hint() {
+        let e = CliError::from(std::io::Error::other("disk on fire"));
+        assert_eq!((e.code(), e.kind(), e.hint()), (exit::ERROR, "error", None));
+        assert_eq!(e.message(), "disk on fire");
+    }
+
+    #[test]
+    fn an_unknown_run_points_at_the_inbox() {
+        let store = tempfile::tempdir().unwrap();
+        let store = camino::Utf8Path::from_path(store.path()).unwrap();
+        let engine = orcho::Engine::builder(orcho::RunPlan::new("t", Vec::new()), store)
+            .build()
+            .unwrap();
+        let e = CliError::from(engine.status(&"nope".parse().unwrap()).unwrap_err());
+        assert_eq!(e.code(), exit::ERROR);
+        assert!(e.hint().unwrap().contains("orcho inbox"), "{e:?}");
+    }
+
+    #[test]
+    fn a_message_keeps_its_hint() {
+        let e = CliError::msg("no such thing").with_hint("try another");
+        assert_eq!(e.to_string(), "no such thing");
+        assert_eq!(e.hint(), Some("try another"));
+    }
+}

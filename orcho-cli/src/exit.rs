@@ -1,0 +1,59 @@
+//! Exit codes that scripts can rely on.
+//!
+//! | code | meaning |
+//! |------|---------|
+//! | [`OK`] `0` | the command did what it was asked |
+//! | [`ERROR`] `1` | it could not (the message says why, with a hint) |
+//! | [`USAGE`] `2` | the arguments were malformed |
+//! | [`NOT_READY`] `3` | a required receipt is not present, or a verification command failed |
+//! | [`PAUSED`] `4` | the run paused at a decision point nobody has decided yet |
+//! | [`HALTED`] `5` | the run halted |
+//! | [`CONFLICT`] `6` | a different decision was recorded first |
+
+use std::process::ExitCode;
+
+/// The command did what it was asked.
+pub const OK: u8 = 0;
+/// The command could not do what it was asked.
+pub const ERROR: u8 = 1;
+/// The arguments were malformed (the code `clap` exits with).
+pub const USAGE: u8 = 2;
+/// A required receipt is not present, or a verification command failed.
+pub const NOT_READY: u8 = 3;
+/// The run paused at a decision point nobody has decided yet.
+pub const PAUSED: u8 = 4;
+/// The run halted.
+pub const HALTED: u8 = 5;
+/// A different decision was recorded first.
+pub const CONFLICT: u8 = 6;
+
+/// How a command that did not fail ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Exit {
+    /// Done ([`OK`]).
+    Ok,
+    /// Not ready ([`NOT_READY`]).
+    NotReady,
+    /// Paused at a decision point ([`PAUSED`]).
+    Paused,
+    /// The run halted ([`HALTED`]).
+    Halted,
+}
+
+impl Exit {
+    /// Its exit code.
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            Self::Ok => OK,
+            Self::NotReady => NOT_READY,
+            Self::Paused => PAUSED,
+            Self::Halted => HALTED,
+        }
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> Self {
+        Self::from(exit.code())
+    }
+}

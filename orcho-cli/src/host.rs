@@ -1,0 +1,178 @@
+//! What the CLI and its MCP server keep with a run, and how they open it
+//! again: [`RunConfig`], stored as the run's host metadata.
+
+use std::collections::BTreeMap;
+
+use orcho::{Engine, EngineError, Run, RunPlan, Start, Step, core::RunId};
+use serde::{Deserialize, Serialize};
+
+use crate::{error::CliError, place::Place};
+
+/// What `orcho run` keeps with a run so that `orcho resume` drives it the
+/// same way: the profile and the command of each phase.
+///
+/// It is the run's host metadata, written by the engine together with the
+/// run itself, so a run whose id was printed always has it. Runs started
+/// before that kept the same document in `runs/<id>/cli.json`, which is
+/// still read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RunConfig {
+    schema: u32,
+    pub(crate) profile: String,
+    pub(crate) phases: BTreeMap<String, Vec<String>>,
+}
+
+/// The schema of [`RunConfig`].
+const CONFIG_SCHEMA: u32 = 1;
+
+/// An engine with no phases: enough for the inbox, decisions and what the
+/// store says about a run.
+pub(crate) fn bare_engine(place: &Place) -> Result<Engine, CliError> {
+    Ok(Engine::builder(RunPlan::new("cli", Vec::new()), &place.store).build()?)
+}
+
+/// What `orcho run` kept with `run`; `None` for a run some other host
+/// started. An unknown run is an error.
+pub(crate) fn read_config(place: &Place, run: &RunId) -> Result<Option<RunConfig>, CliError> {
+    let engine = bare_engine(place)?;
+    let dir = engine.runs().layout().run(run);
+    let (value, path) = match engine.host_metadata(run)? {
+        Some(value) => (value, dir.host_metadata()),
+        None => {
+            // Written by the first CLI, beside the engine's files.
+            let legacy = dir.path().join("cli.json");
+            match std::fs::read(&legacy) {
+                Ok(bytes) => match serde_json::from_slice(&bytes) {
+                    Ok(value) => (value, legacy),
+                    Err(e) => {
+                        return Err(CliError::msg(format!(
+                            "`{legacy}` is not a valid run configuration: {e}"
+                        )));
+                    }
+                },
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(CliError::msg(format!("cannot read `{legacy}`: {e}"))),
+            }
+        }
+    };
+    let config: RunConfig = serde_json::from_value(value)
+        .map_err(|e| CliError::msg(format!("`{path}` is not a valid run configuration: {e}")))?;
+    if config.schema != CONFIG_SCHEMA {
+        return Err(CliError::msg(format!(
+            "`{path}` has run configuration schema {}; this `orcho` reads schema {CONFIG_SCHEMA}",
+            config.schema
+        ))
+        .with_hint("drive the run with the `orcho` that started it"));
+    }
+    Ok(Some(config))
+}
+
+/// An engine for `run`'s profile, or for no phases when the run was not
+/// started by this CLI. An unknown run is an error.
+pub(crate) fn engine_for(place: &Place, run: &RunId) -> Result<Engine, CliError> {
+    match read_config(place, run)? {
+        Some(config) => engine_of(place, &config),
+        None => bare_engine(place),
+    }
+}
+
+fn engine_of(place: &Place, config: &RunConfig) -> Result<Engine, CliError> {
+    let (_, plan) = place.load_profile(Some(&config.profile))?;
+    Ok(Engine::builder(plan, &place.store).build()?)
+}
+
+/// The first phase in `phases` that `plan` does not have, and what to say
+/// about it.
+pub(crate) fn unknown_phase<'a>(
+    plan: &RunPlan,
+    phases: &'a BTreeMap<String, Vec<String>>,
+) -> Option<(&'a str, String)> {
+    let name = phases
+        .keys()
+        .find(|name| !plan.phases.iter().any(|p| p.name.as_str() == name.as_str()))?;
+    let known: Vec<&str> = plan.phases.iter().map(|p| p.name.as_str()).collect();
+    Some((
+        name,
+        format!(
+            "the profile has no phase `{name}` (its phases: {})",
+            known.join(", ")
+        ),
+    ))
+}
+
+/// Starts a run of the loaded `profile` (its name and plan) whose phases
+/// run `phases`, keeping both with the run.
+///
+/// # Errors
+///
+/// A run that cannot be created.
+pub(crate) fn begin(
+    place: &Place,
+    (profile, plan): (String, RunPlan),
+    phases: BTreeMap<String, Vec<String>>,
+    in_place: bool,
+) -> Result<(RunConfig, Run), CliError> {
+    let config = RunConfig {
+        schema: CONFIG_SCHEMA,
+        profile,
+        phases,
+    };
+    let engine = Engine::builder(plan, &place.store).build()?;
+    let start = if in_place {
+        Start::in_place(&place.checkout)
+    } else {
+        Start::in_worktree(&place.checkout)
+    };
+    let run = engine.start_with(start.host_metadata(serde_json::to_value(&config)?))?;
+    Ok((config, run))
+}
+
+/// Opens a run this CLI started, to drive it on.
+pub(crate) fn open(place: &Place, run: &RunId) -> Result<(RunConfig, Run), CliError> {
+    let Some(config) = read_config(place, run)? else {
+        return Err(CliError::msg(format!(
+            "run `{run}` was not started by `orcho run` or `orcho mcp` (it has no run \
+             configuration); drive it with its own host"
+        )));
+    };
+    let run = engine_of(place, &config)?.open(run)?;
+    Ok((config, run))
+}
+
+/// Acts on what was recorded for `run` and returns its next step: a
+/// recorded decision is acted on, a run that was not paused is driven on,
+/// and a recorded `halt` ends the run, which is a step, not an error. A run
+/// that had ended before, or a decision nobody has taken, is an error.
+pub(crate) async fn resume(run: &mut Run) -> Result<Step, EngineError> {
+    let ended = run.view().status.is_terminal();
+    match run.resume().await {
+        Ok(step) => Ok(step),
+        Err(e) if matches!(e.kind(), orcho::EngineErrorKind::WrongState { .. }) => run.next().await,
+        Err(e) if e.is_terminal() && !ended => run.next().await,
+        Err(e) => Err(e),
+    }
+}
+
+/// Resumes when a decision was recorded (by another process, or before a
+/// restart); `None` while nobody has decided.
+pub(crate) async fn decided_elsewhere(run: &mut Run) -> Result<Option<Step>, EngineError> {
+    match resume_past(run).await {
+        Ok(step) => Ok(Some(step)),
+        Err(e) if e.is_awaiting_decision() => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Resumes; a `halt` decision ends the run, which is a step, not an error.
+pub(crate) async fn resume_past(run: &mut Run) -> Result<Step, EngineError> {
+    match run.resume().await {
+        Err(e) if e.is_terminal() => run.next().await,
+        other => other,
+    }
+}
+
+/// Splits a phase's command line on whitespace (never a shell).
+pub(crate) fn split_command(line: &str) -> Vec<String> {
+    line.split_whitespace().map(str::to_owned).collect()
+}

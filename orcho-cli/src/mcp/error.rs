@@ -1,0 +1,199 @@
+//! A refused tool call: [`ToolError`], with a stable code a client can act
+//! on.
+
+use orcho::{EngineError, EngineErrorKind, core::RunStatus, profile::ProfileError};
+use rmcp::model::CallToolResult;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::CliError;
+
+/// A refused call: the tool result has `isError: true` and the structured
+/// content `{ "code", "message", "hint", "details" }`.
+#[derive(Debug, Serialize)]
+pub(crate) struct ToolError {
+    code: &'static str,
+    message: String,
+    hint: Option<String>,
+    details: Value,
+}
+
+/// What can be decided where a run waits.
+#[derive(Debug, Serialize)]
+struct AwaitingDetails<'a> {
+    point: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    handoff_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    available_actions: Vec<&'a str>,
+}
+
+/// How a run ended.
+#[derive(Debug, Serialize)]
+struct TerminalDetails<'a> {
+    status: &'static str,
+    reason: Option<&'a str>,
+}
+
+/// The actions a handoff offers.
+#[derive(Debug, Serialize)]
+struct OfferedDetails {
+    available_actions: Option<Vec<&'static str>>,
+}
+
+/// The spellings an `action` may take.
+#[derive(Debug, Serialize)]
+struct SpellingsDetails {
+    actions: Vec<&'static str>,
+}
+
+impl ToolError {
+    pub(crate) fn new(code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            hint: None,
+            details: Value::Null,
+        }
+    }
+
+    /// `invalid_input`.
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
+        Self::new("invalid_input", message)
+    }
+
+    /// `internal_error`, with the error's causes.
+    pub(crate) fn internal(error: &(dyn std::error::Error + 'static)) -> Self {
+        Self::new("internal_error", orcho::core::error_chain(error))
+    }
+
+    /// An action that is not one of `spellings`.
+    pub(crate) fn bad_action(error: &impl std::fmt::Display, spellings: &[&'static str]) -> Self {
+        Self::invalid(format!("`action`: {error}")).details(&SpellingsDetails {
+            actions: spellings.to_vec(),
+        })
+    }
+
+    /// A decision on a run that has ended.
+    pub(crate) fn terminal(
+        message: impl Into<String>,
+        status: RunStatus,
+        reason: Option<&str>,
+    ) -> Self {
+        Self::new("run_terminal", message)
+            .hint("the run has ended; start a new one with orcho_run_start")
+            .details(&TerminalDetails {
+                status: status.as_str(),
+                reason,
+            })
+    }
+
+    pub(crate) fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    fn details(mut self, details: &impl Serialize) -> Self {
+        self.details = serde_json::to_value(details).unwrap_or(Value::Null);
+        self
+    }
+
+    /// The tool result that reports it.
+    pub(crate) fn result(&self) -> CallToolResult {
+        CallToolResult::structured_error(serde_json::to_value(self).unwrap_or(Value::Null))
+    }
+}
+
+impl From<EngineError> for ToolError {
+    fn from(e: EngineError) -> Self {
+        let message = orcho::core::error_chain(&e);
+        if e.is_conflict() {
+            return Self::new("decision_conflict", message).hint(
+                "a decision is recorded once; read it with orcho_run_status and resume with orcho_run_resume",
+            );
+        }
+        match e.kind() {
+            EngineErrorKind::Busy => Self::new("run_busy", message)
+                .hint("another process is driving this run; retry when it stops"),
+            EngineErrorKind::UnknownRun => Self::new("unknown_run", message)
+                .hint("orcho_workspace_pending_decisions lists the runs waiting for a decision"),
+            EngineErrorKind::AwaitingDecision { handoff, available } => {
+                Self::new("awaiting_decision", message)
+                    .hint("decide it with orcho_phase_handoff_decide, then call orcho_run_resume")
+                    .details(&AwaitingDetails {
+                        point: "phase_handoff",
+                        handoff_id: Some(handoff.as_str()),
+                        id: None,
+                        available_actions: available.iter().map(|a| a.as_str()).collect(),
+                    })
+            }
+            EngineErrorKind::AwaitingAnswer {
+                point,
+                id,
+                available,
+            } => Self::new("awaiting_decision", message)
+                .hint(match *point {
+                    "delivery gate" => {
+                        "decide it with orcho_delivery_decide, then call orcho_run_resume"
+                    }
+                    _ => "answer it with the `orcho` CLI (`orcho intake`, `orcho plan …`, or `orcho resume` at a terminal), then call orcho_run_resume",
+                })
+                .details(&AwaitingDetails {
+                    point,
+                    handoff_id: None,
+                    id: Some(id),
+                    available_actions: available.iter().map(String::as_str).collect(),
+                }),
+            EngineErrorKind::Terminal { status, reason } => {
+                Self::terminal(message, *status, Some(reason))
+            }
+            EngineErrorKind::NoAdvisor => Self::new("no_advisor", message).hint(
+                "`orcho mcp` has no LLM advisor: use orcho_review_paused_run for a deterministic proposal, \
+                 or read the findings and decide with orcho_phase_handoff_decide",
+            ),
+            EngineErrorKind::Handoff(h) if h.is_terminal() => {
+                Self::new("run_terminal", message)
+                    .hint("the handoff was halted; start a new run with orcho_run_start")
+            }
+            EngineErrorKind::Handoff(h) if h.is_not_available() => {
+                Self::invalid(message).details(&OfferedDetails {
+                    available_actions: h
+                        .available_actions()
+                        .map(|a| a.iter().map(|a| a.as_str()).collect()),
+                })
+            }
+            EngineErrorKind::Handoff(h) if h.is_not_found() => Self::new("not_found", message),
+            EngineErrorKind::Delivery(d)
+                if d.is_refused(orcho::delivery::DeliveryRefusal::is_not_available) =>
+            {
+                Self::invalid(message)
+            }
+            EngineErrorKind::Delivery(d) if d.is_not_found() => Self::new("not_found", message)
+                .hint("the run has not reached its delivery gate; see orcho_run_status"),
+            EngineErrorKind::NoDelivery => Self::new("not_found", message),
+            _ => Self::new("internal_error", message),
+        }
+    }
+}
+
+impl From<CliError> for ToolError {
+    fn from(e: CliError) -> Self {
+        let hint = e.hint().map(str::to_owned);
+        match e.into_inner().downcast::<EngineError>() {
+            Ok(engine) => Self::from(*engine),
+            Err(other) if other.downcast_ref::<ProfileError>().is_some() => {
+                Self::invalid(orcho::core::error_chain(other.as_ref())).hint(
+                    "`profile` takes a YAML file or `builtin:default`, `builtin:quick`, `builtin:read_only_review`",
+                )
+            }
+            Err(other) => {
+                let error = Self::internal(other.as_ref());
+                match hint {
+                    Some(hint) => error.hint(hint),
+                    None => error,
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! What each tool takes.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// A phase's command: an argv array, or one string split on whitespace
+/// (never run by a shell).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum PhaseCommand {
+    /// The argv.
+    Argv(Vec<String>),
+    /// A command line, split on whitespace.
+    Line(String),
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct RunStartInput {
+    /// The profile: a YAML file (relative to the checkout) or
+    /// `builtin:<name>`; default `./orcho.yaml` when it exists, else
+    /// `builtin:default`.
+    #[serde(default)]
+    pub(crate) profile: Option<String>,
+    /// The command each phase runs, by phase name (exit 0 approves,
+    /// anything else rejects). Phases without one are approved.
+    #[serde(default)]
+    pub(crate) phases: BTreeMap<String, PhaseCommand>,
+    /// Work in the checkout itself: no worktree, no intake, no delivery
+    /// gate.
+    #[serde(default)]
+    pub(crate) in_place: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct RunInput {
+    /// The run id.
+    pub(crate) run_id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct EvidenceInput {
+    /// The run id.
+    pub(crate) run_id: String,
+    /// Which part of the evidence bundle: `findings`, `phases`, `handoffs`,
+    /// `receipts`, `delivery` or `all` (the default).
+    #[serde(default)]
+    pub(crate) slice: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct HandoffDecideInput {
+    /// The run id.
+    pub(crate) run_id: String,
+    /// The handoff; default: the run's open handoff.
+    #[serde(default)]
+    pub(crate) handoff_id: Option<String>,
+    /// `continue`, `retry_feedback`, `continue_with_waiver` or `halt`
+    /// (one of the handoff's `available_actions`).
+    pub(crate) action: String,
+    /// The feedback for the next attempt (`retry_feedback`) or the
+    /// waiver's reason (`continue_with_waiver`); required for those two.
+    #[serde(default)]
+    pub(crate) feedback: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct AdviceInput {
+    /// The run id.
+    pub(crate) run_id: String,
+    /// The handoff; default: the run's open handoff.
+    #[serde(default)]
+    pub(crate) handoff_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct DeliveryDecideInput {
+    /// The run id.
+    pub(crate) run_id: String,
+    /// `approve`, `apply`, `fix`, `skip` or `halt` (one of the gate's
+    /// `available_actions`).
+    pub(crate) action: String,
+    /// A note for the record (and for the follow-up after `fix`).
+    #[serde(default)]
+    pub(crate) note: Option<String>,
+    /// The commit message (`approve` only).
+    #[serde(default)]
+    pub(crate) message: Option<String>,
+}

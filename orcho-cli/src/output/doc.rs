@@ -1,0 +1,318 @@
+//! The JSON documents the CLI and the MCP server print.
+//!
+//! The CLI names a run `run`, the MCP tools `run_id` (and a handoff
+//! `handoff`, or `handoff_id`): [`Naming`] picks which.
+
+use orcho::{
+    core::{Finding, HandoffId, RunId},
+    delivery::DeliveryGate,
+    handoff::{HandoffChoice, Inbox, PendingDecision, PhaseHandoff},
+    receipts::Gap,
+};
+use serde::Serialize;
+
+/// How ids are keyed: by the CLI, or by the MCP tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Naming {
+    /// `run`, `handoff`.
+    Cli,
+    /// `run_id`, `handoff_id`.
+    Mcp,
+}
+
+/// A run's id under the key [`Naming`] gives it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub(crate) enum RunKey<'a> {
+    Cli { run: &'a RunId },
+    Mcp { run_id: &'a RunId },
+}
+
+impl Naming {
+    pub(crate) fn run(self, run: &RunId) -> RunKey<'_> {
+        match self {
+            Self::Cli => RunKey::Cli { run },
+            Self::Mcp => RunKey::Mcp { run_id: run },
+        }
+    }
+}
+
+/// A failed command: `kind` is `conflict` when a different decision was
+/// recorded first, else `error`.
+#[derive(Debug, Serialize)]
+pub(crate) struct ErrorDoc<'a> {
+    pub(crate) error: String,
+    pub(crate) kind: &'a str,
+    pub(crate) hint: Option<&'a str>,
+}
+
+/// `orcho verify`.
+#[derive(Debug, Serialize)]
+pub(crate) struct VerifyDoc {
+    pub(crate) passed: bool,
+    pub(crate) commands: Vec<VerifiedDoc>,
+}
+
+/// One command `orcho verify` ran.
+#[derive(Debug, Serialize)]
+pub(crate) struct VerifiedDoc {
+    pub(crate) command: String,
+    pub(crate) passed: bool,
+    /// How it exited: `exit 0`, `killed by SIGTERM`, ….
+    pub(crate) exit: String,
+    pub(crate) duration_ms: u64,
+}
+
+/// `orcho status`: the readiness summary, and whether every required
+/// receipt is present.
+#[derive(Debug, Serialize)]
+pub(crate) struct StatusDoc {
+    #[serde(flatten)]
+    pub(crate) summary: serde_json::Map<String, serde_json::Value>,
+    pub(crate) ready: bool,
+}
+
+/// The decision inbox: pending decisions, and run directories that could
+/// not be read.
+#[derive(Debug, Serialize)]
+pub(crate) struct InboxDoc<'a> {
+    pub(crate) pending: Vec<PendingDoc<'a>>,
+    pub(crate) degraded: Vec<DegradedDoc<'a>>,
+}
+
+/// One decision a run waits on.
+#[derive(Debug, Serialize)]
+pub(crate) struct PendingDoc<'a> {
+    #[serde(flatten)]
+    pub(crate) run: RunKey<'a>,
+    pub(crate) phase: &'a str,
+    pub(crate) trigger: String,
+    pub(crate) verdict: Option<String>,
+    pub(crate) available_actions: Vec<&'static str>,
+    pub(crate) decision: Option<&'a str>,
+    pub(crate) next_step: &'static str,
+}
+
+/// A run directory the inbox could not read.
+#[derive(Debug, Serialize)]
+pub(crate) struct DegradedDoc<'a> {
+    pub(crate) dir: &'a str,
+    pub(crate) reason: &'a str,
+}
+
+impl<'a> InboxDoc<'a> {
+    pub(crate) fn new(inbox: &'a Inbox, naming: Naming) -> Self {
+        Self {
+            pending: inbox
+                .pending()
+                .map(|p| PendingDoc::new(p, naming))
+                .collect(),
+            degraded: inbox
+                .degraded()
+                .map(|d| DegradedDoc {
+                    dir: d.dir().as_str(),
+                    reason: d.reason(),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl<'a> PendingDoc<'a> {
+    fn new(p: &'a PendingDecision, naming: Naming) -> Self {
+        Self {
+            run: naming.run(p.run()),
+            phase: p.phase(),
+            trigger: p.trigger(),
+            verdict: p.verdict().map(|v| v.to_string()),
+            available_actions: p.available_actions(),
+            decision: p.decision(),
+            next_step: p.next_step().as_str(),
+        }
+    }
+}
+
+/// A phase handoff and the decision recorded on it.
+#[derive(Debug, Serialize)]
+pub(crate) struct HandoffDoc<'a> {
+    #[serde(flatten)]
+    pub(crate) id: HandoffKey<'a>,
+    pub(crate) phase: &'a str,
+    pub(crate) verdict: &'static str,
+    pub(crate) trigger: String,
+    pub(crate) findings: &'a [Finding],
+    pub(crate) available_actions: Vec<&'static str>,
+    pub(crate) decision: Option<DecisionDoc<'a>>,
+}
+
+/// A handoff's id: with its run for the CLI, alone for the MCP tools.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(crate) enum HandoffKey<'a> {
+    Cli {
+        handoff: &'a HandoffId,
+        run: &'a RunId,
+    },
+    Mcp {
+        handoff_id: &'a HandoffId,
+    },
+}
+
+/// A recorded handoff decision.
+#[derive(Debug, Serialize)]
+pub(crate) struct DecisionDoc<'a> {
+    pub(crate) action: &'static str,
+    pub(crate) text: Option<&'a str>,
+}
+
+impl<'a> HandoffDoc<'a> {
+    pub(crate) fn new(
+        h: &'a PhaseHandoff,
+        decided: Option<&'a HandoffChoice>,
+        naming: Naming,
+    ) -> Self {
+        Self {
+            id: match naming {
+                Naming::Cli => HandoffKey::Cli {
+                    handoff: h.id(),
+                    run: h.run(),
+                },
+                Naming::Mcp => HandoffKey::Mcp { handoff_id: h.id() },
+            },
+            phase: h.phase().as_str(),
+            verdict: h.verdict().as_str(),
+            trigger: h.trigger().to_string(),
+            findings: h.findings(),
+            available_actions: h.available_actions().iter().map(|a| a.as_str()).collect(),
+            decision: decided.map(|c| DecisionDoc {
+                action: c.action().as_str(),
+                text: c.text(),
+            }),
+        }
+    }
+}
+
+/// A run's delivery gate.
+#[derive(Debug, Serialize)]
+pub(crate) struct GateDoc<'a> {
+    pub(crate) run: &'a RunId,
+    pub(crate) verdict: &'static str,
+    pub(crate) reviewer_verdict: &'static str,
+    pub(crate) worktree: &'a str,
+    pub(crate) target: &'a str,
+    pub(crate) base: &'a str,
+    pub(crate) diff: Vec<FileDoc<'a>>,
+    pub(crate) gaps: Vec<GapDoc<'a>>,
+    pub(crate) findings: &'a [Finding],
+    pub(crate) available_actions: Vec<&'static str>,
+    pub(crate) blocked: Vec<BlockedDoc>,
+}
+
+/// One changed file of a diff.
+#[derive(Debug, Serialize)]
+pub(crate) struct FileDoc<'a> {
+    pub(crate) path: &'a str,
+    pub(crate) insertions: Option<u64>,
+    pub(crate) deletions: Option<u64>,
+    pub(crate) binary: bool,
+}
+
+/// A required receipt that is not present.
+#[derive(Debug, Serialize)]
+pub(crate) struct GapDoc<'a> {
+    pub(crate) command: &'a str,
+    pub(crate) status: &'static str,
+    pub(crate) reason: &'a str,
+    pub(crate) next_action: &'static str,
+}
+
+/// An action the gate does not offer, and why.
+#[derive(Debug, Serialize)]
+pub(crate) struct BlockedDoc {
+    pub(crate) action: &'static str,
+    pub(crate) reason: String,
+}
+
+impl<'a> GateDoc<'a> {
+    pub(crate) fn new(gate: &'a DeliveryGate) -> Self {
+        Self {
+            run: gate.run(),
+            verdict: gate.verdict().as_str(),
+            reviewer_verdict: gate.reviewer_verdict().as_str(),
+            worktree: gate.worktree().as_str(),
+            target: gate.target().as_str(),
+            base: gate.base(),
+            diff: gate
+                .diff()
+                .files()
+                .iter()
+                .map(|f| FileDoc {
+                    path: f.path().as_str(),
+                    insertions: f.insertions(),
+                    deletions: f.deletions(),
+                    binary: f.is_binary(),
+                })
+                .collect(),
+            gaps: gate.gaps().iter().map(GapDoc::new).collect(),
+            findings: gate.findings(),
+            available_actions: gate
+                .available_actions()
+                .iter()
+                .map(|a| a.as_str())
+                .collect(),
+            blocked: gate
+                .blocked()
+                .iter()
+                .map(|b| BlockedDoc {
+                    action: b.action().as_str(),
+                    reason: b.reason().to_string(),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl<'a> GapDoc<'a> {
+    fn new(gap: &'a Gap) -> Self {
+        Self {
+            command: gap.command().as_str(),
+            status: gap.status().as_str(),
+            reason: gap.reason(),
+            next_action: gap.next_action().as_str(),
+        }
+    }
+}
+
+/// A decision recorded by `orcho handoff decide`, `orcho delivery decide`,
+/// `orcho intake` or `orcho plan …`.
+#[derive(Debug, Serialize)]
+pub(crate) struct DecidedDoc<'a> {
+    pub(crate) run: &'a RunId,
+    /// `handoff`, `delivery`, `intake` or `plan`.
+    pub(crate) point: &'a str,
+    pub(crate) decision: &'a str,
+    pub(crate) recorded: bool,
+}
+
+/// A run that finished.
+#[derive(Debug, Serialize)]
+pub(crate) struct FinishedDoc<'a> {
+    pub(crate) run: &'a RunId,
+    pub(crate) status: &'static str,
+    pub(crate) reason: &'a str,
+    /// Where its evidence bundle is.
+    pub(crate) evidence: &'a str,
+    /// What it cost in dollars, when a phase reported a price.
+    pub(crate) cost_usd: Option<String>,
+}
+
+/// A run that paused at a decision nobody has taken.
+#[derive(Debug, Serialize)]
+pub(crate) struct PausedDoc<'a> {
+    pub(crate) run: &'a RunId,
+    pub(crate) status: &'static str,
+    /// `handoff`, `intake`, `touchpoint` or `delivery`.
+    pub(crate) awaiting: &'a str,
+    /// The command that decides it.
+    pub(crate) hint: &'a str,
+}

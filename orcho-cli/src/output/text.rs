@@ -1,0 +1,165 @@
+//! The text forms of what the CLI prints, for people.
+
+use std::fmt::Write as _;
+
+use orcho::{
+    core::{Finding, RunId},
+    delivery::{DeliveryGate, IntakeReport},
+    handoff::{HandoffChoice, Inbox, PhaseHandoff},
+    receipts::{ReadinessSummary, ReceiptStatus},
+};
+
+/// One row per required and optional command: status and reason.
+pub(crate) fn readiness_table(summary: &ReadinessSummary) -> String {
+    let rows: Vec<(String, &str, &str, String)> = summary
+        .required
+        .iter()
+        .map(|r| (r, "required"))
+        .chain(summary.optional.iter().map(|r| (r, "optional")))
+        .map(|(r, kind)| {
+            let reason = match &r.status {
+                ReceiptStatus::Present => String::new(),
+                other => other.reason(),
+            };
+            (r.command.to_string(), kind, r.status.as_str(), reason)
+        })
+        .collect();
+    let width = rows
+        .iter()
+        .map(|r| r.0.len())
+        .max()
+        .unwrap_or(0)
+        .max("COMMAND".len());
+    let mut table = format!(
+        "{:<width$}  {:<8}  {:<7}  REASON\n",
+        "COMMAND", "KIND", "STATUS"
+    );
+    for (command, kind, status, reason) in rows {
+        let _ = writeln!(table, "{command:<width$}  {kind:<8}  {status:<7}  {reason}");
+    }
+    table.trim_end().to_owned()
+}
+
+/// What `orcho status` concludes under its table.
+pub(crate) fn readiness_verdict(ready: bool) -> &'static str {
+    if ready {
+        "ready: every required receipt is present"
+    } else {
+        "not ready: run `orcho verify` for the commands above that are not present"
+    }
+}
+
+fn finding_line(f: &Finding) -> String {
+    let place = match (&f.file, f.line) {
+        (Some(file), Some(line)) => format!(" ({file}:{line})"),
+        (Some(file), None) => format!(" ({file})"),
+        _ => String::new(),
+    };
+    format!("  - [{}] {}: {}{place}\n", f.severity, f.source, f.title)
+}
+
+/// A phase handoff: its verdict, findings, actions, and the decision
+/// recorded on it.
+pub(crate) fn handoff(h: &PhaseHandoff, decided: Option<&HandoffChoice>) -> String {
+    let mut text = format!(
+        "handoff {} — phase `{}` {} (trigger: {})\n",
+        h.id(),
+        h.phase(),
+        h.verdict(),
+        h.trigger()
+    );
+    text.extend(h.findings().iter().map(finding_line));
+    let actions: Vec<&str> = h.available_actions().iter().map(|a| a.as_str()).collect();
+    let _ = write!(text, "available: {}", actions.join(", "));
+    if let Some(choice) = decided {
+        let _ = write!(text, "\ndecided: {}", choice.action());
+    }
+    text
+}
+
+/// The uncommitted changes a run would start without.
+pub(crate) fn intake(report: &IntakeReport) -> String {
+    let mut text = format!(
+        "the checkout {} has {} uncommitted change(s) on top of {}:\n",
+        report.checkout(),
+        report.count(),
+        report.head().get(..12).unwrap_or(report.head())
+    );
+    for change in report.tracked() {
+        let _ = writeln!(text, "  {:?} {}", change.kind(), change.path());
+    }
+    for path in report.untracked() {
+        let _ = writeln!(text, "  untracked {path}");
+    }
+    text.trim_end().to_owned()
+}
+
+/// A delivery gate: verdicts, diff, gaps, findings and actions.
+pub(crate) fn gate(gate: &DeliveryGate) -> String {
+    let mut text = format!(
+        "delivery gate of run {} — release {} (reviewer {})\ndiff: {}\n",
+        gate.run(),
+        gate.verdict(),
+        gate.reviewer_verdict(),
+        gate.diff()
+    );
+    for gap in gate.gaps() {
+        let _ = writeln!(text, "  gap: {gap}");
+    }
+    text.extend(gate.findings().iter().map(finding_line));
+    for blocked in gate.blocked() {
+        let _ = writeln!(
+            text,
+            "  `{}` unavailable: {}",
+            blocked.action(),
+            blocked.reason()
+        );
+    }
+    let actions: Vec<&str> = gate
+        .available_actions()
+        .iter()
+        .map(|a| a.as_str())
+        .collect();
+    let _ = write!(text, "available: {}", actions.join(", "));
+    text
+}
+
+/// The decision inbox, a line per pending decision and per unreadable run.
+pub(crate) fn inbox(inbox: &Inbox) -> String {
+    if inbox.is_empty() {
+        return "no run is waiting for a decision".to_owned();
+    }
+    let mut text = String::new();
+    for p in inbox.pending() {
+        let _ = writeln!(
+            text,
+            "{}  {}  {}  actions: {}  next: {}",
+            p.run(),
+            p.phase(),
+            p.trigger(),
+            p.available_actions().join(", "),
+            p.next_step()
+        );
+    }
+    for d in inbox.degraded() {
+        let _ = writeln!(text, "unreadable run {}: {}", d.dir(), d.reason());
+    }
+    text.trim_end().to_owned()
+}
+
+/// A decision recorded for `orcho resume` to act on.
+pub(crate) fn decided(run: &RunId, point: &str, action: &str) -> String {
+    format!("recorded `{action}` on the {point} of run {run}; `orcho resume {run}` acts on it")
+}
+
+/// A run paused at a decision nobody has taken, and how to take it.
+pub(crate) fn paused(run: &RunId, status: &str, point: &str, hint: &str) -> String {
+    format!(
+        "run {run} is paused awaiting a {point} decision ({status}).\nnext: {hint}, then `orcho resume {run}`"
+    )
+}
+
+/// A run that finished, and where its evidence is.
+pub(crate) fn finished(run: &RunId, status: &str, reason: &str, evidence: &str) -> String {
+    format!("run {run} {status}: {reason}\nevidence: {evidence}")
+}

@@ -1,0 +1,98 @@
+//! Running a phase: the command given for it, in the run's checkout; exit 0
+//! approves, anything else rejects.
+
+use orcho::{
+    Engine, PhaseReport, PhaseRequest,
+    core::{Cost, Finding, Severity, Verdict},
+    gates::PhaseOutcome,
+    receipts::exec::{self, BaseEnv, ExecRequest, GroupMarker, LEFTOVER_GRACE, Leftover},
+};
+
+use crate::{error::CliError, host::RunConfig, output, place::Place};
+
+/// How much of a phase command's output is kept for its summary and
+/// finding.
+const TAIL_BYTES: usize = 4 * 1024;
+
+/// Runs the command `config` gives `request`'s phase in the run's checkout
+/// (its worktree, or the checkout itself for a run in place). A phase
+/// without a command is approved.
+///
+/// A command left running by an `orcho` that was killed is stopped first:
+/// it would still be writing in the checkout.
+pub(crate) async fn run_phase(
+    place: &Place,
+    engine: &Engine,
+    config: &RunConfig,
+    request: &PhaseRequest,
+) -> Result<PhaseReport, CliError> {
+    let label = format!(
+        "phase `{}` attempt {} (round {})",
+        request.phase, request.attempt, request.round
+    );
+    let Some(argv) = config.phases.get(request.phase.as_str()) else {
+        place.progress(&format!("{label}: no command given; approved"));
+        return Ok(PhaseReport::new(
+            PhaseOutcome::new(Verdict::Approved).with_summary("no command given; approved"),
+        ));
+    };
+    let checkout = engine.status(&request.run)?.checkout;
+    place.progress(&format!("{label}: running `{}` …", argv.join(" ")));
+    let marker = engine.phase_group(&request.run);
+    // Where the first CLI kept the marker.
+    let legacy = GroupMarker::new(
+        place
+            .store
+            .join("host")
+            .join(format!("{}.phase.json", request.run)),
+    );
+    for stale in [legacy, marker.clone()] {
+        let found =
+            tokio::task::spawn_blocking(move || stale.stop_leftover(LEFTOVER_GRACE)).await??;
+        match found {
+            Leftover::Stopped(group) => place.progress(&format!(
+                "{label}: stopped process group {group}, left running by an `orcho` that was killed"
+            )),
+            Leftover::Unreadable(reason) => {
+                output::err(&format!("warning: {reason}"));
+            }
+            _ => {}
+        }
+    }
+    let input = serde_json::to_string(&request.input)?;
+    let command = ExecRequest::new(argv.iter().map(String::as_str))
+        .cwd(checkout)
+        .envs(BaseEnv::inherit())
+        .env("ORCHO_RUN", request.run.as_str())
+        .env("ORCHO_PHASE", request.phase.as_str())
+        .env("ORCHO_ATTEMPT", request.attempt.to_string())
+        .env("ORCHO_ROUND", request.round.to_string())
+        .env("ORCHO_INPUT", input)
+        .tail_bytes(TAIL_BYTES)
+        .group_marker(marker);
+    let outcome = tokio::task::spawn_blocking(move || exec::run(&command)).await??;
+    for warning in &outcome.warnings {
+        output::err(&format!("warning: {warning}"));
+    }
+    let tail = outcome.stdout.tail_lossy();
+    let summary = tail.trim().lines().last().unwrap_or("").to_owned();
+    let report = if outcome.status.success() {
+        PhaseOutcome::new(Verdict::Approved).with_summary(summary)
+    } else {
+        PhaseOutcome::new(Verdict::Rejected)
+            .with_summary(summary)
+            .with_findings([Finding::new(
+                request.phase.as_str(),
+                Severity::High,
+                format!("`{}` {}", argv.join(" "), outcome.status),
+            )
+            .with_detail(format!(
+                "{}{}",
+                tail.trim(),
+                outcome.stderr.tail_lossy().trim()
+            ))])
+    };
+    place.progress(&format!("{label}: {}", report.verdict));
+    // A phase command is not a model: its cost is its wall time.
+    Ok(PhaseReport::new(report).with_cost(Cost::wall(outcome.duration)))
+}

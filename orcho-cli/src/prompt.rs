@@ -1,0 +1,178 @@
+//! Decisions asked at a terminal: numbered menus on standard error, answers
+//! read from standard input.
+
+use std::fmt::Write as _;
+use std::io::{BufRead, Write};
+
+use orcho::{
+    SupervisionRequest,
+    delivery::DeliveryGate,
+    handoff::{
+        DeliveryChoice, HandoffAction, HandoffChoice, IntakeAction, IntakeChoice, PhaseHandoff,
+        supervision::{Answer, Question},
+    },
+};
+
+use crate::{error::CliError, output};
+
+/// Asks `question` and reads one line; a closed standard input is an error.
+fn prompt(question: &str) -> Result<String, CliError> {
+    let mut err = std::io::stderr().lock();
+    write!(err, "{question}")?;
+    err.flush()?;
+    let mut line = String::new();
+    let read = std::io::stdin().lock().read_line(&mut line)?;
+    if read == 0 {
+        return Err(CliError::msg(
+            "standard input closed before an answer was given",
+        ));
+    }
+    Ok(line.trim().to_owned())
+}
+
+/// Asks for one of `options` by number (or by name), until one is given.
+fn choose<T: Copy + std::fmt::Display>(title: &str, options: &[T]) -> Result<T, CliError> {
+    let mut menu = format!("{title}\n");
+    for (i, o) in options.iter().enumerate() {
+        let _ = writeln!(menu, "  {}) {o}", i + 1);
+    }
+    output::err(menu.trim_end());
+    loop {
+        let answer = prompt(&format!("choose 1-{}: ", options.len()))?;
+        if let Some(o) = pick(options, &answer) {
+            return Ok(o);
+        }
+        output::err(&format!("`{answer}` is not one of the choices"));
+    }
+}
+
+/// The option `answer` names, by number (1-based) or by name.
+fn pick<T: Copy + std::fmt::Display>(options: &[T], answer: &str) -> Option<T> {
+    if let Ok(n) = answer.parse::<usize>() {
+        return n.checked_sub(1).and_then(|i| options.get(i)).copied();
+    }
+    options.iter().find(|o| o.to_string() == answer).copied()
+}
+
+/// Decides a phase handoff.
+pub(crate) fn handoff(handoff: &PhaseHandoff) -> Result<HandoffChoice, CliError> {
+    let actions: Vec<HandoffAction> = handoff.available_actions().iter().collect();
+    loop {
+        let action = choose("decide the handoff:", &actions)?;
+        let text = match action {
+            HandoffAction::RetryFeedback => Some(prompt("feedback for the next attempt: ")?),
+            HandoffAction::ContinueWithWaiver => Some(prompt("the waiver's reason: ")?),
+            _ => None,
+        };
+        match HandoffChoice::new(action, text.as_deref()) {
+            Ok(choice) => return Ok(choice),
+            Err(e) => output::err(&e.to_string()),
+        }
+    }
+}
+
+/// Decides what a run starts from when the checkout has uncommitted
+/// changes.
+pub(crate) fn intake() -> Result<IntakeChoice, CliError> {
+    let action = choose(
+        "the checkout has uncommitted changes; the run starts from:",
+        IntakeAction::ALL,
+    )?;
+    let message = (action == IntakeAction::Commit)
+        .then(|| prompt("commit message (empty for the default): "))
+        .transpose()?
+        .filter(|m| !m.is_empty());
+    Ok(IntakeChoice::from_parts(action, message)?)
+}
+
+/// Decides a delivery gate.
+pub(crate) fn delivery(gate: &DeliveryGate) -> Result<DeliveryChoice, CliError> {
+    let actions: Vec<_> = gate.available_actions().iter().collect();
+    let action = choose("decide the delivery:", &actions)?;
+    let note = prompt("a note for the record (empty for none): ")?;
+    let note = (!note.is_empty()).then_some(note);
+    Ok(DeliveryChoice::from_parts(action, None, note)?)
+}
+
+/// Answers a question batch: numbered options, several numbers separated
+/// by commas where several may be chosen, free text where allowed.
+pub(crate) fn questions(request: &SupervisionRequest) -> Result<Vec<Answer>, CliError> {
+    let mut answers = Vec::new();
+    for question in request.questions.questions() {
+        output::err(&format!("[{}] {}", question.header(), question.question()));
+        for (i, option) in question.options().iter().enumerate() {
+            match &option.description {
+                Some(d) => output::err(&format!("  {}) {} — {d}", i + 1, option.label)),
+                None => output::err(&format!("  {}) {}", i + 1, option.label)),
+            }
+        }
+        let ask = ask_line(question);
+        loop {
+            let answer = parse_answer(question, &prompt(&ask)?);
+            match question.check(&answer) {
+                Ok(()) => {
+                    answers.push(answer);
+                    break;
+                }
+                Err(e) => output::err(&e.to_string()),
+            }
+        }
+    }
+    Ok(answers)
+}
+
+/// What the prompt under a question says.
+fn ask_line(question: &Question) -> String {
+    let count = question.options().len();
+    if count == 0 {
+        return "your answer (empty for none): ".to_owned();
+    }
+    let several = if question.multiple() {
+        " (comma-separated)"
+    } else {
+        ""
+    };
+    let own = if question.custom() {
+        ", or type your own answer"
+    } else {
+        ""
+    };
+    format!("choose 1-{count}{several}{own}: ")
+}
+
+/// Numbers pick options; anything else is the operator's own words.
+fn parse_answer(question: &Question, line: &str) -> Answer {
+    if line.is_empty() {
+        return Answer::none();
+    }
+    let picks: Option<Vec<String>> = line
+        .split(',')
+        .map(|p| {
+            p.trim()
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| n.checked_sub(1))
+                .and_then(|i| question.options().get(i))
+                .map(|o| o.label.clone())
+        })
+        .collect();
+    match picks {
+        Some(selected) if !selected.is_empty() => Answer::select_all(selected),
+        _ => Answer::text(line),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_choice_is_picked_by_number_or_by_name() {
+        let options = HandoffAction::ALL;
+        assert_eq!(pick(options, "1"), Some(options[0]));
+        assert_eq!(pick(options, "halt"), Some(HandoffAction::Halt));
+        assert_eq!(pick(options, "0"), None);
+        assert_eq!(pick(options, "99"), None);
+        assert_eq!(pick(options, "nope"), None);
+    }
+}
