@@ -23,8 +23,8 @@ use camino::{Utf8Path, Utf8PathBuf};
 
 use crate::{
     Profile, ProfileError, ProfileErrorKind, builtin,
-    load::{self, parse_document},
     locate::DocPath,
+    parse::{self, parse_document},
     provenance::SourceName,
 };
 
@@ -112,7 +112,7 @@ pub(crate) fn apply(mut child: Profile, chain: &mut Chain) -> Result<Profile, Pr
         if chain.links.iter().any(|(k, _)| *k == key) {
             return Err(at(cycle(chain, path.to_string())));
         }
-        let text = load::read_bounded(&path).map_err(|kind| match kind {
+        let text = parse::read_bounded(&path).map_err(|kind| match kind {
             ProfileErrorKind::Read(source) => at(ProfileErrorKind::ExtendsRead {
                 target: path.to_string(),
                 source,

@@ -111,6 +111,7 @@ pub mod extends;
 mod format;
 mod load;
 mod locate;
+mod parse;
 mod provenance;
 mod resolve;
 mod validate;
@@ -124,8 +125,8 @@ pub use format::{
     IntakeSpec, PROFILE_SCHEMA, PauseWhen, PermissionsSpec, PhaseSpec, Profile, Role,
     SupervisionSpec,
 };
-pub use load::{MAX_ALIAS_NODES, MAX_PROFILE_BYTES};
 pub use locate::DocPath;
+pub use parse::{MAX_ALIAS_NODES, MAX_PROFILE_BYTES};
 pub use resolve::{
     DEFAULT_COMMIT_MESSAGE, DeliveryDefaults, IntakeDefaults, ResolvedAutopilot, ResolvedGate,
     ResolvedHandoff, ResolvedPhase, ResolvedProfile, Supervision,
