@@ -18,6 +18,7 @@
 //! terminal, and `output` holds every document printed with `--json` as a
 //! `Serialize` type.
 
+mod app;
 mod cli;
 mod commands;
 mod error;
@@ -29,46 +30,6 @@ mod phase;
 mod place;
 mod prompt;
 
-use std::process::ExitCode;
-
-use clap::Parser;
-
+pub use app::main;
 pub use error::CliError;
 pub use mcp::OrchoMcp;
-
-/// Runs the `orcho` command line: parses the arguments, runs the command,
-/// prints what went wrong if it failed, and returns the exit code.
-pub fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
-    let json = cli.json;
-    let result = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(CliError::from)
-        .and_then(|runtime| runtime.block_on(commands::dispatch(cli)));
-    match result {
-        Ok(exit) => exit.into(),
-        Err(e) => {
-            report(&e, json);
-            ExitCode::from(e.code())
-        }
-    }
-}
-
-/// Prints an error with its causes and a hint: on standard output as one
-/// JSON document with `--json`, else on standard error.
-fn report(error: &CliError, json: bool) {
-    if json {
-        output::json(&output::doc::ErrorDoc {
-            error: error.message(),
-            kind: error.kind(),
-            hint: error.hint(),
-        });
-    } else {
-        output::err(&format!("error: {}", error.message()));
-        if let Some(hint) = error.hint() {
-            output::err(&format!("hint: {hint}"));
-        }
-    }
-}

@@ -554,7 +554,7 @@ store_error_from!(FsError => Fs, DocumentError => Document, JournalError => Jour
 pub struct ValueError {
     what: &'static str,
     value: String,
-    expected: &'static str,
+    expected: std::borrow::Cow<'static, str>,
 }
 
 impl ValueError {
@@ -567,7 +567,17 @@ impl ValueError {
         Self {
             what,
             value: value.to_string().chars().take(SHOWN_CHARS).collect(),
-            expected,
+            expected: expected.into(),
+        }
+    }
+
+    /// `value` is none of `spellings`: "expected `a`, `b` or `c`".
+    #[cold]
+    pub fn one_of(what: &'static str, value: &str, spellings: &[&str]) -> Self {
+        Self {
+            what,
+            value: value.chars().take(SHOWN_CHARS).collect(),
+            expected: format!("expected {}", crate::spelling::list(spellings)).into(),
         }
     }
 

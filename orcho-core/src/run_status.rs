@@ -1,10 +1,6 @@
 //! The status of a run, as hosts and the inbox see it.
 
-use std::{fmt, str::FromStr};
-
 use serde::{Deserialize, Serialize};
-
-use crate::ValueError;
 
 /// Where a run stands.
 ///
@@ -55,41 +51,22 @@ pub enum RunStatus {
     Cancelled,
 }
 
+crate::spelled!(RunStatus as "run status" {
+    Created => "created",
+    Running => "running",
+    AwaitingIntake => "awaiting_intake",
+    AwaitingQuestions => "awaiting_questions",
+    AwaitingPlanApproval => "awaiting_plan_approval",
+    AwaitingDeviation => "awaiting_deviation",
+    AwaitingPhaseHandoff => "awaiting_phase_handoff",
+    AwaitingDelivery => "awaiting_delivery",
+    Halted => "halted",
+    Completed => "completed",
+    Failed => "failed",
+    Cancelled => "cancelled",
+});
+
 impl RunStatus {
-    /// Every status, in declaration order.
-    pub const ALL: [Self; 12] = [
-        Self::Created,
-        Self::Running,
-        Self::AwaitingIntake,
-        Self::AwaitingQuestions,
-        Self::AwaitingPlanApproval,
-        Self::AwaitingDeviation,
-        Self::AwaitingPhaseHandoff,
-        Self::AwaitingDelivery,
-        Self::Halted,
-        Self::Completed,
-        Self::Failed,
-        Self::Cancelled,
-    ];
-
-    /// The snake_case spelling used in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Created => "created",
-            Self::Running => "running",
-            Self::AwaitingIntake => "awaiting_intake",
-            Self::AwaitingQuestions => "awaiting_questions",
-            Self::AwaitingPlanApproval => "awaiting_plan_approval",
-            Self::AwaitingDeviation => "awaiting_deviation",
-            Self::AwaitingPhaseHandoff => "awaiting_phase_handoff",
-            Self::AwaitingDelivery => "awaiting_delivery",
-            Self::Halted => "halted",
-            Self::Completed => "completed",
-            Self::Failed => "failed",
-            Self::Cancelled => "cancelled",
-        }
-    }
-
     /// Whether the run can never move again.
     pub fn is_terminal(self) -> bool {
         match self {
@@ -124,36 +101,13 @@ impl RunStatus {
     }
 }
 
-impl fmt::Display for RunStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for RunStatus {
-    type Err = ValueError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|status| status.as_str().eq_ignore_ascii_case(s))
-            .ok_or_else(|| {
-                ValueError::new(
-                    "run status",
-                    s,
-                    "expected a status such as `running` or `awaiting_phase_handoff`",
-                )
-            })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn every_status_round_trips_and_is_classified_once() {
-        for status in RunStatus::ALL {
+        for &status in RunStatus::ALL {
             assert_eq!(status.as_str().parse::<RunStatus>().unwrap(), status);
             let json = serde_json::to_string(&status).unwrap();
             assert_eq!(json, format!("\"{status}\""));

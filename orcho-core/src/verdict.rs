@@ -1,11 +1,7 @@
 //! Verdicts and severities: the words a phase, a reviewer or a gate uses to
 //! say how things stand.
 
-use std::{fmt, str::FromStr};
-
 use serde::{Deserialize, Serialize};
-
-use crate::ValueError;
 
 /// The verdict of a phase or a reviewer.
 ///
@@ -33,39 +29,11 @@ pub enum Verdict {
     Incomplete,
 }
 
-impl Verdict {
-    /// The snake_case spelling used in YAML and JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Approved => "approved",
-            Self::Rejected => "rejected",
-            Self::Incomplete => "incomplete",
-        }
-    }
-}
-
-impl fmt::Display for Verdict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Verdict {
-    type Err = ValueError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_lowercase().as_str() {
-            "approved" => Ok(Self::Approved),
-            "rejected" => Ok(Self::Rejected),
-            "incomplete" => Ok(Self::Incomplete),
-            _ => Err(ValueError::new(
-                "verdict",
-                s,
-                "expected `approved`, `rejected` or `incomplete`",
-            )),
-        }
-    }
-}
+crate::spelled!(Verdict as "verdict" {
+    Approved => "approved",
+    Rejected => "rejected",
+    Incomplete => "incomplete",
+});
 
 /// How serious a [`Finding`](crate::Finding) is. Severities are ordered:
 /// `Info < Low < Medium < High < Critical`.
@@ -88,43 +56,13 @@ pub enum Severity {
     Critical,
 }
 
-impl Severity {
-    /// The snake_case spelling used in YAML and JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Info => "info",
-            Self::Low => "low",
-            Self::Medium => "medium",
-            Self::High => "high",
-            Self::Critical => "critical",
-        }
-    }
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Severity {
-    type Err = ValueError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_lowercase().as_str() {
-            "info" => Ok(Self::Info),
-            "low" => Ok(Self::Low),
-            "medium" => Ok(Self::Medium),
-            "high" => Ok(Self::High),
-            "critical" => Ok(Self::Critical),
-            _ => Err(ValueError::new(
-                "severity",
-                s,
-                "expected `info`, `low`, `medium`, `high` or `critical`",
-            )),
-        }
-    }
-}
+crate::spelled!(Severity as "severity" {
+    Info => "info",
+    Low => "low",
+    Medium => "medium",
+    High => "high",
+    Critical => "critical",
+});
 
 #[cfg(test)]
 mod tests {

@@ -289,6 +289,14 @@ impl GitError {
     }
 }
 
+/// `path` made absolute against the current directory, so that git can be
+/// run in another directory with it; `None` when that is not UTF-8.
+pub(crate) fn absolute(path: &Utf8Path) -> Option<Utf8PathBuf> {
+    std::path::absolute(path)
+        .ok()
+        .and_then(|p| Utf8PathBuf::try_from(p).ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -61,8 +61,6 @@
 //! and never silently re-interpreted. The minimum supported Rust version is
 //! 1.95.
 
-use camino::{Utf8Path, Utf8PathBuf};
-
 pub mod followup;
 pub mod gate;
 mod git;
@@ -85,11 +83,3 @@ pub use intake::{
     ChangeKind, DetectError, IntakeError, IntakeOutcome, IntakeQuestions, IntakeRefusal,
     IntakeReport, Intakes, SEED_DIGEST_CONTEXT, SeedPatch, TrackedChange, detect_intake,
 };
-
-/// `path` made absolute against the current directory, so that git can be
-/// run in another directory with it; `None` when that is not UTF-8.
-pub(crate) fn absolute(path: &Utf8Path) -> Option<Utf8PathBuf> {
-    std::path::absolute(path)
-        .ok()
-        .and_then(|p| Utf8PathBuf::try_from(p).ok())
-}

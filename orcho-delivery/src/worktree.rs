@@ -171,7 +171,7 @@ pub fn apply_patch(path: &Utf8Path, patch: &Utf8Path) -> Result<bool, GitError> 
     if std::fs::metadata(patch).map(|m| m.len()).unwrap_or(0) == 0 {
         return Ok(false);
     }
-    let patch = crate::absolute(patch).unwrap_or_else(|| patch.to_owned());
+    let patch = crate::git::absolute(patch).unwrap_or_else(|| patch.to_owned());
     let git = Git::new(path);
     match git.check(&["apply", "--check", patch.as_str()])? {
         Ok(()) => {

@@ -24,17 +24,12 @@ pub enum RetryOutcome {
     Unknown,
 }
 
-impl RetryOutcome {
-    /// The snake_case spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Resolved => "resolved",
-            Self::Repeated => "repeated",
-            Self::Stopped => "stopped",
-            Self::Unknown => "unknown",
-        }
-    }
-}
+orcho_core::spelled!(RetryOutcome {
+    Resolved => "resolved",
+    Repeated => "repeated",
+    Stopped => "stopped",
+    Unknown => "unknown",
+});
 
 /// One advisor call and what came of it.
 #[derive(Debug, Clone, PartialEq)]

@@ -37,7 +37,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::{fmt, sync::Arc};
+use std::sync::Arc;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{
@@ -62,23 +62,12 @@ pub enum SuggestedStep {
     Apply,
 }
 
-impl SuggestedStep {
-    /// `decide`, `resume`, `deliver` or `apply`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Decide => "decide",
-            Self::Resume => "resume",
-            Self::Deliver => "deliver",
-            Self::Apply => "apply",
-        }
-    }
-}
-
-impl fmt::Display for SuggestedStep {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+orcho_core::spelled!(SuggestedStep {
+    Decide => "decide",
+    Resume => "resume",
+    Deliver => "deliver",
+    Apply => "apply",
+});
 
 /// Which decision point a run waits on.
 #[derive(Debug, Clone, PartialEq, Eq)]

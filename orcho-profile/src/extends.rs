@@ -128,68 +128,40 @@ pub(crate) fn apply(mut child: Profile, chain: &mut Chain) -> Result<Profile, Pr
     Ok(merge(base, child))
 }
 
-const SECTIONS: [&str; 6] = [
-    "verification",
-    "autopilot",
-    "delivery",
-    "intake",
-    "supervision",
-    "permissions",
-];
-
 /// Merges `child` over `base` (see the module docs).
 fn merge(base: Profile, child: Profile) -> Profile {
     let shift = base.provenance.sources.len();
     let mut out = base;
-    let mut provenance = out.provenance.clone();
-    provenance
+    out.provenance
         .sources
         .extend(child.provenance.sources.iter().cloned());
-    let mut take = |key: &'static str, present: bool| {
-        if present {
-            provenance
-                .sections
-                .insert(key, child.provenance.section(key) + shift);
-        }
-    };
-    take("name", true);
-    take("schema", true);
-    take("description", child.description.is_some());
-    for key in SECTIONS {
-        let present = match key {
-            "verification" => child.verification.is_some(),
-            "autopilot" => child.autopilot.is_some(),
-            "delivery" => child.delivery.is_some(),
-            "intake" => child.intake.is_some(),
-            "supervision" => child.supervision.is_some(),
-            _ => child.permissions.is_some(),
-        };
-        take(key, present);
+    // A section taken from the child is located in the child's source.
+    macro_rules! from_child {
+        ($($field:ident),+) => {$(
+            out.provenance.sections.insert(
+                stringify!($field),
+                child.provenance.section(stringify!($field)) + shift,
+            );
+            out.$field = child.$field;
+        )+};
     }
-    out.provenance = provenance;
-    out.name = child.name;
-    out.schema = child.schema;
-    if child.description.is_some() {
-        out.description = child.description;
+    macro_rules! from_child_if_declared {
+        ($($field:ident),+) => {$(
+            if child.$field.is_some() {
+                from_child!($field);
+            }
+        )+};
     }
-    if child.verification.is_some() {
-        out.verification = child.verification;
-    }
-    if child.autopilot.is_some() {
-        out.autopilot = child.autopilot;
-    }
-    if child.delivery.is_some() {
-        out.delivery = child.delivery;
-    }
-    if child.intake.is_some() {
-        out.intake = child.intake;
-    }
-    if child.supervision.is_some() {
-        out.supervision = child.supervision;
-    }
-    if child.permissions.is_some() {
-        out.permissions = child.permissions;
-    }
+    from_child!(name, schema);
+    from_child_if_declared!(
+        description,
+        verification,
+        autopilot,
+        delivery,
+        intake,
+        supervision,
+        permissions
+    );
     for mut phase in child.phases {
         phase.origin = phase.origin.shifted(shift);
         for gate in &mut phase.gates {

@@ -7,7 +7,7 @@
 //! after deserialization, on these types, by the loader and by
 //! [`Profile::resolve`](crate::Profile::resolve).
 
-use std::{fmt, str::FromStr};
+use std::str::FromStr;
 
 use orcho_core::{GateName, PhaseName, SchemaVersion, Usd};
 use orcho_gates::FailStrategy;
@@ -126,24 +126,13 @@ pub enum Role {
     Custom,
 }
 
-impl Role {
-    /// The snake_case spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Plan => "plan",
-            Self::Implement => "implement",
-            Self::Review => "review",
-            Self::FinalAcceptance => "final_acceptance",
-            Self::Custom => "custom",
-        }
-    }
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+orcho_core::spelled!(Role {
+    Plan => "plan",
+    Implement => "implement",
+    Review => "review",
+    FinalAcceptance => "final_acceptance",
+    Custom => "custom",
+});
 
 /// A gate of a phase, as declared.
 ///
@@ -217,16 +206,11 @@ pub enum PauseWhen {
     Always,
 }
 
-impl PauseWhen {
-    /// The snake_case spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Never => "never",
-            Self::OnRejected => "on_rejected",
-            Self::Always => "always",
-        }
-    }
-}
+orcho_core::spelled!(PauseWhen {
+    Never => "never",
+    OnRejected => "on_rejected",
+    Always => "always",
+});
 
 /// What happens when a phase has used its attempts and rounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -240,15 +224,10 @@ pub enum Exhausted {
     Pause,
 }
 
-impl Exhausted {
-    /// The snake_case spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Halt => "halt",
-            Self::Pause => "pause",
-        }
-    }
-}
+orcho_core::spelled!(Exhausted {
+    Halt => "halt",
+    Pause => "pause",
+});
 
 /// The CI autopilot: retry the honest low-risk case when no operator is
 /// present, within these limits (see `orcho_handoff::AutopilotPolicy`).
@@ -324,6 +303,15 @@ pub enum DeliveryDefault {
     Halt,
 }
 
+orcho_core::spelled!(DeliveryDefault {
+    Ask => "ask",
+    Approve => "approve",
+    Apply => "apply",
+    Fix => "fix",
+    Skip => "skip",
+    Halt => "halt",
+});
+
 impl DeliveryDefault {
     /// The delivery action this default takes, or `None` for `ask`.
     ///
@@ -342,18 +330,6 @@ impl DeliveryDefault {
             Self::Fix => Some(DeliveryAction::Fix),
             Self::Skip => Some(DeliveryAction::Skip),
             Self::Halt => Some(DeliveryAction::Halt),
-        }
-    }
-
-    /// The snake_case spelling, the same as the delivery action's.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Ask => "ask",
-            Self::Approve => "approve",
-            Self::Apply => "apply",
-            Self::Fix => "fix",
-            Self::Skip => "skip",
-            Self::Halt => "halt",
         }
     }
 }
@@ -389,6 +365,14 @@ pub enum IntakeDefault {
     Halt,
 }
 
+orcho_core::spelled!(IntakeDefault {
+    Ask => "ask",
+    Include => "include",
+    Exclude => "exclude",
+    Commit => "commit",
+    Halt => "halt",
+});
+
 impl IntakeDefault {
     /// The intake action this default takes, or `None` for `ask`.
     ///
@@ -406,17 +390,6 @@ impl IntakeDefault {
             Self::Exclude => Some(IntakeAction::Exclude),
             Self::Commit => Some(IntakeAction::Commit),
             Self::Halt => Some(IntakeAction::Halt),
-        }
-    }
-
-    /// The snake_case spelling, the same as the intake action's.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Ask => "ask",
-            Self::Include => "include",
-            Self::Exclude => "exclude",
-            Self::Commit => "commit",
-            Self::Halt => "halt",
         }
     }
 }
@@ -455,13 +428,10 @@ pub struct PermissionsSpec {
     pub rules: Vec<Rule>,
 }
 
-macro_rules! spelled {
-    ($ty:ty, $what:literal, [$($variant:ident),+]) => {
-        impl $ty {
-            /// Every value, in declaration order.
-            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
-        }
-
+/// Profiles spell values exactly as serde reads them: `FromStr` is case
+/// sensitive, and a misspelling suggests the nearest spelling.
+macro_rules! parsed_exactly {
+    ($ty:ty, $what:literal) => {
         impl FromStr for $ty {
             type Err = crate::ParseValueError;
 
@@ -478,20 +448,26 @@ macro_rules! spelled {
     };
 }
 
-spelled!(
-    Role,
-    "role",
-    [Plan, Implement, Review, FinalAcceptance, Custom]
-);
-spelled!(PauseWhen, "pause policy", [Never, OnRejected, Always]);
-spelled!(Exhausted, "exhausted behaviour", [Halt, Pause]);
-spelled!(
-    DeliveryDefault,
-    "delivery default",
-    [Ask, Approve, Apply, Fix, Skip, Halt]
-);
-spelled!(
-    IntakeDefault,
-    "intake default",
-    [Ask, Include, Exclude, Commit, Halt]
-);
+parsed_exactly!(Role, "role");
+parsed_exactly!(PauseWhen, "pause policy");
+parsed_exactly!(Exhausted, "exhausted behaviour");
+parsed_exactly!(DeliveryDefault, "delivery default");
+parsed_exactly!(IntakeDefault, "intake default");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spellings_agree_with_serde() {
+        macro_rules! agree {
+            ($($ty:ty),+) => {$(
+                for &value in <$ty>::ALL {
+                    assert_eq!(serde_json::to_value(value).unwrap(), value.as_str());
+                    assert_eq!(value.as_str().parse::<$ty>().unwrap(), value);
+                }
+            )+};
+        }
+        agree!(Role, PauseWhen, Exhausted, DeliveryDefault, IntakeDefault);
+    }
+}

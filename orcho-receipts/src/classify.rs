@@ -119,30 +119,11 @@ pub enum NextAction {
     Investigate,
 }
 
-impl NextAction {
-    /// Every next action.
-    pub const ALL: [Self; 3] = [Self::Fix, Self::Rerun, Self::Investigate];
-
-    /// `fix`, `re-run` or `investigate`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Fix => "fix",
-            Self::Rerun => "re-run",
-            Self::Investigate => "investigate",
-        }
-    }
-
-    /// The next action spelled `s`.
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|a| a.as_str() == s)
-    }
-}
-
-impl fmt::Display for NextAction {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+orcho_core::spelled!(NextAction {
+    Fix => "fix",
+    Rerun => "re-run",
+    Investigate => "investigate",
+});
 
 /// Why a passing receipt no longer proves anything. Each carries the recorded
 /// and the current value.

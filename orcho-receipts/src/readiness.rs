@@ -37,18 +37,13 @@ pub enum EnvStatus {
     Invalid,
 }
 
-impl EnvStatus {
-    /// The snake_case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Passed => "passed",
-            Self::Failed => "failed",
-            Self::NotChecked => "not_checked",
-            Self::Stale => "stale",
-            Self::Invalid => "invalid",
-        }
-    }
-}
+orcho_core::spelled!(EnvStatus {
+    Passed => "passed",
+    Failed => "failed",
+    NotChecked => "not_checked",
+    Stale => "stale",
+    Invalid => "invalid",
+});
 
 /// One environment in the summary.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -319,25 +314,14 @@ pub enum GapStatus {
     Invalid,
 }
 
+orcho_core::spelled!(GapStatus {
+    Missing => "missing",
+    Failed => "failed",
+    Stale => "stale",
+    Invalid => "invalid",
+});
+
 impl GapStatus {
-    /// Every status.
-    pub const ALL: [Self; 4] = [Self::Missing, Self::Failed, Self::Stale, Self::Invalid];
-
-    /// `missing`, `failed`, `stale` or `invalid`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Missing => "missing",
-            Self::Failed => "failed",
-            Self::Stale => "stale",
-            Self::Invalid => "invalid",
-        }
-    }
-
-    /// The status spelled `s`.
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|g| g.as_str() == s)
-    }
-
     /// The gap status of a receipt status, `None` when present.
     pub fn of(status: &ReceiptStatus) -> Option<Self> {
         match status {
@@ -347,12 +331,6 @@ impl GapStatus {
             ReceiptStatus::Stale(_) => Some(Self::Stale),
             ReceiptStatus::Invalid(_) => Some(Self::Invalid),
         }
-    }
-}
-
-impl fmt::Display for GapStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

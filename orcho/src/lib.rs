@@ -44,7 +44,57 @@
 //!   exclusive lock per run: a second driver gets a "busy" error.
 //!
 //! The crates below are re-exported: [`core`], [`receipts`], [`gates`],
-//! [`handoff`], [`profile`].
+//! [`handoff`], [`delivery`], [`permissions`], [`profile`].
+//!
+//! # Embedding the engine
+//!
+//! A host loads a profile, starts a run and answers its steps: it runs each
+//! phase attempt with its own runner and asks its own operator at each
+//! decision point.
+//!
+//! ```
+//! # use camino::Utf8Path;
+//! # use orcho::{Engine, PhaseReport, PhaseRequest, RunPlan, Step};
+//! # use orcho::core::Verdict;
+//! # use orcho::gates::{GateRegistry, PhaseOutcome};
+//! # use orcho::handoff::{DecidedBy, DecisionRequest, HandoffChoice, PhaseHandoff};
+//! # use orcho::profile::Profile;
+//! # type Error = Box<dyn std::error::Error>;
+//! # async fn my_runner(request: &PhaseRequest) -> Result<PhaseReport, Error> {
+//! #     Ok(PhaseReport::new(PhaseOutcome::new(Verdict::Approved).with_summary(format!("did {}", request.phase))))
+//! # }
+//! # async fn ask_my_operator(_: &PhaseHandoff) -> Result<DecisionRequest<HandoffChoice>, Error> {
+//! #     let choice = HandoffChoice::new(orcho::handoff::HandoffAction::Continue, None)?;
+//! #     Ok(DecisionRequest::new(choice, DecidedBy::Operator))
+//! # }
+//! # async fn embed(checkout: &Utf8Path) -> Result<(), Error> {
+//! let profile = Profile::load(checkout.join("orcho.yaml"))?.resolve(&GateRegistry::with_builtins())?;
+//! let engine = Engine::builder(RunPlan::from_profile(&profile), checkout.join(".orcho")).build()?;
+//! let mut run = engine.start(checkout)?;
+//! let mut step = run.next().await?;
+//! loop {
+//!     step = match step {
+//!         Step::RunPhase(request) => run.complete_phase(my_runner(&request).await?).await?,
+//!         Step::DecideHandoff(handoff) => {
+//!             engine.decide(run.id(), handoff.id(), ask_my_operator(&handoff).await?)?;
+//!             run.resume().await?
+//!         }
+//!         Step::Finished { .. } => break,
+//!         _ => unreachable!("this host handles every step"),
+//!     };
+//! }
+//! # assert_eq!(engine.status(run.id())?.status, orcho::core::RunStatus::Completed);
+//! # Ok(())
+//! # }
+//! # let dir = tempfile::tempdir()?;
+//! # let checkout = Utf8Path::from_path(dir.path()).ok_or("not UTF-8")?;
+//! # std::fs::write(checkout.join("orcho.yaml"), "schema: 1\nname: mine\nphases:\n  - name: implement\n    role: implement\n")?;
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(embed(checkout))?;
+//! # Ok::<(), Error>(())
+//! ```
+//!
+//! [`drive`] runs the same loop for hosts that implement [`Host`]. The
+//! `embedding` example of the repository runs a complete host.
 //!
 //! # Crate features
 //!

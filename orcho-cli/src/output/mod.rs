@@ -1,43 +1,14 @@
 //! What the CLI prints: text for people, one JSON document for machines
 //! (`--json`).
 //!
-//! Every JSON document is a [`Serialize`] type in [`doc`], printed with its
+//! Every JSON document is a `Serialize` type in `doc`, printed with its
 //! keys sorted so that the output is stable to diff; the text forms are in
-//! [`text`].
+//! `text`.
 
 pub(crate) mod doc;
+mod print;
 #[cfg(test)]
 mod tests;
 pub(crate) mod text;
 
-use std::io::Write;
-
-use serde::Serialize;
-
-/// A line on standard output. A closed pipe (`orcho inbox | head`) is not
-/// an error worth a panic.
-pub(crate) fn out(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{text}");
-}
-
-/// A line on standard error: progress, prompts, diagnostics.
-pub(crate) fn err(text: &str) {
-    let mut stderr = std::io::stderr().lock();
-    let _ = writeln!(stderr, "{text}");
-}
-
-/// `doc` as one line of JSON with its keys sorted.
-pub(crate) fn json_line(doc: &impl Serialize) -> String {
-    // Through a `Value`, whose maps are sorted by key.
-    serde_json::to_value(doc)
-        .map(|value| value.to_string())
-        .unwrap_or_else(|e| {
-            serde_json::json!({ "error": format!("cannot encode the output: {e}") }).to_string()
-        })
-}
-
-/// Prints `doc` on standard output as one line of JSON.
-pub(crate) fn json(doc: &impl Serialize) {
-    out(&json_line(doc));
-}
+pub(crate) use print::{err, json, out};

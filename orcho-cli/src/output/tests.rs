@@ -4,7 +4,8 @@ use orcho::core::RunId;
 
 use super::{
     doc::{DecidedDoc, ErrorDoc, FinishedDoc, Naming, PausedDoc, VerifiedDoc, VerifyDoc},
-    json_line, text,
+    print::json_line,
+    text,
 };
 
 fn run() -> RunId {

@@ -147,8 +147,9 @@ impl TryFrom<GapRepr> for Gap {
             .command
             .parse()
             .map_err(|_| invalid("the command name", &g.command))?;
-        let status = GapStatus::parse(&g.status).ok_or_else(|| invalid("the status", &g.status))?;
-        let next_action = NextAction::parse(&g.next_action)
+        let status =
+            GapStatus::from_spelling(&g.status).ok_or_else(|| invalid("the status", &g.status))?;
+        let next_action = NextAction::from_spelling(&g.next_action)
             .ok_or_else(|| invalid("the next action", &g.next_action))?;
         Ok(Self::new(command, status, g.reason, next_action))
     }

@@ -544,5 +544,5 @@ impl DeliveryGates {
 /// `path` made absolute against the current directory, so that git can be
 /// run in another directory with it.
 pub(crate) fn absolute(path: &Utf8Path) -> Result<Utf8PathBuf, Kind> {
-    crate::absolute(path).ok_or_else(|| refused(DeliveryRefusal::NotUtf8(path.to_owned())))
+    crate::git::absolute(path).ok_or_else(|| refused(DeliveryRefusal::NotUtf8(path.to_owned())))
 }

@@ -163,8 +163,8 @@ pub fn detect_intake(checkout: &Utf8Path, store: &Utf8Path) -> Result<IntakeRepo
 
 /// The store directory relative to the checkout, when it lies inside it.
 pub(crate) fn store_prefix(checkout: &Utf8Path, store: &Utf8Path) -> Option<Utf8PathBuf> {
-    let checkout = crate::absolute(checkout)?;
-    let store = crate::absolute(store)?;
+    let checkout = crate::git::absolute(checkout)?;
+    let store = crate::git::absolute(store)?;
     store
         .strip_prefix(&checkout)
         .ok()

@@ -437,7 +437,7 @@ impl Intakes {
         if seed.files == 0 {
             return Ok(seed);
         }
-        let patch = crate::absolute(&seed.path)
+        let patch = crate::git::absolute(&seed.path)
             .ok_or_else(|| err(refused(IntakeRefusal::NotUtf8(seed.path.clone()))))?;
         let git = Git::new(worktree);
         let git_err = |e| err(refused(IntakeRefusal::from(e)));

@@ -45,21 +45,10 @@ pub enum DecidedBy {
     CiAgent,
 }
 
-impl DecidedBy {
-    /// The snake_case spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Operator => "operator",
-            Self::CiAgent => "ci_agent",
-        }
-    }
-}
-
-impl fmt::Display for DecidedBy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+orcho_core::spelled!(DecidedBy {
+    Operator => "operator",
+    CiAgent => "ci_agent",
+});
 
 /// What a caller asks to record: the payload, who decides, and the advice
 /// that was used, if any.
@@ -448,6 +437,13 @@ mod tests {
     use super::*;
     use orcho_core::{FixedClock, error_chain};
     use std::time::Duration;
+
+    #[test]
+    fn decided_by_is_spelled_alike_by_serde() {
+        for &by in DecidedBy::ALL {
+            assert_eq!(serde_json::to_value(by).unwrap(), by.as_str());
+        }
+    }
 
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     struct Note {

@@ -337,23 +337,12 @@ pub enum HandoffStateName {
     Halted,
 }
 
-impl HandoffStateName {
-    /// The snake_case spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Open => "open",
-            Self::Decided => "decided",
-            Self::Resumed => "resumed",
-            Self::Halted => "halted",
-        }
-    }
-}
-
-impl fmt::Display for HandoffStateName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+orcho_core::spelled!(HandoffStateName {
+    Open => "open",
+    Decided => "decided",
+    Resumed => "resumed",
+    Halted => "halted",
+});
 
 /// Where a handoff stands. Each variant carries its data.
 #[derive(Debug, Clone, PartialEq)]

@@ -39,8 +39,8 @@ pub trait Action: Copy + Eq + Hash + fmt::Debug + fmt::Display + Send + Sync + '
     }
 }
 
-/// Defines an action enum: the variants with their spellings, and
-/// `as_str`, [`Action`], `Display`, `FromStr` and serde through the
+/// Defines an action enum: the variants with their spellings
+/// ([`orcho_core::spelled!`]), [`Action`], `FromStr` and serde through the
 /// spelling.
 macro_rules! action_enum {
     (
@@ -55,31 +55,15 @@ macro_rules! action_enum {
             $($(#[$vmeta])* $variant,)+
         }
 
-        impl $name {
-            /// Every action, in menu order.
-            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
-
-            /// The snake_case spelling.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $(Self::$variant => $spelling,)+
-                }
-            }
-        }
+        orcho_core::spelled!($name { $($variant => $spelling),+ });
 
         impl $crate::point::Action for $name {
             const POINT: &'static str = $point;
             const ALL: &'static [Self] = Self::ALL;
-            const SPELLINGS: &'static [&'static str] = &[$($spelling),+];
+            const SPELLINGS: &'static [&'static str] = Self::SPELLINGS;
 
             fn as_str(self) -> &'static str {
                 Self::as_str(self)
-            }
-        }
-
-        impl ::std::fmt::Display for $name {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                f.write_str(self.as_str())
             }
         }
 

@@ -275,20 +275,26 @@ pub fn run_streaming(
     .map_err(|e| err(ExecErrorKind::Log(e)))?;
 
     let started = Instant::now();
+    // The outcome, once the command has ended (or never started).
+    let outcome =
+        |status, warnings, stdout: Sink, stderr: Sink, on_stdout: &mut dyn FnMut(&[u8])| {
+            Ok(ExecOutcome {
+                status,
+                duration: started.elapsed(),
+                stdout: stdout
+                    .finish(on_stdout)
+                    .map_err(|e| err(ExecErrorKind::Log(e)))?,
+                stderr: stderr
+                    .finish(&mut |_| {})
+                    .map_err(|e| err(ExecErrorKind::Log(e)))?,
+                warnings,
+            })
+        };
     let child = match spawn(request) {
         Ok(child) => child,
         Err(message) => {
-            return Ok(ExecOutcome {
-                status: ExitStatus::SpawnFailed { message },
-                duration: started.elapsed(),
-                stdout: stdout_sink
-                    .finish(on_stdout)
-                    .map_err(|e| err(ExecErrorKind::Log(e)))?,
-                stderr: stderr_sink
-                    .finish(&mut |_| {})
-                    .map_err(|e| err(ExecErrorKind::Log(e)))?,
-                warnings: Vec::new(),
-            });
+            let status = ExitStatus::SpawnFailed { message };
+            return outcome(status, Vec::new(), stdout_sink, stderr_sink, on_stdout);
         }
     };
     let mut group = Group::new(child);
@@ -323,19 +329,7 @@ pub fn run_streaming(
             marker.path()
         ));
     }
-    let status = status?;
-    let duration = started.elapsed();
-    Ok(ExecOutcome {
-        status,
-        duration,
-        stdout: stdout_sink
-            .finish(on_stdout)
-            .map_err(|e| err(ExecErrorKind::Log(e)))?,
-        stderr: stderr_sink
-            .finish(&mut |_| {})
-            .map_err(|e| err(ExecErrorKind::Log(e)))?,
-        warnings,
-    })
+    outcome(status?, warnings, stdout_sink, stderr_sink, on_stdout)
 }
 
 /// Starts the command in its own process group, or says why it could not.

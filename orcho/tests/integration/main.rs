@@ -9,6 +9,7 @@ mod delivery;
 mod flow;
 mod host;
 mod profile;
+mod readme;
 mod store_v1;
 mod supervision;
 

@@ -1,0 +1,173 @@
+//! The server: its tools, as the client sees them.
+
+use camino::Utf8PathBuf;
+use rmcp::{
+    ServerHandler, ServiceExt,
+    handler::server::{router::tool::ToolRouter, wrapper::Parameters},
+    model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig},
+    tool, tool_handler, tool_router,
+};
+
+use super::{
+    input::{
+        AdviceInput, DeliveryDecideInput, EvidenceInput, HandoffDecideInput, RunInput,
+        RunStartInput,
+    },
+    tools::{ToolResult, parse_run, status_doc},
+};
+use crate::{error::CliError, exit::Exit, place::Place};
+
+/// Serves the tools on standard input and output until the client closes
+/// the connection.
+pub(crate) async fn serve(place: Place) -> Result<Exit, CliError> {
+    let place = Place {
+        json: true,
+        ..place
+    };
+    let service = OrchoMcp::new(place).serve(rmcp::transport::stdio()).await?;
+    service.waiting().await?;
+    Ok(Exit::Ok)
+}
+
+/// The MCP server: one checkout and its store. Serve it on any rmcp
+/// transport (`orcho mcp` uses standard input and output).
+#[derive(Debug, Clone)]
+pub struct OrchoMcp {
+    pub(super) place: Place,
+    tool_router: ToolRouter<Self>,
+}
+
+impl OrchoMcp {
+    /// A server for `checkout`, with its store at `store` (default:
+    /// `.orcho` in the checkout).
+    pub fn for_checkout(checkout: Utf8PathBuf, store: Option<Utf8PathBuf>) -> Self {
+        let store = store.unwrap_or_else(|| checkout.join(".orcho"));
+        Self::new(Place {
+            checkout,
+            store,
+            json: true,
+        })
+    }
+}
+
+fn respond(result: ToolResult) -> CallToolResult {
+    match result {
+        Ok(value) => CallToolResult::structured(value),
+        Err(e) => e.result(),
+    }
+}
+
+#[tool_router]
+impl OrchoMcp {
+    fn new(place: Place) -> Self {
+        Self {
+            place,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(
+        name = "orcho_run_start",
+        description = "Start a run (like `orcho run --no-interactive`) and drive it until it finishes or pauses at a decision point. Returns the run's status, what it awaits, and its run id."
+    )]
+    async fn orcho_run_start(
+        &self,
+        Parameters(input): Parameters<RunStartInput>,
+    ) -> CallToolResult {
+        respond(self.start_run(input).await)
+    }
+
+    #[tool(
+        name = "orcho_run_status",
+        description = "A run's status, reason, current phase and attempt; when paused at a phase handoff, meta.phase_handoff = {handoff_id, phase, verdict, available_actions, findings}; at the delivery gate, meta.delivery_gate."
+    )]
+    fn orcho_run_status(&self, Parameters(input): Parameters<RunInput>) -> CallToolResult {
+        respond(parse_run(&input.run_id).and_then(|run| status_doc(&self.engine(&run)?, &run)))
+    }
+
+    #[tool(
+        name = "orcho_run_evidence",
+        description = "A run's evidence bundle, or one slice of it: findings (of the open handoff and the last phase attempts), phases, handoffs, receipts, delivery, all."
+    )]
+    fn orcho_run_evidence(&self, Parameters(input): Parameters<EvidenceInput>) -> CallToolResult {
+        respond(self.evidence(&input))
+    }
+
+    #[tool(
+        name = "orcho_phase_handoff_decide",
+        description = "Record a decision on a phase handoff (continue, retry_feedback, continue_with_waiver, halt). It does NOT resume the run: call orcho_run_resume next. Deciding again with a different payload is refused (decision_conflict)."
+    )]
+    fn orcho_phase_handoff_decide(
+        &self,
+        Parameters(input): Parameters<HandoffDecideInput>,
+    ) -> CallToolResult {
+        respond(self.decide_handoff(&input))
+    }
+
+    #[tool(
+        name = "orcho_run_resume",
+        description = "Act on the recorded decisions and drive the run on until it finishes or pauses (like `orcho resume --no-interactive`). Refused while a decision is still missing (awaiting_decision) or when the run has ended (run_terminal)."
+    )]
+    async fn orcho_run_resume(&self, Parameters(input): Parameters<RunInput>) -> CallToolResult {
+        respond(self.resume_run(input).await)
+    }
+
+    #[tool(
+        name = "orcho_handoff_advice",
+        description = "Ask the configured advisor for a recommendation on a paused handoff; the advice is recorded, never applied. This server has no advisor configured and says so (no_advisor)."
+    )]
+    async fn orcho_handoff_advice(
+        &self,
+        Parameters(input): Parameters<AdviceInput>,
+    ) -> CallToolResult {
+        respond(self.advise(input).await)
+    }
+
+    #[tool(
+        name = "orcho_review_paused_run",
+        description = "The guided review of a paused run: status, findings, and a PROPOSED decision (from recorded advice, or deterministic from the verdict and findings). It decides nothing: confirm with the operator, then call orcho_phase_handoff_decide."
+    )]
+    fn orcho_review_paused_run(&self, Parameters(input): Parameters<RunInput>) -> CallToolResult {
+        respond(self.review(&input))
+    }
+
+    #[tool(
+        name = "orcho_delivery_gate",
+        description = "A run's delivery gate: release verdict, diff, gaps, findings, available and blocked actions, and the recorded decision."
+    )]
+    fn orcho_delivery_gate(&self, Parameters(input): Parameters<RunInput>) -> CallToolResult {
+        respond(self.gate(&input))
+    }
+
+    #[tool(
+        name = "orcho_delivery_decide",
+        description = "Record the delivery decision (approve, apply, fix, skip, halt). It does NOT deliver: call orcho_run_resume next. The engine delivers exactly the run's diff."
+    )]
+    fn orcho_delivery_decide(
+        &self,
+        Parameters(input): Parameters<DeliveryDecideInput>,
+    ) -> CallToolResult {
+        respond(self.decide_delivery(input))
+    }
+
+    #[tool(
+        name = "orcho_workspace_pending_decisions",
+        description = "Every run of this checkout's store that waits for a decision, newest first, with the suggested next step."
+    )]
+    fn orcho_workspace_pending_decisions(&self) -> CallToolResult {
+        respond(self.inbox())
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for OrchoMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("orcho", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Orcho's decision points for the runs of one checkout. To handle a paused run: \
+                 orcho_run_status, orcho_run_evidence (slice=findings), orcho_phase_handoff_decide, \
+                 orcho_run_resume. Decisions are recorded, not applied: only resume moves a run.",
+            )
+    }
+}

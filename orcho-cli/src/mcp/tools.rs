@@ -1,0 +1,465 @@
+//! What each tool does, and the documents it answers with.
+
+use std::collections::BTreeMap;
+
+use orcho::{
+    Engine, Run, RunView, Step,
+    core::{HandoffId, RunId, RunStatus},
+    handoff::{
+        DecidedBy, DecisionRequest, DeliveryAction, DeliveryChoice, HandoffAction, HandoffChoice,
+        PhaseHandoff,
+    },
+};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{
+    OrchoMcp,
+    doc::{
+        AdviceDoc, AttemptDoc, ConfirmDoc, DecideArgs, DeliveryDecidedDoc, FindingsDoc,
+        HandoffDecidedDoc, MetaDoc, ProposalDoc, ReviewDoc, StatusDoc, TouchpointDoc,
+    },
+    error::ToolError,
+    input::{
+        AdviceInput, DeliveryDecideInput, EvidenceInput, HandoffDecideInput, PhaseCommand,
+        RunInput, RunStartInput,
+    },
+    propose,
+};
+use crate::{
+    host::{self, RunConfig},
+    output::doc::{GateDoc, HandoffDoc, InboxDoc, Naming},
+    phase,
+};
+
+/// A tool's structured result, or why it was refused.
+pub(super) type ToolResult = Result<Value, ToolError>;
+
+/// A document as the tool's structured result.
+fn value(doc: &impl Serialize) -> ToolResult {
+    serde_json::to_value(doc).map_err(|e| ToolError::internal(&e))
+}
+
+pub(super) fn parse_run(run: &str) -> Result<RunId, ToolError> {
+    run.parse()
+        .map_err(|e| ToolError::invalid(format!("`run_id` `{run}` is not a run id: {e}")))
+}
+
+fn parse_handoff(handoff: &str) -> Result<HandoffId, ToolError> {
+    handoff.parse().map_err(|e| {
+        ToolError::invalid(format!("`handoff_id` `{handoff}` is not a handoff id: {e}"))
+    })
+}
+
+/// Refuses a decision on a run that has ended.
+fn refuse_terminal(run: &RunId, view: &RunView) -> Result<(), ToolError> {
+    if view.status.is_terminal() {
+        let reason = view.reason.as_deref();
+        return Err(ToolError::terminal(
+            format!(
+                "run `{run}` is {}{}",
+                view.status,
+                reason.map(|r| format!(": {r}")).unwrap_or_default()
+            ),
+            view.status,
+            reason,
+        ));
+    }
+    Ok(())
+}
+
+/// The handoff `id` of `run`, and the decision recorded on it.
+struct Shown {
+    handoff: PhaseHandoff,
+    decided: Option<HandoffChoice>,
+}
+
+impl Shown {
+    fn read(engine: &Engine, run: &RunId, handoff: PhaseHandoff) -> Result<Self, ToolError> {
+        let decided = engine
+            .handoffs()
+            .recorded_decision(run, handoff.id())
+            .map_err(|e| ToolError::internal(&e))?
+            .map(|d| d.decision().payload().clone());
+        Ok(Self { handoff, decided })
+    }
+
+    fn doc(&self) -> HandoffDoc<'_> {
+        HandoffDoc::new(&self.handoff, self.decided.as_ref(), Naming::Mcp)
+    }
+}
+
+/// The handoff `run` is paused at, if it is.
+fn open_handoff(engine: &Engine, view: &RunView) -> Result<Option<PhaseHandoff>, ToolError> {
+    view.handoff()
+        .map(|id| {
+            engine
+                .handoffs()
+                .handoff(&view.run, id)
+                .map_err(|e| ToolError::internal(&e))
+        })
+        .transpose()
+}
+
+/// What the run waits on, as `awaiting` names it.
+fn awaiting(status: RunStatus) -> Option<&'static str> {
+    match status {
+        RunStatus::AwaitingPhaseHandoff => Some("phase_handoff"),
+        RunStatus::AwaitingDelivery => Some("delivery_gate"),
+        RunStatus::AwaitingIntake => Some("intake"),
+        RunStatus::AwaitingQuestions
+        | RunStatus::AwaitingPlanApproval
+        | RunStatus::AwaitingDeviation => Some("touchpoint"),
+        _ => None,
+    }
+}
+
+/// Where the run stands and what it waits on.
+pub(super) fn status_doc(engine: &Engine, run: &RunId) -> ToolResult {
+    let view = engine.status(run)?;
+    let mut next = Vec::new();
+    let shown = open_handoff(engine, &view)?
+        .map(|h| Shown::read(engine, run, h))
+        .transpose()?;
+    if let Some(shown) = &shown {
+        next.push(if shown.decided.is_none() {
+            "read the findings (orcho_run_evidence slice=findings), decide with orcho_phase_handoff_decide, then orcho_run_resume"
+        } else {
+            "a decision is recorded: call orcho_run_resume"
+        });
+    }
+    let gate = if view.status == RunStatus::AwaitingDelivery {
+        next.push("decide the delivery with orcho_delivery_decide, then orcho_run_resume");
+        Some(engine.delivery_gate(run)?)
+    } else {
+        None
+    };
+    let touchpoint = view.touchpoint().map(|(id, _)| TouchpointDoc {
+        id,
+        status: view.status.as_str(),
+    });
+    if touchpoint.is_some() {
+        next.push("answer it with the `orcho` CLI, then orcho_run_resume");
+    }
+    if view.status == RunStatus::AwaitingIntake {
+        next.push("decide it with `orcho intake <run> <action>`, then orcho_run_resume");
+    }
+    if view.status.is_terminal() {
+        next.push("the run has ended; orcho_run_evidence has its evidence");
+    }
+    value(&StatusDoc {
+        run_id: run,
+        status: view.status.as_str(),
+        reason: view.reason.as_deref(),
+        plan: &view.plan,
+        phase: view.phase.as_ref().map(|p| p.as_str()),
+        attempt: view.attempt,
+        round: view.round,
+        awaiting: awaiting(view.status),
+        meta: MetaDoc {
+            phase_handoff: shown.as_ref().map(Shown::doc),
+            delivery_gate: gate.as_ref().map(GateDoc::new),
+            touchpoint,
+        },
+        next,
+    })
+}
+
+/// The findings a decision is about: the open (or last) handoff's, and the
+/// last reported attempt of each phase.
+fn findings_doc(engine: &Engine, run: &RunId) -> ToolResult {
+    let view = engine.status(run)?;
+    let mut handoffs = engine
+        .handoffs()
+        .handoffs(run)
+        .map_err(|e| ToolError::internal(&e))?;
+    let handoff = match view.handoff() {
+        Some(id) => handoffs
+            .iter()
+            .position(|h| h.id() == id)
+            .map(|i| handoffs.swap_remove(i)),
+        None => handoffs.pop(),
+    };
+    let shown = handoff.map(|h| Shown::read(engine, run, h)).transpose()?;
+    let attempts = engine.attempts(run)?;
+    let mut last: BTreeMap<&str, AttemptDoc<'_>> = BTreeMap::new();
+    for attempt in &attempts {
+        last.insert(attempt.phase.as_str(), AttemptDoc::new(attempt));
+    }
+    value(&FindingsDoc {
+        run_id: run,
+        open: view.handoff().is_some(),
+        handoff: shown.as_ref().map(Shown::doc),
+        attempts: last.into_values().collect(),
+    })
+}
+
+impl OrchoMcp {
+    pub(super) fn engine(&self, run: &RunId) -> Result<Engine, ToolError> {
+        Ok(host::engine_for(&self.place, run)?)
+    }
+
+    /// Drives a run until it finishes or pauses, then releases it.
+    async fn drive_on(
+        &self,
+        run: &mut Run,
+        mut step: Step,
+        config: &RunConfig,
+    ) -> Result<(), ToolError> {
+        let engine = run.engine().clone();
+        loop {
+            step = match step {
+                Step::RunPhase(request) => {
+                    let report = phase::run_phase(&self.place, &engine, config, &request).await?;
+                    run.complete_phase(report).await?
+                }
+                Step::Finished { .. } => return Ok(()),
+                _ => match host::decided_elsewhere(run).await? {
+                    Some(step) => step,
+                    None => return Ok(()),
+                },
+            };
+        }
+    }
+
+    pub(super) fn decide_handoff(&self, input: &HandoffDecideInput) -> ToolResult {
+        let run = parse_run(&input.run_id)?;
+        let engine = self.engine(&run)?;
+        let view = engine.status(&run)?;
+        refuse_terminal(&run, &view)?;
+        let handoff = match input.handoff_id.as_deref() {
+            Some(h) => parse_handoff(h)?,
+            None => view.handoff().cloned().ok_or_else(|| {
+                ToolError::invalid(format!(
+                    "run `{run}` is not paused at a phase handoff (it is {})",
+                    view.status
+                ))
+                .hint("orcho_run_status says what the run waits on")
+            })?,
+        };
+        let action: HandoffAction = input.action.parse().map_err(|e| {
+            ToolError::bad_action(
+                &e,
+                <HandoffAction as orcho::handoff::point::Action>::SPELLINGS,
+            )
+        })?;
+        let feedback = input.feedback.as_deref().filter(|f| !f.trim().is_empty());
+        let choice = HandoffChoice::new(action, feedback)
+            .map_err(|e| ToolError::invalid(orcho::core::error_chain(&e)))?;
+        engine.decide(
+            &run,
+            &handoff,
+            DecisionRequest::new(choice, DecidedBy::Operator),
+        )?;
+        value(&HandoffDecidedDoc {
+            run_id: &run,
+            handoff_id: &handoff,
+            action: action.as_str(),
+            feedback,
+            recorded: true,
+            next: if action == HandoffAction::Halt {
+                "call orcho_run_resume to stop the run at this handoff"
+            } else {
+                "call orcho_run_resume to act on it"
+            },
+        })
+    }
+
+    pub(super) async fn start_run(&self, input: RunStartInput) -> ToolResult {
+        let mut phases = BTreeMap::new();
+        for (phase, command) in input.phases {
+            let argv: Vec<String> = match command {
+                PhaseCommand::Argv(argv) => argv,
+                PhaseCommand::Line(line) => host::split_command(&line),
+            };
+            if argv.is_empty() || argv.iter().any(String::is_empty) {
+                return Err(ToolError::invalid(format!(
+                    "`phases.{phase}`: the command is empty"
+                )));
+            }
+            phases.insert(phase, argv);
+        }
+        // Unknown phase names are bad input, said before anything starts.
+        let profile = self.place.load_profile(input.profile.as_deref())?;
+        if let Some((name, why)) = host::unknown_phase(&profile.1, &phases) {
+            return Err(ToolError::invalid(format!("`phases.{name}`: {why}")));
+        }
+        let (config, mut run) = host::begin(&self.place, profile, phases, input.in_place)?;
+        let id = run.id().clone();
+        let step = run.next().await?;
+        self.drive_on(&mut run, step, &config).await?;
+        let engine = run.engine().clone();
+        drop(run);
+        status_doc(&engine, &id)
+    }
+
+    pub(super) async fn resume_run(&self, input: RunInput) -> ToolResult {
+        let id = parse_run(&input.run_id)?;
+        let engine = self.engine(&id)?;
+        refuse_terminal(&id, &engine.status(&id)?)?;
+        if host::read_config(&self.place, &id)?.is_none() {
+            return Err(ToolError::invalid(format!(
+                "run `{id}` was not started by `orcho run` or orcho_run_start (it has no run \
+                 configuration); drive it with its own host"
+            )));
+        }
+        let (config, mut run) = host::open(&self.place, &id)?;
+        let step = host::resume(&mut run).await?;
+        self.drive_on(&mut run, step, &config).await?;
+        drop(run);
+        status_doc(&engine, &id)
+    }
+
+    pub(super) fn evidence(&self, input: &EvidenceInput) -> ToolResult {
+        const SLICES: [&str; 6] = [
+            "findings", "phases", "handoffs", "receipts", "delivery", "all",
+        ];
+        let run = parse_run(&input.run_id)?;
+        let slice = input.slice.as_deref().unwrap_or("all");
+        if !SLICES.contains(&slice) {
+            return Err(ToolError::invalid(format!(
+                "`slice` `{slice}` is not one of {}",
+                SLICES.join(", ")
+            )));
+        }
+        let engine = self.engine(&run)?;
+        if slice == "findings" {
+            return findings_doc(&engine, &run);
+        }
+        let mut all = value(&engine.evidence(&run)?)?;
+        if slice == "all" {
+            return Ok(all);
+        }
+        // One part of the bundle, with what names it.
+        let mut part = serde_json::Map::new();
+        part.insert("run_id".to_owned(), Value::from(run.as_str()));
+        part.insert("status".to_owned(), all["status"].take());
+        part.insert(slice.to_owned(), all[slice].take());
+        Ok(Value::Object(part))
+    }
+
+    pub(super) fn review(&self, input: &RunInput) -> ToolResult {
+        let run = parse_run(&input.run_id)?;
+        let engine = self.engine(&run)?;
+        let status = status_doc(&engine, &run)?;
+        let view = engine.status(&run)?;
+        let Some(handoff) = open_handoff(&engine, &view)? else {
+            return value(&ReviewDoc {
+                run_id: &run,
+                status,
+                findings: None,
+                proposal: None,
+                note: "the run is not paused at a phase handoff; nothing to propose",
+            });
+        };
+        let findings = findings_doc(&engine, &run)?;
+        let advice = engine
+            .handoffs()
+            .advice_records(&run)
+            .map_err(|e| ToolError::internal(&e))?
+            .into_iter()
+            .rfind(|a| a.handoff() == handoff.id());
+        let proposal = match &advice {
+            Some(record) => propose::Proposal {
+                action: record.advice().recommended_action,
+                feedback: record.advice().retry_feedback.clone(),
+                rationale: record.advice().rationale.clone(),
+            },
+            None => propose::propose(&handoff),
+        };
+        value(&ReviewDoc {
+            run_id: &run,
+            status,
+            findings: Some(findings),
+            proposal: Some(ProposalDoc {
+                kind: "proposal",
+                applied: false,
+                requires_confirmation: true,
+                source: if advice.is_some() {
+                    "advice"
+                } else {
+                    "deterministic"
+                },
+                advice_id: advice.as_ref().map(|a| a.id().to_string()),
+                action: proposal.action.as_str(),
+                feedback: proposal.feedback.as_deref(),
+                rationale: &proposal.rationale,
+                confirm_with: ConfirmDoc {
+                    tool: "orcho_phase_handoff_decide",
+                    arguments: DecideArgs {
+                        run_id: &run,
+                        handoff_id: handoff.id(),
+                        action: proposal.action.as_str(),
+                        feedback: proposal.feedback.as_deref(),
+                    },
+                },
+                then: "orcho_run_resume",
+            }),
+            note: "PROPOSED decision only: nothing was decided. Confirm with the operator, then call orcho_phase_handoff_decide.",
+        })
+    }
+
+    pub(super) async fn advise(&self, input: AdviceInput) -> ToolResult {
+        let run = parse_run(&input.run_id)?;
+        let engine = self.engine(&run)?;
+        let view = engine.status(&run)?;
+        let handoff = match input.handoff_id.as_deref() {
+            Some(h) => parse_handoff(h)?,
+            None => view.handoff().cloned().ok_or_else(|| {
+                ToolError::invalid(format!(
+                    "run `{run}` is not paused at a phase handoff (it is {})",
+                    view.status
+                ))
+            })?,
+        };
+        let record = engine.advise(&run, &handoff).await?;
+        let a = record.advice();
+        value(&AdviceDoc {
+            run_id: &run,
+            handoff_id: &handoff,
+            advice_id: record.id().to_string(),
+            advisor: record.advisor(),
+            recommended_action: a.recommended_action.as_str(),
+            confidence: a.confidence.value(),
+            rationale: &a.rationale,
+            risks: &a.risks,
+            retry_feedback: a.retry_feedback.as_deref(),
+            expected_files: &a.expected_files,
+            applied: false,
+            note: "advice is not a decision; confirm with the operator, then call orcho_phase_handoff_decide",
+        })
+    }
+
+    pub(super) fn gate(&self, input: &RunInput) -> ToolResult {
+        let run = parse_run(&input.run_id)?;
+        let engine = self.engine(&run)?;
+        let gate = engine.delivery_gate(&run)?;
+        value(&GateDoc::new(&gate))
+    }
+
+    pub(super) fn decide_delivery(&self, input: DeliveryDecideInput) -> ToolResult {
+        let run = parse_run(&input.run_id)?;
+        let engine = self.engine(&run)?;
+        refuse_terminal(&run, &engine.status(&run)?)?;
+        let action: DeliveryAction = input.action.parse().map_err(|e| {
+            ToolError::bad_action(
+                &e,
+                <DeliveryAction as orcho::handoff::point::Action>::SPELLINGS,
+            )
+        })?;
+        let choice = DeliveryChoice::from_parts(action, input.message, input.note)
+            .map_err(|e| ToolError::invalid(orcho::core::error_chain(&e)))?;
+        engine.decide_delivery(&run, DecisionRequest::new(choice, DecidedBy::Operator))?;
+        value(&DeliveryDecidedDoc {
+            run_id: &run,
+            action: action.as_str(),
+            recorded: true,
+            next: "call orcho_run_resume to deliver it",
+        })
+    }
+
+    pub(super) fn inbox(&self) -> ToolResult {
+        let inbox = host::bare_engine(&self.place)?.inbox()?;
+        value(&InboxDoc::new(&inbox, Naming::Mcp))
+    }
+}
