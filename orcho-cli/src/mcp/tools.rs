@@ -51,6 +51,20 @@ fn parse_handoff(handoff: &str) -> Result<HandoffId, ToolError> {
     })
 }
 
+/// The handoff a tool call names, else the one the run is paused at.
+fn handoff_of(view: &RunView, named: Option<&str>) -> Result<HandoffId, ToolError> {
+    match named {
+        Some(h) => parse_handoff(h),
+        None => view.handoff().cloned().ok_or_else(|| {
+            ToolError::invalid(format!(
+                "run `{}` is not paused at a phase handoff (it is {})",
+                view.run, view.status
+            ))
+            .hint("orcho_run_status says what the run waits on")
+        }),
+    }
+}
+
 /// Refuses a decision on a run that has ended.
 fn refuse_terminal(run: &RunId, view: &RunView) -> Result<(), ToolError> {
     if view.status.is_terminal() {
@@ -227,16 +241,7 @@ impl OrchoMcp {
         let engine = self.engine(&run)?;
         let view = engine.status(&run)?;
         refuse_terminal(&run, &view)?;
-        let handoff = match input.handoff_id.as_deref() {
-            Some(h) => parse_handoff(h)?,
-            None => view.handoff().cloned().ok_or_else(|| {
-                ToolError::invalid(format!(
-                    "run `{run}` is not paused at a phase handoff (it is {})",
-                    view.status
-                ))
-                .hint("orcho_run_status says what the run waits on")
-            })?,
-        };
+        let handoff = handoff_of(&view, input.handoff_id.as_deref())?;
         let action: HandoffAction = input.action.parse().map_err(|e| {
             ToolError::bad_action(
                 &e,
@@ -403,15 +408,7 @@ impl OrchoMcp {
         let run = parse_run(&input.run_id)?;
         let engine = self.engine(&run)?;
         let view = engine.status(&run)?;
-        let handoff = match input.handoff_id.as_deref() {
-            Some(h) => parse_handoff(h)?,
-            None => view.handoff().cloned().ok_or_else(|| {
-                ToolError::invalid(format!(
-                    "run `{run}` is not paused at a phase handoff (it is {})",
-                    view.status
-                ))
-            })?,
-        };
+        let handoff = handoff_of(&view, input.handoff_id.as_deref())?;
         let record = engine.advise(&run, &handoff).await?;
         let a = record.advice();
         value(&AdviceDoc {
