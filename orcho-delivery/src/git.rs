@@ -130,10 +130,7 @@ impl Git {
         })?;
         let private = self.with_index(&index);
         private.run(&["read-tree", base])?;
-        let exclude = exclude.map(|p| format!(":(exclude){p}"));
-        let mut add = vec!["add", "--all", "--", "."];
-        add.extend(exclude.as_deref());
-        private.run(&add)?;
+        private.add_all_but(base, exclude)?;
         let patch = private.run(&[
             "diff",
             "--cached",
@@ -146,6 +143,23 @@ impl Git {
         let numstat =
             private.run(&["diff", "--cached", "--numstat", "--no-renames", "-z", base])?;
         Ok((patch, parse_numstat(&numstat)))
+    }
+
+    /// Stages the whole working tree (tracked edits, deletions, untracked
+    /// files git does not ignore) except what lies under `exclude`, which
+    /// keeps `base`'s entries. Whether `exclude` is ignored by git or not:
+    /// git refuses a pathspec that names an ignored path, so `exclude` is
+    /// reset after the fact instead of left out of the pathspec.
+    pub(crate) fn add_all_but(
+        &self,
+        base: &str,
+        exclude: Option<&Utf8Path>,
+    ) -> Result<(), GitError> {
+        self.run(&["add", "--all", "--", "."])?;
+        if let Some(exclude) = exclude {
+            self.run(&["reset", "--quiet", base, "--", exclude.as_str()])?;
+        }
+        Ok(())
     }
 
     /// `git status --porcelain=v1 -z` with every untracked file listed

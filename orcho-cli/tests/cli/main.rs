@@ -10,6 +10,7 @@ mod bad_input;
 mod crash;
 mod demo;
 mod handoff;
+mod intake;
 mod output;
 mod prompt;
 #[path = "../common/redact.rs"]

@@ -47,6 +47,14 @@ pub enum IntakeRefusal {
         #[source]
         source: std::io::Error,
     },
+    /// `commit`: git (or one of the repository's hooks, such as
+    /// `pre-commit`) refused the commit. The index was put back as it was
+    /// before intake; the work is untouched.
+    #[error("the commit was refused, and the index is as it was before intake: {said}")]
+    CommitRefused {
+        /// What git and its hooks said (the end of their output).
+        said: String,
+    },
     /// A path is not valid UTF-8 once made absolute.
     #[error("the path `{0}` is not valid UTF-8 once made absolute")]
     NotUtf8(Utf8PathBuf),

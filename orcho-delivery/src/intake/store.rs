@@ -377,12 +377,7 @@ impl Intakes {
                         .map(|body| String::from_utf8_lossy(&body).trim() == message.trim())
                         .unwrap_or(false);
                 if !adopted {
-                    let mut add = vec!["add", "--all", "--", "."];
-                    let exclude = excluded.as_ref().map(|p| format!(":(exclude){p}"));
-                    add.extend(exclude.as_deref());
-                    git.run(&add).map_err(git_err)?;
-                    git.run(&["commit", "--quiet", "-m", &message])
-                        .map_err(git_err)?;
+                    commit_all(&git, &report.head, excluded.as_deref(), &message)?;
                 }
                 IntakeOutcome::Committed {
                     commit: git.head().map_err(git_err)?,
@@ -459,5 +454,36 @@ impl Intakes {
         }
         git.run(&["apply", patch.as_str()]).map_err(git_err)?;
         Ok(seed)
+    }
+}
+/// Commits the whole working tree but the store, as `git commit` does
+/// (hooks included). When anything fails, the index is put back exactly as
+/// it was, so the user's staged and unstaged work is as they left it.
+fn commit_all(
+    git: &Git,
+    head: &str,
+    excluded: Option<&Utf8Path>,
+    message: &str,
+) -> Result<(), Kind> {
+    let git_err = |e| refused(IntakeRefusal::from(e));
+    let saved = git.run(&["write-tree"]).map_err(git_err)?;
+    let saved = String::from_utf8_lossy(&saved).trim().to_owned();
+    let committed = git.add_all_but(head, excluded).and_then(|()| {
+        match git.check(&["commit", "--quiet", "-m", message])? {
+            Ok(()) => Ok(Ok(())),
+            Err(said) => Ok(Err(said)),
+        }
+    });
+    let restore = |git: &Git| git.run(&["read-tree", &saved]).map(|_| ());
+    match committed {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(said)) => {
+            restore(git).map_err(git_err)?;
+            Err(refused(IntakeRefusal::CommitRefused { said }))
+        }
+        Err(e) => {
+            restore(git).map_err(git_err)?;
+            Err(git_err(e))
+        }
     }
 }

@@ -141,7 +141,13 @@ impl Engine {
             .collect();
         let handoff_advice = orcho_handoff::HandoffAdviceEvidence::collect(store, run, &passed)
             .map_err(handoff_err)?;
-        let receipts = match self.verifier(state.checkout())? {
+        // A run halted before its worktree existed (or whose worktree was
+        // removed since) has no tree to classify receipts against.
+        let verifier = match state.checkout().is_dir() {
+            true => self.verifier(state.checkout())?,
+            false => None,
+        };
+        let receipts = match verifier {
             Some(v) => Some(
                 serde_json::from_str(
                     &v.readiness()

@@ -1,0 +1,218 @@
+//! Pre-run intake on a dirty checkout, wherever the store is and however
+//! git ignores it: each of `include`, `exclude`, `commit` and `halt` acts,
+//! the run goes on (or halts), and the user's index is as it was.
+
+use crate::{
+    Result,
+    support::{Out, Repo, run_id},
+};
+
+/// One phase that approves: a run in a worktree ends at its delivery gate.
+/// Its receipts go in the run's evidence.
+const ONE_PHASE: &str = "\
+schema: 1
+name: one-phase
+phases:
+  - name: implement
+    role: implement
+verification:
+  commands:
+    - { name: test, argv: [\"true\"] }
+  required: [test]
+";
+
+/// Where the store is, and how git sees it.
+#[derive(Debug, Clone, Copy)]
+enum Store {
+    /// `.orcho/` in the checkout, ignored by `.gitignore`.
+    Gitignored,
+    /// `.orcho/` in the checkout, ignored by `.git/info/exclude`.
+    InfoExclude,
+    /// `.orcho/` in the checkout, not ignored at all.
+    NotIgnored,
+    /// Outside the checkout (`--store`).
+    Outside,
+}
+
+const STORES: [Store; 4] = [
+    Store::Gitignored,
+    Store::InfoExclude,
+    Store::NotIgnored,
+    Store::Outside,
+];
+
+/// A repository with the store placed as `store`, an edit staged (`a.txt`)
+/// and one not (`b.txt`, untracked), and the arguments that point `orcho`
+/// at the store.
+fn dirty_repo(store: Store) -> Result<(Repo, Vec<String>)> {
+    let repo = Repo::with_files(ONE_PHASE, &[("a.txt", "one\n")])?;
+    let mut args = Vec::new();
+    match store {
+        Store::Gitignored => {}
+        Store::InfoExclude => {
+            repo.git(&["rm", "-q", "--cached", ".gitignore"])?;
+            std::fs::remove_file(repo.dir().join(".gitignore"))?;
+            repo.git(&["commit", "-q", "-m", "no .gitignore"])?;
+            repo.write(".git/info/exclude", ".orcho/\n")?;
+        }
+        Store::NotIgnored => {
+            repo.git(&["rm", "-q", "--cached", ".gitignore"])?;
+            std::fs::remove_file(repo.dir().join(".gitignore"))?;
+            repo.git(&["commit", "-q", "-m", "no .gitignore"])?;
+        }
+        Store::Outside => {
+            args.push("--store".to_owned());
+            args.push(repo.ctl("store").to_string());
+        }
+    }
+    repo.write("a.txt", "one\ntwo\n")?;
+    repo.git(&["add", "a.txt"])?;
+    repo.write("b.txt", "new\n")?;
+    Ok((repo, args))
+}
+
+fn orcho(repo: &Repo, store: &[String], args: &[&str]) -> Result<Out> {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(store.iter().map(String::as_str));
+    repo.orcho(&all)
+}
+
+/// Starts a run that stops at its intake question; its id.
+fn at_intake(repo: &Repo, store: &[String]) -> Result<String> {
+    let out = orcho(repo, store, &["run", "--no-interactive", "--json"])?;
+    out.expect_code(4);
+    let doc = out.json()?;
+    assert_eq!(doc["awaiting"], "intake", "{out}");
+    run_id(&doc)
+}
+
+/// What is staged, and what is not (the user's index).
+fn index(repo: &Repo) -> Result<(String, String)> {
+    Ok((
+        repo.git(&["diff", "--cached", "--name-only"])?,
+        repo.git(&["ls-files", "--others", "--exclude-standard", "b.txt"])?,
+    ))
+}
+
+#[test]
+fn include_seeds_the_run_and_leaves_the_index_alone() -> Result {
+    for store in STORES {
+        let (repo, args) = dirty_repo(store)?;
+        let run = at_intake(&repo, &args)?;
+        let before = index(&repo)?;
+        orcho(&repo, &args, &["intake", &run, "include"])?.expect_code(0);
+        let out = orcho(
+            &repo,
+            &args,
+            &["resume", &run, "--no-interactive", "--json"],
+        )?;
+        out.expect_code(4);
+        assert_eq!(out.json()?["awaiting"], "delivery", "{store:?}\n{out}");
+        assert_eq!(index(&repo)?, before, "{store:?}: the index changed");
+        let gate = orcho(&repo, &args, &["delivery", "show", &run, "--json"])?;
+        let files: Vec<String> = gate.json()?["diff"]
+            .as_array()
+            .ok_or("no diff")?
+            .iter()
+            .filter_map(|f| f["path"].as_str().map(str::to_owned))
+            .collect();
+        assert!(
+            !files.iter().any(|f| f.starts_with(".orcho")),
+            "{store:?}: the store is part of the run's diff: {files:?}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn exclude_starts_from_head_and_leaves_the_index_alone() -> Result {
+    for store in STORES {
+        let (repo, args) = dirty_repo(store)?;
+        let run = at_intake(&repo, &args)?;
+        let before = index(&repo)?;
+        orcho(&repo, &args, &["intake", &run, "exclude"])?.expect_code(0);
+        let out = orcho(
+            &repo,
+            &args,
+            &["resume", &run, "--no-interactive", "--json"],
+        )?;
+        out.expect_code(4);
+        assert_eq!(out.json()?["awaiting"], "delivery", "{store:?}\n{out}");
+        assert_eq!(index(&repo)?, before, "{store:?}: the index changed");
+    }
+    Ok(())
+}
+
+#[test]
+fn commit_commits_the_work_but_not_the_store() -> Result {
+    for store in STORES {
+        let (repo, args) = dirty_repo(store)?;
+        let run = at_intake(&repo, &args)?;
+        orcho(
+            &repo,
+            &args,
+            &["intake", &run, "commit", "--message", "wip"],
+        )?
+        .expect_code(0);
+        let out = orcho(
+            &repo,
+            &args,
+            &["resume", &run, "--no-interactive", "--json"],
+        )?;
+        out.expect_code(4);
+        assert_eq!(out.json()?["awaiting"], "delivery", "{store:?}\n{out}");
+        assert_eq!(repo.git(&["log", "-1", "--format=%s"])?, "wip", "{store:?}");
+        let committed = repo.git(&["show", "--name-only", "--format=", "HEAD"])?;
+        assert_eq!(committed, "a.txt\nb.txt", "{store:?}");
+        assert_eq!(
+            repo.git(&["diff", "--cached", "--name-only"])?,
+            "",
+            "{store:?}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn halt_ends_the_run_and_leaves_the_index_alone() -> Result {
+    for store in STORES {
+        let (repo, args) = dirty_repo(store)?;
+        let run = at_intake(&repo, &args)?;
+        let before = index(&repo)?;
+        orcho(&repo, &args, &["intake", &run, "halt"])?.expect_code(0);
+        let out = orcho(
+            &repo,
+            &args,
+            &["resume", &run, "--no-interactive", "--json"],
+        )?;
+        out.expect_code(5);
+        assert_eq!(out.json()?["status"], "halted", "{store:?}\n{out}");
+        assert_eq!(index(&repo)?, before, "{store:?}: the index changed");
+        let inbox = orcho(&repo, &args, &["inbox", "--json"])?;
+        assert_eq!(inbox.json()?["pending"], serde_json::json!([]), "{store:?}");
+    }
+    Ok(())
+}
+
+#[test]
+fn a_commit_refused_by_a_hook_leaves_the_index_as_it_was() -> Result {
+    let (repo, args) = dirty_repo(Store::Gitignored)?;
+    repo.write(
+        ".git/hooks/pre-commit.sh",
+        "#!/bin/sh\necho 'no commits today' >&2\nexit 1\n",
+    )?;
+    std::fs::rename(
+        repo.dir().join(".git/hooks/pre-commit.sh"),
+        repo.dir().join(".git/hooks/pre-commit"),
+    )?;
+    let run = at_intake(&repo, &args)?;
+    let before = index(&repo)?;
+    orcho(&repo, &args, &["intake", &run, "commit"])?.expect_code(0);
+    let out = orcho(&repo, &args, &["resume", &run, "--no-interactive"])?;
+    out.expect_code(1);
+    assert!(out.stderr.contains("no commits today"), "{out}");
+    assert!(out.stderr.contains("refused"), "{out}");
+    assert_eq!(index(&repo)?, before, "the index changed");
+    assert_eq!(repo.git(&["log", "-1", "--format=%s"])?, "initial");
+    Ok(())
+}
