@@ -18,11 +18,12 @@ use orcho::{
 #[command(after_help = "Exit codes: 0 success, 1 error, 2 usage, 3 not ready, \
 4 paused awaiting a decision, 5 halted, 6 a different decision was recorded first.")]
 pub(crate) struct Cli {
-    /// The checkout to work on [default: the current directory]
+    /// The checkout to work on [default: the nearest directory upwards with
+    /// an orcho.yaml, up to the repository's root; else the root]
     #[arg(long, global = true, value_name = "DIR")]
     pub(crate) checkout: Option<Utf8PathBuf>,
     /// The store directory [default: .orcho in the checkout]
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, value_name = "DIR", env = "ORCHO_STORE")]
     pub(crate) store: Option<Utf8PathBuf>,
     /// Print one JSON document on standard output instead of text
     #[arg(long, global = true)]
@@ -82,6 +83,16 @@ pub(crate) enum Command {
     /// Serve the run's decision points as MCP tools over stdio (for agent
     /// clients)
     Mcp,
+    /// Write a starter orcho.yaml for this project and make git ignore the
+    /// store
+    Init {
+        /// Replace an orcho.yaml that exists
+        #[arg(long)]
+        force: bool,
+    },
+    /// Show a profile
+    #[command(subcommand)]
+    Profile(ProfileCommand),
     /// Print shell completions
     Completions {
         /// The shell
@@ -91,10 +102,21 @@ pub(crate) enum Command {
 
 #[derive(Debug, Args)]
 pub(crate) struct ProfileArg {
-    /// The profile: a YAML file or `builtin:<name>` [default: ./orcho.yaml
-    /// when it exists, else builtin:default]
-    #[arg(long, value_name = "PROFILE")]
+    /// The profile: a YAML file or `builtin:<name>` [default: the
+    /// checkout's orcho.yaml, else builtin:default]
+    #[arg(long, value_name = "PROFILE", env = "ORCHO_PROFILE")]
     pub(crate) profile: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ProfileCommand {
+    /// Print a profile as the engine runs it: merged with what it extends,
+    /// with every default filled in
+    Show {
+        /// A YAML file or `builtin:<name>` [default: the profile in use]
+        #[arg(value_name = "PROFILE", env = "ORCHO_PROFILE")]
+        name: Option<String>,
+    },
 }
 
 #[derive(Debug, Args)]

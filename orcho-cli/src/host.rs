@@ -3,7 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use orcho::{Engine, EngineError, Run, RunPlan, Start, Step, core::RunId};
+use orcho::{
+    Engine, EngineError, Run, RunPlan, Start, Step,
+    core::RunId,
+    receipts::exec::{self, BaseEnv, ExecRequest},
+};
 use serde::{Deserialize, Serialize};
 
 use crate::{error::CliError, place::Place};
@@ -78,7 +82,7 @@ pub(crate) fn engine_for(place: &Place, run: &RunId) -> Result<Engine, CliError>
 }
 
 fn engine_of(place: &Place, config: &RunConfig) -> Result<Engine, CliError> {
-    let (_, plan) = place.load_profile(Some(&config.profile))?;
+    let (_, plan) = crate::place::load(&config.profile)?;
     Ok(Engine::builder(plan, &place.store).build()?)
 }
 
@@ -118,6 +122,9 @@ pub(crate) fn begin(
         profile,
         phases,
     };
+    if !in_place {
+        require_repository(place)?;
+    }
     let engine = Engine::builder(plan, &place.store).build()?;
     let start = if in_place {
         Start::in_place(&place.checkout)
@@ -126,6 +133,36 @@ pub(crate) fn begin(
     };
     let run = engine.start_with(start.host_metadata(serde_json::to_value(&config)?))?;
     Ok((config, run))
+}
+
+/// A run in a worktree needs a git repository with a commit to start
+/// from: refused before anything is created otherwise.
+fn require_repository(place: &Place) -> Result<(), CliError> {
+    let git = |args: &[&str]| -> Result<bool, CliError> {
+        let request = ExecRequest::new(std::iter::once("git").chain(args.iter().copied()))
+            .cwd(place.checkout.clone())
+            .envs(BaseEnv::inherit());
+        Ok(exec::run(&request)?.status.success())
+    };
+    if !git(&["rev-parse", "--show-toplevel"])? {
+        return Err(CliError::msg(format!(
+            "`{}` is not in a git repository, and a run works in a git worktree of its checkout",
+            place.checkout
+        ))
+        .with_hint(
+            "`git init` and commit the project, or run in the checkout itself with `--in-place`",
+        ));
+    }
+    if !git(&["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])? {
+        return Err(CliError::msg(format!(
+            "the repository of `{}` has no commit yet, and a run starts from its HEAD",
+            place.checkout
+        ))
+        .with_hint(
+            "commit the project first (`git add -A && git commit -m initial`), or use `--in-place`",
+        ));
+    }
+    Ok(())
 }
 
 /// Opens a run this CLI started, to drive it on.

@@ -1,10 +1,20 @@
 //! Where a command works: the checkout, its store, and the profile it
 //! loads.
+//!
+//! Without `--checkout`, the checkout is found as cargo finds a package:
+//! from the current directory upwards, the first directory with an
+//! `orcho.yaml`, stopping at the repository's root (the directory with
+//! `.git`); with no `orcho.yaml` on the way, the repository's root; outside
+//! a repository, the current directory. The store is `.orcho` in the
+//! checkout unless `--store` (or `ORCHO_STORE`) says otherwise.
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho::{RunPlan, gates::GateRegistry, profile::Profile};
 
 use crate::error::CliError;
+
+/// The name of the profile file a checkout keeps.
+pub(crate) const PROFILE_FILE: &str = "orcho.yaml";
 
 /// The checkout a command works on, its store, and how it prints.
 #[derive(Debug, Clone)]
@@ -14,19 +24,38 @@ pub(crate) struct Place {
     pub(crate) json: bool,
 }
 
+/// A loaded profile: how it is named again later (a file by its absolute
+/// path, a built-in as `builtin:<name>`), and its plan.
+pub(crate) type Loaded = (String, RunPlan);
+
 impl Place {
-    /// `checkout` (default: the current directory) and `store` (default:
-    /// `.orcho` in the checkout).
+    /// `checkout` (default: found from the current directory) and `store`
+    /// (default: `.orcho` in the checkout). Nothing is created.
+    ///
+    /// # Errors
+    ///
+    /// A `checkout` that is not a directory, or a current directory that
+    /// cannot be read.
     pub(crate) fn new(
         checkout: Option<Utf8PathBuf>,
         store: Option<Utf8PathBuf>,
         json: bool,
     ) -> Result<Self, CliError> {
+        let cwd = Utf8PathBuf::try_from(std::env::current_dir()?)?;
         let checkout = match checkout {
-            Some(c) => c,
-            None => Utf8PathBuf::try_from(std::env::current_dir()?)?,
+            Some(dir) => {
+                let dir = absolute(&cwd, &dir);
+                if !dir.is_dir() {
+                    return Err(
+                        CliError::msg(format!("the checkout `{dir}` is not a directory"))
+                            .with_hint("`--checkout` takes the directory of a git repository"),
+                    );
+                }
+                dir
+            }
+            None => discover(&cwd),
         };
-        let store = store.unwrap_or_else(|| checkout.join(".orcho"));
+        let store = store.map_or_else(|| checkout.join(".orcho"), |s| absolute(&cwd, &s));
         Ok(Self {
             checkout,
             store,
@@ -34,30 +63,31 @@ impl Place {
         })
     }
 
-    /// Loads `profile` (a file or `builtin:<name>`), or `./orcho.yaml` when
-    /// there is one, or the `default` built-in. Returns how the profile is
-    /// named again later (a file by its absolute path) and its plan.
-    pub(crate) fn load_profile(
-        &self,
-        profile: Option<&str>,
-    ) -> Result<(String, RunPlan), CliError> {
+    /// Loads `profile` (a file, relative to the current directory, or
+    /// `builtin:<name>`), else the checkout's `orcho.yaml`, else the
+    /// `default` built-in, saying so on standard error.
+    pub(crate) fn load_profile(&self, profile: Option<&str>) -> Result<Loaded, CliError> {
         let spec = match profile {
-            Some(p) => p.to_owned(),
-            None if self.checkout.join("orcho.yaml").is_file() => {
-                self.checkout.join("orcho.yaml").to_string()
-            }
-            None => "builtin:default".to_owned(),
+            Some(p) => spec_of(p)?,
+            None => self.profile_spec()?,
         };
-        let (spec, parsed) = match spec.strip_prefix("builtin:") {
-            Some(name) => (spec.clone(), Profile::builtin(name)?),
-            None => {
-                let path = self.absolute(Utf8Path::new(&spec));
-                let parsed = Profile::load(&path)?;
-                (path.to_string(), parsed)
-            }
-        };
-        let resolved = parsed.resolve(&GateRegistry::with_builtins())?;
-        Ok((spec, RunPlan::from_profile(&resolved)))
+        self.progress(&format!("profile: {spec}"));
+        load(&spec)
+    }
+
+    /// How the checkout's profile is named: its `orcho.yaml`, else the
+    /// `default` built-in, saying so on standard error.
+    pub(crate) fn profile_spec(&self) -> Result<String, CliError> {
+        let own = self.checkout.join(PROFILE_FILE);
+        if own.is_file() {
+            return Ok(own.to_string());
+        }
+        self.progress(&format!(
+            "note: no {PROFILE_FILE} in {} or above it; using builtin:default, which runs \
+             `cargo test` (`orcho init` writes an {PROFILE_FILE} for this project)",
+            self.checkout
+        ));
+        Ok("builtin:default".to_owned())
     }
 
     /// Progress on standard error, unless the output is one JSON document.
@@ -66,12 +96,89 @@ impl Place {
             crate::output::err(line);
         }
     }
+}
 
-    fn absolute(&self, path: &Utf8Path) -> Utf8PathBuf {
-        if path.is_absolute() {
-            path.to_owned()
-        } else {
-            self.checkout.join(path)
+/// `builtin:<name>` as it is; a file made absolute against the current
+/// directory.
+pub(crate) fn spec_of(profile: &str) -> Result<String, CliError> {
+    if profile.starts_with("builtin:") {
+        return Ok(profile.to_owned());
+    }
+    let cwd = Utf8PathBuf::try_from(std::env::current_dir()?)?;
+    Ok(absolute(&cwd, Utf8Path::new(profile)).to_string())
+}
+
+/// Loads the profile `spec` names: `builtin:<name>` or an absolute path.
+pub(crate) fn load(spec: &str) -> Result<Loaded, CliError> {
+    let parsed = match spec.strip_prefix("builtin:") {
+        Some(name) => Profile::builtin(name)?,
+        None => Profile::load(spec)?,
+    };
+    let resolved = parsed.resolve(&GateRegistry::with_builtins())?;
+    Ok((spec.to_owned(), RunPlan::from_profile(&resolved)))
+}
+
+/// The checkout for a command run in `cwd` (see the module docs).
+pub(crate) fn discover(cwd: &Utf8Path) -> Utf8PathBuf {
+    for dir in cwd.ancestors() {
+        if dir.join(PROFILE_FILE).is_file() {
+            return dir.to_owned();
         }
+        if dir.join(".git").exists() {
+            return dir.to_owned();
+        }
+    }
+    cwd.to_owned()
+}
+
+fn absolute(base: &Utf8Path, path: &Utf8Path) -> Utf8PathBuf {
+    if path.is_absolute() {
+        path.to_owned()
+    } else {
+        base.join(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> (tempfile::TempDir, Utf8PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = Utf8PathBuf::try_from(tmp.path().to_owned()).unwrap();
+        orcho::core::fs::create_dir_all(&root.join("repo/.git")).unwrap();
+        orcho::core::fs::create_dir_all(&root.join("repo/pkg/src")).unwrap();
+        (tmp, root)
+    }
+
+    #[test]
+    fn the_repository_root_is_the_checkout_from_a_subdirectory() {
+        let (_tmp, root) = tree();
+        assert_eq!(discover(&root.join("repo/pkg/src")), root.join("repo"));
+    }
+
+    #[test]
+    fn the_nearest_profile_file_below_the_root_wins() {
+        let (_tmp, root) = tree();
+        orcho::core::fs::write_atomic(&root.join("repo/pkg/orcho.yaml"), b"").unwrap();
+        orcho::core::fs::write_atomic(&root.join("repo/orcho.yaml"), b"").unwrap();
+        assert_eq!(discover(&root.join("repo/pkg/src")), root.join("repo/pkg"));
+    }
+
+    #[test]
+    fn nothing_above_the_repository_root_is_looked_at() {
+        let (_tmp, root) = tree();
+        orcho::core::fs::write_atomic(&root.join("orcho.yaml"), b"").unwrap();
+        assert_eq!(discover(&root.join("repo/pkg")), root.join("repo"));
+    }
+
+    #[test]
+    fn outside_a_repository_the_current_directory_is_the_checkout() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = Utf8PathBuf::try_from(tmp.path().join("a/b")).unwrap();
+        std::fs::create_dir_all(&dir).unwrap();
+        // Unless something above the temporary directory has a `.git` or an
+        // `orcho.yaml`, which a test machine's /tmp does not.
+        assert_eq!(discover(&dir), dir);
     }
 }

@@ -67,6 +67,23 @@ impl Profile {
         from_source(&text, SourceName::File(path.to_owned()), &mut chain)
     }
 
+    /// The profile as YAML: the merged document (no `extends`), which
+    /// reads back to the same profile.
+    ///
+    /// ```
+    /// use orcho_profile::Profile;
+    ///
+    /// let profile = Profile::from_yaml_str("schema: 1\nname: mine\nextends: builtin:quick\n")?;
+    /// let yaml = profile.to_yaml();
+    /// assert!(yaml.contains("name: mine") && !yaml.contains("extends"));
+    /// assert_eq!(Profile::from_yaml_str(&yaml)?.phases.len(), 1);
+    /// # Ok::<(), orcho_profile::ProfileError>(())
+    /// ```
+    pub fn to_yaml(&self) -> String {
+        // Every field is a plain value: writing it cannot fail.
+        serde_yaml::to_string(self).unwrap_or_else(|e| format!("# cannot be written: {e}\n"))
+    }
+
     /// The built-in profile `name` (see [`builtin`](crate::builtin)).
     ///
     /// ```

@@ -328,6 +328,25 @@ fn quoted(text: &str) -> Vec<String> {
 
 fn classify(message: &str, path: Option<DocPath>) -> (ProfileErrorKind, Option<DocPath>) {
     let here = path.unwrap_or_default();
+    // A document that is not a mapping at all (any text file): say what it
+    // is, never what it says.
+    if here.is_root()
+        && let Some(rest) = message.strip_prefix("invalid type: ")
+        && message.ends_with("expected struct Profile")
+    {
+        let found = rest.split([' ', ',']).next().unwrap_or("value");
+        return (
+            ProfileErrorKind::Syntax {
+                message: format!(
+                    "the document is a {found}, not a mapping of profile keys (`schema`, `name`, \
+                     `phases`, …)"
+                ),
+            },
+            None,
+        );
+    }
+    let shortened = shorten_quoted(message);
+    let message = shortened.as_str();
     for (prefix, is_key) in [("unknown field `", true), ("unknown variant `", false)] {
         if let Some(rest) = message.strip_prefix(prefix)
             && let Some((found, tail)) = rest.split_once('`')
@@ -406,9 +425,50 @@ fn classify(message: &str, path: Option<DocPath>) -> (ProfileErrorKind, Option<D
     (kind, Some(here))
 }
 
+/// The most characters of a quoted value a message repeats.
+const QUOTED_CHARS: usize = 60;
+
+/// `message` with every double-quoted value longer than [`QUOTED_CHARS`]
+/// cut short, so that an error never repeats a whole line of a file.
+fn shorten_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut parts = message.split('"');
+    if let Some(first) = parts.next() {
+        out.push_str(first);
+    }
+    for (i, part) in parts.enumerate() {
+        out.push('"');
+        if i % 2 == 0 && part.chars().count() > QUOTED_CHARS {
+            out.extend(part.chars().take(QUOTED_CHARS));
+            out.push('…');
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_text_file_is_named_a_string_and_never_repeated() {
+        let secret =
+            "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n";
+        let err = orcho_core::error_chain(&Profile::from_yaml_str(secret).unwrap_err());
+        assert!(err.contains("the document is a string"), "{err}");
+        assert!(!err.contains("root:x"), "{err}");
+    }
+
+    #[test]
+    fn long_quoted_values_are_cut_short() {
+        let long = "x".repeat(500);
+        let short = shorten_quoted(&format!("invalid type: string \"{long}\", expected u32"));
+        assert!(short.len() < 120, "{short}");
+        assert!(short.ends_with("…\", expected u32"), "{short}");
+        assert_eq!(shorten_quoted("a \"b\" c"), "a \"b\" c");
+    }
 
     #[test]
     fn positions_of_byte_offsets() {

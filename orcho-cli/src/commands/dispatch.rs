@@ -2,10 +2,10 @@
 
 use clap::CommandFactory;
 
-use super::{decide, inbox, run, show, verify};
+use super::{decide, inbox, init, run, show, verify};
 
 use crate::{
-    cli::{Cli, Command, DeliveryCommand, HandoffCommand},
+    cli::{Cli, Command, DeliveryCommand, HandoffCommand, ProfileCommand},
     error::CliError,
     exit::Exit,
     output,
@@ -48,6 +48,8 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
             message,
         } => decide::intake(&place, &run, action, message),
         Command::Mcp => crate::mcp::serve(place).await,
+        Command::Init { force } => init::init(&place, force),
+        Command::Profile(ProfileCommand::Show { name }) => init::show(&place, name.as_deref()),
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "orcho", &mut out);

@@ -3,6 +3,7 @@
 mod decide;
 mod dispatch;
 mod inbox;
+mod init;
 mod run;
 mod show;
 mod verify;

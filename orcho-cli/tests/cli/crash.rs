@@ -191,8 +191,14 @@ fn a_run_killed_right_after_it_printed_its_id_resumes() -> Result {
         .stderr(Stdio::piped())
         .spawn()?;
     let stderr = child.stderr.take().ok_or("no stderr")?;
+    let mut stderr = BufReader::new(stderr);
     let mut line = String::new();
-    BufReader::new(stderr).read_line(&mut line)?;
+    while !line.ends_with(" started\n") {
+        line.clear();
+        if stderr.read_line(&mut line)? == 0 {
+            return Err("`orcho run` never said it started".into());
+        }
+    }
     child.kill()?;
     wait(&mut child, WAIT)?;
     let run = line

@@ -12,6 +12,7 @@ mod demo;
 mod handoff;
 mod intake;
 mod output;
+mod place;
 mod prompt;
 #[path = "../common/redact.rs"]
 mod redact;

@@ -166,6 +166,12 @@ impl Repo {
         finish(self.spawn(args)?, WAIT)
     }
 
+    /// Runs `orcho <args>` in `dir` (relative to the checkout) with `envs`
+    /// added to its environment.
+    pub(crate) fn orcho_in(&self, dir: &str, envs: &[(&str, &str)], args: &[&str]) -> Result<Out> {
+        orcho_at(&self.dir.join(dir), envs, args)
+    }
+
     /// The events of `runs/<run>/journal.jsonl`, in order.
     pub(crate) fn journal(&self, run: &str) -> Result<Vec<Value>> {
         let text = std::fs::read_to_string(self.run_dir(run).join("journal.jsonl"))?;
@@ -218,6 +224,24 @@ impl fmt::Display for Out {
             self.status, self.stdout, self.stderr
         )
     }
+}
+
+/// Runs `orcho <args>` in `dir` with `envs` added to its environment, with
+/// standard input closed, to the end (at most [`WAIT`]).
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test drives the CLI as a subprocess in a directory of its choosing"
+)]
+pub(crate) fn orcho_at(dir: &Utf8Path, envs: &[(&str, &str)], args: &[&str]) -> Result<Out> {
+    let child = Command::new(env!("CARGO_BIN_EXE_orcho"))
+        .args(args)
+        .current_dir(dir)
+        .envs(envs.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    finish(child, WAIT)
 }
 
 /// Waits for `child` to exit, at most `timeout`, reading its captured

@@ -1,0 +1,139 @@
+//! Where `orcho` works: the checkout found from a subdirectory, the profile
+//! and store from the environment, `orcho init`, and places that are
+//! refused before anything is created.
+
+use camino::Utf8PathBuf;
+
+use crate::{
+    Result,
+    support::{QUICK, Repo, orcho_at},
+};
+
+#[test]
+fn the_profile_and_store_are_found_from_a_subdirectory() -> Result {
+    let repo = Repo::new(QUICK)?;
+    repo.write("pkg/src/lib.txt", "x\n")?;
+    let out = repo.orcho_in("pkg/src", &[], &["verify", "--json"])?;
+    out.expect_code(3); // the `test` command of QUICK fails without `ok`
+    assert!(repo.dir().join(".orcho/receipts").is_dir(), "{out}");
+    assert!(
+        !repo.dir().join("pkg/src/.orcho").exists(),
+        "a store in the subdirectory"
+    );
+    repo.write("ok", "")?;
+    let out = repo.orcho_in("pkg/src", &[], &["verify"])?;
+    out.expect_code(0);
+    let out = repo.orcho_in("pkg", &[], &["status", "--json"])?;
+    out.expect_code(0);
+    assert_eq!(out.json()?["ready"], true, "{out}");
+    Ok(())
+}
+
+#[test]
+fn a_missing_profile_says_which_one_is_used_instead() -> Result {
+    let repo = Repo::new(QUICK)?;
+    std::fs::remove_file(repo.dir().join("orcho.yaml"))?;
+    let out = repo.orcho(&["status"])?;
+    assert!(out.stderr.contains("using builtin:default"), "{out}");
+    assert!(out.stderr.contains("orcho init"), "{out}");
+    Ok(())
+}
+
+#[test]
+fn the_environment_names_the_profile_and_the_store() -> Result {
+    let repo = Repo::new(QUICK)?;
+    let store = repo.ctl("elsewhere");
+    let envs = [
+        ("ORCHO_PROFILE", "builtin:read_only_review"),
+        ("ORCHO_STORE", store.as_str()),
+    ];
+    let out = repo.orcho_in(".", &envs, &["profile", "show"])?;
+    out.expect_code(0);
+    assert!(out.stdout.contains("name: read_only_review"), "{out}");
+    let out = repo.orcho_in(".", &envs, &["run", "--no-interactive", "--json"])?;
+    out.expect_no_panic();
+    assert!(store.join("runs").is_dir(), "{out}");
+    assert!(!repo.dir().join(".orcho/runs").exists(), "{out}");
+    Ok(())
+}
+
+#[test]
+fn a_checkout_that_does_not_exist_is_refused_and_not_created() -> Result {
+    let repo = Repo::new(QUICK)?;
+    let missing = repo.ctl("no/such/dir");
+    let out = repo.orcho(&["status", "--checkout", missing.as_str()])?;
+    out.expect_code(1);
+    assert!(out.stderr.contains("is not a directory"), "{out}");
+    assert!(out.stderr.contains("hint:"), "{out}");
+    assert!(!missing.exists());
+    Ok(())
+}
+
+/// A temporary directory with an `orcho.yaml`, and whether it is a git
+/// repository (without a commit).
+fn bare_dir(git: bool) -> Result<(tempfile::TempDir, Utf8PathBuf)> {
+    let tmp = tempfile::tempdir()?;
+    let dir = Utf8PathBuf::try_from(tmp.path().join("project"))?;
+    orcho::core::fs::create_dir_all(&dir)?;
+    orcho::core::fs::write_atomic(&dir.join("orcho.yaml"), QUICK.as_bytes())?;
+    if git {
+        orcho_at(&dir, &[], &["--version"])?.expect_code(0);
+        let init = orcho::receipts::exec::ExecRequest::new(["git", "init", "-q"])
+            .cwd(dir.clone())
+            .envs(orcho::receipts::exec::BaseEnv::inherit());
+        assert!(orcho::receipts::exec::run(&init)?.status.success());
+    }
+    Ok((tmp, dir))
+}
+
+#[test]
+fn a_run_outside_a_repository_is_refused_before_anything_is_created() -> Result {
+    for git in [false, true] {
+        let (_tmp, dir) = bare_dir(git)?;
+        let out = orcho_at(&dir, &[], &["run", "--no-interactive"])?;
+        out.expect_code(1);
+        let said = if git {
+            "no commit yet"
+        } else {
+            "not in a git repository"
+        };
+        assert!(out.stderr.contains(said), "{out}");
+        assert!(out.stderr.contains("--in-place"), "{out}");
+        assert!(!dir.join(".orcho").exists(), "{out}");
+        assert!(!out.stderr.contains("started"), "{out}");
+    }
+    Ok(())
+}
+
+#[test]
+fn init_writes_a_profile_that_loads_and_ignores_the_store() -> Result {
+    let (_tmp, dir) = bare_dir(true)?;
+    std::fs::remove_file(dir.join("orcho.yaml"))?;
+    orcho::core::fs::write_atomic(&dir.join("pyproject.toml"), b"[project]\nname = \"p\"\n")?;
+    orcho::core::fs::create_dir_all(&dir.join("src"))?;
+    let out = orcho_at(&dir.join("src"), &[], &["init"])?;
+    out.expect_code(0);
+    let profile = std::fs::read_to_string(dir.join("orcho.yaml"))?;
+    assert!(
+        profile.contains("argv: [python3, -m, pytest, -q]"),
+        "{profile}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join(".gitignore"))?,
+        "/.orcho/\n"
+    );
+    let out = orcho_at(&dir, &[], &["profile", "show"])?;
+    out.expect_code(0);
+    assert!(out.stdout.contains("name: project"), "{out}");
+    // Once is enough: a second `init` keeps the file, and the ignore line
+    // is not added twice.
+    let out = orcho_at(&dir, &[], &["init"])?;
+    out.expect_code(1);
+    assert!(out.stderr.contains("--force"), "{out}");
+    orcho_at(&dir, &[], &["init", "--force"])?.expect_code(0);
+    assert_eq!(
+        std::fs::read_to_string(dir.join(".gitignore"))?,
+        "/.orcho/\n"
+    );
+    Ok(())
+}
