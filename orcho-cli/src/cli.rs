@@ -58,6 +58,10 @@ pub(crate) enum Command {
         /// Never prompt: stop with exit code 4 at an undecided decision point
         #[arg(long)]
         no_interactive: bool,
+        /// The command a phase runs from now on, as `PHASE=COMMAND`, in place
+        /// of the one the run was started with (for this resume)
+        #[arg(long = "phase", value_name = "PHASE=COMMAND")]
+        phases: Vec<String>,
     },
     /// List the runs waiting for a decision, newest first
     Inbox,
@@ -123,9 +127,9 @@ pub(crate) enum ProfileCommand {
 pub(crate) struct RunArgs {
     #[command(flatten)]
     pub(crate) profile: ProfileArg,
-    /// The command a phase runs, as `PHASE=COMMAND` (split on whitespace;
-    /// exit 0 approves, anything else rejects). Phases without one are
-    /// approved.
+    /// The command a phase runs, as `PHASE=COMMAND`: split into words as a
+    /// shell would (quotes, escapes) but never run by one; exit 0 approves,
+    /// anything else rejects. Phases without one are approved.
     #[arg(long = "phase", value_name = "PHASE=COMMAND")]
     pub(crate) phases: Vec<String>,
     /// Work in the checkout itself (no worktree, no intake, no delivery)

@@ -209,7 +209,9 @@ pub(crate) async fn resume_past(run: &mut Run) -> Result<Step, EngineError> {
     }
 }
 
-/// Splits a phase's command line on whitespace (never a shell).
-pub(crate) fn split_command(line: &str) -> Vec<String> {
-    line.split_whitespace().map(str::to_owned).collect()
+/// Splits a phase's command line into words as a POSIX shell would
+/// (quotes, escapes), without running a shell: no variables, globs or
+/// pipes. `None` for an unbalanced quote or an empty line.
+pub(crate) fn split_command(line: &str) -> Option<Vec<String>> {
+    shlex::split(line).filter(|argv| !argv.is_empty())
 }

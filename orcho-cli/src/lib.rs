@@ -2,7 +2,7 @@
 //! server.
 //!
 //! It needs no LLM: phases run shell commands given on the command line
-//! (argv split on whitespace, never a shell), verification commands come
+//! (split into shell words, never run by a shell), verification commands come
 //! from the profile's contract, and decisions are taken at a terminal
 //! prompt, by the profile's defaults, or later with `orcho handoff decide`,
 //! `orcho delivery decide` and `orcho plan …`. `orcho mcp` serves the same

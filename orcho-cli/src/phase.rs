@@ -5,7 +5,9 @@ use orcho::{
     Engine, PhaseReport, PhaseRequest,
     core::{Cost, Finding, Severity, Verdict},
     gates::PhaseOutcome,
-    receipts::exec::{self, BaseEnv, ExecRequest, GroupMarker, LEFTOVER_GRACE, Leftover},
+    receipts::exec::{
+        self, BaseEnv, ExecRequest, ExitStatus, GroupMarker, LEFTOVER_GRACE, Leftover,
+    },
 };
 
 use crate::{error::CliError, host::RunConfig, output, place::Place};
@@ -37,6 +39,7 @@ pub(crate) async fn run_phase(
         ));
     };
     let checkout = engine.status(&request.run)?.checkout;
+    let checkout_shown = checkout.clone();
     place.progress(&format!("{label}: running `{}` …", argv.join(" ")));
     let marker = engine.phase_group(&request.run);
     // Where the first CLI kept the marker.
@@ -73,6 +76,19 @@ pub(crate) async fn run_phase(
     let outcome = tokio::task::spawn_blocking(move || exec::run(&command)).await??;
     for warning in &outcome.warnings {
         output::err(&format!("warning: {warning}"));
+    }
+    // A program that cannot start says nothing about the work: it is an
+    // error now, not a rejected attempt to retry.
+    if let ExitStatus::SpawnFailed { message } = &outcome.status {
+        return Err(CliError::msg(format!(
+            "{label}: `{}` cannot start: {message}",
+            argv.join(" ")
+        ))
+        .with_hint(format!(
+            "the command runs in the run's checkout `{checkout_shown}`; make it start there, or give \
+             another: `orcho resume {} --phase {}=COMMAND`",
+            request.run, request.phase
+        )));
     }
     let tail = outcome.stdout.tail_lossy();
     let summary = tail.trim().lines().last().unwrap_or("").to_owned();

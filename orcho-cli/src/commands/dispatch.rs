@@ -24,7 +24,8 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         Command::Resume {
             run,
             no_interactive,
-        } => run::resume(&place, &run, no_interactive).await,
+            phases,
+        } => run::resume(&place, &run, no_interactive, &phases).await,
         Command::Inbox => inbox::inbox(&place),
         Command::Handoff(HandoffCommand::Show { run }) => show::handoff(&place, &run),
         Command::Handoff(HandoffCommand::Decide {

@@ -34,12 +34,12 @@ fn parse_phases(specs: &[String]) -> Result<BTreeMap<String, Vec<String>>, CliEr
                 "`--phase {spec}` must be PHASE=COMMAND"
             )));
         };
-        let argv = host::split_command(command);
-        if argv.is_empty() {
+        let Some(argv) = host::split_command(command) else {
             return Err(CliError::msg(format!(
-                "`--phase {spec}` has an empty command"
-            )));
-        }
+                "`--phase {spec}` has an empty command or an unbalanced quote"
+            ))
+            .with_hint("quote the command as a shell would: --phase 'test=sh -c \"echo hi\"'"));
+        };
         phases.insert(phase.trim().to_owned(), argv);
     }
     Ok(phases)
@@ -70,8 +70,15 @@ pub(crate) async fn resume(
     place: &Place,
     id: &RunId,
     no_interactive: bool,
+    phases: &[String],
 ) -> Result<Exit, CliError> {
-    let (config, mut run) = host::open(place, id)?;
+    let (mut config, mut run) = host::open(place, id)?;
+    let phases = parse_phases(phases)?;
+    let plan = run.engine().plan();
+    if let Some((name, why)) = host::unknown_phase(plan, &phases) {
+        return Err(CliError::msg(format!("`--phase {name}=…`: {why}")));
+    }
+    config.phases.extend(phases);
     let step = match host::resume(&mut run).await {
         Ok(step) => step,
         // Nobody has decided yet: ask again (or pause again).

@@ -5,14 +5,14 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-/// A phase's command: an argv array, or one string split on whitespace
-/// (never run by a shell).
+/// A phase's command: an argv array, or one string split into words as a
+/// POSIX shell would (never run by a shell).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub(crate) enum PhaseCommand {
     /// The argv.
     Argv(Vec<String>),
-    /// A command line, split on whitespace.
+    /// A command line, split into shell words.
     Line(String),
 }
 

@@ -275,7 +275,7 @@ impl OrchoMcp {
         for (phase, command) in input.phases {
             let argv: Vec<String> = match command {
                 PhaseCommand::Argv(argv) => argv,
-                PhaseCommand::Line(line) => host::split_command(&line),
+                PhaseCommand::Line(line) => host::split_command(&line).unwrap_or_default(),
             };
             if argv.is_empty() || argv.iter().any(String::is_empty) {
                 return Err(ToolError::invalid(format!(

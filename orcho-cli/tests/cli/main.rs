@@ -12,6 +12,7 @@ mod demo;
 mod handoff;
 mod intake;
 mod output;
+mod phase_command;
 mod place;
 mod prompt;
 #[path = "../common/redact.rs"]
