@@ -3,7 +3,7 @@
 use camino::Utf8PathBuf;
 use clap::{Args, Parser, Subcommand};
 use orcho::{
-    core::{HandoffId, RunId},
+    core::HandoffId,
     handoff::{DeliveryAction, HandoffAction, IntakeAction},
 };
 
@@ -53,8 +53,9 @@ pub(crate) enum Command {
     Run(RunArgs),
     /// Continue a run: act on recorded decisions and drive it on
     Resume {
-        /// The run
-        run: RunId,
+        /// The run: its id, the start of it, or `latest`
+        #[arg(value_parser = run_ref)]
+        run: String,
         /// Never prompt: stop with exit code 4 at an undecided decision point
         #[arg(long)]
         no_interactive: bool,
@@ -65,6 +66,29 @@ pub(crate) enum Command {
     },
     /// List the runs waiting for a decision, newest first
     Inbox,
+    /// List every run of the store, newest first, with where it stands
+    Runs,
+    /// End a run where it stands (at a decision point, or paused), recorded
+    /// as cancelled
+    Cancel {
+        /// The run: its id, the start of it, or `latest`
+        #[arg(value_parser = run_ref)]
+        run: String,
+        /// Why, for the record
+        #[arg(long, default_value = "no reason given")]
+        reason: String,
+    },
+    /// Remove what ended runs no longer need: their worktrees, and receipt
+    /// logs no latest receipt names. Runs that are not over are never
+    /// touched
+    Gc {
+        /// Keep receipt logs younger than this many days
+        #[arg(long, value_name = "DAYS", default_value_t = 14)]
+        keep_logs: u32,
+        /// Say what would be removed, and remove nothing
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Show, decide or get advice on a run's phase handoff
     #[command(subcommand)]
     Handoff(HandoffCommand),
@@ -76,8 +100,9 @@ pub(crate) enum Command {
     Plan(PlanCommand),
     /// Decide a run's pre-run intake question
     Intake {
-        /// The run
-        run: RunId,
+        /// The run: its id, the start of it, or `latest`
+        #[arg(value_parser = run_ref)]
+        run: String,
         /// include, exclude, commit or halt
         action: IntakeAction,
         /// The commit message (`commit` only)
@@ -144,13 +169,15 @@ pub(crate) struct RunArgs {
 pub(crate) enum HandoffCommand {
     /// Show the run's open handoff (or the last one)
     Show {
-        /// The run
-        run: RunId,
+        /// The run: its id, the start of it, or `latest`
+        #[arg(value_parser = run_ref)]
+        run: String,
     },
     /// Record a decision; `orcho resume` acts on it
     Decide {
-        /// The run
-        run: RunId,
+        /// The run: its id, the start of it, or `latest`
+        #[arg(value_parser = run_ref)]
+        run: String,
         /// continue, retry_feedback, continue_with_waiver or halt
         action: HandoffAction,
         /// Feedback (retry_feedback) or the waiver's reason
@@ -163,8 +190,9 @@ pub(crate) enum HandoffCommand {
     },
     /// Ask the advisor for a recommendation (needs a host with an advisor)
     Advise {
-        /// The run
-        run: RunId,
+        /// The run: its id, the start of it, or `latest`
+        #[arg(value_parser = run_ref)]
+        run: String,
     },
 }
 
@@ -172,13 +200,15 @@ pub(crate) enum HandoffCommand {
 pub(crate) enum DeliveryCommand {
     /// Show the run's delivery gate: release verdict, diff, actions
     Show {
-        /// The run
-        run: RunId,
+        /// The run: its id, the start of it, or `latest`
+        #[arg(value_parser = run_ref)]
+        run: String,
     },
     /// Record the delivery decision; `orcho resume` delivers it
     Decide {
-        /// The run
-        run: RunId,
+        /// The run: its id, the start of it, or `latest`
+        #[arg(value_parser = run_ref)]
+        run: String,
         /// approve, apply, fix, skip or halt
         action: DeliveryAction,
         /// The commit message (`approve` only)
@@ -194,26 +224,40 @@ pub(crate) enum DeliveryCommand {
 pub(crate) enum PlanCommand {
     /// Approve the plan
     Approve {
-        /// The run
-        run: RunId,
+        /// The run: its id, the start of it, or `latest`
+        #[arg(value_parser = run_ref)]
+        run: String,
         /// Notes for the next phase
         #[arg(long)]
         feedback: Option<String>,
     },
     /// Send the plan back to the planner
     RequestChanges {
-        /// The run
-        run: RunId,
+        /// The run: its id, the start of it, or `latest`
+        #[arg(value_parser = run_ref)]
+        run: String,
         /// What to change
         #[arg(long)]
         feedback: String,
     },
     /// Reject the plan: the run halts
     Reject {
-        /// The run
-        run: RunId,
+        /// The run: its id, the start of it, or `latest`
+        #[arg(value_parser = run_ref)]
+        run: String,
         /// Why
         #[arg(long)]
         feedback: Option<String>,
     },
+}
+
+/// A run as the command line names it: `latest`, or what a run id may
+/// hold (a whole id or the start of one).
+fn run_ref(s: &str) -> Result<String, String> {
+    if s == "latest" {
+        return Ok(s.to_owned());
+    }
+    s.parse::<orcho::core::RunId>()
+        .map(|_| s.to_owned())
+        .map_err(|e| e.to_string())
 }

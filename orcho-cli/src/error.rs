@@ -13,7 +13,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 ///
 /// Any error converts into one; errors of the engine and of profiles get the
 /// exit code and hint that fit them (a decision recorded first is a
-/// [`CONFLICT`](exit::CONFLICT), an unknown run points at `orcho inbox`).
+/// [`CONFLICT`](exit::CONFLICT), an unknown run points at `orcho runs`).
 pub struct CliError {
     error: BoxError,
     code: u8,
@@ -102,7 +102,11 @@ fn engine_hint(e: &EngineError) -> Option<&'static str> {
     if e.is_busy() {
         Some("another process is driving this run; wait for it to stop")
     } else if e.is_unknown_run() {
-        Some("`orcho inbox` lists the runs waiting for a decision")
+        Some(
+            "`orcho runs` lists the runs of this store, `orcho inbox` those waiting for a decision",
+        )
+    } else if e.is_ambiguous_run() {
+        Some("give more of the run's id; `orcho runs` lists them")
     } else if e.is_conflict() {
         Some("a decision is recorded once; `orcho handoff show` / `orcho delivery show` shows it")
     } else if e.is_awaiting_decision() {

@@ -36,6 +36,11 @@ pub(crate) fn bare_engine(place: &Place) -> Result<Engine, CliError> {
     Ok(Engine::builder(RunPlan::new("cli", Vec::new()), &place.store).build()?)
 }
 
+/// The run `reference` names: an id, the start of one, or `latest`.
+pub(crate) fn find_run(place: &Place, reference: &str) -> Result<RunId, CliError> {
+    Ok(bare_engine(place)?.find_run(reference)?)
+}
+
 /// What `orcho run` kept with `run`; `None` for a run some other host
 /// started. An unknown run is an error.
 pub(crate) fn read_config(place: &Place, run: &RunId) -> Result<Option<RunConfig>, CliError> {

@@ -95,6 +95,33 @@ pub fn create(target: &Utf8Path, path: &Utf8Path, start: &str) -> Result<(), Git
     Ok(())
 }
 
+/// Removes the worktree `path` of the `target` checkout, changes and all,
+/// and forgets it in git. A directory git does not know as a worktree (its
+/// metadata gone, or a target that no longer exists) is removed as it is.
+///
+/// # Errors
+///
+/// A [`GitError`] when the directory cannot be removed.
+pub fn remove(target: &Utf8Path, path: &Utf8Path) -> Result<(), GitError> {
+    if target.is_dir() {
+        let git = Git::new(target);
+        // Refused for a directory that is not one of its worktrees: then
+        // the directory is removed below, and git forgets nothing.
+        let _ = git.check(&["worktree", "remove", "--force", "--force", path.as_str()]);
+        let _ = git.check(&["worktree", "prune"]);
+    }
+    if path.exists() {
+        std::fs::remove_dir_all(path).map_err(|e| {
+            GitError::new(
+                &["worktree", "remove"],
+                path,
+                GitErrorKind::RemoveWorktree(e),
+            )
+        })?;
+    }
+    Ok(())
+}
+
 /// What a staging worktree's name adds to the final name.
 const STAGING: &str = ".adding-";
 

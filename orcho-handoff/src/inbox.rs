@@ -269,6 +269,12 @@ impl Inbox {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
+
+    /// Keeps only the entries `keep` says yes to (for example, drops the
+    /// points of runs that have ended).
+    pub fn retain(&mut self, keep: impl FnMut(&InboxEntry) -> bool) {
+        self.entries.retain(keep);
+    }
 }
 
 /// Lists the pending decision points of one kind in one run: what a kind of

@@ -219,6 +219,78 @@ impl ReceiptStore {
         ))
     }
 
+    /// Removes the log directories of every command that were last changed
+    /// before `before`, except those the command's latest receipt points at
+    /// (its proof stays whole). Receipts themselves, history included, are
+    /// kept. With `dry_run`, nothing is removed. Returns the directories
+    /// removed (or that would be).
+    ///
+    /// # Errors
+    ///
+    /// When a directory cannot be listed or removed.
+    pub fn prune_logs(
+        &self,
+        before: std::time::SystemTime,
+        dry_run: bool,
+    ) -> Result<Vec<Utf8PathBuf>, ReceiptError> {
+        let io = |path: &Utf8Path, source: io::Error| {
+            ReceiptError::command(
+                "",
+                ReceiptErrorKind::Io {
+                    path: path.to_owned(),
+                    source,
+                },
+            )
+        };
+        let root = self.dir.join("receipts");
+        let commands = match root.read_dir_utf8() {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io(&root, e)),
+        };
+        let mut removed = Vec::new();
+        for command in commands {
+            let command = command.map_err(|e| io(&root, e))?;
+            let Ok(name) = command.file_name().parse::<CommandName>() else {
+                continue;
+            };
+            let logs = command.path().join("logs");
+            let Ok(entries) = logs.read_dir_utf8() else {
+                continue;
+            };
+            // The logs the latest receipt names, relative to the store.
+            let kept: Vec<Utf8PathBuf> = match self.load_command_receipt(&name) {
+                LoadedReceipt::Valid(receipt) => [&receipt.stdout.path, &receipt.stderr.path]
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| p.parent().map(Utf8Path::to_owned))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            for entry in entries {
+                let entry = entry.map_err(|e| io(&logs, e))?;
+                let path = entry.path().to_owned();
+                let relative = path.strip_prefix(&self.dir).unwrap_or(&path);
+                if kept.iter().any(|k| k == relative) {
+                    continue;
+                }
+                let old = entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|modified| modified < before);
+                if !old {
+                    continue;
+                }
+                if !dry_run {
+                    std::fs::remove_dir_all(&path).map_err(|e| io(&path, e))?;
+                }
+                removed.push(path);
+            }
+        }
+        removed.sort();
+        Ok(removed)
+    }
+
     /// Writes a command receipt: a new history file, then `latest.json`.
     ///
     /// # Errors

@@ -175,6 +175,23 @@ pub enum EngineErrorKind {
     /// The runs directory could not be listed.
     #[error("the runs directory could not be listed")]
     ListRuns(#[source] std::io::Error),
+    /// A run was named by a prefix that more than one run id starts with.
+    #[error("`{reference}` names {} runs: {}", candidates.len(), candidates.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", "))]
+    AmbiguousRun {
+        /// What named it.
+        reference: String,
+        /// The runs it could be, oldest first.
+        candidates: Vec<RunId>,
+    },
+    /// A worktree or log could not be removed.
+    #[error("cannot remove `{path}`")]
+    Remove {
+        /// What could not be removed.
+        path: Utf8PathBuf,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 macro_rules! kind_from_store {
@@ -272,9 +289,14 @@ impl EngineError {
         matches!(self.kind, EngineErrorKind::Terminal { .. })
     }
 
-    /// Whether the run does not exist.
+    /// Whether the run does not exist (or a prefix names no run).
     pub fn is_unknown_run(&self) -> bool {
         matches!(self.kind, EngineErrorKind::UnknownRun)
+    }
+
+    /// Whether a prefix names more than one run.
+    pub fn is_ambiguous_run(&self) -> bool {
+        matches!(self.kind, EngineErrorKind::AmbiguousRun { .. })
     }
 
     /// Whether a decision conflicts with the one already recorded.

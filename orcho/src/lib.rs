@@ -144,4 +144,4 @@ pub use state::{
     RunEvent, RunState, Stage, Supervised, TouchpointKind, Transition, TransitionError, Workspace,
 };
 pub use store::{RunStore, StoredRun};
-pub use view::{AttemptView, RunView, Waiting};
+pub use view::{AttemptView, GcReport, Listed, RunView, Waiting};

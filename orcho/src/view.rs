@@ -64,6 +64,47 @@ impl RunView {
     }
 }
 
+/// One run of the store as [`Engine::list`](crate::Engine::list) gives it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+#[non_exhaustive]
+pub enum Listed {
+    /// A run that reads.
+    Run(Box<RunView>),
+    /// A run directory that does not read, and why.
+    Unreadable {
+        /// The run.
+        run: RunId,
+        /// Why it does not read.
+        reason: String,
+    },
+}
+
+impl Listed {
+    /// The run.
+    pub fn run(&self) -> &RunId {
+        match self {
+            Self::Run(view) => &view.run,
+            Self::Unreadable { run, .. } => run,
+        }
+    }
+}
+
+/// What [`Engine::gc`](crate::Engine::gc) removed (or, on a dry run,
+/// would remove).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct GcReport {
+    /// The worktrees of runs that have ended.
+    pub worktrees: Vec<Utf8PathBuf>,
+    /// Receipt log directories older than asked that no latest receipt
+    /// names.
+    pub logs: Vec<Utf8PathBuf>,
+    /// Runs left alone because they are not over (pending decisions
+    /// included) or do not read.
+    pub kept: Vec<RunId>,
+}
+
 /// One phase attempt as the phase reported it, before its gates ran
 /// ([`Engine::attempts`](crate::Engine::attempts)).
 #[derive(Debug, Clone, PartialEq, Serialize)]

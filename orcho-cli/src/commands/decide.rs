@@ -75,6 +75,7 @@ pub(crate) fn plan(place: &Place, cmd: PlanCommand) -> Result<Exit, CliError> {
         PlanCommand::RequestChanges { run, feedback } => (run, "Request Changes", Some(feedback)),
         PlanCommand::Reject { run, feedback } => (run, "Reject", feedback),
     };
+    let run = host::find_run(place, &run)?;
     let engine = host::engine_for(place, &run)?;
     let view = engine.status(&run)?;
     let touchpoint = match view.touchpoint() {

@@ -2,19 +2,20 @@
 
 use clap::CommandFactory;
 
-use super::{decide, inbox, init, run, show, verify};
+use super::{decide, inbox, init, run, runs, show, verify};
 
 use crate::{
     cli::{Cli, Command, DeliveryCommand, HandoffCommand, ProfileCommand},
     error::CliError,
     exit::Exit,
-    output,
+    host, output,
     place::Place,
 };
 
 /// Runs the command `cli` names.
 pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
     let place = Place::new(cli.checkout, cli.store, cli.json)?;
+    let find = |reference: &str| host::find_run(&place, reference);
     match cli.command {
         Command::Verify { commands, profile } => {
             verify::verify(&place, profile.profile.as_deref(), &commands).await
@@ -25,29 +26,34 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
             run,
             no_interactive,
             phases,
-        } => run::resume(&place, &run, no_interactive, &phases).await,
+        } => run::resume(&place, &find(&run)?, no_interactive, &phases).await,
         Command::Inbox => inbox::inbox(&place),
-        Command::Handoff(HandoffCommand::Show { run }) => show::handoff(&place, &run),
+        Command::Runs => runs::list(&place),
+        Command::Cancel { run, reason } => runs::cancel(&place, &find(&run)?, &reason),
+        Command::Gc { keep_logs, dry_run } => runs::gc(&place, keep_logs, dry_run),
+        Command::Handoff(HandoffCommand::Show { run }) => show::handoff(&place, &find(&run)?),
         Command::Handoff(HandoffCommand::Decide {
             run,
             action,
             text,
             handoff,
-        }) => decide::handoff(&place, &run, action, text.as_deref(), handoff),
-        Command::Handoff(HandoffCommand::Advise { run }) => show::advice(&place, &run).await,
-        Command::Delivery(DeliveryCommand::Show { run }) => show::gate(&place, &run),
+        }) => decide::handoff(&place, &find(&run)?, action, text.as_deref(), handoff),
+        Command::Handoff(HandoffCommand::Advise { run }) => {
+            show::advice(&place, &find(&run)?).await
+        }
+        Command::Delivery(DeliveryCommand::Show { run }) => show::gate(&place, &find(&run)?),
         Command::Delivery(DeliveryCommand::Decide {
             run,
             action,
             message,
             note,
-        }) => decide::delivery(&place, &run, action, message, note),
+        }) => decide::delivery(&place, &find(&run)?, action, message, note),
         Command::Plan(cmd) => decide::plan(&place, cmd),
         Command::Intake {
             run,
             action,
             message,
-        } => decide::intake(&place, &run, action, message),
+        } => decide::intake(&place, &find(&run)?, action, message),
         Command::Mcp => crate::mcp::serve(place).await,
         Command::Init { force } => init::init(&place, force),
         Command::Profile(ProfileCommand::Show { name }) => init::show(&place, name.as_deref()),

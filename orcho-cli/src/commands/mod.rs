@@ -5,6 +5,7 @@ mod dispatch;
 mod inbox;
 mod init;
 mod run;
+mod runs;
 mod show;
 mod verify;
 

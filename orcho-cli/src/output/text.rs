@@ -147,6 +147,20 @@ pub(crate) fn inbox(inbox: &Inbox) -> String {
     text.trim_end().to_owned()
 }
 
+/// What a run waits on, or why it ended, in a few words.
+pub(crate) fn waiting(view: &orcho::RunView) -> String {
+    use orcho::Waiting;
+    match &view.waiting {
+        Some(Waiting::Intake) => "intake decision".to_owned(),
+        Some(Waiting::PhaseHandoff { id: Some(id) }) => format!("handoff {id}"),
+        Some(Waiting::PhaseHandoff { id: None }) => "handoff (opening)".to_owned(),
+        Some(Waiting::Touchpoint { kind, .. }) => format!("{} touchpoint", kind.as_str()),
+        Some(Waiting::Delivery) => "delivery gate".to_owned(),
+        Some(_) => "a decision".to_owned(),
+        None => view.reason.clone().unwrap_or_default(),
+    }
+}
+
 /// A decision recorded for `orcho resume` to act on.
 pub(crate) fn decided(run: &RunId, point: &str, action: &str) -> String {
     format!("recorded `{action}` on the {point} of run {run}; `orcho resume {run}` acts on it")

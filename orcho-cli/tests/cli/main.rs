@@ -17,6 +17,7 @@ mod place;
 mod prompt;
 #[path = "../common/redact.rs"]
 mod redact;
+mod runs;
 mod status;
 mod support;
 

@@ -769,3 +769,54 @@ fn many_receipts_classify_as_one_by_one() -> Result {
     "#);
     Ok(())
 }
+
+#[test]
+fn old_logs_are_pruned_but_the_latest_receipts_logs_stay() -> Result {
+    let f = fixture()?;
+    let v = f.verifier()?;
+    for _ in 0..3 {
+        v.run_command(&name("test"), None)?;
+    }
+    let logs = f.checkout.join(".orcho/receipts/test/logs");
+    let month_ago = std::time::SystemTime::now() - Duration::from_secs(30 * 24 * 60 * 60);
+    let mut dirs: Vec<Utf8PathBuf> = logs
+        .read_dir_utf8()?
+        .map(|e| Ok(e?.path().to_owned()))
+        .collect::<Result<_>>()?;
+    dirs.sort();
+    assert_eq!(dirs.len(), 3);
+    for dir in &dirs {
+        std::fs::File::open(dir)?.set_modified(month_ago)?;
+    }
+    let store = f.store();
+    let two_weeks_ago = std::time::SystemTime::now() - Duration::from_secs(14 * 24 * 60 * 60);
+    let would = store.prune_logs(two_weeks_ago, true)?;
+    assert_eq!(would.len(), 2, "{would:?}");
+    assert_eq!(
+        logs.read_dir_utf8()?.count(),
+        3,
+        "a dry run removed something"
+    );
+    let removed = store.prune_logs(two_weeks_ago, false)?;
+    assert_eq!(removed, would);
+    let left: Vec<Utf8PathBuf> = logs
+        .read_dir_utf8()?
+        .map(|e| Ok(e?.path().to_owned()))
+        .collect::<Result<_>>()?;
+    assert_eq!(left.len(), 1);
+    assert!(!removed.contains(&left[0]));
+    // The latest receipt still proves its command, with its logs.
+    assert_eq!(status(&v, "test")?, ReceiptStatus::Present);
+    let LoadedReceipt::Valid(latest) = store.load_command_receipt(&name("test")) else {
+        return Err("the latest receipt does not load".into());
+    };
+    let log = latest.stdout.path.ok_or("no stdout log")?;
+    assert!(f.checkout.join(".orcho").join(log).is_file());
+    // Young logs are never pruned.
+    assert!(
+        store
+            .prune_logs(month_ago - Duration::from_secs(60), false)?
+            .is_empty()
+    );
+    Ok(())
+}

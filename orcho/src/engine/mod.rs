@@ -4,6 +4,7 @@ mod build;
 mod delivery;
 mod handoff;
 mod intake;
+mod manage;
 mod phase;
 mod query;
 mod run;

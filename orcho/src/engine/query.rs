@@ -355,9 +355,24 @@ impl Engine {
     ///
     /// When the runs directory cannot be listed.
     pub fn inbox(&self) -> Result<Inbox, EngineError> {
-        orcho_delivery::pending_decisions(self.inner.runs.root()).map_err(|e| {
+        let mut inbox = orcho_delivery::pending_decisions(self.inner.runs.root()).map_err(|e| {
             EngineError::store(self.inner.runs.root(), EngineErrorKind::Inbox(Box::new(e)))
-        })
+        })?;
+        // A run that ended (cancelled, say) leaves the points it waited at
+        // as they were; nobody has to decide them any more.
+        let mut ended = std::collections::BTreeMap::new();
+        inbox.retain(|entry| match entry {
+            orcho_handoff::InboxEntry::Pending(p) => {
+                !*ended.entry(p.run().clone()).or_insert_with(|| {
+                    self.inner
+                        .runs
+                        .read(p.run())
+                        .is_ok_and(|state| state.status().is_terminal())
+                })
+            }
+            _ => true,
+        });
+        Ok(inbox)
     }
 
     /// Where `run` stands, as hosts show it: its status, phase, cost and the

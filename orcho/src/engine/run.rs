@@ -168,6 +168,27 @@ impl Run {
         }
     }
 
+    /// Ends the run where it stands: at a decision point nobody has to
+    /// take any more, or between steps. The decision points it waited on
+    /// stay as they were, and leave the inbox.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::is_terminal`] when the run has ended already.
+    pub fn cancel(
+        &mut self,
+        reason: &str,
+        by: orcho_handoff::DecidedBy,
+    ) -> Result<(), EngineError> {
+        if self.state().status().is_terminal() {
+            return Err(self.terminal());
+        }
+        self.commit(RunEvent::Cancelled {
+            reason: reason.to_owned(),
+            by,
+        })
+    }
+
     pub(super) fn terminal(&self) -> EngineError {
         self.err(EngineErrorKind::Terminal {
             status: self.state().status(),

@@ -184,6 +184,9 @@ impl RunState {
                     delivered: true,
                 })
             }
+            (stage, RunEvent::Cancelled { reason, by }) if !matches!(stage, Stage::Ended(_)) => {
+                ended(RunStatus::Cancelled, format!("cancelled by {by}: {reason}"))
+            }
             (Stage::Gating(mut flight), RunEvent::GateRecorded { record }) => {
                 flight.records.push(record.clone());
                 Stage::Gating(flight)
@@ -388,6 +391,24 @@ mod tests {
         insta::assert_snapshot!(err, @"event `handoff_opened` cannot apply to a run that is `running` (event 2)");
         assert_eq!(err.event(), "handoff_opened");
         assert_eq!(err.into_state(), state);
+    }
+
+    #[test]
+    fn a_run_is_cancelled_from_any_stage_but_the_end() {
+        let cancel = RunEvent::Cancelled {
+            reason: "wrong approach".into(),
+            by: orcho_handoff::DecidedBy::Operator,
+        };
+        for state in [started(), started().apply(&reported()).unwrap()] {
+            let cancelled = state.apply(&cancel).unwrap();
+            assert_eq!(cancelled.status(), RunStatus::Cancelled);
+            assert_eq!(
+                cancelled.reason(),
+                Some("cancelled by operator: wrong approach")
+            );
+            let err = cancelled.apply(&cancel).unwrap_err();
+            assert_eq!(err.event(), "cancelled");
+        }
     }
 
     #[test]

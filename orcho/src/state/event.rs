@@ -344,6 +344,14 @@ pub enum RunEvent {
         /// What it did, in words.
         detail: String,
     },
+    /// Somebody ended the run where it stood (at a decision point, or
+    /// between steps). Terminal.
+    Cancelled {
+        /// Why, in their words.
+        reason: String,
+        /// Who cancelled it.
+        by: orcho_handoff::DecidedBy,
+    },
 }
 
 impl RunEvent {
@@ -366,6 +374,7 @@ impl RunEvent {
             Self::TouchpointResolved { .. } => "touchpoint_resolved",
             Self::DeliveryOpened { .. } => "delivery_opened",
             Self::Delivered { .. } => "delivered",
+            Self::Cancelled { .. } => "cancelled",
         }
     }
 }

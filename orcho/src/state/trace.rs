@@ -105,6 +105,7 @@ impl RunEvent {
             }
             // The detail names commits and paths: not stable across runs.
             Self::Delivered { action, .. } => format!("delivered: {action}"),
+            Self::Cancelled { by, .. } => format!("cancelled by {by}"),
         }
     }
 }

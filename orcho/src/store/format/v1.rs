@@ -9,7 +9,7 @@ use orcho_core::{
     schema::Document,
 };
 use orcho_handoff::{
-    DeliveryAction,
+    DecidedBy, DeliveryAction,
     supervision::{Plan, Touchpoint},
 };
 use serde::{Deserialize, Serialize};
@@ -106,6 +106,10 @@ pub(crate) enum EventV1 {
     Delivered {
         action: DeliveryAction,
         detail: String,
+    },
+    Cancelled {
+        reason: String,
+        by: DecidedBy,
     },
 }
 
@@ -507,6 +511,10 @@ impl From<&RunEvent> for EventV1 {
                 action: *action,
                 detail: detail.clone(),
             },
+            RunEvent::Cancelled { reason, by } => Self::Cancelled {
+                reason: reason.clone(),
+                by: *by,
+            },
         }
     }
 }
@@ -760,6 +768,7 @@ impl TryFrom<EventV1> for RunEvent {
             },
             EventV1::DeliveryOpened { verdict } => Self::DeliveryOpened { verdict },
             EventV1::Delivered { action, detail } => Self::Delivered { action, detail },
+            EventV1::Cancelled { reason, by } => Self::Cancelled { reason, by },
         })
     }
 }

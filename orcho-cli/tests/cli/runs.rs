@@ -1,0 +1,119 @@
+//! Runs as things you manage: `orcho runs`, ids by prefix and `latest`,
+//! `orcho cancel` at a decision point, `orcho gc`.
+
+use crate::{
+    Result,
+    support::{REVIEW, Repo, run_id},
+};
+
+/// A run paused at its review handoff, in a worktree; its id.
+fn paused(repo: &Repo) -> Result<String> {
+    let out = repo.orcho(&[
+        "run",
+        "--phase",
+        "review=false",
+        "--no-interactive",
+        "--json",
+    ])?;
+    out.expect_code(4);
+    run_id(&out.json()?)
+}
+
+#[test]
+fn runs_are_listed_newest_first_and_named_by_prefix_or_latest() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let out = repo.orcho(&["runs"])?;
+    out.expect_code(0);
+    assert!(out.stdout.contains("no run"), "{out}");
+    let first = paused(&repo)?;
+    let second = paused(&repo)?;
+    let out = repo.orcho(&["runs", "--json"])?;
+    out.expect_code(0);
+    let listed = out.json()?;
+    let ids: Vec<&str> = listed
+        .as_array()
+        .ok_or("not a list")?
+        .iter()
+        .filter_map(|r| r["run"].as_str())
+        .collect();
+    assert_eq!(ids, [second.as_str(), first.as_str()], "{out}");
+    assert_eq!(listed[0]["status"], "awaiting_phase_handoff");
+
+    let out = repo.orcho(&["handoff", "show", "latest", "--json"])?;
+    out.expect_code(0);
+    assert_eq!(out.json()?["run"], second.as_str(), "{out}");
+    // The shortest prefix that tells the two apart names one of them.
+    let common = first
+        .chars()
+        .zip(second.chars())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let prefix = &first[..=common];
+    let out = repo.orcho(&["handoff", "show", prefix, "--json"])?;
+    out.expect_code(0);
+    assert_eq!(out.json()?["run"], first.as_str(), "{out}");
+    let out = repo.orcho(&["handoff", "show", &first[..common]])?;
+    out.expect_code(1);
+    assert!(out.stderr.contains("names 2 runs"), "{out}");
+    assert!(out.stderr.contains("orcho runs"), "{out}");
+    Ok(())
+}
+
+#[test]
+fn a_cancelled_run_leaves_the_inbox_and_gc_removes_its_worktree_only() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let cancelled = paused(&repo)?;
+    let waiting = paused(&repo)?;
+    let out = repo.orcho(&["cancel", &cancelled, "--reason", "wrong approach", "--json"])?;
+    out.expect_code(0);
+    assert_eq!(out.json()?["status"], "cancelled", "{out}");
+
+    let inbox = repo.orcho(&["inbox", "--json"])?.json()?;
+    let pending: Vec<&str> = inbox["pending"]
+        .as_array()
+        .ok_or("no pending")?
+        .iter()
+        .filter_map(|p| p["run"].as_str())
+        .collect();
+    assert_eq!(pending, [waiting.as_str()]);
+    let evidence: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
+        repo.run_dir(&cancelled).join("evidence.json"),
+    )?)?;
+    assert_eq!(evidence["status"], "cancelled");
+    assert!(
+        evidence["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("wrong approach"))
+    );
+
+    let out = repo.orcho(&["resume", &cancelled, "--no-interactive"])?;
+    out.expect_code(1);
+    assert!(out.stderr.contains("cancelled"), "{out}");
+    let out = repo.orcho(&["cancel", &cancelled])?;
+    out.expect_code(1);
+
+    let worktrees = repo.dir().join(".orcho/worktrees");
+    let out = repo.orcho(&["gc", "--dry-run", "--json"])?;
+    out.expect_code(0);
+    assert!(
+        worktrees.join(&cancelled).is_dir(),
+        "a dry run removed something"
+    );
+    let out = repo.orcho(&["gc", "--json"])?;
+    out.expect_code(0);
+    let report = out.json()?;
+    assert_eq!(
+        report["worktrees"].as_array().map(Vec::len),
+        Some(1),
+        "{out}"
+    );
+    assert!(!worktrees.join(&cancelled).exists());
+    assert!(worktrees.join(&waiting).is_dir(), "gc touched a paused run");
+    assert!(
+        !repo.git(&["worktree", "list"])?.contains(&cancelled),
+        "git still lists the removed worktree"
+    );
+    // The record of the cancelled run stays.
+    assert!(repo.run_dir(&cancelled).join("journal.jsonl").is_file());
+    Ok(())
+}
