@@ -28,7 +28,7 @@ pub fn main() -> ExitCode {
 
 /// Prints an error with its causes and a hint: on standard output as one
 /// JSON document with `--json`, else on standard error.
-fn report(error: &CliError, json: bool) {
+pub(crate) fn report(error: &CliError, json: bool) {
     if json {
         output::json(&output::doc::ErrorDoc {
             error: error.message(),

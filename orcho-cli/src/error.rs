@@ -30,6 +30,15 @@ impl CliError {
         }
     }
 
+    /// Ctrl-C stopped the command, with [`INTERRUPTED`](exit::INTERRUPTED).
+    pub fn interrupted(message: impl Into<String>) -> Self {
+        Self {
+            error: message.into().into(),
+            code: exit::INTERRUPTED,
+            hint: None,
+        }
+    }
+
     /// The same error with `hint`, in place of the one it had.
     #[must_use]
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
@@ -42,13 +51,13 @@ impl CliError {
         self.code
     }
 
-    /// `conflict` for a decision recorded first, else `error`: the `kind` of
-    /// the JSON error document.
+    /// `conflict` for a decision recorded first, `interrupted` after Ctrl-C,
+    /// else `error`: the `kind` of the JSON error document.
     pub fn kind(&self) -> &'static str {
-        if self.code == exit::CONFLICT {
-            "conflict"
-        } else {
-            "error"
+        match self.code {
+            exit::CONFLICT => "conflict",
+            exit::INTERRUPTED => "interrupted",
+            _ => "error",
         }
     }
 

@@ -9,6 +9,7 @@
 //! | [`PAUSED`] `4` | the run paused at a decision point nobody has decided yet |
 //! | [`HALTED`] `5` | the run halted |
 //! | [`CONFLICT`] `6` | a different decision was recorded first |
+//! | [`INTERRUPTED`] `130` | Ctrl-C stopped the command; the run resumes with `orcho resume` |
 
 use std::process::ExitCode;
 
@@ -26,6 +27,8 @@ pub const PAUSED: u8 = 4;
 pub const HALTED: u8 = 5;
 /// A different decision was recorded first.
 pub const CONFLICT: u8 = 6;
+/// Ctrl-C stopped the command (128 + `SIGINT`, as shells report it).
+pub const INTERRUPTED: u8 = 130;
 
 /// How a command that did not fail ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -24,6 +24,7 @@ mod commands;
 mod error;
 pub mod exit;
 mod host;
+mod interrupt;
 mod mcp;
 mod output;
 mod phase;

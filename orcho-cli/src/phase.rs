@@ -10,7 +10,7 @@ use orcho::{
     },
 };
 
-use crate::{error::CliError, host::RunConfig, output, place::Place};
+use crate::{error::CliError, host::RunConfig, interrupt, output, place::Place};
 
 /// How much of a phase command's output is kept for its summary and
 /// finding.
@@ -72,8 +72,14 @@ pub(crate) async fn run_phase(
         .env("ORCHO_ROUND", request.round.to_string())
         .env("ORCHO_INPUT", input)
         .tail_bytes(TAIL_BYTES)
-        .group_marker(marker);
-    let outcome = tokio::task::spawn_blocking(move || exec::run(&command)).await??;
+        .group_marker(marker)
+        .cancel(interrupt::phase_started());
+    let outcome = tokio::task::spawn_blocking(move || exec::run(&command)).await;
+    interrupt::phase_ended();
+    let outcome = outcome??;
+    if outcome.status == ExitStatus::Cancelled {
+        return Err(interrupt::error(&request.run));
+    }
     for warning in &outcome.warnings {
         output::err(&format!("warning: {warning}"));
     }

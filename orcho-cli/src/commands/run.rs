@@ -15,6 +15,7 @@ use crate::{
     error::CliError,
     exit::Exit,
     host::{self, RunConfig},
+    interrupt,
     output::{
         self,
         doc::{FinishedDoc, PausedDoc},
@@ -52,7 +53,9 @@ pub(crate) async fn start(place: &Place, args: &RunArgs) -> Result<Exit, CliErro
     if let Some((name, why)) = host::unknown_phase(&profile.1, &phases) {
         return Err(CliError::msg(format!("`--phase {name}=…`: {why}")));
     }
+    interrupt::install(place.json);
     let (config, mut run) = host::begin(place, profile, phases, args.in_place)?;
+    interrupt::driving_run(run.id());
     place.progress(&format!("run {} started", run.id()));
     let step = run.next().await?;
     drive(
@@ -72,6 +75,8 @@ pub(crate) async fn resume(
     no_interactive: bool,
     phases: &[String],
 ) -> Result<Exit, CliError> {
+    interrupt::install(place.json);
+    interrupt::driving_run(id);
     let (mut config, mut run) = host::open(place, id)?;
     let phases = parse_phases(phases)?;
     let plan = run.engine().plan();

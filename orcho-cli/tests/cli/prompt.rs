@@ -176,6 +176,72 @@ fn answer_at_a_terminal(repo: &Repo, extra: &[&str], action: &str) -> Result<Opt
     Ok(status.code())
 }
 
+/// A phase that records its process id, then sleeps (and ignores
+/// `SIGINT`, as a careless agent might).
+const SLOW_PHASE: &str = "#!/bin/sh\ntrap '' INT\necho $$ > \"@CTL@/pid.tmp\"\nmv \"@CTL@/pid.tmp\" \"@CTL@/pid\"\nexec sleep 600\n";
+
+/// Whether `pid` is a live process.
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
+}
+
+#[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test needs a child in a session of its own whose terminal is the test's pty"
+)]
+fn ctrl_c_at_a_terminal_stops_the_phase_and_says_how_to_resume() -> Result {
+    let repo = Repo::with_files(REVIEW, &[("review.sh", SLOW_PHASE)])?;
+    let pty = pty()?;
+    // `setsid --ctty` makes the pseudo-terminal the controlling terminal of
+    // a new session, so ^C reaches `orcho` as a terminal's Ctrl-C does.
+    let mut command = std::process::Command::new("setsid");
+    command
+        .args(["--ctty", "--wait", env!("CARGO_BIN_EXE_orcho")])
+        .args(["run", "--phase", "review=./review.sh"])
+        .current_dir(repo.dir())
+        .stdin(Stdio::from(pty.slave.try_clone()?))
+        .stdout(Stdio::from(pty.slave.try_clone()?))
+        .stderr(Stdio::from(pty.slave));
+    let mut child = command.spawn()?;
+    drop(command);
+    let mut writer = pty.master.try_clone()?;
+    let mut screen = Screen::new(pty.master);
+    screen.until("running `./review.sh`", WAIT)?;
+    crate::support::wait_for_file(&repo.ctl("pid"), WAIT)?;
+    let pid: u32 = std::fs::read_to_string(repo.ctl("pid"))?.trim().parse()?;
+    assert!(running(pid));
+    writer.write_all(&[0x03])?;
+    writer.flush()?;
+    let status = crate::support::wait(&mut child, WAIT)?;
+    let shown = screen.until("orcho resume", WAIT)?.to_owned();
+    assert_eq!(status.code(), Some(130), "{shown}");
+    assert!(shown.contains("interrupted: run"), "{shown}");
+    assert!(!running(pid), "the phase command outlived Ctrl-C\n{shown}");
+    // The run resumes: the same attempt runs again.
+    let run = std::fs::read_dir(repo.dir().join(".orcho/runs"))?
+        .next()
+        .ok_or("no run")??
+        .file_name()
+        .to_string_lossy()
+        .into_owned();
+    let out = repo.orcho(&[
+        "resume",
+        &run,
+        "--phase",
+        "review=true",
+        "--no-interactive",
+        "--json",
+    ])?;
+    out.expect_code(4);
+    assert_eq!(out.json()?["awaiting"], "delivery", "{out}");
+    Ok(())
+}
+
 #[test]
 fn a_handoff_prompt_answered_halt_at_a_terminal_halts() -> Result {
     let repo = Repo::new(REVIEW)?;

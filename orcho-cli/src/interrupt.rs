@@ -1,0 +1,88 @@
+//! Ctrl-C while a run is driven.
+//!
+//! A phase command runs in a process group of its own, so the terminal's
+//! `SIGINT` reaches `orcho` alone. `orcho` forwards it: the phase command's
+//! group is cancelled (`SIGTERM`, then `SIGKILL` after the grace period)
+//! and the command ends with [`INTERRUPTED`](crate::exit::INTERRUPTED),
+//! naming the run and how to resume it. Outside a phase (at a prompt, say),
+//! or at a second Ctrl-C, `orcho` says the same and exits at once: every
+//! transition is on disk before it is acted on, so the run resumes from
+//! where it stood.
+
+use std::sync::{Mutex, PoisonError};
+
+use orcho::{core::RunId, receipts::exec::CancelToken};
+
+use crate::{error::CliError, exit, output};
+
+/// What Ctrl-C has to know: the run being driven, and the phase command
+/// running for it.
+#[derive(Debug, Default)]
+struct Driving {
+    run: Option<RunId>,
+    phase: Option<CancelToken>,
+    json: bool,
+}
+
+static DRIVING: Mutex<Driving> = Mutex::new(Driving {
+    run: None,
+    phase: None,
+    json: false,
+});
+
+fn driving() -> std::sync::MutexGuard<'static, Driving> {
+    DRIVING.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Handles Ctrl-C from now on, for the run this process drives.
+pub(crate) fn install(json: bool) {
+    driving().json = json;
+    tokio::spawn(async {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            let mut state = driving();
+            match state.phase.take() {
+                Some(phase) if !phase.is_cancelled() => {
+                    if !state.json {
+                        output::err("interrupted: stopping the phase command …");
+                    }
+                    phase.cancel();
+                }
+                _ => {
+                    report(state.run.as_ref(), state.json);
+                    std::process::exit(i32::from(exit::INTERRUPTED));
+                }
+            }
+        }
+    });
+}
+
+/// The run this process drives from now on.
+pub(crate) fn driving_run(run: &RunId) {
+    driving().run = Some(run.clone());
+}
+
+/// A token that Ctrl-C cancels, for the phase command about to start.
+pub(crate) fn phase_started() -> CancelToken {
+    let token = CancelToken::new();
+    driving().phase = Some(token.clone());
+    token
+}
+
+/// The phase command has ended.
+pub(crate) fn phase_ended() {
+    driving().phase = None;
+}
+
+/// The error a command interrupted by Ctrl-C ends with.
+pub(crate) fn error(run: &RunId) -> CliError {
+    CliError::interrupted(format!("interrupted: run {run} stopped"))
+        .with_hint(format!("`orcho resume {run}` continues it"))
+}
+
+fn report(run: Option<&RunId>, json: bool) {
+    let error = match run {
+        Some(run) => error(run),
+        None => CliError::interrupted("interrupted"),
+    };
+    crate::app::report(&error, json);
+}
