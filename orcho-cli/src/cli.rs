@@ -68,6 +68,19 @@ pub(crate) enum Command {
     Inbox,
     /// List every run of the store, newest first, with where it stands
     Runs,
+    /// A run's history: one line per transition, in order
+    Log {
+        /// The run: its id, the start of it, or `latest`
+        #[arg(value_parser = run_ref)]
+        run: String,
+    },
+    /// A run's evidence: phases, gates, decisions, receipts, delivery
+    /// (`--json`: the whole bundle)
+    Evidence {
+        /// The run: its id, the start of it, or `latest`
+        #[arg(value_parser = run_ref)]
+        run: String,
+    },
     /// End a run where it stands (at a decision point, or paused), recorded
     /// as cancelled
     Cancel {

@@ -16,6 +16,9 @@ use crate::{error::CliError, host::RunConfig, interrupt, output, place::Place};
 /// finding.
 const TAIL_BYTES: usize = 4 * 1024;
 
+/// How many lines of a failure's output are shown on the terminal.
+pub(crate) const TAIL_LINES: usize = 12;
+
 /// Runs the command `config` gives `request`'s phase in the run's checkout
 /// (its worktree, or the checkout itself for a run in place). A phase
 /// without a command is approved.
@@ -63,6 +66,7 @@ pub(crate) async fn run_phase(
         }
     }
     let input = serde_json::to_string(&request.input)?;
+    let (stdout_log, stderr_log) = engine.phase_logs(request);
     let command = ExecRequest::new(argv.iter().map(String::as_str))
         .cwd(checkout)
         .envs(BaseEnv::inherit())
@@ -72,6 +76,8 @@ pub(crate) async fn run_phase(
         .env("ORCHO_ROUND", request.round.to_string())
         .env("ORCHO_INPUT", input)
         .tail_bytes(TAIL_BYTES)
+        .stdout_log(stdout_log.clone())
+        .stderr_log(stderr_log.clone())
         .group_marker(marker)
         .cancel(interrupt::phase_started());
     let outcome = tokio::task::spawn_blocking(move || exec::run(&command)).await;
@@ -96,11 +102,16 @@ pub(crate) async fn run_phase(
             request.run, request.phase
         )));
     }
-    let tail = outcome.stdout.tail_lossy();
-    let summary = tail.trim().lines().last().unwrap_or("").to_owned();
+    let stdout = outcome.stdout.tail_lossy();
+    let summary = stdout.trim().lines().last().unwrap_or("").to_owned();
     let report = if outcome.status.success() {
         PhaseOutcome::new(Verdict::Approved).with_summary(summary)
     } else {
+        let detail = output::text::output_detail(
+            &stdout,
+            &outcome.stderr.tail_lossy(),
+            &[&stdout_log, &stderr_log],
+        );
         PhaseOutcome::new(Verdict::Rejected)
             .with_summary(summary)
             .with_findings([Finding::new(
@@ -108,13 +119,12 @@ pub(crate) async fn run_phase(
                 Severity::High,
                 format!("`{}` {}", argv.join(" "), outcome.status),
             )
-            .with_detail(format!(
-                "{}{}",
-                tail.trim(),
-                outcome.stderr.tail_lossy().trim()
-            ))])
+            .with_detail(detail)])
     };
     place.progress(&format!("{label}: {}", report.verdict));
+    if let Some(finding) = report.findings.first() {
+        place.progress(&output::text::indented(&finding.detail, TAIL_LINES));
+    }
     // A phase command is not a model: its cost is its wall time.
     Ok(PhaseReport::new(report).with_cost(Cost::wall(outcome.duration)))
 }

@@ -8,7 +8,7 @@
 //! <store>/
 //!   runs/<run>/
 //!     journal.jsonl  run.json  run.lock  host.json  evidence.json
-//!     phase-group.json
+//!     phase-group.json  logs/<phase>-r<round>-a<attempt>.{stdout,stderr}.log
 //!     handoffs/<handoff>.json  handoffs/journal.jsonl  handoffs/.lock
 //!     decisions/<point>.json
 //!     advice/<advice>.json
@@ -145,6 +145,12 @@ impl RunDir {
         self.path.join("phase-group.json")
     }
 
+    /// `logs/`: the full output of the phase commands a host ran for the
+    /// run.
+    pub fn logs(&self) -> Utf8PathBuf {
+        self.path.join("logs")
+    }
+
     /// `evidence.json`: the evidence bundle, once written.
     pub fn evidence(&self) -> Utf8PathBuf {
         self.path.join("evidence.json")
@@ -231,6 +237,7 @@ mod tests {
             dir.lock(),
             dir.host_metadata(),
             dir.phase_group(),
+            dir.logs(),
             dir.evidence(),
             dir.handoff(&id),
             dir.handoff_journal(),

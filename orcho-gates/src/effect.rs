@@ -63,6 +63,48 @@ impl GateFailure {
         self
     }
 
+    /// The findings this failure stands for: its own, or, when it found
+    /// nothing it could name (a gate that errored or timed out, a command
+    /// that failed without findings), one finding that says how the gate
+    /// failed, with the end of its output as the detail. A person deciding
+    /// on the failure always has something to read.
+    ///
+    /// ```
+    /// use orcho_gates::{FailStrategy, GateFailure, GateOutcome};
+    ///
+    /// let failure = GateFailure::new(
+    ///     "lint".parse()?,
+    ///     FailStrategy::FeedIntoNext,
+    ///     GateOutcome::Errored { error: "`ruff` not found".into() },
+    /// );
+    /// let shown = failure.findings_shown();
+    /// assert_eq!(shown[0].title, "gate `lint` could not run: `ruff` not found");
+    /// # Ok::<(), orcho_core::IdError>(())
+    /// ```
+    pub fn findings_shown(&self) -> Vec<Finding> {
+        if !self.findings.is_empty() {
+            return self.findings.clone();
+        }
+        let gate = &self.gate;
+        let title = match &self.outcome {
+            GateOutcome::Errored { error } => format!("gate `{gate}` could not run: {error}"),
+            GateOutcome::TimedOut { after_ms } => {
+                let after = std::time::Duration::from_millis(*after_ms);
+                format!(
+                    "gate `{gate}` timed out after {}",
+                    orcho_receipts::HumanDuration::new(after)
+                )
+            }
+            _ if self.summary.trim().is_empty() => format!("gate `{gate}` failed"),
+            _ => format!("gate `{gate}` failed: {}", self.summary.trim()),
+        };
+        let mut finding = Finding::new(gate.as_str(), orcho_core::Severity::High, title);
+        if !self.output_tail.trim().is_empty() {
+            finding = finding.with_detail(self.output_tail.trim());
+        }
+        vec![finding]
+    }
+
     fn of(result: &QualityGateResult, on_fail: FailStrategy) -> Self {
         Self {
             gate: result.gate.clone(),

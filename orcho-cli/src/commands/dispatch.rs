@@ -29,6 +29,8 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         } => run::resume(&place, &find(&run)?, no_interactive, &phases).await,
         Command::Inbox => inbox::inbox(&place),
         Command::Runs => runs::list(&place),
+        Command::Log { run } => runs::log(&place, &find(&run)?),
+        Command::Evidence { run } => runs::evidence(&place, &find(&run)?),
         Command::Cancel { run, reason } => runs::cancel(&place, &find(&run)?, &reason),
         Command::Gc { keep_logs, dry_run } => runs::gc(&place, keep_logs, dry_run),
         Command::Handoff(HandoffCommand::Show { run }) => show::handoff(&place, &find(&run)?),

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 
 use orcho::{
-    Run, Step,
+    Engine, PhaseRequest, Run, Step,
     core::{RunId, RunStatus},
     handoff::{DecidedBy, DecisionRequest, supervision::Touchpoint},
 };
@@ -111,7 +111,9 @@ async fn drive(
         step = match step {
             Step::RunPhase(request) => {
                 let report = phase::run_phase(place, &engine, config, &request).await?;
-                run.complete_phase(report).await?
+                let next = run.complete_phase(report).await?;
+                show_settled(place, &engine, &request)?;
+                next
             }
             Step::Finished { status, reason } => return finished(place, run, status, &reason),
             step => {
@@ -128,6 +130,27 @@ async fn drive(
             }
         };
     }
+}
+
+/// Shows how the attempt `request` asked for settled: each gate as it
+/// ended (with why, when it failed) and where the run goes next.
+fn show_settled(place: &Place, engine: &Engine, request: &PhaseRequest) -> Result<(), CliError> {
+    if place.json {
+        return Ok(());
+    }
+    let phases = engine.phases(&request.run)?;
+    let Some(attempt) = phases.iter().rev().find(|p| {
+        p.phase == request.phase && p.attempt == request.attempt && p.round == request.round
+    }) else {
+        return Ok(());
+    };
+    for record in &attempt.gates {
+        output::err(&text::gate_result(record, phase::TAIL_LINES));
+    }
+    if let Some(next) = &attempt.next {
+        output::err(&format!("  → {next}"));
+    }
+    Ok(())
 }
 
 /// Shows the decision point `step` stops at (when the output is text).

@@ -61,6 +61,42 @@ pub(crate) fn list(place: &Place) -> Result<Exit, CliError> {
     Ok(Exit::Ok)
 }
 
+/// What `orcho log --json` prints.
+#[derive(Debug, serde::Serialize)]
+struct LogDoc<'a> {
+    run: &'a RunId,
+    lines: Vec<&'a str>,
+}
+
+/// Prints a run's history, one numbered line per transition.
+pub(crate) fn log(place: &Place, run: &RunId) -> Result<Exit, CliError> {
+    let trace = host::bare_engine(place)?.trace(run)?;
+    if place.json {
+        output::json(&LogDoc {
+            run,
+            lines: trace.lines().collect(),
+        });
+    } else {
+        for (n, line) in trace.lines().enumerate() {
+            output::out(&format!("{:>3}  {line}", n + 1));
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+/// Prints a run's evidence bundle (and writes it beside the run).
+pub(crate) fn evidence(place: &Place, run: &RunId) -> Result<Exit, CliError> {
+    let engine = host::engine_for(place, run)?;
+    let evidence = engine.evidence(run)?;
+    if place.json {
+        output::json(&evidence);
+    } else {
+        let path = engine.runs().layout().run(run).evidence();
+        output::out(&text::evidence(&evidence, path.as_str()));
+    }
+    Ok(Exit::Ok)
+}
+
 /// Ends a run where it stands.
 pub(crate) fn cancel(place: &Place, run: &RunId, reason: &str) -> Result<Exit, CliError> {
     let view = host::engine_for(place, run)?.cancel(run, reason, DecidedBy::Operator)?;

@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use camino::{Utf8Path, Utf8PathBuf};
+
 use orcho::receipts::{CommandName, ReceiptStatus, ReceiptStore, Verifier};
 
 use crate::{
@@ -60,6 +62,16 @@ pub(crate) async fn verify(
                 receipt.exit,
                 receipt.duration.as_secs_f64()
             ));
+            if !passed {
+                let logs: Vec<Utf8PathBuf> = [&receipt.stdout.path, &receipt.stderr.path]
+                    .into_iter()
+                    .flatten()
+                    .map(|p| place.store.join(p))
+                    .collect();
+                let logs: Vec<&Utf8Path> = logs.iter().map(Utf8PathBuf::as_path).collect();
+                let detail = text::output_detail(&receipt.stdout.tail, &receipt.stderr.tail, &logs);
+                output::out(&text::indented(&detail, crate::phase::TAIL_LINES));
+            }
         }
         doc.commands.push(VerifiedDoc {
             command: name.to_string(),

@@ -2,6 +2,8 @@
 
 use std::fmt::Write as _;
 
+use camino::Utf8Path;
+
 use orcho::{
     core::{Finding, RunId},
     delivery::{DeliveryGate, IntakeReport},
@@ -49,13 +51,21 @@ pub(crate) fn readiness_verdict(ready: bool) -> &'static str {
     }
 }
 
+/// How many lines of a finding's detail a decision point shows.
+const DETAIL_LINES: usize = 12;
+
 fn finding_line(f: &Finding) -> String {
     let place = match (&f.file, f.line) {
         (Some(file), Some(line)) => format!(" ({file}:{line})"),
         (Some(file), None) => format!(" ({file})"),
         _ => String::new(),
     };
-    format!("  - [{}] {}: {}{place}\n", f.severity, f.source, f.title)
+    let mut line = format!("  - [{}] {}: {}{place}\n", f.severity, f.source, f.title);
+    if !f.detail.trim().is_empty() {
+        line.push_str(&indented(&f.detail, DETAIL_LINES));
+        line.push('\n');
+    }
+    line
 }
 
 /// A phase handoff: its verdict, findings, actions, and the decision
@@ -176,4 +186,131 @@ pub(crate) fn paused(run: &RunId, status: &str, point: &str, hint: &str) -> Stri
 /// A run that finished, and where its evidence is.
 pub(crate) fn finished(run: &RunId, status: &str, reason: &str, evidence: &str) -> String {
     format!("run {run} {status}: {reason}\nevidence: {evidence}")
+}
+
+/// A failure's detail from a command's output: standard output and error,
+/// each labelled when both have something, and where the full output is.
+pub(crate) fn output_detail(stdout: &str, stderr: &str, logs: &[&Utf8Path]) -> String {
+    let (stdout, stderr) = (stdout.trim_end(), stderr.trim_end());
+    let mut text = match (stdout.trim().is_empty(), stderr.trim().is_empty()) {
+        (true, true) => "(no output)".to_owned(),
+        (false, true) => stdout.to_owned(),
+        (true, false) => stderr.to_owned(),
+        (false, false) => format!("stdout:\n{stdout}\nstderr:\n{stderr}"),
+    };
+    let logs: Vec<&str> = logs.iter().map(|l| l.as_str()).collect();
+    if !logs.is_empty() {
+        let _ = write!(text, "\n(full output: {})", logs.join(", "));
+    }
+    text
+}
+
+/// The last `lines` lines of `text`, indented under the line that
+/// announced them, with a mark where lines were left out.
+pub(crate) fn indented(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    let skip = all.len().saturating_sub(lines);
+    let mut out = String::new();
+    if skip > 0 {
+        let _ = writeln!(out, "    … {skip} earlier line(s)");
+    }
+    for line in &all[skip..] {
+        let _ = writeln!(out, "    {line}");
+    }
+    out.trim_end().to_owned()
+}
+
+/// One gate of a settled attempt: how it ended, why, and the end of its
+/// output.
+pub(crate) fn gate_result(record: &orcho::gates::GateRecord, lines: usize) -> String {
+    let result = &record.result;
+    let secs = result.duration.as_secs_f64();
+    let mut text = format!(
+        "  gate `{}`: {} [on_fail: {}] in {secs:.1}s",
+        result.gate,
+        result.outcome.as_str(),
+        record.on_fail
+    );
+    if result.outcome.is_failure() {
+        let failure = orcho::gates::GateFailure::new(
+            result.gate.clone(),
+            record.on_fail,
+            result.outcome.clone(),
+        )
+        .with_summary(result.summary.clone())
+        .with_findings(result.findings.clone())
+        .with_output_tail(result.output_tail.clone());
+        for finding in failure.findings_shown() {
+            let _ = write!(text, "\n  - {}", finding.title);
+            if !finding.detail.trim().is_empty() {
+                let _ = write!(text, "\n{}", indented(&finding.detail, lines));
+            }
+        }
+    }
+    text
+}
+
+/// A run's evidence bundle in a few lines: how it ended, each attempt and
+/// its gates, each handoff and its decision, receipts, delivery.
+pub(crate) fn evidence(e: &orcho::Evidence, path: &str) -> String {
+    let mut text = format!("run {} ({}): {}", e.run, e.plan, e.status);
+    if let Some(reason) = &e.reason {
+        let _ = write!(text, " — {reason}");
+    }
+    if let Some(intake) = &e.intake {
+        let _ = write!(text, "\nintake: {intake}");
+    }
+    text.push_str("\nattempts:");
+    for p in &e.phases {
+        let verdict = p.merged_verdict.unwrap_or(p.verdict);
+        let _ = write!(
+            text,
+            "\n  {} attempt {} (round {}): {verdict}",
+            p.phase, p.attempt, p.round
+        );
+        for g in &p.gates {
+            let _ = write!(
+                text,
+                "; gate `{}` {}",
+                g.result.gate,
+                g.result.outcome.as_str()
+            );
+        }
+        if let Some(next) = &p.next {
+            let _ = write!(text, " → {next}");
+        }
+    }
+    for h in &e.handoffs {
+        let _ = write!(text, "\nhandoff {} ({}, {}): ", h.id, h.trigger, h.verdict);
+        match &h.decision {
+            Some(d) => {
+                let _ = write!(text, "decided {} by {}", d.action, d.decided_by);
+                if let Some(t) = &d.text {
+                    let _ = write!(text, " — {t}");
+                }
+            }
+            None => text.push_str("undecided"),
+        }
+    }
+    if let Some(receipts) = e.receipts.as_ref().and_then(|r| r["required"].as_array()) {
+        let shown: Vec<String> = receipts
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {}",
+                    r["command"].as_str().unwrap_or("?"),
+                    r["status"].as_str().unwrap_or("?")
+                )
+            })
+            .collect();
+        let _ = write!(text, "\nreceipts: {}", shown.join(", "));
+    }
+    if let Some(d) = &e.delivery {
+        let _ = write!(text, "\ndelivery: release {}", d.verdict);
+        if let (Some(action), Some(detail)) = (&d.action, &d.detail) {
+            let _ = write!(text, "; {action}: {detail}");
+        }
+    }
+    let _ = write!(text, "\nevidence: {path}");
+    text
 }

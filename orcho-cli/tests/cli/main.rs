@@ -18,6 +18,7 @@ mod prompt;
 #[path = "../common/redact.rs"]
 mod redact;
 mod runs;
+mod seeing;
 mod status;
 mod support;
 

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use camino::Utf8Path;
+
 use orcho_core::{Finding, GateName, Severity, error_chain};
 use orcho_receipts::{CommandName, CommandReceipt, Failure, Verifier, exec::CancelToken};
 use serde::{Deserialize, Serialize};
@@ -86,7 +88,11 @@ impl TestsGate {
         &self.command
     }
 
-    fn result(&self, receipt: &CommandReceipt) -> Result<QualityGateResult, GateError> {
+    fn result(
+        &self,
+        receipt: &CommandReceipt,
+        store: &Utf8Path,
+    ) -> Result<QualityGateResult, GateError> {
         let outcome = match receipt.failure() {
             None if receipt.subject_before != receipt.subject_after => GateOutcome::Failed,
             None => GateOutcome::Passed,
@@ -97,8 +103,9 @@ impl TestsGate {
                 reason: "cancelled".to_owned(),
             },
             Some(Failure::SpawnFailed { message }) => {
+                let program = receipt.spec.argv.first().map_or("", String::as_str);
                 return Err(GateError::msg(format!(
-                    "`{}` could not be started: {message}",
+                    "`{}` could not start `{program}`: {message}",
                     self.command
                 )));
             }
@@ -111,6 +118,16 @@ impl TestsGate {
         let mut result = QualityGateResult::computational(self.name.clone(), outcome.clone())
             .with_duration(receipt.duration)
             .with_output_tail(tail.clone());
+        let logs: Vec<String> = [&receipt.stdout.path, &receipt.stderr.path]
+            .into_iter()
+            .flatten()
+            .map(|p| store.join(p).to_string())
+            .collect();
+        let detail = if logs.is_empty() {
+            tail
+        } else {
+            format!("{tail}\n(full output: {})", logs.join(", "))
+        };
         match &outcome {
             GateOutcome::Passed => {
                 result = result.with_summary(format!("`{}` passed", self.command));
@@ -125,7 +142,7 @@ impl TestsGate {
                 let summary = format!("`{}` failed: {why}", self.command);
                 result = result.with_summary(summary.clone()).with_finding(
                     Finding::new(self.name.as_str(), Severity::High, summary)
-                        .with_detail(tail)
+                        .with_detail(detail.trim_start())
                         .with_key(format!("command:{}", self.command)),
                 );
             }
@@ -165,6 +182,7 @@ impl QualityGate for TestsGate {
         })?;
         let token = CancelToken::new();
         let command = self.command.clone();
+        let store = verifier.store().dir().to_owned();
         let run = {
             let token = token.clone();
             tokio::task::spawn_blocking(move || verifier.run_command(&command, Some(&token)))
@@ -185,7 +203,7 @@ impl QualityGate for TestsGate {
         let receipt = joined
             .map_err(|e| GateError::msg(format!("the command task failed: {e}")))?
             .map_err(|e| GateError::msg(error_chain(&e)))?;
-        self.result(&receipt)
+        self.result(&receipt, &store)
     }
 }
 

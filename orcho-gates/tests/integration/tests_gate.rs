@@ -136,8 +136,7 @@ async fn a_command_that_cannot_start_is_an_error_not_a_failure() -> Result {
         .err()
         .ok_or("spawn failure accepted")?;
     assert!(
-        err.to_string()
-            .starts_with("`missing` could not be started"),
+        err.to_string().starts_with("`missing` could not start `"),
         "{err}"
     );
     Ok(())

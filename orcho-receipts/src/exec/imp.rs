@@ -137,13 +137,15 @@ impl ExecRequest {
         self
     }
 
-    /// Writes the full standard output to `path` (created or truncated).
+    /// Writes the full standard output to `path` (created or truncated,
+    /// its directory created when missing).
     pub fn stdout_log(mut self, path: impl Into<Utf8PathBuf>) -> Self {
         self.stdout_log = Some(path.into());
         self
     }
 
-    /// Writes the full standard error to `path` (created or truncated).
+    /// Writes the full standard error to `path` (created or truncated, its
+    /// directory created when missing).
     pub fn stderr_log(mut self, path: impl Into<Utf8PathBuf>) -> Self {
         self.stderr_log = Some(path.into());
         self

@@ -153,10 +153,15 @@ impl Sink {
         secrets: &[Vec<u8>],
     ) -> io::Result<Self> {
         let log = match log {
-            Some(path) => Some((
-                path.to_owned(),
-                BufWriter::with_capacity(64 * 1024, File::create(path)?),
-            )),
+            Some(path) => {
+                if let Some(dir) = path.parent().filter(|d| !d.as_str().is_empty()) {
+                    std::fs::create_dir_all(dir)?;
+                }
+                Some((
+                    path.to_owned(),
+                    BufWriter::with_capacity(64 * 1024, File::create(path)?),
+                ))
+            }
             None => None,
         };
         Ok(Self {

@@ -212,6 +212,30 @@ impl Engine {
         GroupMarker::new(self.inner.runs.layout().run(run).phase_group())
     }
 
+    /// Where the full output of a phase command a host runs for `request`
+    /// goes: `(stdout, stderr)` under the run's `logs/`, one pair per
+    /// attempt, for
+    /// [`ExecRequest::stdout_log`](orcho_receipts::exec::ExecRequest::stdout_log).
+    pub fn phase_logs(&self, request: &crate::PhaseRequest) -> (Utf8PathBuf, Utf8PathBuf) {
+        let logs = self.inner.runs.layout().run(&request.run).logs();
+        let name = format!("{}-r{}-a{}", request.phase, request.round, request.attempt);
+        (
+            logs.join(format!("{name}.stdout.log")),
+            logs.join(format!("{name}.stderr.log")),
+        )
+    }
+
+    /// Every phase attempt of `run` with its gates, as the evidence bundle
+    /// lists them, without writing the bundle: what a host shows as each
+    /// attempt settles.
+    ///
+    /// # Errors
+    ///
+    /// An unknown run or an unreadable journal.
+    pub fn phases(&self, run: &RunId) -> Result<Vec<crate::PhaseEvidence>, EngineError> {
+        Ok(crate::evidence::phases(&self.inner.runs.events(run)?))
+    }
+
     /// Every phase attempt `run` reported, in order: what the phase said
     /// before its gates ran.
     ///

@@ -50,7 +50,11 @@ pub(crate) fn settle(
     };
     match effect {
         PhaseEffect::Halt { failure } => Transition::Halt {
-            reason: format!("halted by gate `{}`", failure.gate),
+            reason: match failure.findings_shown().first() {
+                Some(f) if failure.findings.is_empty() => f.title.clone(),
+                Some(f) => format!("halted by gate `{}`: {}", failure.gate, f.title),
+                None => format!("halted by gate `{}`", failure.gate),
+            },
         },
         PhaseEffect::Replan { critique } => {
             if state.cursor.round < phase.max_rounds {
@@ -63,10 +67,7 @@ pub(crate) fn settle(
                 }
             } else {
                 let gate = critique.first().map(|f| f.gate.clone());
-                let findings = critique
-                    .iter()
-                    .flat_map(|f| f.findings.iter().cloned())
-                    .collect();
+                let findings = critique.iter().flat_map(|f| f.findings_shown()).collect();
                 let trigger =
                     gate.map_or(PauseTrigger::Verdict, |gate| PauseTrigger::Gate { gate });
                 exhausted(
@@ -89,7 +90,7 @@ pub(crate) fn settle(
             } else {
                 let findings = failures
                     .iter()
-                    .flat_map(|f| f.findings.iter().cloned())
+                    .flat_map(|f| f.findings_shown())
                     .chain(findings.iter().cloned())
                     .collect();
                 let trigger =

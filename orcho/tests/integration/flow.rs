@@ -108,14 +108,14 @@ async fn a_halting_gate_stops_the_run_and_skips_the_rest() -> Result {
     );
     let run = Scenario::new(plan).run().await?;
     assert_eq!(run.status, RunStatus::Halted);
-    assert_eq!(run.reason, "halted by gate `build`");
+    assert_eq!(run.reason, "halted by gate `build`: `build` failed");
     assert_eq!(run.requests.len(), 1, "review never ran");
     insta::assert_snapshot!(run.trace, @r"
     started plan `halt` with phases implement → review
     phase `implement` attempt 1 (round 1) reported approved
       gate `build` failed [on_fail: halt]
       gate `tests` skipped (halted by gate `build`) [on_fail: feed_into_next]
-      settled (halt) → halt: halted by gate `build`
+      settled (halt) → halt: halted by gate `build`: `build` failed
     ");
     Ok(())
 }
