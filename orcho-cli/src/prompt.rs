@@ -8,7 +8,9 @@ use orcho::{
     SupervisionRequest,
     delivery::DeliveryGate,
     handoff::{
-        DeliveryChoice, HandoffAction, HandoffChoice, IntakeAction, IntakeChoice, PhaseHandoff,
+        DeliveryAction, DeliveryChoice, HandoffAction, HandoffChoice, IntakeAction, IntakeChoice,
+        PhaseHandoff,
+        point::Action,
         supervision::{Answer, Question},
     },
 };
@@ -30,35 +32,72 @@ fn prompt(question: &str) -> Result<String, CliError> {
     Ok(line.trim().to_owned())
 }
 
+/// What a menu answer picked: an action, or one of the menu's extras.
+enum Picked<T> {
+    Action(T),
+    Extra(char),
+}
+
 /// Asks for one of `options` by number (or by name), until one is given.
-fn choose<T: Copy + std::fmt::Display>(title: &str, options: &[T]) -> Result<T, CliError> {
+/// Each option is shown with what it does; `extras` are lettered entries
+/// (`d) show the diff`) whose letter is returned for the caller to act on.
+fn choose<A: Action>(
+    title: &str,
+    options: &[A],
+    extras: &[(char, &str)],
+) -> Result<Picked<A>, CliError> {
+    let width = options.iter().map(|o| o.as_str().len()).max().unwrap_or(0);
     let mut menu = format!("{title}\n");
     for (i, o) in options.iter().enumerate() {
-        let _ = writeln!(menu, "  {}) {o}", i + 1);
+        let _ = writeln!(
+            menu,
+            "  {}) {:<width$}  {}",
+            i + 1,
+            o.as_str(),
+            o.description()
+        );
+    }
+    for (key, what) in extras {
+        let _ = writeln!(menu, "  {key}) {what}");
     }
     output::err(menu.trim_end());
     loop {
         let answer = prompt(&format!("choose 1-{}: ", options.len()))?;
         if let Some(o) = pick(options, &answer) {
-            return Ok(o);
+            return Ok(Picked::Action(o));
+        }
+        if let Some((key, _)) = extras.iter().find(|(k, _)| answer == k.to_string()) {
+            return Ok(Picked::Extra(*key));
         }
         output::err(&format!("`{answer}` is not one of the choices"));
     }
 }
 
+/// A menu of `options` with no extras.
+fn choose_action<A: Action>(title: &str, options: &[A]) -> Result<A, CliError> {
+    loop {
+        if let Picked::Action(a) = choose(title, options, &[])? {
+            return Ok(a);
+        }
+    }
+}
+
 /// The option `answer` names, by number (1-based) or by name.
-fn pick<T: Copy + std::fmt::Display>(options: &[T], answer: &str) -> Option<T> {
+fn pick<A: Action>(options: &[A], answer: &str) -> Option<A> {
     if let Ok(n) = answer.parse::<usize>() {
         return n.checked_sub(1).and_then(|i| options.get(i)).copied();
     }
-    options.iter().find(|o| o.to_string() == answer).copied()
+    options
+        .iter()
+        .find(|o| o.as_str().eq_ignore_ascii_case(answer))
+        .copied()
 }
 
 /// Decides a phase handoff.
 pub(crate) fn handoff(handoff: &PhaseHandoff) -> Result<HandoffChoice, CliError> {
     let actions: Vec<HandoffAction> = handoff.available_actions().iter().collect();
     loop {
-        let action = choose("decide the handoff:", &actions)?;
+        let action = choose_action("decide the handoff:", &actions)?;
         let text = match action {
             HandoffAction::RetryFeedback => Some(prompt("feedback for the next attempt: ")?),
             HandoffAction::ContinueWithWaiver => Some(prompt("the waiver's reason: ")?),
@@ -74,7 +113,7 @@ pub(crate) fn handoff(handoff: &PhaseHandoff) -> Result<HandoffChoice, CliError>
 /// Decides what a run starts from when the checkout has uncommitted
 /// changes.
 pub(crate) fn intake() -> Result<IntakeChoice, CliError> {
-    let action = choose(
+    let action = choose_action(
         "the checkout has uncommitted changes; the run starts from:",
         IntakeAction::ALL,
     )?;
@@ -85,13 +124,47 @@ pub(crate) fn intake() -> Result<IntakeChoice, CliError> {
     Ok(IntakeChoice::from_parts(action, message)?)
 }
 
-/// Decides a delivery gate.
-pub(crate) fn delivery(gate: &DeliveryGate) -> Result<DeliveryChoice, CliError> {
+/// How many lines of the run's diff the delivery prompt shows at most.
+const DIFF_LINES: usize = 400;
+
+/// Decides a delivery gate; `diff` gives the run's diff when asked to show
+/// it. `approve` asks for the commit message.
+pub(crate) fn delivery(
+    gate: &DeliveryGate,
+    diff: impl Fn() -> Result<Vec<u8>, CliError>,
+) -> Result<DeliveryChoice, CliError> {
     let actions: Vec<_> = gate.available_actions().iter().collect();
-    let action = choose("decide the delivery:", &actions)?;
+    let action = loop {
+        match choose("decide the delivery:", &actions, &[('d', "show the diff")])? {
+            Picked::Action(action) => break action,
+            Picked::Extra('d') => show_diff(&diff()?),
+            Picked::Extra(_) => {}
+        }
+    };
+    let message = (action == DeliveryAction::Approve)
+        .then(|| prompt("commit message (empty for the profile's default): "))
+        .transpose()?
+        .filter(|m| !m.is_empty());
     let note = prompt("a note for the record (empty for none): ")?;
     let note = (!note.is_empty()).then_some(note);
-    Ok(DeliveryChoice::from_parts(action, None, note)?)
+    Ok(DeliveryChoice::from_parts(action, message, note)?)
+}
+
+fn show_diff(patch: &[u8]) {
+    let text = String::from_utf8_lossy(patch);
+    let lines: Vec<&str> = text.lines().collect();
+    for line in lines.iter().take(DIFF_LINES) {
+        output::err(line);
+    }
+    if lines.len() > DIFF_LINES {
+        output::err(&format!(
+            "… {} more line(s); `orcho delivery show RUN --json` lists every file",
+            lines.len() - DIFF_LINES
+        ));
+    }
+    if lines.is_empty() {
+        output::err("(the run changed nothing)");
+    }
 }
 
 /// Answers a question batch: numbered options, several numbers separated

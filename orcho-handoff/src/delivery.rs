@@ -28,15 +28,15 @@ action_enum! {
     /// ```
     pub enum DeliveryAction in "delivery" {
         /// Commit the run's diff into the target checkout.
-        Approve => "approve",
+        Approve => "approve": "commit exactly the run's diff into your checkout",
         /// Apply the run's diff to the target checkout, uncommitted.
-        Apply => "apply",
+        Apply => "apply": "apply the run's diff to your checkout, uncommitted",
         /// After a rejected release: start a correction follow-up.
-        Fix => "fix",
+        Fix => "fix": "start a correction follow-up run from the findings",
         /// Close the gate; change nothing.
-        Skip => "skip",
+        Skip => "skip": "close the gate and change nothing",
         /// Stop; leave the retained worktree for manual inspection.
-        Halt => "halt",
+        Halt => "halt": "stop; keep the worktree for inspection",
     }
 }
 

@@ -24,13 +24,13 @@ action_enum! {
     /// ```
     pub enum IntakeAction in "intake" {
         /// Carry the changes into the run's worktree as a seed patch.
-        Include => "include",
+        Include => "include": "carry your uncommitted changes into the run's worktree",
         /// Start from `HEAD`; leave the changes in the checkout.
-        Exclude => "exclude",
+        Exclude => "exclude": "start from HEAD; your changes stay here, untouched",
         /// Commit the changes first; start from that commit.
-        Commit => "commit",
+        Commit => "commit": "commit your changes first, then start from that commit",
         /// Do not start the run.
-        Halt => "halt",
+        Halt => "halt": "do not start the run",
     }
 }
 

@@ -185,32 +185,47 @@ fn pause_hint(step: &Step, run: &RunId) -> Result<(&'static str, String), CliErr
     })
 }
 
-/// Asks the operator at the terminal and records the answer.
+/// Asks the operator at the terminal and records the answer. When a
+/// different decision was recorded meanwhile (from another terminal, or
+/// over MCP), that one stands: it is said, and the run goes on with it.
 fn ask(run: &Run, step: &Step) -> Result<(), CliError> {
     let engine = run.engine();
     let id = run.id();
-    match step {
+    let recorded = match step {
         Step::DecideHandoff(handoff) => {
             let request = DecisionRequest::new(prompt::handoff(handoff)?, DecidedBy::Operator);
-            engine.decide(id, handoff.id(), request)?;
+            engine.decide(id, handoff.id(), request).map(drop)
         }
         Step::DecideIntake(_) => {
             let request = DecisionRequest::new(prompt::intake()?, DecidedBy::Operator);
-            engine.decide_intake(id, request)?;
+            engine.decide_intake(id, request).map(drop)
         }
         Step::DecideDelivery(gate) => {
-            let request = DecisionRequest::new(prompt::delivery(gate)?, DecidedBy::Operator);
-            engine.decide_delivery(id, request)?;
+            let choice = prompt::delivery(gate, || Ok(engine.delivery_patch(id)?))?;
+            engine
+                .decide_delivery(id, DecisionRequest::new(choice, DecidedBy::Operator))
+                .map(drop)
         }
         Step::AnswerQuestions(request)
         | Step::ApprovePlan(request)
         | Step::HandleDeviation(request) => {
             let answers = prompt::questions(request)?;
-            engine.answer(id, &request.id, answers, DecidedBy::Operator)?;
+            engine
+                .answer(id, &request.id, answers, DecidedBy::Operator)
+                .map(drop)
         }
         other => return Err(unknown_step(other)),
+    };
+    match recorded {
+        Err(e) if e.is_conflict() => {
+            output::err(
+                "a different decision was recorded meanwhile (from another terminal or a client); \
+                 the run goes on with that one",
+            );
+            Ok(())
+        }
+        other => Ok(other?),
     }
-    Ok(())
 }
 
 fn unknown_step(step: &Step) -> CliError {

@@ -141,12 +141,13 @@ impl Screen {
     }
 }
 
-/// The number the menu on `screen` gives `action` (`  3) halt`).
+/// The number the menu on `screen` gives `action`
+/// (`  3) halt   stop the run here`).
 fn menu_number(screen: &str, action: &str) -> Result<String> {
     screen
         .lines()
         .filter_map(|l| l.trim().split_once(") "))
-        .find(|(_, name)| name.trim() == action)
+        .find(|(_, entry)| entry.split_whitespace().next() == Some(action))
         .map(|(n, _)| n.to_owned())
         .ok_or_else(|| format!("no `{action}` in the menu:\n{screen}").into())
 }
@@ -267,5 +268,101 @@ fn a_handoff_prompt_answered_continue_at_a_terminal_completes() -> Result {
         answer_at_a_terminal(&repo, &["--in-place"], "continue")?,
         Some(0)
     );
+    Ok(())
+}
+
+/// `orcho <args>` at a pseudo-terminal: the child, a writer to its
+/// terminal, and its screen.
+fn at_a_terminal(repo: &Repo, args: &[&str]) -> Result<(std::process::Child, File, Screen)> {
+    let pty = pty()?;
+    let mut command = repo.command(args);
+    command
+        .stdin(Stdio::from(pty.slave.try_clone()?))
+        .stdout(Stdio::from(pty.slave.try_clone()?))
+        .stderr(Stdio::from(pty.slave));
+    let child = command.spawn()?;
+    drop(command);
+    let writer = pty.master.try_clone()?;
+    Ok((child, writer, Screen::new(pty.master)))
+}
+
+fn type_line(writer: &mut File, line: &str) -> Result {
+    writer.write_all(format!("{line}\n").as_bytes())?;
+    writer.flush()?;
+    Ok(())
+}
+
+#[test]
+fn menus_say_what_each_action_does() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let (mut child, mut writer, mut screen) =
+        at_a_terminal(&repo, &["run", "--phase", "review=false", "--in-place"])?;
+    let shown = screen.until("choose 1-", WAIT)?.to_owned();
+    assert!(
+        shown.contains("run the phase again with your feedback"),
+        "{shown}"
+    );
+    assert!(shown.contains("stop the run here"), "{shown}");
+    let halt = menu_number(&shown, "halt")?;
+    type_line(&mut writer, &halt)?;
+    assert_eq!(crate::support::wait(&mut child, WAIT)?.code(), Some(5));
+    Ok(())
+}
+
+#[test]
+fn the_delivery_prompt_shows_the_diff_and_asks_for_the_commit_message() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let (mut child, mut writer, mut screen) = at_a_terminal(
+        &repo,
+        &[
+            "run",
+            "--phase",
+            r#"review=sh -c "echo hello > greeting.txt""#,
+        ],
+    )?;
+    let shown = screen.until("choose 1-", WAIT)?.to_owned();
+    assert!(shown.contains("d) show the diff"), "{shown}");
+    type_line(&mut writer, "d")?;
+    screen.until("+hello", WAIT)?;
+    let approve = menu_number(&shown, "approve")?;
+    type_line(&mut writer, &approve)?;
+    screen.until("commit message", WAIT)?;
+    type_line(&mut writer, "Add a greeting")?;
+    screen.until("a note for the record", WAIT)?;
+    type_line(&mut writer, "")?;
+    assert_eq!(crate::support::wait(&mut child, WAIT)?.code(), Some(0));
+    assert_eq!(repo.git(&["log", "-1", "--format=%s"])?, "Add a greeting");
+    assert_eq!(
+        std::fs::read_to_string(repo.dir().join("greeting.txt"))?,
+        "hello\n"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_decision_taken_elsewhere_while_the_prompt_waits_is_adopted() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let (mut child, mut writer, mut screen) =
+        at_a_terminal(&repo, &["run", "--phase", "review=false", "--in-place"])?;
+    let shown = screen.until("choose 1-", WAIT)?.to_owned();
+    let run = shown
+        .split("run ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .ok_or(format!("no run id on the screen:\n{shown}"))?
+        .to_owned();
+    // Another terminal decides first.
+    repo.orcho(&["handoff", "decide", &run, "halt"])?
+        .expect_code(0);
+    let cont = menu_number(&shown, "continue")?;
+    type_line(&mut writer, &cont)?;
+    let status = crate::support::wait(&mut child, WAIT)?;
+    let shown = screen.until("halted", WAIT)?.to_owned();
+    assert!(
+        shown.contains("a different decision was recorded meanwhile"),
+        "{shown}"
+    );
+    assert!(!shown.contains("error:"), "{shown}");
+    assert_eq!(status.code(), Some(5), "{shown}");
     Ok(())
 }

@@ -406,8 +406,22 @@ impl DeliveryGates {
             .map_err(|kind| PointError::of_run("deliver the decision of", run, kind))
     }
 
-    /// The patch, checked against the gate's digest, as an absolute path.
-    fn checked_patch(&self, gate: &DeliveryGate) -> Result<Utf8PathBuf, Kind> {
+    /// The run's diff as a binary patch (`git diff --binary`), checked
+    /// against the digest its gate recorded: what `approve` and `apply`
+    /// would deliver, for a host to show.
+    ///
+    /// # Errors
+    ///
+    /// No gate for the run, a patch that cannot be read, or one that is not
+    /// the gate's any more.
+    pub fn patch(&self, run: &RunId) -> Result<Vec<u8>, DeliveryError> {
+        let gate = self.gate(run)?;
+        self.read_patch(&gate)
+            .map(|(bytes, _)| bytes)
+            .map_err(|kind| PointError::of_run("read the patch of", run, kind))
+    }
+
+    fn read_patch(&self, gate: &DeliveryGate) -> Result<(Vec<u8>, Utf8PathBuf), Kind> {
         let path = self.patch_path(&gate.run);
         let bytes = std::fs::read(&path).map_err(|e| {
             refused(DeliveryRefusal::ReadPatch {
@@ -422,6 +436,12 @@ impl DeliveryGates {
                 computed,
             }));
         }
+        Ok((bytes, path))
+    }
+
+    /// The patch, checked against the gate's digest, as an absolute path.
+    fn checked_patch(&self, gate: &DeliveryGate) -> Result<Utf8PathBuf, Kind> {
+        let (_, path) = self.read_patch(gate)?;
         absolute(&path)
     }
 

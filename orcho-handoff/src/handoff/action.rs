@@ -30,14 +30,14 @@ action_enum! {
     /// ```
     pub enum HandoffAction in "handoff" {
         /// Proceed despite the verdict. Recorded as an override.
-        Continue => "continue",
+        Continue => "continue": "go on to the next phase despite the verdict (recorded as an override)",
         /// Run one more attempt with this feedback. Text required.
-        RetryFeedback => "retry_feedback",
+        RetryFeedback => "retry_feedback": "run the phase again with your feedback",
         /// Accept the findings as a known risk, with a durable waiver. Text
         /// required.
-        ContinueWithWaiver => "continue_with_waiver",
+        ContinueWithWaiver => "continue_with_waiver": "go on, accepting the findings as a known risk (a durable waiver)",
         /// Stop the run here. Terminal.
-        Halt => "halt",
+        Halt => "halt": "stop the run here",
     }
 }
 

@@ -25,6 +25,9 @@ pub trait Action: Copy + Eq + Hash + fmt::Debug + fmt::Display + Send + Sync + '
     /// The snake_case spelling.
     fn as_str(self) -> &'static str;
 
+    /// What the action does, in a few words, for a menu.
+    fn description(self) -> &'static str;
+
     /// The action spelled `s` (any ASCII case).
     ///
     /// # Errors
@@ -46,7 +49,7 @@ macro_rules! action_enum {
     (
         $(#[$meta:meta])*
         pub enum $name:ident in $point:literal {
-            $($(#[$vmeta:meta])* $variant:ident => $spelling:literal,)+
+            $($(#[$vmeta:meta])* $variant:ident => $spelling:literal: $description:literal,)+
         }
     ) => {
         $(#[$meta])*
@@ -64,6 +67,12 @@ macro_rules! action_enum {
 
             fn as_str(self) -> &'static str {
                 Self::as_str(self)
+            }
+
+            fn description(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $description,)+
+                }
             }
         }
 

@@ -332,6 +332,19 @@ impl Engine {
             .map_err(|e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e))))
     }
 
+    /// The run's diff as the binary patch its delivery gate would
+    /// deliver.
+    ///
+    /// # Errors
+    ///
+    /// No delivery gate, or a patch that is not the gate's any more.
+    pub fn delivery_patch(&self, run: &RunId) -> Result<Vec<u8>, EngineError> {
+        self.inner
+            .deliveries
+            .patch(run)
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e))))
+    }
+
     /// Records the delivery decision. It changes nothing yet:
     /// [`Run::resume`](crate::Run::resume) delivers it.
     ///
