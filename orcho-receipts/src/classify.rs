@@ -9,6 +9,7 @@ use std::{
     },
 };
 
+use camino::Utf8PathBuf;
 use orcho_core::{Digest, SchemaVersion};
 
 use crate::{
@@ -162,7 +163,7 @@ pub enum StaleReason {
         /// The spec digest now.
         current: Digest,
     },
-    /// The environment's declaration or the base variables changed, or the
+    /// The environment's declaration or a variable it binds changed, or the
     /// command now runs in another environment.
     Environment {
         /// The environment it ran in.
@@ -173,6 +174,16 @@ pub enum StaleReason {
         current_name: EnvName,
         /// That environment's digest now (`None`: not in the current state).
         current: Option<Digest>,
+        /// The variables whose values differ from the run's (empty when
+        /// only the declaration changed).
+        changed: Vec<String>,
+    },
+    /// `PATH` now finds another program for the command than it ran.
+    Program {
+        /// The program it ran.
+        recorded: Utf8PathBuf,
+        /// The program it would run now (`None`: none is found).
+        current: Option<Utf8PathBuf>,
     },
 }
 
@@ -199,8 +210,33 @@ impl fmt::Display for StaleReason {
                 f,
                 "it ran in environment `{recorded_name}`, but is declared in `{current_name}`"
             ),
-            Self::Environment { recorded_name, .. } => {
-                write!(f, "environment `{recorded_name}` changed")
+            Self::Environment {
+                recorded_name,
+                changed,
+                ..
+            } if changed.is_empty() => write!(f, "environment `{recorded_name}` changed"),
+            Self::Environment {
+                recorded_name,
+                changed,
+                ..
+            } => write!(
+                f,
+                "environment `{recorded_name}` changed: {} changed",
+                changed
+                    .iter()
+                    .map(|v| format!("`{v}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Self::Program {
+                recorded,
+                current: Some(current),
+            } => write!(f, "`PATH` now finds `{current}`, not `{recorded}`"),
+            Self::Program {
+                recorded,
+                current: None,
+            } => {
+                write!(f, "`PATH` no longer finds `{recorded}`")
             }
         }
     }
@@ -285,6 +321,12 @@ impl fmt::Display for InvalidReason {
 pub struct EnvironmentState {
     /// The environment's digest now.
     pub digest: Digest,
+    /// Its digest now as receipts of schema 1 computed it, which a receipt
+    /// of that schema may still match.
+    pub legacy: Option<Digest>,
+    /// The values of the variables receipts recorded (the base variables
+    /// and those the environment binds), to name the ones that changed.
+    pub vars: BTreeMap<String, String>,
     /// The subject fingerprint now.
     pub subject: Digest,
     /// Each declared dependency's fingerprint now (`None`: path absent).
@@ -300,9 +342,25 @@ impl EnvironmentState {
     ) -> Self {
         Self {
             digest,
+            legacy: None,
+            vars: BTreeMap::new(),
             subject,
             dependencies,
         }
+    }
+
+    /// Sets the digest receipts of schema 1 match.
+    #[must_use]
+    pub fn with_legacy(mut self, legacy: Digest) -> Self {
+        self.legacy = Some(legacy);
+        self
+    }
+
+    /// Sets the variables' values now.
+    #[must_use]
+    pub fn with_vars(mut self, vars: BTreeMap<String, String>) -> Self {
+        self.vars = vars;
+        self
     }
 }
 
@@ -314,6 +372,8 @@ impl EnvironmentState {
 pub struct CurrentState {
     /// The state of each environment.
     pub environments: BTreeMap<EnvName, EnvironmentState>,
+    /// The program each command would run now (`None`: none found).
+    pub programs: BTreeMap<CommandName, Option<Utf8PathBuf>>,
 }
 
 impl CurrentState {
@@ -554,16 +614,39 @@ fn stale_reasons(
     };
     let env_state = state.environments.get(current_name);
     let env_current = env_state.map(|s| s.digest);
-    if current_name != receipt.environment.as_str()
-        || env_current != Some(receipt.environment_digest)
-    {
+    let holds = env_state.is_some_and(|s| {
+        s.digest == receipt.environment_digest || s.legacy == Some(receipt.environment_digest)
+    });
+    if current_name != receipt.environment.as_str() || !holds {
+        // The variables the run recorded whose value is not what it is now
+        // (set, changed or unset since).
+        let changed = env_state
+            .map(|s| {
+                receipt
+                    .inherited_env
+                    .iter()
+                    .filter(|(k, v)| s.vars.get(*k) != Some(*v))
+                    .map(|(k, _)| k.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
         reasons.push(StaleReason::Environment {
             recorded_name: receipt.environment.clone(),
             recorded: receipt.environment_digest,
             current_name: EnvName::new(current_name)
                 .unwrap_or_else(|_| receipt.environment.clone()),
             current: env_current,
+            changed,
         });
+    }
+    if let Some(recorded) = &receipt.program {
+        let current = state.programs.get(&receipt.command).cloned().flatten();
+        if current.as_ref() != Some(recorded) {
+            reasons.push(StaleReason::Program {
+                recorded: recorded.clone(),
+                current,
+            });
+        }
     }
     if receipt.subject_after != receipt.subject_before {
         reasons.push(StaleReason::ChangedByRun {

@@ -227,6 +227,14 @@ pub struct Environment {
     /// Variables set for its commands (a command's own `env` wins).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// Variables of the host's environment a result depends on (such as
+    /// `JAVA_HOME`): passed through to its commands and bound into their
+    /// receipts, which go stale when one changes. Nothing else of the
+    /// host's environment is bound: `PATH`, `HOME`, `TERM` or `LANG` may
+    /// change without staling a receipt (the program `PATH` resolves is
+    /// bound instead).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inherit: Vec<String>,
     /// Other checkouts a result depends on, each fingerprinted on its own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dependencies: Vec<Dependency>,
@@ -247,6 +255,7 @@ impl Environment {
             name,
             working_dir: default_working_dir(),
             env: BTreeMap::new(),
+            inherit: Vec::new(),
             dependencies: Vec::new(),
             subject: Vec::new(),
             assertions: Vec::new(),
@@ -270,6 +279,14 @@ impl Environment {
     #[must_use]
     pub fn with_env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.env.insert(key.into(), value.into());
+        self
+    }
+
+    /// Binds a variable of the host's environment (see
+    /// [`inherit`](Self::inherit)).
+    #[must_use]
+    pub fn with_inherit(mut self, name: impl Into<String>) -> Self {
+        self.inherit.push(name.into());
         self
     }
 
@@ -300,7 +317,7 @@ impl Environment {
         for path in &self.subject {
             check_inside(path).map_err(|p| ContractError::new(at(), p))?;
         }
-        for key in self.env.keys() {
+        for key in self.env.keys().chain(&self.inherit) {
             check_var(key).map_err(|p| ContractError::new(at(), p))?;
         }
         let mut seen = BTreeSet::new();

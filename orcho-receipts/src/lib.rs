@@ -110,10 +110,10 @@ pub use readiness::{
 };
 pub use receipt::{
     AssertionResult, CommandReceipt, DependencyFingerprint, ENVIRONMENT_CONTEXT, EnvReceipt,
-    Failure, LogRecord, SPEC_CONTEXT,
+    Failure, LEGACY_ENVIRONMENT_CONTEXT, LogRecord, SPEC_CONTEXT,
 };
 pub use store::{
     COMMAND_RECEIPT_CONTEXT, ENV_RECEIPT_CONTEXT, LoadedReceipt, RECEIPT_SCHEMA, ReceiptKey,
     ReceiptStore, StoredReceipt,
 };
-pub use verifier::{Verifier, environment_digest, spec_digest};
+pub use verifier::{Verifier, bound_env, environment_digest, spec_digest};

@@ -130,14 +130,14 @@ impl ReadinessSummary {
     }
 
     /// Builds a summary from classified commands and the environment
-    /// receipts in `store`; `environment_digest` gives each environment's
-    /// current digest.
+    /// receipts in `store`; `environment_holds` says whether an
+    /// environment's recorded digest still describes it.
     pub fn build(
         contract: &VerificationContract,
         store: &ReceiptStore,
         classified: &[Classified],
         exploratory_commands: u64,
-        environment_digest: impl Fn(&Environment) -> Digest,
+        environment_holds: impl Fn(&Environment, Digest) -> bool,
     ) -> Self {
         let environments = contract
             .environments
@@ -149,7 +149,7 @@ impl ReadinessSummary {
                         "its assertions were never checked".to_owned(),
                     ),
                     LoadedReceipt::Invalid(reason) => (EnvStatus::Invalid, reason.to_string()),
-                    LoadedReceipt::Valid(r) if r.environment_digest != environment_digest(env) => (
+                    LoadedReceipt::Valid(r) if !environment_holds(env, r.environment_digest) => (
                         EnvStatus::Stale,
                         "the environment changed since its assertions were checked".to_owned(),
                     ),

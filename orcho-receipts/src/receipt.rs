@@ -13,8 +13,14 @@ use crate::{CommandName, CommandSpec, EnvName, ExitStatus};
 
 /// The `derive_key` context of command-spec digests.
 pub const SPEC_CONTEXT: &str = "orcho command spec v1";
-/// The `derive_key` context of environment digests.
-pub const ENVIRONMENT_CONTEXT: &str = "orcho environment v1";
+/// The `derive_key` context of environment digests: the declaration and
+/// the variables it binds (its `env` and the host variables it `inherit`s).
+pub const ENVIRONMENT_CONTEXT: &str = "orcho environment v2";
+
+/// The context of environment digests written before receipt schema 2,
+/// which bound every base variable (`TERM`, `HOME`, …): still accepted for
+/// a receipt when the base variables are as they were.
+pub const LEGACY_ENVIRONMENT_CONTEXT: &str = "orcho environment v1";
 
 /// The receipt of one execution of a declared command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,11 +34,17 @@ pub struct CommandReceipt {
     pub spec_digest: Digest,
     /// The environment it ran in.
     pub environment: EnvName,
-    /// The digest of that environment's declaration and the base variables
-    /// (context [`ENVIRONMENT_CONTEXT`]).
+    /// The digest of that environment's declaration and the variables it
+    /// binds (context [`ENVIRONMENT_CONTEXT`]; [`LEGACY_ENVIRONMENT_CONTEXT`]
+    /// in receipts of schema 1).
     pub environment_digest: Digest,
-    /// The base variables it inherited from the host (never secrets).
+    /// The variables the environment binds, with their values when it ran:
+    /// its `env` and the host variables it `inherit`s (never secrets). In
+    /// receipts of schema 1: the base variables.
     pub inherited_env: BTreeMap<String, String>,
+    /// The program the command ran, as its `PATH` resolved it then (`None`
+    /// in receipts of schema 1).
+    pub program: Option<Utf8PathBuf>,
     /// Its working directory, relative to the checkout root.
     pub working_dir: Utf8PathBuf,
     /// The subject fingerprint just before it ran.

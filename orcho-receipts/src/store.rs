@@ -19,7 +19,11 @@ use crate::{
 ///
 /// Changelog:
 /// - 1: first version.
-pub const RECEIPT_SCHEMA: SchemaVersion = SchemaVersion::new(1);
+/// - 2: command receipts record the resolved `program`; environment
+///   digests bind the declared variables only
+///   ([`ENVIRONMENT_CONTEXT`](crate::ENVIRONMENT_CONTEXT)). Schema 1 is
+///   still read.
+pub const RECEIPT_SCHEMA: SchemaVersion = SchemaVersion::new(2);
 
 /// The `derive_key` context of command-receipt digests.
 pub const COMMAND_RECEIPT_CONTEXT: &str = "orcho command receipt v1";

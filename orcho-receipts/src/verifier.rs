@@ -19,7 +19,7 @@ use crate::{
     exec::{self, BaseEnv, CancelToken, CapturedOutput, DEFAULT_GRACE, ExecRequest},
     fingerprint::Fingerprinter,
     readiness::{ExploratoryLog, ReadinessSummary},
-    receipt::{ENVIRONMENT_CONTEXT, SPEC_CONTEXT},
+    receipt::{ENVIRONMENT_CONTEXT, LEGACY_ENVIRONMENT_CONTEXT, SPEC_CONTEXT},
 };
 
 /// How long an assertion's command may run.
@@ -39,9 +39,29 @@ pub fn spec_digest(spec: &CommandSpec) -> Digest {
     Digest::from_blake3(HASHER.clone().update(&json).finalize())
 }
 
-/// The digest of an environment's declaration together with the base
-/// variables its commands inherit (context [`ENVIRONMENT_CONTEXT`]).
+/// The digest of an environment's declaration together with the values
+/// of the variables it binds ([`bound_env`]), context
+/// [`ENVIRONMENT_CONTEXT`]. The rest of the host's environment (`TERM`,
+/// `HOME`, `LANG`, `PATH`) is not part of it.
 pub fn environment_digest(environment: &Environment, base: &BaseEnv) -> Digest {
+    #[derive(Serialize)]
+    struct Hashed<'a> {
+        environment: &'a Environment,
+        bound: BTreeMap<String, String>,
+    }
+    let hashed = Hashed {
+        environment,
+        bound: bound_env(environment, base),
+    };
+    Digest::derive(
+        ENVIRONMENT_CONTEXT,
+        &serde_json::to_vec(&hashed).unwrap_or_default(),
+    )
+}
+
+/// The environment digest receipts of schema 1 recorded: the declaration
+/// and every base variable (context [`LEGACY_ENVIRONMENT_CONTEXT`]).
+pub(crate) fn legacy_environment_digest(environment: &Environment, base: &BaseEnv) -> Digest {
     #[derive(Serialize)]
     struct Hashed<'a> {
         environment: &'a Environment,
@@ -52,9 +72,45 @@ pub fn environment_digest(environment: &Environment, base: &BaseEnv) -> Digest {
         base: base.iter().collect(),
     };
     Digest::derive(
-        ENVIRONMENT_CONTEXT,
+        LEGACY_ENVIRONMENT_CONTEXT,
         &serde_json::to_vec(&hashed).unwrap_or_default(),
     )
+}
+
+/// The variables `environment` binds, with their values now: its `env`,
+/// and each variable it `inherit`s, as `base` has it (absent when unset).
+pub fn bound_env(environment: &Environment, base: &BaseEnv) -> BTreeMap<String, String> {
+    let mut bound = environment.env.clone();
+    for name in &environment.inherit {
+        if let Some(value) = base.get(name) {
+            bound
+                .entry(name.clone())
+                .or_insert_with(|| value.to_owned());
+        }
+    }
+    bound
+}
+
+/// The program `argv0` names, as a command running in `cwd` with `path` as
+/// its `PATH` finds it: an absolute path, or `None` when nothing runnable
+/// is found.
+pub(crate) fn resolve_program(
+    argv0: &str,
+    path: Option<&str>,
+    cwd: &Utf8Path,
+) -> Option<Utf8PathBuf> {
+    let found = exec::lookup::find_program(
+        OsStr::new(argv0),
+        path.map(OsStr::new),
+        Some(cwd.as_std_path()),
+    )
+    .ok()?;
+    let found = Utf8PathBuf::try_from(found).ok()?;
+    Some(if found.is_absolute() {
+        found
+    } else {
+        cwd.join(found)
+    })
 }
 
 /// Runs what a [`VerificationContract`] declares against one checkout and
@@ -95,8 +151,9 @@ pub struct Verifier {
 
 impl Verifier {
     /// A verifier for `checkout`, recording in `store`, with the system
-    /// clock, [`BaseEnv::inherit`], and secret values read from this
-    /// process's environment.
+    /// clock, [`BaseEnv::inherit`] plus the host variables the contract's
+    /// environments `inherit`, and secret values read from this process's
+    /// environment.
     ///
     /// # Errors
     ///
@@ -107,12 +164,18 @@ impl Verifier {
         store: ReceiptStore,
     ) -> Result<Self, ContractError> {
         contract.validate()?;
+        let base_env = BaseEnv::inherit().with_host_vars(
+            contract
+                .environments
+                .iter()
+                .flat_map(|e| e.inherit.iter().map(String::as_str)),
+        );
         Ok(Self {
             contract,
             checkout: checkout.to_owned(),
             store,
             clock: Arc::new(SystemClock::new()),
-            base_env: BaseEnv::inherit(),
+            base_env,
             secrets: BTreeMap::new(),
             grace: DEFAULT_GRACE,
             tail_bytes: 4096,
@@ -230,10 +293,18 @@ impl Verifier {
         let logs = self.store.reserve_logs(name, started_at)?;
 
         let cwd = self.checkout.join(&environment.working_dir);
+        let bound = bound_env(&environment, &self.base_env);
+        let program = spec.argv.first().and_then(|argv0| {
+            resolve_program(
+                argv0,
+                self.command_path(&environment, spec).as_deref(),
+                &cwd,
+            )
+        });
         let mut request = ExecRequest::new(spec.argv.iter().map(OsString::from))
             .cwd(cwd)
             .envs(self.base_env.clone())
-            .envs(environment.env.clone())
+            .envs(bound.clone())
             .envs(spec.env.clone())
             .timeout(spec.effective_timeout())
             .grace(self.grace)
@@ -268,11 +339,8 @@ impl Verifier {
             spec_digest: spec_digest(spec),
             environment: environment.name.clone(),
             environment_digest: environment_digest(&environment, &self.base_env),
-            inherited_env: self
-                .base_env
-                .iter()
-                .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                .collect(),
+            inherited_env: bound,
+            program,
             working_dir: environment.working_dir.clone(),
             subject_before,
             subject_after,
@@ -287,6 +355,16 @@ impl Verifier {
         };
         self.store.write_command_receipt(&receipt)?;
         Ok(receipt)
+    }
+
+    /// The `PATH` a command of `environment` runs with: its own `env`'s,
+    /// else the environment's, else the base's.
+    fn command_path(&self, environment: &Environment, spec: &CommandSpec) -> Option<String> {
+        spec.env
+            .get("PATH")
+            .or_else(|| environment.env.get("PATH"))
+            .cloned()
+            .or_else(|| self.base_env.get("PATH").map(str::to_owned))
     }
 
     fn log_record(&self, out: &CapturedOutput) -> LogRecord {
@@ -388,6 +466,15 @@ impl Verifier {
         let mut subjects: BTreeMap<Vec<Utf8PathBuf>, Digest> = BTreeMap::new();
         for spec in &self.contract.commands {
             let environment = self.environment(spec);
+            let cwd = self.checkout.join(&environment.working_dir);
+            let program = spec.argv.first().and_then(|argv0| {
+                resolve_program(
+                    argv0,
+                    self.command_path(&environment, spec).as_deref(),
+                    &cwd,
+                )
+            });
+            state.programs.insert(spec.name.clone(), program);
             if state.environments.contains_key(&environment.name) {
                 continue;
             }
@@ -416,6 +503,14 @@ impl Verifier {
                     environment_digest(&environment, &self.base_env),
                     subject,
                     dependencies,
+                )
+                .with_legacy(legacy_environment_digest(&environment, &self.base_env))
+                .with_vars(
+                    self.base_env
+                        .iter()
+                        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                        .chain(bound_env(&environment, &self.base_env))
+                        .collect(),
                 ),
             );
         }
@@ -447,7 +542,10 @@ impl Verifier {
             &self.store,
             &classified,
             exploratory,
-            |env| environment_digest(env, &self.base_env),
+            |env, recorded| {
+                recorded == environment_digest(env, &self.base_env)
+                    || recorded == legacy_environment_digest(env, &self.base_env)
+            },
         ))
     }
 }

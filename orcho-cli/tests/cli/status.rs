@@ -84,3 +84,50 @@ fn invalid_when_the_receipt_is_tampered_with() -> Result {
     assert_eq!(out.json()?["required"][0]["next_action"], "investigate");
     Ok(())
 }
+
+#[test]
+fn a_terminal_a_home_or_a_locale_of_its_own_keeps_receipts_present() -> Result {
+    let repo = Repo::with_files(QUICK, &[("ok", "")])?;
+    let out = repo.orcho_in(".", &[("TERM", "xterm"), ("LANG", "C")], &["verify"])?;
+    out.expect_code(0);
+    // As inside tmux, in another shell, with another home.
+    let out = repo.orcho_in(
+        ".",
+        &[
+            ("TERM", "tmux-256color"),
+            ("LANG", "C.UTF-8"),
+            ("HOME", "/nonexistent-home"),
+        ],
+        &["status", "--json"],
+    )?;
+    out.expect_code(0);
+    assert_eq!(out.json()?["required"][0]["status"], "present", "{out}");
+    Ok(())
+}
+
+/// QUICK with an environment that binds the host's `APP_MODE`.
+const INHERITS: &str = "\
+schema: 1
+name: cli-inherit
+extends: builtin:quick
+verification:
+  environments:
+    - name: default
+      inherit: [APP_MODE]
+  commands:
+    - { name: test, argv: [sh, -c, \"test -f ok\"] }
+  required: [test]
+";
+
+#[test]
+fn a_changed_declared_variable_stales_a_receipt_and_is_named() -> Result {
+    let repo = Repo::with_files(INHERITS, &[("ok", "")])?;
+    repo.orcho_in(".", &[("APP_MODE", "fast")], &["verify"])?
+        .expect_code(0);
+    let out = repo.orcho_in(".", &[("APP_MODE", "fast")], &["status"])?;
+    out.expect_code(0);
+    let out = repo.orcho_in(".", &[("APP_MODE", "thorough")], &["status"])?;
+    out.expect_code(3);
+    assert!(out.stdout.contains("`APP_MODE` changed"), "{out}");
+    Ok(())
+}

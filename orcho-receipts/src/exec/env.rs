@@ -47,6 +47,18 @@ impl BaseEnv {
         Self { vars }
     }
 
+    /// Adds the host variables `names` of this process that are set and
+    /// valid UTF-8 (variables a contract declares it `inherit`s).
+    #[must_use]
+    pub fn with_host_vars<'a>(mut self, names: impl IntoIterator<Item = &'a str>) -> Self {
+        for name in names {
+            if let Some(value) = std::env::var_os(name).and_then(|v| v.into_string().ok()) {
+                self.vars.insert(name.to_owned(), value);
+            }
+        }
+        self
+    }
+
     /// Sets a variable.
     #[must_use]
     pub fn with(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {

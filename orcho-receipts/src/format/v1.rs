@@ -1,7 +1,8 @@
-//! Version 1 of the receipt documents.
+//! Versions 1 and 2 of the receipt documents (2 adds `program`).
 //!
 //! Changelog of [`RECEIPT_SCHEMA`](crate::RECEIPT_SCHEMA):
 //! - 1: first version.
+//! - 2: `program` in command receipts.
 
 use std::{collections::BTreeMap, time::Duration};
 
@@ -28,6 +29,8 @@ pub(crate) struct CommandReceiptV1 {
     #[serde(deserialize_with = "digest")]
     pub(crate) environment_digest: Digest,
     pub(crate) inherited_env: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) program: Option<Utf8PathBuf>,
     pub(crate) working_dir: Utf8PathBuf,
     #[serde(deserialize_with = "digest")]
     pub(crate) subject_before: Digest,
@@ -324,6 +327,7 @@ impl From<&CommandReceipt> for CommandReceiptV1 {
             environment: r.environment.clone(),
             environment_digest: r.environment_digest,
             inherited_env: r.inherited_env.clone(),
+            program: r.program.clone(),
             working_dir: r.working_dir.clone(),
             subject_before: r.subject_before,
             subject_after: r.subject_after,
@@ -358,6 +362,7 @@ impl From<CommandReceiptV1> for CommandReceipt {
             environment: r.environment,
             environment_digest: r.environment_digest,
             inherited_env: r.inherited_env,
+            program: r.program,
             working_dir: r.working_dir,
             subject_before: r.subject_before,
             subject_after: r.subject_after,

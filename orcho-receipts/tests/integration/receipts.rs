@@ -307,14 +307,110 @@ fn stale_by_a_changed_argv() -> Result {
 }
 
 #[test]
-fn a_changed_base_environment_is_stale() -> Result {
+fn a_changed_base_environment_keeps_a_receipt_present() -> Result {
     let f = fixture()?;
     f.verifier()?.run_command(&name("test"), None)?;
+    // A terminal, a locale, a home: nothing the contract binds.
+    let v = f.verifier()?.with_base_env(
+        fixed_env()
+            .with("LANG", "C.UTF-8")
+            .with("TERM", "tmux-256color")
+            .with("HOME", "/elsewhere"),
+    );
+    assert_eq!(status(&v, "test")?, ReceiptStatus::Present);
+    Ok(())
+}
+
+#[test]
+fn a_changed_inherited_variable_is_stale_and_named() -> Result {
+    let f = fixture()?;
+    let contract = CONTRACT.replace(
+        "  - name: default\n",
+        "  - name: default\n    inherit: [JAVA_HOME]\n",
+    );
+    let verifier = |java: &str| -> Result<Verifier> {
+        Ok(f.verifier_with(&contract, f.store())?
+            .with_base_env(fixed_env().with("JAVA_HOME", java)))
+    };
+    verifier("/opt/jdk-21")?.run_command(&name("test"), None)?;
+    assert_eq!(
+        status(&verifier("/opt/jdk-21")?, "test")?,
+        ReceiptStatus::Present
+    );
+    let reasons = stale_reasons(status(&verifier("/opt/jdk-17")?, "test")?);
+    insta::assert_snapshot!(reasons[0], @"environment `default` changed: `JAVA_HOME` changed");
+    Ok(())
+}
+
+#[test]
+fn a_path_that_finds_another_program_is_stale() -> Result {
+    let f = fixture()?;
+    f.verifier()?.run_command(&name("test"), None)?;
+    // Another `sh` ahead of the system's on `PATH`.
+    let bin = f.checkout.parent().ok_or("no parent")?.join("bin");
+    std::fs::create_dir_all(&bin)?;
+    std::os::unix::fs::symlink("/bin/sh", bin.join("sh"))?;
+    let v = f
+        .verifier()?
+        .with_base_env(BaseEnv::empty().with("PATH", format!("{bin}:/usr/bin:/bin")));
+    let reasons = stale_reasons(status(&v, "test")?);
+    assert!(
+        reasons.iter().any(|r| r
+            .to_string()
+            .starts_with(&format!("`PATH` now finds `{bin}/sh`, not `"))),
+        "{reasons:?}"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_receipt_of_schema_1_stays_present_while_its_environment_holds() -> Result {
+    let f = fixture()?;
+    f.verifier()?.run_command(&name("test"), None)?;
+    // Rewrite the receipt as schema 1 wrote it: no `program`, the
+    // environment digest over the declaration and every base variable.
+    let contract: VerificationContract = serde_yaml::from_str(CONTRACT)?;
+    let environment = contract.environment("default").ok_or("no default")?;
+    #[derive(serde::Serialize)]
+    struct Hashed<'a> {
+        environment: &'a orcho_receipts::Environment,
+        base: std::collections::BTreeMap<&'a str, &'a str>,
+    }
+    let base = fixed_env();
+    let legacy = Digest::derive(
+        orcho_receipts::LEGACY_ENVIRONMENT_CONTEXT,
+        &serde_json::to_vec(&Hashed {
+            environment,
+            base: base.iter().collect(),
+        })?,
+    );
+    let path = f.latest("test");
+    let text = std::fs::read_to_string(&path)?;
+    let body = &text[..text.find("\n  \"digest\": ").ok_or("no digest line")?];
+    let body: String = body
+        .replacen("\"schema\": 2", "\"schema\": 1", 1)
+        .lines()
+        .filter(|l| !l.starts_with("  \"program\": "))
+        .map(|l| {
+            if l.starts_with("  \"environment_digest\": ") {
+                format!("  \"environment_digest\": \"{legacy}\",")
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let digest = Digest::derive(COMMAND_RECEIPT_CONTEXT, body.as_bytes());
+    crate::write_bytes(
+        &path,
+        format!("{body}\n  \"digest\": \"{digest}\"\n}}\n").as_bytes(),
+    )?;
+    assert_eq!(status(&f.verifier()?, "test")?, ReceiptStatus::Present);
+    // Its digest bound every base variable: a changed one stales it.
     let v = f
         .verifier()?
         .with_base_env(fixed_env().with("LANG", "C.UTF-8"));
-    let reasons = stale_reasons(status(&v, "test")?);
-    insta::assert_snapshot!(reasons[0], @"environment `default` changed");
+    assert!(matches!(status(&v, "test")?, ReceiptStatus::Stale(_)));
     Ok(())
 }
 
@@ -476,16 +572,16 @@ fn a_receipt_from_a_newer_schema_is_invalid_and_never_overwritten() -> Result {
     v.run_command(&name("test"), None)?;
     let path = f.latest("test");
     let future =
-        "{\n  \"schema\": 2,\n  \"command\": \"test\",\n  \"verdict\": {\"nested\": [1, 2]}\n}\n";
+        "{\n  \"schema\": 3,\n  \"command\": \"test\",\n  \"verdict\": {\"nested\": [1, 2]}\n}\n";
     crate::write_bytes(&path, future.as_bytes())?;
     let s = status(&v, "test")?;
     assert!(
         matches!(s, ReceiptStatus::Invalid(InvalidReason::TooNew { .. })),
         "{s}"
     );
-    insta::assert_snapshot!(s, @"invalid: the receipt has schema 2, newer than 1; upgrade Orcho to read it");
+    insta::assert_snapshot!(s, @"invalid: the receipt has schema 3, newer than 2; upgrade Orcho to read it");
     let err = v.run_command(&name("test"), None).unwrap_err();
-    insta::assert_snapshot!(orcho_core::error_chain(&err).replace(f.checkout.as_str(), "<checkout>"), @"command `test`: caused by: `<checkout>/.orcho/receipts/test/latest.json` has schema 2, newer than this build writes; refusing to overwrite it");
+    insta::assert_snapshot!(orcho_core::error_chain(&err).replace(f.checkout.as_str(), "<checkout>"), @"command `test`: caused by: `<checkout>/.orcho/receipts/test/latest.json` has schema 3, newer than this build writes; refusing to overwrite it");
     assert_eq!(std::fs::read_to_string(&path)?, future);
     Ok(())
 }
