@@ -92,8 +92,10 @@ pub fn bound_env(environment: &Environment, base: &BaseEnv) -> BTreeMap<String, 
 }
 
 /// The program `argv0` names, as a command running in `cwd` with `path` as
-/// its `PATH` finds it: an absolute path, or `None` when nothing runnable
-/// is found.
+/// its `PATH` finds it, or `None` when nothing runnable is found. A program
+/// in the checkout (`./scripts/check.sh`) stays relative to `cwd`: its
+/// content is part of the subject, and the same receipt holds for the same
+/// tree wherever it is checked out.
 pub(crate) fn resolve_program(
     argv0: &str,
     path: Option<&str>,
@@ -105,12 +107,7 @@ pub(crate) fn resolve_program(
         Some(cwd.as_std_path()),
     )
     .ok()?;
-    let found = Utf8PathBuf::try_from(found).ok()?;
-    Some(if found.is_absolute() {
-        found
-    } else {
-        cwd.join(found)
-    })
+    Utf8PathBuf::try_from(found).ok()
 }
 
 /// Runs what a [`VerificationContract`] declares against one checkout and
@@ -515,6 +512,56 @@ impl Verifier {
             );
         }
         Ok(state)
+    }
+
+    /// Takes over the receipts `from` holds (another checkout's, of the same
+    /// tree: a run's worktree after its diff was delivered here) that are
+    /// present for this checkout as it is now: each is written into this
+    /// verifier's store with its logs. A receipt that is not present here
+    /// (the trees differ, or it failed) is left where it is. Returns the
+    /// commands taken over.
+    ///
+    /// # Errors
+    ///
+    /// When the current state cannot be captured, or a receipt or log
+    /// cannot be written.
+    pub fn adopt(&self, from: &ReceiptStore) -> Result<Vec<CommandName>, ReceiptError> {
+        let state = self.current_state()?;
+        let mut adopted = Vec::new();
+        for spec in &self.contract.commands {
+            let crate::LoadedReceipt::Valid(receipt) = from.load_command_receipt(&spec.name) else {
+                continue;
+            };
+            if crate::classify::status_of(&self.contract, &state, &receipt)
+                != crate::ReceiptStatus::Present
+            {
+                continue;
+            }
+            for log in [&receipt.stdout.path, &receipt.stderr.path]
+                .into_iter()
+                .flatten()
+            {
+                let (source, target) = (from.dir().join(log), self.store.dir().join(log));
+                let copy = || -> std::io::Result<u64> {
+                    if let Some(dir) = target.parent() {
+                        std::fs::create_dir_all(dir)?;
+                    }
+                    std::fs::copy(&source, &target)
+                };
+                copy().map_err(|e| {
+                    ReceiptError::command(
+                        spec.name.as_str(),
+                        ReceiptErrorKind::Io {
+                            path: target.clone(),
+                            source: e,
+                        },
+                    )
+                })?;
+            }
+            self.store.write_command_receipt(&receipt)?;
+            adopted.push(spec.name.clone());
+        }
+        Ok(adopted)
     }
 
     /// Captures the current state and classifies every declared command

@@ -131,3 +131,51 @@ fn a_changed_declared_variable_stales_a_receipt_and_is_named() -> Result {
     assert!(out.stdout.contains("`APP_MODE` changed"), "{out}");
     Ok(())
 }
+
+#[test]
+fn a_run_leaves_the_checkouts_receipts_alone_and_a_delivery_carries_its_own_over() -> Result {
+    let repo = Repo::with_files(QUICK, &[("ok", "")])?;
+    verify(&repo, true)?;
+    expect_status(&repo, "present")?;
+    let out = repo.orcho(&[
+        "run",
+        "--phase",
+        "implement=sh -c 'echo new > feature.txt'",
+        "--no-interactive",
+        "--json",
+    ])?;
+    out.expect_code(4);
+    let run = crate::support::run_id(&out.json()?)?;
+    // The run proved its worktree; the checkout's receipt is as it was.
+    expect_status(&repo, "present")?;
+    assert!(
+        repo.run_dir(&run)
+            .join("receipts/test/latest.json")
+            .is_file()
+    );
+
+    repo.orcho(&["delivery", "decide", &run, "approve"])?
+        .expect_code(0);
+    let out = repo.orcho(&["resume", &run, "--json"])?;
+    out.expect_code(0);
+    assert!(
+        out.json()?["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("receipts carried over: test")),
+        "{out}"
+    );
+    // The delivered tree is the one the run proved: its receipt is the
+    // checkout's now.
+    let out = expect_status(&repo, "present")?;
+    let latest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
+        repo.dir().join(".orcho/receipts/test/latest.json"),
+    )?)?;
+    assert_eq!(
+        latest["subject_before"],
+        serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(
+            repo.run_dir(&run).join("receipts/test/latest.json")
+        )?)?["subject_before"],
+        "{out}"
+    );
+    Ok(())
+}

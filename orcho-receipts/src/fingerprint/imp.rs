@@ -27,7 +27,7 @@ use crate::{FingerprintError, FingerprintErrorKind, exec::BaseEnv};
 
 /// The `derive_key` context of checkout fingerprints. Changing what is
 /// hashed means changing this string, which changes every fingerprint.
-pub const FINGERPRINT_CONTEXT: &str = "orcho checkout fingerprint v1";
+pub const FINGERPRINT_CONTEXT: &str = "orcho checkout fingerprint v2";
 
 /// The `derive_key` context of the per-file content digests inside a
 /// fingerprint.
@@ -505,7 +505,8 @@ pub(crate) struct Entry {
 
 impl Entry {
     /// Feeds the entry into the fingerprint: path length and bytes, kind,
-    /// permission bits, then the content digest or the symlink target.
+    /// whether the owner may execute it, then the content digest or the
+    /// symlink target.
     pub(crate) fn feed(&self, path: &[u8], out: &mut Vec<u8>) {
         out.extend_from_slice(&(path.len() as u64).to_le_bytes());
         out.extend_from_slice(path);
@@ -516,7 +517,10 @@ impl Entry {
             Kind::Other => b'o',
         };
         out.push(kind);
-        out.extend_from_slice(&(self.stat.mode & 0o7777).to_le_bytes());
+        // As git sees a file's mode: executable or not. Other permission
+        // bits follow the umask of whoever wrote the file, and two checkouts
+        // of the same tree must have the same fingerprint.
+        out.push(u8::from(self.stat.mode & 0o100 != 0));
         match self.kind {
             Kind::File => {
                 out.extend_from_slice(&self.content);

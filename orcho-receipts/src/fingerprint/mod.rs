@@ -1,20 +1,23 @@
 //! Checkout fingerprints: one digest for "these exact files".
 //!
 //! A fingerprint is a blake3 digest in `derive_key` mode under the context
-//! [`FINGERPRINT_CONTEXT`] (`"orcho checkout fingerprint v1"`), written
+//! [`FINGERPRINT_CONTEXT`] (`"orcho checkout fingerprint v2"`), written
 //! `blake3:<hex>`. It covers, for every listed path in byte order:
 //!
 //! - the relative path, as raw bytes with `/` separators (so non-UTF-8 names
 //!   work; they are shown lossily in messages), prefixed by its length;
 //! - the kind: regular file, symlink, directory (a git submodule entry) or
 //!   other (a FIFO or socket, which is never opened);
-//! - the permission bits (`mode & 0o7777`);
+//! - whether its owner may execute it (`mode & 0o100`), as git records a
+//!   file's mode: the other permission bits depend on the umask of whoever
+//!   wrote it, and two checkouts of the same tree fingerprint alike (`v1`
+//!   hashed every permission bit);
 //! - for a file, the blake3 digest of its contents under [`FILE_CONTEXT`];
 //!   for a symlink, its target (symlinks are never followed);
 //!
-//! and finally the number of entries. Changing any byte, name, mode or link
-//! target changes the fingerprint; the order the files were found in does
-//! not.
+//! and finally the number of entries. Changing any byte, name, executable
+//! bit or link target changes the fingerprint; the order the files were
+//! found in does not.
 //!
 //! **Which files** ([`walk`](self) rules): in a git work tree, exactly what
 //! `git ls-files -co --exclude-standard` lists; elsewhere a walk that honours

@@ -434,3 +434,20 @@ fn the_listing_cache_skips_git_only_while_nothing_git_depends_on_changed() -> Re
     assert_eq!(reused, 9);
     Ok(())
 }
+
+#[test]
+fn only_the_executable_bit_of_a_mode_counts() -> Result {
+    let dir = temp()?;
+    let root = &dir.path;
+    write(root, "a.txt", "same\n", 0o644)?;
+    let fp = fingerprinter().fingerprint(root, &[])?.digest;
+    // Another umask: the same tree.
+    write(root, "a.txt", "same\n", 0o600)?;
+    assert_eq!(fingerprinter().fingerprint(root, &[])?.digest, fp);
+    write(root, "a.txt", "same\n", 0o664)?;
+    assert_eq!(fingerprinter().fingerprint(root, &[])?.digest, fp);
+    // Executable: another tree, as git sees it.
+    write(root, "a.txt", "same\n", 0o744)?;
+    assert_ne!(fingerprinter().fingerprint(root, &[])?.digest, fp);
+    Ok(())
+}

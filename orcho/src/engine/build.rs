@@ -133,26 +133,54 @@ impl Engine {
         &self.inner.handoffs
     }
 
+    /// The verifier of a run's receipts. A run in a worktree keeps them
+    /// with the run (`runs/<id>/receipts/`): they prove the worktree, and
+    /// the checkout's own receipts stay as they were. A run in place proves
+    /// the checkout itself, in the store's receipts.
     pub(super) fn verifier(
         &self,
+        state: &crate::RunState,
+    ) -> Result<Option<Arc<Verifier>>, EngineError> {
+        let store = match state.workspace() {
+            Some(_) => self.run_receipts(state.run()),
+            None => ReceiptStore::new(self.inner.runs.root()),
+        };
+        self.verifier_in(state.checkout(), store)
+    }
+
+    /// Where a run in a worktree keeps its receipts.
+    pub(super) fn run_receipts(&self, run: &orcho_core::RunId) -> ReceiptStore {
+        ReceiptStore::new(self.inner.runs.layout().run(run).path())
+    }
+
+    /// A verifier of `checkout` recording in `store`.
+    pub(super) fn verifier_in(
+        &self,
         checkout: &Utf8Path,
+        store: ReceiptStore,
     ) -> Result<Option<Arc<Verifier>>, EngineError> {
         let Some(contract) = &self.inner.plan.verification else {
             return Ok(None);
         };
-        let verifier = Verifier::new(
-            contract.clone(),
-            checkout,
-            ReceiptStore::new(self.inner.runs.root()),
-        )
-        .map_err(|e| {
-            EngineError::store(
-                self.inner.runs.root(),
-                EngineErrorKind::Contract(Box::new(e)),
-            )
-        })?
-        .with_clock(Arc::clone(&self.inner.clock))
-        .with_base_env(self.inner.base_env.clone());
+        let inherited: Vec<String> = contract
+            .environments
+            .iter()
+            .flat_map(|e| e.inherit.iter().cloned())
+            .collect();
+        let verifier = Verifier::new(contract.clone(), checkout, store)
+            .map_err(|e| {
+                EngineError::store(
+                    self.inner.runs.root(),
+                    EngineErrorKind::Contract(Box::new(e)),
+                )
+            })?
+            .with_clock(Arc::clone(&self.inner.clock))
+            .with_base_env(
+                self.inner
+                    .base_env
+                    .clone()
+                    .with_host_vars(inherited.iter().map(String::as_str)),
+            );
         Ok(Some(Arc::new(verifier)))
     }
 }

@@ -71,7 +71,7 @@ impl Run {
             // A plan without final acceptance: every phase passed.
             None => (Verdict::Approved, Vec::new()),
         };
-        let readiness = match self.engine.verifier(&ws.worktree)? {
+        let readiness = match self.engine.verifier(&state)? {
             Some(verifier) => blocking_readiness(&verifier)
                 .await
                 .map_err(|e| self.err(e))?,
@@ -129,11 +129,49 @@ impl Run {
             .deliver(&recorded)
             .map_err(|e| self.delivery_err(e))?;
         let target = self.workspace()?.target;
-        let detail = describe_outcome(&outcome, &target);
+        let mut detail = describe_outcome(&outcome, &target);
+        if matches!(
+            outcome.action(),
+            DeliveryAction::Approve | DeliveryAction::Apply
+        ) {
+            detail.push_str(&self.carry_receipts_over(&target));
+        }
         self.commit(RunEvent::Delivered {
             action: outcome.action(),
             detail,
         })
+    }
+}
+
+impl Run {
+    /// Takes the run's receipts over into the target's store where the
+    /// delivered tree is the one they prove (see [`Verifier::adopt`]), and
+    /// says what came of it, for the delivery's detail. Delivery has
+    /// happened: a failure here is said, not raised.
+    ///
+    /// [`Verifier::adopt`]: orcho_receipts::Verifier::adopt
+    fn carry_receipts_over(&self, target: &Utf8Path) -> String {
+        let store = orcho_receipts::ReceiptStore::new(self.engine.inner.runs.root());
+        let verifier = match self.engine.verifier_in(target, store) {
+            Ok(Some(verifier)) => verifier,
+            Ok(None) => return String::new(),
+            Err(e) => return format!("; receipts not carried over: {e}"),
+        };
+        match verifier.adopt(&self.engine.run_receipts(self.id())) {
+            Ok(adopted) if adopted.is_empty() => String::new(),
+            Ok(adopted) => format!(
+                "; receipts carried over: {}",
+                adopted
+                    .iter()
+                    .map(|c| c.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Err(e) => format!(
+                "; receipts not carried over: {}",
+                orcho_core::error_chain(&e)
+            ),
+        }
     }
 }
 

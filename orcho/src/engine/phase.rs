@@ -29,7 +29,7 @@ impl Run {
         let mut input = state.input().clone();
         input.follow_up = state.follow_up().as_ref().map(|f| f.brief.clone());
         if phase.role == PhaseRole::FinalAcceptance
-            && let Some(verifier) = self.engine.verifier(state.checkout())?
+            && let Some(verifier) = self.engine.verifier(&state)?
         {
             let cursor = (state.phase_index(), state.round(), state.attempt());
             if state.receipts_rerun_at() != Some(cursor) {
@@ -86,7 +86,7 @@ impl Run {
         let Some(phase) = plan.phases.get(state.phase_index()) else {
             return Ok(());
         };
-        let verifier = engine.verifier(state.checkout())?;
+        let verifier = engine.verifier(&state)?;
 
         let done: Vec<usize> = flight.records.iter().map(|r| r.index).collect();
         let halted_by = flight

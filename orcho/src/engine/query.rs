@@ -144,7 +144,7 @@ impl Engine {
         // A run halted before its worktree existed (or whose worktree was
         // removed since) has no tree to classify receipts against.
         let verifier = match state.checkout().is_dir() {
-            true => self.verifier(state.checkout())?,
+            true => self.verifier(&state)?,
             false => None,
         };
         let receipts = match verifier {
