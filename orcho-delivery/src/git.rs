@@ -162,6 +162,34 @@ impl Git {
         Ok(())
     }
 
+    /// Whether `patch` applies to the files `HEAD` committed (checked in a
+    /// private index: the tree's own index and files are not touched).
+    pub(crate) fn applies_to_head(&self, patch: &Utf8Path) -> Result<bool, GitError> {
+        let (private, _tmp) = self.private_index("HEAD")?;
+        Ok(private
+            .check(&["apply", "--cached", "--check", patch.as_str()])?
+            .is_ok())
+    }
+
+    /// This tree with a private index read from `rev`, and the directory
+    /// that holds the index (removed when dropped).
+    pub(crate) fn private_index(&self, rev: &str) -> Result<(Self, tempfile::TempDir), GitError> {
+        let tmp = tempfile::Builder::new()
+            .prefix("orcho-index-")
+            .tempdir()
+            .map_err(|e| GitError::new(&["read-tree"], &self.dir, GitErrorKind::TempIndex(e)))?;
+        let index = Utf8PathBuf::try_from(tmp.path().join("index")).map_err(|e| {
+            GitError::new(
+                &["read-tree"],
+                &self.dir,
+                GitErrorKind::TempIndex(e.into_io_error()),
+            )
+        })?;
+        let private = self.with_index(&index);
+        private.run(&["read-tree", rev])?;
+        Ok((private, tmp))
+    }
+
     /// `git status --porcelain=v1 -z` with every untracked file listed
     /// and renames shown as a deletion and an addition.
     pub(crate) fn status(&self) -> Result<Vec<StatusEntry>, GitError> {

@@ -24,7 +24,7 @@ action_enum! {
     /// ```
     pub enum IntakeAction in "intake" {
         /// Carry the changes into the run's worktree as a seed patch.
-        Include => "include": "carry your uncommitted changes into the run's worktree",
+        Include => "include": "carry your uncommitted changes into the run's worktree; delivery brings only the run's work on top of them",
         /// Start from `HEAD`; leave the changes in the checkout.
         Exclude => "exclude": "start from HEAD; your changes stay here, untouched",
         /// Commit the changes first; start from that commit.

@@ -216,3 +216,67 @@ fn a_commit_refused_by_a_hook_leaves_the_index_as_it_was() -> Result {
     assert_eq!(repo.git(&["log", "-1", "--format=%s"])?, "initial");
     Ok(())
 }
+
+/// One phase that approves, with no receipts to prove: its release is
+/// approved.
+const NO_RECEIPTS: &str = "\
+schema: 1
+name: no-receipts
+phases:
+  - name: implement
+    role: implement
+";
+
+/// Ten lines, one word each.
+const TEN: &str = "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n";
+
+/// A run that includes the user's uncommitted edit of `a.txt`, and whose
+/// phase edits `a.txt` too with `sed_script`; stops at the delivery gate.
+fn included_then_edited(sed_script: &str) -> Result<(Repo, String)> {
+    let repo = Repo::with_files(NO_RECEIPTS, &[("a.txt", TEN)])?;
+    // The user's uncommitted change, on the first line.
+    repo.write("a.txt", &TEN.replacen("one", "ONE", 1))?;
+    let phase = format!("implement=sed -i {sed_script} a.txt");
+    let out = repo.orcho(&["run", "--phase", &phase, "--no-interactive", "--json"])?;
+    out.expect_code(4);
+    let run = run_id(&out.json()?)?;
+    repo.orcho(&["intake", &run, "include"])?.expect_code(0);
+    let out = repo.orcho(&["resume", &run, "--no-interactive", "--json"])?;
+    out.expect_code(4);
+    assert_eq!(out.json()?["awaiting"], "delivery", "{out}");
+    Ok((repo, run))
+}
+
+#[test]
+fn an_included_file_the_run_edits_is_delivered_with_the_runs_work_alone() -> Result {
+    // The run changes the last line, far from the user's change.
+    let (repo, run) = included_then_edited("s/ten/TEN/")?;
+    repo.orcho(&["delivery", "decide", &run, "approve"])?
+        .expect_code(0);
+    repo.orcho(&["resume", &run, "--json"])?.expect_code(0);
+    // The commit holds the run's change alone; the user's stays uncommitted.
+    let committed = repo.git(&["show", "HEAD:a.txt"])?;
+    assert_eq!(committed, TEN.replacen("ten", "TEN", 1).trim_end());
+    let now = std::fs::read_to_string(repo.dir().join("a.txt"))?;
+    assert_eq!(now, TEN.replacen("one", "ONE", 1).replacen("ten", "TEN", 1));
+    assert_eq!(repo.git(&["diff", "--name-only"])?, "a.txt");
+    assert_eq!(repo.git(&["diff", "--cached", "--name-only"])?, "");
+    Ok(())
+}
+
+#[test]
+fn a_run_that_builds_on_included_changes_can_be_applied_not_committed_alone() -> Result {
+    // The run changes the line next to the user's change: its diff needs it.
+    let (repo, run) = included_then_edited("s/two/TWO/")?;
+    let out = repo.orcho(&["delivery", "decide", &run, "approve"])?;
+    out.expect_code(1);
+    assert!(out.stderr.contains("builds on them"), "{out}");
+    assert!(out.stderr.contains("`apply`"), "{out}");
+    repo.orcho(&["delivery", "decide", &run, "apply"])?
+        .expect_code(0);
+    repo.orcho(&["resume", &run, "--json"])?.expect_code(0);
+    let now = std::fs::read_to_string(repo.dir().join("a.txt"))?;
+    assert_eq!(now, TEN.replacen("one", "ONE", 1).replacen("two", "TWO", 1));
+    assert_eq!(repo.git(&["log", "-1", "--format=%s"])?, "initial");
+    Ok(())
+}

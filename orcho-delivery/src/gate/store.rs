@@ -331,7 +331,7 @@ impl DeliveryGates {
                     }
                     if action.changes_target() {
                         let status = self.check_target(gate)?;
-                        if status.is_conflicting() {
+                        if status.refuses(action) {
                             return Err(refused(DeliveryRefusal::TargetConflict(status)));
                         }
                     }
@@ -451,9 +451,9 @@ impl DeliveryGates {
         Ok(git.check(args).map_err(|e| refused(e.into()))?.is_ok())
     }
 
-    fn refuse_conflicting(&self, gate: &DeliveryGate) -> Result<(), Kind> {
+    fn refuse_conflicting(&self, gate: &DeliveryGate, action: DeliveryAction) -> Result<(), Kind> {
         let status = self.check_target(gate)?;
-        if status.is_conflicting() {
+        if status.refuses(action) {
             return Err(refused(DeliveryRefusal::TargetConflict(status)));
         }
         Ok(())
@@ -472,7 +472,7 @@ impl DeliveryGates {
             }
             return Err(self.conflict(gate, Some(check))?);
         }
-        self.refuse_conflicting(gate)?;
+        self.refuse_conflicting(gate, DeliveryAction::Apply)?;
         git.run(&["apply", patch.as_str()]).map_err(git_err)?;
         Ok(())
     }
@@ -482,12 +482,16 @@ impl DeliveryGates {
         let git = Git::new(&gate.target);
         let git_err = |e| refused(DeliveryRefusal::from(e));
         let paths: Vec<&str> = gate.diff.files.iter().map(|f| f.path.as_str()).collect();
+        if let TargetStatus::Overlapping { .. } = self.check_target(gate)? {
+            self.refuse_conflicting(gate, DeliveryAction::Approve)?;
+            return commit_over_uncommitted(&git, &patch, &paths, message).map_err(git_err);
+        }
         match git
             .check(&["apply", "--check", "--index", patch.as_str()])
             .map_err(git_err)?
         {
             Ok(()) => {
-                self.refuse_conflicting(gate)?;
+                self.refuse_conflicting(gate, DeliveryAction::Approve)?;
                 git.run(&["apply", "--index", patch.as_str()])
                     .map_err(git_err)?;
             }
@@ -529,7 +533,7 @@ impl DeliveryGates {
                 overlapping,
                 apply_check: apply_check.or(check),
             },
-            TargetStatus::Clean | TargetStatus::Dirty { .. } => TargetStatus::Conflicting {
+            _ => TargetStatus::Conflicting {
                 dirty: Vec::new(),
                 overlapping: Vec::new(),
                 apply_check: check,
@@ -559,6 +563,50 @@ impl DeliveryGates {
             .state(run, &delivery_point())
             .map_err(|kind| PointError::of_run("read the delivery state of", run, kind))
     }
+}
+
+/// Commits the run's diff alone into a target whose files it touches have
+/// uncommitted changes: the commit is `HEAD` with the diff applied
+/// (built in a private index, so nothing the user staged goes in), the
+/// index entries of the run's paths follow the new commit, and the
+/// working tree gets the diff on top of the uncommitted changes, which
+/// stay uncommitted. A delivery that died part way is finished, not
+/// repeated. Unlike a plain commit, no commit hook runs.
+fn commit_over_uncommitted(
+    git: &Git,
+    patch: &Utf8Path,
+    paths: &[&str],
+    message: &str,
+) -> Result<String, crate::GitError> {
+    let (private, _tmp) = git.private_index("HEAD")?;
+    let committed = private
+        .check(&["apply", "--cached", "--check", "--reverse", patch.as_str()])?
+        .is_ok();
+    if !committed {
+        private.run(&["apply", "--cached", patch.as_str()])?;
+        let tree = String::from_utf8_lossy(&private.run(&["write-tree"])?)
+            .trim()
+            .to_owned();
+        let old = git.head()?;
+        let commit = String::from_utf8_lossy(&git.run(&[
+            "commit-tree",
+            &tree,
+            "-p",
+            &old,
+            "-m",
+            message,
+        ])?)
+        .trim()
+        .to_owned();
+        git.run(&["update-ref", "HEAD", &commit, &old])?;
+    }
+    let mut reset = vec!["reset", "--quiet", "--"];
+    reset.extend(paths);
+    git.run(&reset)?;
+    if git.check(&["apply", "--check", patch.as_str()])?.is_ok() {
+        git.run(&["apply", patch.as_str()])?;
+    }
+    git.head()
 }
 
 /// `path` made absolute against the current directory, so that git can be

@@ -20,6 +20,21 @@ pub enum TargetStatus {
         /// The changed (or untracked) paths.
         paths: Vec<Utf8PathBuf>,
     },
+    /// The run also changed files that have uncommitted changes (included
+    /// into the run at intake, say), and its diff applies on top of them:
+    /// `apply` brings the run's changes over the uncommitted ones. `approve`
+    /// commits the run's changes alone, leaving the uncommitted ones as
+    /// they are, when they also apply to the committed files
+    /// (`committable`); when they build on the uncommitted changes, it is
+    /// refused.
+    Overlapping {
+        /// The target's uncommitted paths.
+        dirty: Vec<Utf8PathBuf>,
+        /// Those of them the run also changed.
+        overlapping: Vec<Utf8PathBuf>,
+        /// Whether the run's diff applies to the committed files too.
+        committable: bool,
+    },
     /// The diff would conflict: the target's own changes touch the run's
     /// files, or `git apply --check` fails. `approve` and `apply` are
     /// refused; the gate stays decidable.
@@ -37,6 +52,17 @@ impl TargetStatus {
     /// Whether the run's diff would conflict with the target.
     pub fn is_conflicting(&self) -> bool {
         matches!(self, Self::Conflicting { .. })
+    }
+
+    /// Whether the target as it is refuses `action` (`approve` or `apply`).
+    pub fn refuses(&self, action: orcho_handoff::DeliveryAction) -> bool {
+        match self {
+            Self::Conflicting { .. } => action.changes_target(),
+            Self::Overlapping {
+                committable: false, ..
+            } => action == orcho_handoff::DeliveryAction::Approve,
+            _ => false,
+        }
     }
 
     /// Whether the target has no uncommitted changes.
@@ -62,11 +88,17 @@ impl TargetStatus {
         } else {
             git.check(&["apply", "--check", patch.as_str()])?.err()
         };
-        Ok(if !overlapping.is_empty() || apply_check.is_some() {
+        Ok(if apply_check.is_some() {
             Self::Conflicting {
                 dirty,
                 overlapping,
                 apply_check,
+            }
+        } else if !overlapping.is_empty() {
+            Self::Overlapping {
+                dirty,
+                overlapping,
+                committable: git.applies_to_head(patch)?,
             }
         } else if dirty.is_empty() {
             Self::Clean
@@ -82,6 +114,27 @@ impl fmt::Display for TargetStatus {
             Self::Clean => f.write_str("clean"),
             Self::Dirty { paths } => {
                 write!(f, "dirty ({} paths, none the run changed)", paths.len())
+            }
+            Self::Overlapping {
+                overlapping,
+                committable,
+                ..
+            } => {
+                write!(
+                    f,
+                    "the run also changed {}, which have uncommitted changes; its diff applies on top of them",
+                    overlapping
+                        .iter()
+                        .map(|p| format!("`{p}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )?;
+                if !committable {
+                    f.write_str(
+                        ", but builds on them: `approve` cannot commit the run's changes alone (`apply` brings them uncommitted)",
+                    )?;
+                }
+                Ok(())
             }
             Self::Conflicting {
                 overlapping,
