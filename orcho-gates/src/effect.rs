@@ -105,7 +105,9 @@ impl GateFailure {
         vec![finding]
     }
 
-    fn of(result: &QualityGateResult, on_fail: FailStrategy) -> Self {
+    /// The failure `result` is, under strategy `on_fail` (whatever its
+    /// outcome: a passed result makes a failure with nothing to show).
+    pub fn of(result: &QualityGateResult, on_fail: FailStrategy) -> Self {
         Self {
             gate: result.gate.clone(),
             on_fail,

@@ -206,6 +206,8 @@ pub(crate) struct GateDoc<'a> {
     pub(crate) findings: &'a [Finding],
     pub(crate) available_actions: Vec<&'static str>,
     pub(crate) blocked: Vec<BlockedDoc>,
+    /// The waivers the release stands on.
+    pub(crate) waivers: &'a [String],
 }
 
 /// One changed file of a diff.
@@ -268,6 +270,7 @@ impl<'a> GateDoc<'a> {
                     reason: b.reason().to_string(),
                 })
                 .collect(),
+            waivers: gate.waivers(),
         }
     }
 }

@@ -130,6 +130,9 @@ pub(crate) fn gate(gate: &DeliveryGate) -> String {
         .iter()
         .map(|a| a.as_str())
         .collect();
+    for waiver in gate.waivers() {
+        let _ = writeln!(text, "  waived: {waiver}");
+    }
     let _ = write!(text, "available: {}", actions.join(", "));
     text
 }
@@ -232,14 +235,7 @@ pub(crate) fn gate_result(record: &orcho::gates::GateRecord, lines: usize) -> St
         record.on_fail
     );
     if result.outcome.is_failure() {
-        let failure = orcho::gates::GateFailure::new(
-            result.gate.clone(),
-            record.on_fail,
-            result.outcome.clone(),
-        )
-        .with_summary(result.summary.clone())
-        .with_findings(result.findings.clone())
-        .with_output_tail(result.output_tail.clone());
+        let failure = orcho::gates::GateFailure::of(result, record.on_fail);
         for finding in failure.findings_shown() {
             let _ = write!(text, "\n  - {}", finding.title);
             if !finding.detail.trim().is_empty() {

@@ -21,6 +21,7 @@ mod runs;
 mod seeing;
 mod status;
 mod support;
+mod waiver;
 
 pub(crate) type Result<T = (), E = Box<dyn std::error::Error + Send + Sync>> =
     std::result::Result<T, E>;

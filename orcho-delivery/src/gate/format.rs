@@ -36,6 +36,8 @@ pub(crate) struct GateDoc {
     pub(crate) release_summary: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) follow_up_of: Option<LinkRepr>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) waivers: Vec<String>,
     pub(crate) created_at: Timestamp,
 }
 
@@ -44,7 +46,7 @@ impl Document for GateDoc {
     /// Version 1: run_id, reviewer_verdict, verdict, worktree, base, target,
     /// diff (files_changed, insertions, deletions, files), patch_digest,
     /// available_actions, blocked, findings, gaps, release_summary,
-    /// follow_up_of, created_at.
+    /// follow_up_of, waivers (when any), created_at.
     const SCHEMA: SchemaVersion = SchemaVersion::new(1);
 }
 
@@ -285,6 +287,7 @@ impl From<DeliveryGate> for GateDoc {
             gaps: g.gaps.into_iter().map(GapRepr::from).collect(),
             release_summary: g.release_summary,
             follow_up_of: g.follow_up_of.map(LinkRepr::from),
+            waivers: g.waivers,
             created_at: g.created_at,
         }
     }
@@ -342,6 +345,7 @@ impl TryFrom<GateDoc> for DeliveryGate {
                 .collect::<Result<_, _>>()?,
             release_summary: d.release_summary,
             follow_up_of: d.follow_up_of.map(FollowUpLink::from),
+            waivers: d.waivers,
             created_at: d.created_at,
         })
     }

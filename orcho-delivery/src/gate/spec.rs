@@ -96,6 +96,7 @@ pub struct DeliverySpec {
     pub(crate) release_summary: Option<String>,
     pub(crate) findings: Vec<Finding>,
     pub(crate) follow_up: Option<FollowUpLink>,
+    pub(crate) waivers: Vec<String>,
 }
 
 impl DeliverySpec {
@@ -129,7 +130,23 @@ impl DeliverySpec {
             release_summary: None,
             findings: Vec::new(),
             follow_up: None,
+            waivers: Vec::new(),
         }
+    }
+
+    /// Drops the gaps and findings a waiver covers (`waived` says which), and
+    /// records each waiver as the gate shows it (`shown`): a waived risk no
+    /// longer rejects the release, and the gate names what was waived.
+    #[must_use]
+    pub fn with_waivers(
+        mut self,
+        waived: impl Fn(&Finding) -> bool,
+        shown: impl IntoIterator<Item = String>,
+    ) -> Self {
+        self.gaps.retain(|gap| !waived(&gap.to_finding()));
+        self.findings.retain(|finding| !waived(finding));
+        self.waivers = shown.into_iter().collect();
+        self
     }
 
     /// The release summary: the default commit message of `approve`.
@@ -178,6 +195,7 @@ pub struct DeliveryGate {
     pub(crate) gaps: Vec<Gap>,
     pub(crate) release_summary: Option<String>,
     pub(crate) follow_up_of: Option<FollowUpLink>,
+    pub(crate) waivers: Vec<String>,
     pub(crate) created_at: Timestamp,
 }
 
@@ -249,6 +267,12 @@ impl DeliveryGate {
     /// The required receipts not present for the delivered state.
     pub fn gaps(&self) -> &[Gap] {
         &self.gaps
+    }
+
+    /// The waivers the release stands on, as they were recorded: each says
+    /// which handoff made it, who, why, and what it covers.
+    pub fn waivers(&self) -> &[String] {
+        &self.waivers
     }
 
     /// The release summary, if any.

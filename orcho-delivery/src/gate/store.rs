@@ -241,6 +241,7 @@ impl DeliveryGates {
             gaps: spec.gaps,
             release_summary: spec.release_summary,
             follow_up_of: spec.follow_up,
+            waivers: spec.waivers,
             created_at: self.points.clock().now(),
         };
         let dir = self.points.run_dir(&run);

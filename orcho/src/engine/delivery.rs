@@ -66,11 +66,19 @@ impl Run {
     async fn delivery_spec(&self) -> Result<DeliverySpec, EngineError> {
         let state = self.state().clone();
         let ws = self.workspace()?;
+        // The reviewer's verdict: receipt gaps are merged in again below,
+        // from the receipts as they are now, less what a waiver covers.
         let (verdict, findings) = match &state.release() {
-            Some(release) => (release.verdict, release.findings.clone()),
+            Some(release) => (release.reviewer, release.findings.clone()),
             // A plan without final acceptance: every phase passed.
             None => (Verdict::Approved, Vec::new()),
         };
+        let waivers = self
+            .engine
+            .inner
+            .handoffs
+            .waivers(self.id())
+            .map_err(|e| self.handoff_err(e))?;
         let readiness = match self.engine.verifier(&state)? {
             Some(verifier) => blocking_readiness(&verifier)
                 .await
@@ -87,6 +95,28 @@ impl Run {
             &readiness,
         )
         .with_findings(findings)
+        .with_waivers(
+            |finding| waivers.covers_finding(finding),
+            waivers.waivers().iter().map(|w| {
+                let covers: Vec<String> = w
+                    .findings()
+                    .iter()
+                    .map(|f| format!("`{}`", f.title()))
+                    .collect();
+                format!(
+                    "handoff {} ({}), by {}: {} — covers {}",
+                    w.handoff(),
+                    w.phase(),
+                    w.waived_by(),
+                    w.reason(),
+                    if covers.is_empty() {
+                        "nothing named".to_owned()
+                    } else {
+                        covers.join(", ")
+                    }
+                )
+            }),
+        )
         .with_release_summary(format!("{} (orcho run {})", state.plan(), state.run()));
         if let Some(of) = &state.follow_up() {
             let parent = self

@@ -150,7 +150,28 @@ impl Run {
         };
         let mut records = flight.records.clone();
         records.sort_by_key(|r| r.index);
-        let effect = phase_effect(records.iter().map(|r| (&r.result, r.on_fail)));
+        // A failure whose every finding a waiver of this run covers was
+        // accepted on purpose: it does not count again (and nothing else
+        // does not).
+        let waivers = engine
+            .inner
+            .handoffs
+            .waivers(self.id())
+            .map_err(|e| self.handoff_err(e))?;
+        let waived = |r: &GateRecord| {
+            r.result.outcome.is_failure()
+                && !waivers.is_empty()
+                && orcho_gates::GateFailure::of(&r.result, r.on_fail)
+                    .findings_shown()
+                    .iter()
+                    .all(|f| waivers.covers_finding(f))
+        };
+        let effect = phase_effect(
+            records
+                .iter()
+                .filter(|r| !waived(r))
+                .map(|r| (&r.result, r.on_fail)),
+        );
         let mut verdict = flight.outcome.verdict;
         let mut findings = flight.outcome.findings.clone();
 
@@ -165,11 +186,6 @@ impl Run {
                         None => orcho_receipts::ReadinessSummary::new(vec![], vec![], vec![], 0),
                     };
                     let acceptance = apply_acceptance(verdict, &summary);
-                    let waivers = engine
-                        .inner
-                        .handoffs
-                        .waivers(self.id())
-                        .map_err(|e| self.handoff_err(e))?;
                     let gaps: Vec<Finding> = acceptance
                         .gaps
                         .iter()

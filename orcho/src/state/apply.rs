@@ -191,10 +191,18 @@ impl RunState {
                 flight.records.push(record.clone());
                 Stage::Gating(flight)
             }
-            (Stage::Gating(mut flight), RunEvent::AcceptanceMerged { verdict, gaps, .. }) => {
+            (
+                Stage::Gating(mut flight),
+                RunEvent::AcceptanceMerged {
+                    reviewer,
+                    verdict,
+                    gaps,
+                },
+            ) => {
                 flight.acceptance = Some((*verdict, gaps.clone()));
                 self.release = Some(Release {
                     verdict: *verdict,
+                    reviewer: *reviewer,
                     findings: flight
                         .outcome
                         .findings

@@ -218,6 +218,9 @@ pub struct FollowUpOf {
 pub struct Release {
     /// The merged verdict.
     pub verdict: Verdict,
+    /// What the reviewer (final acceptance's phase) said, before receipt
+    /// gaps were merged in.
+    pub reviewer: Verdict,
     /// Its findings.
     pub findings: Vec<Finding>,
 }

@@ -236,6 +236,10 @@ pub(crate) struct InFlightV1 {
 #[serde(deny_unknown_fields)]
 pub(crate) struct ReleaseV1 {
     verdict: Verdict,
+    /// The reviewer's verdict, written when it differs from `verdict`
+    /// (snapshots written before it was kept have none: the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reviewer: Option<Verdict>,
     findings: Vec<Finding>,
 }
 
@@ -577,6 +581,7 @@ impl From<&RunState> for StateV1 {
             deviation_replans: s.deviation_replans(),
             release: s.release().map(|r| ReleaseV1 {
                 verdict: r.verdict,
+                reviewer: (r.reviewer != r.verdict).then_some(r.reviewer),
                 findings: r.findings.clone(),
             }),
             delivery_opened: s.delivery_opened(),
@@ -874,6 +879,7 @@ impl TryFrom<StateV1> for RunState {
             base: s.base,
             release: s.release.map(|r| Release {
                 verdict: r.verdict,
+                reviewer: r.reviewer.unwrap_or(r.verdict),
                 findings: r.findings,
             }),
         })
