@@ -9,7 +9,10 @@
 //! Both operations are idempotent, so a process that died half-way through
 //! either is repaired by doing it again.
 
-use camino::Utf8Path;
+use std::time::Duration;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho_receipts::exec::{self, BaseEnv, ExecRequest};
 
 use crate::git::{Git, GitError, GitErrorKind};
 
@@ -217,4 +220,218 @@ pub fn apply_patch(path: &Utf8Path, patch: &Utf8Path) -> Result<bool, GitError> 
             )),
         },
     }
+}
+
+/// How long one `run` step of a worktree's setup or teardown may take.
+const SETUP_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// A worktree's setup or teardown step failed.
+#[derive(Debug, thiserror::Error)]
+#[error("worktree {stage} step {index} (`{step}`) failed")]
+pub struct SetupError {
+    stage: &'static str,
+    index: usize,
+    step: String,
+    #[source]
+    kind: SetupErrorKind,
+}
+
+/// Why a setup or teardown step failed; see [`SetupError`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SetupErrorKind {
+    /// What to link or copy is not in the checkout.
+    #[error("`{0}` is not in the checkout")]
+    Missing(Utf8PathBuf),
+    /// The path is tracked, or git would list it in the worktree: linked
+    /// or copied in, it would become part of the run's diff.
+    #[error(
+        "git does not ignore `{0}`, so it would become part of the run's diff; add it to .gitignore, or let the run create it"
+    )]
+    NotIgnored(Utf8PathBuf),
+    /// A file could not be linked or copied.
+    #[error("cannot write `{path}`")]
+    Io {
+        /// What could not be written.
+        path: Utf8PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A command could not run, or failed.
+    #[error("{0}")]
+    Run(String),
+    /// Git failed.
+    #[error(transparent)]
+    Git(Box<GitError>),
+}
+
+impl SetupError {
+    /// What failed.
+    pub fn kind(&self) -> &SetupErrorKind {
+        &self.kind
+    }
+}
+
+/// Runs `steps` (a contract's `worktree.setup`) in the worktree `path` of
+/// the `target` checkout: links and copies from the target, commands in
+/// the worktree with `env`. Safe to repeat: a link or copy already made is
+/// made again the same.
+///
+/// # Errors
+///
+/// The first step that fails, and why.
+pub fn setup(
+    target: &Utf8Path,
+    path: &Utf8Path,
+    steps: &[orcho_receipts::SetupStep],
+    env: &BaseEnv,
+) -> Result<(), SetupError> {
+    run_steps("setup", target, path, steps, env)
+}
+
+/// Runs `steps` (a contract's `worktree.teardown`) in the worktree `path`.
+///
+/// # Errors
+///
+/// The first step that fails, and why.
+pub fn teardown(
+    target: &Utf8Path,
+    path: &Utf8Path,
+    steps: &[orcho_receipts::SetupStep],
+    env: &BaseEnv,
+) -> Result<(), SetupError> {
+    run_steps("teardown", target, path, steps, env)
+}
+
+fn run_steps(
+    stage: &'static str,
+    target: &Utf8Path,
+    path: &Utf8Path,
+    steps: &[orcho_receipts::SetupStep],
+    env: &BaseEnv,
+) -> Result<(), SetupError> {
+    use orcho_receipts::SetupStep;
+    for (i, step) in steps.iter().enumerate() {
+        let fail = |kind| SetupError {
+            stage,
+            index: i + 1,
+            step: describe(step),
+            kind,
+        };
+        match step {
+            SetupStep::Link(rel) | SetupStep::Copy(rel) => {
+                let source = target.join(rel);
+                if !source.exists() {
+                    return Err(fail(SetupErrorKind::Missing(rel.clone())));
+                }
+                let git = Git::new(path);
+                let probe = if source.is_dir() {
+                    format!("{rel}/")
+                } else {
+                    rel.to_string()
+                };
+                let ignored = git
+                    .check(&["check-ignore", "--quiet", "--no-index", &probe])
+                    .map_err(|e| fail(SetupErrorKind::Git(Box::new(e))))?
+                    .is_ok();
+                if !ignored {
+                    return Err(fail(SetupErrorKind::NotIgnored(rel.clone())));
+                }
+                let dest = path.join(rel);
+                let made = if matches!(step, SetupStep::Link(_)) {
+                    link(&source, &dest)
+                } else {
+                    copy(&source, &dest)
+                };
+                made.map_err(|source| fail(SetupErrorKind::Io { path: dest, source }))?;
+            }
+            SetupStep::Run(argv) => {
+                let request = ExecRequest::new(argv.iter().map(String::as_str))
+                    .cwd(path.to_owned())
+                    .envs(env.clone())
+                    .timeout(SETUP_TIMEOUT);
+                let outcome = exec::run(&request)
+                    .map_err(|e| fail(SetupErrorKind::Run(orcho_core::error_chain(&e))))?;
+                if !outcome.status.success() {
+                    let tail = format!(
+                        "{}{}",
+                        outcome.stdout.tail_lossy(),
+                        outcome.stderr.tail_lossy()
+                    );
+                    return Err(fail(SetupErrorKind::Run(format!(
+                        "{}: {}",
+                        outcome.status,
+                        tail.trim()
+                    ))));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn describe(step: &orcho_receipts::SetupStep) -> String {
+    use orcho_receipts::SetupStep;
+    match step {
+        SetupStep::Link(p) => format!("link: {p}"),
+        SetupStep::Copy(p) => format!("copy: {p}"),
+        SetupStep::Run(argv) => format!("run: {}", argv.join(" ")),
+        _ => "unknown step".to_owned(),
+    }
+}
+
+/// Links `source` at `dest`: a file as a symlink, a directory as a
+/// directory of symlinks to its entries (a directory-only ignore pattern
+/// matches it, where it would not match a symlink).
+fn link(source: &Utf8Path, dest: &Utf8Path) -> std::io::Result<()> {
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    if source.is_dir() {
+        if dest.is_symlink() || dest.is_file() {
+            std::fs::remove_file(dest)?;
+        }
+        std::fs::create_dir_all(dest)?;
+        for entry in source.read_dir_utf8()? {
+            let entry = entry?;
+            link_one(entry.path(), &dest.join(entry.file_name()))?;
+        }
+        Ok(())
+    } else {
+        link_one(source, dest)
+    }
+}
+
+fn link_one(source: &Utf8Path, dest: &Utf8Path) -> std::io::Result<()> {
+    if dest.is_symlink() || dest.is_file() {
+        std::fs::remove_file(dest)?;
+    } else if dest.is_dir() {
+        std::fs::remove_dir_all(dest)?;
+    }
+    std::os::unix::fs::symlink(source, dest)
+}
+
+/// Copies `source` to `dest`, a directory with everything under it
+/// (symlinks as symlinks).
+fn copy(source: &Utf8Path, dest: &Utf8Path) -> std::io::Result<()> {
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    if source.is_symlink() {
+        if dest.is_symlink() || dest.is_file() {
+            std::fs::remove_file(dest)?;
+        }
+        return std::os::unix::fs::symlink(std::fs::read_link(source)?, dest);
+    }
+    if source.is_dir() {
+        std::fs::create_dir_all(dest)?;
+        for entry in source.read_dir_utf8()? {
+            let entry = entry?;
+            copy(entry.path(), &dest.join(entry.file_name()))?;
+        }
+        return Ok(());
+    }
+    std::fs::copy(source, dest).map(drop)
 }

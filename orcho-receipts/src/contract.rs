@@ -84,6 +84,125 @@ pub struct VerificationContract {
     /// The names of the commands that form the required gate.
     #[serde(default)]
     pub required: Vec<CommandName>,
+    /// What a fresh worktree of the checkout needs before its commands can
+    /// run (files git does not track, such as a virtual environment), and
+    /// what to undo before it is removed.
+    #[serde(default, skip_serializing_if = "WorktreeSetup::is_empty")]
+    pub worktree: WorktreeSetup,
+}
+
+/// What a run's worktree needs that git does not give it.
+///
+/// ```yaml
+/// worktree:
+///   setup:
+///     - link: .venv          # the checkout's .venv, linked in
+///     - copy: .env.local     # a copy of a file (or directory)
+///     - run: [npm, ci]       # a command, run in the worktree
+///   teardown:
+///     - run: [docker, compose, down]
+/// ```
+///
+/// `link` and `copy` take paths relative to the checkout root, which git
+/// must ignore (in the worktree they would otherwise become part of the
+/// run's diff). A linked directory is made as a directory of links to its
+/// entries, so that a directory-only ignore pattern (`.venv/`) matches it.
+/// Setup runs before the first phase, again after a crash (so each step
+/// must be safe to repeat); teardown runs before `orcho gc` removes the
+/// worktree.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct WorktreeSetup {
+    /// Steps before the first phase.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup: Vec<SetupStep>,
+    /// Steps before the worktree is removed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub teardown: Vec<SetupStep>,
+}
+
+impl WorktreeSetup {
+    /// Whether nothing is declared.
+    pub fn is_empty(&self) -> bool {
+        self.setup.is_empty() && self.teardown.is_empty()
+    }
+
+    fn validate(&self) -> Result<(), ContractError> {
+        for step in self.setup.iter().chain(&self.teardown) {
+            let at = || ContractLocation::Worktree;
+            match step {
+                SetupStep::Link(path) | SetupStep::Copy(path) => {
+                    check_inside(path).map_err(|p| ContractError::new(at(), p))?;
+                }
+                SetupStep::Run(argv) if argv.is_empty() || argv[0].is_empty() => {
+                    return Err(ContractError::new(at(), ContractProblem::EmptyValue("run")));
+                }
+                SetupStep::Run(_) => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One step of a worktree's setup or teardown: a mapping with exactly one
+/// of `link`, `copy` or `run`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "StepRepr", into = "StepRepr")]
+#[non_exhaustive]
+pub enum SetupStep {
+    /// Links the checkout's file or directory at this path into the
+    /// worktree.
+    Link(Utf8PathBuf),
+    /// Copies the checkout's file or directory at this path into the
+    /// worktree.
+    Copy(Utf8PathBuf),
+    /// Runs this command (argv, no shell) in the worktree.
+    Run(Vec<String>),
+}
+
+/// How a [`SetupStep`] is written.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StepRepr {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    link: Option<Utf8PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    copy: Option<Utf8PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    run: Option<Vec<String>>,
+}
+
+impl TryFrom<StepRepr> for SetupStep {
+    type Error = String;
+
+    fn try_from(r: StepRepr) -> Result<Self, Self::Error> {
+        match (r.link, r.copy, r.run) {
+            (Some(p), None, None) => Ok(Self::Link(p)),
+            (None, Some(p), None) => Ok(Self::Copy(p)),
+            (None, None, Some(argv)) => Ok(Self::Run(argv)),
+            _ => Err("a step has exactly one of `link`, `copy` or `run`".to_owned()),
+        }
+    }
+}
+
+impl From<SetupStep> for StepRepr {
+    fn from(step: SetupStep) -> Self {
+        match step {
+            SetupStep::Link(p) => Self {
+                link: Some(p),
+                ..Self::default()
+            },
+            SetupStep::Copy(p) => Self {
+                copy: Some(p),
+                ..Self::default()
+            },
+            SetupStep::Run(argv) => Self {
+                run: Some(argv),
+                ..Self::default()
+            },
+        }
+    }
 }
 
 impl VerificationContract {
@@ -153,6 +272,7 @@ impl VerificationContract {
     /// The first problem found, as a [`ContractError`] naming the command,
     /// environment or assertion.
     pub fn validate(&self) -> Result<(), ContractError> {
+        self.worktree.validate()?;
         let mut seen = BTreeSet::new();
         for env in &self.environments {
             let at = || ContractLocation::Environment(env.name.to_string());

@@ -114,6 +114,8 @@ pub enum ContractLocation {
     Command(String),
     /// The `required` list.
     Required,
+    /// The `worktree` setup or teardown.
+    Worktree,
 }
 
 impl fmt::Display for ContractLocation {
@@ -131,6 +133,7 @@ impl fmt::Display for ContractLocation {
             ),
             Self::Command(name) => write!(f, "command `{name}`"),
             Self::Required => f.write_str("`required`"),
+            Self::Worktree => f.write_str("`worktree`"),
         }
     }
 }

@@ -95,7 +95,8 @@ pub use classify::{
 };
 pub use contract::{
     Assertion, CommandSpec, DEFAULT_ENVIRONMENT, DEFAULT_TIMEOUT, Dependency, Environment,
-    ImportPathAssertion, PathExpectation, Pattern, VerificationContract, VersionAssertion,
+    ImportPathAssertion, PathExpectation, Pattern, SetupStep, VerificationContract,
+    VersionAssertion, WorktreeSetup,
 };
 pub use duration::HumanDuration;
 pub use error::{

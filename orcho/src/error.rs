@@ -183,6 +183,22 @@ pub enum EngineErrorKind {
         /// The runs it could be, oldest first.
         candidates: Vec<RunId>,
     },
+    /// A step of the contract's worktree setup or teardown failed.
+    #[error(transparent)]
+    WorktreeSetup(Box<orcho_delivery::worktree::SetupError>),
+    /// A declared command runs a program of the checkout that its run's
+    /// worktree does not have.
+    #[error(
+        "command `{command}` runs `{program}`, which is in the checkout but not in the run's worktree: git does not track it. Declare it under `verification.worktree.setup` (for example `- link: {first}`)"
+    )]
+    ProgramNotInWorktree {
+        /// The command.
+        command: String,
+        /// Its program, relative to its working directory.
+        program: String,
+        /// The first component of the program's path: what to link.
+        first: String,
+    },
     /// A worktree or log could not be removed.
     #[error("cannot remove `{path}`")]
     Remove {

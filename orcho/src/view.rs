@@ -103,6 +103,8 @@ pub struct GcReport {
     /// Runs left alone because they are not over (pending decisions
     /// included) or do not read.
     pub kept: Vec<RunId>,
+    /// Worktrees kept because their teardown failed, and why.
+    pub teardown_failed: Vec<(Utf8PathBuf, String)>,
 }
 
 /// One phase attempt as the phase reported it, before its gates ran

@@ -104,7 +104,10 @@ pub(crate) fn init(place: &Place, force: bool) -> Result<Exit, CliError> {
         .find(|(marker, _)| place.checkout.join(marker).is_file())
         .map_or(&UNKNOWN, |(_, kind)| kind);
     let name = place.checkout.file_name().unwrap_or("project");
-    let text = starter(name, kind);
+    // A Python project with its own virtual environment: tests run with it,
+    // and each run's worktree links it in (git does not track it).
+    let venv = kind.name == "Python" && place.checkout.join(".venv/bin/python").exists();
+    let text = starter(name, kind, venv);
     // What is written must load: a profile that does not is a bug here.
     Profile::from_yaml_str(&text)?;
     orcho::core::fs::write_atomic(&path, text.as_bytes())?;
@@ -130,7 +133,7 @@ pub(crate) fn init(place: &Place, force: bool) -> Result<Exit, CliError> {
     Ok(Exit::Ok)
 }
 
-fn starter(name: &str, kind: &Kind) -> String {
+fn starter(name: &str, kind: &Kind, venv: bool) -> String {
     let name: String = name
         .chars()
         .map(|c| {
@@ -141,6 +144,16 @@ fn starter(name: &str, kind: &Kind) -> String {
             }
         })
         .collect();
+    let test = if venv {
+        "[.venv/bin/python, -m, pytest, -q]"
+    } else {
+        kind.test
+    };
+    let worktree = if venv {
+        "  # What a run's worktree needs that git does not track.\n  worktree:\n    setup:\n      - link: .venv\n"
+    } else {
+        ""
+    };
     let lint = match kind.lint {
         Some(argv) => format!(
             "    # A second command that proves something; add it to `required` to\n    \
@@ -162,8 +175,8 @@ fn starter(name: &str, kind: &Kind) -> String {
                argv: {test}\n      \
                timeout: 30m\n\
          {lint}  \
-           required: [test]\n",
-        test = kind.test,
+           required: [test]\n\
+         {worktree}",
     )
 }
 

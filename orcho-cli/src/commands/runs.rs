@@ -113,12 +113,18 @@ pub(crate) fn cancel(place: &Place, run: &RunId, reason: &str) -> Result<Exit, C
 /// Removes what ended runs no longer need.
 pub(crate) fn gc(place: &Place, keep_logs_days: u32, dry_run: bool) -> Result<Exit, CliError> {
     let keep = Duration::from_secs(u64::from(keep_logs_days) * 24 * 60 * 60);
-    let report = host::bare_engine(place)?.gc(keep, dry_run)?;
+    // The checkout's profile gives the worktree teardown.
+    let (_, plan) = place.load_profile(None)?;
+    let engine = orcho::Engine::builder(plan, &place.store).build()?;
+    let report = engine.gc(keep, dry_run)?;
     if place.json {
         output::json(&report);
         return Ok(Exit::Ok);
     }
     let verb = if dry_run { "would remove" } else { "removed" };
+    for (path, why) in &report.teardown_failed {
+        output::err(&format!("kept {path}: its teardown failed: {why}"));
+    }
     for path in report.worktrees.iter().chain(&report.logs) {
         output::out(&format!("{verb} {path}"));
     }

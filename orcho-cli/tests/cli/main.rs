@@ -7,6 +7,7 @@
 //! answered at a terminal, and errors (never panics) on bad input.
 
 mod bad_input;
+mod bootstrap;
 mod crash;
 mod demo;
 mod handoff;

@@ -11,8 +11,8 @@ use std::{
 /// A handle that cancels the commands it was given to, from any thread.
 ///
 /// Clone it freely: every clone cancels the same commands. Cancelling is
-/// sticky: a command started with an already-cancelled token is killed at
-/// once and reports [`ExitStatus::Cancelled`](super::ExitStatus::Cancelled).
+/// sticky: a command given an already-cancelled token is never started and
+/// reports [`ExitStatus::Cancelled`](super::ExitStatus::Cancelled).
 /// A cancelled command's whole process group gets `SIGTERM`, then `SIGKILL`
 /// after the grace period.
 ///

@@ -292,6 +292,21 @@ pub fn run_streaming(
                 warnings,
             })
         };
+    // Cancelled before it started: never started, whatever its speed (a
+    // fast command could otherwise end before the cancellation is seen).
+    if request
+        .cancel
+        .as_ref()
+        .is_some_and(CancelToken::is_cancelled)
+    {
+        return outcome(
+            ExitStatus::Cancelled,
+            Vec::new(),
+            stdout_sink,
+            stderr_sink,
+            on_stdout,
+        );
+    }
     let child = match spawn(request) {
         Ok(child) => child,
         Err(message) => {

@@ -244,9 +244,14 @@ fn cancel_from_another_thread_kills_the_group() -> Result {
     assert_eq!(out.status, ExitStatus::Cancelled);
     let pid = std::fs::read_to_string(&pid_file)?;
     assert!(wait_dead(pid.trim()));
-    // Cancelling is sticky: a new command with the same token does not run.
+    // Cancelling is sticky: a new command with the same token does not run,
+    // however fast it would have been.
     let again = exec::run(&sh(&format!("touch {}/ran", dir.path)).cancel(token))?;
     assert_eq!(again.status, ExitStatus::Cancelled);
+    assert!(
+        !dir.path.join("ran").exists(),
+        "a cancelled command started"
+    );
     Ok(())
 }
 

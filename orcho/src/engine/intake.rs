@@ -104,6 +104,7 @@ impl Run {
             start
         };
         self.seed_follow_up(&ws)?;
+        self.set_up_worktree(&ws)?;
         self.commit(RunEvent::WorkspaceReady {
             base,
             intake: Some(action.as_str().to_owned()),
@@ -118,6 +119,7 @@ impl Run {
     ) -> Result<(), EngineError> {
         self.create_worktree(ws, start)?;
         self.seed_follow_up(ws)?;
+        self.set_up_worktree(ws)?;
         self.commit(RunEvent::WorkspaceReady {
             base: start.to_owned(),
             intake: intake.map(|a| a.as_str().to_owned()),
@@ -137,6 +139,54 @@ impl Run {
         let patch = self.engine.inner.deliveries.patch_path(&of.parent);
         orcho_delivery::worktree::apply_patch(&ws.worktree, &patch)
             .map_err(|e| self.err(EngineErrorKind::Worktree(Box::new(e))))?;
+        Ok(())
+    }
+
+    /// Runs the contract's worktree setup, then checks that each command's
+    /// program of the checkout (`./scripts/check.sh`, `.venv/bin/pytest`)
+    /// is in the worktree: one that git does not track is missing there
+    /// unless the setup brings it, and that is said now, not as a gate
+    /// that cannot run.
+    fn set_up_worktree(&self, ws: &Workspace) -> Result<(), EngineError> {
+        let Some(contract) = &self.engine.inner.plan.verification else {
+            return Ok(());
+        };
+        orcho_delivery::worktree::setup(
+            &ws.target,
+            &ws.worktree,
+            &contract.worktree.setup,
+            &self.engine.inner.base_env,
+        )
+        .map_err(|e| self.err(EngineErrorKind::WorktreeSetup(Box::new(e))))?;
+        for spec in &contract.commands {
+            let Some(program) = spec
+                .argv
+                .first()
+                .filter(|p| p.contains('/') && !p.starts_with('/'))
+            else {
+                continue;
+            };
+            let Some(env) = contract.environment_for(spec) else {
+                continue;
+            };
+            let program: camino::Utf8PathBuf = env
+                .working_dir
+                .join(program)
+                .components()
+                .filter(|c| !matches!(c, camino::Utf8Component::CurDir))
+                .collect();
+            if !ws.worktree.join(&program).exists() && ws.target.join(&program).exists() {
+                let first = program
+                    .components()
+                    .next()
+                    .map_or_else(|| program.to_string(), |c| c.as_str().to_owned());
+                return Err(self.err(EngineErrorKind::ProgramNotInWorktree {
+                    command: spec.name.to_string(),
+                    program: program.to_string(),
+                    first,
+                }));
+            }
+        }
         Ok(())
     }
 

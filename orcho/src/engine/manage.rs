@@ -84,7 +84,9 @@ impl Engine {
     }
 
     /// Removes what runs that are over no longer need: their retained
-    /// worktrees, and receipt logs last changed more than `keep_logs` ago
+    /// worktrees (after the plan's worktree teardown; a worktree whose
+    /// teardown fails is kept and said), and receipt logs last changed more
+    /// than `keep_logs` ago
     /// that no latest receipt names. A run that is not over, pending
     /// decisions included, is never touched; its journal, decisions and
     /// evidence always stay. With `dry_run`, nothing is removed.
@@ -107,6 +109,26 @@ impl Engine {
                 continue;
             };
             if !path.exists() {
+                continue;
+            }
+            let teardown = self
+                .inner
+                .plan
+                .verification
+                .as_ref()
+                .map(|c| c.worktree.teardown.as_slice())
+                .unwrap_or_default();
+            if !dry_run
+                && let Err(e) = orcho_delivery::worktree::teardown(
+                    &workspace.target,
+                    &path,
+                    teardown,
+                    &self.inner.base_env,
+                )
+            {
+                report
+                    .teardown_failed
+                    .push((path, orcho_core::error_chain(&e)));
                 continue;
             }
             if !dry_run {
