@@ -277,6 +277,10 @@ pub struct DeliverySpec {
     /// `{run_id}` and `{verdict}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit_message: Option<String>,
+    /// Whether only an operator may decide `approve` (default `false`): a
+    /// client such as an agent over MCP, or the autopilot, is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approve_requires_operator: Option<bool>,
 }
 
 /// The default of a delivery gate: one of the delivery actions

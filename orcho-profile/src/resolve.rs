@@ -198,6 +198,8 @@ pub struct DeliveryDefaults {
     pub require_receipts: bool,
     /// The commit message template of `approve`.
     pub commit_message: String,
+    /// Whether only an operator may decide `approve`.
+    pub approve_requires_operator: bool,
 }
 
 /// Pre-run intake defaults.
@@ -340,6 +342,7 @@ impl Profile {
                 commit_message: delivery
                     .commit_message
                     .unwrap_or_else(|| DEFAULT_COMMIT_MESSAGE.to_owned()),
+                approve_requires_operator: delivery.approve_requires_operator.unwrap_or(false),
             },
             intake: IntakeDefaults {
                 dirty_checkout: self

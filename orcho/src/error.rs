@@ -199,6 +199,15 @@ pub enum EngineErrorKind {
         /// The first component of the program's path: what to link.
         first: String,
     },
+    /// `approve` was decided by someone other than an operator, and the
+    /// profile lets only an operator approve.
+    #[error(
+        "only an operator may approve this delivery (the profile says `delivery.approve_requires_operator`); it was decided by {by}"
+    )]
+    OperatorRequired {
+        /// Who decided.
+        by: String,
+    },
     /// A worktree or log could not be removed.
     #[error("cannot remove `{path}`")]
     Remove {

@@ -75,6 +75,9 @@ pub struct DecisionEvidence {
     pub text: Option<String>,
     /// Who decided.
     pub decided_by: DecidedBy,
+    /// The client that decided, for a decision by a client.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
     /// The advice it used.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub advice: Option<String>,

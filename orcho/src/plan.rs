@@ -184,6 +184,8 @@ pub struct RunPlan {
     /// What the delivery gate decides by itself when that action is
     /// available (`None`: ask).
     pub delivery: Option<DeliveryAction>,
+    /// Whether only an operator may decide `approve` at the delivery gate.
+    pub approve_requires_operator: bool,
 }
 
 impl RunPlan {
@@ -199,6 +201,7 @@ impl RunPlan {
             deviation: DeviationPolicy::default(),
             intake: None,
             delivery: None,
+            approve_requires_operator: false,
         }
     }
 
@@ -227,6 +230,13 @@ impl RunPlan {
     #[must_use]
     pub fn with_delivery(mut self, delivery: Option<DeliveryAction>) -> Self {
         self.delivery = delivery;
+        self
+    }
+
+    /// Lets only an operator decide `approve` at the delivery gate.
+    #[must_use]
+    pub fn with_approve_requires_operator(mut self, on: bool) -> Self {
+        self.approve_requires_operator = on;
         self
     }
 
@@ -315,6 +325,7 @@ impl RunPlan {
             deviation: profile.supervision.deviation,
             intake: profile.intake.dirty_checkout.action(),
             delivery: profile.delivery.default_action.action(),
+            approve_requires_operator: profile.delivery.approve_requires_operator,
         }
     }
 }

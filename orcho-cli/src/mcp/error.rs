@@ -172,6 +172,8 @@ impl From<EngineError> for ToolError {
             EngineErrorKind::Delivery(d) if d.is_not_found() => Self::new("not_found", message)
                 .hint("the run has not reached its delivery gate; see orcho_run_status"),
             EngineErrorKind::NoDelivery => Self::new("not_found", message),
+            EngineErrorKind::OperatorRequired { .. } => Self::new("operator_required", message)
+                .hint("an operator decides it with `orcho delivery decide` at a terminal"),
             _ => Self::new("internal_error", message),
         }
     }

@@ -9,7 +9,13 @@
 //! A refused call is a tool result with `isError: true` whose structured
 //! content is `{ "code", "message", "hint", "details" }`; `code` is one of
 //! `decision_conflict`, `awaiting_decision`, `run_terminal`, `unknown_run`,
-//! `run_busy`, `invalid_input`, `not_found`, `no_advisor`, `internal_error`.
+//! `run_busy`, `invalid_input`, `not_found`, `no_advisor`,
+//! `operator_required`, `internal_error`.
+//!
+//! Decisions made through the tools are recorded as the client's
+//! (`decided_by: client`, with the name and version it gave at
+//! `initialize`), never as an operator's. Paths a client gives (a
+//! `profile`) resolve inside the workspace only.
 
 mod doc;
 mod error;

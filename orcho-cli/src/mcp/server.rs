@@ -2,7 +2,7 @@
 
 use camino::Utf8PathBuf;
 use rmcp::{
-    ServerHandler, ServiceExt,
+    Peer, RoleServer, ServerHandler, ServiceExt,
     handler::server::{router::tool::ToolRouter, wrapper::Parameters},
     model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig},
     tool, tool_handler, tool_router,
@@ -57,6 +57,15 @@ fn respond(result: ToolResult) -> CallToolResult {
     }
 }
 
+/// The client a decision over MCP is recorded as: its name and version,
+/// as it gave them at `initialize`.
+fn client_of(peer: &Peer<RoleServer>) -> String {
+    peer.peer_info().map_or_else(
+        || "an MCP client that did not name itself".to_owned(),
+        |info| format!("{} {}", info.client_info.name, info.client_info.version),
+    )
+}
+
 #[tool_router]
 impl OrchoMcp {
     fn new(place: Place) -> Self {
@@ -95,13 +104,18 @@ impl OrchoMcp {
 
     #[tool(
         name = "orcho_phase_handoff_decide",
-        description = "Record a decision on a phase handoff (continue, retry_feedback, continue_with_waiver, halt). It does NOT resume the run: call orcho_run_resume next. Deciding again with a different payload is refused (decision_conflict)."
+        description = "Record a decision on a phase handoff (continue, retry_feedback, continue_with_waiver, halt). It does NOT resume the run: call orcho_run_resume next. Deciding again with a different payload is refused (decision_conflict). Recorded as decided by this client (its name and version), not by an operator."
+    )]
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "rmcp hands a tool its peer by value"
     )]
     fn orcho_phase_handoff_decide(
         &self,
         Parameters(input): Parameters<HandoffDecideInput>,
+        peer: Peer<RoleServer>,
     ) -> CallToolResult {
-        respond(self.decide_handoff(&input))
+        respond(self.decide_handoff(&input, &client_of(&peer)))
     }
 
     #[tool(
@@ -141,13 +155,18 @@ impl OrchoMcp {
 
     #[tool(
         name = "orcho_delivery_decide",
-        description = "Record the delivery decision (approve, apply, fix, skip, halt). It does NOT deliver: call orcho_run_resume next. The engine delivers exactly the run's diff."
+        description = "Record the delivery decision (approve, apply, fix, skip, halt). It does NOT deliver: call orcho_run_resume next. The engine delivers exactly the run's diff. Recorded as decided by this client; a profile may let only an operator approve (operator_required)."
+    )]
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "rmcp hands a tool its peer by value"
     )]
     fn orcho_delivery_decide(
         &self,
         Parameters(input): Parameters<DeliveryDecideInput>,
+        peer: Peer<RoleServer>,
     ) -> CallToolResult {
-        respond(self.decide_delivery(input))
+        respond(self.decide_delivery(input, &client_of(&peer)))
     }
 
     #[tool(

@@ -6,8 +6,7 @@ use orcho::{
     Engine, Run, RunView, Step,
     core::{HandoffId, RunId, RunStatus},
     handoff::{
-        DecidedBy, DecisionRequest, DeliveryAction, DeliveryChoice, HandoffAction, HandoffChoice,
-        PhaseHandoff,
+        DecisionRequest, DeliveryAction, DeliveryChoice, HandoffAction, HandoffChoice, PhaseHandoff,
     },
 };
 use serde::Serialize;
@@ -30,6 +29,7 @@ use crate::{
     host::{self, RunConfig},
     output::doc::{GateDoc, HandoffDoc, InboxDoc, Naming},
     phase,
+    place::{Loaded, Place},
 };
 
 /// A tool's structured result, or why it was refused.
@@ -63,6 +63,36 @@ fn handoff_of(view: &RunView, named: Option<&str>) -> Result<HandoffId, ToolErro
             .hint("orcho_run_status says what the run waits on")
         }),
     }
+}
+
+/// The profile a client names: `builtin:<name>`, or a file inside the
+/// workspace (relative to the checkout), else the checkout's own. A client
+/// reads nothing outside the workspace through this, and its errors never
+/// repeat what a file says.
+fn client_profile(place: &Place, profile: Option<&str>) -> Result<Loaded, ToolError> {
+    let outside = || {
+        ToolError::invalid(format!(
+            "`profile` must be `builtin:<name>` or a profile file inside the workspace `{}`",
+            place.checkout
+        ))
+    };
+    let spec = match profile {
+        None => return Ok(place.load_profile(None)?),
+        Some(p) if p.starts_with("builtin:") => p.to_owned(),
+        Some(p) => {
+            let path = place.checkout.join(p);
+            let (Ok(path), Ok(root)) =
+                (path.canonicalize_utf8(), place.checkout.canonicalize_utf8())
+            else {
+                return Err(outside());
+            };
+            if !path.starts_with(&root) || !path.is_file() {
+                return Err(outside());
+            }
+            path.to_string()
+        }
+    };
+    Ok(crate::place::load(&spec)?)
 }
 
 /// Refuses a decision on a run that has ended.
@@ -236,7 +266,7 @@ impl OrchoMcp {
         }
     }
 
-    pub(super) fn decide_handoff(&self, input: &HandoffDecideInput) -> ToolResult {
+    pub(super) fn decide_handoff(&self, input: &HandoffDecideInput, client: &str) -> ToolResult {
         let run = parse_run(&input.run_id)?;
         let engine = self.engine(&run)?;
         let view = engine.status(&run)?;
@@ -251,11 +281,7 @@ impl OrchoMcp {
         let feedback = input.feedback.as_deref().filter(|f| !f.trim().is_empty());
         let choice = HandoffChoice::new(action, feedback)
             .map_err(|e| ToolError::invalid(orcho::core::error_chain(&e)))?;
-        engine.decide(
-            &run,
-            &handoff,
-            DecisionRequest::new(choice, DecidedBy::Operator),
-        )?;
+        engine.decide(&run, &handoff, DecisionRequest::by_client(choice, client))?;
         value(&HandoffDecidedDoc {
             run_id: &run,
             handoff_id: &handoff,
@@ -285,7 +311,7 @@ impl OrchoMcp {
             phases.insert(phase, argv);
         }
         // Unknown phase names are bad input, said before anything starts.
-        let profile = self.place.load_profile(input.profile.as_deref())?;
+        let profile = client_profile(&self.place, input.profile.as_deref())?;
         if let Some((name, why)) = host::unknown_phase(&profile.1, &phases) {
             return Err(ToolError::invalid(format!("`phases.{name}`: {why}")));
         }
@@ -434,7 +460,7 @@ impl OrchoMcp {
         value(&GateDoc::new(&gate))
     }
 
-    pub(super) fn decide_delivery(&self, input: DeliveryDecideInput) -> ToolResult {
+    pub(super) fn decide_delivery(&self, input: DeliveryDecideInput, client: &str) -> ToolResult {
         let run = parse_run(&input.run_id)?;
         let engine = self.engine(&run)?;
         refuse_terminal(&run, &engine.status(&run)?)?;
@@ -446,7 +472,7 @@ impl OrchoMcp {
         })?;
         let choice = DeliveryChoice::from_parts(action, input.message, input.note)
             .map_err(|e| ToolError::invalid(orcho::core::error_chain(&e)))?;
-        engine.decide_delivery(&run, DecisionRequest::new(choice, DecidedBy::Operator))?;
+        engine.decide_delivery(&run, DecisionRequest::by_client(choice, client))?;
         value(&DeliveryDecidedDoc {
             run_id: &run,
             action: action.as_str(),

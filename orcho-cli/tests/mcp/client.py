@@ -8,6 +8,7 @@ status -> evidence(findings) -> decide -> resume, and checks the refusals.
 Exits non-zero on the first failed check.
 """
 
+import json
 import asyncio
 import sys
 
@@ -75,6 +76,20 @@ async def main(orcho, checkout):
             names = {t.name for t in tools.tools}
             check(names == TOOLS, f"the ten tools are listed (got {sorted(names)})")
 
+            # A client reads no file outside the workspace, and no error
+            # repeats what a file says.
+            outside = await refused(
+                session, "orcho_run_start", {"profile": "/etc/passwd"}, "invalid_input"
+            )
+            check(
+                "root:" not in json.dumps(outside) and "inside the workspace" in outside["message"],
+                "a profile outside the workspace is refused without echoing it",
+            )
+            escaping = await refused(
+                session, "orcho_run_start", {"profile": "../../../../etc/passwd"}, "invalid_input"
+            )
+            check("root:" not in json.dumps(escaping), "a path that climbs out is refused too")
+
             started = await ok(
                 session,
                 "orcho_run_start",
@@ -123,6 +138,15 @@ async def main(orcho, checkout):
 
             resumed = await ok(session, "orcho_run_resume", {"run_id": run})
             check(resumed["status"] == "completed", f"resume completes the run ({resumed['status']})")
+
+            handoffs = await ok(
+                session, "orcho_run_evidence", {"run_id": run, "slice": "handoffs"}
+            )
+            decided = handoffs["handoffs"][0]["decision"]
+            check(
+                decided["decided_by"] == "client" and decided.get("client", "").startswith("mcp"),
+                f"the decision is recorded as the client's, named ({decided})",
+            )
 
             await refused(
                 session,

@@ -309,9 +309,13 @@ async fn a_paused_run_is_reviewed_decided_and_resumed() -> TestResult {
         json!({ "run_id": run, "slice": "handoffs" }),
     )
     .await?;
-    assert_eq!(
-        evidence["handoffs"][0]["decision"]["action"],
-        "retry_feedback"
+    let decision = &evidence["handoffs"][0]["decision"];
+    assert_eq!(decision["action"], "retry_feedback");
+    // Recorded as the client's, named by what it said at `initialize`.
+    assert_eq!(decision["decided_by"], "client", "{decision}");
+    assert!(
+        decision["client"].as_str().is_some_and(|c| !c.is_empty()),
+        "{decision}"
     );
 
     refused(
@@ -442,6 +446,32 @@ async fn a_run_in_a_worktree_ends_at_its_delivery_gate() -> TestResult {
     .await?;
     let done = ok(&client, "orcho_run_resume", json!({ "run_id": run })).await?;
     assert_eq!(done["status"], "completed", "{done}");
+
+    // A profile that lets only an operator approve: the client cannot.
+    let operator = format!("{PROFILE}delivery:\n  approve_requires_operator: true\n");
+    orcho::core::fs::write_atomic(&dir.join("operator.yaml"), operator.as_bytes())?;
+    git(&dir, &["add", "operator.yaml"])?;
+    git(&dir, &["commit", "-q", "-m", "operator profile"])?;
+    let started = ok(
+        &client,
+        "orcho_run_start",
+        json!({ "profile": "operator.yaml", "phases": { "review": ["true"] } }),
+    )
+    .await?;
+    let guarded = started["run_id"].as_str().ok_or("no run id")?.to_owned();
+    let refusal = refused(
+        &client,
+        "orcho_delivery_decide",
+        json!({ "run_id": guarded, "action": "approve" }),
+        "operator_required",
+    )
+    .await?;
+    assert!(
+        refusal["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("only an operator")),
+        "{refusal}"
+    );
     let delivery = ok(
         &client,
         "orcho_run_evidence",

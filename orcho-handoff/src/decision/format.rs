@@ -17,6 +17,10 @@ pub(crate) struct DecisionDoc<P> {
     pub(crate) handoff_id: HandoffId,
     pub(crate) payload: P,
     pub(crate) decided_by: DecidedBy,
+    /// The client that decided (`decided_by: client`): its name and
+    /// version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) client: Option<String>,
     pub(crate) advice_id: Option<AdviceId>,
     pub(crate) decided_at: Timestamp,
     pub(crate) digest: Digest,
@@ -24,8 +28,9 @@ pub(crate) struct DecisionDoc<P> {
 
 impl<P: DecisionPayload> Document for DecisionDoc<P> {
     const KIND: &'static str = "decision";
-    /// Version 1: kind, run_id, handoff_id, payload, decided_by, advice_id,
-    /// decided_at, digest (over everything but `decided_at`).
+    /// Version 1: kind, run_id, handoff_id, payload, decided_by, client
+    /// (for `decided_by: client` only), advice_id, decided_at, digest (over
+    /// everything but `decided_at`).
     const SCHEMA: SchemaVersion = SchemaVersion::new(1);
 }
 
@@ -37,5 +42,9 @@ pub(crate) struct DecisionDigestInput<'a, P> {
     pub(crate) handoff_id: &'a HandoffId,
     pub(crate) payload: &'a P,
     pub(crate) decided_by: DecidedBy,
+    /// Left out when there is none, so the digests of decisions recorded
+    /// before clients were named stay the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) client: Option<&'a str>,
     pub(crate) advice_id: Option<&'a AdviceId>,
 }

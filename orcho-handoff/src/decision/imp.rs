@@ -35,7 +35,7 @@ pub trait DecisionPayload:
 
 /// Who made a decision.
 ///
-/// On disk: `operator` or `ci_agent`.
+/// On disk: `operator`, `ci_agent` or `client`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DecidedBy {
@@ -43,11 +43,15 @@ pub enum DecidedBy {
     Operator,
     /// The CI autopilot, with no operator present.
     CiAgent,
+    /// A program through a client connection (an agent over MCP, say),
+    /// named by [`Decision::client`]: not a person at a terminal.
+    Client,
 }
 
 orcho_core::spelled!(DecidedBy {
     Operator => "operator",
     CiAgent => "ci_agent",
+    Client => "client",
 });
 
 /// What a caller asks to record: the payload, who decides, and the advice
@@ -56,6 +60,7 @@ orcho_core::spelled!(DecidedBy {
 pub struct DecisionRequest<P> {
     payload: P,
     decided_by: DecidedBy,
+    client: Option<String>,
     advice: Option<AdviceId>,
 }
 
@@ -65,8 +70,23 @@ impl<P: DecisionPayload> DecisionRequest<P> {
         Self {
             payload,
             decided_by,
+            client: None,
             advice: None,
         }
+    }
+
+    /// A decision by the client `name` (its name and version, as it gave
+    /// them), recorded as [`DecidedBy::Client`] with that name.
+    pub fn by_client(payload: P, name: impl Into<String>) -> Self {
+        Self {
+            client: Some(name.into()),
+            ..Self::new(payload, DecidedBy::Client)
+        }
+    }
+
+    /// The client that decides, if a client does.
+    pub fn client(&self) -> Option<&str> {
+        self.client.as_deref()
     }
 
     /// Records that this advice was used to make the decision.
@@ -103,6 +123,7 @@ pub struct Decision<P> {
     point: HandoffId,
     payload: P,
     decided_by: DecidedBy,
+    client: Option<String>,
     advice: Option<AdviceId>,
     decided_at: Timestamp,
     digest: Digest,
@@ -126,6 +147,7 @@ impl<P: DecisionPayload> Decision<P> {
             &point,
             &request.payload,
             request.decided_by,
+            request.client.as_deref(),
             request.advice.as_ref(),
         )
         .map_err(|e| DecisionError::new(&point, None, DecisionErrorKind::Encode(Box::new(e))))?;
@@ -134,6 +156,7 @@ impl<P: DecisionPayload> Decision<P> {
             point,
             payload: request.payload,
             decided_by: request.decided_by,
+            client: request.client,
             advice: request.advice,
             decided_at,
             digest,
@@ -165,6 +188,12 @@ impl<P: DecisionPayload> Decision<P> {
         self.advice.as_ref()
     }
 
+    /// The client that decided, as it named itself (`name version`), for a
+    /// decision by [`DecidedBy::Client`].
+    pub fn client(&self) -> Option<&str> {
+        self.client.as_deref()
+    }
+
     /// When it was first recorded.
     pub fn decided_at(&self) -> Timestamp {
         self.decided_at
@@ -190,6 +219,7 @@ impl<P: DecisionPayload> Decision<P> {
             handoff_id: self.point,
             payload: self.payload,
             decided_by: self.decided_by,
+            client: self.client,
             advice_id: self.advice,
             decided_at: self.decided_at,
             digest: self.digest,
@@ -209,6 +239,7 @@ impl<P: DecisionPayload> Decision<P> {
             &doc.handoff_id,
             &doc.payload,
             doc.decided_by,
+            doc.client.as_deref(),
             doc.advice_id.as_ref(),
         )
         .map_err(|e| err(DecisionErrorKind::Encode(Box::new(e))))?;
@@ -223,6 +254,7 @@ impl<P: DecisionPayload> Decision<P> {
             point: doc.handoff_id,
             payload: doc.payload,
             decided_by: doc.decided_by,
+            client: doc.client,
             advice: doc.advice_id,
             decided_at: doc.decided_at,
             digest: doc.digest,
@@ -235,6 +267,7 @@ fn digest_of<P>(
     point: &HandoffId,
     payload: &P,
     decided_by: DecidedBy,
+    client: Option<&str>,
     advice: Option<&AdviceId>,
 ) -> Result<Digest, serde_json::Error>
 where
@@ -246,6 +279,7 @@ where
         handoff_id: point,
         payload,
         decided_by,
+        client,
         advice_id: advice,
     })?;
     Ok(Digest::derive(DECISION_DIGEST_CONTEXT, &bytes))

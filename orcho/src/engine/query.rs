@@ -119,6 +119,7 @@ impl Engine {
                         action: d.payload().action(),
                         text: d.payload().text().map(str::to_owned),
                         decided_by: d.decided_by(),
+                        client: d.client().map(str::to_owned),
                         advice: d.advice().map(ToString::to_string),
                         decided_at: d.decided_at(),
                     }
@@ -358,6 +359,19 @@ impl Engine {
         run: &RunId,
         request: DecisionRequest<DeliveryChoice>,
     ) -> Result<RecordedDecision<DeliveryChoice>, EngineError> {
+        if self.inner.plan.approve_requires_operator
+            && request.payload().action() == orcho_handoff::DeliveryAction::Approve
+            && request.decided_by() != DecidedBy::Operator
+        {
+            let by = match request.client() {
+                Some(client) => format!("the client `{client}`"),
+                None => format!("the {}", request.decided_by()),
+            };
+            return Err(EngineError::run(
+                run,
+                EngineErrorKind::OperatorRequired { by },
+            ));
+        }
         self.inner
             .deliveries
             .decide(run, request)
