@@ -143,5 +143,5 @@ pub use state::{
     Cursor, Ending, FollowUpOf, InFlight, Pause, PauseTrigger, PhaseInput, Release, Resumption,
     RunEvent, RunState, Stage, Supervised, TouchpointKind, Transition, TransitionError, Workspace,
 };
-pub use store::{RunStore, StoredRun};
+pub use store::{DEFAULT_LOCK_WAIT, RunStore, StoredRun};
 pub use view::{AttemptView, GcReport, Listed, RunView, Waiting};

@@ -46,6 +46,7 @@ pub struct EngineBuilder {
     advisor: Option<Arc<dyn Advisor>>,
     concurrency: usize,
     base_env: BaseEnv,
+    lock_wait: std::time::Duration,
 }
 
 impl EngineBuilder {
@@ -65,6 +66,13 @@ impl EngineBuilder {
     /// How many inferential gates of one wave run at once.
     pub fn inferential_concurrency(mut self, n: usize) -> Self {
         self.concurrency = n.max(1);
+        self
+    }
+
+    /// How long opening a run waits for its lock before it is busy (default
+    /// [`DEFAULT_LOCK_WAIT`](crate::DEFAULT_LOCK_WAIT)).
+    pub fn lock_wait(mut self, wait: std::time::Duration) -> Self {
+        self.lock_wait = wait;
         self
     }
 
@@ -91,7 +99,7 @@ impl EngineBuilder {
         Ok(Engine {
             inner: Arc::new(Inner {
                 plan: self.plan,
-                runs: RunStore::new(self.store.clone()),
+                runs: RunStore::new(self.store.clone()).with_lock_wait(self.lock_wait),
                 intakes: Intakes::new(self.store.clone(), Arc::clone(&self.clock)),
                 deliveries: DeliveryGates::new(self.store.clone(), Arc::clone(&self.clock)),
                 handoffs: HandoffStore::new(self.store, Arc::clone(&self.clock)),
@@ -115,6 +123,7 @@ impl Engine {
             advisor: None,
             concurrency: 4,
             base_env: BaseEnv::inherit(),
+            lock_wait: crate::DEFAULT_LOCK_WAIT,
         }
     }
 

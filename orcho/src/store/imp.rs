@@ -25,7 +25,15 @@ use crate::{
 #[derive(Debug, Clone)]
 pub struct RunStore {
     dir: StoreDir,
+    lock_wait: std::time::Duration,
 }
+
+/// How long opening a run waits for its lock before it says the run is
+/// busy. A process that is killed while it drives a run may leave, for a
+/// moment, a child it was starting that still holds the lock until it
+/// runs its program; a run opened right after such a kill waits that
+/// moment out instead of failing.
+pub const DEFAULT_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// A run opened for driving: its state, its journal, and the exclusive lock
 /// that keeps every other process out until it is dropped.
@@ -46,7 +54,16 @@ impl RunStore {
     pub fn new(root: impl Into<Utf8PathBuf>) -> Self {
         Self {
             dir: StoreDir::new(root),
+            lock_wait: DEFAULT_LOCK_WAIT,
         }
+    }
+
+    /// Waits up to `wait` for a run's lock before saying it is busy
+    /// (default [`DEFAULT_LOCK_WAIT`]).
+    #[must_use]
+    pub fn with_lock_wait(mut self, wait: std::time::Duration) -> Self {
+        self.lock_wait = wait;
+        self
     }
 
     /// The store directory.
@@ -103,7 +120,7 @@ impl RunStore {
             .map_err(|event| err(EngineErrorKind::NotAStart(event)))?;
         let guard = fs::create_dir_whole(dir.path(), |staging| {
             let staged = dir.relocated(staging);
-            let guard = Self::lock(&staged)?;
+            let guard = Self::lock(&staged, self.lock_wait)?;
             Journal::open(&staged.journal())
                 .and_then(|mut journal| {
                     journal.append(&EventLineV1 {
@@ -150,12 +167,17 @@ impl RunStore {
         }
     }
 
-    fn lock(dir: &RunDir) -> Result<ExclusiveGuard, EngineError> {
+    fn lock(dir: &RunDir, wait: std::time::Duration) -> Result<ExclusiveGuard, EngineError> {
         let err = run_err(dir.run());
-        LockFile::new(dir.lock())
-            .try_lock_exclusive()
-            .map_err(|e| err(e.into()))?
-            .ok_or_else(|| err(EngineErrorKind::Busy))
+        let lock = LockFile::new(dir.lock());
+        if let Some(guard) = lock.try_lock_exclusive().map_err(|e| err(e.into()))? {
+            return Ok(guard);
+        }
+        match lock.lock_exclusive_timeout(wait) {
+            Ok(guard) => Ok(guard),
+            Err(e) if e.is_timeout() => Err(err(EngineErrorKind::Busy)),
+            Err(e) => Err(err(e.into())),
+        }
     }
 
     fn existing(&self, run: &RunId) -> Result<RunDir, EngineError> {
@@ -171,7 +193,7 @@ impl RunStore {
     /// "busy" error when another process holds it) and replays its journal.
     pub(crate) fn open(&self, run: &RunId) -> Result<StoredRun, EngineError> {
         let dir = self.existing(run)?;
-        let guard = Self::lock(&dir)?;
+        let guard = Self::lock(&dir, self.lock_wait)?;
         let state = Self::replay(&dir)?;
         let journal = Journal::open(&dir.journal()).map_err(|e| run_err(run)(e.into()))?;
         let stored = StoredRun {

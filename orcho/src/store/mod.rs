@@ -3,4 +3,4 @@
 mod format;
 mod imp;
 
-pub use imp::{RunStore, StoredRun};
+pub use imp::{DEFAULT_LOCK_WAIT, RunStore, StoredRun};
