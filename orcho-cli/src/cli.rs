@@ -16,7 +16,8 @@ use orcho::{
 #[derive(Debug, Parser)]
 #[command(name = "orcho", version, propagate_version = true)]
 #[command(after_help = "Exit codes: 0 success, 1 error, 2 usage, 3 not ready, \
-4 paused awaiting a decision, 5 halted, 6 a different decision was recorded first.")]
+4 paused awaiting a decision, 5 halted, 6 a different decision was recorded first, \
+130 interrupted.")]
 pub(crate) struct Cli {
     /// The checkout to work on [default: the nearest directory upwards with
     /// an orcho.yaml, up to the repository's root; else the root]

@@ -91,10 +91,12 @@ impl CliError {
                 },
                 engine_hint(e),
             ),
-            None if error.downcast_ref::<ProfileError>().is_some() => {
-                (exit::ERROR, Some(PROFILE_HINT))
-            }
-            None => (exit::ERROR, None),
+            None => match error.downcast_ref::<ProfileError>() {
+                // The file or built-in is not there: what `--profile` takes.
+                Some(e) if is_unreadable(e) => (exit::ERROR, Some(PROFILE_HINT)),
+                Some(_) => (exit::ERROR, Some(PROFILE_KEYS_HINT)),
+                None => (exit::ERROR, None),
+            },
         };
         Self {
             error,
@@ -102,6 +104,20 @@ impl CliError {
             hint: hint.map(str::to_owned),
         }
     }
+}
+
+/// Where every key of a profile is described.
+pub(crate) const PROFILE_KEYS_HINT: &str =
+    "docs/profile.md describes every key; `orcho profile show` prints the profile in use";
+
+/// Whether `e` says the profile is not there: no such file, or no such
+/// built-in.
+fn is_unreadable(e: &ProfileError) -> bool {
+    matches!(
+        e.kind(),
+        orcho::profile::ProfileErrorKind::Read(_)
+            | orcho::profile::ProfileErrorKind::UnknownBuiltin { .. }
+    )
 }
 
 /// What `--profile` takes.

@@ -282,6 +282,82 @@ pub(crate) fn find_value(text: &str, path: &DocPath, value: &str) -> Option<(Str
     None
 }
 
+/// Where the mapping at `path` has `key` for the second time: serde reports
+/// a duplicate key at the mapping, and the person editing wants the line of
+/// the repeated key.
+pub(crate) fn find_duplicate_key(text: &str, path: &DocPath, key: &str) -> Option<Position> {
+    let target = &path.segments;
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut inside: Option<usize> = None;
+    let mut seen = 0;
+    for (count, item) in Parser::new_from_str(text).enumerate() {
+        let Ok((event, span)) = item else { break };
+        if count > MAX_EVENTS {
+            break;
+        }
+        if matches!(event, Event::SequenceEnd | Event::MappingEnd) {
+            if inside == Some(stack.len()) {
+                return None;
+            }
+            stack.pop();
+            continue;
+        }
+        if !matches!(
+            event,
+            Event::Scalar(..)
+                | Event::SequenceStart(..)
+                | Event::MappingStart(..)
+                | Event::Alias(_)
+        ) {
+            continue;
+        }
+        let depth = stack.len();
+        let matched = match stack.last_mut() {
+            None => Some(0),
+            Some(Frame::Map { matched, key: slot }) => match slot.take() {
+                None => {
+                    let name = match &event {
+                        Event::Scalar(v, ..) => v.to_string(),
+                        _ => String::new(),
+                    };
+                    if inside == Some(depth) && name == key {
+                        seen += 1;
+                        if seen == 2 {
+                            return Some(Position {
+                                line: span.start.line(),
+                                column: span.start.col() + 1,
+                            });
+                        }
+                    }
+                    *slot = Some(name);
+                    None
+                }
+                Some(k) => matched
+                    .filter(|&n| target.get(n) == Some(&Segment::Key(k)))
+                    .map(|n| n + 1),
+            },
+            Some(Frame::Seq { matched, next }) => {
+                let index = *next;
+                *next += 1;
+                matched
+                    .filter(|&n| target.get(n) == Some(&Segment::Index(index)))
+                    .map(|n| n + 1)
+            }
+        };
+        match event {
+            Event::SequenceStart(..) => stack.push(Frame::Seq { matched, next: 0 }),
+            Event::MappingStart(..) => {
+                if matched == Some(target.len()) && inside.is_none() {
+                    inside = Some(depth + 1);
+                }
+                stack.push(Frame::Map { matched, key: None });
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// What [`check_aliases`] found.
 #[derive(Debug)]
 pub(crate) enum AliasProblem {

@@ -293,6 +293,39 @@ fn convert(text: &str, error: &serde_yaml::Error, file: String) -> ProfileError 
         }
     }
     let (path, message) = split_path(&message);
+    // A tab where YAML wants indentation: say so.
+    if message.contains("found character that cannot start any token")
+        && let Some(p) = position
+        && text
+            .lines()
+            .nth(p.line.saturating_sub(1))
+            .is_some_and(|l| l.contains('\t'))
+    {
+        return ProfileError::at(
+            file,
+            position,
+            None,
+            ProfileErrorKind::Syntax {
+                message: "a tab: YAML indents with spaces, never tabs".to_owned(),
+            },
+        );
+    }
+    // A key given twice: at the second one, not at its mapping.
+    if let Some(rest) = message.strip_prefix("duplicate field `")
+        && let Some((key, _)) = rest.split_once('`')
+    {
+        let at = path.clone().unwrap_or_default();
+        if let Some(second) = locate::find_duplicate_key(text, &at, key) {
+            return ProfileError::at(
+                file,
+                Some(second),
+                Some(at.key(key)),
+                ProfileErrorKind::Syntax {
+                    message: format!("`{key}` is given twice in this mapping"),
+                },
+            );
+        }
+    }
     let (kind, path) = classify(message, path);
     // A value its type refused is reported at the enclosing mapping; narrow
     // it to the key that holds the value.

@@ -102,7 +102,7 @@ pub(crate) async fn status(place: &Place, profile: Option<&str>) -> Result<Exit,
         });
     } else {
         output::out(&text::readiness_table(&summary));
-        output::out(text::readiness_verdict(ready));
+        output::out(&text::readiness_verdict(&summary));
     }
     Ok(if ready { Exit::Ok } else { Exit::NotReady })
 }

@@ -110,5 +110,4 @@ fn text_lines_say_what_to_do_next() {
     run 20261123-101500-ab12 halted: halted at handoff
     evidence: /s/e.json
     ");
-    insta::assert_snapshot!(text::readiness_verdict(false), @"not ready: run `orcho verify` for the commands above that are not present");
 }

@@ -11,7 +11,8 @@ use orcho::{
     receipts::{ReadinessSummary, ReceiptStatus},
 };
 
-/// One row per required and optional command: status and reason.
+/// One row per required and optional command: status, what to do next,
+/// and why.
 pub(crate) fn readiness_table(summary: &ReadinessSummary) -> String {
     let rows: Vec<(String, &str, &str, String)> = summary
         .required
@@ -19,9 +20,9 @@ pub(crate) fn readiness_table(summary: &ReadinessSummary) -> String {
         .map(|r| (r, "required"))
         .chain(summary.optional.iter().map(|r| (r, "optional")))
         .map(|(r, kind)| {
-            let reason = match &r.status {
-                ReceiptStatus::Present => String::new(),
-                other => other.reason(),
+            let reason = match (&r.status, r.status.next_action()) {
+                (ReceiptStatus::Present, _) | (_, None) => String::new(),
+                (other, Some(next)) => format!("{next}: {}", other.reason()),
             };
             (r.command.to_string(), kind, r.status.as_str(), reason)
         })
@@ -42,13 +43,41 @@ pub(crate) fn readiness_table(summary: &ReadinessSummary) -> String {
     table.trim_end().to_owned()
 }
 
-/// What `orcho status` concludes under its table.
-pub(crate) fn readiness_verdict(ready: bool) -> &'static str {
-    if ready {
-        "ready: every required receipt is present"
-    } else {
-        "not ready: run `orcho verify` for the commands above that are not present"
+/// What `orcho status` concludes under its table: ready, or what to do
+/// about the required commands that are not present.
+pub(crate) fn readiness_verdict(summary: &ReadinessSummary) -> String {
+    let mut fix = Vec::new();
+    let mut rerun = Vec::new();
+    let mut investigate = Vec::new();
+    for r in &summary.required {
+        let name = format!("`{}`", r.command);
+        match r.status.next_action() {
+            Some(orcho::receipts::NextAction::Fix) => fix.push(name),
+            Some(orcho::receipts::NextAction::Rerun) => rerun.push(name),
+            Some(_) => investigate.push(name),
+            None => {}
+        }
     }
+    if fix.is_empty() && rerun.is_empty() && investigate.is_empty() {
+        return "ready: every required receipt is present".to_owned();
+    }
+    let mut steps = Vec::new();
+    if !fix.is_empty() {
+        steps.push(format!(
+            "fix what makes {} fail, then `orcho verify`",
+            fix.join(", ")
+        ));
+    }
+    if !rerun.is_empty() {
+        steps.push(format!("run `orcho verify` for {}", rerun.join(", ")));
+    }
+    if !investigate.is_empty() {
+        steps.push(format!(
+            "look into {} (its receipt cannot be trusted), then `orcho verify`",
+            investigate.join(", ")
+        ));
+    }
+    format!("not ready: {}", steps.join("; "))
 }
 
 /// How many lines of a finding's detail a decision point shows.

@@ -54,6 +54,14 @@ fn failed_when_the_command_exits_1() -> Result {
     verify(&repo, false)?;
     let out = expect_status(&repo, "failed")?;
     assert_eq!(out.json()?["required"][0]["next_action"], "fix");
+    // In words: fix it, not just run it again.
+    let out = repo.orcho(&["status"])?;
+    assert!(out.stdout.contains("fix: exited with code 1"), "{out}");
+    assert!(
+        out.stdout
+            .contains("not ready: fix what makes `test` fail, then `orcho verify`"),
+        "{out}"
+    );
     Ok(())
 }
 

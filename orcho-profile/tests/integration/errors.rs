@@ -257,6 +257,11 @@ fn cases() -> Vec<(&'static str, String)> {
             "phase without a name",
             edit("  - name: review\n    role: review\n", "  - role: review\n"),
         ),
+        ("a key given twice", format!("{BASE}name: again\n")),
+        (
+            "a tab for indentation",
+            edit("  - name: review", "\t- name: review"),
+        ),
     ]
 }
 
