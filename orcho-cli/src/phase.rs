@@ -41,9 +41,10 @@ pub(crate) async fn run_phase(
             PhaseOutcome::new(Verdict::Approved).with_summary("no command given; approved"),
         ));
     };
+    let shown = shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| argv.join(" "));
     let checkout = engine.status(&request.run)?.checkout;
     let checkout_shown = checkout.clone();
-    place.progress(&format!("{label}: running `{}` …", argv.join(" ")));
+    place.progress(&format!("{label}: running `{shown}` …"));
     let marker = engine.phase_group(&request.run);
     // Where the first CLI kept the marker.
     let legacy = GroupMarker::new(
@@ -93,8 +94,7 @@ pub(crate) async fn run_phase(
     // error now, not a rejected attempt to retry.
     if let ExitStatus::SpawnFailed { message } = &outcome.status {
         return Err(CliError::msg(format!(
-            "{label}: `{}` cannot start: {message}",
-            argv.join(" ")
+            "{label}: `{shown}` cannot start: {message}"
         ))
         .with_hint(format!(
             "the command runs in the run's checkout `{checkout_shown}`; make it start there, or give \
@@ -117,7 +117,7 @@ pub(crate) async fn run_phase(
             .with_findings([Finding::new(
                 request.phase.as_str(),
                 Severity::High,
-                format!("`{}` {}", argv.join(" "), outcome.status),
+                format!("`{shown}` {}", outcome.status),
             )
             .with_detail(detail)])
     };

@@ -62,7 +62,8 @@ fn choose<A: Action>(
     }
     output::err(menu.trim_end());
     loop {
-        let answer = prompt(&format!("choose 1-{}: ", options.len()))?;
+        let letters: String = extras.iter().map(|(k, _)| format!(" or {k}")).collect();
+        let answer = prompt(&format!("choose 1-{}{letters}: ", options.len()))?;
         if let Some(o) = pick(options, &answer) {
             return Ok(Picked::Action(o));
         }

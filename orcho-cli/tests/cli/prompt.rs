@@ -320,7 +320,8 @@ fn the_delivery_prompt_shows_the_diff_and_asks_for_the_commit_message() -> Resul
             r#"review=sh -c "echo hello > greeting.txt""#,
         ],
     )?;
-    let shown = screen.until("choose 1-", WAIT)?.to_owned();
+    // The prompt names the letter too, not only the numbers.
+    let shown = screen.until(" or d: ", WAIT)?.to_owned();
     assert!(shown.contains("d) show the diff"), "{shown}");
     type_line(&mut writer, "d")?;
     screen.until("+hello", WAIT)?;

@@ -141,14 +141,18 @@ impl<A: Action> serde::de::Visitor<'_> for ActionVisitor<A> {
 /// use orcho_handoff::DeliveryAction;
 ///
 /// let err = "aprove".parse::<DeliveryAction>().unwrap_err();
-/// assert_eq!(err.to_string(), "unknown delivery action `aprove`: expected one of approve, apply, fix, skip, halt");
+/// assert_eq!(
+///     err.to_string(),
+///     "unknown delivery action `aprove`: expected one of approve, apply, fix, skip, halt (did you mean `approve`?)"
+/// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown {point} action `{value}`: expected one of {expected}")]
+#[error("unknown {point} action `{value}`: expected one of {expected}{}", nearest.map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default())]
 pub struct UnknownActionError {
     point: &'static str,
     value: String,
     expected: String,
+    nearest: Option<&'static str>,
 }
 
 impl UnknownActionError {
@@ -166,7 +170,13 @@ impl UnknownActionError {
                 .map(|a| a.as_str())
                 .collect::<Vec<_>>()
                 .join(", "),
+            nearest: orcho_core::nearest(value, all.iter().map(|a| a.as_str())),
         }
+    }
+
+    /// The spelling nearest to the refused one, when one is near.
+    pub fn nearest(&self) -> Option<&'static str> {
+        self.nearest
     }
 
     /// The refused spelling (cut to 40 characters, escaped).
