@@ -88,7 +88,15 @@ pub(crate) fn engine_for(place: &Place, run: &RunId) -> Result<Engine, CliError>
 
 fn engine_of(place: &Place, config: &RunConfig) -> Result<Engine, CliError> {
     let (_, plan) = crate::place::load(&config.profile)?;
-    Ok(Engine::builder(plan, &place.store).build()?)
+    keyed_engine(place, plan)
+}
+
+/// An engine for `plan` in the place's store that signs and checks
+/// receipts with the host's receipt key.
+pub(crate) fn keyed_engine(place: &Place, plan: RunPlan) -> Result<Engine, CliError> {
+    Ok(Engine::builder(plan, &place.store)
+        .receipt_key(crate::key::receipt_key(place)?)
+        .build()?)
 }
 
 /// The first phase in `phases` that `plan` does not have, and what to say
@@ -130,7 +138,7 @@ pub(crate) fn begin(
     if !in_place {
         require_repository(place)?;
     }
-    let engine = Engine::builder(plan, &place.store).build()?;
+    let engine = keyed_engine(place, plan)?;
     let start = if in_place {
         Start::in_place(&place.checkout)
     } else {

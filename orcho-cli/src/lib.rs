@@ -25,6 +25,7 @@ mod error;
 pub mod exit;
 mod host;
 mod interrupt;
+mod key;
 mod mcp;
 mod output;
 mod phase;

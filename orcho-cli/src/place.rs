@@ -22,6 +22,9 @@ pub(crate) struct Place {
     pub(crate) checkout: Utf8PathBuf,
     pub(crate) store: Utf8PathBuf,
     pub(crate) json: bool,
+    /// The receipt key an embedding host gave; `None` reads the caller's
+    /// (see [`key`](crate::key)).
+    pub(crate) receipt_key: Option<orcho::receipts::ReceiptKey>,
 }
 
 /// A loaded profile: how it is named again later (a file by its absolute
@@ -60,6 +63,7 @@ impl Place {
             checkout,
             store,
             json,
+            receipt_key: None,
         })
     }
 

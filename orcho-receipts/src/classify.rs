@@ -282,6 +282,14 @@ pub enum InvalidReason {
     MissingMac,
     /// Its MAC does not match: it was forged or edited.
     MacMismatch,
+    /// It was signed with another key than the host's (another machine,
+    /// a rotated key, another `ORCHO_RECEIPT_KEY`).
+    OtherKey {
+        /// The id of the key it names.
+        found: String,
+        /// The id of the host's key.
+        expected: String,
+    },
     /// It is the receipt of another command or environment.
     WrongSubject {
         /// What it says it is for.
@@ -307,8 +315,14 @@ impl fmt::Display for InvalidReason {
                 "the receipt has schema {found}, older than {oldest}, the oldest this build reads"
             ),
             Self::DigestMismatch => f.write_str("the receipt's digest does not match its contents"),
-            Self::MissingMac => f.write_str("the receipt has no MAC, but a key is configured"),
+            Self::MissingMac => f.write_str(
+                "the receipt has no MAC (written without a receipt key), but this host requires one",
+            ),
             Self::MacMismatch => f.write_str("the receipt's MAC does not match (forged or edited)"),
+            Self::OtherKey { found, expected } => write!(
+                f,
+                "the receipt was signed with another key (key {found}; this host's key is {expected})"
+            ),
             Self::WrongSubject { found } => write!(f, "the file is the receipt of `{found}`"),
         }
     }

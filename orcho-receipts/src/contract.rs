@@ -832,6 +832,9 @@ fn check_var(name: &str) -> Result<(), ContractProblem> {
     if name.is_empty() || name.contains(['=', '\0']) {
         return Err(ContractProblem::BadVariableName(name.to_owned()));
     }
+    if name == crate::RECEIPT_KEY_VAR {
+        return Err(ContractProblem::ReservedVariable(name.to_owned()));
+    }
     Ok(())
 }
 

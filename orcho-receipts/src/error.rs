@@ -153,6 +153,9 @@ pub enum ContractProblem {
     /// An environment variable or secret name is empty, or contains `=` or
     /// a NUL byte.
     BadVariableName(String),
+    /// A variable no command may see: the receipt key's
+    /// ([`RECEIPT_KEY_VAR`](crate::RECEIPT_KEY_VAR)).
+    ReservedVariable(String),
     /// A variable is declared both with a value in `env` and as a secret: its
     /// value would be written into the receipt.
     SecretWithValue(String),
@@ -176,6 +179,11 @@ impl fmt::Display for ContractProblem {
                 f,
                 "`{}` is not a valid environment variable name",
                 shorten(name)
+            ),
+            Self::ReservedVariable(name) => write!(
+                f,
+                "`{name}` holds the host's receipt key, which no command may see: a command \
+                 that had it could forge receipts"
             ),
             Self::SecretWithValue(name) => write!(
                 f,

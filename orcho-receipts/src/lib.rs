@@ -114,7 +114,7 @@ pub use receipt::{
     Failure, LEGACY_ENVIRONMENT_CONTEXT, LogRecord, SPEC_CONTEXT,
 };
 pub use store::{
-    COMMAND_RECEIPT_CONTEXT, ENV_RECEIPT_CONTEXT, LoadedReceipt, RECEIPT_SCHEMA, ReceiptKey,
-    ReceiptStore, StoredReceipt,
+    COMMAND_RECEIPT_CONTEXT, ENV_RECEIPT_CONTEXT, LoadedReceipt, RECEIPT_KEY_VAR, RECEIPT_SCHEMA,
+    ReceiptKey, ReceiptStore, StoredReceipt,
 };
 pub use verifier::{Verifier, bound_env, environment_digest, spec_digest};

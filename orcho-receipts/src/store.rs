@@ -23,7 +23,7 @@ use crate::{
 ///   digests bind the declared variables only
 ///   ([`ENVIRONMENT_CONTEXT`](crate::ENVIRONMENT_CONTEXT)). Schema 1 is
 ///   still read.
-pub const RECEIPT_SCHEMA: SchemaVersion = SchemaVersion::new(2);
+pub const RECEIPT_SCHEMA: SchemaVersion = SchemaVersion::new(3);
 
 /// The `derive_key` context of command-receipt digests.
 pub const COMMAND_RECEIPT_CONTEXT: &str = "orcho command receipt v1";
@@ -33,6 +33,13 @@ pub const ENV_RECEIPT_CONTEXT: &str = "orcho environment receipt v1";
 const DIGEST_LINE: &[u8] = b"\n  \"digest\": ";
 const ENVIRONMENTS_DIR: &str = "_environments";
 pub(crate) const EXPLORATORY_DIR: &str = "_exploratory";
+
+/// The variable a host reads its receipt secret from (see
+/// [`ReceiptKey::derive_from_secret`]). No command Orcho starts ever gets
+/// it: [`BaseEnv::with_host_vars`](crate::exec::BaseEnv::with_host_vars)
+/// skips it, and a contract that names it in `env`, `inherit` or
+/// `secrets` is refused.
+pub const RECEIPT_KEY_VAR: &str = "ORCHO_RECEIPT_KEY";
 
 /// The host's key for receipt MACs.
 ///
@@ -57,6 +64,24 @@ impl ReceiptKey {
     /// A key derived from a secret of any length.
     pub fn derive_from_secret(secret: &[u8]) -> Self {
         Self(blake3::derive_key("orcho receipt mac key v1", secret))
+    }
+
+    /// A short public name of the key (16 hex digits), derived one way from
+    /// it: receipts record it beside their MAC, so a receipt signed with
+    /// another key is told apart from one forged or edited. It reveals
+    /// nothing of the key.
+    ///
+    /// ```
+    /// use orcho_receipts::ReceiptKey;
+    ///
+    /// let a = ReceiptKey::derive_from_secret(b"one secret");
+    /// let b = ReceiptKey::derive_from_secret(b"another secret");
+    /// assert_eq!(a.id().len(), 16);
+    /// assert_ne!(a.id(), b.id());
+    /// ```
+    pub fn id(&self) -> String {
+        let id = blake3::derive_key("orcho receipt key id v1", &self.0);
+        id[..8].iter().map(|b| format!("{b:02x}")).collect()
     }
 
     fn mac(&self, context: &str, body: &[u8]) -> blake3::Hash {
@@ -116,10 +141,13 @@ pub struct StoredReceipt {
 /// ([`RECEIPT_SCHEMA`]), written atomically. Its last fields are `digest`,
 /// the blake3 `derive_key` digest of the exact bytes of the document before
 /// the `digest` line, and, when the host configured a [`ReceiptKey`], `mac`,
-/// a keyed blake3 hash of the same bytes. A receipt edited by hand fails its
-/// digest; one forged with a recomputed digest fails its MAC. Either way it
-/// classifies as [`Invalid`](crate::ReceiptStatus::Invalid). Keep the key
-/// outside the checkout, where the agent cannot read it.
+/// a keyed blake3 hash of the same bytes (the document then also names the
+/// key by its [`id`](ReceiptKey::id), inside those bytes). A receipt edited
+/// by hand fails its digest; one forged with a recomputed digest fails its
+/// MAC; one written with another key, or with none, is told apart by its key
+/// id. Each classifies as [`Invalid`](crate::ReceiptStatus::Invalid). Keep
+/// the key outside the checkout and the store, where the agent cannot read
+/// it.
 ///
 /// The receipts of one checkout.
 ///
@@ -306,7 +334,8 @@ impl ReceiptStore {
         &self,
         receipt: &CommandReceipt,
     ) -> Result<StoredReceipt, ReceiptError> {
-        let doc = CommandReceiptV1::from(receipt);
+        let mut doc = CommandReceiptV1::from(receipt);
+        doc.key = self.key.as_ref().map(ReceiptKey::id);
         let at = |kind| ReceiptError::command(receipt.command.as_str(), kind);
         let (bytes, digest) = self.sign(&doc, COMMAND_RECEIPT_CONTEXT).map_err(at)?;
         let dir = self.command_dir(&receipt.command);
@@ -320,7 +349,8 @@ impl ReceiptStore {
     ///
     /// As [`write_command_receipt`](Self::write_command_receipt).
     pub fn write_env_receipt(&self, receipt: &EnvReceipt) -> Result<StoredReceipt, ReceiptError> {
-        let doc = EnvReceiptV1::from(receipt);
+        let mut doc = EnvReceiptV1::from(receipt);
+        doc.key = self.key.as_ref().map(ReceiptKey::id);
         let at =
             |kind| ReceiptError::new(format_args!("environment `{}`", receipt.environment), kind);
         let (bytes, digest) = self.sign(&doc, ENV_RECEIPT_CONTEXT).map_err(at)?;
@@ -454,9 +484,7 @@ impl ReceiptStore {
         path: &Utf8Path,
         name: &CommandName,
     ) -> LoadedReceipt<CommandReceipt> {
-        match self
-            .verify::<CommandReceiptV1>(bytes, path, COMMAND_RECEIPT_CONTEXT, |d| (d.digest, d.mac))
-        {
+        match self.verify::<CommandReceiptV1>(bytes, path, COMMAND_RECEIPT_CONTEXT) {
             Ok(doc) if doc.command != *name => {
                 LoadedReceipt::Invalid(InvalidReason::WrongSubject {
                     found: doc.command.to_string(),
@@ -475,8 +503,7 @@ impl ReceiptStore {
             Ok(None) => return LoadedReceipt::Missing,
             Err(reason) => return LoadedReceipt::Invalid(reason),
         };
-        match self.verify::<EnvReceiptV1>(&bytes, &path, ENV_RECEIPT_CONTEXT, |d| (d.digest, d.mac))
-        {
+        match self.verify::<EnvReceiptV1>(&bytes, &path, ENV_RECEIPT_CONTEXT) {
             Ok(doc) if doc.environment != *name => {
                 LoadedReceipt::Invalid(InvalidReason::WrongSubject {
                     found: doc.environment.to_string(),
@@ -517,32 +544,50 @@ impl ReceiptStore {
         Ok(out)
     }
 
-    fn verify<T: Document>(
+    fn verify<T: Document + Sealed>(
         &self,
         bytes: &[u8],
         path: &Utf8Path,
         context: &str,
-        seal: impl Fn(&T) -> (Digest, Option<Digest>),
     ) -> Result<T, InvalidReason> {
         let doc: T = decode(bytes, path)?;
-        let (digest, mac) = seal(&doc);
+        let Seal { digest, mac, key } = doc.seal();
         let at = rfind(bytes, DIGEST_LINE).ok_or(InvalidReason::DigestMismatch)?;
         let body = &bytes[..at];
         let expected = hasher_for(context).update(body).finalize();
         if expected != blake3::Hash::from_bytes(*digest.as_bytes()) {
             return Err(InvalidReason::DigestMismatch);
         }
-        if let Some(key) = &self.key {
+        if let Some(ours) = &self.key {
             let Some(mac) = mac else {
                 return Err(InvalidReason::MissingMac);
             };
             // `blake3::Hash` compares in constant time.
-            if key.mac(context, body) != blake3::Hash::from_bytes(*mac.as_bytes()) {
-                return Err(InvalidReason::MacMismatch);
+            if ours.mac(context, body) != blake3::Hash::from_bytes(*mac.as_bytes()) {
+                let expected = ours.id();
+                return Err(match key {
+                    Some(found) if found != expected => InvalidReason::OtherKey {
+                        found: found.to_owned(),
+                        expected,
+                    },
+                    _ => InvalidReason::MacMismatch,
+                });
             }
         }
         Ok(doc)
     }
+}
+
+/// The seal of a receipt document: its digest, MAC and key id.
+pub(crate) struct Seal<'a> {
+    pub(crate) digest: Digest,
+    pub(crate) mac: Option<Digest>,
+    pub(crate) key: Option<&'a str>,
+}
+
+/// A receipt document, which carries a [`Seal`].
+pub(crate) trait Sealed {
+    fn seal(&self) -> Seal<'_>;
 }
 
 /// A fresh hasher in `derive_key` mode for one of the receipt contexts,

@@ -24,7 +24,8 @@ fn verifier(place: &Place, profile: Option<&str>) -> Result<Arc<Verifier>, CliEr
             "the profile `{name}` declares no verification commands"
         ))
     })?;
-    let verifier = Verifier::new(contract, &place.checkout, ReceiptStore::new(&place.store))?;
+    let store = ReceiptStore::new(&place.store).with_key(crate::key::receipt_key(place)?);
+    let verifier = Verifier::new(contract, &place.checkout, store)?;
     Ok(Arc::new(verifier))
 }
 

@@ -46,7 +46,17 @@ impl OrchoMcp {
             checkout,
             store,
             json: true,
+            receipt_key: None,
         })
+    }
+
+    /// Signs and checks receipts with `key` instead of the one `orcho`
+    /// reads from `ORCHO_RECEIPT_KEY` or its key file: for a host that
+    /// embeds the server and keeps its own key.
+    #[must_use]
+    pub fn with_receipt_key(mut self, key: orcho::receipts::ReceiptKey) -> Self {
+        self.place.receipt_key = Some(key);
+        self
     }
 }
 

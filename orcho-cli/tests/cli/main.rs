@@ -16,6 +16,7 @@ mod output;
 mod phase_command;
 mod place;
 mod prompt;
+mod receipt_key;
 #[path = "../common/redact.rs"]
 mod redact;
 mod runs;

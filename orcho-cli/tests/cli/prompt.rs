@@ -205,6 +205,7 @@ fn ctrl_c_at_a_terminal_stops_the_phase_and_says_how_to_resume() -> Result {
         .args(["--ctty", "--wait", env!("CARGO_BIN_EXE_orcho")])
         .args(["run", "--phase", "review=./review.sh"])
         .current_dir(repo.dir())
+        .env("XDG_DATA_HOME", repo.data())
         .stdin(Stdio::from(pty.slave.try_clone()?))
         .stdout(Stdio::from(pty.slave.try_clone()?))
         .stderr(Stdio::from(pty.slave));

@@ -11,7 +11,10 @@ use std::{
 };
 
 use camino::{Utf8Path, Utf8PathBuf};
-use orcho::receipts::exec::{self, BaseEnv, ExecRequest};
+use orcho::receipts::{
+    RECEIPT_KEY_VAR,
+    exec::{self, BaseEnv, ExecRequest},
+};
 use serde_json::Value;
 
 use crate::Result;
@@ -56,6 +59,7 @@ supervision:
 pub(crate) struct Repo {
     dir: Utf8PathBuf,
     ctl: Utf8PathBuf,
+    data: Utf8PathBuf,
     _tmp: tempfile::TempDir,
 }
 
@@ -74,6 +78,7 @@ impl Repo {
         let repo = Self {
             dir: root.join("repo"),
             ctl: root.join("ctl"),
+            data: root.join("data"),
             _tmp: tmp,
         };
         orcho::core::fs::create_dir_all(&repo.dir)?;
@@ -146,8 +151,18 @@ impl Repo {
     )]
     pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_orcho"));
-        command.args(args).current_dir(&self.dir);
         command
+            .args(args)
+            .current_dir(&self.dir)
+            .env("XDG_DATA_HOME", &self.data)
+            .env_remove(RECEIPT_KEY_VAR);
+        command
+    }
+
+    /// The data directory `orcho` keeps its receipt key in (outside the
+    /// checkout).
+    pub(crate) fn data(&self) -> &Utf8Path {
+        &self.data
     }
 
     /// Spawns `orcho <args>` with standard input closed and the outputs
@@ -169,7 +184,9 @@ impl Repo {
     /// Runs `orcho <args>` in `dir` (relative to the checkout) with `envs`
     /// added to its environment.
     pub(crate) fn orcho_in(&self, dir: &str, envs: &[(&str, &str)], args: &[&str]) -> Result<Out> {
-        orcho_at(&self.dir.join(dir), envs, args)
+        let data = [("XDG_DATA_HOME", self.data.as_str())];
+        let envs: Vec<(&str, &str)> = data.iter().chain(envs).copied().collect();
+        orcho_at(&self.dir.join(dir), &envs, args)
     }
 
     /// The events of `runs/<run>/journal.jsonl`, in order.
@@ -227,15 +244,19 @@ impl fmt::Display for Out {
 }
 
 /// Runs `orcho <args>` in `dir` with `envs` added to its environment, with
-/// standard input closed, to the end (at most [`WAIT`]).
+/// standard input closed, to the end (at most [`WAIT`]). Its receipt key
+/// lives in `data` beside `dir` unless `envs` say otherwise.
 #[expect(
     clippy::disallowed_methods,
     reason = "the test drives the CLI as a subprocess in a directory of its choosing"
 )]
 pub(crate) fn orcho_at(dir: &Utf8Path, envs: &[(&str, &str)], args: &[&str]) -> Result<Out> {
+    let data = dir.parent().unwrap_or(dir).join("data");
     let child = Command::new(env!("CARGO_BIN_EXE_orcho"))
         .args(args)
         .current_dir(dir)
+        .env("XDG_DATA_HOME", data)
+        .env_remove(RECEIPT_KEY_VAR)
         .envs(envs.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

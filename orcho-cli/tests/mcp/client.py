@@ -10,10 +10,11 @@ Exits non-zero on the first failed check.
 
 import json
 import asyncio
+import os
 import sys
 
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp.client.stdio import get_default_environment, stdio_client
 
 TOOLS = {
     "orcho_run_start",
@@ -67,7 +68,14 @@ async def refused(session, tool, arguments, code):
 
 
 async def main(orcho, checkout):
-    server = StdioServerParameters(command=orcho, args=["--checkout", checkout, "mcp"])
+    # The SDK passes the server a few safe variables only; the receipt key's
+    # data directory is the caller's.
+    env = get_default_environment()
+    if "XDG_DATA_HOME" in os.environ:
+        env["XDG_DATA_HOME"] = os.environ["XDG_DATA_HOME"]
+    server = StdioServerParameters(
+        command=orcho, args=["--checkout", checkout, "mcp"], env=env
+    )
     async with stdio_client(server) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()

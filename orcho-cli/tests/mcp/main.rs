@@ -88,7 +88,9 @@ fn repo() -> Result<(tempfile::TempDir, Utf8PathBuf), Box<dyn std::error::Error 
 /// duplex stream.
 async fn connect(checkout: &Utf8Path) -> Result<Client, Box<dyn std::error::Error + Send + Sync>> {
     let (server_io, client_io) = tokio::io::duplex(1 << 16);
-    let server = orcho_cli::OrchoMcp::for_checkout(checkout.to_owned(), None);
+    let server = orcho_cli::OrchoMcp::for_checkout(checkout.to_owned(), None).with_receipt_key(
+        orcho::receipts::ReceiptKey::derive_from_secret(b"the in-process server's test key"),
+    );
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {
             let _ = running.waiting().await;
@@ -106,7 +108,14 @@ async fn connect_binary(
     checkout: &Utf8Path,
 ) -> Result<Client, Box<dyn std::error::Error + Send + Sync>> {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_orcho"));
-    command.arg("--checkout").arg(checkout.as_str()).arg("mcp");
+    command
+        .arg("--checkout")
+        .arg(checkout.as_str())
+        .arg("mcp")
+        .env(
+            "ORCHO_RECEIPT_KEY",
+            "the test's receipt secret, outside the checkout",
+        );
     let transport = TokioChildProcess::new(command)?;
     Ok(().serve(transport).await?)
 }

@@ -22,7 +22,10 @@ if ! "$venv/bin/python" -c 'import mcp' >/dev/null 2>&1; then
 fi
 
 repo="$(mktemp -d)"
-trap 'rm -rf "$repo"' EXIT
+# The receipt key lives outside the checkout, in a data directory of its own.
+XDG_DATA_HOME="$(mktemp -d)"
+export XDG_DATA_HOME
+trap 'rm -rf "$repo" "$XDG_DATA_HOME"' EXIT
 git -C "$repo" init -q
 git -C "$repo" config user.name "Orcho Test"
 git -C "$repo" config user.email "test@orcho.invalid"

@@ -48,10 +48,15 @@ impl BaseEnv {
     }
 
     /// Adds the host variables `names` of this process that are set and
-    /// valid UTF-8 (variables a contract declares it `inherit`s).
+    /// valid UTF-8 (variables a contract declares it `inherit`s). The
+    /// receipt key's variable ([`RECEIPT_KEY_VAR`](crate::RECEIPT_KEY_VAR))
+    /// is never added.
     #[must_use]
     pub fn with_host_vars<'a>(mut self, names: impl IntoIterator<Item = &'a str>) -> Self {
         for name in names {
+            if name == crate::RECEIPT_KEY_VAR {
+                continue;
+            }
             if let Some(value) = std::env::var_os(name).and_then(|v| v.into_string().ok()) {
                 self.vars.insert(name.to_owned(), value);
             }

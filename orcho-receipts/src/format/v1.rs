@@ -1,8 +1,9 @@
-//! Versions 1 and 2 of the receipt documents (2 adds `program`).
+//! Versions 1 to 3 of the receipt documents (2 adds `program`, 3 `key`).
 //!
 //! Changelog of [`RECEIPT_SCHEMA`](crate::RECEIPT_SCHEMA):
 //! - 1: first version.
 //! - 2: `program` in command receipts.
+//! - 3: `key`, the id of the key that signed the receipt, when one did.
 
 use std::{collections::BTreeMap, time::Duration};
 
@@ -13,6 +14,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::{
     AssertionResult, CommandName, CommandReceipt, CommandSpec, DependencyFingerprint, EnvName,
     EnvReceipt, ExitStatus, HumanDuration, LogRecord, RECEIPT_SCHEMA,
+    store::{Seal, Sealed},
 };
 
 /// A command receipt on disk. `digest` and `mac` come last: they cover the
@@ -44,6 +46,9 @@ pub(crate) struct CommandReceiptV1 {
     pub(crate) assertions: Vec<AssertionV1>,
     pub(crate) stdout: LogV1,
     pub(crate) stderr: LogV1,
+    /// The [`id`](crate::ReceiptKey::id) of the key of `mac`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) key: Option<String>,
     #[serde(deserialize_with = "digest")]
     pub(crate) digest: Digest,
     #[serde(
@@ -59,6 +64,16 @@ impl Document for CommandReceiptV1 {
     const SCHEMA: SchemaVersion = RECEIPT_SCHEMA;
 }
 
+impl Sealed for CommandReceiptV1 {
+    fn seal(&self) -> Seal<'_> {
+        Seal {
+            digest: self.digest,
+            mac: self.mac,
+            key: self.key.as_deref(),
+        }
+    }
+}
+
 /// An environment-assertion receipt on disk.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -69,6 +84,9 @@ pub(crate) struct EnvReceiptV1 {
     pub(crate) environment_digest: Digest,
     pub(crate) checked_at: Timestamp,
     pub(crate) results: Vec<AssertionV1>,
+    /// The [`id`](crate::ReceiptKey::id) of the key of `mac`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) key: Option<String>,
     #[serde(deserialize_with = "digest")]
     pub(crate) digest: Digest,
     #[serde(
@@ -82,6 +100,16 @@ pub(crate) struct EnvReceiptV1 {
 impl Document for EnvReceiptV1 {
     const KIND: &'static str = "environment receipt";
     const SCHEMA: SchemaVersion = RECEIPT_SCHEMA;
+}
+
+impl Sealed for EnvReceiptV1 {
+    fn seal(&self) -> Seal<'_> {
+        Seal {
+            digest: self.digest,
+            mac: self.mac,
+            key: self.key.as_deref(),
+        }
+    }
 }
 
 /// One line of the exploratory-command log.
@@ -347,6 +375,7 @@ impl From<&CommandReceipt> for CommandReceiptV1 {
             assertions: r.assertions.iter().map(AssertionV1::from).collect(),
             stdout: LogV1::from(&r.stdout),
             stderr: LogV1::from(&r.stderr),
+            key: None,
             digest: placeholder(),
             mac: None,
         }
@@ -390,6 +419,7 @@ impl From<&EnvReceipt> for EnvReceiptV1 {
             environment_digest: r.environment_digest,
             checked_at: r.checked_at,
             results: r.results.iter().map(AssertionV1::from).collect(),
+            key: None,
             digest: placeholder(),
             mac: None,
         }

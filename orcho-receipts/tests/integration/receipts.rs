@@ -529,6 +529,21 @@ fn forge(path: &camino::Utf8Path, edit: impl Fn(&str) -> String) -> Result {
     Ok(())
 }
 
+/// Rewrites a receipt to `text` with its digest recomputed and its old MAC
+/// kept, as one that cannot compute a MAC would.
+fn forge_keeping_mac(path: &camino::Utf8Path, text: &str) -> Result {
+    let at = text.rfind("\n  \"digest\": ").ok_or("no digest line")?;
+    let body = &text[..at];
+    let mac = text[at..]
+        .lines()
+        .find(|l| l.trim_start().starts_with("\"mac\""))
+        .ok_or("no mac line")?;
+    let digest = Digest::derive(COMMAND_RECEIPT_CONTEXT, body.as_bytes());
+    let forged = format!("{body}\n  \"digest\": \"{digest}\",\n{mac}\n}}\n");
+    crate::write_bytes(path, forged.as_bytes())?;
+    Ok(())
+}
+
 #[test]
 fn a_forged_receipt_fails_the_mac() -> Result {
     let f = fixture()?;
@@ -554,10 +569,31 @@ fn a_forged_receipt_fails_the_mac() -> Result {
         ReceiptStatus::Invalid(_)
     ));
 
-    // A MAC made with another key does not help either.
-    let other = f.store().with_key(ReceiptKey::from_bytes([7; 32]));
+    // A MAC made with another key does not help either, and the receipt
+    // says which key made it.
+    let other_key = ReceiptKey::from_bytes([7; 32]);
+    let other = f.store().with_key(other_key.clone());
     let v_other = f.verifier_with(CONTRACT, other)?;
     v_other.run_command(&name("test"), None)?;
+    assert_eq!(
+        status(&v, "test")?,
+        ReceiptStatus::Invalid(InvalidReason::OtherKey {
+            found: other_key.id(),
+            expected: ReceiptKey::derive_from_secret(b"host secret kept outside the checkout").id(),
+        })
+    );
+    // Claiming this host's key id does not help: the MAC still fails.
+    let path = f.latest("test");
+    let text = std::fs::read_to_string(&path)?;
+    let claimed = text.replace(
+        &format!("\"key\": \"{}\"", other_key.id()),
+        &format!(
+            "\"key\": \"{}\"",
+            ReceiptKey::derive_from_secret(b"host secret kept outside the checkout").id()
+        ),
+    );
+    assert_ne!(claimed, text);
+    forge_keeping_mac(&path, &claimed)?;
     assert_eq!(
         status(&v, "test")?,
         ReceiptStatus::Invalid(InvalidReason::MacMismatch)
@@ -572,16 +608,16 @@ fn a_receipt_from_a_newer_schema_is_invalid_and_never_overwritten() -> Result {
     v.run_command(&name("test"), None)?;
     let path = f.latest("test");
     let future =
-        "{\n  \"schema\": 3,\n  \"command\": \"test\",\n  \"verdict\": {\"nested\": [1, 2]}\n}\n";
+        "{\n  \"schema\": 4,\n  \"command\": \"test\",\n  \"verdict\": {\"nested\": [1, 2]}\n}\n";
     crate::write_bytes(&path, future.as_bytes())?;
     let s = status(&v, "test")?;
     assert!(
         matches!(s, ReceiptStatus::Invalid(InvalidReason::TooNew { .. })),
         "{s}"
     );
-    insta::assert_snapshot!(s, @"invalid: the receipt has schema 3, newer than 2; upgrade Orcho to read it");
+    insta::assert_snapshot!(s, @"invalid: the receipt has schema 4, newer than 3; upgrade Orcho to read it");
     let err = v.run_command(&name("test"), None).unwrap_err();
-    insta::assert_snapshot!(orcho_core::error_chain(&err).replace(f.checkout.as_str(), "<checkout>"), @"command `test`: caused by: `<checkout>/.orcho/receipts/test/latest.json` has schema 3, newer than this build writes; refusing to overwrite it");
+    insta::assert_snapshot!(orcho_core::error_chain(&err).replace(f.checkout.as_str(), "<checkout>"), @"command `test`: caused by: `<checkout>/.orcho/receipts/test/latest.json` has schema 4, newer than this build writes; refusing to overwrite it");
     assert_eq!(std::fs::read_to_string(&path)?, future);
     Ok(())
 }

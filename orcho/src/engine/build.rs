@@ -8,7 +8,7 @@ use orcho_core::{Clock, SystemClock};
 use orcho_delivery::{DeliveryGates, Intakes};
 use orcho_gates::Scheduler;
 use orcho_handoff::{Advisor, HandoffStore};
-use orcho_receipts::{ReceiptStore, Verifier, exec::BaseEnv};
+use orcho_receipts::{ReceiptKey, ReceiptStore, Verifier, exec::BaseEnv};
 
 use crate::{EngineError, error::EngineErrorKind, plan::RunPlan, store::RunStore};
 
@@ -34,6 +34,7 @@ pub(super) struct Inner {
     pub(super) advisor: Option<Arc<dyn Advisor>>,
     pub(super) scheduler: Scheduler,
     pub(super) base_env: BaseEnv,
+    pub(super) receipt_key: Option<ReceiptKey>,
 }
 
 /// Builds an [`Engine`].
@@ -47,6 +48,7 @@ pub struct EngineBuilder {
     concurrency: usize,
     base_env: BaseEnv,
     lock_wait: std::time::Duration,
+    receipt_key: Option<ReceiptKey>,
 }
 
 impl EngineBuilder {
@@ -82,6 +84,17 @@ impl EngineBuilder {
         self
     }
 
+    /// Signs every receipt the engine writes with `key`, and classifies a
+    /// receipt without a valid MAC for it as invalid: an agent that can
+    /// write the store, but not read the key, cannot forge a passing
+    /// receipt. Without a key, receipts carry only their digest, which
+    /// catches edits but not forgeries. Keep the key where the agent's
+    /// processes cannot read it (the engine never passes it to a command).
+    pub fn receipt_key(mut self, key: ReceiptKey) -> Self {
+        self.receipt_key = Some(key);
+        self
+    }
+
     /// The engine.
     ///
     /// # Errors
@@ -107,6 +120,7 @@ impl EngineBuilder {
                 advisor: self.advisor,
                 scheduler,
                 base_env: self.base_env,
+                receipt_key: self.receipt_key,
             }),
         })
     }
@@ -124,6 +138,7 @@ impl Engine {
             concurrency: 4,
             base_env: BaseEnv::inherit(),
             lock_wait: crate::DEFAULT_LOCK_WAIT,
+            receipt_key: None,
         }
     }
 
@@ -152,14 +167,23 @@ impl Engine {
     ) -> Result<Option<Arc<Verifier>>, EngineError> {
         let store = match state.workspace() {
             Some(_) => self.run_receipts(state.run()),
-            None => ReceiptStore::new(self.inner.runs.root()),
+            None => self.receipts_in(self.inner.runs.root()),
         };
         self.verifier_in(state.checkout(), store)
     }
 
     /// Where a run in a worktree keeps its receipts.
     pub(super) fn run_receipts(&self, run: &orcho_core::RunId) -> ReceiptStore {
-        ReceiptStore::new(self.inner.runs.layout().run(run).path())
+        self.receipts_in(self.inner.runs.layout().run(run).path())
+    }
+
+    /// The receipt store in `dir`, with the engine's key when it has one.
+    pub(super) fn receipts_in(&self, dir: &Utf8Path) -> ReceiptStore {
+        let store = ReceiptStore::new(dir);
+        match &self.inner.receipt_key {
+            Some(key) => store.with_key(key.clone()),
+            None => store,
+        }
     }
 
     /// A verifier of `checkout` recording in `store`.

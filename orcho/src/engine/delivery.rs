@@ -181,7 +181,7 @@ impl Run {
     ///
     /// [`Verifier::adopt`]: orcho_receipts::Verifier::adopt
     fn carry_receipts_over(&self, target: &Utf8Path) -> String {
-        let store = orcho_receipts::ReceiptStore::new(self.engine.inner.runs.root());
+        let store = self.engine.receipts_in(self.engine.inner.runs.root());
         let verifier = match self.engine.verifier_in(target, store) {
             Ok(Some(verifier)) => verifier,
             Ok(None) => return String::new(),
