@@ -68,7 +68,7 @@ pub(crate) async fn run_phase(
     }
     let input = serde_json::to_string(&request.input)?;
     let (stdout_log, stderr_log) = engine.phase_logs(request);
-    let command = ExecRequest::new(argv.iter().map(String::as_str))
+    let mut command = ExecRequest::new(argv.iter().map(String::as_str))
         .cwd(checkout)
         .envs(BaseEnv::inherit())
         .env("ORCHO_RUN", request.run.as_str())
@@ -81,6 +81,9 @@ pub(crate) async fn run_phase(
         .stderr_log(stderr_log.clone())
         .group_marker(marker)
         .cancel(interrupt::phase_started());
+    if let Some(rules) = &request.permissions {
+        command = command.env("ORCHO_PERMISSIONS", serde_json::to_string(rules)?);
+    }
     let outcome = tokio::task::spawn_blocking(move || exec::run(&command)).await;
     interrupt::phase_ended();
     let outcome = outcome??;

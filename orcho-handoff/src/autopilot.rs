@@ -426,6 +426,8 @@ impl fmt::Display for StopReason {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Ineligible {
+    /// The profile turns the autopilot off (`autopilot.enabled: false`).
+    Disabled,
     /// The handoff already has a decision.
     NotOpen(HandoffStateName),
     /// The verdict is approved: nothing to retry.

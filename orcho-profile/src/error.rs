@@ -206,6 +206,16 @@ pub enum ProfileErrorKind {
         /// The nearest declared phase.
         nearest: Option<String>,
     },
+    /// `feeds` names a phase after the gate's own.
+    #[error(
+        "`feeds` names phase `{target}`, which comes after `{phase}`: a gate feeds its own phase or an earlier one, which then runs again with the failure as its input"
+    )]
+    FeedsLaterPhase {
+        /// The name given.
+        target: String,
+        /// The gate's phase.
+        phase: String,
+    },
     /// `feeds` on a gate whose strategy does not feed anything.
     #[error(
         "`feeds` applies only to `on_fail: feed_into_next`, and this gate's strategy is `{strategy}`"
@@ -534,7 +544,7 @@ pub enum WarningKind {
     /// A `feed_into_next` gate feeds a phase with a single attempt, so the
     /// failure is only fed after a handoff grants a retry.
     FeedWithoutNextAttempt {
-        /// The phase fed.
+        /// The gate's phase, whose attempts bound its feeds.
         phase: String,
     },
 }
@@ -551,7 +561,7 @@ impl fmt::Display for WarningKind {
             }
             Self::FeedWithoutNextAttempt { phase } => write!(
                 f,
-                "the failure feeds phase `{phase}`, which has `max_attempts: 1`; it is fed only if a handoff grants a retry"
+                "phase `{phase}` has `max_attempts: 1`, so this gate's failure is fed on only if a handoff grants a retry"
             ),
         }
     }

@@ -358,6 +358,85 @@ pub(crate) fn find_duplicate_key(text: &str, path: &DocPath, key: &str) -> Optio
     None
 }
 
+/// The first key given twice in one mapping, anywhere in the document
+/// (serde refuses a repeated field of a struct, but a free-form map such as
+/// a gate's `with:` or an environment's `env:` would keep the last value):
+/// the path of the mapping, the key, and where its second occurrence is.
+/// Keys that are not scalars are not compared. A document that does not
+/// parse has none (serde reports it).
+pub(crate) fn first_duplicate_key(text: &str) -> Option<(DocPath, String, Position)> {
+    enum Open {
+        Map {
+            path: DocPath,
+            keys: std::collections::HashSet<String>,
+            key: Option<String>,
+        },
+        Seq {
+            path: DocPath,
+            next: usize,
+        },
+    }
+    let mut stack: Vec<Open> = Vec::new();
+    for (count, item) in Parser::new_from_str(text).enumerate() {
+        let Ok((event, span)) = item else { return None };
+        if count > MAX_EVENTS {
+            return None;
+        }
+        if matches!(event, Event::SequenceEnd | Event::MappingEnd) {
+            stack.pop();
+            continue;
+        }
+        if !matches!(
+            event,
+            Event::Scalar(..)
+                | Event::SequenceStart(..)
+                | Event::MappingStart(..)
+                | Event::Alias(_)
+        ) {
+            continue;
+        }
+        // The path of this node, when it is a value (or an item).
+        let path = match stack.last_mut() {
+            None => Some(DocPath::root()),
+            Some(Open::Map { path, keys, key }) => match key.take() {
+                Some(k) => Some(path.key(&k)),
+                None => {
+                    let name = match &event {
+                        Event::Scalar(v, ..) => v.to_string(),
+                        // A complex key: its value is not followed.
+                        _ => String::new(),
+                    };
+                    if !name.is_empty() && !keys.insert(name.clone()) {
+                        let at = Position {
+                            line: span.start.line(),
+                            column: span.start.col() + 1,
+                        };
+                        return Some((path.clone(), name, at));
+                    }
+                    *key = Some(name);
+                    None
+                }
+            },
+            Some(Open::Seq { path, next }) => {
+                let index = *next;
+                *next += 1;
+                Some(path.index(index))
+            }
+        };
+        let path = path.unwrap_or_default();
+        match event {
+            Event::SequenceStart(..) => stack.push(Open::Seq { path, next: 0 }),
+            Event::MappingStart(..) => stack.push(Open::Map {
+                path,
+                keys: std::collections::HashSet::new(),
+                key: None,
+            }),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// What [`check_aliases`] found.
 #[derive(Debug)]
 pub(crate) enum AliasProblem {

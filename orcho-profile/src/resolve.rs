@@ -405,15 +405,13 @@ impl Profile {
             }
         }
         if gate.on_fail == FailStrategy::FeedIntoNext {
-            let target = gate.feeds.as_ref().map_or_else(
-                || {
-                    self.phases
-                        .iter()
-                        .find(|p| p.gates.iter().any(|g| std::ptr::eq(g, gate)))
-                },
-                |t| self.phases.iter().find(|p| p.name == *t),
-            );
-            if let Some(target) = target
+            // Every feed, to this phase or an earlier one, is an attempt of
+            // the gate's own phase.
+            let own = self
+                .phases
+                .iter()
+                .find(|p| p.gates.iter().any(|g| std::ptr::eq(g, gate)));
+            if let Some(target) = own
                 && target.max_attempts.unwrap_or(1) == 1
             {
                 warnings.warn(ProfileWarning::new(

@@ -13,7 +13,7 @@
 
 use std::collections::{HashMap, hash_map::Entry};
 
-use orcho_core::glob::FileGlob;
+use orcho_core::{PhaseName, glob::FileGlob};
 use orcho_gates::FailStrategy;
 use orcho_handoff::{AutopilotPolicy, DestructivePatterns, HandoffAction};
 use orcho_receipts::{ContractLocation, ContractProblem, VerificationContract};
@@ -190,6 +190,7 @@ pub(crate) fn check(profile: &Profile) -> Result<(), ProfileError> {
         )?;
         for gate in &phase.gates {
             check_gate(profile, gate, has_plan)?;
+            check_feeds_back(profile, phase, gate)?;
         }
         check_handoff(profile, phase, role)?;
     }
@@ -257,6 +258,31 @@ fn check_gate(profile: &Profile, gate: &GateDecl, has_plan: bool) -> Result<(), 
                 },
             ));
         }
+    }
+    Ok(())
+}
+
+/// A gate feeds its own phase or an earlier one: a later phase has not run
+/// yet, and there is no attempt of it to go back to.
+fn check_feeds_back(
+    profile: &Profile,
+    phase: &PhaseSpec,
+    gate: &GateDecl,
+) -> Result<(), ProfileError> {
+    let Some(target) = &gate.feeds else {
+        return Ok(());
+    };
+    let position = |name: &PhaseName| profile.phases.iter().position(|p| p.name == *name);
+    if let (Some(to), Some(from)) = (position(target), position(&phase.name))
+        && to > from
+    {
+        return Err(ProfileError::new(
+            at_gate(profile, gate, Some("feeds")),
+            ProfileErrorKind::FeedsLaterPhase {
+                target: target.to_string(),
+                phase: phase.name.to_string(),
+            },
+        ));
     }
     Ok(())
 }
@@ -513,9 +539,68 @@ pub(crate) fn check_template(template: &str) -> Result<(), ProfileErrorKind> {
     Ok(())
 }
 
+/// Fills a `delivery.commit_message` template: `{profile}`, `{run_id}` and
+/// `{verdict}` become their values, `{{` and `}}` literal braces. Anything
+/// else is kept as written (a resolved profile's template was checked).
+///
+/// ```
+/// let message = orcho_profile::fill_commit_message(
+///     "{profile}: {verdict} run {run_id} {{ok}}",
+///     "default",
+///     "20260101-abc",
+///     "approved",
+/// );
+/// assert_eq!(message, "default: approved run 20260101-abc {ok}");
+/// ```
+pub fn fill_commit_message(template: &str, profile: &str, run_id: &str, verdict: &str) -> String {
+    let mut out = String::with_capacity(template.len() + 32);
+    let mut rest = template;
+    while let Some(at) = rest.find(['{', '}']) {
+        out.push_str(&rest[..at]);
+        let here = &rest[at..];
+        if here.starts_with("{{") || here.starts_with("}}") {
+            out.push_str(&here[..1]);
+            rest = &here[2..];
+            continue;
+        }
+        let close = here.starts_with('{').then(|| here.find('}')).flatten();
+        let value = close.and_then(|close| {
+            let value = match &here[1..close] {
+                "profile" => profile,
+                "run_id" => run_id,
+                "verdict" => verdict,
+                _ => return None,
+            };
+            Some((value, close))
+        });
+        match value {
+            Some((value, close)) => {
+                out.push_str(value);
+                rest = &here[close + 1..];
+            }
+            None => {
+                out.push_str(&here[..1]);
+                rest = &here[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_filled_template_keeps_what_is_not_a_placeholder() {
+        assert_eq!(fill_commit_message("", "p", "r", "v"), "");
+        assert_eq!(fill_commit_message("{x} }{", "p", "r", "v"), "{x} }{");
+        assert_eq!(
+            fill_commit_message("é{verdict}é {{run_id}}", "p", "r", "v"),
+            "évé {run_id}"
+        );
+    }
 
     #[test]
     fn duplicates_are_found_first_to_last() {

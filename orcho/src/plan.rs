@@ -1,6 +1,8 @@
 //! What the engine runs: the phases of a run and their control rules.
 
-use orcho_core::PhaseName;
+use std::collections::BTreeMap;
+
+use orcho_core::{GateName, PhaseName};
 use orcho_gates::ScheduledGate;
 use orcho_handoff::{
     AutopilotPolicy, AvailableActions, DeliveryAction, HandoffPolicy, IntakeAction,
@@ -81,6 +83,11 @@ pub struct PhasePlan {
     pub max_rounds: u32,
     /// Its gates, in declared order.
     pub gates: Vec<ScheduledGate>,
+    /// Where a failing `feed_into_next` gate sends its failure, by gate: an
+    /// earlier phase, which runs again with the failure as its input (and
+    /// the phases after it too). A gate not named here feeds this phase's
+    /// next attempt. Every return counts as an attempt of this phase.
+    pub feeds: BTreeMap<GateName, PhaseName>,
     /// When it pauses.
     pub pause: PausePolicy,
     /// What happens when attempts run out.
@@ -103,6 +110,7 @@ impl PhasePlan {
             max_attempts: 1,
             max_rounds: 1,
             gates: Vec::new(),
+            feeds: BTreeMap::new(),
             pause: PausePolicy::OnRejected,
             on_exhausted: ExhaustedPolicy::Halt,
             handoff: HandoffPolicy::default(),
@@ -135,6 +143,14 @@ impl PhasePlan {
     #[must_use]
     pub fn with_gate(mut self, gate: ScheduledGate) -> Self {
         self.gates.push(gate);
+        self
+    }
+
+    /// Sends the failure of the `feed_into_next` gate `gate` to the earlier
+    /// phase `phase` (see [`feeds`](Self::feeds)).
+    #[must_use]
+    pub fn with_feed(mut self, gate: GateName, phase: PhaseName) -> Self {
+        self.feeds.insert(gate, phase);
         self
     }
 
@@ -173,6 +189,22 @@ pub struct RunPlan {
     pub verification: Option<VerificationContract>,
     /// The CI autopilot's limits.
     pub autopilot: AutopilotPolicy,
+    /// Whether the CI autopilot acts at all (a profile's
+    /// `autopilot.enabled`; on for a plan built in code).
+    pub autopilot_enabled: bool,
+    /// Whether every required receipt must be present before the delivery
+    /// gate offers `approve` or `apply` (a profile's
+    /// `delivery.require_receipts`; on by default).
+    pub require_receipts: bool,
+    /// The commit message `approve` uses when the decision gives none,
+    /// with `{profile}`, `{run_id}` and `{verdict}` filled in (see
+    /// [`fill_commit_message`](orcho_profile::fill_commit_message)); `None`:
+    /// `<plan> (orcho run <id>)`.
+    pub commit_message: Option<String>,
+    /// The permission rules of the run's sessions (a profile's
+    /// `permissions`), passed to every phase in its
+    /// [`PhaseRequest`](crate::PhaseRequest); `None`: no rules.
+    pub permissions: Option<orcho_permissions::RuleSet>,
     /// Whether a plan reported by a `plan` phase waits for approval before
     /// the run goes on.
     pub plan_approval: bool,
@@ -197,6 +229,10 @@ impl RunPlan {
             phases,
             verification: None,
             autopilot: AutopilotPolicy::default(),
+            autopilot_enabled: true,
+            require_receipts: true,
+            commit_message: None,
+            permissions: None,
             plan_approval: false,
             deviation: DeviationPolicy::default(),
             intake: None,
@@ -254,6 +290,34 @@ impl RunPlan {
         self
     }
 
+    /// Turns the CI autopilot on or off.
+    #[must_use]
+    pub fn with_autopilot_enabled(mut self, on: bool) -> Self {
+        self.autopilot_enabled = on;
+        self
+    }
+
+    /// Whether `approve` and `apply` need every required receipt present.
+    #[must_use]
+    pub fn with_require_receipts(mut self, on: bool) -> Self {
+        self.require_receipts = on;
+        self
+    }
+
+    /// The commit message template of `approve`.
+    #[must_use]
+    pub fn with_commit_message(mut self, template: impl Into<String>) -> Self {
+        self.commit_message = Some(template.into());
+        self
+    }
+
+    /// The permission rules of the run's sessions.
+    #[must_use]
+    pub fn with_permissions(mut self, rules: orcho_permissions::RuleSet) -> Self {
+        self.permissions = Some(rules);
+        self
+    }
+
     /// Where a replan from phase `index` goes: the last `plan` phase at or
     /// before it, else the first phase.
     pub fn replan_target(&self, index: usize) -> usize {
@@ -307,6 +371,11 @@ impl RunPlan {
                     max_attempts: p.max_attempts.max(1),
                     max_rounds: p.max_rounds.max(1),
                     gates: p.scheduled_gates(),
+                    feeds: p
+                        .gates
+                        .iter()
+                        .filter_map(|g| Some((g.name.clone(), g.feeds.clone()?)))
+                        .collect(),
                     pause,
                     on_exhausted,
                     handoff: p.handoff.policy,
@@ -321,6 +390,10 @@ impl RunPlan {
             phases,
             verification,
             autopilot: profile.autopilot.policy.clone(),
+            autopilot_enabled: profile.autopilot.enabled,
+            require_receipts: profile.delivery.require_receipts,
+            commit_message: Some(profile.delivery.commit_message.clone()),
+            permissions: profile.permissions.clone(),
             plan_approval: profile.supervision.plan_approval,
             deviation: profile.supervision.deviation,
             intake: profile.intake.dirty_checkout.action(),

@@ -15,6 +15,7 @@ mod intake;
 mod output;
 mod phase_command;
 mod place;
+mod profile_keys;
 mod prompt;
 mod receipt_key;
 #[path = "../common/redact.rs"]

@@ -259,6 +259,27 @@ fn cases() -> Vec<(&'static str, String)> {
         ),
         ("a key given twice", format!("{BASE}name: again\n")),
         (
+            "a key given twice inside a gate's `with`",
+            edit(
+                "with: { command: test }",
+                "with: { command: test, command: lint }",
+            ),
+        ),
+        (
+            "a variable given twice in a command's `env`",
+            edit(
+                "argv: [cargo, clippy]",
+                "argv: [cargo, clippy]\n      env:\n        RUSTFLAGS: -D\n        RUSTFLAGS: -W",
+            ),
+        ),
+        (
+            "a gate that feeds a later phase",
+            edit(
+                "with: { command: test }",
+                "with: { command: test }\n        feeds: review",
+            ),
+        ),
+        (
             "a tab for indentation",
             edit("  - name: review", "\t- name: review"),
         ),

@@ -79,11 +79,14 @@ impl Run {
             .handoffs
             .waivers(self.id())
             .map_err(|e| self.handoff_err(e))?;
+        let plan = &self.engine.inner.plan;
+        // Without `require_receipts`, receipts do not hold the delivery back
+        // (final acceptance, when the plan has one, still reads them).
         let readiness = match self.engine.verifier(&state)? {
-            Some(verifier) => blocking_readiness(&verifier)
+            Some(verifier) if plan.require_receipts => blocking_readiness(&verifier)
                 .await
                 .map_err(|e| self.err(e))?,
-            None => ReadinessSummary::new(Vec::new(), Vec::new(), Vec::new(), 0),
+            _ => ReadinessSummary::new(Vec::new(), Vec::new(), Vec::new(), 0),
         };
         let base = state.base().unwrap_or_default();
         let mut spec = DeliverySpec::new(
@@ -117,7 +120,15 @@ impl Run {
                 )
             }),
         )
-        .with_release_summary(format!("{} (orcho run {})", state.plan(), state.run()));
+        .with_release_summary(match &plan.commit_message {
+            Some(template) => orcho_profile::fill_commit_message(
+                template,
+                state.plan(),
+                state.run().as_str(),
+                verdict.as_str(),
+            ),
+            None => format!("{} (orcho run {})", state.plan(), state.run()),
+        });
         if let Some(of) = &state.follow_up() {
             let parent = self
                 .engine

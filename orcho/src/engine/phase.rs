@@ -71,6 +71,7 @@ impl Run {
             attempt: state.attempt(),
             round: state.round(),
             input,
+            permissions: self.engine.inner.plan.permissions.clone(),
         }))
     }
 
@@ -210,6 +211,9 @@ impl Run {
         }
 
         let mut transition = crate::state::settle(plan, self.state(), verdict, &findings, &effect);
+        if let Transition::Feed { attempts, .. } = &mut transition {
+            *attempts = self.attempts_in_round()?;
+        }
         if transition == Transition::Advance
             && phase.role == PhaseRole::Plan
             && plan.plan_approval
@@ -224,6 +228,24 @@ impl Run {
             transition,
         })?;
         Ok(())
+    }
+}
+
+impl Run {
+    /// The last attempt of each phase in the current round, by phase index,
+    /// from the journal.
+    fn attempts_in_round(&self) -> Result<Vec<u32>, EngineError> {
+        let state = self.state();
+        let mut last = vec![0u32; state.phases().len()];
+        for attempt in self.engine.attempts(self.id())? {
+            if attempt.round != state.round() {
+                continue;
+            }
+            if let Some(i) = state.phases().iter().position(|p| *p == attempt.phase) {
+                last[i] = last[i].max(attempt.attempt);
+            }
+        }
+        Ok(last)
     }
 }
 

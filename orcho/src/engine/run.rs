@@ -225,7 +225,10 @@ impl Run {
     /// The CI autopilot on the open handoff: asks the advisor, evaluates the
     /// safety stops, and when all pass records `retry_feedback` as the CI
     /// agent and resumes. A stop leaves the handoff pending with its typed
-    /// reason.
+    /// reason. A plan whose autopilot is off
+    /// ([`RunPlan::autopilot_enabled`](crate::RunPlan::autopilot_enabled))
+    /// is [`Ineligible::Disabled`](orcho_handoff::Ineligible::Disabled):
+    /// nothing is asked or written.
     ///
     /// # Errors
     ///
@@ -238,6 +241,12 @@ impl Run {
                 status: self.state().status(),
             }));
         };
+        if !self.engine.inner.plan.autopilot_enabled {
+            return Ok((
+                AutopilotOutcome::NotEligible(orcho_handoff::Ineligible::Disabled),
+                Step::DecideHandoff(handoff),
+            ));
+        }
         let advisor = self
             .engine
             .inner

@@ -96,6 +96,11 @@ pub struct PhaseRequest {
     /// What the attempt receives: fed-in failures, critique, feedback,
     /// waivers, and for final acceptance the readiness summary.
     pub input: PhaseInput,
+    /// The permission rules the phase's session runs under (the plan's
+    /// [`permissions`](crate::RunPlan::permissions)): what a host enforces
+    /// on the agent's tool calls, e.g. through an agent's hooks. `None`: no
+    /// rules.
+    pub permissions: Option<orcho_permissions::RuleSet>,
 }
 
 /// What the host reports after running a phase attempt.

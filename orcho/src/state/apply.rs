@@ -78,6 +78,7 @@ impl RunState {
             seq: 1,
             stage,
             cursor: Cursor::START,
+            attempts: Vec::new(),
             input: PhaseInput::default(),
             receipts_rerun_at: None,
             waivers: Vec::new(),
@@ -247,9 +248,11 @@ impl RunState {
     /// On to the next phase, or to the delivery gate (or the end) after the
     /// last.
     fn advance(&mut self) -> Stage {
+        let next = self.cursor.phase + 1;
+        let attempt = self.leave_phase(next);
         self.cursor = Cursor {
-            phase: self.cursor.phase + 1,
-            attempt: 1,
+            phase: next,
+            attempt,
             extra_attempts: 0,
             ..self.cursor
         };
@@ -266,6 +269,36 @@ impl RunState {
         }
     }
 
+    /// Notes the attempt the current phase ends on, when the round keeps
+    /// attempts, and returns the attempt `next` starts at: 1, or after its
+    /// last one in this round.
+    fn leave_phase(&mut self, next: usize) -> u32 {
+        if self.attempts.is_empty() {
+            return 1;
+        }
+        if let Some(last) = self.attempts.get_mut(self.cursor.phase) {
+            *last = (*last).max(self.cursor.attempt);
+        }
+        self.attempts.get(next).map_or(1, |last| last + 1)
+    }
+
+    /// Back to the earlier phase `to` of this round with `input`, numbering
+    /// its attempts after `attempts`.
+    fn feed(&mut self, to: usize, input: &PhaseInput, attempts: &[u32]) -> Stage {
+        let mut kept = attempts.to_vec();
+        kept.resize(self.phases.len().max(kept.len()), 0);
+        self.attempts = kept;
+        let attempt = self.leave_phase(to);
+        self.cursor = Cursor {
+            phase: to,
+            attempt,
+            extra_attempts: 0,
+            ..self.cursor
+        };
+        self.input = input.clone();
+        Stage::Ready
+    }
+
     /// An extra attempt of the current phase, with `feedback`.
     fn extra_attempt(&mut self, feedback: &str) -> Stage {
         self.cursor.extra_attempts += 1;
@@ -280,6 +313,7 @@ impl RunState {
 
     /// Back to phase `to` in a new round, with `input`.
     fn replan(&mut self, to: usize, input: PhaseInput) -> Stage {
+        self.attempts.clear();
         self.cursor = Cursor {
             phase: to,
             attempt: 1,
@@ -340,6 +374,11 @@ impl RunState {
                 Stage::Ready
             }
             Transition::Advance => self.advance(),
+            Transition::Feed {
+                to,
+                input,
+                attempts,
+            } => self.feed(*to, input, attempts),
             Transition::Replan { to, input } => self.replan(*to, input.clone()),
             Transition::Pause {
                 trigger,

@@ -64,6 +64,18 @@ pub enum Transition {
     },
     /// On to the next phase (or the end of the run after the last).
     Advance,
+    /// Back to an earlier phase of the same round with a gate's failure as
+    /// its input (a `feed_into_next` gate whose `feeds` names that phase);
+    /// the phases from there on run again.
+    Feed {
+        /// The phase index to go back to.
+        to: usize,
+        /// What it receives.
+        input: PhaseInput,
+        /// The last attempt of each phase in this round so far, by phase
+        /// index, so that the attempts that follow are numbered after them.
+        attempts: Vec<u32>,
+    },
     /// Back to a planning phase with a critique; the round advances.
     Replan {
         /// The phase index to go back to.

@@ -204,6 +204,10 @@ pub struct RunState {
     pub(crate) seq: u64,
     pub(crate) stage: Stage,
     pub(crate) cursor: Cursor,
+    /// The last attempt of each phase in this round, by phase index, kept
+    /// once the round went back to an earlier phase (a feed); empty
+    /// otherwise, when every phase starts at attempt 1.
+    pub(crate) attempts: Vec<u32>,
     pub(crate) input: PhaseInput,
     pub(crate) receipts_rerun_at: Option<(usize, u32, u32)>,
     pub(crate) waivers: Vec<String>,

@@ -80,12 +80,26 @@ pub(crate) fn settle(
         }
         PhaseEffect::FeedIntoNext { failures } => {
             if attempts_left {
-                Transition::Retry {
-                    input: with_waivers(PhaseInput {
-                        fed_failures: failures.clone(),
-                        findings: not_approved(verdict, findings),
-                        ..PhaseInput::default()
-                    }),
+                let input = with_waivers(PhaseInput {
+                    fed_failures: failures.clone(),
+                    findings: not_approved(verdict, findings),
+                    ..PhaseInput::default()
+                });
+                // The earliest earlier phase a failing gate `feeds`; else
+                // this phase's next attempt.
+                let to = failures
+                    .iter()
+                    .filter_map(|f| phase.feeds.get(&f.gate))
+                    .filter_map(|name| plan.phases.iter().position(|p| p.name == *name))
+                    .filter(|&to| to < state.cursor.phase)
+                    .min();
+                match to {
+                    Some(to) => Transition::Feed {
+                        to,
+                        input,
+                        attempts: Vec::new(),
+                    },
+                    None => Transition::Retry { input },
                 }
             } else {
                 let findings = failures

@@ -154,6 +154,10 @@ impl Transition {
                 }
             }
             Self::Advance => "advance".to_owned(),
+            Self::Feed { to, input, .. } => {
+                let fed: Vec<&str> = input.fed_failures.iter().map(|f| f.gate.as_str()).collect();
+                format!("back to phase {}, feeding {}", to + 1, fed.join(", "))
+            }
             Self::Replan { to, input } => format!(
                 "replan from phase {} with {}",
                 to + 1,

@@ -72,3 +72,60 @@ async fn the_autopilot_retries_once_then_stops_on_a_repeated_blocker() -> Result
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn a_profile_that_turns_the_autopilot_off_keeps_it_from_deciding() -> Result {
+    let profile = |enabled: bool| {
+        format!(
+            "schema: 1\nname: ci\nphases:\n  - {{ name: review, role: review }}\nautopilot:\n  enabled: {enabled}\n"
+        )
+    };
+    let blocker = || {
+        PhaseOutcome::new(Verdict::Rejected).with_findings([Finding::new(
+            "reviewer",
+            Severity::High,
+            "parse() panics on empty input",
+        )])
+    };
+    let mut outcomes = Vec::new();
+    for enabled in [true, false] {
+        let resolved = orcho::profile::Profile::from_yaml_str(&profile(enabled))?
+            .resolve(&orcho::gates::GateRegistry::with_builtins())?;
+        let plan = RunPlan::from_profile(&resolved);
+        assert_eq!(plan.autopilot_enabled, enabled);
+        let advisor = Arc::new(
+            ScriptedAdvisor::new("scripted").then(
+                Advice::new(
+                    HandoffAction::RetryFeedback,
+                    Confidence::score(0.9),
+                    "a small, local fix",
+                )
+                .with_retry_feedback("return an empty list for empty input"),
+            ),
+        );
+        let run = Scenario::new(plan)
+            .report("review", blocker())
+            .report("review", PhaseOutcome::new(Verdict::Approved))
+            .advisor(advisor)
+            .autopilot()
+            .run()
+            .await?;
+        outcomes.push((run.status, run.autopilot));
+    }
+    // On: it retried, and the second attempt passed.
+    assert_eq!(outcomes[0].0, RunStatus::Completed);
+    assert!(matches!(outcomes[0].1[0], AutopilotOutcome::Retried { .. }));
+    // Off: nothing was decided; the handoff waits for a person.
+    assert_eq!(outcomes[1].0, RunStatus::AwaitingPhaseHandoff);
+    assert!(
+        matches!(
+            outcomes[1].1[..],
+            [AutopilotOutcome::NotEligible(
+                orcho::handoff::Ineligible::Disabled
+            )]
+        ),
+        "{:?}",
+        outcomes[1].1
+    );
+    Ok(())
+}

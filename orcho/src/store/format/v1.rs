@@ -156,6 +156,11 @@ pub(crate) enum TransitionV1 {
         input: PhaseInputV1,
     },
     Advance,
+    Feed {
+        to: usize,
+        input: PhaseInputV1,
+        attempts: Vec<u32>,
+    },
     Replan {
         to: usize,
         input: PhaseInputV1,
@@ -288,6 +293,10 @@ pub(crate) struct StateV1 {
     attempt: u32,
     round: u32,
     extra_attempts: u32,
+    /// The last attempt of each phase in this round, once a feed went back
+    /// to an earlier phase.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    attempts: Vec<u32>,
     input: PhaseInputV1,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     in_flight: Option<InFlightV1>,
@@ -376,6 +385,15 @@ impl From<&Transition> for TransitionV1 {
                 input: input.into(),
             },
             Transition::Advance => Self::Advance,
+            Transition::Feed {
+                to,
+                input,
+                attempts,
+            } => Self::Feed {
+                to: *to,
+                input: input.into(),
+                attempts: attempts.clone(),
+            },
             Transition::Replan { to, input } => Self::Replan {
                 to: *to,
                 input: input.into(),
@@ -556,6 +574,7 @@ impl From<&RunState> for StateV1 {
             attempt: cursor.attempt,
             round: cursor.round,
             extra_attempts: cursor.extra_attempts,
+            attempts: s.attempts.clone(),
             input: s.input().into(),
             in_flight: s.in_flight().map(Into::into),
             handoff: s.handoff().cloned(),
@@ -650,6 +669,15 @@ impl TryFrom<TransitionV1> for Transition {
                 input: input.try_into()?,
             },
             TransitionV1::Advance => Self::Advance,
+            TransitionV1::Feed {
+                to,
+                input,
+                attempts,
+            } => Self::Feed {
+                to,
+                input: input.try_into()?,
+                attempts,
+            },
             TransitionV1::Replan { to, input } => Self::Replan {
                 to,
                 input: input.try_into()?,
@@ -868,6 +896,7 @@ impl TryFrom<StateV1> for RunState {
                 round: s.round,
                 extra_attempts: s.extra_attempts,
             },
+            attempts: s.attempts,
             input: s.input.try_into()?,
             receipts_rerun_at: s.receipts_rerun_at,
             waivers: s.waivers,
