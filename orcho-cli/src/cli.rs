@@ -112,6 +112,28 @@ pub(crate) enum Command {
     /// Decide a plan that waits for approval
     #[command(subcommand)]
     Plan(PlanCommand),
+    /// Answer the questions a run's planner asked: one `--answer` per
+    /// question, in order (an option's label or number, several
+    /// comma-separated where the question allows it, or your own words)
+    Answer {
+        /// The run: its id, the start of it, or `latest`
+        #[arg(value_parser = run_ref)]
+        run: String,
+        /// The answer to the next question
+        #[arg(long = "answer", value_name = "ANSWER")]
+        answers: Vec<String>,
+    },
+    /// Decide a step that failed: retry it, go back to the planner, or stop
+    Deviation {
+        /// The run: its id, the start of it, or `latest`
+        #[arg(value_parser = run_ref)]
+        run: String,
+        /// retry, replan or stop
+        action: DeviationArg,
+        /// Guidance for the retry, or a note for the record
+        #[arg(long)]
+        note: Option<String>,
+    },
     /// Decide a run's pre-run intake question
     Intake {
         /// The run: its id, the start of it, or `latest`
@@ -136,11 +158,34 @@ pub(crate) enum Command {
     /// Show a profile
     #[command(subcommand)]
     Profile(ProfileCommand),
+    /// Print the JSON Schema of a document orcho reads
+    Schema {
+        /// `phase-output`: what a phase command writes to `ORCHO_OUTPUT`
+        document: SchemaDocument,
+    },
     /// Print shell completions
     Completions {
         /// The shell
         shell: clap_complete::Shell,
     },
+}
+
+/// What to do about a step that failed.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum DeviationArg {
+    /// Try the step again (offered until the step's retry cap)
+    Retry,
+    /// Go back to the planner to revise the approach
+    Replan,
+    /// Stop the run
+    Stop,
+}
+
+/// A document whose JSON Schema `orcho schema` prints.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum SchemaDocument {
+    /// What a phase command writes to `ORCHO_OUTPUT`
+    PhaseOutput,
 }
 
 #[derive(Debug, Args)]

@@ -29,6 +29,7 @@ mod key;
 mod mcp;
 mod output;
 mod phase;
+mod phase_doc;
 mod place;
 mod prompt;
 

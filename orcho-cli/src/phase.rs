@@ -1,5 +1,6 @@
 //! Running a phase: the command given for it, in the run's checkout; exit 0
-//! approves, anything else rejects.
+//! approves, anything else rejects, and the phase output document
+//! (`ORCHO_OUTPUT`, see [`phase_doc`](crate::phase_doc)) may say more.
 
 use orcho::{
     Engine, PhaseReport, PhaseRequest,
@@ -68,6 +69,17 @@ pub(crate) async fn run_phase(
     }
     let input = serde_json::to_string(&request.input)?;
     let (stdout_log, stderr_log) = engine.phase_logs(request);
+    let output_doc = stdout_log.with_file_name(
+        stdout_log
+            .file_name()
+            .unwrap_or_default()
+            .replace(".stdout.log", ".output.json"),
+    );
+    // The same attempt runs again after an interruption (questions, a
+    // deviation, Ctrl-C): what the earlier run left is kept beside.
+    for path in [&stdout_log, &stderr_log, &output_doc] {
+        keep_earlier(path)?;
+    }
     let mut command = ExecRequest::new(argv.iter().map(String::as_str))
         .cwd(checkout)
         .envs(BaseEnv::inherit())
@@ -76,6 +88,8 @@ pub(crate) async fn run_phase(
         .env("ORCHO_ATTEMPT", request.attempt.to_string())
         .env("ORCHO_ROUND", request.round.to_string())
         .env("ORCHO_INPUT", input)
+        .env("ORCHO_INPUT_TEXT", bounded_text(&request.input.to_text()))
+        .env("ORCHO_OUTPUT", output_doc.as_str())
         .tail_bytes(TAIL_BYTES)
         .stdout_log(stdout_log.clone())
         .stderr_log(stderr_log.clone())
@@ -105,10 +119,54 @@ pub(crate) async fn run_phase(
             request.run, request.phase
         )));
     }
+    let said = match std::fs::read_to_string(&output_doc) {
+        Ok(text) => crate::phase_doc::parse(&text, request.phase.as_str()).map_err(|e| {
+            CliError::msg(format!(
+                "{label}: the output document `{output_doc}` is not valid: {e}"
+            ))
+            .with_hint(format!(
+                "`orcho schema phase-output` prints what it may hold; fix the phase, then \
+                 `orcho resume {}` runs the attempt again",
+                request.run
+            ))
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => crate::phase_doc::Said::default(),
+        Err(e) => {
+            return Err(CliError::msg(format!(
+                "{label}: cannot read the output document `{output_doc}`: {e}"
+            )));
+        }
+    };
     let stdout = outcome.stdout.tail_lossy();
-    let summary = stdout.trim().lines().last().unwrap_or("").to_owned();
+    let summary = said
+        .summary
+        .clone()
+        .unwrap_or_else(|| stdout.trim().lines().last().unwrap_or("").to_owned());
+    // A phase command is not a model: its cost is its wall time, plus what
+    // it reported.
+    let mut cost = Cost::wall(outcome.duration);
+    if let Some(reported) = said.cost {
+        cost += reported;
+    }
+    if let Some(interruption) = said.interruption {
+        place.progress(&format!(
+            "{label}: {}",
+            match &interruption {
+                orcho::Interruption::Questions(_) => "asks questions",
+                orcho::Interruption::Deviation(_) => "reports a failed step",
+                _ => "stopped to ask",
+            }
+        ));
+        let mut report = PhaseReport::interrupted(interruption).with_cost(cost);
+        if let Some(plan) = said.plan {
+            report = report.with_plan(plan);
+        }
+        return Ok(report);
+    }
     let report = if outcome.status.success() {
-        PhaseOutcome::new(Verdict::Approved).with_summary(summary)
+        PhaseOutcome::new(said.verdict.unwrap_or(Verdict::Approved))
+            .with_summary(summary)
+            .with_findings(said.findings)
     } else {
         let detail = output::text::output_detail(
             &stdout,
@@ -123,11 +181,49 @@ pub(crate) async fn run_phase(
                 format!("`{shown}` {}", outcome.status),
             )
             .with_detail(detail)])
+            .with_findings(said.findings)
     };
     place.progress(&format!("{label}: {}", report.verdict));
     if let Some(finding) = report.findings.first() {
         place.progress(&output::text::indented(&finding.detail, TAIL_LINES));
     }
-    // A phase command is not a model: its cost is its wall time.
-    Ok(PhaseReport::new(report).with_cost(Cost::wall(outcome.duration)))
+    let mut report = PhaseReport::new(report).with_cost(cost);
+    if let Some(plan) = said.plan {
+        report = report.with_plan(plan);
+    }
+    Ok(report)
+}
+
+/// The longest `ORCHO_INPUT_TEXT`: an environment variable of more than
+/// 128 KiB does not reach the program on Linux.
+const MAX_INPUT_TEXT: usize = 64 * 1024;
+
+fn bounded_text(text: &str) -> String {
+    if text.len() <= MAX_INPUT_TEXT {
+        return text.to_owned();
+    }
+    let mut end = MAX_INPUT_TEXT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}\n\n[cut at {MAX_INPUT_TEXT} bytes; ORCHO_INPUT has everything]\n",
+        &text[..end]
+    )
+}
+
+/// Moves a file an earlier run of the same attempt left at `path` to
+/// `<path>.<n>`, the first free `n`.
+fn keep_earlier(path: &camino::Utf8Path) -> Result<(), CliError> {
+    if !path.exists() {
+        return Ok(());
+    }
+    for n in 1..1000 {
+        let kept = camino::Utf8PathBuf::from(format!("{path}.{n}"));
+        if !kept.exists() {
+            return std::fs::rename(path, &kept)
+                .map_err(|e| CliError::msg(format!("cannot keep `{path}` as `{kept}`: {e}")));
+        }
+    }
+    Ok(())
 }

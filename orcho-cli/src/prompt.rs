@@ -215,21 +215,31 @@ fn ask_line(question: &Question) -> String {
 }
 
 /// Numbers pick options; anything else is the operator's own words.
-fn parse_answer(question: &Question, line: &str) -> Answer {
+/// An answer as typed: empty for none; option numbers or labels (several
+/// comma-separated); else the text itself.
+pub(crate) fn parse_answer(question: &Question, line: &str) -> Answer {
     if line.is_empty() {
         return Answer::none();
     }
-    let picks: Option<Vec<String>> = line
-        .split(',')
-        .map(|p| {
-            p.trim()
-                .parse::<usize>()
-                .ok()
-                .and_then(|n| n.checked_sub(1))
+    let option = |part: &str| {
+        let part = part.trim();
+        match part.parse::<usize>() {
+            Ok(n) => n
+                .checked_sub(1)
                 .and_then(|i| question.options().get(i))
-                .map(|o| o.label.clone())
-        })
-        .collect();
+                .map(|o| o.label.clone()),
+            Err(_) => question
+                .options()
+                .iter()
+                .find(|o| o.label.eq_ignore_ascii_case(part))
+                .map(|o| o.label.clone()),
+        }
+    };
+    let picks: Option<Vec<String>> = if question.multiple() {
+        line.split(',').map(option).collect()
+    } else {
+        option(line).map(|label| vec![label])
+    };
     match picks {
         Some(selected) if !selected.is_empty() => Answer::select_all(selected),
         _ => Answer::text(line),

@@ -71,6 +71,7 @@ pub struct DeliveryChoice {
     pub(crate) action: DeliveryAction,
     pub(crate) message: Option<String>,
     note: Option<String>,
+    patch: Option<orcho_core::Digest>,
 }
 
 impl DeliveryChoice {
@@ -113,6 +114,7 @@ impl DeliveryChoice {
             action,
             message: None,
             note: None,
+            patch: None,
         }
     }
 
@@ -138,6 +140,7 @@ impl DeliveryChoice {
             action,
             message,
             note: note.filter(|n| !n.trim().is_empty()),
+            patch: None,
         })
     }
 
@@ -164,6 +167,20 @@ impl DeliveryChoice {
     pub fn note(&self) -> Option<&str> {
         self.note.as_deref()
     }
+
+    /// Binds the decision to the patch it was taken on: the gate records
+    /// it, and a gate holding another patch refuses to act on it. The
+    /// delivery gate sets it when the decision is recorded.
+    #[must_use]
+    pub fn for_patch(mut self, digest: orcho_core::Digest) -> Self {
+        self.patch = Some(digest);
+        self
+    }
+
+    /// The digest of the patch the decision was taken on, once recorded.
+    pub fn patch(&self) -> Option<orcho_core::Digest> {
+        self.patch
+    }
 }
 
 impl DecisionPayload for DeliveryChoice {
@@ -175,7 +192,7 @@ impl DecisionPayload for DeliveryChoice {
 }
 
 /// The payload of a delivery decision: `{"action": …, "message": …,
-/// "note": …}`.
+/// "note": …, "patch": …}`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DeliveryChoiceRepr {
@@ -184,6 +201,8 @@ struct DeliveryChoiceRepr {
     message: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     note: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    patch: Option<orcho_core::Digest>,
 }
 
 impl From<DeliveryChoice> for DeliveryChoiceRepr {
@@ -192,6 +211,7 @@ impl From<DeliveryChoice> for DeliveryChoiceRepr {
             action: c.action,
             message: c.message,
             note: c.note,
+            patch: c.patch,
         }
     }
 }
@@ -200,7 +220,9 @@ impl TryFrom<DeliveryChoiceRepr> for DeliveryChoice {
     type Error = DeliveryChoiceError;
 
     fn try_from(r: DeliveryChoiceRepr) -> Result<Self, Self::Error> {
-        Self::from_parts(r.action, r.message, r.note)
+        let mut choice = Self::from_parts(r.action, r.message, r.note)?;
+        choice.patch = r.patch;
+        Ok(choice)
     }
 }
 

@@ -11,7 +11,7 @@ use orcho::{
 };
 
 use crate::{
-    cli::PlanCommand,
+    cli::{DeviationArg, PlanCommand},
     error::CliError,
     exit::Exit,
     host,
@@ -94,6 +94,92 @@ pub(crate) fn plan(place: &Place, cmd: PlanCommand) -> Result<Exit, CliError> {
         DecidedBy::Operator,
     )?;
     decided(place, &run, "plan", label)
+}
+
+/// The run's open touchpoint of `kind`, or an error saying there is none.
+fn open_touchpoint(
+    engine: &orcho::Engine,
+    run: &RunId,
+    kind: TouchpointKind,
+) -> Result<orcho::handoff::supervision::OpenTouchpoint, CliError> {
+    let waiting = engine.status(run)?;
+    let id = match waiting.touchpoint() {
+        Some((id, k)) if k == kind => id.clone(),
+        _ => {
+            return Err(CliError::msg(format!(
+                "run `{run}` is not waiting at {}",
+                match kind {
+                    TouchpointKind::Questions => "planner questions",
+                    TouchpointKind::PlanApproval => "a plan approval",
+                    _ => "a deviation",
+                }
+            ))
+            .with_hint(format!("`orcho log {run}` shows where it stands")));
+        }
+    };
+    engine
+        .touchpoints(run)?
+        .into_iter()
+        .find(|t| t.id == id)
+        .ok_or_else(|| CliError::msg(format!("run `{run}`'s touchpoint `{id}` cannot be found")))
+}
+
+/// Records answers to the planner's questions, in order.
+pub(crate) fn answer(place: &Place, run: &RunId, given: &[String]) -> Result<Exit, CliError> {
+    let engine = host::engine_for(place, run)?;
+    let open = open_touchpoint(&engine, run, TouchpointKind::Questions)?;
+    let batch = open
+        .touchpoint
+        .questions()
+        .map_err(|e| CliError::msg(e.to_string()))?;
+    let questions = batch.questions();
+    if given.len() != questions.len() {
+        let asked: Vec<String> = questions
+            .iter()
+            .enumerate()
+            .map(|(i, q)| format!("  {}. [{}] {}", i + 1, q.header(), q.question()))
+            .collect();
+        return Err(CliError::msg(format!(
+            "the planner asked {} question(s) and {} answer(s) were given:\n{}",
+            questions.len(),
+            given.len(),
+            asked.join("\n")
+        ))
+        .with_hint(format!(
+            "give one `--answer` per question, in order: `orcho answer {run} --answer … --answer …`"
+        )));
+    }
+    let answers = questions
+        .iter()
+        .zip(given)
+        .map(|(q, text)| crate::prompt::parse_answer(q, text.trim()))
+        .collect();
+    engine.answer(run, &open.id, answers, DecidedBy::Operator)?;
+    decided(place, run, "questions", "answered")
+}
+
+/// Records what to do about a failed step.
+pub(crate) fn deviation(
+    place: &Place,
+    run: &RunId,
+    action: DeviationArg,
+    note: Option<String>,
+) -> Result<Exit, CliError> {
+    let engine = host::engine_for(place, run)?;
+    let open = open_touchpoint(&engine, run, TouchpointKind::Deviation)?;
+    let label = match action {
+        DeviationArg::Retry => "Retry",
+        DeviationArg::Replan => "Replan",
+        DeviationArg::Stop => "Stop",
+    };
+    let context = note.map_or_else(Answer::none, Answer::text);
+    engine.answer(
+        run,
+        &open.id,
+        vec![Answer::select(label), context],
+        DecidedBy::Operator,
+    )?;
+    decided(place, run, "deviation", label)
 }
 
 fn decided(place: &Place, run: &RunId, point: &str, action: &str) -> Result<Exit, CliError> {

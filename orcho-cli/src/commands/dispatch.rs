@@ -5,7 +5,7 @@ use clap::CommandFactory;
 use super::{decide, inbox, init, run, runs, show, verify};
 
 use crate::{
-    cli::{Cli, Command, DeliveryCommand, HandoffCommand, ProfileCommand},
+    cli::{Cli, Command, DeliveryCommand, HandoffCommand, ProfileCommand, SchemaDocument},
     error::CliError,
     exit::Exit,
     host, output,
@@ -56,9 +56,19 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
             action,
             message,
         } => decide::intake(&place, &find(&run)?, action, message),
+        Command::Answer { run, answers } => decide::answer(&place, &find(&run)?, &answers),
+        Command::Deviation { run, action, note } => {
+            decide::deviation(&place, &find(&run)?, action, note)
+        }
         Command::Mcp => crate::mcp::serve(place).await,
         Command::Init { force } => init::init(&place, force),
         Command::Profile(ProfileCommand::Show { name }) => init::show(&place, name.as_deref()),
+        Command::Schema {
+            document: SchemaDocument::PhaseOutput,
+        } => {
+            output::out(crate::phase_doc::schema().trim_end());
+            Ok(Exit::Ok)
+        }
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "orcho", &mut out);

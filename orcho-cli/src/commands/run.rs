@@ -162,6 +162,9 @@ fn show_point(place: &Place, step: &Step) {
         Step::DecideHandoff(handoff) => output::err(&text::handoff(handoff, None)),
         Step::DecideIntake(report) => output::err(&text::intake(report)),
         Step::DecideDelivery(gate) => output::err(&text::gate(gate)),
+        Step::AnswerQuestions(request)
+        | Step::ApprovePlan(request)
+        | Step::HandleDeviation(request) => output::err(&text::touchpoint(request)),
         _ => {}
     }
 }
@@ -174,13 +177,23 @@ fn pause_hint(step: &Step, run: &RunId) -> Result<(&'static str, String), CliErr
         Step::DecideDelivery(_) => ("delivery", format!("orcho delivery decide {run} <ACTION>")),
         Step::AnswerQuestions(request)
         | Step::ApprovePlan(request)
-        | Step::HandleDeviation(request) => (
-            "touchpoint",
-            match request.touchpoint {
-                Touchpoint::PlanApproval { .. } => format!("orcho plan approve {run}"),
-                _ => format!("answer it at a terminal: orcho resume {run}"),
-            },
-        ),
+        | Step::HandleDeviation(request) => match request.touchpoint {
+            Touchpoint::PlanApproval { .. } => (
+                "plan approval",
+                format!("orcho plan approve|request-changes|reject {run}"),
+            ),
+            Touchpoint::PlannerQuestions { .. } => (
+                "planner questions",
+                format!(
+                    "orcho answer {run}{}",
+                    " --answer …".repeat(request.questions.questions().len().max(1))
+                ),
+            ),
+            _ => (
+                "deviation",
+                format!("orcho deviation {run} retry|replan|stop"),
+            ),
+        },
         other => return Err(unknown_step(other)),
     })
 }

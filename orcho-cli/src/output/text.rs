@@ -167,6 +167,58 @@ pub(crate) fn gate(gate: &DeliveryGate) -> String {
 }
 
 /// The decision inbox, a line per pending decision and per unreadable run.
+/// A supervision touchpoint: the plan, the failed step or the questions.
+pub(crate) fn touchpoint(request: &orcho::SupervisionRequest) -> String {
+    use orcho::handoff::supervision::Touchpoint;
+    let mut out = String::new();
+    match &request.touchpoint {
+        Touchpoint::PlanApproval { plan } => {
+            let _ = writeln!(out, "plan for approval (digest {}):", plan.digest());
+            let _ = writeln!(out, "  goal: {}", plan.goal);
+            for (i, step) in plan.steps.iter().enumerate() {
+                let _ = writeln!(out, "  {}. [{}] {}", i + 1, step.role, step.description);
+            }
+            if !plan.files_affected.is_empty() {
+                let _ = writeln!(out, "  files: {}", plan.files_affected.join(", "));
+            }
+            for risk in &plan.risks {
+                let _ = writeln!(out, "  risk: {risk}");
+            }
+        }
+        Touchpoint::Deviation { deviation, .. } => {
+            let _ = writeln!(
+                out,
+                "step {} failed ({} retries so far): {}",
+                deviation.step, deviation.retries, deviation.description
+            );
+            let _ = writeln!(out, "  error: {}", deviation.error);
+        }
+        _ => {
+            let _ = writeln!(out, "the planner asks:");
+        }
+    }
+    for (i, question) in request.questions.questions().iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{}. [{}] {}",
+            i + 1,
+            question.header(),
+            question.question()
+        );
+        for (n, option) in question.options().iter().enumerate() {
+            match &option.description {
+                Some(d) => {
+                    let _ = writeln!(out, "   {}) {} — {d}", n + 1, option.label);
+                }
+                None => {
+                    let _ = writeln!(out, "   {}) {}", n + 1, option.label);
+                }
+            }
+        }
+    }
+    out.trim_end().to_owned()
+}
+
 pub(crate) fn inbox(inbox: &Inbox) -> String {
     if inbox.is_empty() {
         return "no run is waiting for a decision".to_owned();

@@ -14,6 +14,7 @@ mod handoff;
 mod intake;
 mod output;
 mod phase_command;
+mod phase_output;
 mod place;
 mod profile_keys;
 mod prompt;

@@ -39,6 +39,17 @@ pub enum DeliveryRefusal {
         /// The digest of the file.
         computed: Digest,
     },
+    /// The decision was taken on another patch than the one the gate holds
+    /// (the gate was opened again since).
+    #[error(
+        "the decision was taken on the patch {decided}, and the gate now holds {gate}; decide again on this one"
+    )]
+    OtherPatch {
+        /// The patch the decision names.
+        decided: Digest,
+        /// The gate's patch.
+        gate: Digest,
+    },
     /// The patch could not be read.
     #[error("the run's patch `{path}` cannot be read")]
     ReadPatch {

@@ -254,6 +254,28 @@ impl DeliveryGates {
         if self.gate_path(&run).exists() {
             return Err(err(Kind::AlreadyOpen(Deliveries::ALREADY_OPEN)));
         }
+        // A decision recorded on another patch (the gate was removed and is
+        // opened again on new work) does not carry over: it is kept aside,
+        // and the new gate waits for its own.
+        let slot = self.decision_slot(&run);
+        if let Ok(Some(recorded)) = slot.read()
+            && recorded
+                .decision()
+                .payload()
+                .patch()
+                .is_some_and(|decided| decided != gate.patch_digest)
+        {
+            let path = slot.path();
+            let aside = (1..)
+                .map(|n| Utf8PathBuf::from(format!("{path}.superseded-{n}")))
+                .find(|p| !p.exists())
+                .unwrap_or_else(|| path.with_extension("superseded"));
+            std::fs::rename(path, &aside).map_err(|e| {
+                err(Kind::Invalid(format!(
+                    "the decision `{path}` was taken on another patch and cannot be kept aside as `{aside}`: {e}"
+                )))
+            })?;
+        }
         // The patch first: a gate on disk always has its patch.
         fs::write_atomic(&patch_path(&dir), &patch).map_err(|e| err(e.into()))?;
         self.points
@@ -313,6 +335,14 @@ impl DeliveryGates {
         run: &RunId,
         request: DecisionRequest<DeliveryChoice>,
     ) -> Result<RecordedDecision<DeliveryChoice>, DeliveryError> {
+        // The decision is bound to the patch it was taken on.
+        let request = match request.payload().patch() {
+            Some(_) => request,
+            None => {
+                let digest = self.gate(run)?.patch_digest();
+                request.map_payload(|choice| choice.for_patch(digest))
+            }
+        };
         self.points
             .decide(
                 run,
@@ -321,6 +351,14 @@ impl DeliveryGates {
                 |gate, request, recorded| {
                     if recorded.is_some() {
                         return Ok(());
+                    }
+                    if let Some(decided) = request.payload().patch()
+                        && decided != gate.patch_digest
+                    {
+                        return Err(refused(DeliveryRefusal::OtherPatch {
+                            decided,
+                            gate: gate.patch_digest,
+                        }));
                     }
                     let action = request.payload().action();
                     if !gate.available_actions.contains(action) {
@@ -383,6 +421,14 @@ impl DeliveryGates {
         self.points
             .act(decision, |gate, decision| {
                 let choice = decision.payload();
+                if let Some(decided) = choice.patch()
+                    && decided != gate.patch_digest
+                {
+                    return Err(refused(DeliveryRefusal::OtherPatch {
+                        decided,
+                        gate: gate.patch_digest,
+                    }));
+                }
                 Ok(match choice.action() {
                     DeliveryAction::Approve => {
                         let message = gate.commit_message(choice);

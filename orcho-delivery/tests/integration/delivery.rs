@@ -513,6 +513,63 @@ fn delivery_decisions_are_idempotent_and_conflicts_are_typed() -> Result {
 }
 
 #[test]
+fn a_decision_is_bound_to_the_patch_it_was_taken_on() -> Result {
+    let r = repo();
+    r.run_changes();
+    let gates = gates(&r);
+    let gate = gates.open(spec(&r, Verdict::Approved))?;
+    let decision = gates.decide(&run(), operator(DeliveryChoice::approve()))?;
+    assert_eq!(
+        decision.decision().payload().patch(),
+        Some(gate.patch_digest())
+    );
+    let recorded = std::fs::read_to_string(r.store.join("runs/run-1/decisions/delivery.json"))?;
+    assert!(
+        recorded.contains(&gate.patch_digest().to_string()),
+        "{recorded}"
+    );
+    // The gate is opened again on another patch; the old decision does not
+    // deliver it.
+    std::fs::remove_file(gates.gate_path(&run()))?;
+    write(&r.worktree.join("more.txt"), b"more work\n");
+    let reopened = gates.open(spec(&r, Verdict::Approved))?;
+    assert_ne!(reopened.patch_digest(), gate.patch_digest());
+    let err = gates.deliver(&decision).unwrap_err();
+    assert!(
+        error_chain(&err).contains("the recorded decision given is not the one on disk"),
+        "{}",
+        error_chain(&err)
+    );
+    assert_eq!(status(&r.target), "");
+    // The old decision is kept aside, not used: the new gate waits for its
+    // own, and one taken on the old patch is refused.
+    assert!(gates.recorded_decision(&run())?.is_none());
+    assert!(
+        r.store
+            .join("runs/run-1/decisions/delivery.json.superseded-1")
+            .exists()
+    );
+    let err = gates
+        .decide(
+            &run(),
+            operator(DeliveryChoice::approve().for_patch(gate.patch_digest())),
+        )
+        .unwrap_err();
+    assert!(
+        error_chain(&err).contains("decide again"),
+        "{}",
+        error_chain(&err)
+    );
+    let fresh = gates.decide(&run(), operator(DeliveryChoice::approve()))?;
+    assert_eq!(
+        fresh.decision().payload().patch(),
+        Some(reopened.patch_digest())
+    );
+    gates.deliver(&fresh)?;
+    Ok(())
+}
+
+#[test]
 fn an_altered_patch_is_refused() -> Result {
     let r = repo();
     r.run_changes();

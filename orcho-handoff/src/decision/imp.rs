@@ -110,6 +110,16 @@ impl<P: DecisionPayload> DecisionRequest<P> {
     pub fn advice(&self) -> Option<&AdviceId> {
         self.advice.as_ref()
     }
+
+    /// The same request with its payload changed by `f` (a point that binds
+    /// the payload to what it was decided on).
+    #[must_use]
+    pub fn map_payload(self, f: impl FnOnce(P) -> P) -> Self {
+        Self {
+            payload: f(self.payload),
+            ..self
+        }
+    }
 }
 
 /// One decision: what was decided at which point, by whom, with which

@@ -41,7 +41,11 @@ impl Run {
                     .map_err(|e| self.err(EngineErrorKind::Question(Box::new(e))))?,
             },
             Interruption::Deviation(deviation) => Touchpoint::Deviation {
-                deviation: deviation.with_retries(state.deviation_retries()),
+                // The cap counts retries of this step since the last replan.
+                deviation: {
+                    let retries = self.step_retries(deviation.step)?;
+                    deviation.with_retries(retries)
+                },
                 policy: self.engine.inner.plan.deviation,
                 spent: DeviationSpent::new(state.deviation_retries(), state.deviation_replans()),
             },
@@ -52,6 +56,30 @@ impl Run {
             cost,
             touchpoint,
         })
+    }
+
+    /// How many times step `step` was retried after a deviation since the
+    /// run last went back to its planner, from the journal.
+    fn step_retries(&self, step: u32) -> Result<u32, EngineError> {
+        let mut retries = 0;
+        for (_, event) in self.engine.inner.runs.events(self.id())? {
+            match event {
+                RunEvent::TouchpointResolved {
+                    resolution: Supervised::DeviationRetry { step: retried, .. },
+                    ..
+                } if retried == step => retries += 1,
+                RunEvent::TouchpointResolved {
+                    resolution: Supervised::DeviationReplan { .. },
+                    ..
+                }
+                | RunEvent::PhaseSettled {
+                    transition: crate::state::Transition::Replan { .. },
+                    ..
+                } => retries = 0,
+                _ => {}
+            }
+        }
+        Ok(retries)
     }
 
     /// At a touchpoint: opens it if a process died before it could, and
@@ -159,7 +187,13 @@ impl Run {
                 }
             }
             Resolution::Deviation(outcome) => match outcome {
-                DeviationOutcome::Retry { context, .. } => Supervised::DeviationRetry { context },
+                DeviationOutcome::Retry { context, .. } => Supervised::DeviationRetry {
+                    context,
+                    step: match &open.touchpoint {
+                        Touchpoint::Deviation { deviation, .. } => deviation.step,
+                        _ => 0,
+                    },
+                },
                 DeviationOutcome::Replan { failure, .. } => Supervised::DeviationReplan {
                     to: self
                         .engine

@@ -343,7 +343,7 @@ impl RunState {
                     None => "the plan was rejected".to_owned(),
                 },
             ),
-            Supervised::DeviationRetry { context } => {
+            Supervised::DeviationRetry { context, .. } => {
                 self.deviation_retries += 1;
                 self.extra_attempt(context)
             }

@@ -184,6 +184,9 @@ pub enum Supervised {
     DeviationRetry {
         /// What the retry receives.
         context: String,
+        /// The 1-based number of the step that is retried (0 in journals
+        /// written before it was recorded).
+        step: u32,
     },
     /// The failure goes back to the planner: the round advances.
     DeviationReplan {

@@ -10,6 +10,7 @@
 
 mod apply;
 mod event;
+mod input_text;
 mod run;
 mod settle;
 mod trace;

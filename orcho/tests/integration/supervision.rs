@@ -221,6 +221,60 @@ async fn the_retry_cap_removes_retry_from_the_deviation_menu() -> Result {
     Ok(())
 }
 
+fn failing(step: u32) -> PhaseReport {
+    PhaseReport::interrupted(Interruption::Deviation(Deviation::new(
+        step,
+        format!("step {step}"),
+        "it failed",
+    )))
+}
+
+fn offers_retry(touchpoint: &orcho::SupervisionRequest) -> bool {
+    touchpoint.questions.questions()[0]
+        .options()
+        .iter()
+        .any(|o| o.label == "Retry")
+}
+
+#[tokio::test]
+async fn the_retry_cap_counts_retries_of_the_same_step_and_resets_on_replan() -> Result {
+    // Step 1 fails and is retried; then step 2 fails: its first failure,
+    // so retry is offered although the run has retried once already.
+    let retry = || vec![Answer::select("Retry"), Answer::none()];
+    let run =
+        Scenario::new(plan(false).with_deviation(DeviationPolicy::default().with_retry_cap(1)))
+            .report_with("implement", failing(1))
+            .report_with("implement", failing(2))
+            .report_with("implement", failing(2))
+            .answer(retry())
+            .answer(retry())
+            .run()
+            .await?;
+    assert_eq!(run.status, RunStatus::AwaitingDeviation, "{}", run.trace);
+    assert!(offers_retry(&run.touchpoints[0]));
+    assert!(
+        offers_retry(&run.touchpoints[1]),
+        "step 2 was never retried"
+    );
+    // Step 2 again: its cap is spent.
+    assert!(!offers_retry(&run.touchpoints[2]));
+
+    // A replan starts the count again.
+    let run =
+        Scenario::new(plan(false).with_deviation(DeviationPolicy::default().with_retry_cap(1)))
+            .report_with("implement", failing(1))
+            .report_with("implement", failing(1))
+            .answer(retry())
+            .answer(vec![Answer::select("Replan"), Answer::none()])
+            .report_with("implement", failing(1))
+            .run()
+            .await?;
+    assert_eq!(run.status, RunStatus::AwaitingDeviation, "{}", run.trace);
+    assert!(!offers_retry(&run.touchpoints[1]));
+    assert!(offers_retry(&run.touchpoints[2]), "a replan resets the cap");
+    Ok(())
+}
+
 #[tokio::test]
 async fn resuming_an_unanswered_touchpoint_names_it() -> Result {
     let run = Scenario::new(plan(true))

@@ -214,6 +214,8 @@ pub(crate) enum SupervisedV1 {
     },
     DeviationRetry {
         context: String,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        step: u32,
     },
     DeviationReplan {
         to: usize,
@@ -439,7 +441,7 @@ impl From<&Supervised> for SupervisedV1 {
             Supervised::PlanApproved { feedback } => Self::PlanApproved { feedback },
             Supervised::PlanRevised { feedback } => Self::PlanRevised { feedback },
             Supervised::PlanRejected { feedback } => Self::PlanRejected { feedback },
-            Supervised::DeviationRetry { context } => Self::DeviationRetry { context },
+            Supervised::DeviationRetry { context, step } => Self::DeviationRetry { context, step },
             Supervised::DeviationReplan { to, failure } => Self::DeviationReplan { to, failure },
             Supervised::DeviationStopped { note } => Self::DeviationStopped { note },
         }
@@ -715,7 +717,9 @@ impl From<SupervisedV1> for Supervised {
             SupervisedV1::PlanApproved { feedback } => Self::PlanApproved { feedback },
             SupervisedV1::PlanRevised { feedback } => Self::PlanRevised { feedback },
             SupervisedV1::PlanRejected { feedback } => Self::PlanRejected { feedback },
-            SupervisedV1::DeviationRetry { context } => Self::DeviationRetry { context },
+            SupervisedV1::DeviationRetry { context, step } => {
+                Self::DeviationRetry { context, step }
+            }
             SupervisedV1::DeviationReplan { to, failure } => Self::DeviationReplan { to, failure },
             SupervisedV1::DeviationStopped { note } => Self::DeviationStopped { note },
         }
@@ -913,4 +917,12 @@ impl TryFrom<StateV1> for RunState {
             }),
         })
     }
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
