@@ -58,7 +58,7 @@ pub fn create(target: &Utf8Path, path: &Utf8Path, start: &str) -> Result<(), Git
         // A `.git` that leads nowhere: the worktree's metadata is gone.
     }
     let remove = |dir: &Utf8Path| {
-        std::fs::remove_dir_all(dir)
+        remove_settled(dir)
             .map_err(|e| GitError::new(&["worktree", "add"], dir, GitErrorKind::RemoveWorktree(e)))
     };
     if path.exists() {
@@ -123,6 +123,26 @@ pub fn remove(target: &Utf8Path, path: &Utf8Path) -> Result<(), GitError> {
         })?;
     }
     Ok(())
+}
+
+/// Removes `dir` and everything in it. A directory left by a process that
+/// was killed while `git worktree add` filled it may still be written to
+/// by that orphaned git for a moment; removing it then fails with "not
+/// empty", so it is tried again for up to two seconds.
+fn remove_settled(dir: &Utf8Path) -> std::io::Result<()> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    loop {
+        match std::fs::remove_dir_all(dir) {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::DirectoryNotEmpty
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            other => return other,
+        }
+    }
 }
 
 /// What a staging worktree's name adds to the final name.
