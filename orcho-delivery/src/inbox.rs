@@ -16,7 +16,12 @@ use crate::{
 
 /// Every kind of decision point a run can wait on: phase handoffs, the
 /// delivery gate and the intake question.
-pub const SCANNERS: &[Scanner] = &[scan_handoffs, scan_delivery, scan_intake];
+pub const SCANNERS: &[Scanner] = &[
+    scan_handoffs,
+    scan_delivery,
+    scan_intake,
+    orcho_handoff::supervision::SupervisionStore::scan,
+];
 
 /// Lists every run under `store_root` paused on an actionable phase
 /// handoff, delivery gate or intake question, newest first (see

@@ -94,6 +94,16 @@ pub enum PendingPoint {
         /// How many uncommitted paths were found.
         count: usize,
     },
+    /// A supervision touchpoint.
+    Touchpoint {
+        /// Its id.
+        touchpoint: HandoffId,
+        /// `plan_approval`, `planner_questions` or `deviation`.
+        kind: &'static str,
+        /// What an answer may choose: the plan decisions, the deviation
+        /// actions on offer, or `answer` for planner questions.
+        actions: Vec<&'static str>,
+    },
 }
 
 /// One run paused on an actionable decision point.
@@ -142,6 +152,7 @@ impl PendingDecision {
             PendingPoint::PhaseHandoff { phase, .. } => phase.as_str(),
             PendingPoint::Delivery { .. } => "delivery",
             PendingPoint::Intake { .. } => "intake",
+            PendingPoint::Touchpoint { kind, .. } => kind,
         }
     }
 
@@ -153,6 +164,7 @@ impl PendingDecision {
             PendingPoint::PhaseHandoff { trigger, .. } => trigger.to_string(),
             PendingPoint::Delivery { .. } => "release".to_owned(),
             PendingPoint::Intake { .. } => "uncommitted_changes".to_owned(),
+            PendingPoint::Touchpoint { kind, .. } => (*kind).to_owned(),
         }
     }
 
@@ -167,6 +179,7 @@ impl PendingDecision {
             PendingPoint::PhaseHandoff { actions, .. } => actions.spellings(),
             PendingPoint::Delivery { actions } => actions.spellings(),
             PendingPoint::Intake { .. } => IntakeActions::all().spellings(),
+            PendingPoint::Touchpoint { actions, .. } => actions.clone(),
         }
     }
 
@@ -187,6 +200,7 @@ impl PendingDecision {
             (PendingPoint::PhaseHandoff { .. }, true) => SuggestedStep::Resume,
             (PendingPoint::Delivery { .. }, true) => SuggestedStep::Deliver,
             (PendingPoint::Intake { .. }, true) => SuggestedStep::Apply,
+            (PendingPoint::Touchpoint { .. }, true) => SuggestedStep::Resume,
         }
     }
 

@@ -40,6 +40,29 @@ pub(crate) struct RunInput {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct TouchpointAnswerInput {
+    /// The run id.
+    pub(crate) run_id: String,
+    /// One answer per question of the run's open touchpoint, in order (see
+    /// orcho_touchpoint): an option's label or number, several
+    /// comma-separated where the question allows it, or free text; "" for
+    /// none. Plan approval: ["Approve" | "Request Changes" | "Reject",
+    /// feedback]. Deviation: ["Retry" | "Replan" | "Stop", note].
+    pub(crate) answers: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct IntakeDecideInput {
+    /// The run id.
+    pub(crate) run_id: String,
+    /// `include`, `exclude`, `commit` or `halt`.
+    pub(crate) action: String,
+    /// The commit message (`commit` only).
+    #[serde(default)]
+    pub(crate) message: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct EvidenceInput {
     /// The run id.
     pub(crate) run_id: String,

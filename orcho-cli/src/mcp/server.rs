@@ -10,8 +10,8 @@ use rmcp::{
 
 use super::{
     input::{
-        AdviceInput, DeliveryDecideInput, EvidenceInput, HandoffDecideInput, RunInput,
-        RunStartInput,
+        AdviceInput, DeliveryDecideInput, EvidenceInput, HandoffDecideInput, IntakeDecideInput,
+        RunInput, RunStartInput, TouchpointAnswerInput,
     },
     tools::{ToolResult, parse_run, status_doc},
 };
@@ -177,6 +177,49 @@ impl OrchoMcp {
         peer: Peer<RoleServer>,
     ) -> CallToolResult {
         respond(self.decide_delivery(input, &client_of(&peer)))
+    }
+
+    #[tool(
+        name = "orcho_touchpoint",
+        description = "The supervision touchpoint a run waits at: plan_approval (the plan, bound to its digest), planner_questions, or deviation (the failed step); its questions with their options, and how to answer with orcho_touchpoint_answer."
+    )]
+    fn orcho_touchpoint(&self, Parameters(input): Parameters<RunInput>) -> CallToolResult {
+        respond(self.touchpoint(&input))
+    }
+
+    #[tool(
+        name = "orcho_touchpoint_answer",
+        description = "Answer the run's open touchpoint: one answer per question, in order. Plan approval: [\"Approve\"|\"Request Changes\"|\"Reject\", feedback]; deviation: [\"Retry\"|\"Replan\"|\"Stop\", note]; planner questions: the answers. It does NOT resume the run: call orcho_run_resume next. Recorded as decided by a client."
+    )]
+    fn orcho_touchpoint_answer(
+        &self,
+        Parameters(input): Parameters<TouchpointAnswerInput>,
+    ) -> CallToolResult {
+        respond(self.answer_touchpoint(&input))
+    }
+
+    #[tool(
+        name = "orcho_intake_gate",
+        description = "A run's pre-run intake question: the uncommitted changes in its target checkout, and the actions (include, exclude, commit, halt)."
+    )]
+    fn orcho_intake_gate(&self, Parameters(input): Parameters<RunInput>) -> CallToolResult {
+        respond(self.intake_gate(&input))
+    }
+
+    #[tool(
+        name = "orcho_intake_decide",
+        description = "Record the pre-run intake decision (include, exclude, commit with a message, halt). It does NOT start the run: call orcho_run_resume next. Recorded as decided by this client."
+    )]
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "rmcp hands a tool its peer by value"
+    )]
+    fn orcho_intake_decide(
+        &self,
+        Parameters(input): Parameters<IntakeDecideInput>,
+        peer: Peer<RoleServer>,
+    ) -> CallToolResult {
+        respond(self.decide_intake(input, &client_of(&peer)))
     }
 
     #[tool(

@@ -6,7 +6,8 @@ use orcho::{
     Engine, Run, RunView, Step,
     core::{HandoffId, RunId, RunStatus},
     handoff::{
-        DecisionRequest, DeliveryAction, DeliveryChoice, HandoffAction, HandoffChoice, PhaseHandoff,
+        DecidedBy, DecisionRequest, DeliveryAction, DeliveryChoice, HandoffAction, HandoffChoice,
+        IntakeAction, IntakeChoice, PhaseHandoff, supervision::Touchpoint,
     },
 };
 use serde::Serialize;
@@ -20,8 +21,8 @@ use super::{
     },
     error::ToolError,
     input::{
-        AdviceInput, DeliveryDecideInput, EvidenceInput, HandoffDecideInput, PhaseCommand,
-        RunInput, RunStartInput,
+        AdviceInput, DeliveryDecideInput, EvidenceInput, HandoffDecideInput, IntakeDecideInput,
+        PhaseCommand, RunInput, RunStartInput, TouchpointAnswerInput,
     },
     propose,
 };
@@ -38,6 +39,64 @@ pub(super) type ToolResult = Result<Value, ToolError>;
 /// A document as the tool's structured result.
 fn value(doc: &impl Serialize) -> ToolResult {
     serde_json::to_value(doc).map_err(|e| ToolError::internal(&e))
+}
+
+/// The run's open touchpoint.
+fn open_touchpoint(
+    engine: &Engine,
+    run: &RunId,
+) -> Result<orcho::handoff::supervision::OpenTouchpoint, ToolError> {
+    let waiting = engine.status(run)?;
+    let Some((id, _)) = waiting.touchpoint() else {
+        return Err(ToolError::invalid(format!(
+            "run `{run}` is not waiting at a touchpoint (it is {})",
+            waiting.status
+        )));
+    };
+    let id = id.clone();
+    engine
+        .touchpoints(run)?
+        .into_iter()
+        .find(|t| t.id == id)
+        .ok_or_else(|| {
+            ToolError::invalid(format!("run `{run}`'s touchpoint `{id}` cannot be found"))
+        })
+}
+
+#[derive(Serialize)]
+struct OpenTouchpointDoc<'a> {
+    run_id: &'a RunId,
+    touchpoint_id: &'a HandoffId,
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    plan: Option<&'a orcho::handoff::supervision::Plan>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    plan_digest: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deviation: Option<&'a orcho::handoff::supervision::Deviation>,
+    questions: &'a [orcho::handoff::supervision::Question],
+    answered: bool,
+    how_to_answer: &'static str,
+    next: &'static str,
+}
+
+#[derive(Serialize)]
+struct TouchpointAnsweredDoc<'a> {
+    run_id: &'a RunId,
+    touchpoint_id: &'a HandoffId,
+    recorded: bool,
+    next: &'static str,
+}
+
+#[derive(Serialize)]
+struct IntakeDoc<'a> {
+    run_id: &'a RunId,
+    checkout: &'a str,
+    head: &'a str,
+    tracked: Vec<String>,
+    untracked: Vec<String>,
+    available_actions: [&'static str; 4],
+    next: &'static str,
 }
 
 pub(super) fn parse_run(run: &str) -> Result<RunId, ToolError> {
@@ -478,6 +537,124 @@ impl OrchoMcp {
             action: action.as_str(),
             recorded: true,
             next: "call orcho_run_resume to deliver it",
+        })
+    }
+
+    pub(super) fn touchpoint(&self, input: &RunInput) -> ToolResult {
+        let run = parse_run(&input.run_id)?;
+        let engine = self.engine(&run)?;
+        let open = open_touchpoint(&engine, &run)?;
+        let questions = open
+            .touchpoint
+            .questions()
+            .map_err(|e| ToolError::internal(&e))?;
+        let (kind, answer) = match &open.touchpoint {
+            Touchpoint::PlanApproval { .. } => (
+                "plan_approval",
+                "answers: [\"Approve\" | \"Request Changes\" | \"Reject\", feedback or \"\"]",
+            ),
+            Touchpoint::PlannerQuestions { .. } => (
+                "planner_questions",
+                "answers: one per question, in order (a label, a number, or free text)",
+            ),
+            _ => (
+                "deviation",
+                "answers: [\"Retry\" | \"Replan\" | \"Stop\", a note or \"\"] (Retry only while offered)",
+            ),
+        };
+        value(&OpenTouchpointDoc {
+            run_id: &run,
+            touchpoint_id: &open.id,
+            kind,
+            plan: match &open.touchpoint {
+                Touchpoint::PlanApproval { plan } => Some(plan),
+                _ => None,
+            },
+            plan_digest: match &open.touchpoint {
+                Touchpoint::PlanApproval { plan } => Some(plan.digest().to_string()),
+                _ => None,
+            },
+            deviation: match &open.touchpoint {
+                Touchpoint::Deviation { deviation, .. } => Some(deviation),
+                _ => None,
+            },
+            questions: questions.questions(),
+            answered: open.resolution.is_some(),
+            how_to_answer: answer,
+            next: "call orcho_touchpoint_answer, then orcho_run_resume",
+        })
+    }
+
+    pub(super) fn answer_touchpoint(&self, input: &TouchpointAnswerInput) -> ToolResult {
+        let run = parse_run(&input.run_id)?;
+        let engine = self.engine(&run)?;
+        refuse_terminal(&run, &engine.status(&run)?)?;
+        let open = open_touchpoint(&engine, &run)?;
+        let batch = open
+            .touchpoint
+            .questions()
+            .map_err(|e| ToolError::internal(&e))?;
+        let questions = batch.questions();
+        if input.answers.len() != questions.len() {
+            return Err(ToolError::invalid(format!(
+                "the touchpoint has {} question(s) and {} answer(s) were given; orcho_touchpoint lists them",
+                questions.len(),
+                input.answers.len()
+            )));
+        }
+        let answers = questions
+            .iter()
+            .zip(&input.answers)
+            .map(|(q, a)| crate::prompt::parse_answer(q, a.trim()))
+            .collect();
+        engine
+            .answer(&run, &open.id, answers, DecidedBy::Client)
+            .map_err(|e| ToolError::invalid(orcho::core::error_chain(&e)))?;
+        value(&TouchpointAnsweredDoc {
+            run_id: &run,
+            touchpoint_id: &open.id,
+            recorded: true,
+            next: "call orcho_run_resume to act on it",
+        })
+    }
+
+    pub(super) fn intake_gate(&self, input: &RunInput) -> ToolResult {
+        let run = parse_run(&input.run_id)?;
+        let engine = self.engine(&run)?;
+        let report = engine.intake_report(&run)?;
+        value(&IntakeDoc {
+            run_id: &run,
+            checkout: report.checkout().as_str(),
+            head: report.head(),
+            tracked: report
+                .tracked()
+                .iter()
+                .map(|c| format!("{:?} {}", c.kind(), c.path()))
+                .collect(),
+            untracked: report.untracked().iter().map(ToString::to_string).collect(),
+            available_actions: ["include", "exclude", "commit", "halt"],
+            next: "call orcho_intake_decide, then orcho_run_resume",
+        })
+    }
+
+    pub(super) fn decide_intake(&self, input: IntakeDecideInput, client: &str) -> ToolResult {
+        let run = parse_run(&input.run_id)?;
+        let engine = self.engine(&run)?;
+        refuse_terminal(&run, &engine.status(&run)?)?;
+        let action: IntakeAction = input.action.parse().map_err(|e| {
+            ToolError::bad_action(
+                &e,
+                <IntakeAction as orcho::handoff::point::Action>::SPELLINGS,
+            )
+        })?;
+        let choice = IntakeChoice::from_parts(action, input.message)
+            .map_err(|e| ToolError::invalid(orcho::core::error_chain(&e)))?;
+        engine.decide_intake(&run, DecisionRequest::by_client(choice, client))?;
+        value(&DeliveryDecidedDoc {
+            run_id: &run,
+            action: action.as_str(),
+            recorded: true,
+            next: "call orcho_run_resume to start the run from it",
         })
     }
 

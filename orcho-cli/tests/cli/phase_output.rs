@@ -93,6 +93,11 @@ fn a_plan_waits_for_approval_and_request_changes_reaches_the_planner() -> Result
         !repo.ctl("log").exists(),
         "nothing was implemented before approval"
     );
+    // The inbox lists it with the handoffs.
+    let inbox = repo.orcho(&["inbox", "--json"])?;
+    inbox.expect_code(0);
+    assert!(inbox.stdout.contains("plan_approval"), "{inbox}");
+    assert!(inbox.stdout.contains("Request Changes"), "{inbox}");
 
     repo.orcho(&[
         "plan",

@@ -27,6 +27,10 @@ TOOLS = {
     "orcho_delivery_gate",
     "orcho_delivery_decide",
     "orcho_workspace_pending_decisions",
+    "orcho_touchpoint",
+    "orcho_touchpoint_answer",
+    "orcho_intake_gate",
+    "orcho_intake_decide",
 }
 
 # Rejects on its first run (leaving a marker), approves after.
@@ -82,7 +86,7 @@ async def main(orcho, checkout):
 
             tools = await session.list_tools()
             names = {t.name for t in tools.tools}
-            check(names == TOOLS, f"the ten tools are listed (got {sorted(names)})")
+            check(names == TOOLS, f"the fourteen tools are listed (got {sorted(names)})")
 
             # A client reads no file outside the workspace, and no error
             # repeats what a file says.

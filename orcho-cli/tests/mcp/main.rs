@@ -18,7 +18,7 @@ mod redact;
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 type Client = RunningService<RoleClient, ()>;
 
-const TOOLS: [&str; 10] = [
+const TOOLS: [&str; 14] = [
     "orcho_run_start",
     "orcho_run_status",
     "orcho_run_evidence",
@@ -29,6 +29,10 @@ const TOOLS: [&str; 10] = [
     "orcho_delivery_gate",
     "orcho_delivery_decide",
     "orcho_workspace_pending_decisions",
+    "orcho_touchpoint",
+    "orcho_touchpoint_answer",
+    "orcho_intake_gate",
+    "orcho_intake_decide",
 ];
 
 /// A review phase that pauses for a decision when it rejects.
@@ -488,6 +492,79 @@ async fn a_run_in_a_worktree_ends_at_its_delivery_gate() -> TestResult {
     )
     .await?;
     assert_eq!(delivery["delivery"]["action"], "skip");
+    client.cancel().await?;
+    Ok(())
+}
+
+/// A plan phase that waits for approval, then an implement phase.
+const PLANNED: &str = "\
+schema: 1
+name: planned
+phases:
+  - { name: plan, role: plan, max_attempts: 3 }
+  - { name: implement, role: implement }
+supervision:
+  plan_approval: true
+";
+
+#[tokio::test]
+async fn plan_approval_is_decided_through_the_touchpoint_tools() -> TestResult {
+    let (_tmp, dir) = repo()?;
+    orcho::core::fs::write_atomic(&dir.join("planned.yaml"), PLANNED.as_bytes())?;
+    let client = connect(&dir).await?;
+    let planner = r#"echo "$ORCHO_INPUT_TEXT" >> planner-input.txt; echo '{"schema": 1, "plan": {"goal": "ship it", "steps": [{"role": "coder", "description": "write it"}]}}' > "$ORCHO_OUTPUT""#;
+    let started = ok(
+        &client,
+        "orcho_run_start",
+        json!({
+            "profile": "planned.yaml",
+            "phases": { "plan": ["sh", "-c", planner] },
+            "in_place": true
+        }),
+    )
+    .await?;
+    assert_eq!(started["status"], "awaiting_plan_approval", "{started}");
+    let run = started["run_id"].as_str().ok_or("no run id")?.to_owned();
+
+    let pending = ok(&client, "orcho_workspace_pending_decisions", json!({})).await?;
+    assert!(pending.to_string().contains("plan_approval"), "{pending}");
+
+    let touchpoint = ok(&client, "orcho_touchpoint", json!({ "run_id": run })).await?;
+    assert_eq!(touchpoint["kind"], "plan_approval");
+    assert_eq!(touchpoint["plan"]["goal"], "ship it");
+    assert!(
+        touchpoint["plan_digest"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("blake3:"))
+    );
+
+    // A wrong number of answers is refused; nothing is recorded.
+    refused(
+        &client,
+        "orcho_touchpoint_answer",
+        json!({ "run_id": run, "answers": ["Approve"] }),
+        "invalid_input",
+    )
+    .await?;
+    ok(
+        &client,
+        "orcho_touchpoint_answer",
+        json!({ "run_id": run, "answers": ["Request Changes", "name the risks"] }),
+    )
+    .await?;
+    let again = ok(&client, "orcho_run_resume", json!({ "run_id": run })).await?;
+    assert_eq!(again["status"], "awaiting_plan_approval", "{again}");
+    let input = std::fs::read_to_string(dir.join("planner-input.txt"))?;
+    assert!(input.contains("name the risks"), "{input}");
+
+    ok(
+        &client,
+        "orcho_touchpoint_answer",
+        json!({ "run_id": run, "answers": ["Approve", ""] }),
+    )
+    .await?;
+    let done = ok(&client, "orcho_run_resume", json!({ "run_id": run })).await?;
+    assert_eq!(done["status"], "completed", "{done}");
     client.cancel().await?;
     Ok(())
 }

@@ -363,6 +363,62 @@ impl SupervisionStore {
         })
     }
 
+    /// The [`Scanner`](crate::Scanner) of supervision touchpoints: every
+    /// touchpoint of `run`, answered or not (a host keeps those its run
+    /// still waits at).
+    ///
+    /// # Errors
+    ///
+    /// When one cannot be read.
+    pub fn scan(
+        store: &orcho_core::layout::StoreDir,
+        run: &RunId,
+    ) -> Result<Vec<crate::PendingDecision>, String> {
+        let touchpoints = Self::new(
+            store.root(),
+            run.clone(),
+            Arc::new(orcho_core::SystemClock::new()),
+        )
+        .all()
+        .map_err(|e| orcho_core::error_chain(&e))?;
+        Ok(touchpoints
+            .into_iter()
+            .map(|open| {
+                let (kind, actions) = match &open.touchpoint {
+                    Touchpoint::PlanApproval { .. } => (
+                        "plan_approval",
+                        vec!["Approve", "Request Changes", "Reject"],
+                    ),
+                    Touchpoint::PlannerQuestions { .. } => ("planner_questions", vec!["answer"]),
+                    Touchpoint::Deviation {
+                        deviation,
+                        policy,
+                        spent,
+                    } => (
+                        "deviation",
+                        policy
+                            .available(deviation, *spent)
+                            .iter()
+                            .map(|a| super::pattern::TouchpointAction::label(*a))
+                            .collect(),
+                    ),
+                };
+                let decision = open.resolution.as_ref().map(|_| "answered".to_owned());
+                crate::PendingDecision::new(
+                    run.clone(),
+                    crate::PendingPoint::Touchpoint {
+                        touchpoint: open.id,
+                        kind,
+                        actions,
+                    },
+                    None,
+                    decision,
+                    open.opened_at,
+                )
+            })
+            .collect())
+    }
+
     /// Every touchpoint of the run, oldest first.
     ///
     /// # Errors

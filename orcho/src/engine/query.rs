@@ -278,6 +278,20 @@ impl Engine {
         self.inner.runs.host_metadata(run)
     }
 
+    /// The run's pre-run intake question: what is uncommitted in its target
+    /// checkout.
+    ///
+    /// # Errors
+    ///
+    /// No intake question for the run, or it cannot be read.
+    pub fn intake_report(&self, run: &RunId) -> Result<orcho_delivery::IntakeReport, EngineError> {
+        self.inner
+            .intakes
+            .question(run)
+            .map(|(report, _)| report)
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Intake(Box::new(e))))
+    }
+
     /// Records the pre-run intake decision. It does not start the run:
     /// [`Run::resume`](crate::Run::resume) acts on it.
     ///
@@ -411,15 +425,22 @@ impl Engine {
         })?;
         // A run that ended (cancelled, say) leaves the points it waited at
         // as they were; nobody has to decide them any more.
-        let mut ended = std::collections::BTreeMap::new();
+        // A touchpoint is pending only while its run waits at it.
+        let mut states = std::collections::BTreeMap::new();
         inbox.retain(|entry| match entry {
             orcho_handoff::InboxEntry::Pending(p) => {
-                !*ended.entry(p.run().clone()).or_insert_with(|| {
-                    self.inner
-                        .runs
-                        .read(p.run())
-                        .is_ok_and(|state| state.status().is_terminal())
-                })
+                let state = states
+                    .entry(p.run().clone())
+                    .or_insert_with(|| self.inner.runs.read(p.run()).ok());
+                let Some(state) = state else {
+                    return true;
+                };
+                match p.point() {
+                    orcho_handoff::PendingPoint::Touchpoint { touchpoint, .. } => {
+                        state.touchpoint() == Some(touchpoint)
+                    }
+                    _ => !state.status().is_terminal(),
+                }
             }
             _ => true,
         });
