@@ -173,17 +173,8 @@ pub(crate) fn touchpoint(request: &orcho::SupervisionRequest) -> String {
     let mut out = String::new();
     match &request.touchpoint {
         Touchpoint::PlanApproval { plan } => {
-            let _ = writeln!(out, "plan for approval (digest {}):", plan.digest());
-            let _ = writeln!(out, "  goal: {}", plan.goal);
-            for (i, step) in plan.steps.iter().enumerate() {
-                let _ = writeln!(out, "  {}. [{}] {}", i + 1, step.role, step.description);
-            }
-            if !plan.files_affected.is_empty() {
-                let _ = writeln!(out, "  files: {}", plan.files_affected.join(", "));
-            }
-            for risk in &plan.risks {
-                let _ = writeln!(out, "  risk: {risk}");
-            }
+            // The first question shows the plan itself.
+            let _ = writeln!(out, "a plan waits for approval (digest {}):", plan.digest());
         }
         Touchpoint::Deviation { deviation, .. } => {
             let _ = writeln!(

@@ -77,7 +77,7 @@ fn a_plan_waits_for_approval_and_request_changes_reaches_the_planner() -> Result
     out.expect_code(4);
     assert!(
         out.stderr
-            .contains("goal: Parse empty input as an empty list"),
+            .contains("Goal: Parse empty input as an empty list"),
         "{out}"
     );
     assert!(

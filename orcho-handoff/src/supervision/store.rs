@@ -363,7 +363,7 @@ impl SupervisionStore {
         })
     }
 
-    /// The [`Scanner`](crate::Scanner) of supervision touchpoints: every
+    /// The [`Scanner`](crate::inbox::Scanner) of supervision touchpoints: every
     /// touchpoint of `run`, answered or not (a host keeps those its run
     /// still waits at).
     ///
