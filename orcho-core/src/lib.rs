@@ -88,6 +88,7 @@ mod run_status;
 pub mod schema;
 pub mod spelling;
 mod suggest;
+pub mod unique_keys;
 mod verdict;
 
 pub use clock::{Clock, FixedClock, SystemClock, Timestamp};

@@ -161,8 +161,13 @@ pub struct GateDecl {
     /// Its timeout (`30s`, `10m`, `1h30m`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<HumanDuration>,
-    /// Its configuration, handed to the gate's factory.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Its configuration, handed to the gate's factory. A key given twice,
+    /// at any depth, is refused.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "orcho_core::unique_keys::optional_value"
+    )]
     pub with: Option<serde_json::Value>,
     /// For `feed_into_next`: the phase whose next attempt gets the failure
     /// (default: the gate's own phase).

@@ -125,16 +125,6 @@ pub(crate) fn parse_document(text: &str, name: SourceName) -> Result<Profile, Pr
             ),
         })?;
     }
-    if let Some((path, key, at)) = locate::first_duplicate_key(text) {
-        return Err(ProfileError::at(
-            file(),
-            Some(at),
-            Some(path.key(&key)),
-            ProfileErrorKind::Syntax {
-                message: format!("`{key}` is given twice in this mapping"),
-            },
-        ));
-    }
     let mut profile = match serde_yaml::from_str::<Profile>(text) {
         Ok(profile) => profile,
         Err(error) => return Err(convert(text, &error, file())),

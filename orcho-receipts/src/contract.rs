@@ -345,7 +345,11 @@ pub struct Environment {
     )]
     pub working_dir: Utf8PathBuf,
     /// Variables set for its commands (a command's own `env` wins).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "orcho_core::unique_keys::map"
+    )]
     pub env: BTreeMap<String, String>,
     /// Variables of the host's environment a result depends on (such as
     /// `JAVA_HOME`): passed through to its commands and bound into their
@@ -737,7 +741,11 @@ pub struct CommandSpec {
     /// interpolated.
     pub argv: Vec<String>,
     /// Variables set for it, over its environment's.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "orcho_core::unique_keys::map"
+    )]
     pub env: BTreeMap<String, String>,
     /// The environment it runs in (see
     /// [`VerificationContract::environment_for`]).
