@@ -213,7 +213,9 @@ pub(crate) struct RunArgs {
     pub(crate) profile: ProfileArg,
     /// The command a phase runs, as `PHASE=COMMAND`: split into words as a
     /// shell would (quotes, escapes) but never run by one; exit 0 approves,
-    /// anything else rejects. Phases without one are approved.
+    /// anything else rejects, and the JSON it writes to `$ORCHO_OUTPUT` may
+    /// say more (`orcho schema phase-output`). Phases without one are
+    /// approved.
     #[arg(long = "phase", value_name = "PHASE=COMMAND")]
     pub(crate) phases: Vec<String>,
     /// Work in the checkout itself (no worktree, no intake, no delivery)

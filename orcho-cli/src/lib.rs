@@ -2,11 +2,16 @@
 //! server.
 //!
 //! It needs no LLM: phases run shell commands given on the command line
-//! (split into shell words, never run by a shell), verification commands come
+//! (split into shell words, never run by a shell) and may say more than
+//! their exit code in the phase output document (`ORCHO_OUTPUT`: a verdict,
+//! findings, a plan, questions, a failed step), verification commands come
 //! from the profile's contract, and decisions are taken at a terminal
 //! prompt, by the profile's defaults, or later with `orcho handoff decide`,
-//! `orcho delivery decide` and `orcho plan …`. `orcho mcp` serves the same
-//! decision points as MCP tools ([`OrchoMcp`]).
+//! `orcho delivery decide`, `orcho intake`, `orcho plan …`, `orcho answer`
+//! and `orcho deviation`. `orcho mcp` serves the same decision points as MCP
+//! tools ([`OrchoMcp`]). Every receipt is signed with a key no command it
+//! starts sees (`ORCHO_RECEIPT_KEY`, else a key file in the user's data
+//! directory).
 //!
 //! The exit codes scripts can rely on are in [`exit`]; a failed command
 //! ends with the code its [`CliError`] carries.
@@ -14,7 +19,8 @@
 //! The crate is laid out by what a command does: `cli` parses the
 //! arguments, `commands` holds one module per command, `host` keeps what the
 //! CLI needs with each run (its profile and phase commands, as the run's
-//! host metadata), `phase` runs a phase's command, `prompt` asks at a
+//! host metadata), `phase` runs a phase's command, `phase_doc` reads its
+//! output document, `key` finds the receipt key, `prompt` asks at a
 //! terminal, and `output` holds every document printed with `--json` as a
 //! `Serialize` type.
 

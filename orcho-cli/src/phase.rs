@@ -227,3 +227,18 @@ fn keep_earlier(path: &camino::Utf8Path) -> Result<(), CliError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_input_text_is_cut_on_a_character_boundary_and_says_so() {
+        assert_eq!(bounded_text("short"), "short");
+        let long = "é".repeat(MAX_INPUT_TEXT);
+        let cut = bounded_text(&long);
+        assert!(cut.len() < MAX_INPUT_TEXT + 100);
+        assert!(cut.ends_with("[cut at 65536 bytes; ORCHO_INPUT has everything]\n"));
+        assert!(cut.starts_with("éé"));
+    }
+}

@@ -81,7 +81,7 @@ impl ReceiptKey {
     /// ```
     pub fn id(&self) -> String {
         let id = blake3::derive_key("orcho receipt key id v1", &self.0);
-        id[..8].iter().map(|b| format!("{b:02x}")).collect()
+        blake3::Hash::from_bytes(id).to_hex()[..16].to_owned()
     }
 
     fn mac(&self, context: &str, body: &[u8]) -> blake3::Hash {

@@ -568,3 +568,69 @@ async fn plan_approval_is_decided_through_the_touchpoint_tools() -> TestResult {
     client.cancel().await?;
     Ok(())
 }
+
+/// A review phase whose `check` gate runs a verification command.
+const CHECKED: &str = "\
+schema: 1
+name: checked
+phases:
+  - name: review
+    role: review
+    gates:
+      - { name: check, uses: tests, on_fail: informational }
+verification:
+  commands:
+    - { name: check, argv: [\"true\"] }
+  required: [check]
+";
+
+#[tokio::test]
+async fn intake_is_decided_through_its_tools_and_receipts_carry_the_servers_key() -> TestResult {
+    let (_tmp, dir) = repo()?;
+    orcho::core::fs::write_atomic(&dir.join("checked.yaml"), CHECKED.as_bytes())?;
+    git(&dir, &["add", "checked.yaml"])?;
+    git(&dir, &["commit", "-q", "-m", "profile"])?;
+    // The checkout is dirty when the run starts.
+    orcho::core::fs::write_atomic(&dir.join("notes.txt"), b"uncommitted\n")?;
+    let key = orcho::receipts::ReceiptKey::derive_from_secret(b"the in-process server's test key");
+    let client = connect(&dir).await?;
+    let started = ok(
+        &client,
+        "orcho_run_start",
+        json!({ "profile": "checked.yaml", "phases": { "review": ["true"] } }),
+    )
+    .await?;
+    assert_eq!(started["status"], "awaiting_intake", "{started}");
+    let run = started["run_id"].as_str().ok_or("no run id")?.to_owned();
+
+    let gate = ok(&client, "orcho_intake_gate", json!({ "run_id": run })).await?;
+    assert_eq!(gate["untracked"], json!(["notes.txt"]), "{gate}");
+    refused(
+        &client,
+        "orcho_intake_decide",
+        json!({ "run_id": run, "action": "includ" }),
+        "invalid_input",
+    )
+    .await?;
+    ok(
+        &client,
+        "orcho_intake_decide",
+        json!({ "run_id": run, "action": "exclude" }),
+    )
+    .await?;
+    let resumed = ok(&client, "orcho_run_resume", json!({ "run_id": run })).await?;
+    assert_eq!(resumed["status"], "awaiting_delivery", "{resumed}");
+
+    // The run's receipt is signed with the key the server was given.
+    let receipt = std::fs::read_to_string(
+        dir.join(".orcho/runs")
+            .join(&run)
+            .join("receipts/check/latest.json"),
+    )?;
+    assert!(
+        receipt.contains(&format!("\"key\": \"{}\"", key.id())),
+        "{receipt}"
+    );
+    client.cancel().await?;
+    Ok(())
+}

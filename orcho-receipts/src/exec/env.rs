@@ -52,12 +52,24 @@ impl BaseEnv {
     /// receipt key's variable ([`RECEIPT_KEY_VAR`](crate::RECEIPT_KEY_VAR))
     /// is never added.
     #[must_use]
-    pub fn with_host_vars<'a>(mut self, names: impl IntoIterator<Item = &'a str>) -> Self {
+    pub fn with_host_vars<'a>(self, names: impl IntoIterator<Item = &'a str>) -> Self {
+        self.with_vars_from(names, |name| {
+            std::env::var_os(name).and_then(|v| v.into_string().ok())
+        })
+    }
+
+    /// [`with_host_vars`](Self::with_host_vars) with the values `lookup`
+    /// gives.
+    fn with_vars_from<'a>(
+        mut self,
+        names: impl IntoIterator<Item = &'a str>,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Self {
         for name in names {
             if name == crate::RECEIPT_KEY_VAR {
                 continue;
             }
-            if let Some(value) = std::env::var_os(name).and_then(|v| v.into_string().ok()) {
+            if let Some(value) = lookup(name) {
                 self.vars.insert(name.to_owned(), value);
             }
         }
@@ -97,5 +109,20 @@ impl<'a> IntoIterator for &'a BaseEnv {
 
     fn into_iter(self) -> Self::IntoIter {
         self.vars.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_receipt_key_variable_is_never_inherited() {
+        // A host where every variable is set.
+        let base = BaseEnv::empty().with_vars_from(["JAVA_HOME", crate::RECEIPT_KEY_VAR], |name| {
+            Some(format!("value of {name}"))
+        });
+        assert_eq!(base.get("JAVA_HOME"), Some("value of JAVA_HOME"));
+        assert_eq!(base.get(crate::RECEIPT_KEY_VAR), None);
     }
 }
