@@ -70,7 +70,13 @@ fn choose<A: Action>(
         if let Some((key, _)) = extras.iter().find(|(k, _)| answer == k.to_string()) {
             return Ok(Picked::Extra(*key));
         }
-        output::err(&format!("`{answer}` is not one of the choices"));
+        let names = options.iter().map(|o| o.as_str());
+        match orcho::core::nearest(&answer, names) {
+            Some(near) => output::err(&format!(
+                "`{answer}` is not one of the choices; did you mean `{near}`?"
+            )),
+            None => output::err(&format!("`{answer}` is not one of the choices")),
+        }
     }
 }
 

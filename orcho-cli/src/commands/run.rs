@@ -117,7 +117,10 @@ async fn drive(
             }
             Step::Finished { status, reason } => return finished(place, run, status, &reason),
             step => {
-                show_point(place, &step);
+                // At a terminal the prompt shows a touchpoint's questions.
+                if !(interactive && is_touchpoint(&step)) {
+                    show_point(place, &step);
+                }
                 if let Some(next) = host::decided_elsewhere(run).await? {
                     next
                 } else if !interactive {
@@ -151,6 +154,13 @@ fn show_settled(place: &Place, engine: &Engine, request: &PhaseRequest) -> Resul
         output::err(&format!("  → {next}"));
     }
     Ok(())
+}
+
+fn is_touchpoint(step: &Step) -> bool {
+    matches!(
+        step,
+        Step::AnswerQuestions(_) | Step::ApprovePlan(_) | Step::HandleDeviation(_)
+    )
 }
 
 /// Shows the decision point `step` stops at (when the output is text).

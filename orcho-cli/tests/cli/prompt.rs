@@ -304,9 +304,38 @@ fn menus_say_what_each_action_does() -> Result {
         "{shown}"
     );
     assert!(shown.contains("stop the run here"), "{shown}");
+    // A typo is answered with the nearest choice.
+    type_line(&mut writer, "hallt")?;
+    screen.until(
+        "`hallt` is not one of the choices; did you mean `halt`?",
+        WAIT,
+    )?;
     let halt = menu_number(&shown, "halt")?;
     type_line(&mut writer, &halt)?;
     assert_eq!(crate::support::wait(&mut child, WAIT)?.code(), Some(5));
+    Ok(())
+}
+
+#[test]
+fn a_plan_for_approval_is_shown_once_at_a_terminal() -> Result {
+    let profile = "\
+schema: 1
+name: planned
+phases:
+  - { name: plan, role: plan }
+supervision:
+  plan_approval: true
+";
+    let planner = "#!/bin/sh\necho '{\"schema\": 1, \"plan\": {\"goal\": \"Add sub()\", \"steps\": []}}' > \"$ORCHO_OUTPUT\"\n";
+    let repo = Repo::with_files(profile, &[("plan.sh", planner)])?;
+    let (mut child, mut writer, mut screen) =
+        at_a_terminal(&repo, &["run", "--in-place", "--phase", "plan=./plan.sh"])?;
+    let shown = screen.until("choose 1-3: ", WAIT)?.to_owned();
+    assert_eq!(shown.matches("Goal: Add sub()").count(), 1, "{shown}");
+    type_line(&mut writer, "1")?;
+    screen.until("Feedback", WAIT)?;
+    type_line(&mut writer, "")?;
+    assert_eq!(crate::support::wait(&mut child, WAIT)?.code(), Some(0));
     Ok(())
 }
 

@@ -133,11 +133,16 @@ impl TestsGate {
                 result = result.with_summary(format!("`{}` passed", self.command));
             }
             GateOutcome::Failed | GateOutcome::TimedOut { .. } => {
-                let why = match receipt.failure() {
-                    Some(failure) => failure.to_string(),
-                    None => {
-                        "it changed the files it verifies, so its run proves nothing".to_owned()
-                    }
+                let (why, detail) = match receipt.failure() {
+                    Some(failure) => (failure.to_string(), detail),
+                    None => (
+                        "it changed the files it verifies, so its run proves nothing".to_owned(),
+                        format!(
+                            "hint: a command that writes files git does not ignore (a cache such \
+                             as `__pycache__/` or `.pytest_cache/`) changes its own subject; \
+                             git-ignore them\n{detail}"
+                        ),
+                    ),
                 };
                 let summary = format!("`{}` failed: {why}", self.command);
                 result = result.with_summary(summary.clone()).with_finding(

@@ -22,6 +22,8 @@ commands:
     argv: [sleep, "30"]
   - name: missing
     argv: [definitely-not-a-program-orcho]
+  - name: caching
+    argv: [sh, -c, "mkdir -p cache && date +%N > cache/run"]
 required: [unit]
 "#,
     )?)
@@ -164,5 +166,25 @@ fn the_config_is_validated_at_load() -> Result {
     // Without `command`, the gate's name is the command.
     let default = registry.build(&GateSpec::new(name("unit"), name("tests")))?;
     assert_eq!(default.name(), "unit");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_command_that_changes_what_it_verifies_fails_with_a_hint() -> Result {
+    let (_dir, ctx, _verifier) = setup()?;
+    let result = gate("caching", "caching")?.evaluate(&ctx).await?;
+    assert_eq!(result.outcome, GateOutcome::Failed);
+    let finding = &result.findings[0];
+    assert_eq!(
+        finding.title,
+        "`caching` failed: it changed the files it verifies, so its run proves nothing"
+    );
+    assert!(
+        finding
+            .detail
+            .starts_with("hint: a command that writes files git does not ignore"),
+        "{}",
+        finding.detail
+    );
     Ok(())
 }
