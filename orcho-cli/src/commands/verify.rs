@@ -4,14 +4,16 @@ use std::sync::Arc;
 
 use camino::{Utf8Path, Utf8PathBuf};
 
-use orcho::receipts::{CommandName, ReceiptStatus, ReceiptStore, Verifier};
+use orcho::receipts::{
+    CommandName, EnvName, Failure, ReceiptStatus, ReceiptStore, VerificationContract, Verifier,
+};
 
 use crate::{
     error::CliError,
     exit::Exit,
     output::{
         self,
-        doc::{StatusDoc, VerifiedDoc, VerifyDoc},
+        doc::{CheckedEnvDoc, StatusDoc, VerifiedDoc, VerifyDoc},
         text,
     },
     place::Place,
@@ -47,8 +49,38 @@ pub(crate) async fn verify(
     };
     let mut doc = VerifyDoc {
         passed: true,
+        environments: Vec::new(),
         commands: Vec::new(),
     };
+    // The declared environments first: a command's result means something
+    // only in the environment it declares.
+    for env in environments_of(verifier.contract(), &names, commands.is_empty()) {
+        let v = Arc::clone(&verifier);
+        let name = env.clone();
+        let receipt = tokio::task::spawn_blocking(move || v.check_environment(&name)).await??;
+        let failed = receipt.results.iter().find(|r| !r.passed);
+        doc.passed &= failed.is_none();
+        if !place.json {
+            match failed {
+                None => output::out(&format!(
+                    "✓ environment `{env}`: {} assertion(s) held",
+                    receipt.results.len()
+                )),
+                Some(f) => output::out(&format!(
+                    "✗ environment `{env}`: {} failed: {}\n  \
+                     hint: its commands' receipts record this failure; fix the environment, \
+                     then `orcho verify` again",
+                    f.description, f.detail
+                )),
+            }
+        }
+        doc.environments.push(CheckedEnvDoc {
+            environment: env.to_string(),
+            passed: failed.is_none(),
+            assertions: receipt.results.len(),
+            failed: failed.map(|f| format!("{}: {}", f.description, f.detail)),
+        });
+    }
     for name in names {
         place.progress(&format!("running `{name}` …"));
         let v = Arc::clone(&verifier);
@@ -63,7 +95,10 @@ pub(crate) async fn verify(
                 receipt.exit,
                 receipt.duration.as_secs_f64()
             ));
-            if !passed {
+            if let Some(failure @ Failure::AssertionFailed { .. }) = receipt.failure() {
+                // The command's own output is not why it failed.
+                output::out(&format!("    failed: {failure}"));
+            } else if !passed {
                 let logs: Vec<Utf8PathBuf> = [&receipt.stdout.path, &receipt.stderr.path]
                     .into_iter()
                     .flatten()
@@ -87,6 +122,28 @@ pub(crate) async fn verify(
     Ok(if doc.passed { Exit::Ok } else { Exit::NotReady })
 }
 
+/// The declared environments `names` run in, each once, in declaration
+/// order; with `all`, every declared environment.
+fn environments_of(
+    contract: &VerificationContract,
+    names: &[CommandName],
+    all: bool,
+) -> Vec<EnvName> {
+    contract
+        .environments
+        .iter()
+        .filter(|env| {
+            all || names.iter().any(|name| {
+                contract
+                    .command(name.as_str())
+                    .and_then(|spec| contract.environment_for(spec))
+                    .is_some_and(|e| e.name == env.name)
+            })
+        })
+        .map(|env| env.name.clone())
+        .collect()
+}
+
 /// Classifies the receipts of the checkout; ready when every required one
 /// is present.
 pub(crate) async fn status(place: &Place, profile: Option<&str>) -> Result<Exit, CliError> {
@@ -102,6 +159,10 @@ pub(crate) async fn status(place: &Place, profile: Option<&str>) -> Result<Exit,
             ready,
         });
     } else {
+        if let Some(table) = text::environment_table(&summary) {
+            output::out(&table);
+            output::out("");
+        }
         output::out(&text::readiness_table(&summary));
         output::out(&text::readiness_verdict(&summary));
     }

@@ -67,7 +67,9 @@ pub(crate) struct EvidenceInput {
     /// The run id.
     pub(crate) run_id: String,
     /// Which part of the evidence bundle: `findings`, `phases`, `handoffs`,
-    /// `receipts`, `delivery` or `all` (the default).
+    /// `handoff_advice` (advice calls, recommended against applied actions,
+    /// retry outcomes), `touchpoints`, `receipts`, `delivery`, `cost` or
+    /// `all` (the default).
     #[serde(default)]
     pub(crate) slice: Option<String>,
 }

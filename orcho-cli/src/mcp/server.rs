@@ -106,7 +106,7 @@ impl OrchoMcp {
 
     #[tool(
         name = "orcho_run_evidence",
-        description = "A run's evidence bundle, or one slice of it: findings (of the open handoff and the last phase attempts), phases, handoffs, receipts, delivery, all."
+        description = "A run's evidence bundle, or one slice of it: findings (of the open handoff and the last phase attempts), phases, handoffs, handoff_advice (did advice help), touchpoints, receipts, delivery, cost, all."
     )]
     fn orcho_run_evidence(&self, Parameters(input): Parameters<EvidenceInput>) -> CallToolResult {
         respond(self.evidence(&input))

@@ -401,8 +401,16 @@ impl OrchoMcp {
     }
 
     pub(super) fn evidence(&self, input: &EvidenceInput) -> ToolResult {
-        const SLICES: [&str; 6] = [
-            "findings", "phases", "handoffs", "receipts", "delivery", "all",
+        const SLICES: [&str; 9] = [
+            "findings",
+            "phases",
+            "handoffs",
+            "handoff_advice",
+            "touchpoints",
+            "receipts",
+            "delivery",
+            "cost",
+            "all",
         ];
         let run = parse_run(&input.run_id)?;
         let slice = input.slice.as_deref().unwrap_or("all");

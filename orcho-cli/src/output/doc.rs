@@ -50,7 +50,21 @@ pub(crate) struct ErrorDoc<'a> {
 #[derive(Debug, Serialize)]
 pub(crate) struct VerifyDoc {
     pub(crate) passed: bool,
+    /// The declared environments checked before the commands ran.
+    pub(crate) environments: Vec<CheckedEnvDoc>,
     pub(crate) commands: Vec<VerifiedDoc>,
+}
+
+/// One environment `orcho verify` checked (its env-assertion receipt).
+#[derive(Debug, Serialize)]
+pub(crate) struct CheckedEnvDoc {
+    pub(crate) environment: String,
+    pub(crate) passed: bool,
+    /// How many assertions it declares.
+    pub(crate) assertions: usize,
+    /// The first assertion that failed, and what it found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) failed: Option<String>,
 }
 
 /// One command `orcho verify` ran.

@@ -3,7 +3,9 @@
 use orcho::core::RunId;
 
 use super::{
-    doc::{DecidedDoc, ErrorDoc, FinishedDoc, Naming, PausedDoc, VerifiedDoc, VerifyDoc},
+    doc::{
+        CheckedEnvDoc, DecidedDoc, ErrorDoc, FinishedDoc, Naming, PausedDoc, VerifiedDoc, VerifyDoc,
+    },
     print::json_line,
     text,
 };
@@ -42,6 +44,12 @@ fn an_error_names_its_kind_and_hint() {
 fn verify_lists_each_command() {
     insta::assert_json_snapshot!(VerifyDoc {
         passed: false,
+        environments: vec![CheckedEnvDoc {
+            environment: "py".to_owned(),
+            passed: false,
+            assertions: 2,
+            failed: Some("command_exists `python3`: not found on PATH".to_owned()),
+        }],
         commands: vec![VerifiedDoc {
             command: "test".to_owned(),
             passed: false,
@@ -51,6 +59,14 @@ fn verify_lists_each_command() {
     }, @r#"
     {
       "passed": false,
+      "environments": [
+        {
+          "environment": "py",
+          "passed": false,
+          "assertions": 2,
+          "failed": "command_exists `python3`: not found on PATH"
+        }
+      ],
       "commands": [
         {
           "command": "test",

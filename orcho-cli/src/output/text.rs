@@ -8,7 +8,7 @@ use orcho::{
     core::{Finding, RunId},
     delivery::{DeliveryGate, IntakeReport},
     handoff::{HandoffChoice, Inbox, PhaseHandoff},
-    receipts::{ReadinessSummary, ReceiptStatus},
+    receipts::{EnvStatus, ReadinessSummary, ReceiptStatus},
 };
 
 /// One row per required and optional command: status, what to do next,
@@ -41,6 +41,37 @@ pub(crate) fn readiness_table(summary: &ReadinessSummary) -> String {
         let _ = writeln!(table, "{command:<width$}  {kind:<8}  {status:<7}  {reason}");
     }
     table.trim_end().to_owned()
+}
+
+/// The declared environments and the status of their assertions, for
+/// `orcho status`; `None` when the contract declares none.
+pub(crate) fn environment_table(summary: &ReadinessSummary) -> Option<String> {
+    if summary.environments.is_empty() {
+        return None;
+    }
+    let width = summary
+        .environments
+        .iter()
+        .map(|e| e.name.as_str().len())
+        .max()
+        .unwrap_or(0)
+        .max("ENVIRONMENT".len());
+    let mut table = format!("{:<width$}  {:<11}  DETAIL\n", "ENVIRONMENT", "ASSERTIONS");
+    for e in &summary.environments {
+        let detail = match e.status {
+            EnvStatus::NotChecked | EnvStatus::Stale => {
+                format!("{}; `orcho verify` checks it", e.detail)
+            }
+            _ => e.detail.clone(),
+        };
+        let _ = writeln!(
+            table,
+            "{:<width$}  {:<11}  {detail}",
+            e.name.as_str(),
+            e.status.as_str()
+        );
+    }
+    Some(table.trim_end().to_owned())
 }
 
 /// What `orcho status` concludes under its table: ready, or what to do

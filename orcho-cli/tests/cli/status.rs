@@ -187,3 +187,64 @@ fn a_run_leaves_the_checkouts_receipts_alone_and_a_delivery_carries_its_own_over
     );
     Ok(())
 }
+
+/// A declared environment whose assertion is that the file `marker` exists.
+const ASSERTED: &str = "\
+schema: 1
+name: cli-asserted
+extends: builtin:quick
+verification:
+  environments:
+    - name: default
+      assertions:
+        - file_exists: marker
+  commands:
+    - { name: test, argv: [sh, -c, \"test -f ok\"] }
+  required: [test]
+";
+
+#[test]
+fn verify_checks_the_declared_environment_first_and_status_shows_it() -> Result {
+    let repo = Repo::with_files(ASSERTED, &[("ok", "")])?;
+    // Never checked: said so, with what checks it.
+    let out = repo.orcho(&["status"])?;
+    out.expect_code(3);
+    assert!(out.stdout.contains("ENVIRONMENT"), "{out}");
+    assert!(
+        out.stdout.contains("not_checked") && out.stdout.contains("`orcho verify` checks it"),
+        "{out}"
+    );
+
+    // The assertion fails: said before the command's result, and the
+    // command's receipt records it.
+    let out = repo.orcho(&["verify"])?;
+    out.expect_code(3);
+    let env_at = out.stdout.find("✗ environment `default`");
+    let test_at = out.stdout.find("`test`");
+    assert!(env_at.is_some() && env_at < test_at, "{out}");
+    assert!(out.stdout.contains("file_exists `marker` failed"), "{out}");
+    let doc = repo.orcho(&["verify", "--json"])?.json()?;
+    assert_eq!(doc["environments"][0]["environment"], "default", "{doc}");
+    assert_eq!(doc["environments"][0]["passed"], false, "{doc}");
+    let status = repo.orcho(&["status", "--json"])?;
+    status.expect_code(3);
+    let status = status.json()?;
+    assert_eq!(status["environments"][0]["status"], "failed", "{status}");
+    assert_eq!(status["required"][0]["status"], "failed", "{status}");
+
+    // Fixed: the environment passes, and so does the receipt.
+    repo.write("marker", "")?;
+    repo.git(&["add", "marker"])?;
+    repo.git(&["commit", "-qm", "marker"])?;
+    let out = repo.orcho(&["verify"])?;
+    out.expect_code(0);
+    assert!(
+        out.stdout
+            .contains("✓ environment `default`: 1 assertion(s) held"),
+        "{out}"
+    );
+    let out = repo.orcho(&["status"])?;
+    out.expect_code(0);
+    assert!(out.stdout.contains("passed"), "{out}");
+    Ok(())
+}

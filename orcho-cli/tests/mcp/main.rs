@@ -330,6 +330,15 @@ async fn a_paused_run_is_reviewed_decided_and_resumed() -> TestResult {
         decision["client"].as_str().is_some_and(|c| !c.is_empty()),
         "{decision}"
     );
+    // The advice slice: no advisor ran, so no call and nothing applied.
+    let advice = ok(
+        &client,
+        "orcho_run_evidence",
+        json!({ "run_id": run, "slice": "handoff_advice" }),
+    )
+    .await?;
+    assert_eq!(advice["handoff_advice"]["advice_calls"], 0, "{advice}");
+    assert!(advice.get("handoffs").is_none(), "{advice}");
 
     refused(
         &client,
