@@ -49,6 +49,26 @@ pub(crate) enum Command {
         #[command(flatten)]
         profile: ProfileArg,
     },
+    /// Run a command in the declared environment and log it as exploratory:
+    /// counted in the readiness summary, never a receipt; exits with the
+    /// command's code
+    Exec {
+        /// The declared environment to run in [default: the one a command
+        /// without `environment:` runs in]
+        #[arg(long, value_name = "ENV")]
+        env: Option<String>,
+        #[command(flatten)]
+        profile: ProfileArg,
+        /// The command and its arguments (after `--` when they start with
+        /// `-`)
+        #[arg(
+            required = true,
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "COMMAND"
+        )]
+        command: Vec<String>,
+    },
     /// Start a run and drive it: phases run the commands given with
     /// `--phase`, decisions are asked at a prompt (or the run pauses)
     Run(RunArgs),

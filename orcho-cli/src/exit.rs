@@ -10,6 +10,9 @@
 //! | [`HALTED`] `5` | the run halted |
 //! | [`CONFLICT`] `6` | a different decision was recorded first |
 //! | [`INTERRUPTED`] `130` | Ctrl-C stopped the command; the run resumes with `orcho resume` |
+//!
+//! `orcho exec` is the exception: it exits with the code of the command it
+//! ran (128 + the signal when a signal ended it), as `env` and `timeout` do.
 
 use std::process::ExitCode;
 
@@ -41,6 +44,8 @@ pub(crate) enum Exit {
     Paused,
     /// The run halted ([`HALTED`]).
     Halted,
+    /// The code of the command `orcho exec` ran.
+    Command(u8),
 }
 
 impl Exit {
@@ -51,6 +56,7 @@ impl Exit {
             Self::NotReady => NOT_READY,
             Self::Paused => PAUSED,
             Self::Halted => HALTED,
+            Self::Command(code) => code,
         }
     }
 }

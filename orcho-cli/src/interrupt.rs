@@ -43,7 +43,7 @@ pub(crate) fn install(json: bool) {
             match state.phase.take() {
                 Some(phase) if !phase.is_cancelled() => {
                     if !state.json {
-                        output::err("interrupted: stopping the phase command …");
+                        output::err("interrupted: stopping the command …");
                     }
                     phase.cancel();
                 }

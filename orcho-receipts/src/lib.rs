@@ -107,7 +107,8 @@ pub use exec::ExitStatus;
 pub use names::{CommandName, EnvName};
 pub use readiness::{
     Acceptance, CommandReadiness, EnvStatus, EnvironmentReadiness, ExploratoryEntry,
-    ExploratoryLog, Gap, GapStatus, ReadinessSummary, SUMMARY_SCHEMA, apply_acceptance,
+    ExploratoryLog, Gap, GapStatus, GateReadiness, ReadinessSummary, SUMMARY_SCHEMA,
+    apply_acceptance,
 };
 pub use receipt::{
     AssertionResult, CommandReceipt, DependencyFingerprint, ENVIRONMENT_CONTEXT, EnvReceipt,

@@ -18,7 +18,14 @@ use crate::{
 ///
 /// Changelog:
 /// - 1: first version.
-pub const SUMMARY_SCHEMA: SchemaVersion = SchemaVersion::new(1);
+/// - 2: `gates`, the delivery-relevant gates (left out when there are none).
+pub const SUMMARY_SCHEMA: SchemaVersion = SchemaVersion::new(2);
+
+/// The schema of an exploratory-log line.
+///
+/// Changelog:
+/// - 1: first version.
+const EXPLORATORY_SCHEMA: SchemaVersion = SchemaVersion::new(1);
 
 /// The status of an environment's assertions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -57,6 +64,44 @@ pub struct EnvironmentReadiness {
     pub detail: String,
 }
 
+/// A quality gate whose last result bears on delivery, as the host that ran
+/// it recorded it: the summary's "delivery-relevant gates" section. The
+/// receipts crate knows no gate types, so the host spells the outcome and
+/// the strategy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct GateReadiness {
+    /// The phase the gate ran after.
+    pub phase: String,
+    /// The gate.
+    pub gate: String,
+    /// Its outcome: `passed`, `failed`, `skipped`, `timed_out`, `errored`.
+    pub outcome: String,
+    /// What a failure does: `halt`, `feed_into_next`, `trigger_replan`.
+    pub on_fail: String,
+    /// Its summary, in one line (may be empty).
+    pub summary: String,
+}
+
+impl GateReadiness {
+    /// A gate of `phase` and how it ended.
+    pub fn new(
+        phase: impl Into<String>,
+        gate: impl Into<String>,
+        outcome: impl Into<String>,
+        on_fail: impl Into<String>,
+        summary: impl Into<String>,
+    ) -> Self {
+        Self {
+            phase: phase.into(),
+            gate: gate.into(),
+            outcome: outcome.into(),
+            on_fail: on_fail.into(),
+            summary: summary.into(),
+        }
+    }
+}
+
 /// One command in the summary.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -87,6 +132,9 @@ pub struct CommandReadiness {
 pub struct ReadinessSummary {
     /// Each declared environment's assertion status.
     pub environments: Vec<EnvironmentReadiness>,
+    /// The delivery-relevant gates: what the host adds with
+    /// [`with_gates`](Self::with_gates); empty for a bare checkout.
+    pub gates: Vec<GateReadiness>,
     /// The required commands, in `required` order.
     pub required: Vec<CommandReadiness>,
     /// The other declared commands: reported, never blocking.
@@ -123,10 +171,19 @@ impl ReadinessSummary {
     ) -> Self {
         Self {
             environments,
+            gates: Vec::new(),
             required,
             optional,
             exploratory_commands,
         }
+    }
+
+    /// The summary with its delivery-relevant gates. They are reported, as
+    /// the reviewer's context; readiness and acceptance read receipts only.
+    #[must_use]
+    pub fn with_gates(mut self, gates: Vec<GateReadiness>) -> Self {
+        self.gates = gates;
+        self
     }
 
     /// Builds a summary from classified commands and the environment
@@ -177,6 +234,7 @@ impl ReadinessSummary {
         };
         Self {
             environments,
+            gates: Vec::new(),
             required: classified
                 .iter()
                 .filter(|c| c.required)
@@ -232,6 +290,21 @@ impl ReadinessSummary {
                     e.status.as_str(),
                     cell(&e.detail)
                 );
+            }
+            out.push('\n');
+        }
+        if !self.gates.is_empty() {
+            out.push_str("Delivery-relevant gates (the last attempt of each phase):\n");
+            for g in &self.gates {
+                let _ = write!(
+                    out,
+                    "- `{}` after `{}`: {} (on failure: {})",
+                    g.gate, g.phase, g.outcome, g.on_fail
+                );
+                if !g.summary.is_empty() {
+                    let _ = write!(out, ": {}", cell(&g.summary));
+                }
+                out.push('\n');
             }
             out.push('\n');
         }
@@ -547,7 +620,7 @@ impl ExploratoryLog {
             Journal::open(&self.path).map_err(|e| self.err(ReceiptErrorKind::Journal(e)))?;
         journal
             .append(&ExploratoryV1 {
-                schema: SUMMARY_SCHEMA,
+                schema: EXPLORATORY_SCHEMA,
                 at: entry.at,
                 argv: entry.argv.clone(),
                 exit_code: entry.exit_code,
@@ -563,7 +636,7 @@ impl ExploratoryLog {
     ///
     /// When the journal cannot be read or a line before the last is corrupt.
     pub fn entries(&self) -> Result<Vec<ExploratoryEntry>, ReceiptError> {
-        let read = Journal::read::<ExploratoryV1>(&self.path, SUMMARY_SCHEMA)
+        let read = Journal::read::<ExploratoryV1>(&self.path, EXPLORATORY_SCHEMA)
             .map_err(|e| self.err(ReceiptErrorKind::Journal(e)))?;
         Ok(read
             .records
@@ -578,7 +651,7 @@ impl ExploratoryLog {
     ///
     /// As [`entries`](Self::entries).
     pub fn count(&self) -> Result<u64, ReceiptError> {
-        let read = Journal::read::<ExploratoryV1>(&self.path, SUMMARY_SCHEMA)
+        let read = Journal::read::<ExploratoryV1>(&self.path, EXPLORATORY_SCHEMA)
             .map_err(|e| self.err(ReceiptErrorKind::Journal(e)))?;
         Ok(read.records.len() as u64 + read.skipped_newer as u64)
     }
@@ -591,6 +664,8 @@ struct SummaryV1 {
     schema: SchemaVersion,
     ready: bool,
     environments: Vec<EnvV1>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    gates: Vec<GateV1>,
     required: Vec<CommandV1>,
     optional: Vec<CommandV1>,
     exploratory: ExploratoryCountV1,
@@ -607,6 +682,17 @@ struct EnvV1 {
     name: EnvName,
     status: String,
     detail: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GateV1 {
+    phase: String,
+    gate: String,
+    outcome: String,
+    on_fail: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    summary: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -659,6 +745,17 @@ impl From<&ReadinessSummary> for SummaryV1 {
                     name: e.name.clone(),
                     status: e.status.as_str().to_owned(),
                     detail: e.detail.clone(),
+                })
+                .collect(),
+            gates: s
+                .gates
+                .iter()
+                .map(|g| GateV1 {
+                    phase: g.phase.clone(),
+                    gate: g.gate.clone(),
+                    outcome: g.outcome.clone(),
+                    on_fail: g.on_fail.clone(),
+                    summary: g.summary.clone(),
                 })
                 .collect(),
             required: s.required.iter().map(CommandV1::from).collect(),

@@ -16,9 +16,9 @@ use crate::{
     CurrentState, DependencyFingerprint, EnvName, EnvReceipt, Environment, EnvironmentState,
     LogRecord, PathExpectation, ReceiptError, ReceiptErrorKind, ReceiptStore, VerificationContract,
     classify::{Classified, classify},
-    exec::{self, BaseEnv, CancelToken, CapturedOutput, DEFAULT_GRACE, ExecRequest},
+    exec::{self, BaseEnv, CancelToken, CapturedOutput, DEFAULT_GRACE, ExecOutcome, ExecRequest},
     fingerprint::Fingerprinter,
-    readiness::{ExploratoryLog, ReadinessSummary},
+    readiness::{ExploratoryEntry, ExploratoryLog, ReadinessSummary},
     receipt::{ENVIRONMENT_CONTEXT, LEGACY_ENVIRONMENT_CONTEXT, SPEC_CONTEXT},
 };
 
@@ -436,6 +436,67 @@ impl Verifier {
         };
         self.store.write_env_receipt(&receipt)?;
         Ok(receipt)
+    }
+
+    /// Runs `argv` as an exploratory command: in `environment` (by default
+    /// the one a command without `environment:` runs in), with its working
+    /// directory and declared variables, in a process group of its own,
+    /// handing its output to `on_stdout` and `on_stderr` as it arrives. The
+    /// command is logged in the [`ExploratoryLog`] and counted in the
+    /// readiness summary; it writes no receipt and never satisfies a
+    /// requirement.
+    ///
+    /// # Errors
+    ///
+    /// A [`ReceiptError`] when the environment is not declared, the process
+    /// cannot be supervised, or the log cannot be written. A command that
+    /// cannot be started (an empty `argv`, a program not found) is an entry
+    /// without an exit code and an outcome that says why.
+    pub fn run_exploratory(
+        &self,
+        argv: &[String],
+        environment: Option<&EnvName>,
+        cancel: Option<&CancelToken>,
+        on_stdout: &mut dyn FnMut(&[u8]),
+        on_stderr: &mut dyn FnMut(&[u8]),
+    ) -> Result<(ExploratoryEntry, ExecOutcome), ReceiptError> {
+        let program = argv.first().map_or("", String::as_str);
+        let environment = match environment {
+            Some(name) => self
+                .contract
+                .environment(name.as_str())
+                .cloned()
+                .ok_or_else(|| {
+                    ReceiptError::new(
+                        format_args!("environment `{name}`"),
+                        ReceiptErrorKind::NotDeclared,
+                    )
+                })?,
+            None => self
+                .contract
+                .environment(crate::DEFAULT_ENVIRONMENT)
+                .cloned()
+                .unwrap_or_else(Environment::implicit),
+        };
+        let at = self.clock.now();
+        let mut request = ExecRequest::new(argv.iter().map(OsString::from))
+            .cwd(self.checkout.join(&environment.working_dir))
+            .envs(self.base_env.clone())
+            .envs(bound_env(&environment, &self.base_env))
+            .grace(self.grace)
+            .tail_bytes(self.tail_bytes);
+        if let Some(token) = cancel {
+            request = request.cancel(token.clone());
+        }
+        let outcome = exec::run_teed(&request, on_stdout, on_stderr).map_err(|e| {
+            ReceiptError::new(
+                format_args!("exploratory command `{program}`"),
+                ReceiptErrorKind::Exec(e),
+            )
+        })?;
+        let entry = ExploratoryEntry::new(at, argv.to_vec(), outcome.status.code());
+        ExploratoryLog::new(&self.store).record(&entry)?;
+        Ok((entry, outcome))
     }
 
     fn check_assertions(&self, environment: &Environment) -> Vec<AssertionResult> {

@@ -201,6 +201,39 @@ pub(crate) fn points(
     (intake, touchpoints, delivery)
 }
 
+/// The delivery-relevant gates of `round`: every gate that can change the
+/// run (all but informational ones) of the last attempt of each phase, in
+/// the order the phases ran, each with its summary unless it passed.
+pub(crate) fn delivery_gates(
+    phases: &[PhaseEvidence],
+    round: u32,
+) -> Vec<orcho_receipts::GateReadiness> {
+    let mut last: Vec<&PhaseEvidence> = Vec::new();
+    for attempt in phases.iter().filter(|p| p.round == round) {
+        match last.iter_mut().find(|p| p.phase == attempt.phase) {
+            Some(slot) => *slot = attempt,
+            None => last.push(attempt),
+        }
+    }
+    last.iter()
+        .flat_map(|p| p.gates.iter().map(move |g| (p, g)))
+        .filter(|(_, g)| g.on_fail != orcho_gates::FailStrategy::Informational)
+        .map(|(p, g)| {
+            orcho_receipts::GateReadiness::new(
+                p.phase.as_str(),
+                g.result.gate.as_str(),
+                g.result.outcome.as_str(),
+                g.on_fail.as_str(),
+                // A passing gate's summary only says that it passed.
+                match g.result.outcome {
+                    orcho_gates::GateOutcome::Passed => "",
+                    _ => g.result.summary.lines().next().unwrap_or_default(),
+                },
+            )
+        })
+        .collect()
+}
+
 /// The phase attempts of a journal.
 pub(crate) fn phases(events: &[(u64, RunEvent)]) -> Vec<PhaseEvidence> {
     let mut out: Vec<PhaseEvidence> = Vec::new();

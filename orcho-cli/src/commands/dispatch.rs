@@ -21,6 +21,11 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
             verify::verify(&place, profile.profile.as_deref(), &commands).await
         }
         Command::Status { profile } => verify::status(&place, profile.profile.as_deref()).await,
+        Command::Exec {
+            env,
+            profile,
+            command,
+        } => verify::exec(&place, profile.profile.as_deref(), env.as_deref(), command).await,
         Command::Run(args) => run::start(&place, &args).await,
         Command::Resume {
             run,

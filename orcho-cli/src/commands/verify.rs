@@ -4,8 +4,11 @@ use std::sync::Arc;
 
 use camino::{Utf8Path, Utf8PathBuf};
 
+use std::io::Write as _;
+
 use orcho::receipts::{
-    CommandName, EnvName, Failure, ReceiptStatus, ReceiptStore, VerificationContract, Verifier,
+    CommandName, EnvName, ExploratoryLog, Failure, ReceiptStatus, ReceiptStore,
+    VerificationContract, Verifier, exec::ExitStatus,
 };
 
 use crate::{
@@ -13,7 +16,7 @@ use crate::{
     exit::Exit,
     output::{
         self,
-        doc::{CheckedEnvDoc, StatusDoc, VerifiedDoc, VerifyDoc},
+        doc::{CheckedEnvDoc, ExecDoc, StatusDoc, VerifiedDoc, VerifyDoc},
         text,
     },
     place::Place,
@@ -26,6 +29,13 @@ fn verifier(place: &Place, profile: Option<&str>) -> Result<Arc<Verifier>, CliEr
             "the profile `{name}` declares no verification commands"
         ))
     })?;
+    keyed_verifier(place, contract)
+}
+
+fn keyed_verifier(
+    place: &Place,
+    contract: VerificationContract,
+) -> Result<Arc<Verifier>, CliError> {
     let store = ReceiptStore::new(&place.store).with_key(crate::key::receipt_key(place)?);
     let verifier = Verifier::new(contract, &place.checkout, store)?;
     Ok(Arc::new(verifier))
@@ -122,6 +132,99 @@ pub(crate) async fn verify(
     Ok(if doc.passed { Exit::Ok } else { Exit::NotReady })
 }
 
+/// Runs `argv` in the declared environment `env` as an exploratory command:
+/// its output goes to the terminal as it comes (to standard error under
+/// `--json`, which prints the log entry), it is logged and counted, and it
+/// proves nothing.
+pub(crate) async fn exec(
+    place: &Place,
+    profile: Option<&str>,
+    env: Option<&str>,
+    argv: Vec<String>,
+) -> Result<Exit, CliError> {
+    let (_, plan) = place.load_profile(profile)?;
+    let verifier = keyed_verifier(place, plan.verification.unwrap_or_default())?;
+    let env = env.map(str::parse::<EnvName>).transpose()?;
+    if let Some(name) = &env
+        && verifier.contract().environment(name.as_str()).is_none()
+    {
+        let declared: Vec<String> = verifier
+            .contract()
+            .environments
+            .iter()
+            .map(|e| format!("`{}`", e.name))
+            .collect();
+        return Err(
+            CliError::msg(format!("the profile declares no environment `{name}`")).with_hint(
+                if declared.is_empty() {
+                    "leave out `--env`: the command then runs at the checkout root".to_owned()
+                } else {
+                    format!("declared: {}", declared.join(", "))
+                },
+            ),
+        );
+    }
+    crate::interrupt::install(place.json);
+    let cancel = crate::interrupt::phase_started();
+    let json = place.json;
+    let v = Arc::clone(&verifier);
+    let (entry, outcome) = tokio::task::spawn_blocking(move || {
+        let mut stdout = std::io::stdout();
+        let mut stderr = std::io::stderr();
+        let mut to_stdout = |bytes: &[u8]| {
+            let _ = if json {
+                stderr.write_all(bytes).and_then(|()| stderr.flush())
+            } else {
+                stdout.write_all(bytes).and_then(|()| stdout.flush())
+            };
+        };
+        let mut to_stderr = |bytes: &[u8]| {
+            let mut err = std::io::stderr();
+            let _ = err.write_all(bytes).and_then(|()| err.flush());
+        };
+        v.run_exploratory(
+            &argv,
+            env.as_ref(),
+            Some(&cancel),
+            &mut to_stdout,
+            &mut to_stderr,
+        )
+    })
+    .await??;
+    crate::interrupt::phase_ended();
+    let counted = ExploratoryLog::new(verifier.store()).count()?;
+    let code = match &outcome.status {
+        ExitStatus::Exited(code) => u8::try_from(*code).unwrap_or(1),
+        ExitStatus::Signaled(signal) => u8::try_from(128 + signal).unwrap_or(1),
+        ExitStatus::Cancelled => crate::exit::INTERRUPTED,
+        ExitStatus::SpawnFailed { message } => {
+            return Err(CliError::msg(format!(
+                "`{}` could not be started: {message}",
+                entry.argv.first().map_or("", String::as_str)
+            ))
+            .with_hint("the command runs from the environment's working directory with its PATH"));
+        }
+        // No timeout is set; anything else is a failure.
+        _ => 1,
+    };
+    if place.json {
+        output::json(&ExecDoc {
+            argv: &entry.argv,
+            exit: outcome.status.to_string(),
+            exit_code: entry.exit_code,
+            authoritative: entry.is_authoritative(),
+            exploratory_commands: counted,
+        });
+    } else {
+        output::err(&format!(
+            "exploratory: {}; logged, not a receipt ({counted} exploratory command(s) so far); \
+             `orcho verify` proves the declared commands",
+            outcome.status
+        ));
+    }
+    Ok(Exit::Command(code))
+}
+
 /// The declared environments `names` run in, each once, in declaration
 /// order; with `all`, every declared environment.
 fn environments_of(
@@ -164,6 +267,12 @@ pub(crate) async fn status(place: &Place, profile: Option<&str>) -> Result<Exit,
             output::out("");
         }
         output::out(&text::readiness_table(&summary));
+        if summary.exploratory_commands > 0 {
+            output::out(&format!(
+                "exploratory commands: {} (not authoritative: they never satisfy a requirement)",
+                summary.exploratory_commands
+            ));
+        }
         output::out(&text::readiness_verdict(&summary));
     }
     Ok(if ready { Exit::Ok } else { Exit::NotReady })

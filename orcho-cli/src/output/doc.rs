@@ -55,6 +55,19 @@ pub(crate) struct VerifyDoc {
     pub(crate) commands: Vec<VerifiedDoc>,
 }
 
+/// `orcho exec --json`: the exploratory log entry, and how many there are.
+#[derive(Debug, Serialize)]
+pub(crate) struct ExecDoc<'a> {
+    pub(crate) argv: &'a [String],
+    /// How it ended, in words: `exit code 0`, `killed by SIGTERM`, ….
+    pub(crate) exit: String,
+    pub(crate) exit_code: Option<i32>,
+    /// Always `false`: an exploratory command proves nothing.
+    pub(crate) authoritative: bool,
+    /// How many exploratory commands this checkout's log holds.
+    pub(crate) exploratory_commands: u64,
+}
+
 /// One environment `orcho verify` checked (its env-assertion receipt).
 #[derive(Debug, Serialize)]
 pub(crate) struct CheckedEnvDoc {

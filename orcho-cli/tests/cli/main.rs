@@ -10,6 +10,7 @@ mod bad_input;
 mod bootstrap;
 mod crash;
 mod demo;
+mod exec;
 mod handoff;
 mod intake;
 mod output;

@@ -259,6 +259,21 @@ pub fn run_streaming(
     request: &ExecRequest,
     on_stdout: &mut dyn FnMut(&[u8]),
 ) -> Result<ExecOutcome, ExecError> {
+    run_teed(request, on_stdout, &mut |_| {})
+}
+
+/// Like [`run_streaming`], and also hands each chunk of (redacted) standard
+/// error to `on_stderr`: for a command whose output a person watches while
+/// it is recorded (`orcho exec`).
+///
+/// # Errors
+///
+/// As [`run`].
+pub fn run_teed(
+    request: &ExecRequest,
+    on_stdout: &mut dyn FnMut(&[u8]),
+    on_stderr: &mut dyn FnMut(&[u8]),
+) -> Result<ExecOutcome, ExecError> {
     let program = request.program();
     let err = |kind| ExecError::new(&program, kind);
     let mut stdout_sink = Sink::new(
@@ -278,20 +293,24 @@ pub fn run_streaming(
 
     let started = Instant::now();
     // The outcome, once the command has ended (or never started).
-    let outcome =
-        |status, warnings, stdout: Sink, stderr: Sink, on_stdout: &mut dyn FnMut(&[u8])| {
-            Ok(ExecOutcome {
-                status,
-                duration: started.elapsed(),
-                stdout: stdout
-                    .finish(on_stdout)
-                    .map_err(|e| err(ExecErrorKind::Log(e)))?,
-                stderr: stderr
-                    .finish(&mut |_| {})
-                    .map_err(|e| err(ExecErrorKind::Log(e)))?,
-                warnings,
-            })
-        };
+    let outcome = |status,
+                   warnings,
+                   stdout: Sink,
+                   stderr: Sink,
+                   on_stdout: &mut dyn FnMut(&[u8]),
+                   on_stderr: &mut dyn FnMut(&[u8])| {
+        Ok(ExecOutcome {
+            status,
+            duration: started.elapsed(),
+            stdout: stdout
+                .finish(on_stdout)
+                .map_err(|e| err(ExecErrorKind::Log(e)))?,
+            stderr: stderr
+                .finish(on_stderr)
+                .map_err(|e| err(ExecErrorKind::Log(e)))?,
+            warnings,
+        })
+    };
     // Cancelled before it started: never started, whatever its speed (a
     // fast command could otherwise end before the cancellation is seen).
     if request
@@ -305,13 +324,21 @@ pub fn run_streaming(
             stdout_sink,
             stderr_sink,
             on_stdout,
+            on_stderr,
         );
     }
     let child = match spawn(request) {
         Ok(child) => child,
         Err(message) => {
             let status = ExitStatus::SpawnFailed { message };
-            return outcome(status, Vec::new(), stdout_sink, stderr_sink, on_stdout);
+            return outcome(
+                status,
+                Vec::new(),
+                stdout_sink,
+                stderr_sink,
+                on_stdout,
+                on_stderr,
+            );
         }
     };
     let mut group = Group::new(child);
@@ -336,6 +363,7 @@ pub fn run_streaming(
         &mut stdout_sink,
         &mut stderr_sink,
         on_stdout,
+        on_stderr,
     )
     .map_err(|e| err(ExecErrorKind::Supervise(e)));
     if let Some(marker) = &request.marker
@@ -346,7 +374,14 @@ pub fn run_streaming(
             marker.path()
         ));
     }
-    outcome(status?, warnings, stdout_sink, stderr_sink, on_stdout)
+    outcome(
+        status?,
+        warnings,
+        stdout_sink,
+        stderr_sink,
+        on_stdout,
+        on_stderr,
+    )
 }
 
 /// Starts the command in its own process group, or says why it could not.
@@ -479,6 +514,7 @@ fn supervise(
     stdout_sink: &mut Sink,
     stderr_sink: &mut Sink,
     on_stdout: &mut dyn FnMut(&[u8]),
+    on_stderr: &mut dyn FnMut(&[u8]),
 ) -> io::Result<ExitStatus> {
     let started = Instant::now();
     let deadline = request.timeout.map(|t| started + t);
@@ -612,7 +648,7 @@ fn supervise(
         }
         if err_ready
             && let Some(s) = &mut stderr
-            && !drain_once(s, &mut buf, stderr_sink, &mut |_| {})?
+            && !drain_once(s, &mut buf, stderr_sink, on_stderr)?
         {
             stderr = None;
         }

@@ -55,6 +55,7 @@ pub use cancel::CancelToken;
 pub use env::{BASE_ENV_VARS, BaseEnv};
 pub use imp::{
     DEFAULT_GRACE, DEFAULT_TAIL_BYTES, ExecOutcome, ExecRequest, LEAK_GRACE, run, run_streaming,
+    run_teed,
 };
 pub use leftover::{GroupMarker, LEFTOVER_GRACE, Leftover, LeftoverError, LeftoverErrorKind};
 pub use output::{CapturedOutput, LogFile, REDACTED};

@@ -141,3 +141,54 @@ fn all_present_keeps_the_reviewer_verdict() -> Result {
     }
     Ok(())
 }
+
+#[test]
+fn run_exploratory_shows_the_output_logs_it_and_proves_nothing() -> Result {
+    let f = fixture()?;
+    let v = f.verifier()?;
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    // The same argv as the declared `test`, run by hand, from the declared
+    // environment's working directory.
+    let argv: Vec<String> = ["sh", "-c", "test -f src/lib.rs && echo ok; echo side >&2"]
+        .map(str::to_owned)
+        .to_vec();
+    let (entry, outcome) = v.run_exploratory(
+        &argv,
+        None,
+        None,
+        &mut |b| out.extend_from_slice(b),
+        &mut |b| err.extend_from_slice(b),
+    )?;
+    assert_eq!(out, b"ok\n");
+    assert_eq!(err, b"side\n");
+    assert!(outcome.status.success());
+    assert_eq!(entry.exit_code, Some(0));
+    assert_eq!(ExploratoryLog::new(v.store()).entries()?, [entry]);
+    let summary = v.readiness()?;
+    assert_eq!(summary.exploratory_commands, 1);
+    assert_eq!(summary.required[0].status, ReceiptStatus::Missing);
+
+    // Cancelled: logged without an exit code.
+    let token = orcho_receipts::exec::CancelToken::new();
+    token.cancel();
+    let (entry, outcome) = v.run_exploratory(
+        &["sleep".to_owned(), "30".to_owned()],
+        Some(&"default".parse()?),
+        Some(&token),
+        &mut |_| {},
+        &mut |_| {},
+    )?;
+    assert_eq!(outcome.status, orcho_receipts::exec::ExitStatus::Cancelled);
+    assert_eq!(entry.exit_code, None);
+    // An environment that is not declared is refused, and not logged.
+    let refused = v.run_exploratory(
+        &argv,
+        Some(&"nope".parse()?),
+        None,
+        &mut |_| {},
+        &mut |_| {},
+    );
+    assert!(refused.is_err_and(|e| e.is_not_declared()));
+    assert_eq!(ExploratoryLog::new(v.store()).count()?, 2);
+    Ok(())
+}

@@ -59,9 +59,13 @@ impl Run {
                     commands: rerun.iter().map(ToString::to_string).collect(),
                 })?;
             }
+            let events = self.engine.inner.runs.events(self.id())?;
+            let gates =
+                crate::evidence::delivery_gates(&crate::evidence::phases(&events), state.round());
             let summary = blocking_readiness(&verifier)
                 .await
-                .map_err(|e| self.err(e))?;
+                .map_err(|e| self.err(e))?
+                .with_gates(gates);
             input.readiness = Some(summary.to_markdown());
         }
         Ok(Step::RunPhase(PhaseRequest {

@@ -153,6 +153,7 @@ impl Engine {
                 serde_json::from_str(
                     &v.readiness()
                         .map_err(|e| EngineError::run(run, EngineErrorKind::Receipts(Box::new(e))))?
+                        .with_gates(crate::evidence::delivery_gates(&phases, state.round()))
                         .to_json(),
                 )
                 .unwrap_or(serde_json::Value::Null),

@@ -43,7 +43,9 @@ async fn a_stale_receipt_rejects_acceptance_then_is_rerun_and_accepted() -> Resu
         "acceptance",
         vec![
             phase("implement", PhaseRole::Implement)
-                .with_gate(tests_gate("check", FailStrategy::FeedIntoNext)?),
+                .with_gate(tests_gate("check", FailStrategy::FeedIntoNext)?)
+                // Informational: reported in the trace, not as delivery-relevant.
+                .with_gate(tests_gate("lint", FailStrategy::Informational)?),
             phase("final_acceptance", PhaseRole::FinalAcceptance).with_max_attempts(2),
         ],
     )
@@ -71,10 +73,19 @@ async fn a_stale_receipt_rejects_acceptance_then_is_rerun_and_accepted() -> Resu
         .as_deref()
         .ok_or("no readiness summary for the reviewer")?;
     assert!(readiness.contains("check"), "{readiness}");
+    // The gates the delivery depends on, with how they last ended.
+    assert!(
+        readiness.contains(
+            "Delivery-relevant gates (the last attempt of each phase):\n\
+             - `check` after `implement`: passed (on failure: feed_into_next)\n\n"
+        ),
+        "{readiness}"
+    );
     insta::assert_snapshot!(run.trace, @r"
     started plan `acceptance` with phases implement → final_acceptance
     phase `implement` attempt 1 (round 1) reported approved
       gate `check` passed [on_fail: feed_into_next]
+      gate `lint` failed [on_fail: informational]
       settled (continue) → advance
     receipts checked: nothing to re-run
     phase `final_acceptance` attempt 1 (round 1) reported approved
