@@ -239,8 +239,14 @@ pub(crate) struct RunArgs {
     #[arg(long = "phase", value_name = "PHASE=COMMAND")]
     pub(crate) phases: Vec<String>,
     /// Work in the checkout itself (no worktree, no intake, no delivery)
-    #[arg(long)]
+    #[arg(long, conflicts_with = "follow_up")]
     pub(crate) in_place: bool,
+    /// Start the correction follow-up of RUN, whose delivery was decided
+    /// `fix`: its profile and phase commands (`--phase` replaces one), a
+    /// worktree that starts from its diff, and what it was rejected for as
+    /// the phases' input
+    #[arg(long, value_name = "RUN", value_parser = run_ref, conflicts_with = "profile")]
+    pub(crate) follow_up: Option<String>,
     /// Never prompt: stop with exit code 4 at an undecided decision point
     #[arg(long)]
     pub(crate) no_interactive: bool,

@@ -9,6 +9,18 @@ use crate::exit;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+/// The error of [`CliError::refused`].
+#[derive(Debug)]
+pub(crate) struct Refused(String);
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
+
 /// Why a command failed, the exit code it ends with, and what to do next.
 ///
 /// Any error converts into one; errors of the engine and of profiles get the
@@ -25,6 +37,17 @@ impl CliError {
     pub fn msg(message: impl Into<String>) -> Self {
         Self {
             error: message.into().into(),
+            code: exit::ERROR,
+            hint: None,
+        }
+    }
+
+    /// A request that is well formed but that where the run stands does
+    /// not allow (a second follow-up of a run, say), with
+    /// [`ERROR`](exit::ERROR); an MCP client sees the code `refused`.
+    pub fn refused(message: impl Into<String>) -> Self {
+        Self {
+            error: Box::new(Refused(message.into())),
             code: exit::ERROR,
             hint: None,
         }

@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 
 use orcho::{
-    Engine, EngineError, Run, RunPlan, Start, Step,
+    Engine, EngineError, Listed, Run, RunPlan, Start, Step,
     core::RunId,
+    delivery::FollowUpSpec,
     receipts::exec::{self, BaseEnv, ExecRequest},
 };
 use serde::{Deserialize, Serialize};
@@ -146,6 +147,61 @@ pub(crate) fn begin(
     };
     let run = engine.start_with(start.host_metadata(serde_json::to_value(&config)?))?;
     Ok((config, run))
+}
+
+/// The correction follow-up started for `parent`, if one was.
+pub(crate) fn follow_up_child(engine: &Engine, parent: &RunId) -> Result<Option<RunId>, CliError> {
+    Ok(engine.list()?.into_iter().find_map(|listed| match listed {
+        Listed::Run(view) if view.follow_up_of.as_ref() == Some(parent) => Some(view.run),
+        _ => None,
+    }))
+}
+
+/// Starts the correction follow-up of `parent`, whose delivery was decided
+/// `fix`: with the parent's profile and phase commands (`phases` replaces
+/// some), in the parent's target. Refused, with what to do instead, when
+/// the parent's delivery was not a `fix`, or when it already has its
+/// follow-up (a second child would redo the same correction).
+pub(crate) fn begin_follow_up(
+    place: &Place,
+    parent: &RunId,
+    phases: BTreeMap<String, Vec<String>>,
+) -> Result<(RunConfig, Run, FollowUpSpec), CliError> {
+    let Some(mut config) = read_config(place, parent)? else {
+        return Err(CliError::refused(format!(
+            "run `{parent}` was not started by `orcho run` or `orcho mcp`; start its follow-up \
+             with the host that started it"
+        )));
+    };
+    let engine = engine_of(place, &config)?;
+    if let Some((name, why)) = unknown_phase(engine.plan(), &phases) {
+        return Err(CliError::msg(format!("`--phase {name}=…`: {why}")));
+    }
+    if let Some(child) = follow_up_child(&engine, parent)? {
+        return Err(CliError::refused(format!(
+            "run `{parent}` already has its follow-up: run `{child}`"
+        ))
+        .with_hint(format!(
+            "`orcho resume {child}` drives it on; `orcho evidence {child}` shows where it stands"
+        )));
+    }
+    let spec = match engine.follow_up(parent) {
+        Ok(spec) => spec,
+        Err(e) if matches!(e.kind(), orcho::EngineErrorKind::NoFollowUp) => {
+            return Err(CliError::refused(format!(
+                "run `{parent}` has no correction follow-up: its delivery was not decided `fix`"
+            ))
+            .with_hint(format!(
+                "`orcho delivery show {parent}` says whether `fix` is offered, and why not; \
+                 `orcho delivery decide {parent} fix --note …` takes it"
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    config.phases.extend(phases);
+    let run = engine
+        .start_with(Start::follow_up(spec.clone()).host_metadata(serde_json::to_value(&config)?))?;
+    Ok((config, run, spec))
 }
 
 /// A run in a worktree needs a git repository with a commit to start

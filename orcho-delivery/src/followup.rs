@@ -165,11 +165,7 @@ impl Progress {
 #[non_exhaustive]
 pub enum NonConvergence {
     /// The follow-up resolved none of its parent's blockers.
-    #[error(
-        "follow-up generation {generation} of run `{parent}` resolved none of its {} blockers ({}); stopping instead of looping",
-        repeated.len(),
-        repeated.join("; ")
-    )]
+    #[error("{}", repeated_message(parent, *generation, repeated))]
     RepeatedBlockers {
         /// The parent run.
         parent: RunId,
@@ -186,6 +182,25 @@ pub enum NonConvergence {
         /// The cap.
         max: u32,
     },
+}
+
+fn repeated_message(parent: &RunId, generation: u32, repeated: &[String]) -> String {
+    if repeated.is_empty() {
+        // Everything the parent was rejected for was waived: there is
+        // nothing to measure progress by, and the follow-up was rejected
+        // again.
+        format!(
+            "follow-up generation {generation} of run `{parent}` was rejected again, and its \
+             parent left no unwaived blocker to measure progress by; stopping instead of looping"
+        )
+    } else {
+        format!(
+            "follow-up generation {generation} of run `{parent}` resolved none of its {} \
+             blockers ({}); stopping instead of looping",
+            repeated.len(),
+            repeated.join("; ")
+        )
+    }
 }
 
 impl NonConvergence {

@@ -40,6 +40,10 @@ pub struct RunView {
     /// For a correction follow-up: its parent run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub follow_up_of: Option<RunId>,
+    /// For a correction follow-up: its generation (1 for the follow-up of
+    /// an original run); the non-convergence guard caps it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub follow_up_generation: Option<u32>,
     /// The decision point it waits on, if it waits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waiting: Option<Waiting>,
@@ -184,6 +188,7 @@ impl From<&RunState> for RunView {
             checkout: state.checkout().to_owned(),
             target: state.workspace().map(|w| w.target.clone()),
             follow_up_of: state.follow_up().map(|f| f.parent.clone()),
+            follow_up_generation: state.follow_up().map(|f| f.generation),
             waiting: Waiting::of(state.stage()),
         }
     }

@@ -49,6 +49,27 @@ fn parse_phases(specs: &[String]) -> Result<BTreeMap<String, Vec<String>>, CliEr
 /// `orcho run`: starts a run and drives it.
 pub(crate) async fn start(place: &Place, args: &RunArgs) -> Result<Exit, CliError> {
     let phases = parse_phases(&args.phases)?;
+    if let Some(parent) = &args.follow_up {
+        let parent = host::find_run(place, parent)?;
+        interrupt::install(place.json);
+        let (config, mut run, spec) = host::begin_follow_up(place, &parent, phases)?;
+        interrupt::driving_run(run.id());
+        place.progress(&format!(
+            "run {} started: follow-up generation {} of run {parent}, with {} blocker(s) to resolve",
+            run.id(),
+            spec.generation(),
+            spec.blockers().len()
+        ));
+        let step = run.next().await?;
+        return drive(
+            place,
+            &config,
+            &mut run,
+            step,
+            interactive(args.no_interactive),
+        )
+        .await;
+    }
     let profile = place.load_profile(args.profile.profile.as_deref())?;
     if let Some((name, why)) = host::unknown_phase(&profile.1, &phases) {
         return Err(CliError::msg(format!("`--phase {name}=…`: {why}")));
@@ -274,6 +295,10 @@ fn finished(place: &Place, run: &Run, status: RunStatus, reason: &str) -> Result
     let engine = run.engine();
     let evidence = engine.evidence(run.id())?;
     let path = engine.runs().layout().run(run.id()).evidence();
+    // After `fix`: the command that starts the correction follow-up.
+    let next = (engine.follow_up(run.id()).is_ok()
+        && host::follow_up_child(engine, run.id())?.is_none())
+    .then(|| format!("orcho run --follow-up {}", run.id()));
     if place.json {
         output::json(&FinishedDoc {
             run: run.id(),
@@ -281,6 +306,7 @@ fn finished(place: &Place, run: &Run, status: RunStatus, reason: &str) -> Result
             reason,
             evidence: path.as_str(),
             cost_usd: evidence.cost.usd.map(|u| u.to_string()),
+            next: next.as_deref(),
         });
     } else {
         output::out(&text::finished(
@@ -289,6 +315,9 @@ fn finished(place: &Place, run: &Run, status: RunStatus, reason: &str) -> Result
             reason,
             path.as_str(),
         ));
+        if let Some(next) = &next {
+            output::out(&format!("next: `{next}` starts the correction follow-up"));
+        }
     }
     Ok(if status == RunStatus::Halted {
         Exit::Halted

@@ -21,9 +21,19 @@ pub(crate) struct StatusDoc<'a> {
     pub(crate) round: u32,
     /// `phase_handoff`, `delivery_gate`, `intake` or `touchpoint`.
     pub(crate) awaiting: Option<&'static str>,
+    /// For a correction follow-up: its parent and generation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) follow_up_of: Option<FollowUpDoc<'a>>,
     pub(crate) meta: MetaDoc<'a>,
     /// What to do next, in order.
     pub(crate) next: Vec<&'static str>,
+}
+
+/// The parent of a correction follow-up.
+#[derive(Debug, Serialize)]
+pub(crate) struct FollowUpDoc<'a> {
+    pub(crate) parent_run_id: &'a RunId,
+    pub(crate) generation: u32,
 }
 
 /// The decision point the run waits at, in full.

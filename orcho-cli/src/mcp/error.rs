@@ -6,7 +6,7 @@ use rmcp::model::CallToolResult;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::CliError;
+use crate::error::{CliError, Refused};
 
 /// A refused call: the tool result has `isError: true` and the structured
 /// content `{ "code", "message", "hint", "details" }`.
@@ -184,6 +184,13 @@ impl From<CliError> for ToolError {
         let hint = e.hint().map(str::to_owned);
         match e.into_inner().downcast::<EngineError>() {
             Ok(engine) => Self::from(*engine),
+            Err(other) if other.downcast_ref::<Refused>().is_some() => {
+                let error = Self::new("refused", other.to_string());
+                match hint {
+                    Some(hint) => error.hint(hint),
+                    None => error,
+                }
+            }
             Err(other) if other.downcast_ref::<ProfileError>().is_some() => {
                 Self::invalid(orcho::core::error_chain(other.as_ref())).hint(
                     "`profile` takes a YAML file or `builtin:default`, `builtin:quick`, `builtin:read_only_review`",

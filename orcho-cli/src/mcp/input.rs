@@ -31,6 +31,13 @@ pub(crate) struct RunStartInput {
     /// gate.
     #[serde(default)]
     pub(crate) in_place: bool,
+    /// Start the correction follow-up of this run, whose delivery was
+    /// decided `fix`: its profile and phase commands (`phases` here replace
+    /// some), a worktree that starts from its diff, and what it was
+    /// rejected for as the phases' input. Leave `profile` and `in_place`
+    /// out.
+    #[serde(default)]
+    pub(crate) parent_run_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -17,7 +17,7 @@ use super::{
     OrchoMcp,
     doc::{
         AdviceDoc, AttemptDoc, ConfirmDoc, DecideArgs, DeliveryDecidedDoc, FindingsDoc,
-        HandoffDecidedDoc, MetaDoc, ProposalDoc, ReviewDoc, StatusDoc, TouchpointDoc,
+        FollowUpDoc, HandoffDecidedDoc, MetaDoc, ProposalDoc, ReviewDoc, StatusDoc, TouchpointDoc,
     },
     error::ToolError,
     input::{
@@ -242,13 +242,16 @@ pub(super) fn status_doc(engine: &Engine, run: &RunId) -> ToolResult {
         status: view.status.as_str(),
     });
     if touchpoint.is_some() {
-        next.push("answer it with the `orcho` CLI, then orcho_run_resume");
+        next.push("read it with orcho_touchpoint, answer with orcho_touchpoint_answer, then orcho_run_resume");
     }
     if view.status == RunStatus::AwaitingIntake {
-        next.push("decide it with `orcho intake <run> <action>`, then orcho_run_resume");
+        next.push("read it with orcho_intake_gate, decide with orcho_intake_decide, then orcho_run_resume");
     }
     if view.status.is_terminal() {
         next.push("the run has ended; orcho_run_evidence has its evidence");
+        if engine.follow_up(run).is_ok() && host::follow_up_child(engine, run)?.is_none() {
+            next.push("its delivery was decided `fix`: orcho_run_start with parent_run_id starts the correction follow-up");
+        }
     }
     value(&StatusDoc {
         run_id: run,
@@ -259,6 +262,14 @@ pub(super) fn status_doc(engine: &Engine, run: &RunId) -> ToolResult {
         attempt: view.attempt,
         round: view.round,
         awaiting: awaiting(view.status),
+        follow_up_of: view
+            .follow_up_of
+            .as_ref()
+            .zip(view.follow_up_generation)
+            .map(|(parent_run_id, generation)| FollowUpDoc {
+                parent_run_id,
+                generation,
+            }),
         meta: MetaDoc {
             phase_handoff: shown.as_ref().map(Shown::doc),
             delivery_gate: gate.as_ref().map(GateDoc::new),
@@ -369,12 +380,24 @@ impl OrchoMcp {
             }
             phases.insert(phase, argv);
         }
-        // Unknown phase names are bad input, said before anything starts.
-        let profile = client_profile(&self.place, input.profile.as_deref())?;
-        if let Some((name, why)) = host::unknown_phase(&profile.1, &phases) {
-            return Err(ToolError::invalid(format!("`phases.{name}`: {why}")));
-        }
-        let (config, mut run) = host::begin(&self.place, profile, phases, input.in_place)?;
+        let (config, mut run) = if let Some(parent) = &input.parent_run_id {
+            if input.profile.is_some() || input.in_place {
+                return Err(ToolError::invalid(
+                    "a follow-up runs with its parent's profile in a worktree: leave `profile` \
+                     and `in_place` out",
+                ));
+            }
+            let parent = parse_run(parent)?;
+            let (config, run, _) = host::begin_follow_up(&self.place, &parent, phases)?;
+            (config, run)
+        } else {
+            // Unknown phase names are bad input, said before anything starts.
+            let profile = client_profile(&self.place, input.profile.as_deref())?;
+            if let Some((name, why)) = host::unknown_phase(&profile.1, &phases) {
+                return Err(ToolError::invalid(format!("`phases.{name}`: {why}")));
+            }
+            host::begin(&self.place, profile, phases, input.in_place)?
+        };
         let id = run.id().clone();
         let step = run.next().await?;
         self.drive_on(&mut run, step, &config).await?;

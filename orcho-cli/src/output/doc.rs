@@ -334,6 +334,10 @@ pub(crate) struct FinishedDoc<'a> {
     pub(crate) evidence: &'a str,
     /// What it cost in dollars, when a phase reported a price.
     pub(crate) cost_usd: Option<String>,
+    /// The command to run next, when there is one (after `fix`: the
+    /// correction follow-up).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) next: Option<&'a str>,
 }
 
 /// A run that paused at a decision nobody has taken.

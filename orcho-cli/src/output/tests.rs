@@ -96,6 +96,7 @@ fn a_decision_and_a_finished_run() {
         reason: "all phases completed",
         evidence: ".orcho/runs/20261123-101500-ab12/evidence.json",
         cost_usd: None,
+        next: None,
     }, @r#"
     {
       "run": "20261123-101500-ab12",

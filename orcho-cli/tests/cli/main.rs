@@ -11,6 +11,7 @@ mod bootstrap;
 mod crash;
 mod demo;
 mod exec;
+mod follow_up;
 mod handoff;
 mod intake;
 mod output;

@@ -3,8 +3,11 @@
 Usage: client.py ORCHO_BINARY CHECKOUT
 
 CHECKOUT is a committed git repository whose `orcho.yaml` has a `review`
-phase that pauses on rejection. Lists the tools, drives a paused run through
-status -> evidence(findings) -> decide -> resume, and checks the refusals.
+phase that pauses on rejection, and whose `correcting.yaml` implements and
+then rejects at final acceptance until `fixed` exists. Lists the tools,
+drives a rejected release through `fix` to its correction follow-up, drives a
+paused run through status -> evidence(findings) -> decide -> resume, and
+checks the refusals.
 Exits non-zero on the first failed check.
 """
 
@@ -32,6 +35,15 @@ TOOLS = {
     "orcho_intake_gate",
     "orcho_intake_decide",
 }
+
+# Writes `work.txt`, and `fixed` once its input carries a note about empty input.
+IMPLEMENT = [
+    "sh",
+    "-c",
+    'echo work >> work.txt; case "$ORCHO_INPUT_TEXT" in *"empty input"*) touch fixed;; esac',
+]
+# Rejects until `fixed` exists.
+ACCEPT = ["sh", "-c", 'test -f fixed || { echo "parse() ignores empty input"; exit 1; }']
 
 # Rejects on its first run (leaving a marker), approves after.
 REVIEW_ONCE = ["sh", "-c", "test -f reviewed || { touch reviewed; exit 1; }"]
@@ -71,6 +83,65 @@ async def refused(session, tool, arguments, code):
     return content
 
 
+async def follow_up(session):
+    """A rejected release, `fix`, and its correction follow-up, once."""
+    started = await ok(
+        session,
+        "orcho_run_start",
+        {
+            "profile": "correcting.yaml",
+            "phases": {"implement": IMPLEMENT, "final_acceptance": ACCEPT},
+        },
+    )
+    check(started["status"] == "awaiting_phase_handoff", "final acceptance rejects")
+    parent = started["run_id"]
+    await ok(
+        session,
+        "orcho_phase_handoff_decide",
+        {"run_id": parent, "action": "continue_with_waiver", "feedback": "known gap"},
+    )
+    gate = await ok(session, "orcho_run_resume", {"run_id": parent})
+    check(gate["status"] == "awaiting_delivery", "the waived run reaches its delivery gate")
+    await refused(session, "orcho_run_start", {"parent_run_id": parent}, "refused")
+    await ok(
+        session,
+        "orcho_delivery_decide",
+        {"run_id": parent, "action": "fix", "note": "handle the empty input"},
+    )
+    ended = await ok(session, "orcho_run_resume", {"run_id": parent})
+    check(
+        ended["status"] == "completed"
+        and any("parent_run_id" in step for step in ended["next"]),
+        f"after `fix` the status says how to start the follow-up ({ended['next']})",
+    )
+
+    child = await ok(session, "orcho_run_start", {"parent_run_id": parent})
+    check(
+        child["follow_up_of"] == {"parent_run_id": parent, "generation": 1},
+        f"the child names its parent and generation ({child.get('follow_up_of')})",
+    )
+    check(
+        child["status"] == "awaiting_delivery"
+        and child["meta"]["delivery_gate"]["verdict"] == "approved",
+        "the note reached the child's phases, and its release is approved",
+    )
+    parent_status = await ok(session, "orcho_run_status", {"run_id": parent})
+    check(
+        not any("parent_run_id" in step for step in parent_status["next"]),
+        "once started, the parent no longer offers to start it",
+    )
+    again = await refused(session, "orcho_run_start", {"parent_run_id": parent}, "refused")
+    check(child["run_id"] in again["message"], "a second follow-up names the first")
+    await refused(
+        session,
+        "orcho_run_start",
+        {"parent_run_id": parent, "in_place": True},
+        "invalid_input",
+    )
+    await ok(session, "orcho_delivery_decide", {"run_id": child["run_id"], "action": "skip"})
+    await ok(session, "orcho_run_resume", {"run_id": child["run_id"]})
+
+
 async def main(orcho, checkout):
     # The SDK passes the server a few safe variables only; the receipt key's
     # data directory is the caller's.
@@ -87,6 +158,8 @@ async def main(orcho, checkout):
             tools = await session.list_tools()
             names = {t.name for t in tools.tools}
             check(names == TOOLS, f"the fourteen tools are listed (got {sorted(names)})")
+
+            await follow_up(session)
 
             # A client reads no file outside the workspace, and no error
             # repeats what a file says.

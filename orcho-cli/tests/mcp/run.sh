@@ -43,7 +43,23 @@ phases:
       pause: on_rejected
       on_exhausted: pause
 YAML
-git -C "$repo" add .gitignore orcho.yaml
+cat >"$repo/correcting.yaml" <<'YAML'
+schema: 1
+name: mcp-correcting
+description: Implement, then a final acceptance that rejects until `fixed` exists.
+phases:
+  - name: implement
+    role: implement
+  - name: final_acceptance
+    role: final_acceptance
+    handoff:
+      pause: on_rejected
+      on_exhausted: pause
+      actions: [continue_with_waiver, retry_feedback, halt]
+supervision:
+  plan_approval: false
+YAML
+git -C "$repo" add .gitignore orcho.yaml correcting.yaml
 git -C "$repo" commit -q -m initial
 
 "$venv/bin/python" orcho-cli/tests/mcp/client.py "$orcho" "$repo"
