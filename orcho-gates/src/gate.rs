@@ -249,6 +249,18 @@ impl GateContext {
 ///   model-backed judges; a computational result cannot carry money or
 ///   tokens.
 ///
+/// <div class="warning">
+///
+/// [`kind`](Self::kind) and the kind of every result the gate returns must
+/// agree: build results with [`QualityGateResult::of_kind`]`(self.kind(), …)`.
+/// A computational gate that returns an inferential result (one made with
+/// [`QualityGateResult::inferential`], which can carry model usage) is
+/// recorded as **errored**, whatever it said — and with `on_fail: halt`,
+/// that error stops the run. (An inferential gate that returns a
+/// computational result is converted, without usage.)
+///
+/// </div>
+///
 /// # Writing a gate
 ///
 /// The impl block needs `#[orcho_gates::async_trait]` too. Forgetting it

@@ -131,6 +131,10 @@ impl GateRegistry {
             crate::builtin::TESTS,
             Arc::new(crate::builtin::TestsGate::from_spec),
         );
+        builder.insert(
+            crate::builtin::COMMAND,
+            Arc::new(crate::builtin::CommandGate::from_spec),
+        );
         builder
     }
 

@@ -224,6 +224,8 @@ pub(crate) fn show(place: &Place, name: Option<&str>) -> Result<Exit, CliError> 
         Some(builtin) => Profile::builtin(builtin)?,
         None => Profile::load(Utf8Path::new(&spec))?,
     };
+    // Shown only when it would run: every gate built from its `with:`.
+    profile.resolve(&orcho::gates::GateRegistry::with_builtins())?;
     if !place.json {
         output::err(&format!("# {spec}"));
     }

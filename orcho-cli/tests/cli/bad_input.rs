@@ -32,6 +32,29 @@ fn a_profile_with_a_typo_is_located() -> Result {
 }
 
 #[test]
+fn a_gates_with_block_is_checked_by_every_command_that_reads_the_profile() -> Result {
+    let repo = Repo::new(QUICK)?;
+    repo.write(
+        "gated.yaml",
+        "schema: 1\nname: gated\nphases:\n  - name: implement\n    role: implement\n    gates:\n      \
+         - { name: style, uses: command, on_fail: halt, with: { argvs: [python3, style.py] } }\n",
+    )?;
+    for args in [
+        &["status", "--profile", "gated.yaml"][..],
+        &["profile", "show", "gated.yaml"][..],
+    ] {
+        let out = repo.orcho(args)?;
+        out.expect_no_panic().expect_code(1);
+        assert!(out.stderr.contains("line 7"), "{args:?}: {out}");
+        assert!(
+            out.stderr.contains("did you mean `argv`"),
+            "{args:?}: {out}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
 fn an_unknown_run_points_at_the_inbox() -> Result {
     let repo = Repo::new(REVIEW)?;
     for args in [

@@ -8,6 +8,7 @@
 
 mod bad_input;
 mod bootstrap;
+mod command_gate;
 mod crash;
 mod demo;
 mod exec;

@@ -9,6 +9,7 @@ use orcho_core::{Finding, GateName, Severity, error_chain};
 use orcho_receipts::{CommandName, CommandReceipt, Failure, Verifier, exec::CancelToken};
 use serde::{Deserialize, Serialize};
 
+use super::kill::KillOnDrop;
 use crate::{GateContext, GateError, GateOutcome, GateSpec, QualityGate, QualityGateResult};
 
 /// The registry name of the built-in `tests` gate.
@@ -209,14 +210,5 @@ impl QualityGate for TestsGate {
             .map_err(|e| GateError::msg(format!("the command task failed: {e}")))?
             .map_err(|e| GateError::msg(error_chain(&e)))?;
         self.result(&receipt, &store)
-    }
-}
-
-/// Cancels the command when the gate's future is dropped before it ends.
-struct KillOnDrop(CancelToken);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        self.0.cancel();
     }
 }

@@ -2,6 +2,7 @@
 //! gate written the way a third party writes one, lock groups across two
 //! processes, and the registry.
 
+mod command_gate;
 mod lock_group;
 mod plugin;
 mod registry;

@@ -3,7 +3,7 @@
 use std::{
     collections::BTreeMap,
     ffi::{OsStr, OsString},
-    io::{self, Read},
+    io::{self, Read, Write as _},
     os::{
         fd::{AsFd, OwnedFd},
         unix::{
@@ -67,6 +67,7 @@ pub struct ExecRequest {
     cancel: Option<CancelToken>,
     on_start: Option<StartHook>,
     marker: Option<GroupMarker>,
+    stdin: Option<Arc<[u8]>>,
 }
 
 /// What [`ExecRequest::on_start`] calls.
@@ -98,7 +99,18 @@ impl ExecRequest {
             cancel: None,
             on_start: None,
             marker: None,
+            stdin: None,
         }
+    }
+
+    /// Gives the command `bytes` on its standard input, then end-of-file
+    /// (without this, standard input is `/dev/null`). They are written from
+    /// a thread of their own while the output is drained, so a command that
+    /// reads all of its input before writing, or none of it, never blocks
+    /// either side.
+    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
+        self.stdin = Some(Arc::from(bytes.into()));
+        self
     }
 
     /// The working directory.
@@ -343,6 +355,13 @@ pub fn run_teed(
     };
     let mut group = Group::new(child);
     let pid = group.child.id();
+    if let (Some(bytes), Some(mut pipe)) = (request.stdin.clone(), group.child.stdin.take()) {
+        // A command that exits without reading closes the pipe: the write
+        // then fails with EPIPE, which says nothing about the command.
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&bytes);
+        });
+    }
     let mut warnings = Vec::new();
     // Once the group is guarded: a failure here still kills it.
     if let Some(marker) = &request.marker
@@ -426,7 +445,11 @@ fn command(request: &ExecRequest, program: &Path, arg0: &OsStr, args: &[OsString
         .args(args)
         .env_clear()
         .envs(&request.env)
-        .stdin(Stdio::null())
+        .stdin(if request.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);

@@ -336,3 +336,35 @@ fn many_short_commands_in_parallel() -> Result {
     }
     Ok(())
 }
+
+#[test]
+fn stdin_is_fed_while_the_output_is_drained_and_streams_are_teed() -> Result {
+    // Larger than a pipe buffer in and out: written and read at once.
+    let input = "x".repeat(400_000);
+    let echoed = exec::run(
+        &sh("cat; echo done >&2")
+            .stdin(input.clone())
+            .keep_stdout(1 << 20),
+    )?;
+    assert!(echoed.status.success());
+    assert_eq!(echoed.stdout.kept.as_deref(), Some(input.as_bytes()));
+    // A command that never reads its input ends all the same.
+    let ignored = exec::run(&sh("exit 4").stdin(input))?;
+    assert_eq!(ignored.status, ExitStatus::Exited(4));
+    // Without `stdin`, standard input is empty.
+    let empty = exec::run(&sh("wc -c"))?;
+    assert_eq!(empty.stdout.tail_lossy().trim(), "0");
+
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let teed = exec::run_teed(
+        &sh("echo to-out; echo to-err >&2"),
+        &mut |b| out.extend_from_slice(b),
+        &mut |b| err.extend_from_slice(b),
+    )?;
+    assert!(teed.status.success());
+    assert_eq!(
+        (out.as_slice(), err.as_slice()),
+        (&b"to-out\n"[..], &b"to-err\n"[..])
+    );
+    Ok(())
+}
