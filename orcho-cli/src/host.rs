@@ -39,7 +39,13 @@ pub(crate) fn bare_engine(place: &Place) -> Result<Engine, CliError> {
 
 /// The run `reference` names: an id, the start of one, or `latest`.
 pub(crate) fn find_run(place: &Place, reference: &str) -> Result<RunId, CliError> {
-    Ok(bare_engine(place)?.find_run(reference)?)
+    match bare_engine(place)?.find_run(reference) {
+        Ok(run) => Ok(run),
+        Err(e) if orcho::core::nearest(reference, ["latest"]).is_some() => {
+            Err(CliError::from(e).with_hint("did you mean `latest`?"))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// What `orcho run` kept with `run`; `None` for a run some other host

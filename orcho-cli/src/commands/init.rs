@@ -89,6 +89,8 @@ struct InitDoc<'a> {
     store: &'a str,
     /// Whether `.gitignore` got a line for the store.
     ignored_now: bool,
+    /// The test caches `.gitignore` got a line for.
+    caches_ignored: &'a [&'static str],
 }
 
 /// Writes a starter `orcho.yaml` in the checkout and makes git ignore the
@@ -102,7 +104,16 @@ pub(crate) fn init(place: &Place, force: bool) -> Result<Exit, CliError> {
     let kind = KINDS
         .iter()
         .find(|(marker, _)| place.checkout.join(marker).is_file())
-        .map_or(&UNKNOWN, |(_, kind)| kind);
+        .map(|(_, kind)| kind)
+        .or_else(|| {
+            has_python_tests(&place.checkout).then(|| {
+                KINDS
+                    .iter()
+                    .find(|(marker, _)| *marker == "setup.py")
+                    .map(|(_, kind)| kind)
+            })?
+        })
+        .unwrap_or(&UNKNOWN);
     let name = place.checkout.file_name().unwrap_or("project");
     // A Python project with its own virtual environment: tests run with it,
     // and each run's worktree links it in (git does not track it).
@@ -112,12 +123,19 @@ pub(crate) fn init(place: &Place, force: bool) -> Result<Exit, CliError> {
     Profile::from_yaml_str(&text)?;
     orcho::core::fs::write_atomic(&path, text.as_bytes())?;
     let ignored_now = ignore_store(place)?;
+    let mut caches_ignored = Vec::new();
+    for cache in caches(kind) {
+        if ignore(place, cache, cache)? {
+            caches_ignored.push(*cache);
+        }
+    }
     if place.json {
         output::json(&InitDoc {
             profile: path.as_str(),
             project: kind.name,
             store: place.store.as_str(),
             ignored_now,
+            caches_ignored: &caches_ignored,
         });
     } else {
         output::out(&format!("wrote {path} ({} project)", kind.name));
@@ -125,6 +143,14 @@ pub(crate) fn init(place: &Place, force: bool) -> Result<Exit, CliError> {
             output::out(&format!(
                 "added the store {} to {}",
                 place.store,
+                place.checkout.join(".gitignore")
+            ));
+        }
+        if !caches_ignored.is_empty() {
+            output::out(&format!(
+                "added {} to {}: a test run writes them, and unignored they would make its own \
+                 receipt stale",
+                caches_ignored.join(", "),
                 place.checkout.join(".gitignore")
             ));
         }
@@ -186,13 +212,33 @@ fn ignore_store(place: &Place) -> Result<bool, CliError> {
     let Ok(relative) = place.store.strip_prefix(&place.checkout) else {
         return Ok(false);
     };
-    if relative.as_str().is_empty() || !place.checkout.join(".git").exists() {
+    if relative.as_str().is_empty() {
         return Ok(false);
     }
     // With the trailing slash, a directory-only pattern (`/.orcho/`) matches
     // a store that does not exist yet.
     let dir = format!("{relative}/");
-    let check = ExecRequest::new(["git", "check-ignore", "--quiet", "--no-index", &dir])
+    ignore(place, &dir, &format!("/{relative}/"))
+}
+
+/// The caches a test run of `kind` writes into the checkout. Unignored,
+/// they would be part of what a receipt proves, so the run that writes
+/// them would make its own receipt stale.
+fn caches(kind: &Kind) -> &'static [&'static str] {
+    if kind.name == "Python" {
+        &["__pycache__/", ".pytest_cache/"]
+    } else {
+        &[]
+    }
+}
+
+/// Adds `pattern` to the checkout's `.gitignore` unless git ignores
+/// `probe` already; whether it was added. Outside a repository, nothing.
+fn ignore(place: &Place, probe: &str, pattern: &str) -> Result<bool, CliError> {
+    if !place.checkout.join(".git").exists() {
+        return Ok(false);
+    }
+    let check = ExecRequest::new(["git", "check-ignore", "--quiet", "--no-index", probe])
         .cwd(place.checkout.clone())
         .envs(BaseEnv::inherit());
     if exec::run(&check)?.status.success() {
@@ -207,11 +253,25 @@ fn ignore_store(place: &Place) -> Result<bool, CliError> {
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
-    text.push('/');
-    text.push_str(relative.as_str());
-    text.push_str("/\n");
+    text.push_str(pattern);
+    text.push('\n');
     orcho::core::fs::write_atomic(&gitignore, text.as_bytes())?;
     Ok(true)
+}
+
+/// Whether the checkout holds pytest-style tests (`test_*.py` at its root
+/// or in `tests/`) without a file that names its kind.
+fn has_python_tests(checkout: &Utf8Path) -> bool {
+    [checkout.to_owned(), checkout.join("tests")]
+        .iter()
+        .any(|dir| {
+            dir.read_dir_utf8().is_ok_and(|entries| {
+                entries.flatten().any(|e| {
+                    let name = e.file_name();
+                    (name.starts_with("test_") && name.ends_with(".py")) || name == "conftest.py"
+                })
+            })
+        })
 }
 
 /// Prints a profile merged with what it extends.

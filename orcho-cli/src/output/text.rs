@@ -341,6 +341,15 @@ pub(crate) fn gate_result(record: &orcho::gates::GateRecord, lines: usize) -> St
         let failure = orcho::gates::GateFailure::of(result, record.on_fail);
         for finding in failure.findings_shown() {
             let _ = write!(text, "\n  - {}", finding.title);
+            match (&finding.file, finding.line) {
+                (Some(file), Some(line)) => {
+                    let _ = write!(text, " ({file}:{line})");
+                }
+                (Some(file), None) => {
+                    let _ = write!(text, " ({file})");
+                }
+                _ => {}
+            }
             if !finding.detail.trim().is_empty() {
                 let _ = write!(text, "\n{}", indented(&finding.detail, lines));
             }

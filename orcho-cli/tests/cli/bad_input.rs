@@ -71,6 +71,10 @@ fn an_unknown_run_points_at_the_inbox() -> Result {
         assert!(out.stderr.contains("no such run"), "{args:?}\n{out}");
         assert!(out.stderr.contains("orcho inbox"), "{args:?}\n{out}");
     }
+    // A mistyped `latest` is said to be one.
+    let out = repo.orcho(&["run", "--follow-up", "latst"])?;
+    out.expect_code(1);
+    assert!(out.stderr.contains("did you mean `latest`?"), "{out}");
     Ok(())
 }
 

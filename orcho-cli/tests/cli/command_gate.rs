@@ -17,7 +17,7 @@ if os.path.exists("good"):
     print(json.dumps({"schema": 1, "outcome": "passed", "summary": "good is there"}))
 else:
     print(json.dumps({"schema": 1, "outcome": "failed", "summary": "good is missing",
-        "findings": [{"title": "create the file `good`", "severity": "high",
+        "findings": [{"title": "create the file `good`", "severity": "high", "file": "good", "line": 1,
                       "detail": "the checker looked for " + ctx["config"]["wanted"]}]}))
 "#;
 
@@ -79,7 +79,12 @@ fn log(repo: &Repo) -> Result<String> {
 fn a_python_gate_that_halts_stops_the_run_with_its_finding() -> Result {
     let (repo, out) = run("halt")?;
     out.expect_code(5);
-    assert!(out.stderr.contains("create the file `good`"), "{out}");
+    // The finding, where it points, and what it says.
+    assert!(
+        out.stderr.contains("- create the file `good` (good:1)"),
+        "{out}"
+    );
+    assert!(out.stderr.contains("the checker looked for good"), "{out}");
     assert_eq!(log(&repo)?, "plan r1 a1\nimplement r1 a1\n");
     // It got the context: the phase, the attempt and its `config`.
     let ctx: serde_json::Value =

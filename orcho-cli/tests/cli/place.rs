@@ -106,6 +106,30 @@ fn a_run_outside_a_repository_is_refused_before_anything_is_created() -> Result 
 }
 
 #[test]
+fn init_knows_a_python_project_by_its_tests_alone() -> Result {
+    let (_tmp, dir) = bare_dir(true)?;
+    std::fs::remove_file(dir.join("orcho.yaml"))?;
+    orcho::core::fs::create_dir_all(&dir.join("tests"))?;
+    orcho::core::fs::write_atomic(&dir.join("tests/test_add.py"), b"def test_add(): pass\n")?;
+    // `__pycache__` ignored already: only what is missing is added.
+    orcho::core::fs::write_atomic(&dir.join(".gitignore"), b"*.pyc\n__pycache__/")?;
+    let out = orcho_at(&dir, &[], &["init"])?;
+    out.expect_code(0);
+    assert!(out.stdout.contains("(Python project)"), "{out}");
+    assert!(out.stdout.contains("added .pytest_cache/ to"), "{out}");
+    let profile = std::fs::read_to_string(dir.join("orcho.yaml"))?;
+    assert!(
+        profile.contains("argv: [python3, -m, pytest, -q]"),
+        "{profile}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join(".gitignore"))?,
+        "*.pyc\n__pycache__/\n/.orcho/\n.pytest_cache/\n"
+    );
+    Ok(())
+}
+
+#[test]
 fn init_writes_a_profile_that_loads_and_ignores_the_store() -> Result {
     let (_tmp, dir) = bare_dir(true)?;
     std::fs::remove_file(dir.join("orcho.yaml"))?;
@@ -120,7 +144,8 @@ fn init_writes_a_profile_that_loads_and_ignores_the_store() -> Result {
     );
     assert_eq!(
         std::fs::read_to_string(dir.join(".gitignore"))?,
-        "/.orcho/\n"
+        "/.orcho/\n__pycache__/\n.pytest_cache/\n",
+        "the store, and the caches a test run writes"
     );
     let out = orcho_at(&dir, &[], &["profile", "show"])?;
     out.expect_code(0);
@@ -133,7 +158,8 @@ fn init_writes_a_profile_that_loads_and_ignores_the_store() -> Result {
     orcho_at(&dir, &[], &["init", "--force"])?.expect_code(0);
     assert_eq!(
         std::fs::read_to_string(dir.join(".gitignore"))?,
-        "/.orcho/\n"
+        "/.orcho/\n__pycache__/\n.pytest_cache/\n",
+        "the store, and the caches a test run writes"
     );
     Ok(())
 }
