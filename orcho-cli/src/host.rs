@@ -155,6 +155,27 @@ pub(crate) fn begin(
     Ok((config, run))
 }
 
+/// The handoff a decision without a named handoff is about: the one the run
+/// is paused at; else, once the run moved on or ended, the last one with a
+/// recorded decision, so that replaying that decision succeeds (nothing
+/// changes) and a different one is a conflict. `None` when neither exists.
+pub(crate) fn decision_handoff(
+    engine: &Engine,
+    run: &RunId,
+) -> Result<Option<orcho::core::HandoffId>, CliError> {
+    let view = engine.status(run)?;
+    if let Some(open) = view.handoff() {
+        return Ok(Some(open.clone()));
+    }
+    let handoffs = engine.handoffs();
+    for handoff in handoffs.handoffs(run)?.iter().rev() {
+        if handoffs.recorded_decision(run, handoff.id())?.is_some() {
+            return Ok(Some(handoff.id().clone()));
+        }
+    }
+    Ok(None)
+}
+
 /// The correction follow-up started for `parent`, if one was.
 pub(crate) fn follow_up_child(engine: &Engine, parent: &RunId) -> Result<Option<RunId>, CliError> {
     Ok(engine.list()?.into_iter().find_map(|listed| match listed {

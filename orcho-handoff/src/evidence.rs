@@ -66,7 +66,9 @@ impl AdviceCall {
         self.applied
     }
 
-    /// For an applied retry, what came of it.
+    /// For an applied retry, what came of it; for advice no decision
+    /// applied, `stopped` once the run moved on without it (`unknown` while
+    /// its handoff waits).
     pub fn retry_outcome(&self) -> Option<RetryOutcome> {
         self.retry_outcome
     }
@@ -82,7 +84,9 @@ pub struct AutopilotStopRecord {
 
 /// The `handoff_advice` evidence section: how many advice calls happened,
 /// what each recommended and what was applied, what came of applied
-/// retries, and the advisors' observed usage and cost.
+/// retries (advice no decision applied is `stopped` once the run moved on
+/// without it), and the advisors' observed usage and cost (a total only
+/// when every call reported one).
 ///
 /// Serializes as the section's JSON (with `schema` first):
 ///
@@ -97,7 +101,7 @@ pub struct AutopilotStopRecord {
 /// let evidence = HandoffAdviceEvidence::collect(&store, &"run-1".parse()?, &[])?;
 /// assert_eq!(evidence.advice_calls(), 0);
 /// let json = serde_json::to_value(&evidence)?;
-/// assert_eq!(json["schema"], 1);
+/// assert_eq!(json["schema"], 2);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -140,6 +144,21 @@ impl HandoffAdviceEvidence {
                 .filter(|d| d.advice() == Some(&record.id))
                 .map(|d| d.payload().action());
             let retry_outcome = match (applied, handoff_pos) {
+                // No decision applied it: once the handoff was decided
+                // otherwise, left, or stopped on, the run moved on without
+                // it. Still pending, nothing is known yet.
+                (None, _) => {
+                    let moved_on = decision.is_some()
+                        || stopped_on(&record.handoff)
+                        || store
+                            .state(run, &record.handoff)
+                            .is_ok_and(|s| s.name() != crate::HandoffStateName::Open);
+                    Some(if moved_on {
+                        RetryOutcome::Stopped
+                    } else {
+                        RetryOutcome::Unknown
+                    })
+                }
                 (Some(HandoffAction::RetryFeedback), Some(pos)) => Some(outcome_after(
                     &handoffs,
                     pos,
@@ -206,9 +225,25 @@ impl HandoffAdviceEvidence {
         self.observed_usage
     }
 
-    /// The summed money, when any advisor reported it.
+    /// What the advice cost in all: only when every call reported its
+    /// money (a sum of some calls is not the total; see
+    /// [`calls_without_cost`](Self::calls_without_cost)).
     pub fn cost_usd(&self) -> Option<Usd> {
-        self.observed_usage.usd
+        if self.calls_without_cost() == 0 {
+            self.observed_usage.usd
+        } else {
+            None
+        }
+    }
+
+    /// How many calls reported no money: when any, [`cost_usd`](Self::cost_usd)
+    /// is unknown and [`observed_usage`](Self::observed_usage) is a partial
+    /// sum.
+    pub fn calls_without_cost(&self) -> usize {
+        self.calls
+            .iter()
+            .filter(|c| c.usage.and_then(|u| u.usd).is_none())
+            .count()
     }
 }
 

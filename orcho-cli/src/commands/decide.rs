@@ -30,14 +30,26 @@ pub(crate) fn handoff(
     let engine = host::engine_for(place, run)?;
     let handoff = match handoff {
         Some(h) => h,
-        None => super::show::open_handoff(&engine, run)?,
+        None => match host::decision_handoff(&engine, run)? {
+            Some(h) => h,
+            None => {
+                return Err(CliError::msg(format!(
+                    "run `{run}` is not paused at a handoff"
+                )));
+            }
+        },
     };
     let choice = HandoffChoice::new(action, text)?;
-    engine.decide(
+    // The recorded decision again is a replay: it succeeds and changes
+    // nothing (also after the run acted on it); a different one conflicts.
+    let recorded = engine.decide(
         run,
         &handoff,
         DecisionRequest::new(choice, DecidedBy::Operator),
     )?;
+    if recorded.is_replay() {
+        return replayed(place, run, "handoff", action.as_str());
+    }
     decided(place, run, "handoff", action.as_str())
 }
 
@@ -180,6 +192,23 @@ pub(crate) fn deviation(
         DecidedBy::Operator,
     )?;
     decided(place, run, "deviation", label)
+}
+
+/// The decision was recorded before, identically: nothing changed.
+fn replayed(place: &Place, run: &RunId, point: &str, action: &str) -> Result<Exit, CliError> {
+    if place.json {
+        output::json(&DecidedDoc {
+            run,
+            point,
+            decision: action,
+            recorded: false,
+        });
+    } else {
+        output::out(&format!(
+            "`{action}` was recorded on the {point} of run {run} already; nothing changed"
+        ));
+    }
+    Ok(Exit::Ok)
 }
 
 fn decided(place: &Place, run: &RunId, point: &str, action: &str) -> Result<Exit, CliError> {

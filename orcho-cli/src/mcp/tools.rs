@@ -340,8 +340,28 @@ impl OrchoMcp {
         let run = parse_run(&input.run_id)?;
         let engine = self.engine(&run)?;
         let view = engine.status(&run)?;
-        refuse_terminal(&run, &view)?;
-        let handoff = handoff_of(&view, input.handoff_id.as_deref())?;
+        let handoff = match input.handoff_id.as_deref() {
+            Some(named) => parse_handoff(named)?,
+            None => match host::decision_handoff(&engine, &run)? {
+                Some(h) => h,
+                None => {
+                    refuse_terminal(&run, &view)?;
+                    handoff_of(&view, None)?
+                }
+            },
+        };
+        // After the run ended, only the recorded decision may be given
+        // again (a replay, which changes nothing); a different one is a
+        // conflict, and a handoff nobody decided stays undecided.
+        if view.status.is_terminal()
+            && engine
+                .handoffs()
+                .recorded_decision(&run, &handoff)
+                .map_err(|e| ToolError::internal(&e))?
+                .is_none()
+        {
+            refuse_terminal(&run, &view)?;
+        }
         let action: HandoffAction = input.action.parse().map_err(|e| {
             ToolError::bad_action(
                 &e,
@@ -351,14 +371,18 @@ impl OrchoMcp {
         let feedback = input.feedback.as_deref().filter(|f| !f.trim().is_empty());
         let choice = HandoffChoice::new(action, feedback)
             .map_err(|e| ToolError::invalid(orcho::core::error_chain(&e)))?;
-        engine.decide(&run, &handoff, DecisionRequest::by_client(choice, client))?;
+        let recorded = engine.decide(&run, &handoff, DecisionRequest::by_client(choice, client))?;
         value(&HandoffDecidedDoc {
             run_id: &run,
             handoff_id: &handoff,
             action: action.as_str(),
             feedback,
-            recorded: true,
-            next: if action == HandoffAction::Halt {
+            recorded: !recorded.is_replay(),
+            next: if view.status.is_terminal() {
+                "the decision was recorded already and the run acted on it; nothing changed"
+            } else if recorded.is_replay() {
+                "the decision was recorded already; call orcho_run_resume to act on it"
+            } else if action == HandoffAction::Halt {
                 "call orcho_run_resume to stop the run at this handoff"
             } else {
                 "call orcho_run_resume to act on it"

@@ -125,5 +125,16 @@ fn a_recorded_halt_ends_the_run_on_resume_with_exit_5() -> Result {
     let out = repo.orcho(&["resume", &run, "--no-interactive"])?;
     out.expect_code(1);
     assert!(out.stderr.contains("halted"), "{out}");
+    // The same `halt` again is a replay: exit 0, nothing changes.
+    let replay = repo.orcho(&["handoff", "decide", &run, "halt", "--json"])?;
+    replay.expect_code(0);
+    assert_eq!(replay.json()?["recorded"], false, "{replay}");
+    let said = repo.orcho(&["handoff", "decide", &run, "halt"])?;
+    assert!(said.stdout.contains("already; nothing changed"), "{said}");
+    // A different decision conflicts with the recorded one.
+    repo.orcho(&["handoff", "decide", &run, "continue"])?
+        .expect_code(6);
+    let status = repo.orcho(&["runs", "--json"])?.json()?;
+    assert_eq!(status[0]["status"], "halted", "{status}");
     Ok(())
 }

@@ -237,10 +237,11 @@ async def main(orcho, checkout):
                 session,
                 "orcho_phase_handoff_decide",
                 {"run_id": run, "handoff_id": handoff_id, "action": "halt"},
-                "run_terminal",
+                "decision_conflict",
             )
 
-            # A second run, halted: deciding after the halt is refused.
+            # A second run, halted: the same `halt` again is a replay, another
+            # decision a conflict.
             started = await ok(
                 session,
                 "orcho_run_start",
@@ -252,11 +253,15 @@ async def main(orcho, checkout):
             )
             halted = await ok(session, "orcho_run_resume", {"run_id": halted_run})
             check(halted["status"] == "halted", "a halt decision ends the run")
+            replay = await ok(
+                session, "orcho_phase_handoff_decide", {"run_id": halted_run, "action": "halt"}
+            )
+            check(replay["recorded"] is False, "replaying the halt changes nothing")
             await refused(
                 session,
                 "orcho_phase_handoff_decide",
                 {"run_id": halted_run, "action": "continue"},
-                "run_terminal",
+                "decision_conflict",
             )
             await refused(session, "orcho_run_resume", {"run_id": halted_run}, "run_terminal")
 

@@ -340,11 +340,23 @@ async fn a_paused_run_is_reviewed_decided_and_resumed() -> TestResult {
     assert_eq!(advice["handoff_advice"]["advice_calls"], 0, "{advice}");
     assert!(advice.get("handoffs").is_none(), "{advice}");
 
+    // After the run ended: the recorded decision again is a replay that
+    // changes nothing; a different one conflicts.
+    let replay = ok(
+        &client,
+        "orcho_phase_handoff_decide",
+        json!({
+            "run_id": run, "handoff_id": handoff_id,
+            "action": "retry_feedback", "feedback": "mark it reviewed",
+        }),
+    )
+    .await?;
+    assert_eq!(replay["recorded"], false, "{replay}");
     refused(
         &client,
         "orcho_phase_handoff_decide",
         json!({ "run_id": run, "handoff_id": handoff_id, "action": "halt" }),
-        "run_terminal",
+        "decision_conflict",
     )
     .await?;
     client.cancel().await?;
@@ -384,11 +396,20 @@ async fn a_halted_run_refuses_decisions_and_resumes() -> TestResult {
     .await?;
     let halted = ok(&client, "orcho_run_resume", json!({ "run_id": run })).await?;
     assert_eq!(halted["status"], "halted");
+    // The same `halt` again: a replay, nothing changes; another decision
+    // conflicts with it.
+    let replay = ok(
+        &client,
+        "orcho_phase_handoff_decide",
+        json!({ "run_id": run, "action": "halt" }),
+    )
+    .await?;
+    assert_eq!(replay["recorded"], false, "{replay}");
     refused(
         &client,
         "orcho_phase_handoff_decide",
         json!({ "run_id": run, "action": "continue" }),
-        "run_terminal",
+        "decision_conflict",
     )
     .await?;
     refused(

@@ -13,7 +13,11 @@ use crate::{
 /// requested_by, recommended_action, applied_action, retry_outcome, usage),
 /// autopilot_stops (handoff_id, reason, advice_id), observed_usage,
 /// cost_usd.
-pub(crate) const SECTION_SCHEMA: SchemaVersion = SchemaVersion::new(1);
+/// Version 2: calls_without_cost; cost_usd is null unless every call
+/// reported its money (observed_usage is then a partial sum); advice no
+/// decision applied has retry_outcome `stopped` (or `unknown` while its
+/// handoff waits).
+pub(crate) const SECTION_SCHEMA: SchemaVersion = SchemaVersion::new(2);
 
 #[derive(Debug, Serialize)]
 pub(crate) struct HandoffAdviceSection {
@@ -23,6 +27,7 @@ pub(crate) struct HandoffAdviceSection {
     autopilot_stops: Vec<StopRepr>,
     observed_usage: Cost,
     cost_usd: Option<Usd>,
+    calls_without_cost: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -49,6 +54,7 @@ struct StopRepr {
 
 impl From<HandoffAdviceEvidence> for HandoffAdviceSection {
     fn from(e: HandoffAdviceEvidence) -> Self {
+        let (cost_usd, calls_without_cost) = (e.cost_usd(), e.calls_without_cost());
         Self {
             schema: SECTION_SCHEMA,
             advice_calls: e.calls.len(),
@@ -62,7 +68,8 @@ impl From<HandoffAdviceEvidence> for HandoffAdviceSection {
                     advice_id: s.advice,
                 })
                 .collect(),
-            cost_usd: e.observed_usage.usd,
+            cost_usd,
+            calls_without_cost,
             observed_usage: e.observed_usage,
         }
     }

@@ -140,7 +140,12 @@ async fn evidence_reports_calls_applied_actions_outcomes_and_cost() -> Result {
                 Some(HandoffAction::RetryFeedback),
                 Some(RetryOutcome::Stopped)
             ),
-            (HandoffAction::RetryFeedback, None, None),
+            // The autopilot stopped on it: the run moved on without it.
+            (
+                HandoffAction::RetryFeedback,
+                None,
+                Some(RetryOutcome::Stopped)
+            ),
             (
                 HandoffAction::RetryFeedback,
                 Some(HandoffAction::RetryFeedback),
@@ -158,5 +163,56 @@ async fn evidence_reports_calls_applied_actions_outcomes_and_cost() -> Result {
         Some(Usd::new(0.01 + 0.02 + 0.03 + 0.01 + 0.01 + 0.01)?)
     );
     insta::assert_json_snapshot!("handoff_advice_evidence", evidence);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_cost_is_a_total_only_when_every_call_reported_one() -> Result {
+    let f = fixture();
+    let run = &f.run;
+    let open = |title: &str| -> Result<_> {
+        Ok(f.store.open(
+            HandoffSpec::new(run.clone(), "implement".parse()?, Verdict::Rejected)
+                .with_findings(vec![finding(title)]),
+        )?)
+    };
+    let priced = open("test `a` failed")?;
+    f.store.record_advice(
+        run,
+        priced.id(),
+        "reviewer",
+        &retry(0.02)?,
+        DecidedBy::Operator,
+    )?;
+    // Decided otherwise: the advice was never applied, and the run moved on.
+    f.store.decide(
+        run,
+        priced.id(),
+        DecisionRequest::new(HandoffChoice::Halt, DecidedBy::Operator),
+    )?;
+    let unpriced = open("test `b` failed")?;
+    let no_cost = Advice::new(HandoffAction::Halt, Confidence::score(0.5), "give up");
+    f.store.record_advice(
+        run,
+        unpriced.id(),
+        "local-model",
+        &no_cost,
+        DecidedBy::Operator,
+    )?;
+
+    let evidence = HandoffAdviceEvidence::collect(&f.store, run, &[])?;
+    assert_eq!(evidence.calls_without_cost(), 1);
+    assert_eq!(evidence.cost_usd(), None, "a partial sum is not the total");
+    assert_eq!(evidence.observed_usage().usd, Some(Usd::new(0.02)?));
+    let outcomes: Vec<_> = evidence.calls().iter().map(|c| c.retry_outcome()).collect();
+    // Decided otherwise: stopped. Still waiting: not known yet.
+    assert_eq!(
+        outcomes,
+        [Some(RetryOutcome::Stopped), Some(RetryOutcome::Unknown)]
+    );
+    let json = serde_json::to_value(&evidence)?;
+    assert_eq!(json["schema"], 2);
+    assert_eq!(json["cost_usd"], serde_json::Value::Null);
+    assert_eq!(json["calls_without_cost"], 1);
     Ok(())
 }

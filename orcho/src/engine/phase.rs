@@ -39,11 +39,14 @@ impl Run {
                 let rerun: Vec<_> = summary
                     .required
                     .iter()
-                    .filter(|r| {
-                        matches!(
-                            r.status,
-                            ReceiptStatus::Missing | ReceiptStatus::Stale { .. }
-                        )
+                    // Missing and stale receipts, and failed ones whose
+                    // subject changed since: their failure no longer
+                    // describes the tree. A failure on the same subject is
+                    // never re-run by itself.
+                    .filter(|r| match &r.status {
+                        ReceiptStatus::Missing | ReceiptStatus::Stale(_) => true,
+                        ReceiptStatus::Failed { stale, .. } => !stale.is_empty(),
+                        _ => false,
                     })
                     .map(|r| r.command.clone())
                     .collect();

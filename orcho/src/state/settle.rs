@@ -56,6 +56,41 @@ pub(crate) fn settle(
                 None => format!("halted by gate `{}`", failure.gate),
             },
         },
+        // `pause: always` pauses after every attempt: nothing goes on by
+        // itself, whatever the gates and the verdict said (a halt still
+        // halts).
+        PhaseEffect::Replan { critique } if phase.pause == PausePolicy::Always => {
+            let gate = critique.first().map(|f| f.gate.clone());
+            Transition::Pause {
+                trigger: gate.map_or(PauseTrigger::Always, |gate| PauseTrigger::Gate { gate }),
+                verdict: Verdict::Rejected,
+                findings: critique.iter().flat_map(|f| f.findings_shown()).collect(),
+            }
+        }
+        PhaseEffect::FeedIntoNext { failures } if phase.pause == PausePolicy::Always => {
+            Transition::Pause {
+                trigger: failures
+                    .first()
+                    .map_or(PauseTrigger::Always, |f| PauseTrigger::Gate {
+                        gate: f.gate.clone(),
+                    }),
+                verdict: Verdict::Rejected,
+                findings: failures
+                    .iter()
+                    .flat_map(|f| f.findings_shown())
+                    .chain(not_approved(verdict, findings))
+                    .collect(),
+            }
+        }
+        PhaseEffect::Continue if phase.pause == PausePolicy::Always => Transition::Pause {
+            trigger: if verdict == Verdict::Approved {
+                PauseTrigger::Always
+            } else {
+                PauseTrigger::Verdict
+            },
+            verdict,
+            findings: findings.to_vec(),
+        },
         PhaseEffect::Replan { critique } => {
             if state.cursor.round < phase.max_rounds {
                 Transition::Replan {
@@ -130,11 +165,6 @@ pub(crate) fn settle(
             }
         }
         PhaseEffect::Continue => match verdict {
-            Verdict::Approved if phase.pause == PausePolicy::Always => Transition::Pause {
-                trigger: PauseTrigger::Always,
-                verdict,
-                findings: findings.to_vec(),
-            },
             Verdict::Approved => Transition::Advance,
             Verdict::Rejected | Verdict::Incomplete => {
                 if attempts_left {

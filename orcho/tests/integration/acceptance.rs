@@ -171,3 +171,51 @@ async fn a_waiver_covers_exactly_the_waived_command() -> Result {
     let _ = Arc::new(());
     Ok(())
 }
+
+/// `implement`, whose informational `check` gate leaves a failed receipt
+/// while `status.txt` does not say ready, then final acceptance (two
+/// attempts).
+fn failing_then_accepting() -> Result<RunPlan> {
+    Ok(RunPlan::new(
+        "failed-then",
+        vec![
+            phase("implement", PhaseRole::Implement)
+                .with_gate(tests_gate("check", FailStrategy::Informational)?),
+            phase("final_acceptance", PhaseRole::FinalAcceptance).with_max_attempts(2),
+        ],
+    )
+    .with_verification(contract()?))
+}
+
+#[tokio::test]
+async fn a_failed_receipt_is_rerun_before_acceptance_once_its_subject_changed() -> Result {
+    let run = Scenario::new(failing_then_accepting()?)
+        .file("status.txt", "not yet\n")
+        // While the reviewer looks, the tree is fixed: from then on the
+        // failed receipt no longer describes it.
+        .before("final_acceptance", 1, |checkout| {
+            orcho::core::fs::write_atomic(&checkout.join("status.txt"), b"ready\n").expect("fix");
+        })
+        .run()
+        .await?;
+    assert_eq!(run.status, RunStatus::Completed, "{}", run.trace);
+    let receipts: Vec<&str> = run
+        .trace
+        .lines()
+        .filter(|l| l.starts_with("receipts") || l.starts_with("acceptance"))
+        .collect();
+    assert_eq!(
+        receipts,
+        [
+            // The same subject it failed on: not re-run, and it blocks.
+            "receipts checked: nothing to re-run",
+            "acceptance rejected (reviewer approved; unproven: receipt:check)",
+            // The subject changed: re-run, and proven.
+            "receipts re-run: check",
+            "acceptance approved (reviewer approved; every required receipt present)",
+        ],
+        "{}",
+        run.trace
+    );
+    Ok(())
+}

@@ -8,6 +8,7 @@ mod crash;
 mod delivery;
 mod flow;
 mod host;
+mod pause_always;
 mod profile;
 mod readme;
 mod store_v1;
