@@ -1,7 +1,7 @@
 //! Classification: what the receipts on disk prove about the checkout as it
 
 use std::{
-    collections::{BTreeMap, HashMap, HashSet},
+    collections::{BTreeMap, BTreeSet, HashMap, HashSet},
     fmt,
     sync::{
         OnceLock,
@@ -146,6 +146,17 @@ pub enum StaleReason {
         /// After the run.
         after: Digest,
     },
+    /// A git submodule of the subject changed (an uncommitted edit or a new
+    /// commit inside it), appeared or disappeared. Reported with
+    /// [`Subject`](Self::Subject), to name where the change is.
+    Submodule {
+        /// Its path in the checkout.
+        path: Utf8PathBuf,
+        /// Its work tree's fingerprint at the run (`None`: not there).
+        recorded: Option<Digest>,
+        /// Its work tree's fingerprint now (`None`: gone).
+        current: Option<Digest>,
+    },
     /// A dependency checkout changed, appeared or disappeared.
     Dependency {
         /// The dependency.
@@ -192,6 +203,20 @@ impl fmt::Display for StaleReason {
         match self {
             Self::Subject { .. } => f.write_str("the subject changed since it ran"),
             Self::ChangedByRun { .. } => f.write_str("it changed its own subject while running"),
+            Self::Submodule {
+                path,
+                recorded: None,
+                ..
+            } => write!(f, "submodule `{path}` appeared"),
+            Self::Submodule {
+                path,
+                current: None,
+                ..
+            } => write!(f, "submodule `{path}` is gone"),
+            Self::Submodule { path, .. } => write!(
+                f,
+                "submodule `{path}` changed (an uncommitted edit or a new commit inside it)"
+            ),
             Self::Dependency {
                 name,
                 recorded,
@@ -345,6 +370,9 @@ pub struct EnvironmentState {
     pub subject: Digest,
     /// Each declared dependency's fingerprint now (`None`: path absent).
     pub dependencies: BTreeMap<EnvName, Option<Digest>>,
+    /// Each git submodule in the subject now, with its work tree's
+    /// fingerprint.
+    pub submodules: BTreeMap<Utf8PathBuf, Digest>,
 }
 
 impl EnvironmentState {
@@ -360,7 +388,15 @@ impl EnvironmentState {
             vars: BTreeMap::new(),
             subject,
             dependencies,
+            submodules: BTreeMap::new(),
         }
+    }
+
+    /// The state with the subject's git submodules and their fingerprints.
+    #[must_use]
+    pub fn with_submodules(mut self, submodules: BTreeMap<Utf8PathBuf, Digest>) -> Self {
+        self.submodules = submodules;
+        self
     }
 
     /// Sets the digest receipts of schema 1 match.
@@ -414,6 +450,9 @@ pub struct Classified {
     pub required: bool,
     /// Its status.
     pub status: ReceiptStatus,
+    /// The dependency checkouts its latest valid receipt was taken against
+    /// (empty without a valid receipt, or without dependencies).
+    pub dependencies: Vec<crate::DependencyFingerprint>,
 }
 
 /// Classifies the latest receipt of every declared command (required ones
@@ -451,10 +490,14 @@ pub fn classify(
             .filter(|c| !index.required.contains(c.name.as_str()))
             .map(|c| (&c.name, false)),
     );
-    let one = |(name, required): (&CommandName, bool), buffers: &mut LoadBuffers| Classified {
-        command: name.clone(),
-        required,
-        status: index.classify_one(store, state, name, buffers),
+    let one = |(name, required): (&CommandName, bool), buffers: &mut LoadBuffers| {
+        let (status, dependencies) = index.classify_loaded(store, state, name, buffers);
+        Classified {
+            command: name.clone(),
+            required,
+            status,
+            dependencies,
+        }
     };
     let threads = threads_for(todo.len());
     if threads <= 1 {
@@ -579,10 +622,24 @@ impl<'a> Index<'a> {
         name: &CommandName,
         buffers: &mut LoadBuffers,
     ) -> ReceiptStatus {
+        self.classify_loaded(store, state, name, buffers).0
+    }
+
+    /// The status, and the dependencies the receipt was taken against.
+    fn classify_loaded(
+        &self,
+        store: &ReceiptStore,
+        state: &CurrentState,
+        name: &CommandName,
+        buffers: &mut LoadBuffers,
+    ) -> (ReceiptStatus, Vec<crate::DependencyFingerprint>) {
         match store.load_latest(name, buffers) {
-            LoadedReceipt::Missing => ReceiptStatus::Missing,
-            LoadedReceipt::Invalid(reason) => ReceiptStatus::Invalid(reason),
-            LoadedReceipt::Valid(receipt) => self.status_of(state, &receipt),
+            LoadedReceipt::Missing => (ReceiptStatus::Missing, Vec::new()),
+            LoadedReceipt::Invalid(reason) => (ReceiptStatus::Invalid(reason), Vec::new()),
+            LoadedReceipt::Valid(receipt) => {
+                let status = self.status_of(state, &receipt);
+                (status, receipt.dependencies)
+            }
         }
     }
 
@@ -674,6 +731,26 @@ fn stale_reasons(
                 recorded: receipt.subject_before,
                 current: s.subject,
             });
+            // Where the change is, when it is inside a submodule. Receipts
+            // before schema 4 recorded none: nothing to compare.
+            if !receipt.submodules.is_empty() || !s.submodules.is_empty() {
+                let paths: BTreeSet<&Utf8PathBuf> = receipt
+                    .submodules
+                    .keys()
+                    .chain(s.submodules.keys())
+                    .collect();
+                for path in paths {
+                    let recorded = receipt.submodules.get(path).copied();
+                    let current = s.submodules.get(path).copied();
+                    if recorded != current {
+                        reasons.push(StaleReason::Submodule {
+                            path: path.clone(),
+                            recorded,
+                            current,
+                        });
+                    }
+                }
+            }
         }
         let mut names: Vec<&EnvName> = s.dependencies.keys().collect();
         for d in &receipt.dependencies {

@@ -18,7 +18,9 @@ use crate::{
 ///
 /// Changelog:
 /// - 1: first version.
-/// - 2: `gates`, the delivery-relevant gates (left out when there are none).
+/// - 2: `gates`, the delivery-relevant gates (left out when there are none);
+///   each command's `dependencies` (name, path, fingerprint, commit), which
+///   its receipt was taken against (left out when there are none).
 pub const SUMMARY_SCHEMA: SchemaVersion = SchemaVersion::new(2);
 
 /// The schema of an exploratory-log line.
@@ -110,6 +112,9 @@ pub struct CommandReadiness {
     pub command: CommandName,
     /// Its receipt status.
     pub status: ReceiptStatus,
+    /// The dependency checkouts its receipt was taken against: which commit
+    /// (or content, outside git) a present receipt was proven with.
+    pub dependencies: Vec<crate::DependencyFingerprint>,
 }
 
 /// The readiness summary a final-acceptance reviewer reads, the
@@ -146,7 +151,19 @@ pub struct ReadinessSummary {
 impl CommandReadiness {
     /// A command and its status.
     pub fn new(command: CommandName, status: ReceiptStatus) -> Self {
-        Self { command, status }
+        Self {
+            command,
+            status,
+            dependencies: Vec::new(),
+        }
+    }
+
+    /// The same, with the dependency checkouts its receipt was taken
+    /// against.
+    #[must_use]
+    pub fn with_dependencies(mut self, dependencies: Vec<crate::DependencyFingerprint>) -> Self {
+        self.dependencies = dependencies;
+        self
     }
 }
 
@@ -231,6 +248,7 @@ impl ReadinessSummary {
         let entry = |c: &Classified| CommandReadiness {
             command: c.command.clone(),
             status: c.status.clone(),
+            dependencies: c.dependencies.clone(),
         };
         Self {
             environments,
@@ -322,6 +340,23 @@ impl ReadinessSummary {
                     cell(&c.status.reason()),
                     c.status.next_action().map_or("none", NextAction::as_str)
                 );
+            }
+        }
+        let proven: Vec<&CommandReadiness> = self
+            .required
+            .iter()
+            .chain(&self.optional)
+            .filter(|c| c.status.is_present() && !c.dependencies.is_empty())
+            .collect();
+        if !proven.is_empty() {
+            out.push_str("\nDependencies the present receipts were proven against:\n");
+            for c in proven {
+                let deps: Vec<String> = c
+                    .dependencies
+                    .iter()
+                    .map(|d| format!("`{}` at {}", d.name, d.provenance()))
+                    .collect();
+                let _ = writeln!(out, "- `{}`: {}", c.command, deps.join("; "));
             }
         }
         if !self.optional.is_empty() {
@@ -705,6 +740,19 @@ struct CommandV1 {
     next_action: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     stale_reasons: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    dependencies: Vec<DependencyProvenanceV1>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DependencyProvenanceV1 {
+    name: EnvName,
+    path: Utf8PathBuf,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fingerprint: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    commit: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -729,6 +777,16 @@ impl From<&CommandReadiness> for CommandV1 {
             reason: c.status.reason(),
             next_action: c.status.next_action().map(|a| a.as_str().to_owned()),
             stale_reasons,
+            dependencies: c
+                .dependencies
+                .iter()
+                .map(|d| DependencyProvenanceV1 {
+                    name: d.name.clone(),
+                    path: d.path.clone(),
+                    fingerprint: d.fingerprint.map(|f| f.to_string()),
+                    commit: d.commit.clone(),
+                })
+                .collect(),
         }
     }
 }

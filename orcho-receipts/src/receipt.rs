@@ -53,6 +53,10 @@ pub struct CommandReceipt {
     /// `subject_before`, the command changed what it was checking, and the
     /// receipt is no proof.
     pub subject_after: Digest,
+    /// The git submodules in the subject just before it ran, each with the
+    /// fingerprint of its work tree (empty without submodules, and in
+    /// receipts before schema 4): what names a submodule that changed since.
+    pub submodules: BTreeMap<Utf8PathBuf, Digest>,
     /// The fingerprints of the environment's dependency checkouts.
     pub dependencies: Vec<DependencyFingerprint>,
     /// When it started.
@@ -112,15 +116,38 @@ pub struct DependencyFingerprint {
     pub path: Utf8PathBuf,
     /// Its fingerprint, or `None` when the path did not exist.
     pub fingerprint: Option<Digest>,
+    /// The commit checked out in it, when it is a git work tree (`None`
+    /// outside git, and in receipts before schema 4): with the
+    /// fingerprint, which dependency a receipt was proven against.
+    pub commit: Option<String>,
 }
 
 impl DependencyFingerprint {
     /// A dependency fingerprint.
     pub fn new(name: EnvName, path: Utf8PathBuf, fingerprint: Option<Digest>) -> Self {
         Self {
+            commit: None,
             name,
             path,
             fingerprint,
+        }
+    }
+    /// The same fingerprint, with the commit checked out in the dependency.
+    #[must_use]
+    pub fn with_commit(mut self, commit: Option<String>) -> Self {
+        self.commit = commit;
+        self
+    }
+
+    /// Where the receipt's proof came from, in words: the commit (short)
+    /// with the content digest, or the digest alone outside git.
+    pub fn provenance(&self) -> String {
+        match (&self.commit, &self.fingerprint) {
+            (Some(commit), Some(digest)) => {
+                format!("commit {} ({digest})", commit.get(..12).unwrap_or(commit))
+            }
+            (None, Some(digest)) => format!("content {digest}"),
+            (_, None) => "absent".to_owned(),
         }
     }
 }

@@ -23,7 +23,10 @@ use crate::{
 ///   digests bind the declared variables only
 ///   ([`ENVIRONMENT_CONTEXT`](crate::ENVIRONMENT_CONTEXT)). Schema 1 is
 ///   still read.
-pub const RECEIPT_SCHEMA: SchemaVersion = SchemaVersion::new(3);
+/// - 3: `key`, the id of the key that signed a receipt.
+/// - 4: `submodules` in command receipts and `commit` in their
+///   dependencies. Schemas 1 to 3 are still read.
+pub const RECEIPT_SCHEMA: SchemaVersion = SchemaVersion::new(4);
 
 /// The `derive_key` context of command-receipt digests.
 pub const COMMAND_RECEIPT_CONTEXT: &str = "orcho command receipt v1";

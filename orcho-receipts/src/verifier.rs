@@ -279,10 +279,15 @@ impl Verifier {
         let environment = self.environment(spec);
         let fingerprinter = self.fingerprinter();
         let started_at = self.clock.now();
-        let subject_before = fingerprinter
+        let before = fingerprinter
             .fingerprint(&self.checkout, &environment.subject)
-            .map_err(|e| err(ReceiptErrorKind::Fingerprint(e)))?
-            .digest;
+            .map_err(|e| err(ReceiptErrorKind::Fingerprint(e)))?;
+        let subject_before = before.digest;
+        let submodules = before
+            .submodules
+            .into_iter()
+            .map(|s| (s.path, s.digest))
+            .collect();
         let dependencies = self
             .dependency_fingerprints(&environment, &fingerprinter)
             .map_err(err)?;
@@ -341,6 +346,7 @@ impl Verifier {
             working_dir: environment.working_dir.clone(),
             subject_before,
             subject_after,
+            submodules,
             dependencies,
             started_at,
             finished_at,
@@ -404,11 +410,10 @@ impl Verifier {
                 } else {
                     None
                 };
-                Ok(DependencyFingerprint::new(
-                    dep.name.clone(),
-                    dep.path.clone(),
-                    fingerprint,
-                ))
+                Ok(
+                    DependencyFingerprint::new(dep.name.clone(), dep.path.clone(), fingerprint)
+                        .with_commit(head_commit(&root, &self.base_env)),
+                )
             })
             .collect()
     }
@@ -521,7 +526,8 @@ impl Verifier {
     pub fn current_state(&self) -> Result<CurrentState, ReceiptError> {
         let fingerprinter = self.fingerprinter();
         let mut state = CurrentState::new();
-        let mut subjects: BTreeMap<Vec<Utf8PathBuf>, Digest> = BTreeMap::new();
+        let mut subjects: BTreeMap<Vec<Utf8PathBuf>, (Digest, BTreeMap<Utf8PathBuf, Digest>)> =
+            BTreeMap::new();
         for spec in &self.contract.commands {
             let environment = self.environment(spec);
             let cwd = self.checkout.join(&environment.working_dir);
@@ -538,15 +544,21 @@ impl Verifier {
             }
             let at =
                 |kind| ReceiptError::new(format_args!("environment `{}`", environment.name), kind);
-            let subject = match subjects.get(&environment.subject) {
-                Some(d) => *d,
+            let (subject, submodules) = match subjects.get(&environment.subject) {
+                Some(known) => known.clone(),
                 None => {
-                    let d = fingerprinter
+                    let f = fingerprinter
                         .fingerprint(&self.checkout, &environment.subject)
-                        .map_err(|e| at(ReceiptErrorKind::Fingerprint(e)))?
-                        .digest;
-                    subjects.insert(environment.subject.clone(), d);
-                    d
+                        .map_err(|e| at(ReceiptErrorKind::Fingerprint(e)))?;
+                    let known: (Digest, BTreeMap<Utf8PathBuf, Digest>) = (
+                        f.digest,
+                        f.submodules
+                            .into_iter()
+                            .map(|s| (s.path, s.digest))
+                            .collect(),
+                    );
+                    subjects.insert(environment.subject.clone(), known.clone());
+                    known
                 }
             };
             let dependencies = self
@@ -563,6 +575,7 @@ impl Verifier {
                     dependencies,
                 )
                 .with_legacy(legacy_environment_digest(&environment, &self.base_env))
+                .with_submodules(submodules)
                 .with_vars(
                     self.base_env
                         .iter()
@@ -669,6 +682,23 @@ fn short(text: &str) -> String {
 
 fn argv_text(argv: &[String]) -> String {
     short(&argv.join(" "))
+}
+
+/// The commit checked out at `dir` when it is the root of a git work tree
+/// of its own (a dependency checkout), else `None`.
+fn head_commit(dir: &Utf8Path, env: &BaseEnv) -> Option<String> {
+    if !dir.join(".git").exists() {
+        return None;
+    }
+    let request = ExecRequest::new(["git", "rev-parse", "--verify", "--quiet", "HEAD"])
+        .cwd(dir.to_owned())
+        .envs(env.clone())
+        .timeout(Duration::from_secs(30))
+        .keep_stdout(256);
+    let outcome = exec::run(&request).ok()?;
+    let kept = outcome.stdout.kept.filter(|_| outcome.status.success())?;
+    let commit = String::from_utf8(kept).ok()?.trim().to_owned();
+    (!commit.is_empty()).then_some(commit)
 }
 
 fn check_assertion(assertion: &Assertion, cwd: &Utf8Path, env: &BaseEnv) -> AssertionResult {

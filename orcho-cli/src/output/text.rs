@@ -21,6 +21,15 @@ pub(crate) fn readiness_table(summary: &ReadinessSummary) -> String {
         .chain(summary.optional.iter().map(|r| (r, "optional")))
         .map(|(r, kind)| {
             let reason = match (&r.status, r.status.next_action()) {
+                // Which dependency checkouts the proof was taken against.
+                (ReceiptStatus::Present, _) if !r.dependencies.is_empty() => format!(
+                    "against {}",
+                    r.dependencies
+                        .iter()
+                        .map(|d| format!("`{}` at {}", d.name, d.provenance()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
                 (ReceiptStatus::Present, _) | (_, None) => String::new(),
                 (other, Some(next)) => format!("{next}: {}", other.reason()),
             };

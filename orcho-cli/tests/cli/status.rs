@@ -248,3 +248,43 @@ fn verify_checks_the_declared_environment_first_and_status_shows_it() -> Result 
     assert!(out.stdout.contains("passed"), "{out}");
     Ok(())
 }
+
+#[test]
+fn an_edit_inside_a_submodule_stales_the_receipt_and_status_names_it() -> Result {
+    let repo = Repo::with_files(
+        &QUICK.replace("test -f ok", "test -f libs/lib/lib.txt"),
+        &[],
+    )?;
+    // A library repository beside the checkout, added as a submodule.
+    let lib = repo.ctl("lib");
+    let lib = lib.as_str();
+    orcho::core::fs::create_dir_all(&repo.ctl("lib"))?;
+    orcho::core::fs::write_atomic(&repo.ctl("lib/lib.txt"), b"v1\n")?;
+    let who = [
+        "-c",
+        "user.name=CLI Test",
+        "-c",
+        "user.email=cli@example.com",
+    ];
+    repo.git(&["-C", lib, "init", "-q"])?;
+    repo.git(&["-C", lib, "add", "-A"])?;
+    repo.git(&[&who[..], &["-C", lib, "commit", "-qm", "lib"]].concat())?;
+    repo.git(&[
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        lib,
+        "libs/lib",
+    ])?;
+    repo.git(&["commit", "-qm", "submodule"])?;
+
+    repo.orcho(&["verify"])?.expect_code(0);
+    repo.orcho(&["status"])?.expect_code(0);
+    orcho::core::fs::write_atomic(&repo.dir().join("libs/lib/lib.txt"), b"v2\n")?;
+    let out = repo.orcho(&["status"])?;
+    out.expect_code(3);
+    assert!(out.stdout.contains("submodule `libs/lib` changed"), "{out}");
+    Ok(())
+}

@@ -65,6 +65,21 @@ pub struct Fingerprint {
     pub hashed: u64,
     /// How the file set was found.
     pub source: FileSource,
+    /// The git submodules it covers, each with the fingerprint of its own
+    /// work tree (in path order): an uncommitted edit or a new commit inside
+    /// one changes its digest, and so the checkout's.
+    pub submodules: Vec<Submodule>,
+}
+
+/// A git submodule inside a fingerprinted tree, and the fingerprint of its
+/// work tree (taken the same way, recursively).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Submodule {
+    /// Its path, relative to the fingerprinted root.
+    pub path: Utf8PathBuf,
+    /// The fingerprint of its work tree.
+    pub digest: Digest,
 }
 
 /// Takes checkout fingerprints. See the [module docs](super) for exactly
@@ -304,7 +319,26 @@ impl Fingerprinter {
                 }
             }
         }
-        let entries: Vec<(Vec<u8>, Option<Entry>)> = slots.into_iter().flatten().collect();
+        let mut entries: Vec<(Vec<u8>, Option<Entry>)> = slots.into_iter().flatten().collect();
+        // A directory in the listing is a git submodule (a gitlink): its
+        // work tree is part of the subject, fingerprinted on its own.
+        let mut submodules = Vec::new();
+        for (path, entry) in &mut entries {
+            let Some(entry) = entry.as_mut().filter(|e| e.kind == Kind::Dir) else {
+                continue;
+            };
+            let path = Utf8PathBuf::from(String::from_utf8_lossy(path).into_owned());
+            let sub = root.join(&path);
+            if !sub.join(".git").exists() {
+                // Not checked out: only its presence counts.
+                continue;
+            }
+            let digest = self.fingerprint(&sub, &[])?.digest;
+            entry.kind = Kind::Submodule;
+            entry.content = *digest.as_bytes();
+            submodules.push(Submodule { path, digest });
+        }
+        submodules.sort_by(|a, b| a.path.cmp(&b.path));
         let mut order: Vec<u32> = (0..u32::try_from(entries.len()).unwrap_or(u32::MAX)).collect();
         if !entries.windows(2).all(|w| w[0].0 <= w[1].0) {
             // Sort small indices, not the entries; the stable sort merges
@@ -331,14 +365,16 @@ impl Fingerprinter {
                 entries.iter().map(|(p, _)| p.clone()).collect(),
             );
         }
-        Ok(self.finish(
+        let mut fingerprint = self.finish(
             &entries,
             &order,
             &stat_cache,
             cache_file.as_deref(),
             snapshot,
             source,
-        ))
+        );
+        fingerprint.submodules = submodules;
+        Ok(fingerprint)
     }
 
     fn finish(
@@ -399,6 +435,7 @@ impl Fingerprinter {
             bytes,
             hashed,
             source,
+            submodules: Vec::new(),
         }
     }
 
@@ -490,6 +527,9 @@ pub(crate) enum Kind {
     File,
     Symlink,
     Dir,
+    /// A checked-out git submodule; `content` is its work tree's
+    /// fingerprint.
+    Submodule,
     Other,
 }
 
@@ -514,6 +554,7 @@ impl Entry {
             Kind::File => b'f',
             Kind::Symlink => b'l',
             Kind::Dir => b'd',
+            Kind::Submodule => b's',
             Kind::Other => b'o',
         };
         out.push(kind);
@@ -522,7 +563,7 @@ impl Entry {
         // of the same tree must have the same fingerprint.
         out.push(u8::from(self.stat.mode & 0o100 != 0));
         match self.kind {
-            Kind::File => {
+            Kind::File | Kind::Submodule => {
                 out.extend_from_slice(&self.content);
             }
             Kind::Symlink => {

@@ -6,14 +6,17 @@
 //!
 //! - the relative path, as raw bytes with `/` separators (so non-UTF-8 names
 //!   work; they are shown lossily in messages), prefixed by its length;
-//! - the kind: regular file, symlink, directory (a git submodule entry) or
-//!   other (a FIFO or socket, which is never opened);
+//! - the kind: regular file, symlink, git submodule, directory (a submodule
+//!   that is not checked out) or other (a FIFO or socket, which is never
+//!   opened);
 //! - whether its owner may execute it (`mode & 0o100`), as git records a
 //!   file's mode: the other permission bits depend on the umask of whoever
 //!   wrote it, and two checkouts of the same tree fingerprint alike (`v1`
 //!   hashed every permission bit);
 //! - for a file, the blake3 digest of its contents under [`FILE_CONTEXT`];
-//!   for a symlink, its target (symlinks are never followed);
+//!   for a symlink, its target (symlinks are never followed); for a
+//!   checked-out submodule, the fingerprint of its own work tree, taken the
+//!   same way (so an uncommitted edit inside it changes the checkout's);
 //!
 //! and finally the number of entries. Changing any byte, name, executable
 //! bit or link target changes the fingerprint; the order the files were
@@ -44,4 +47,5 @@ mod walk;
 
 pub use imp::{
     FILE_CONTEXT, FINGERPRINT_CONTEXT, FileSource, Fingerprint, Fingerprinter, STORE_DIR_NAME,
+    Submodule,
 };

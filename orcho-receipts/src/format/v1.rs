@@ -1,9 +1,12 @@
-//! Versions 1 to 3 of the receipt documents (2 adds `program`, 3 `key`).
+//! Versions 1 to 4 of the receipt documents (2 adds `program`, 3 `key`, 4
+//! `submodules` and each dependency's `commit`).
 //!
 //! Changelog of [`RECEIPT_SCHEMA`](crate::RECEIPT_SCHEMA):
 //! - 1: first version.
 //! - 2: `program` in command receipts.
 //! - 3: `key`, the id of the key that signed the receipt, when one did.
+//! - 4: `submodules` (path → work-tree fingerprint) in command receipts, and
+//!   `commit` in their dependencies, when there are any.
 
 use std::{collections::BTreeMap, time::Duration};
 
@@ -38,6 +41,12 @@ pub(crate) struct CommandReceiptV1 {
     pub(crate) subject_before: Digest,
     #[serde(deserialize_with = "digest")]
     pub(crate) subject_after: Digest,
+    #[serde(
+        default,
+        deserialize_with = "digest_map",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub(crate) submodules: BTreeMap<Utf8PathBuf, Digest>,
     pub(crate) dependencies: Vec<DependencyV1>,
     pub(crate) started_at: Timestamp,
     pub(crate) finished_at: Timestamp,
@@ -144,6 +153,8 @@ pub(crate) struct DependencyV1 {
     path: Utf8PathBuf,
     #[serde(deserialize_with = "optional_digest")]
     fingerprint: Option<Digest>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    commit: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -201,6 +212,15 @@ fn digest<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Digest, D::Error
 fn optional_digest<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Digest>, D::Error> {
     let text = <Option<std::borrow::Cow<'de, str>>>::deserialize(deserializer)?;
     text.map(|t| parse_digest(&t)).transpose()
+}
+
+fn digest_map<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<Utf8PathBuf, Digest>, D::Error> {
+    let map = <BTreeMap<Utf8PathBuf, std::borrow::Cow<'de, str>>>::deserialize(deserializer)?;
+    map.into_iter()
+        .map(|(path, text)| Ok((path, parse_digest(&text)?)))
+        .collect()
 }
 
 fn parse_digest<E: serde::de::Error>(text: &str) -> Result<Digest, E> {
@@ -359,6 +379,7 @@ impl From<&CommandReceipt> for CommandReceiptV1 {
             working_dir: r.working_dir.clone(),
             subject_before: r.subject_before,
             subject_after: r.subject_after,
+            submodules: r.submodules.clone(),
             dependencies: r
                 .dependencies
                 .iter()
@@ -366,6 +387,7 @@ impl From<&CommandReceipt> for CommandReceiptV1 {
                     name: d.name.clone(),
                     path: d.path.clone(),
                     fingerprint: d.fingerprint,
+                    commit: d.commit.clone(),
                 })
                 .collect(),
             started_at: r.started_at,
@@ -395,10 +417,13 @@ impl From<CommandReceiptV1> for CommandReceipt {
             working_dir: r.working_dir,
             subject_before: r.subject_before,
             subject_after: r.subject_after,
+            submodules: r.submodules,
             dependencies: r
                 .dependencies
                 .into_iter()
-                .map(|d| DependencyFingerprint::new(d.name, d.path, d.fingerprint))
+                .map(|d| {
+                    DependencyFingerprint::new(d.name, d.path, d.fingerprint).with_commit(d.commit)
+                })
                 .collect(),
             started_at: r.started_at,
             finished_at: r.finished_at,

@@ -9,6 +9,7 @@ mod exec;
 mod fingerprint;
 mod readiness;
 mod receipts;
+mod submodule;
 
 use std::{os::unix::fs::PermissionsExt, time::Duration};
 

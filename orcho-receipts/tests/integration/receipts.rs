@@ -608,16 +608,16 @@ fn a_receipt_from_a_newer_schema_is_invalid_and_never_overwritten() -> Result {
     v.run_command(&name("test"), None)?;
     let path = f.latest("test");
     let future =
-        "{\n  \"schema\": 4,\n  \"command\": \"test\",\n  \"verdict\": {\"nested\": [1, 2]}\n}\n";
+        "{\n  \"schema\": 5,\n  \"command\": \"test\",\n  \"verdict\": {\"nested\": [1, 2]}\n}\n";
     crate::write_bytes(&path, future.as_bytes())?;
     let s = status(&v, "test")?;
     assert!(
         matches!(s, ReceiptStatus::Invalid(InvalidReason::TooNew { .. })),
         "{s}"
     );
-    insta::assert_snapshot!(s, @"invalid: the receipt has schema 4, newer than 3; upgrade Orcho to read it");
+    insta::assert_snapshot!(s, @"invalid: the receipt has schema 5, newer than 4; upgrade Orcho to read it");
     let err = v.run_command(&name("test"), None).unwrap_err();
-    insta::assert_snapshot!(orcho_core::error_chain(&err).replace(f.checkout.as_str(), "<checkout>"), @"command `test`: caused by: `<checkout>/.orcho/receipts/test/latest.json` has schema 4, newer than this build writes; refusing to overwrite it");
+    insta::assert_snapshot!(orcho_core::error_chain(&err).replace(f.checkout.as_str(), "<checkout>"), @"command `test`: caused by: `<checkout>/.orcho/receipts/test/latest.json` has schema 5, newer than this build writes; refusing to overwrite it");
     assert_eq!(std::fs::read_to_string(&path)?, future);
     Ok(())
 }
