@@ -17,14 +17,13 @@ use crate::{
 /// The defaults of [`DestructivePatterns`].
 pub const DEFAULT_DESTRUCTIVE_PATTERNS: &[&str] = &[
     "rm -rf",
-    "rm -fr",
-    "rm -r -f",
     "git reset --hard",
     "git clean -fd",
     "git clean -fdx",
     "git clean -f",
     "git push --force",
     "git push -f",
+    "git push +",
     "git push --force-with-lease",
     "git checkout -- .",
     "git branch -D",
@@ -41,9 +40,13 @@ pub const DEFAULT_DESTRUCTIVE_PATTERNS: &[&str] = &[
 /// Text patterns that mark advice as destructive.
 ///
 /// A pattern is a sequence of words; it matches a line of the advice's
-/// feedback or rationale that contains those words in that order (other
-/// words may sit between them). Words compare case-insensitively, ignoring
-/// surrounding quotes, backticks and `;,()`. So `git push --force` matches
+/// feedback, rationale or risks that contains those words in that order
+/// (other words may sit between them). Words compare case-insensitively,
+/// ignoring surrounding quotes, backticks and `;,()`. Short flags compare
+/// as flags, in any order and grouping (`rm -rf` matches `rm -fr`,
+/// `rm -r -f`, `rm --recursive --force`; `git clean -fdx` matches
+/// `git clean -xdf`), and the word `+` is a forced refspec
+/// (`git push origin +main`). So `git push --force` matches
 /// ``run `git push origin main --force` `` and `drop table` matches
 /// `DROP TABLE users;`. Matching errs on the side of stopping.
 ///
@@ -149,14 +152,55 @@ fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Whether `line` has the words of `pattern` in order. Flags compare as
+/// flags: a short cluster in the pattern (`-fdx`) is satisfied by the same
+/// letters in any order and grouping on the line (`-xdf`, `-x -f -d`,
+/// `-rfv` for `-rf`), where `--recursive` and `--force` count as `-r` and
+/// `-f`; a pattern word `+` is any word starting with `+` (a forced refspec,
+/// `git push origin +main`).
 fn contains_in_order(line: &[String], pattern: &[String]) -> bool {
     let mut want = pattern.iter().peekable();
-    for word in line {
-        if want.peek().is_some_and(|w| *w == word) {
+    let mut at = 0;
+    while let Some(w) = want.peek() {
+        if is_short_cluster(w) {
+            // The flags anywhere after the words matched so far.
+            let letters: String = line[at.min(line.len())..]
+                .iter()
+                .map(|word| flag_letters(word))
+                .collect();
+            if !w[1..].chars().all(|c| letters.contains(c)) {
+                return false;
+            }
             want.next();
+            continue;
         }
+        let Some(found) = line[at.min(line.len())..].iter().position(|word| {
+            word == *w || (w.as_str() == "+" && word.starts_with('+') && word.len() > 1)
+        }) else {
+            return false;
+        };
+        at += found + 1;
+        want.next();
     }
-    want.peek().is_none()
+    true
+}
+
+/// `-x` or `-xdf`: a cluster of short flags.
+fn is_short_cluster(word: &str) -> bool {
+    word.len() > 1
+        && word.starts_with('-')
+        && !word.starts_with("--")
+        && word[1..].chars().all(|c| c.is_ascii_alphabetic())
+}
+
+/// The short-flag letters a word of a command line stands for.
+fn flag_letters(word: &str) -> String {
+    match word {
+        "--recursive" => "r".to_owned(),
+        "--force" => "f".to_owned(),
+        w if is_short_cluster(w) => w[1..].to_owned(),
+        _ => String::new(),
+    }
 }
 
 /// The autopilot's limits. Build with [`AutopilotPolicy::builder`].
@@ -670,10 +714,13 @@ impl Autopilot {
         if advice.recommended_action != HandoffAction::RetryFeedback {
             return Some(StopReason::Recommended(advice.recommended_action));
         }
-        let texts = [
+        let texts: Vec<&str> = [
             advice.retry_feedback.as_deref().unwrap_or(""),
             &advice.rationale,
-        ];
+        ]
+        .into_iter()
+        .chain(advice.risks.iter().map(String::as_str))
+        .collect();
         if let Some(pattern) = texts.iter().find_map(|t| self.policy.destructive.find(t)) {
             return Some(StopReason::DestructiveAction {
                 pattern: pattern.to_owned(),
@@ -784,7 +831,18 @@ mod tests {
         assert_eq!(p.find("git push -f origin"), Some("git push -f"));
         assert_eq!(p.find("Drop Table users"), Some("drop table"));
         assert_eq!(p.find("remove the -rf flag docs\nthen rm things"), None);
-        assert_eq!(p.find("rm -rfv x"), None, "words match whole");
+        // Flags in any order and grouping, long or short.
+        assert_eq!(p.find("rm -rfv x"), Some("rm -rf"));
+        assert_eq!(p.find("rm -r -f build"), Some("rm -rf"));
+        assert_eq!(p.find("rm --recursive --force build"), Some("rm -rf"));
+        assert_eq!(p.find("run `git clean -xdf` first"), Some("git clean -fd"));
+        assert_eq!(p.find("git push origin +main"), Some("git push +"));
+        assert_eq!(p.find("rm -r build"), None, "no -f: asks before deleting");
+        assert_eq!(p.find("git push origin main"), None);
+        assert_eq!(
+            p.find("use the --force-with-lease docs, then git status"),
+            None
+        );
         let custom = DestructivePatterns::new(["kubectl delete"]).unwrap();
         assert_eq!(
             custom.find("kubectl -n prod delete pod x"),

@@ -1,6 +1,7 @@
-//! A one-shot HTTP/1.1 server on 127.0.0.1: it accepts one connection,
-//! captures the request, waits if told to, and sends a canned answer. It
-//! stops by itself: it gives up accepting after a few seconds.
+//! An HTTP/1.1 server on 127.0.0.1 with a script of canned answers: it
+//! accepts one connection per answer, captures each request, waits if told
+//! to, and answers. It stops by itself when the script is done, or gives up
+//! accepting after a few seconds.
 
 use std::{
     io::{Read, Write},
@@ -19,6 +20,7 @@ pub(crate) struct Canned {
     status: u16,
     body: String,
     delay: Duration,
+    retry_after: Option<u64>,
 }
 
 impl Canned {
@@ -28,7 +30,14 @@ impl Canned {
             status,
             body: body.into(),
             delay: Duration::ZERO,
+            retry_after: None,
         }
+    }
+
+    /// Sends `Retry-After: <secs>`.
+    pub(crate) fn retry_after(mut self, secs: u64) -> Self {
+        self.retry_after = Some(secs);
+        self
     }
 
     /// A 200 answer.
@@ -76,33 +85,45 @@ pub(crate) struct Server {
 impl Server {
     /// Starts a server that answers one request with `canned`.
     pub(crate) fn start(canned: Canned) -> Self {
+        Self::script(vec![canned])
+    }
+
+    /// Starts a server that answers requests with `script`, in order.
+    pub(crate) fn script(script: Vec<Canned>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let port = listener.local_addr().expect("local address").port();
         let (tx, requests) = mpsc::channel();
         thread::spawn(move || {
-            let Some(mut stream) = accept(&listener) else {
-                return;
-            };
-            let Some(captured) = read_request(&mut stream) else {
-                return;
-            };
-            let _ = tx.send(captured);
-            thread::sleep(canned.delay);
-            let reason = match canned.status {
-                200 => "OK",
-                401 => "Unauthorized",
-                500 => "Internal Server Error",
-                _ => "Whatever",
-            };
-            let response = format!(
-                "HTTP/1.1 {} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-                canned.status,
-                canned.body.len(),
-                canned.body
-            );
-            // The client may have given up (the timeout test): ignore errors.
-            let _ = stream.write_all(response.as_bytes());
-            let _ = stream.flush();
+            for canned in script {
+                let Some(mut stream) = accept(&listener) else {
+                    return;
+                };
+                let Some(captured) = read_request(&mut stream) else {
+                    return;
+                };
+                let _ = tx.send(captured);
+                thread::sleep(canned.delay);
+                let reason = match canned.status {
+                    200 => "OK",
+                    401 => "Unauthorized",
+                    429 => "Too Many Requests",
+                    500 => "Internal Server Error",
+                    _ => "Whatever",
+                };
+                let retry = canned
+                    .retry_after
+                    .map(|s| format!("Retry-After: {s}\r\n"))
+                    .unwrap_or_default();
+                let response = format!(
+                    "HTTP/1.1 {} {reason}\r\nContent-Type: application/json\r\n{retry}Content-Length: {}\r\nConnection: close\r\n\r\n{}",
+                    canned.status,
+                    canned.body.len(),
+                    canned.body
+                );
+                // The client may have given up (the timeout test).
+                let _ = stream.write_all(response.as_bytes());
+                let _ = stream.flush();
+            }
         });
         Self {
             base_url: format!("http://127.0.0.1:{port}/v1"),
@@ -116,19 +137,6 @@ impl Server {
             .recv_timeout(PATIENCE)
             .expect("the server received a request")
     }
-
-    /// Whether a request has arrived by now.
-    pub(crate) fn received_any(&self) -> bool {
-        self.requests.try_recv().is_ok()
-    }
-}
-
-/// A port on 127.0.0.1 that nothing listens on.
-pub(crate) fn closed_port_url() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    let port = listener.local_addr().expect("local address").port();
-    drop(listener);
-    format!("http://127.0.0.1:{port}/v1")
 }
 
 fn accept(listener: &TcpListener) -> Option<TcpStream> {

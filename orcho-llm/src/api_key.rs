@@ -2,7 +2,7 @@
 
 use std::{env::VarError, fmt, sync::Arc};
 
-use crate::error::{JudgeError, KeyProblem};
+use crate::error::{KeyProblem, LlmError};
 
 /// Looks up an environment variable by name, as [`std::env::var`] does.
 pub(crate) type KeyLookup = Arc<dyn Fn(&str) -> Result<String, VarError> + Send + Sync>;
@@ -10,7 +10,7 @@ pub(crate) type KeyLookup = Arc<dyn Fn(&str) -> Result<String, VarError> + Send 
 /// The process environment, the lookup every registered gate uses.
 #[expect(
     clippy::disallowed_methods,
-    reason = "the key must come from the variable the profile names: a profile never holds the key itself, and GateContext carries no secrets"
+    reason = "the key must come from the variable the profile names: a profile never holds the key itself"
 )]
 pub(crate) fn process_env(name: &str) -> Result<String, VarError> {
     std::env::var(name)
@@ -28,8 +28,8 @@ impl fmt::Debug for ApiKey {
 
 impl ApiKey {
     /// Reads the key from `var` through `lookup`.
-    pub(crate) fn read(var: &str, lookup: &KeyLookup) -> Result<Self, JudgeError> {
-        let refuse = |problem| JudgeError::ApiKey {
+    pub(crate) fn read(var: &str, lookup: &KeyLookup) -> Result<Self, LlmError> {
+        let refuse = |problem| LlmError::ApiKey {
             var: var.to_owned(),
             problem,
         };
@@ -46,6 +46,11 @@ impl ApiKey {
     /// The `Authorization` header's value.
     pub(crate) fn bearer(&self) -> String {
         format!("Bearer {}", self.0)
+    }
+
+    /// The key as it is, for a header of its own (`x-api-key`).
+    pub(crate) fn raw(&self) -> &str {
+        &self.0
     }
 
     /// `text` with every occurrence of the key replaced, for quoting text
