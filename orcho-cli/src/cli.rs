@@ -80,6 +80,10 @@ pub(crate) enum Command {
         /// Never prompt: stop with exit code 4 at an undecided decision point
         #[arg(long)]
         no_interactive: bool,
+        /// At a paused handoff with nobody to ask, let the CI autopilot try
+        /// (see `orcho run --autopilot`)
+        #[arg(long)]
+        autopilot: bool,
         /// The command a phase runs from now on, as `PHASE=COMMAND`, in place
         /// of the one the run was started with (for this resume)
         #[arg(long = "phase", value_name = "PHASE=COMMAND")]
@@ -250,6 +254,12 @@ pub(crate) struct RunArgs {
     /// Never prompt: stop with exit code 4 at an undecided decision point
     #[arg(long)]
     pub(crate) no_interactive: bool,
+    /// At a paused handoff with nobody to ask, let the CI autopilot try:
+    /// the advisor's advice, the safety checks, then a retry with its
+    /// feedback, or a stop with the reason (also the profile's
+    /// `autopilot.enabled`)
+    #[arg(long)]
+    pub(crate) autopilot: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -274,8 +284,14 @@ pub(crate) enum HandoffCommand {
         /// The handoff [default: the run's open handoff]
         #[arg(long)]
         handoff: Option<HandoffId>,
+        /// The advice this decision follows (from `orcho handoff advise`),
+        /// recorded as its provenance
+        #[arg(long, value_name = "ADVICE_ID")]
+        advice: Option<orcho::handoff::AdviceId>,
     },
-    /// Ask the advisor for a recommendation (needs a host with an advisor)
+    /// Ask the profile's advisor (`advisor:`) what to do at the run's open
+    /// handoff; prints its advice and keeps it as an artifact, decides
+    /// nothing
     Advise {
         /// The run: its id, the start of it, or `latest`
         #[arg(value_parser = run_ref)]

@@ -101,9 +101,38 @@ fn engine_of(place: &Place, config: &RunConfig) -> Result<Engine, CliError> {
 /// An engine for `plan` in the place's store that signs and checks
 /// receipts with the host's receipt key.
 pub(crate) fn keyed_engine(place: &Place, plan: RunPlan) -> Result<Engine, CliError> {
-    Ok(Engine::builder(plan, &place.store)
-        .receipt_key(crate::key::receipt_key(place)?)
-        .build()?)
+    let advisor = advisor_of(&plan)?;
+    let mut builder =
+        Engine::builder(plan, &place.store).receipt_key(crate::key::receipt_key(place)?);
+    if let Some(advisor) = advisor {
+        builder = builder.advisor(advisor);
+    }
+    Ok(builder.build()?)
+}
+
+/// The advisor the profile's `advisor:` block declares, if it declares one.
+pub(crate) fn advisor_of(
+    plan: &RunPlan,
+) -> Result<Option<std::sync::Arc<dyn orcho::handoff::Advisor>>, CliError> {
+    let Some(block) = &plan.advisor_config else {
+        return Ok(None);
+    };
+    #[cfg(feature = "llm")]
+    {
+        let advisor = orcho_llm::LlmAdvisor::from_value(block).map_err(|e| {
+            CliError::msg(format!("the profile's `advisor:` block: {e}"))
+                .with_hint("docs/profile.md describes `advisor:`; `orcho profile show` prints the profile in use")
+        })?;
+        Ok(Some(std::sync::Arc::new(advisor)))
+    }
+    #[cfg(not(feature = "llm"))]
+    {
+        let _ = block;
+        Err(CliError::msg(
+            "the profile declares an `advisor:`, and this `orcho` was built without the `llm` feature",
+        )
+        .with_hint("install it with the default features: `cargo install --path orcho-cli`"))
+    }
 }
 
 /// The first phase in `phases` that `plan` does not have, and what to say
@@ -193,6 +222,7 @@ pub(crate) fn begin_follow_up(
     place: &Place,
     parent: &RunId,
     phases: BTreeMap<String, Vec<String>>,
+    autopilot: bool,
 ) -> Result<(RunConfig, Run, FollowUpSpec), CliError> {
     let Some(mut config) = read_config(place, parent)? else {
         return Err(CliError::refused(format!(
@@ -200,7 +230,11 @@ pub(crate) fn begin_follow_up(
              with the host that started it"
         )));
     };
-    let engine = engine_of(place, &config)?;
+    let (_, mut plan) = crate::place::load(&config.profile)?;
+    if autopilot {
+        plan = plan.with_autopilot_enabled(true);
+    }
+    let engine = keyed_engine(place, plan)?;
     if let Some((name, why)) = unknown_phase(engine.plan(), &phases) {
         return Err(CliError::msg(format!("`--phase {name}=…`: {why}")));
     }
@@ -263,13 +297,27 @@ fn require_repository(place: &Place) -> Result<(), CliError> {
 
 /// Opens a run this CLI started, to drive it on.
 pub(crate) fn open(place: &Place, run: &RunId) -> Result<(RunConfig, Run), CliError> {
+    open_with(place, run, false)
+}
+
+/// [`open`], with the CI autopilot on for this drive when `autopilot`
+/// (`--autopilot`), whatever the profile's `autopilot.enabled` says.
+pub(crate) fn open_with(
+    place: &Place,
+    run: &RunId,
+    autopilot: bool,
+) -> Result<(RunConfig, Run), CliError> {
     let Some(config) = read_config(place, run)? else {
         return Err(CliError::msg(format!(
             "run `{run}` was not started by `orcho run` or `orcho mcp` (it has no run \
              configuration); drive it with its own host"
         )));
     };
-    let run = engine_of(place, &config)?.open(run)?;
+    let (_, mut plan) = crate::place::load(&config.profile)?;
+    if autopilot {
+        plan = plan.with_autopilot_enabled(true);
+    }
+    let run = keyed_engine(place, plan)?.open(run)?;
     Ok((config, run))
 }
 

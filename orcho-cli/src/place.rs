@@ -102,6 +102,19 @@ impl Place {
     }
 }
 
+/// The gates a profile may use: the built-ins, and `llm_judge` with the
+/// `llm` feature.
+pub(crate) fn registry() -> GateRegistry {
+    let builder = GateRegistry::builtins_builder();
+    #[cfg(feature = "llm")]
+    let builder = match orcho_llm::register(builder) {
+        Ok(builder) => builder,
+        // Nothing else registers `llm_judge`.
+        Err(_) => GateRegistry::builtins_builder(),
+    };
+    builder.build()
+}
+
 /// `builtin:<name>` as it is; a file made absolute against the current
 /// directory.
 pub(crate) fn spec_of(profile: &str) -> Result<String, CliError> {
@@ -118,8 +131,12 @@ pub(crate) fn load(spec: &str) -> Result<Loaded, CliError> {
         Some(name) => Profile::builtin(name)?,
         None => Profile::load(spec)?,
     };
-    let resolved = parsed.resolve(&GateRegistry::with_builtins())?;
-    Ok((spec.to_owned(), RunPlan::from_profile(&resolved)))
+    let resolved = parsed.resolve(&registry())?;
+    let plan = RunPlan::from_profile(&resolved);
+    // A broken `advisor:` block is said when the profile loads, not at the
+    // first paused handoff.
+    crate::host::advisor_of(&plan)?;
+    Ok((spec.to_owned(), plan))
 }
 
 /// The checkout for a command run in `cwd` (see the module docs).

@@ -156,6 +156,7 @@ fn merge(base: Profile, child: Profile) -> Profile {
     from_child_if_declared!(
         description,
         verification,
+        advisor,
         autopilot,
         delivery,
         intake,

@@ -54,6 +54,17 @@ pub struct Profile {
     /// The verification contract: environments, commands, `required`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<VerificationContract>,
+    /// The model that advises at paused handoffs (and that the CI
+    /// autopilot asks): handed to the host, which builds its advisor from it
+    /// (the `orcho` CLI: `provider`, `base_url`, `model`, `api_key_env`,
+    /// prices, timeouts; see `orcho-llm`). A key given twice, at any depth,
+    /// is refused.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "orcho_core::unique_keys::optional_value"
+    )]
+    pub advisor: Option<serde_json::Value>,
     /// The CI autopilot's limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autopilot: Option<AutopilotSpec>,

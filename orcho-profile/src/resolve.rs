@@ -40,6 +40,9 @@ pub struct ResolvedProfile {
     /// The validated verification contract (empty when the profile has
     /// none).
     pub verification: VerificationContract,
+    /// The `advisor:` block, for the host to build its advisor from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub advisor: Option<serde_json::Value>,
     /// The CI autopilot.
     pub autopilot: ResolvedAutopilot,
     /// Delivery gate defaults.
@@ -332,6 +335,7 @@ impl Profile {
             description: self.description.clone(),
             phases,
             verification,
+            advisor: self.advisor.clone(),
             autopilot: ResolvedAutopilot {
                 enabled: self.autopilot.as_ref().is_some_and(|a| a.enabled),
                 policy: autopilot,

@@ -205,6 +205,10 @@ pub struct RunPlan {
     /// `permissions`), passed to every phase in its
     /// [`PhaseRequest`](crate::PhaseRequest); `None`: no rules.
     pub permissions: Option<orcho_permissions::RuleSet>,
+    /// A profile's `advisor:` block, for the host to build its
+    /// [`Advisor`](orcho_handoff::Advisor) from (the engine uses the one
+    /// [`EngineBuilder::advisor`](crate::EngineBuilder::advisor) gets).
+    pub advisor_config: Option<serde_json::Value>,
     /// Whether a plan reported by a `plan` phase waits for approval before
     /// the run goes on.
     pub plan_approval: bool,
@@ -233,6 +237,7 @@ impl RunPlan {
             require_receipts: true,
             commit_message: None,
             permissions: None,
+            advisor_config: None,
             plan_approval: false,
             deviation: DeviationPolicy::default(),
             intake: None,
@@ -394,6 +399,7 @@ impl RunPlan {
             require_receipts: profile.delivery.require_receipts,
             commit_message: Some(profile.delivery.commit_message.clone()),
             permissions: profile.permissions.clone(),
+            advisor_config: profile.advisor.clone(),
             plan_approval: profile.supervision.plan_approval,
             deviation: profile.supervision.deviation,
             intake: profile.intake.dirty_checkout.action(),

@@ -26,6 +26,7 @@ pub(crate) fn handoff(
     action: HandoffAction,
     text: Option<&str>,
     handoff: Option<HandoffId>,
+    advice: Option<orcho::handoff::AdviceId>,
 ) -> Result<Exit, CliError> {
     let engine = host::engine_for(place, run)?;
     let handoff = match handoff {
@@ -42,11 +43,25 @@ pub(crate) fn handoff(
     let choice = HandoffChoice::new(action, text)?;
     // The recorded decision again is a replay: it succeeds and changes
     // nothing (also after the run acted on it); a different one conflicts.
-    let recorded = engine.decide(
-        run,
-        &handoff,
-        DecisionRequest::new(choice, DecidedBy::Operator),
-    )?;
+    let mut request = DecisionRequest::new(choice, DecidedBy::Operator);
+    if let Some(advice) = advice {
+        // The advice must exist, and be about this handoff.
+        let known = engine
+            .handoffs()
+            .advice_records(run)?
+            .into_iter()
+            .any(|a| *a.id() == advice && *a.handoff() == handoff);
+        if !known {
+            return Err(CliError::msg(format!(
+                "run `{run}` has no advice `{advice}` on handoff `{handoff}`"
+            ))
+            .with_hint(format!(
+                "`orcho handoff advise {run}` asks for advice and prints its id"
+            )));
+        }
+        request = request.with_advice(advice);
+    }
+    let recorded = engine.decide(run, &handoff, request)?;
     if recorded.is_replay() {
         return replayed(place, run, "handoff", action.as_str());
     }

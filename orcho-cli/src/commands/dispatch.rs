@@ -30,8 +30,9 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         Command::Resume {
             run,
             no_interactive,
+            autopilot,
             phases,
-        } => run::resume(&place, &find(&run)?, no_interactive, &phases).await,
+        } => run::resume(&place, &find(&run)?, no_interactive, autopilot, &phases).await,
         Command::Inbox => inbox::inbox(&place),
         Command::Runs => runs::list(&place),
         Command::Log { run } => runs::log(&place, &find(&run)?),
@@ -44,7 +45,15 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
             action,
             text,
             handoff,
-        }) => decide::handoff(&place, &find(&run)?, action, text.as_deref(), handoff),
+            advice,
+        }) => decide::handoff(
+            &place,
+            &find(&run)?,
+            action,
+            text.as_deref(),
+            handoff,
+            advice,
+        ),
         Command::Handoff(HandoffCommand::Advise { run }) => {
             show::advice(&place, &find(&run)?).await
         }

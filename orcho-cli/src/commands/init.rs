@@ -285,7 +285,7 @@ pub(crate) fn show(place: &Place, name: Option<&str>) -> Result<Exit, CliError> 
         None => Profile::load(Utf8Path::new(&spec))?,
     };
     // Shown only when it would run: every gate built from its `with:`.
-    profile.resolve(&orcho::gates::GateRegistry::with_builtins())?;
+    profile.resolve(&crate::place::registry())?;
     if !place.json {
         output::err(&format!("# {spec}"));
     }

@@ -7,7 +7,10 @@ use std::io::IsTerminal;
 use orcho::{
     Engine, PhaseRequest, Run, Step,
     core::{RunId, RunStatus},
-    handoff::{DecidedBy, DecisionRequest, supervision::Touchpoint},
+    handoff::{
+        AutopilotOutcome, DecidedBy, DecisionRequest, Ineligible, StopReason,
+        supervision::Touchpoint,
+    },
 };
 
 use crate::{
@@ -52,7 +55,9 @@ pub(crate) async fn start(place: &Place, args: &RunArgs) -> Result<Exit, CliErro
     if let Some(parent) = &args.follow_up {
         let parent = host::find_run(place, parent)?;
         interrupt::install(place.json);
-        let (config, mut run, spec) = host::begin_follow_up(place, &parent, phases)?;
+        let (config, mut run, spec) =
+            host::begin_follow_up(place, &parent, phases, args.autopilot)?;
+        check_autopilot(&run, args.autopilot)?;
         interrupt::driving_run(run.id());
         place.progress(&format!(
             "run {} started: follow-up generation {} of run {parent}, with {} blocker(s) to resolve",
@@ -70,12 +75,16 @@ pub(crate) async fn start(place: &Place, args: &RunArgs) -> Result<Exit, CliErro
         )
         .await;
     }
-    let profile = place.load_profile(args.profile.profile.as_deref())?;
-    if let Some((name, why)) = host::unknown_phase(&profile.1, &phases) {
+    let (name, mut plan) = place.load_profile(args.profile.profile.as_deref())?;
+    if let Some((name, why)) = host::unknown_phase(&plan, &phases) {
         return Err(CliError::msg(format!("`--phase {name}=…`: {why}")));
     }
+    if args.autopilot {
+        plan = plan.with_autopilot_enabled(true);
+    }
     interrupt::install(place.json);
-    let (config, mut run) = host::begin(place, profile, phases, args.in_place)?;
+    let (config, mut run) = host::begin(place, (name, plan), phases, args.in_place)?;
+    check_autopilot(&run, args.autopilot)?;
     interrupt::driving_run(run.id());
     place.progress(&format!("run {} started", run.id()));
     let step = run.next().await?;
@@ -94,11 +103,13 @@ pub(crate) async fn resume(
     place: &Place,
     id: &RunId,
     no_interactive: bool,
+    autopilot: bool,
     phases: &[String],
 ) -> Result<Exit, CliError> {
     interrupt::install(place.json);
     interrupt::driving_run(id);
-    let (mut config, mut run) = host::open(place, id)?;
+    let (mut config, mut run) = host::open_with(place, id, autopilot)?;
+    check_autopilot(&run, autopilot)?;
     let phases = parse_phases(phases)?;
     let plan = run.engine().plan();
     if let Some((name, why)) = host::unknown_phase(plan, &phases) {
@@ -112,6 +123,28 @@ pub(crate) async fn resume(
         Err(e) => return Err(e.into()),
     };
     drive(place, &config, &mut run, step, interactive(no_interactive)).await
+}
+
+/// `--autopilot` needs an advisor to ask; a profile that turns the
+/// autopilot on without one is said once.
+fn check_autopilot(run: &Run, asked: bool) -> Result<(), CliError> {
+    let plan = run.engine().plan();
+    if plan.advisor_config.is_some() || !plan.autopilot_enabled {
+        return Ok(());
+    }
+    if asked {
+        return Err(CliError::msg(
+            "`--autopilot` needs an advisor to ask, and the profile declares no `advisor:`",
+        )
+        .with_hint("add an `advisor:` block (a model and its key variable; docs/profile.md)"));
+    }
+    // `autopilot.enabled` in the profile, without an advisor: nothing acts.
+    if plan.autopilot_enabled && !plan.phases.is_empty() {
+        output::err(
+            "note: the profile turns the autopilot on but declares no `advisor:`, so it never acts",
+        );
+    }
+    Ok(())
 }
 
 fn interactive(no_interactive: bool) -> bool {
@@ -144,6 +177,17 @@ async fn drive(
                 }
                 if let Some(next) = host::decided_elsewhere(run).await? {
                     next
+                } else if !interactive
+                    && matches!(step, Step::DecideHandoff(_))
+                    && autopilot_acts(run)
+                {
+                    match autopilot(run).await? {
+                        Some(next) => next,
+                        None => {
+                            let (point, hint) = pause_hint(&step, run.id())?;
+                            return paused(place, run, point, &hint);
+                        }
+                    }
                 } else if !interactive {
                     let (point, hint) = pause_hint(&step, run.id())?;
                     return paused(place, run, point, &hint);
@@ -175,6 +219,94 @@ fn show_settled(place: &Place, engine: &Engine, request: &PhaseRequest) -> Resul
         output::err(&format!("  → {next}"));
     }
     Ok(())
+}
+
+/// Whether the CI autopilot acts at this run's handoffs: on in the plan,
+/// with an advisor to ask.
+fn autopilot_acts(run: &Run) -> bool {
+    let plan = run.engine().plan();
+    plan.autopilot_enabled && plan.advisor_config.is_some()
+}
+
+/// The CI autopilot at the open handoff: the next step after a retry it
+/// decided, or `None` when it stopped (the handoff stays open), each step
+/// said.
+async fn autopilot(run: &mut Run) -> Result<Option<Step>, CliError> {
+    let id = run.id().clone();
+    let (outcome, next) = run.autopilot().await?;
+    match outcome {
+        AutopilotOutcome::Retried { advice, .. } => {
+            say(&format!(
+                "autopilot: advice {} recommends a retry (confidence {}); the safety checks \
+                 passed; retrying with its feedback:\n  {}",
+                advice.id(),
+                advice
+                    .advice()
+                    .confidence
+                    .value()
+                    .map_or_else(|| "unknown".to_owned(), |c| format!("{c:.2}")),
+                advice
+                    .advice()
+                    .retry_feedback
+                    .as_deref()
+                    .unwrap_or_default()
+            ));
+            Ok(Some(next))
+        }
+        AutopilotOutcome::Stopped { reason, advice } => {
+            let advice = advice
+                .map(|a| format!(" (advice {})", a.id()))
+                .unwrap_or_default();
+            say(&format!(
+                "autopilot stopped: {} — {reason}{advice}\n  what to do: {}",
+                reason.code(),
+                stop_hint(&reason, &id)
+            ));
+            Ok(None)
+        }
+        AutopilotOutcome::NotEligible(why) => {
+            let why = match why {
+                Ineligible::Disabled => "the profile turns it off (`autopilot.enabled: false`)",
+                Ineligible::Approved => "the verdict is approved: nothing to retry",
+                Ineligible::RetryUnavailable => "`retry_feedback` is not on this handoff's menu",
+                Ineligible::NoFindings => "there are no findings to give feedback on",
+                _ => "the handoff is not open",
+            };
+            say(&format!("autopilot: not acting here: {why}"));
+            Ok(None)
+        }
+        _ => Ok(None),
+    }
+}
+
+/// An autopilot step, on standard error also under `--json` (where
+/// progress is otherwise quiet): what the autopilot did is never hidden.
+fn say(line: &str) {
+    output::err(line);
+}
+
+/// What an operator does after the autopilot stopped for `reason`.
+fn stop_hint(reason: &StopReason, run: &RunId) -> String {
+    let decide = format!("`orcho handoff decide {run} <ACTION>`");
+    match reason.code() {
+        "low_confidence" | "repeated_blocker" | "files_out_of_scope" | "destructive_action" => {
+            format!(
+                "read the findings and the advice (`orcho handoff show {run}`), then decide with \
+                 {decide}; `--advice ID` records which advice you followed"
+            )
+        }
+        "retry_budget_exhausted" | "cost_budget_exhausted" => format!(
+            "the autopilot's budget for this run is spent; decide with {decide}, or raise the \
+             budget in the profile's `autopilot:`"
+        ),
+        "advisor_failed" | "malformed_advice" => format!(
+            "the advisor gave no usable advice; decide with {decide}, and check the `advisor:` \
+             block (`orcho handoff advise {run}` asks again)"
+        ),
+        _ => format!(
+            "the advice is for a person to weigh; decide with {decide} (`--advice ID` follows it)"
+        ),
+    }
 }
 
 fn is_touchpoint(step: &Step) -> bool {

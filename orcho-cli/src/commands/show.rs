@@ -36,9 +36,34 @@ pub(crate) fn handoff(place: &Place, run: &RunId) -> Result<Exit, CliError> {
 /// Asks the advisor for a recommendation on the run's open handoff.
 pub(crate) async fn advice(place: &Place, run: &RunId) -> Result<Exit, CliError> {
     let engine = host::engine_for(place, run)?;
+    if engine.plan().advisor_config.is_none() {
+        return Err(CliError::msg(format!(
+            "run `{run}`'s profile declares no `advisor:`, so there is nobody to ask"
+        ))
+        .with_hint("add an `advisor:` block (a model and its key variable; docs/profile.md)"));
+    }
     let handoff = open_handoff(&engine, run)?;
-    let advice = engine.advise(run, &handoff).await?;
-    output::out(&format!("{advice:?}"));
+    place.progress("asking the advisor …");
+    let record = engine.advise(run, &handoff).await?;
+    let a = record.advice();
+    if place.json {
+        output::json(&crate::mcp::AdviceDoc {
+            run_id: run,
+            handoff_id: &handoff,
+            advice_id: record.id().to_string(),
+            advisor: record.advisor(),
+            recommended_action: a.recommended_action.as_str(),
+            confidence: a.confidence.value(),
+            rationale: &a.rationale,
+            risks: &a.risks,
+            retry_feedback: a.retry_feedback.as_deref(),
+            expected_files: &a.expected_files,
+            applied: false,
+            note: "advice is not a decision",
+        });
+    } else {
+        output::out(&text::advice(run, &record));
+    }
     Ok(Exit::Ok)
 }
 

@@ -107,9 +107,12 @@ pub(crate) struct ProposalDoc<'a> {
     pub(crate) applied: bool,
     /// Always `true`.
     pub(crate) requires_confirmation: bool,
-    /// `advice` (recorded advice) or `deterministic`.
+    /// `advice` (the advisor's) or `deterministic`.
     pub(crate) source: &'static str,
     pub(crate) advice_id: Option<String>,
+    /// Why the advisor gave no advice, when it was asked and failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) advice_error: Option<&'a str>,
     pub(crate) action: &'static str,
     pub(crate) feedback: Option<&'a str>,
     pub(crate) rationale: &'a str,
@@ -132,6 +135,9 @@ pub(crate) struct DecideArgs<'a> {
     pub(crate) action: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) feedback: Option<&'a str>,
+    /// The advice the decision follows, kept as its provenance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) advice_id: Option<String>,
 }
 
 /// `orcho_handoff_advice`.

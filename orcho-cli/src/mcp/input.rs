@@ -95,6 +95,10 @@ pub(crate) struct HandoffDecideInput {
     /// waiver's reason (`continue_with_waiver`); required for those two.
     #[serde(default)]
     pub(crate) feedback: Option<String>,
+    /// The advice this decision follows (from orcho_handoff_advice), kept
+    /// as its provenance.
+    #[serde(default)]
+    pub(crate) advice_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

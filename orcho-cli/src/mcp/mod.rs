@@ -24,5 +24,6 @@ mod propose;
 mod server;
 mod tools;
 
+pub(crate) use doc::AdviceDoc;
 pub use server::OrchoMcp;
 pub(crate) use server::serve;

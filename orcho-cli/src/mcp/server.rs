@@ -138,7 +138,7 @@ impl OrchoMcp {
 
     #[tool(
         name = "orcho_handoff_advice",
-        description = "Ask the configured advisor for a recommendation on a paused handoff; the advice is recorded, never applied. This server has no advisor configured and says so (no_advisor)."
+        description = "Ask the profile's advisor (its `advisor:` block: a model) for a recommendation on a paused handoff; the advice is recorded with an advice_id, never applied (pass advice_id to orcho_phase_handoff_decide to follow it). Without an advisor the call is refused (no_advisor)."
     )]
     async fn orcho_handoff_advice(
         &self,
@@ -149,10 +149,13 @@ impl OrchoMcp {
 
     #[tool(
         name = "orcho_review_paused_run",
-        description = "The guided review of a paused run: status, findings, and a PROPOSED decision (from recorded advice, or deterministic from the verdict and findings). It decides nothing: confirm with the operator, then call orcho_phase_handoff_decide."
+        description = "The guided review of a paused run: status, findings, and a PROPOSED decision (from the profile's advisor, asked now when it has not been, else deterministic from the verdict and findings). It decides nothing: confirm with the operator, then call orcho_phase_handoff_decide."
     )]
-    fn orcho_review_paused_run(&self, Parameters(input): Parameters<RunInput>) -> CallToolResult {
-        respond(self.review(&input))
+    async fn orcho_review_paused_run(
+        &self,
+        Parameters(input): Parameters<RunInput>,
+    ) -> CallToolResult {
+        respond(self.review(&input).await)
     }
 
     #[tool(

@@ -371,7 +371,26 @@ impl OrchoMcp {
         let feedback = input.feedback.as_deref().filter(|f| !f.trim().is_empty());
         let choice = HandoffChoice::new(action, feedback)
             .map_err(|e| ToolError::invalid(orcho::core::error_chain(&e)))?;
-        let recorded = engine.decide(&run, &handoff, DecisionRequest::by_client(choice, client))?;
+        let mut request = DecisionRequest::by_client(choice, client);
+        if let Some(advice) = input.advice_id.as_deref() {
+            let advice: orcho::handoff::AdviceId = advice
+                .parse()
+                .map_err(|e| ToolError::invalid(format!("`advice_id`: {e}")))?;
+            let known = engine
+                .handoffs()
+                .advice_records(&run)
+                .map_err(|e| ToolError::internal(&e))?
+                .into_iter()
+                .any(|a| *a.id() == advice && *a.handoff() == handoff);
+            if !known {
+                return Err(ToolError::invalid(format!(
+                    "`advice_id`: run `{run}` has no advice `{advice}` on handoff `{handoff}`"
+                ))
+                .hint("orcho_handoff_advice asks for advice and returns its advice_id"));
+            }
+            request = request.with_advice(advice);
+        }
+        let recorded = engine.decide(&run, &handoff, request)?;
         value(&HandoffDecidedDoc {
             run_id: &run,
             handoff_id: &handoff,
@@ -412,7 +431,7 @@ impl OrchoMcp {
                 ));
             }
             let parent = parse_run(parent)?;
-            let (config, run, _) = host::begin_follow_up(&self.place, &parent, phases)?;
+            let (config, run, _) = host::begin_follow_up(&self.place, &parent, phases, false)?;
             (config, run)
         } else {
             // Unknown phase names are bad input, said before anything starts.
@@ -483,7 +502,7 @@ impl OrchoMcp {
         Ok(Value::Object(part))
     }
 
-    pub(super) fn review(&self, input: &RunInput) -> ToolResult {
+    pub(super) async fn review(&self, input: &RunInput) -> ToolResult {
         let run = parse_run(&input.run_id)?;
         let engine = self.engine(&run)?;
         let status = status_doc(&engine, &run)?;
@@ -498,12 +517,21 @@ impl OrchoMcp {
             });
         };
         let findings = findings_doc(&engine, &run)?;
-        let advice = engine
+        let mut advice = engine
             .handoffs()
             .advice_records(&run)
             .map_err(|e| ToolError::internal(&e))?
             .into_iter()
             .rfind(|a| a.handoff() == handoff.id());
+        // With an advisor and no advice yet, ask it; when it fails, the
+        // proposal is the deterministic one and says why.
+        let mut advice_error = None;
+        if advice.is_none() && engine.plan().advisor_config.is_some() {
+            match engine.advise(&run, handoff.id()).await {
+                Ok(record) => advice = Some(record),
+                Err(e) => advice_error = Some(orcho::core::error_chain(&e)),
+            }
+        }
         let proposal = match &advice {
             Some(record) => propose::Proposal {
                 action: record.advice().recommended_action,
@@ -526,6 +554,7 @@ impl OrchoMcp {
                     "deterministic"
                 },
                 advice_id: advice.as_ref().map(|a| a.id().to_string()),
+                advice_error: advice_error.as_deref(),
                 action: proposal.action.as_str(),
                 feedback: proposal.feedback.as_deref(),
                 rationale: &proposal.rationale,
@@ -536,6 +565,7 @@ impl OrchoMcp {
                         handoff_id: handoff.id(),
                         action: proposal.action.as_str(),
                         feedback: proposal.feedback.as_deref(),
+                        advice_id: advice.as_ref().map(|a| a.id().to_string()),
                     },
                 },
                 then: "orcho_run_resume",
@@ -563,7 +593,7 @@ impl OrchoMcp {
             retry_feedback: a.retry_feedback.as_deref(),
             expected_files: &a.expected_files,
             applied: false,
-            note: "advice is not a decision; confirm with the operator, then call orcho_phase_handoff_decide",
+            note: "advice is not a decision; confirm with the operator, then call orcho_phase_handoff_decide with this advice_id",
         })
     }
 

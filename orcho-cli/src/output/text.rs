@@ -83,6 +83,62 @@ pub(crate) fn environment_table(summary: &ReadinessSummary) -> Option<String> {
     Some(table.trim_end().to_owned())
 }
 
+/// Advice as `orcho handoff advise` prints it, with the command that
+/// follows it.
+pub(crate) fn advice(run: &RunId, record: &orcho::handoff::AdviceRecord) -> String {
+    let a = record.advice();
+    let mut text = format!(
+        "advice {} by {} on handoff {}: {}",
+        record.id(),
+        record.advisor(),
+        record.handoff(),
+        a.recommended_action
+    );
+    if let Some(c) = a.confidence.value() {
+        let _ = write!(text, " (confidence {c:.2})");
+    }
+    let _ = write!(text, "\n  why: {}", a.rationale);
+    if let Some(feedback) = &a.retry_feedback {
+        let _ = write!(text, "\n  feedback for the retry: {feedback}");
+    }
+    for risk in &a.risks {
+        let _ = write!(text, "\n  risk: {risk}");
+    }
+    if !a.expected_files.is_empty() {
+        let files: Vec<&str> = a.expected_files.iter().map(|f| f.as_str()).collect();
+        let _ = write!(text, "\n  expected to change: {}", files.join(", "));
+    }
+    if let Some(usage) = &a.usage {
+        let mut cost = Vec::new();
+        if let Some(usd) = usage.usd {
+            cost.push(usd.to_string());
+        }
+        if let Some(t) = usage.tokens {
+            cost.push(format!("{} in / {} out tokens", t.input, t.output));
+        }
+        if !cost.is_empty() {
+            let _ = write!(text, "\n  cost: {}", cost.join(", "));
+        }
+    }
+    let action = a.recommended_action;
+    let text_arg = match (&a.retry_feedback, action.requires_text()) {
+        (Some(f), true) => format!(" --text {}", shell_quote(f)),
+        (None, true) => " --text \"…\"".to_owned(),
+        _ => String::new(),
+    };
+    let _ = write!(
+        text,
+        "\nadvice decides nothing; to follow it: orcho handoff decide {run} {action}{text_arg} --advice {}",
+        record.id()
+    );
+    text
+}
+
+/// `text` quoted for a POSIX shell.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
 /// What `orcho status` concludes under its table: ready, or what to do
 /// about the required commands that are not present.
 pub(crate) fn readiness_verdict(summary: &ReadinessSummary) -> String {

@@ -6,6 +6,7 @@
 //! that cannot come, a run killed with SIGKILL and resumed, a prompt
 //! answered at a terminal, and errors (never panics) on bad input.
 
+mod advisor;
 mod bad_input;
 mod bootstrap;
 mod command_gate;

@@ -15,6 +15,8 @@ import json
 import asyncio
 import os
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import get_default_environment, stdio_client
@@ -83,6 +85,98 @@ async def refused(session, tool, arguments, code):
     return content
 
 
+ADVICE = {
+    "recommended_action": "retry_feedback",
+    "confidence": 0.85,
+    "rationale": "the failure is specific",
+    "risks": [],
+    "retry_feedback": "make the check pass",
+    "expected_files": ["check.txt"],
+}
+
+
+class FakeModel(BaseHTTPRequestHandler):
+    """An OpenAI-compatible chat-completions endpoint with one answer."""
+
+    asked = []
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        FakeModel.asked.append((self.path, self.headers.get("Authorization"), json.loads(body)))
+        answer = json.dumps({
+            "choices": [{"message": {"role": "assistant", "content": json.dumps(ADVICE)}}],
+            "usage": {"prompt_tokens": 900, "completion_tokens": 60},
+        }).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def log_message(self, *args):
+        pass
+
+
+def start_model():
+    server = HTTPServer(("127.0.0.1", 0), FakeModel)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+async def advised(session, checkout, base_url):
+    """Real advice from the profile's advisor, followed by a decision."""
+    with open(os.path.join(checkout, "advised.yaml"), "w") as f:
+        f.write(
+            "schema: 1\nname: advised\n"
+            f"advisor: {{base_url: '{base_url}', model: fake, api_key_env: ORCHO_TEST_ADVISOR_KEY}}\n"
+            "phases:\n  - {name: implement, role: implement}\n"
+            "supervision: {plan_approval: false}\n"
+        )
+    started = await ok(
+        session,
+        "orcho_run_start",
+        {"profile": "advised.yaml", "phases": {"implement": "false"}, "in_place": True},
+    )
+    run = started["run_id"]
+    advice = await ok(session, "orcho_handoff_advice", {"run_id": run})
+    check(
+        advice["recommended_action"] == "retry_feedback" and advice["applied"] is False,
+        f"orcho_handoff_advice returns the advisor's advice, unapplied ({advice})",
+    )
+    path, auth, sent = FakeModel.asked[-1]
+    check(
+        path == "/v1/chat/completions" and auth == "Bearer sk-test-mcp"
+        and sent["response_format"]["type"] == "json_schema",
+        "the advisor asked the model for structured output, with the key in the header",
+    )
+    review = await ok(session, "orcho_review_paused_run", {"run_id": run})
+    check(
+        review["proposal"]["source"] == "advice"
+        and review["proposal"]["feedback"] == "make the check pass"
+        and review["proposal"]["confirm_with"]["arguments"]["advice_id"] == advice["advice_id"],
+        f"the review's proposal is built from the advice, and follows it ({review['proposal']})",
+    )
+    await refused(
+        session,
+        "orcho_phase_handoff_decide",
+        {"run_id": run, "action": "halt", "advice_id": "0099-nope"},
+        "invalid_input",
+    )
+    await ok(
+        session,
+        "orcho_phase_handoff_decide",
+        {"run_id": run, "action": "halt", "advice_id": advice["advice_id"]},
+    )
+    await ok(session, "orcho_run_resume", {"run_id": run})
+    evidence = await ok(session, "orcho_run_evidence", {"run_id": run, "slice": "handoff_advice"})
+    calls = evidence["handoff_advice"]["calls"]
+    check(
+        len(calls) == 1 and calls[0]["applied_action"] == "halt",
+        f"the evidence counts the call and what was applied ({calls})",
+    )
+    os.remove(os.path.join(checkout, "advised.yaml"))
+
+
 async def follow_up(session):
     """A rejected release, `fix`, and its correction follow-up, once."""
     started = await ok(
@@ -148,6 +242,8 @@ async def main(orcho, checkout):
     env = get_default_environment()
     if "XDG_DATA_HOME" in os.environ:
         env["XDG_DATA_HOME"] = os.environ["XDG_DATA_HOME"]
+    env["ORCHO_TEST_ADVISOR_KEY"] = "sk-test-mcp"
+    model = start_model()
     server = StdioServerParameters(
         command=orcho, args=["--checkout", checkout, "mcp"], env=env
     )
@@ -160,6 +256,7 @@ async def main(orcho, checkout):
             check(names == TOOLS, f"the fourteen tools are listed (got {sorted(names)})")
 
             await follow_up(session)
+            await advised(session, checkout, f"http://127.0.0.1:{model.server_port}/v1")
 
             # A client reads no file outside the workspace, and no error
             # repeats what a file says.
