@@ -8,8 +8,8 @@ use orcho::{
     SupervisionRequest,
     delivery::DeliveryGate,
     handoff::{
-        DeliveryAction, DeliveryChoice, HandoffAction, HandoffChoice, IntakeAction, IntakeChoice,
-        PhaseHandoff,
+        Advice, DeliveryAction, DeliveryChoice, HandoffAction, HandoffChoice, IntakeAction,
+        IntakeChoice, PhaseHandoff,
         point::Action,
         supervision::{Answer, Question},
     },
@@ -101,17 +101,42 @@ fn pick<A: Action>(options: &[A], answer: &str) -> Option<A> {
 }
 
 /// Decides a phase handoff.
-pub(crate) fn handoff(handoff: &PhaseHandoff) -> Result<HandoffChoice, CliError> {
+pub(crate) fn handoff(
+    handoff: &PhaseHandoff,
+    advice: Option<&Advice>,
+) -> Result<(HandoffChoice, bool), CliError> {
     let actions: Vec<HandoffAction> = handoff.available_actions().iter().collect();
+    // The advisor's recommendation, as a choice of its own.
+    let taken = advice.and_then(|a| {
+        let text = match a.recommended_action {
+            HandoffAction::RetryFeedback => a.retry_feedback.clone(),
+            HandoffAction::ContinueWithWaiver => Some(a.rationale.clone()),
+            _ => None,
+        };
+        HandoffChoice::new(a.recommended_action, text.as_deref()).ok()
+    });
+    let label = taken
+        .as_ref()
+        .map(|c| format!("take the advice: {}", c.action()));
+    let extras: Vec<(char, &str)> = label.as_deref().map(|l| ('a', l)).into_iter().collect();
     loop {
-        let action = choose_action("decide the handoff:", &actions)?;
+        let action = match choose("decide the handoff:", &actions, &extras)? {
+            Picked::Action(action) => action,
+            Picked::Extra('a') => {
+                if let Some(choice) = &taken {
+                    return Ok((choice.clone(), true));
+                }
+                continue;
+            }
+            Picked::Extra(_) => continue,
+        };
         let text = match action {
             HandoffAction::RetryFeedback => Some(prompt("feedback for the next attempt: ")?),
             HandoffAction::ContinueWithWaiver => Some(prompt("the waiver's reason: ")?),
             _ => None,
         };
         match HandoffChoice::new(action, text.as_deref()) {
-            Ok(choice) => return Ok(choice),
+            Ok(choice) => return Ok((choice, false)),
             Err(e) => output::err(&e.to_string()),
         }
     }

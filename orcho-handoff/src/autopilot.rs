@@ -4,7 +4,7 @@
 use std::{fmt, sync::Arc};
 
 use camino::Utf8PathBuf;
-use orcho_core::{Digest, HandoffId, RunId, Usd, Verdict};
+use orcho_core::{Digest, Finding, HandoffId, RunId, Severity, Usd, Verdict};
 
 use orcho_core::glob::{FileGlob, GlobError};
 
@@ -275,6 +275,24 @@ impl AutopilotPolicy {
     /// The destructive patterns.
     pub fn destructive_patterns(&self) -> &DestructivePatterns {
         &self.destructive
+    }
+
+    /// The same policy, scoped to the files an approved plan says it
+    /// affects, when the policy names no allowed files of its own (which
+    /// win). Each entry is a path or a glob; one that is not a valid glob
+    /// is matched as the literal path.
+    #[must_use]
+    pub fn scoped_to_plan(mut self, files_affected: &[String]) -> Self {
+        if self.allowed_files.is_some() || files_affected.is_empty() {
+            return self;
+        }
+        self.allowed_files = Some(
+            files_affected
+                .iter()
+                .filter_map(|f| FileGlob::new(f).ok())
+                .collect(),
+        );
+        self
     }
 }
 
@@ -781,22 +799,38 @@ fn ineligible(handoff: &PhaseHandoff) -> Option<Ineligible> {
     None
 }
 
-/// The most recent earlier handoff sharing a finding fingerprint with this
-/// one.
+/// Findings from `medium` up block; lower ones are remarks.
+const BLOCKING: Severity = Severity::Medium;
+
+/// The most recent earlier handoff sharing a finding with this one, judged
+/// by severity: a repeated finding stops the autopilot unless every
+/// repeated one is below [`BLOCKING`] and the retry fixed a blocking one
+/// (a low-severity remark that survives a retry that fixed the real
+/// failures is progress, not a loop).
 fn repeated_blocker(handoff: &PhaseHandoff, earlier: &[PhaseHandoff]) -> Option<StopReason> {
     let current: Vec<Digest> = handoff.findings.iter().map(|f| f.fingerprint()).collect();
     earlier.iter().rev().find_map(|previous| {
-        let mut repeated: Vec<Digest> = previous
+        let repeated: Vec<&Finding> = previous
             .findings
             .iter()
-            .map(|f| f.fingerprint())
-            .filter(|fp| current.contains(fp))
+            .filter(|f| current.contains(&f.fingerprint()))
             .collect();
-        repeated.sort();
-        repeated.dedup();
-        (!repeated.is_empty()).then(|| StopReason::RepeatedBlocker {
+        if repeated.is_empty() {
+            return None;
+        }
+        let fixed_a_blocker = previous
+            .findings
+            .iter()
+            .any(|f| f.severity >= BLOCKING && !current.contains(&f.fingerprint()));
+        if fixed_a_blocker && repeated.iter().all(|f| f.severity < BLOCKING) {
+            return None;
+        }
+        let mut fingerprints: Vec<Digest> = repeated.iter().map(|f| f.fingerprint()).collect();
+        fingerprints.sort();
+        fingerprints.dedup();
+        Some(StopReason::RepeatedBlocker {
             previous: previous.id.clone(),
-            fingerprints: repeated,
+            fingerprints,
         })
     })
 }

@@ -8,7 +8,7 @@ use orcho::{
     Engine, PhaseRequest, Run, Step,
     core::{RunId, RunStatus},
     handoff::{
-        AutopilotOutcome, DecidedBy, DecisionRequest, Ineligible, StopReason,
+        AdviceRecord, AutopilotOutcome, DecidedBy, DecisionRequest, Ineligible, StopReason,
         supervision::Touchpoint,
     },
 };
@@ -192,7 +192,7 @@ async fn drive(
                     let (point, hint) = pause_hint(&step, run.id())?;
                     return paused(place, run, point, &hint);
                 } else {
-                    ask(run, &step)?;
+                    ask(run, &step).await?;
                     host::resume_past(run).await?
                 }
             }
@@ -219,6 +219,27 @@ fn show_settled(place: &Place, engine: &Engine, request: &PhaseRequest) -> Resul
         output::err(&format!("  → {next}"));
     }
     Ok(())
+}
+
+/// At a terminal, the profile's advisor's advice on `handoff`, shown; `None`
+/// without an advisor, or when it gave none (said, not fatal: the person
+/// decides anyway).
+async fn advise(run: &Run, handoff: &orcho::handoff::PhaseHandoff) -> Option<AdviceRecord> {
+    run.engine().plan().advisor_config.as_ref()?;
+    output::err("asking the advisor …");
+    match run.engine().advise(run.id(), handoff.id()).await {
+        Ok(record) => {
+            output::err(&text::advice_shown(&record));
+            Some(record)
+        }
+        Err(e) => {
+            output::err(&format!(
+                "the advisor gave no advice: {}",
+                orcho::core::error_chain(&e)
+            ));
+            None
+        }
+    }
 }
 
 /// Whether the CI autopilot acts at this run's handoffs: on in the plan,
@@ -364,12 +385,17 @@ fn pause_hint(step: &Step, run: &RunId) -> Result<(&'static str, String), CliErr
 /// Asks the operator at the terminal and records the answer. When a
 /// different decision was recorded meanwhile (from another terminal, or
 /// over MCP), that one stands: it is said, and the run goes on with it.
-fn ask(run: &Run, step: &Step) -> Result<(), CliError> {
+async fn ask(run: &Run, step: &Step) -> Result<(), CliError> {
     let engine = run.engine();
     let id = run.id();
     let recorded = match step {
         Step::DecideHandoff(handoff) => {
-            let request = DecisionRequest::new(prompt::handoff(handoff)?, DecidedBy::Operator);
+            let advice = advise(run, handoff).await;
+            let (choice, took) = prompt::handoff(handoff, advice.as_ref().map(|a| a.advice()))?;
+            let mut request = DecisionRequest::new(choice, DecidedBy::Operator);
+            if let Some(record) = advice.filter(|_| took) {
+                request = request.with_advice(record.id().clone());
+            }
             engine.decide(id, handoff.id(), request).map(drop)
         }
         Step::DecideIntake(_) => {

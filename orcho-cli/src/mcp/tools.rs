@@ -527,7 +527,10 @@ impl OrchoMcp {
         // proposal is the deterministic one and says why.
         let mut advice_error = None;
         if advice.is_none() && engine.plan().advisor_config.is_some() {
-            match engine.advise(&run, handoff.id()).await {
+            match engine
+                .advise_for(&run, handoff.id(), DecidedBy::Client)
+                .await
+            {
                 Ok(record) => advice = Some(record),
                 Err(e) => advice_error = Some(orcho::core::error_chain(&e)),
             }
@@ -579,7 +582,7 @@ impl OrchoMcp {
         let engine = self.engine(&run)?;
         let view = engine.status(&run)?;
         let handoff = handoff_of(&view, input.handoff_id.as_deref())?;
-        let record = engine.advise(&run, &handoff).await?;
+        let record = engine.advise_for(&run, &handoff, DecidedBy::Client).await?;
         let a = record.advice();
         value(&AdviceDoc {
             run_id: &run,

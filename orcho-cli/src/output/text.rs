@@ -83,9 +83,32 @@ pub(crate) fn environment_table(summary: &ReadinessSummary) -> Option<String> {
     Some(table.trim_end().to_owned())
 }
 
+/// Advice as the interactive prompt shows it, before asking.
+pub(crate) fn advice_shown(record: &orcho::handoff::AdviceRecord) -> String {
+    let full = advice_lines(record);
+    format!("{full}\nadvice decides nothing: `a` takes it, or choose yourself")
+}
+
 /// Advice as `orcho handoff advise` prints it, with the command that
 /// follows it.
 pub(crate) fn advice(run: &RunId, record: &orcho::handoff::AdviceRecord) -> String {
+    let mut text = advice_lines(record);
+    let a = record.advice();
+    let action = a.recommended_action;
+    let text_arg = match (&a.retry_feedback, action.requires_text()) {
+        (Some(f), true) => format!(" --text {}", shell_quote(f)),
+        (None, true) => " --text \"…\"".to_owned(),
+        _ => String::new(),
+    };
+    let _ = write!(
+        text,
+        "\nadvice decides nothing; to follow it: orcho handoff decide {run} {action}{text_arg} --advice {}",
+        record.id()
+    );
+    text
+}
+
+fn advice_lines(record: &orcho::handoff::AdviceRecord) -> String {
     let a = record.advice();
     let mut text = format!(
         "advice {} by {} on handoff {}: {}",
@@ -120,17 +143,6 @@ pub(crate) fn advice(run: &RunId, record: &orcho::handoff::AdviceRecord) -> Stri
             let _ = write!(text, "\n  cost: {}", cost.join(", "));
         }
     }
-    let action = a.recommended_action;
-    let text_arg = match (&a.retry_feedback, action.requires_text()) {
-        (Some(f), true) => format!(" --text {}", shell_quote(f)),
-        (None, true) => " --text \"…\"".to_owned(),
-        _ => String::new(),
-    };
-    let _ = write!(
-        text,
-        "\nadvice decides nothing; to follow it: orcho handoff decide {run} {action}{text_arg} --advice {}",
-        record.id()
-    );
     text
 }
 

@@ -17,13 +17,13 @@ use crate::{
 
 /// A chat-completions server answering each request with the next of
 /// `answers` (advice documents), 200 OK. It stops by itself.
-struct Llm {
-    base_url: String,
+pub(crate) struct Llm {
+    pub(crate) base_url: String,
     requests: mpsc::Receiver<String>,
 }
 
 impl Llm {
-    fn start(answers: Vec<serde_json::Value>) -> Self {
+    pub(crate) fn start(answers: Vec<serde_json::Value>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let port = listener.local_addr().expect("address").port();
         listener.set_nonblocking(true).expect("nonblocking");
@@ -96,7 +96,7 @@ impl Llm {
     }
 }
 
-fn advice(action: &str, confidence: f64, feedback: Option<&str>) -> serde_json::Value {
+pub(crate) fn advice(action: &str, confidence: f64, feedback: Option<&str>) -> serde_json::Value {
     serde_json::json!({
         "recommended_action": action,
         "confidence": confidence,
@@ -109,14 +109,14 @@ fn advice(action: &str, confidence: f64, feedback: Option<&str>) -> serde_json::
 
 /// Logs its input; writes `fixed` when its input carries "handle empty
 /// input", else fails naming the blocker.
-const PHASE: &str = r#"#!/bin/sh
+pub(crate) const PHASE: &str = r#"#!/bin/sh
 printf '%s\n---\n' "$ORCHO_INPUT_TEXT" >> "@CTL@/inputs"
 case "$ORCHO_INPUT_TEXT" in *"handle empty input"*) touch fixed; exit 0 ;; esac
 echo "parse() fails on empty input"
 exit 1
 "#;
 
-fn profile(base_url: &str) -> String {
+pub(crate) fn profile(base_url: &str) -> String {
     format!(
         "\
 schema: 1
@@ -138,7 +138,7 @@ supervision:
     )
 }
 
-const KEY: (&str, &str) = ("ORCHO_TEST_ADVISOR_KEY", "sk-test-advisor");
+pub(crate) const KEY: (&str, &str) = ("ORCHO_TEST_ADVISOR_KEY", "sk-test-advisor");
 
 fn run(repo: &Repo, extra: &[&str]) -> Result<Out> {
     let args: Vec<&str> = [
@@ -327,5 +327,47 @@ fn a_broken_advisor_block_is_said_when_the_profile_loads() -> Result {
     let out = plain.orcho(&["run", "--in-place", "--no-interactive", "--autopilot"])?;
     out.expect_code(1);
     assert!(out.stderr.contains("declares no `advisor:`"), "{out}");
+    Ok(())
+}
+
+#[test]
+fn an_llm_judge_gate_runs_in_the_cli() -> Result {
+    let llm = Llm::start(vec![serde_json::json!({
+        "verdict": "fail",
+        "summary": "the change has no test",
+        "findings": [{"severity": "high", "message": "no test for parse()", "file": "parse.txt", "line": null}],
+    })]);
+    let profile = format!(
+        "\
+schema: 1
+name: judged
+phases:
+  - name: implement
+    role: implement
+    gates:
+      - name: review
+        uses: llm_judge
+        on_fail: halt
+        with:
+          base_url: {}
+          model: judge
+          api_key_env: ORCHO_TEST_ADVISOR_KEY
+          instructions: Fail a change without a test.
+supervision:
+  plan_approval: false
+",
+        llm.base_url
+    );
+    let repo = Repo::with_files(&profile, &[])?;
+    repo.orcho(&["profile", "show"])?.expect_code(0);
+    let out = repo.orcho_in(".", &[KEY], &["run", "--in-place", "--no-interactive"])?;
+    out.expect_no_panic().expect_code(5);
+    assert!(
+        out.stderr.contains("no test for parse() (parse.txt)"),
+        "{out}"
+    );
+    let asked = llm.request();
+    let user = asked["messages"][1]["content"].as_str().unwrap_or_default();
+    assert!(user.contains("Fail a change without a test."), "{user}");
     Ok(())
 }

@@ -397,3 +397,45 @@ fn a_decision_taken_elsewhere_while_the_prompt_waits_is_adopted() -> Result {
     assert_eq!(status.code(), Some(5), "{shown}");
     Ok(())
 }
+
+#[test]
+fn at_a_terminal_the_advisors_advice_is_shown_and_can_be_taken() -> Result {
+    use crate::advisor::{KEY, Llm, PHASE, advice, profile};
+    let llm = Llm::start(vec![advice(
+        "retry_feedback",
+        0.9,
+        Some("handle empty input"),
+    )]);
+    let repo = Repo::with_files(&profile(&llm.base_url), &[("phase.sh", PHASE)])?;
+    let pty = pty()?;
+    let mut command = repo.command(&["run", "--in-place", "--phase", "implement=./phase.sh"]);
+    command
+        .env(KEY.0, KEY.1)
+        .stdin(Stdio::from(pty.slave.try_clone()?))
+        .stdout(Stdio::from(pty.slave.try_clone()?))
+        .stderr(Stdio::from(pty.slave));
+    let mut child = command.spawn()?;
+    drop(command);
+    let mut writer = pty.master.try_clone()?;
+    let mut screen = Screen::new(pty.master);
+    let shown = screen.until("choose 1-", WAIT)?.to_owned();
+    assert!(
+        shown.contains("retry_feedback (confidence 0.90)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("a) take the advice: retry_feedback"),
+        "{shown}"
+    );
+    type_line(&mut writer, "a")?;
+    assert_eq!(crate::support::wait(&mut child, WAIT)?.code(), Some(0));
+    // The operator's decision, with the advice it followed.
+    let runs = repo.orcho(&["--json", "runs"])?.json()?;
+    let run = runs[0]["run"].as_str().ok_or("a run")?.to_owned();
+    let evidence = repo.orcho(&["--json", "evidence", &run])?.json()?;
+    let decision = &evidence["handoffs"][0]["decision"];
+    assert_eq!(decision["decided_by"], "operator", "{decision}");
+    assert!(decision["advice"].as_str().is_some(), "{decision}");
+    assert_eq!(decision["text"], "handle empty input", "{decision}");
+    Ok(())
+}

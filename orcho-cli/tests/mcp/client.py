@@ -171,7 +171,8 @@ async def advised(session, checkout, base_url):
     evidence = await ok(session, "orcho_run_evidence", {"run_id": run, "slice": "handoff_advice"})
     calls = evidence["handoff_advice"]["calls"]
     check(
-        len(calls) == 1 and calls[0]["applied_action"] == "halt",
+        len(calls) == 1 and calls[0]["applied_action"] == "halt"
+        and calls[0]["requested_by"] == "client",
         f"the evidence counts the call and what was applied ({calls})",
     )
     os.remove(os.path.join(checkout, "advised.yaml"))

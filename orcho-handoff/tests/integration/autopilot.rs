@@ -3,7 +3,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use orcho_core::{Cost, HandoffId, Usd, Verdict};
+use orcho_core::{Cost, Finding, HandoffId, Severity, Usd, Verdict};
 use orcho_handoff::{
     Advice, Autopilot, AutopilotOutcome, AutopilotPolicy, Confidence, ConfidenceBand, DecidedBy,
     DecisionRequest, HandoffAction, HandoffChoice, HandoffPolicy, HandoffSpec, HandoffStateName,
@@ -206,6 +206,56 @@ async fn stops_on_a_repeated_blocker_without_asking_the_advisor() -> Result {
     let reason = expect_stopped(&f, second.id(), outcome)?;
     insta::assert_snapshot!(reason.to_string(), @"1 finding(s) repeat from handoff `0001-implement`");
     assert!(advisor.asked().is_empty(), "no advisor call was spent");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_repeated_low_severity_remark_does_not_stop_a_retry_that_fixed_the_failure() -> Result {
+    let f = fixture();
+    let remark = Finding::new("lint", Severity::Low, "prefer `iter()`");
+    let first = f.store.open(
+        rejected(&f.run).with_findings(vec![finding("test `parse_empty` failed"), remark.clone()]),
+    )?;
+    let d = f.store.decide(
+        &f.run,
+        first.id(),
+        DecisionRequest::new(HandoffChoice::retry("fix it")?, DecidedBy::Operator),
+    )?;
+    f.store.resume(&d)?;
+    // The failure is gone; the remark stays, and a new failure appeared.
+    let second = f.store.open(
+        rejected(&f.run)
+            .with_round(2)
+            .with_findings(vec![remark.clone(), finding("test `parse_nested` failed")]),
+    )?;
+    let advisor = Arc::new(ScriptedAdvisor::new("scripted").then(retry_advice()));
+    let outcome = pilot(&f, &advisor, policy())
+        .run(&f.run, second.id(), "")
+        .await?;
+    assert!(
+        matches!(outcome, AutopilotOutcome::Retried { .. }),
+        "progress on the blocking finding: {outcome:?}"
+    );
+
+    // A retry that fixed nothing blocking stops, low severity or not.
+    let g = fixture();
+    let first = g
+        .store
+        .open(rejected(&g.run).with_findings(vec![remark.clone()]))?;
+    let d = g.store.decide(
+        &g.run,
+        first.id(),
+        DecisionRequest::new(HandoffChoice::retry("tidy it")?, DecidedBy::Operator),
+    )?;
+    g.store.resume(&d)?;
+    let second = g
+        .store
+        .open(rejected(&g.run).with_round(2).with_findings(vec![remark]))?;
+    let outcome = pilot(&g, &advisor, policy())
+        .run(&g.run, second.id(), "")
+        .await?;
+    let reason = expect_stopped(&g, second.id(), outcome)?;
+    assert_eq!(reason.code(), "repeated_blocker");
     Ok(())
 }
 

@@ -46,6 +46,21 @@ impl Engine {
         run: &RunId,
         handoff: &HandoffId,
     ) -> Result<AdviceRecord, EngineError> {
+        self.advise_for(run, handoff, DecidedBy::Operator).await
+    }
+
+    /// [`advise`](Self::advise), recording who asked: an operator's host, or
+    /// a client (an agent over MCP).
+    ///
+    /// # Errors
+    ///
+    /// As [`advise`](Self::advise).
+    pub async fn advise_for(
+        &self,
+        run: &RunId,
+        handoff: &HandoffId,
+        requested_by: DecidedBy,
+    ) -> Result<AdviceRecord, EngineError> {
         let advisor = self
             .inner
             .advisor
@@ -73,7 +88,7 @@ impl Engine {
             .map_err(|e| EngineError::run(run, EngineErrorKind::Advisor(e)))?;
         self.inner
             .handoffs
-            .record_advice(run, handoff, advisor.name(), &advice, DecidedBy::Operator)
+            .record_advice(run, handoff, advisor.name(), &advice, requested_by)
             .map_err(handoff_err)
     }
 

@@ -222,6 +222,30 @@ impl Run {
         self.next().await
     }
 
+    /// The files the run's last approved plan says it affects (none without
+    /// one).
+    fn approved_plan_files(&self) -> Result<Vec<String>, EngineError> {
+        let events = self.engine.inner.runs.events(self.id())?;
+        let approved = events.iter().rev().find_map(|(_, event)| match event {
+            RunEvent::TouchpointResolved {
+                id,
+                resolution: crate::state::Supervised::PlanApproved { .. },
+            } => Some(id.clone()),
+            _ => None,
+        });
+        let Some(id) = approved else {
+            return Ok(Vec::new());
+        };
+        let open = self
+            .supervision()
+            .get(&id)
+            .map_err(|e| self.err(EngineErrorKind::Supervision(Box::new(e))))?;
+        Ok(match open.touchpoint {
+            orcho_handoff::supervision::Touchpoint::PlanApproval { plan } => plan.files_affected,
+            _ => Vec::new(),
+        })
+    }
+
     /// The CI autopilot on the open handoff: asks the advisor, evaluates the
     /// safety stops, and when all pass records `retry_feedback` as the CI
     /// agent and resumes. A stop leaves the handoff pending with its typed
@@ -253,11 +277,16 @@ impl Run {
             .advisor
             .clone()
             .ok_or_else(|| self.err(EngineErrorKind::NoAdvisor))?;
-        let autopilot = Autopilot::new(
-            self.engine.inner.handoffs.clone(),
-            advisor,
-            self.engine.inner.plan.autopilot.clone(),
-        );
+        // With an approved plan, the files it affects are the scope of an
+        // advice's expected changes.
+        let policy = self
+            .engine
+            .inner
+            .plan
+            .autopilot
+            .clone()
+            .scoped_to_plan(&self.approved_plan_files()?);
+        let autopilot = Autopilot::new(self.engine.inner.handoffs.clone(), advisor, policy);
         let output = self.engine.phase_output(self.id(), &handoff);
         let outcome = autopilot
             .run(self.id(), handoff.id(), &output)

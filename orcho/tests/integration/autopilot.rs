@@ -129,3 +129,62 @@ async fn a_profile_that_turns_the_autopilot_off_keeps_it_from_deciding() -> Resu
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn an_approved_plans_files_are_the_autopilots_scope() -> Result {
+    use orcho::{
+        PhaseReport,
+        handoff::supervision::{Answer, Plan, PlanStep},
+    };
+    let plan = RunPlan::new(
+        "planned",
+        vec![
+            phase("plan", PhaseRole::Plan),
+            phase("implement", PhaseRole::Implement),
+        ],
+    )
+    .with_plan_approval(true);
+    let planned = PhaseReport::new(PhaseOutcome::new(Verdict::Approved)).with_plan(
+        Plan::new("fix the parser")
+            .with_step(PlanStep::new("coder", "handle empty input"))
+            .with_file("src/parse.rs"),
+    );
+    let rejected = PhaseOutcome::new(Verdict::Rejected).with_findings([Finding::new(
+        "reviewer",
+        Severity::High,
+        "parse() panics on empty input",
+    )]);
+    let advice = |file: &str| {
+        Advice::new(
+            HandoffAction::RetryFeedback,
+            Confidence::score(0.9),
+            "local fix",
+        )
+        .with_retry_feedback("return an empty list")
+        .with_expected_files(vec![file.into()])
+    };
+    for (file, retried) in [("src/parse.rs", true), ("src/network.rs", false)] {
+        let run = Scenario::new(plan.clone())
+            .report_with("plan", planned.clone())
+            .answer(vec![Answer::select("Approve"), Answer::none()])
+            .report("implement", rejected.clone())
+            .advisor(Arc::new(
+                ScriptedAdvisor::new("scripted").then(advice(file)),
+            ))
+            .autopilot()
+            .run()
+            .await?;
+        match &run.autopilot[0] {
+            AutopilotOutcome::Retried { .. } => assert!(retried, "{file} is outside the plan"),
+            AutopilotOutcome::Stopped {
+                reason: StopReason::FilesOutOfScope { files },
+                ..
+            } => {
+                assert!(!retried, "{file} is in the plan");
+                assert_eq!(files[0].as_str(), file);
+            }
+            other => panic!("{file}: {other:?}"),
+        }
+    }
+    Ok(())
+}
