@@ -8,8 +8,10 @@
 //! run in a retained worktree of it, so the target does not change until
 //! somebody decides so. A scripted "agent" works in that worktree: its
 //! first attempt fails the tests gate, whose output is fed into the second
-//! attempt; a reviewer rejects, the run pauses at a handoff and an operator
-//! decides; final acceptance is rejected because the receipt no longer
+//! attempt; a reviewer rejects, the run pauses at a handoff, an advisor (a
+//! model behind an OpenAI-compatible endpoint, played by a local server the
+//! demo starts: no key, no network) recommends the next step, and the
+//! operator confirms it; final acceptance is rejected because the receipt no longer
 //! matches the worktree, the receipt is re-run, and acceptance passes. The
 //! run then reaches its delivery gate, which shows the release verdict, the
 //! diff and the actions on offer; the operator approves and the run's diff
@@ -17,7 +19,14 @@
 //! demo ends by showing where.
 #![expect(clippy::print_stdout, reason = "a demo talks to its reader")]
 
-use std::{error::Error, process::ExitCode};
+use std::{
+    error::Error,
+    io::{Read, Write},
+    net::TcpListener,
+    process::ExitCode,
+    sync::Arc,
+    thread,
+};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho::{
@@ -29,6 +38,7 @@ use orcho::{
     profile::Profile,
     receipts::exec::{self, BaseEnv, ExecRequest},
 };
+use orcho_llm::{Client, LlmAdvisor, LlmConfig};
 
 /// The team's profile: what runs after which phase, and what counts as
 /// proof. It names no `delivery` default, so a run in a worktree waits at
@@ -78,7 +88,10 @@ async fn run() -> Result<(), Box<dyn Error>> {
     println!("Orcho demo: readiness is proven, not claimed\n");
     println!("Target: {target} (a new git repository with one commit)");
     let profile = Profile::from_yaml_str(PROFILE)?.resolve(&GateRegistry::with_builtins())?;
-    let engine = Engine::builder(RunPlan::from_profile(&profile), target.join(".orcho")).build()?;
+    let advisor = local_advisor()?;
+    let engine = Engine::builder(RunPlan::from_profile(&profile), target.join(".orcho"))
+        .advisor(Arc::new(advisor))
+        .build()?;
     let mut run = engine.start_with(Start::in_worktree(&target))?;
     println!(
         "Run {} with profile `{}`: implement → review → final_acceptance → delivery gate\n",
@@ -123,12 +136,27 @@ async fn run() -> Result<(), Box<dyn Error>> {
                     .map(|a| a.to_string())
                     .collect();
                 println!("   The operator may choose: {}", actions.join(", "));
-                let feedback = "handle the empty input and say so in a doc comment";
-                println!("   The operator decides retry_feedback: \"{feedback}\"");
+                let advice = engine.advise(run.id(), handoff.id()).await?;
+                let a = advice.advice();
+                println!(
+                    "   The advisor recommends {} (confidence {:.2}): {}",
+                    a.recommended_action,
+                    a.confidence.value().unwrap_or_default(),
+                    a.rationale
+                );
+                let feedback = a
+                    .retry_feedback
+                    .clone()
+                    .ok_or("the advisor gave no feedback")?;
+                println!(
+                    "   It decides nothing. The operator reads it and confirms retry_feedback:"
+                );
+                println!("   \"{feedback}\" (recorded with advice {})", advice.id());
                 engine.decide(
                     run.id(),
                     handoff.id(),
-                    DecisionRequest::new(HandoffChoice::retry(feedback)?, DecidedBy::Operator),
+                    DecisionRequest::new(HandoffChoice::retry(feedback)?, DecidedBy::Operator)
+                        .with_advice(advice.id().clone()),
                 )?;
                 println!("   (the decision is on disk; resuming advances the run)\n");
                 run.resume().await?
@@ -201,6 +229,66 @@ async fn run() -> Result<(), Box<dyn Error>> {
 
 /// Creates the target: a git repository with an empty library, one commit,
 /// and the store (`.orcho/`) ignored.
+/// The advisor, against a chat-completions endpoint the demo serves itself
+/// on 127.0.0.1: it answers every request with the same advice, so the demo
+/// needs no key and no network. A real profile names a real model in its
+/// `advisor:` block instead.
+fn local_advisor() -> Result<LlmAdvisor, Box<dyn Error>> {
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let port = listener.local_addr()?.port();
+    let advice = serde_json::json!({
+        "recommended_action": "retry_feedback",
+        "confidence": 0.86,
+        "rationale": "the finding names the function and the input; one more attempt can fix it",
+        "risks": [],
+        "retry_feedback": "handle the empty input and say so in a doc comment",
+        "expected_files": ["src/lib.rs"],
+    });
+    thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            // The request is read to its end, then answered.
+            let mut request = Vec::new();
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = stream.read(&mut buf) {
+                request.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&request);
+                let Some(head) = text.find("\r\n\r\n") else {
+                    continue;
+                };
+                let length: usize = text[..head]
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length:")
+                            .map(|v| v.trim().to_owned())
+                    })
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                if n == 0 || request.len() >= head + 4 + length {
+                    break;
+                }
+            }
+            let body = serde_json::json!({
+                "choices": [{"message": {"role": "assistant", "content": advice.to_string()}}],
+                "usage": {"prompt_tokens": 850, "completion_tokens": 70},
+            })
+            .to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let config = LlmConfig::from_value(&serde_json::json!({
+        "base_url": format!("http://127.0.0.1:{port}/v1"),
+        "model": "demo-model",
+    }))?;
+    let client = Client::new(config).with_api_key_lookup(|_| Ok("demo-key-not-secret".to_owned()));
+    Ok(LlmAdvisor::new("demo-advisor", client))
+}
+
 fn create_target(target: &Utf8Path) -> Result<(), Box<dyn Error>> {
     fs::create_dir_all(&target.join("src"))?;
     fs::write_atomic(&target.join("src/lib.rs"), b"// the parser goes here\n")?;
