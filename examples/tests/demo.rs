@@ -12,7 +12,10 @@ fn the_demo_runs_to_the_delivered_commit() {
         .expect("the demo starts");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
-    assert!(stdout.contains("The advisor recommends retry_feedback"), "{stdout}");
+    assert!(
+        stdout.contains("The advisor recommends retry_feedback"),
+        "{stdout}"
+    );
     assert!(stdout.contains("(recorded with advice "), "{stdout}");
     assert!(stdout.contains("✔  The run is completed"), "{stdout}");
 }

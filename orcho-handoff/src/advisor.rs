@@ -295,12 +295,34 @@ impl<'a> AdviceRequest<'a> {
 /// Clonable; [`source`](StdError::source) is the plugin's error.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("the advisor failed")]
-pub struct AdvisorError(#[source] Arc<dyn StdError + Send + Sync>);
+pub struct AdvisorError {
+    #[source]
+    source: Arc<dyn StdError + Send + Sync>,
+    malformed: bool,
+}
 
 impl AdvisorError {
     /// Wraps a plugin's error.
     pub fn new(err: impl StdError + Send + Sync + 'static) -> Self {
-        Self(Arc::new(err))
+        Self {
+            source: Arc::new(err),
+            malformed: false,
+        }
+    }
+
+    /// The model answered, but not with valid advice (it did not match the
+    /// advice's schema): the autopilot stops with `malformed_advice`, not
+    /// `advisor_failed`.
+    pub fn malformed(err: impl StdError + Send + Sync + 'static) -> Self {
+        Self {
+            source: Arc::new(err),
+            malformed: true,
+        }
+    }
+
+    /// Whether the answer came back but was not valid advice.
+    pub fn is_malformed(&self) -> bool {
+        self.malformed
     }
 
     /// An error from a message.
@@ -313,7 +335,7 @@ impl AdvisorError {
 
     /// The plugin's error.
     pub fn inner(&self) -> &(dyn StdError + Send + Sync + 'static) {
-        &*self.0
+        &*self.source
     }
 }
 
@@ -480,6 +502,10 @@ pub enum AdviceErrorKind {
     /// An expected file is absolute or climbs out of the checkout.
     #[error("the expected file `{0}` is not a relative path inside the checkout")]
     FileOutsideCheckout(Utf8PathBuf),
+    /// The advisor's answer was not advice at all (it did not match the
+    /// advice's schema).
+    #[error("the advisor's answer is not valid advice: {0}")]
+    Unreadable(String),
 }
 
 impl AdviceError {

@@ -688,6 +688,12 @@ impl Autopilot {
         let (run, id) = (&handoff.run, &handoff.id);
         let advice = match advice {
             Ok(advice) => advice,
+            Err(e) if e.is_malformed() => {
+                let reason = StopReason::MalformedAdvice(AdviceError::new(
+                    crate::AdviceErrorKind::Unreadable(orcho_core::error_chain(e.inner())),
+                ));
+                return self.stop(run, id, reason, None);
+            }
             Err(e) => return self.stop(run, id, StopReason::AdvisorFailed(e), None),
         };
         if let Err(e) = advice.validate() {

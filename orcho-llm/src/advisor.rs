@@ -299,7 +299,7 @@ impl Advisor for LlmAdvisor {
         .await
         .map_err(|e| AdvisorError::new(LlmError::Task(e.to_string())))?
         .map_err(AdvisorError::new)?;
-        let advice = parse_advice(&answer.text, &offered).map_err(AdvisorError::new)?;
+        let advice = parse_advice(&answer.text, &offered).map_err(AdvisorError::malformed)?;
         let mut cost = Cost::wall(answer.elapsed);
         if let Some(tokens) = answer.tokens {
             cost = cost.with_tokens(tokens);

@@ -209,6 +209,12 @@ fn the_autopilot_stops_with_a_typed_reason_and_leaves_the_handoff_open() -> Resu
             "waiver_recommended",
         ),
         (advice("halt", 0.9, None), "halt_recommended"),
+        (advice("continue", 0.9, None), "continue_recommended"),
+        // Not the advice document: never guessed at.
+        (
+            serde_json::json!({"recommended_action": "maybe"}),
+            "malformed_advice",
+        ),
     ];
     for (answer, reason) in cases {
         let llm = Llm::start(vec![answer]);
@@ -369,5 +375,68 @@ supervision:
     let asked = llm.request();
     let user = asked["messages"][1]["content"].as_str().unwrap_or_default();
     assert!(user.contains("Fail a change without a test."), "{user}");
+    Ok(())
+}
+
+/// Fails with a finding that differs at each attempt: no blocker repeats.
+const FAILS_DIFFERENTLY: &str = r#"#!/bin/sh
+printf '{"schema": 1, "verdict": "rejected", "findings": [{"title": "case %s of parse() fails"}]}' "$ORCHO_ATTEMPT" > "$ORCHO_OUTPUT"
+"#;
+
+#[test]
+fn the_autopilots_budgets_scope_and_a_dead_advisor_stop_it() -> Result {
+    let retry = || advice("retry_feedback", 0.9, Some("handle the next case"));
+    // (answers, `autopilot:` block, reason, retries before the stop)
+    let cases = [
+        (
+            vec![retry(), retry()],
+            "autopilot: { max_retries: 1 }",
+            "retry_budget_exhausted",
+            1,
+        ),
+        // The advice itself costs $0.002, past the cap: nothing is retried.
+        (
+            vec![retry()],
+            "autopilot: { max_cost_usd: 0.001 }",
+            "cost_budget_exhausted",
+            0,
+        ),
+        (
+            vec![retry()],
+            "autopilot: { allowed_files: [\"src/**\"] }",
+            "files_out_of_scope",
+            0,
+        ),
+    ];
+    for (answers, block, reason, retries) in cases {
+        let llm = Llm::start(answers);
+        let repo = Repo::with_files(
+            &format!("{}{block}\n", profile(&llm.base_url)),
+            &[("phase.sh", FAILS_DIFFERENTLY)],
+        )?;
+        let out = run(&repo, &["--autopilot"])?;
+        out.expect_code(4);
+        assert!(
+            out.stderr.contains(&format!("autopilot stopped: {reason}")),
+            "{reason}: {out}"
+        );
+        assert_eq!(
+            out.stderr.matches("recommends a retry").count(),
+            retries,
+            "{reason}: {out}"
+        );
+    }
+    // An advisor nobody answers for: it failed, said as such.
+    let closed = TcpListener::bind("127.0.0.1:0")?;
+    let url = format!("http://127.0.0.1:{}/v1", closed.local_addr()?.port());
+    drop(closed);
+    let repo = Repo::with_files(&profile(&url), &[("phase.sh", FAILS_DIFFERENTLY)])?;
+    let out = run(&repo, &["--autopilot"])?;
+    out.expect_code(4);
+    assert!(
+        out.stderr.contains("autopilot stopped: advisor_failed"),
+        "{out}"
+    );
+    assert!(out.stderr.contains("could not reach"), "{out}");
     Ok(())
 }
