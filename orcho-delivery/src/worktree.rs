@@ -208,6 +208,30 @@ pub fn commit_all(path: &Utf8Path, base: &str, message: &str) -> Result<String, 
     git.head()
 }
 
+/// What a run's worktree at `path` changed since `base`, as the delivery
+/// gate would show it (untracked files git does not ignore included),
+/// without touching the worktree or its index: for an advisor, or a host's
+/// status, before the gate opens.
+///
+/// # Errors
+///
+/// A [`GitError`] when git fails.
+pub fn diff_summary(path: &Utf8Path, base: &str) -> Result<crate::DiffSummary, GitError> {
+    let git = Git::new(path);
+    let base = git.rev_parse(base)?;
+    let (_, numstat) = git.snapshot_diff(&base, None)?;
+    let mut files: Vec<crate::FileChange> = numstat
+        .into_iter()
+        .map(|n| crate::FileChange {
+            untracked: false,
+            path: n.path,
+            lines: n.lines,
+        })
+        .collect();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(crate::DiffSummary { files })
+}
+
 /// Applies the binary patch at `patch` to the worktree `path`
 /// (`git apply --check`, then `git apply`). A worktree that already has the
 /// patch (it applies in reverse) is left as is. Returns whether the patch

@@ -272,6 +272,10 @@ pub struct AdviceRequest<'a> {
     pub phase_output: &'a str,
     /// Earlier handoffs of the same phase in this run, oldest first.
     pub history: &'a [PhaseHandoff],
+    /// What else the host knows that bears on the decision, as Markdown
+    /// (the engine gives the readiness summary of the run's receipts);
+    /// possibly empty.
+    pub context: &'a str,
 }
 
 impl<'a> AdviceRequest<'a> {
@@ -285,7 +289,15 @@ impl<'a> AdviceRequest<'a> {
             handoff,
             phase_output,
             history,
+            context: "",
         }
+    }
+
+    /// The request with the host's `context`.
+    #[must_use]
+    pub fn with_context(mut self, context: &'a str) -> Self {
+        self.context = context;
+        self
     }
 }
 

@@ -576,6 +576,7 @@ pub struct Autopilot {
     store: HandoffStore,
     advisor: Arc<dyn Advisor>,
     policy: AutopilotPolicy,
+    context: String,
 }
 
 impl Autopilot {
@@ -585,7 +586,16 @@ impl Autopilot {
             store,
             advisor,
             policy,
+            context: String::new(),
         }
+    }
+
+    /// Gives the advisor the host's `context` with each request (see
+    /// [`AdviceRequest::context`]).
+    #[must_use]
+    pub fn with_context(mut self, context: impl Into<String>) -> Self {
+        self.context = context.into();
+        self
     }
 
     /// The policy.
@@ -610,7 +620,10 @@ impl Autopilot {
             Prepared::Ask(call) => call,
             Prepared::Done(outcome) => return Ok(*outcome),
         };
-        let advice = self.advisor.advise(&call.request(phase_output)).await;
+        let advice = self
+            .advisor
+            .advise(&call.request(phase_output).with_context(&self.context))
+            .await;
         self.conclude(call, advice)
     }
 

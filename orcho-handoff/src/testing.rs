@@ -26,6 +26,7 @@ pub struct ScriptedAdvisor {
     name: String,
     script: Mutex<VecDeque<Result<Advice, AdvisorError>>>,
     asked: Mutex<Vec<HandoffId>>,
+    contexts: Mutex<Vec<String>>,
 }
 
 impl ScriptedAdvisor {
@@ -35,6 +36,7 @@ impl ScriptedAdvisor {
             name: name.into(),
             script: Mutex::new(VecDeque::new()),
             asked: Mutex::new(Vec::new()),
+            contexts: Mutex::new(Vec::new()),
         }
     }
 
@@ -74,6 +76,15 @@ impl ScriptedAdvisor {
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
+
+    /// The host's [`context`](AdviceRequest::context) of each request, in
+    /// order.
+    pub fn contexts(&self) -> Vec<String> {
+        self.contexts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
 }
 
 #[async_trait::async_trait]
@@ -87,6 +98,10 @@ impl Advisor for ScriptedAdvisor {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(request.handoff.id().clone());
+        self.contexts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(request.context.to_owned());
         self.script
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -42,6 +42,8 @@ const MAX_FINDINGS: usize = 40;
 const MAX_DETAIL_CHARS: usize = 3_000;
 /// The most characters of the phase's output (its end is kept).
 const MAX_OUTPUT_CHARS: usize = 8_000;
+/// The most characters of the host's context (the readiness summary).
+const MAX_CONTEXT_CHARS: usize = 6_000;
 /// The most earlier handoffs described.
 const MAX_HISTORY: usize = 5;
 
@@ -262,6 +264,10 @@ pub(crate) fn user_message(request: &AdviceRequest<'_>, instructions: Option<&st
             );
             finding_lines(&mut m, earlier.findings(), 0);
         }
+    }
+    let context = request.context.trim();
+    if !context.is_empty() {
+        let _ = writeln!(m, "\n{}", clip(context, MAX_CONTEXT_CHARS));
     }
     if let Some(guidance) = instructions.map(str::trim).filter(|i| !i.is_empty()) {
         let _ = writeln!(m, "\nGuidance from the project:\n{guidance}");

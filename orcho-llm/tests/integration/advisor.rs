@@ -60,7 +60,8 @@ async fn ask(advisor: &LlmAdvisor) -> std::result::Result<orcho_handoff::Advice,
         &h,
         "collected 3 items\nE IndexError: list index out of range",
         &[],
-    );
+    )
+    .with_context("The readiness summary: `test` is missing (re-run).");
     advisor.advise(&request).await.map_err(|e| {
         // The plugin's own error, to match on.
         let inner = e.inner();
@@ -123,6 +124,10 @@ async fn openai_advice_is_asked_for_with_a_schema_and_read_back() -> Result {
     assert!(
         user.contains("IndexError"),
         "the finding's detail and the output: {user}"
+    );
+    assert!(
+        user.contains("`test` is missing (re-run)"),
+        "the host's context: {user}"
     );
     assert!(!request.body.contains(KEY), "the key is only in the header");
     Ok(())

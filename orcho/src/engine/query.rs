@@ -1,6 +1,8 @@
 //! What hosts ask of the engine without driving a run: decisions recorded
 //! from any process, advice, the run's view, its evidence and trace.
 
+use std::fmt::Write as _;
+
 use camino::Utf8PathBuf;
 use orcho_core::{HandoffId, RunId};
 use orcho_delivery::{DeliveryGate, DeliveryOutcome, FollowUpSpec};
@@ -81,7 +83,8 @@ impl Engine {
             .filter(|h| h.phase() == paused.phase() && h.id() < paused.id())
             .collect();
         let output = self.phase_output(run, &paused);
-        let request = AdviceRequest::new(&paused, &output, &history);
+        let context = self.advice_context(run).await;
+        let request = AdviceRequest::new(&paused, &output, &history).with_context(&context);
         let advice = advisor
             .advise(&request)
             .await
@@ -90,6 +93,66 @@ impl Engine {
             .handoffs
             .record_advice(run, handoff, advisor.name(), &advice, requested_by)
             .map_err(handoff_err)
+    }
+
+    /// What an advisor reads beside the handoff: the readiness summary of
+    /// the run's receipts, when the run has a contract and a checkout (empty
+    /// otherwise, and when it cannot be built: advice goes on without it).
+    pub(super) async fn advice_context(&self, run: &RunId) -> String {
+        /// The most changed files listed.
+        const MAX_FILES: usize = 30;
+        let Ok(state) = self.inner.runs.read(run) else {
+            return String::new();
+        };
+        if !state.checkout().is_dir() {
+            return String::new();
+        }
+        let mut context = String::new();
+        // In a worktree: what the run changed so far, as its delivery gate
+        // would show it.
+        if state.workspace().is_some()
+            && let Some(base) = state.base()
+        {
+            let (checkout, base) = (state.checkout().to_owned(), base.to_owned());
+            let diff = tokio::task::spawn_blocking(move || {
+                orcho_delivery::worktree::diff_summary(&checkout, &base)
+            })
+            .await;
+            if let Ok(Ok(diff)) = diff {
+                let _ = writeln!(
+                    context,
+                    "The run's changes so far: {} file(s), +{} -{}",
+                    diff.files_changed(),
+                    diff.insertions(),
+                    diff.deletions()
+                );
+                for f in diff.files().iter().take(MAX_FILES) {
+                    let lines = match (f.insertions(), f.deletions()) {
+                        (Some(i), Some(d)) => format!(" (+{i} -{d})"),
+                        _ => " (binary)".to_owned(),
+                    };
+                    let _ = writeln!(context, "- {}{lines}", f.path());
+                }
+                if diff.files_changed() > MAX_FILES {
+                    let _ = writeln!(
+                        context,
+                        "(cut: {} more files)",
+                        diff.files_changed() - MAX_FILES
+                    );
+                }
+                context.push('\n');
+            }
+        }
+        if let Ok(Some(verifier)) = self.verifier(&state)
+            && let Ok(summary) = super::phase::blocking_readiness(&verifier).await
+        {
+            let _ = write!(
+                context,
+                "The readiness summary (receipts on disk):\n\n{}",
+                summary.to_markdown()
+            );
+        }
+        context
     }
 
     /// The summary of the latest report of the handoff's phase, for advisors.

@@ -286,7 +286,9 @@ impl Run {
             .autopilot
             .clone()
             .scoped_to_plan(&self.approved_plan_files()?);
-        let autopilot = Autopilot::new(self.engine.inner.handoffs.clone(), advisor, policy);
+        let context = self.engine.advice_context(self.id()).await;
+        let autopilot = Autopilot::new(self.engine.inner.handoffs.clone(), advisor, policy)
+            .with_context(context);
         let output = self.engine.phase_output(self.id(), &handoff);
         let outcome = autopilot
             .run(self.id(), handoff.id(), &output)

@@ -44,10 +44,13 @@ async fn the_autopilot_retries_once_then_stops_on_a_repeated_blocker() -> Result
             .then(advice())
             .then(advice()),
     );
+    let plan = plan.with_verification(serde_yaml::from_str(
+        "commands:\n  - { name: check, argv: [\"true\"] }\nrequired: [check]\n",
+    )?);
     let run = Scenario::new(plan)
         .report("review", blocker())
         .report("review", blocker())
-        .advisor(advisor)
+        .advisor(advisor.clone())
         .autopilot()
         .run()
         .await?;
@@ -64,6 +67,12 @@ async fn the_autopilot_retries_once_then_stops_on_a_repeated_blocker() -> Result
     assert!(
         matches!(reason, StopReason::RepeatedBlocker { .. }),
         "{reason:?}"
+    );
+    // The advisor read the run's readiness beside the handoff.
+    let contexts = advisor.contexts();
+    assert!(
+        contexts[0].contains("readiness summary") && contexts[0].contains("`check`"),
+        "{contexts:?}"
     );
     let retried = &run.requests[1];
     assert_eq!(
@@ -186,5 +195,41 @@ async fn an_approved_plans_files_are_the_autopilots_scope() -> Result {
             other => panic!("{file}: {other:?}"),
         }
     }
+    Ok(())
+}
+
+#[tokio::test]
+async fn in_a_worktree_the_advisor_reads_the_runs_changes() -> Result {
+    let plan = RunPlan::new("ci", vec![phase("review", PhaseRole::Review)]);
+    let advisor = Arc::new(ScriptedAdvisor::new("scripted").then(Advice::new(
+        HandoffAction::Halt,
+        Confidence::score(0.9),
+        "stop here",
+    )));
+    let run = Scenario::new(plan)
+        .in_worktree()
+        .before("review", 1, |checkout| {
+            orcho::core::fs::write_atomic(&checkout.join("parse.rs"), b"fn parse() {}\n")
+                .expect("the phase's work");
+        })
+        .report(
+            "review",
+            PhaseOutcome::new(Verdict::Rejected).with_findings([Finding::new(
+                "reviewer",
+                Severity::High,
+                "parse() has no test",
+            )]),
+        )
+        .advisor(advisor.clone())
+        .autopilot()
+        .run()
+        .await?;
+    assert!(matches!(run.autopilot[0], AutopilotOutcome::Stopped { .. }));
+    let contexts = advisor.contexts();
+    assert!(
+        contexts[0].contains("The run's changes so far: 1 file(s), +1 -0")
+            && contexts[0].contains("- parse.rs (+1 -0)"),
+        "{contexts:?}"
+    );
     Ok(())
 }
