@@ -209,33 +209,35 @@ pub(crate) fn deviation(
     decided(place, run, "deviation", label)
 }
 
+fn decided(place: &Place, run: &RunId, point: &str, action: &str) -> Result<Exit, CliError> {
+    said(place, run, point, action, true)
+}
+
 /// The decision was recorded before, identically: nothing changed.
 fn replayed(place: &Place, run: &RunId, point: &str, action: &str) -> Result<Exit, CliError> {
+    said(place, run, point, action, false)
+}
+
+fn said(
+    place: &Place,
+    run: &RunId,
+    point: &str,
+    action: &str,
+    recorded: bool,
+) -> Result<Exit, CliError> {
     if place.json {
         output::json(&DecidedDoc {
             run,
             point,
             decision: action,
-            recorded: false,
+            recorded,
         });
+    } else if recorded {
+        output::out(&text::decided(run, point, action));
     } else {
         output::out(&format!(
             "`{action}` was recorded on the {point} of run {run} already; nothing changed"
         ));
-    }
-    Ok(Exit::Ok)
-}
-
-fn decided(place: &Place, run: &RunId, point: &str, action: &str) -> Result<Exit, CliError> {
-    if place.json {
-        output::json(&DecidedDoc {
-            run,
-            point,
-            decision: action,
-            recorded: true,
-        });
-    } else {
-        output::out(&text::decided(run, point, action));
     }
     Ok(Exit::Ok)
 }

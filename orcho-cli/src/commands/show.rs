@@ -45,22 +45,13 @@ pub(crate) async fn advice(place: &Place, run: &RunId) -> Result<Exit, CliError>
     let handoff = open_handoff(&engine, run)?;
     place.progress("asking the advisor …");
     let record = engine.advise(run, &handoff).await?;
-    let a = record.advice();
     if place.json {
-        output::json(&crate::mcp::AdviceDoc {
-            run_id: run,
-            handoff_id: &handoff,
-            advice_id: record.id().to_string(),
-            advisor: record.advisor(),
-            recommended_action: a.recommended_action.as_str(),
-            confidence: a.confidence.value(),
-            rationale: &a.rationale,
-            risks: &a.risks,
-            retry_feedback: a.retry_feedback.as_deref(),
-            expected_files: &a.expected_files,
-            applied: false,
-            note: "advice is not a decision",
-        });
+        output::json(&crate::mcp::AdviceDoc::of(
+            run,
+            &handoff,
+            &record,
+            "advice is not a decision",
+        ));
     } else {
         output::out(&text::advice(run, &record));
     }

@@ -158,6 +158,32 @@ pub(crate) struct AdviceDoc<'a> {
     pub(crate) note: &'static str,
 }
 
+impl<'a> AdviceDoc<'a> {
+    /// The document of `record`, on `handoff` of `run`, with `note`.
+    pub(crate) fn of(
+        run_id: &'a RunId,
+        handoff_id: &'a HandoffId,
+        record: &'a orcho::handoff::AdviceRecord,
+        note: &'static str,
+    ) -> Self {
+        let a = record.advice();
+        Self {
+            run_id,
+            handoff_id,
+            advice_id: record.id().to_string(),
+            advisor: record.advisor(),
+            recommended_action: a.recommended_action.as_str(),
+            confidence: a.confidence.value(),
+            rationale: &a.rationale,
+            risks: &a.risks,
+            retry_feedback: a.retry_feedback.as_deref(),
+            expected_files: &a.expected_files,
+            applied: false,
+            note,
+        }
+    }
+}
+
 /// `orcho_phase_handoff_decide`.
 #[derive(Debug, Serialize)]
 pub(crate) struct HandoffDecidedDoc<'a> {

@@ -583,21 +583,12 @@ impl OrchoMcp {
         let view = engine.status(&run)?;
         let handoff = handoff_of(&view, input.handoff_id.as_deref())?;
         let record = engine.advise_for(&run, &handoff, DecidedBy::Client).await?;
-        let a = record.advice();
-        value(&AdviceDoc {
-            run_id: &run,
-            handoff_id: &handoff,
-            advice_id: record.id().to_string(),
-            advisor: record.advisor(),
-            recommended_action: a.recommended_action.as_str(),
-            confidence: a.confidence.value(),
-            rationale: &a.rationale,
-            risks: &a.risks,
-            retry_feedback: a.retry_feedback.as_deref(),
-            expected_files: &a.expected_files,
-            applied: false,
-            note: "advice is not a decision; confirm with the operator, then call orcho_phase_handoff_decide with this advice_id",
-        })
+        value(&AdviceDoc::of(
+            &run,
+            &handoff,
+            &record,
+            "advice is not a decision; confirm with the operator, then call orcho_phase_handoff_decide with this advice_id",
+        ))
     }
 
     pub(super) fn gate(&self, input: &RunInput) -> ToolResult {

@@ -5,14 +5,14 @@
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use camino::Utf8PathBuf;
-use orcho_core::{Finding, GateName, Severity, Tokens, Usd, error_chain};
+use orcho_core::{Finding, GateName, Severity, Tokens, Usd};
 use orcho_receipts::{
     HumanDuration,
-    exec::{self, BaseEnv, CancelToken, ExecOutcome, ExecRequest, ExitStatus},
+    exec::{self, BaseEnv, ExecOutcome, ExecRequest, ExitStatus},
 };
 use serde::{Deserialize, Serialize};
 
-use super::kill::KillOnDrop;
+use super::kill::run_cancellable;
 use crate::{
     GateContext, GateError, GateKind, GateOutcome, GateSpec, ModelUsage, QualityGate,
     QualityGateResult,
@@ -167,7 +167,7 @@ impl CommandGate {
         &self.config
     }
 
-    fn request(&self, ctx: &GateContext, token: CancelToken) -> Result<ExecRequest, GateError> {
+    fn request(&self, ctx: &GateContext) -> Result<ExecRequest, GateError> {
         let input = ContextV1 {
             schema: COMMAND_GATE_SCHEMA,
             gate: self.name.as_str(),
@@ -208,8 +208,7 @@ impl CommandGate {
             )
             .keep_stdout(MAX_RESULT_BYTES)
             .tail_bytes(TAIL_BYTES)
-            .stdin(stdin)
-            .cancel(token))
+            .stdin(stdin))
     }
 
     fn result(&self, outcome: &ExecOutcome) -> Result<QualityGateResult, GateError> {
@@ -338,25 +337,8 @@ impl QualityGate for CommandGate {
     }
 
     async fn evaluate(&self, ctx: &GateContext) -> Result<QualityGateResult, GateError> {
-        let token = CancelToken::new();
-        let request = self.request(ctx, token.clone())?;
-        let run = tokio::task::spawn_blocking(move || exec::run(&request));
-        let cancel = ctx.cancel.clone();
-        let bridge = tokio::spawn({
-            let token = token.clone();
-            async move {
-                cancel.cancelled().await;
-                token.cancel();
-            }
-        });
-        // Dropped early (the scheduler gave up on the gate): the program must
-        // not outlive it.
-        let _kill_on_drop = KillOnDrop(token);
-        let joined = run.await;
-        bridge.abort();
-        let outcome = joined
-            .map_err(|e| GateError::msg(format!("the command task failed: {e}")))?
-            .map_err(|e| GateError::msg(error_chain(&e)))?;
+        let request = self.request(ctx)?;
+        let outcome = run_cancellable(ctx, move |token| exec::run(&request.cancel(token))).await?;
         self.result(&outcome)
     }
 }

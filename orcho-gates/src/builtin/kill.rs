@@ -1,12 +1,48 @@
-//! Stopping a gate's process when the gate is given up on.
+//! Running a gate's blocking process so that the gate's cancellation, or
+//! the gate being given up on, stops it.
 
+use orcho_core::error_chain;
 use orcho_receipts::exec::CancelToken;
 
+use crate::{GateContext, GateError};
+
 /// Cancels the command when the gate's future is dropped before it ends.
-pub(super) struct KillOnDrop(pub(super) CancelToken);
+struct KillOnDrop(CancelToken);
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
         self.0.cancel();
     }
+}
+
+/// Runs `work` on the blocking pool with a token that `ctx.cancel` fires,
+/// and that fires too when this future is dropped (the scheduler gave up on
+/// the gate): the process `work` starts never outlives the gate.
+pub(super) async fn run_cancellable<T, E>(
+    ctx: &GateContext,
+    work: impl FnOnce(CancelToken) -> Result<T, E> + Send + 'static,
+) -> Result<T, GateError>
+where
+    T: Send + 'static,
+    E: std::error::Error + Send + 'static,
+{
+    let token = CancelToken::new();
+    let run = {
+        let token = token.clone();
+        tokio::task::spawn_blocking(move || work(token))
+    };
+    let cancel = ctx.cancel.clone();
+    let bridge = tokio::spawn({
+        let token = token.clone();
+        async move {
+            cancel.cancelled().await;
+            token.cancel();
+        }
+    });
+    let _kill_on_drop = KillOnDrop(token);
+    let joined = run.await;
+    bridge.abort();
+    joined
+        .map_err(|e| GateError::msg(format!("the command task failed: {e}")))?
+        .map_err(|e| GateError::msg(error_chain(&e)))
 }

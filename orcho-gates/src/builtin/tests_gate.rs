@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use camino::Utf8Path;
 
-use orcho_core::{Finding, GateName, Severity, error_chain};
-use orcho_receipts::{CommandName, CommandReceipt, Failure, Verifier, exec::CancelToken};
+use orcho_core::{Finding, GateName, Severity};
+use orcho_receipts::{CommandName, CommandReceipt, Failure, Verifier};
 use serde::{Deserialize, Serialize};
 
-use super::kill::KillOnDrop;
+use super::kill::run_cancellable;
 use crate::{GateContext, GateError, GateOutcome, GateSpec, QualityGate, QualityGateResult};
 
 /// The registry name of the built-in `tests` gate.
@@ -186,29 +186,12 @@ impl QualityGate for TestsGate {
                 self.name
             ))
         })?;
-        let token = CancelToken::new();
         let command = self.command.clone();
         let store = verifier.store().dir().to_owned();
-        let run = {
-            let token = token.clone();
-            tokio::task::spawn_blocking(move || verifier.run_command(&command, Some(&token)))
-        };
-        let cancel = ctx.cancel.clone();
-        let bridge = tokio::spawn({
-            let token = token.clone();
-            async move {
-                cancel.cancelled().await;
-                token.cancel();
-            }
-        });
-        // If this future is dropped (the scheduler gave up on the gate), the
-        // command must not outlive it.
-        let _kill_on_drop = KillOnDrop(token);
-        let joined = run.await;
-        bridge.abort();
-        let receipt = joined
-            .map_err(|e| GateError::msg(format!("the command task failed: {e}")))?
-            .map_err(|e| GateError::msg(error_chain(&e)))?;
+        let receipt = run_cancellable(ctx, move |token| {
+            verifier.run_command(&command, Some(&token))
+        })
+        .await?;
         self.result(&receipt, &store)
     }
 }
