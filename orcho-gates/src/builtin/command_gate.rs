@@ -12,7 +12,7 @@ use orcho_receipts::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::kill::run_cancellable;
+use super::process::run_cancellable;
 use crate::{
     GateContext, GateError, GateKind, GateOutcome, GateSpec, ModelUsage, QualityGate,
     QualityGateResult,
@@ -310,20 +310,9 @@ impl CommandGate {
     }
 }
 
-/// The end of the program's output: standard error's tail, then standard
-/// output's.
+/// The end of the program's output.
 fn output_tail(outcome: &ExecOutcome) -> String {
-    let mut tail = String::new();
-    for text in [outcome.stderr.tail_lossy(), outcome.stdout.tail_lossy()] {
-        let text = text.trim_end();
-        if !text.is_empty() {
-            if !tail.is_empty() {
-                tail.push('\n');
-            }
-            tail.push_str(text);
-        }
-    }
-    tail
+    super::process::output_tail(&outcome.stderr.tail_lossy(), &outcome.stdout.tail_lossy())
 }
 
 #[async_trait::async_trait]

@@ -1,7 +1,7 @@
 //! The gates every registry can ship: [`GateRegistry::with_builtins`](crate::GateRegistry::with_builtins).
 
 mod command_gate;
-mod kill;
+mod process;
 mod tests_gate;
 
 pub use command_gate::{

@@ -9,7 +9,7 @@ use orcho_core::{Finding, GateName, Severity};
 use orcho_receipts::{CommandName, CommandReceipt, Failure, Verifier};
 use serde::{Deserialize, Serialize};
 
-use super::kill::run_cancellable;
+use super::process::run_cancellable;
 use crate::{GateContext, GateError, GateOutcome, GateSpec, QualityGate, QualityGateResult};
 
 /// The registry name of the built-in `tests` gate.
@@ -158,19 +158,9 @@ impl TestsGate {
     }
 }
 
-/// The end of the command's output: stderr's tail, then stdout's.
+/// The end of the command's output.
 fn output_tail(receipt: &CommandReceipt) -> String {
-    let mut tail = String::new();
-    for log in [&receipt.stderr, &receipt.stdout] {
-        let text = log.tail.trim_end();
-        if !text.is_empty() {
-            if !tail.is_empty() {
-                tail.push('\n');
-            }
-            tail.push_str(text);
-        }
-    }
-    tail
+    super::process::output_tail(&receipt.stderr.tail, &receipt.stdout.tail)
 }
 
 #[async_trait::async_trait]

@@ -1,5 +1,6 @@
 //! Running a gate's blocking process so that the gate's cancellation, or
-//! the gate being given up on, stops it.
+//! the gate being given up on, stops it; and what of its output a gate
+//! reports.
 
 use orcho_core::error_chain;
 use orcho_receipts::exec::CancelToken;
@@ -45,4 +46,14 @@ where
     joined
         .map_err(|e| GateError::msg(format!("the command task failed: {e}")))?
         .map_err(|e| GateError::msg(error_chain(&e)))
+}
+
+/// The end of a command's output as a gate reports it: standard error's
+/// tail, then standard output's, each trimmed, empty ones left out.
+pub(super) fn output_tail(stderr: &str, stdout: &str) -> String {
+    [stderr.trim_end(), stdout.trim_end()]
+        .into_iter()
+        .filter(|t| !t.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
