@@ -4,11 +4,15 @@ use std::{borrow::Cow, fmt, str::FromStr};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::RuleError;
+use crate::{Pattern, RuleError};
 
 /// A kind of operation a session may attempt: `read`, `glob`, `grep`,
 /// `write`, `edit`, `bash`, `dispatch`, or any other tool name a host uses
-/// (lower-case letters, digits, `_` and `-`), or `*` for every permission.
+/// (lower-case letters, digits, `_` and `-`, for example an MCP tool's
+/// `mcp__github__create_issue`).
+///
+/// In a rule the name may be a glob: `*` for every permission, `mcp__*` for
+/// every MCP tool, `?` for one character.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Permission(Cow<'static, str>);
 
@@ -34,15 +38,17 @@ impl Permission {
     ///
     /// # Errors
     ///
-    /// When the name is empty or has characters other than lower-case ASCII
-    /// letters, digits, `_` and `-` (or is not exactly `*`).
+    /// When the name is empty, longer than 128 bytes, or has characters
+    /// other than lower-case ASCII letters, digits, `_`, `-` and the glob
+    /// characters `*` and `?`.
     pub fn new(name: &str) -> Result<Self, RuleError> {
-        let ok = name == "*"
-            || (!name.is_empty()
-                && name.len() <= 64
-                && name.bytes().all(|b| {
-                    b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-'
-                }));
+        let ok = !name.is_empty()
+            && name.len() <= 128
+            && name.bytes().all(|b| {
+                b.is_ascii_lowercase()
+                    || b.is_ascii_digit()
+                    || matches!(b, b'_' | b'-' | b'*' | b'?')
+            });
         if ok {
             Ok(Self(Cow::Owned(name.to_owned())))
         } else {
@@ -58,12 +64,28 @@ impl Permission {
         &self.0
     }
 
+    /// Whether the name is a glob (has `*` or `?`).
+    pub fn is_glob(&self) -> bool {
+        self.0.contains(['*', '?'])
+    }
+
+    /// Whether requests of this permission name a path (`read`, `write`,
+    /// `edit`), whose rules' patterns follow glob rules
+    /// ([`Pattern::matches_path`](crate::Pattern::matches_path)).
+    pub fn names_paths(name: &str) -> bool {
+        matches!(name, "read" | "write" | "edit")
+    }
+
     pub(crate) fn matches(&self, requested: &str) -> bool {
-        self.0 == "*" || self.0 == requested
+        if self.is_glob() {
+            Pattern::new(&self.0).matches(requested)
+        } else {
+            self.0 == requested
+        }
     }
 
     pub(crate) fn covers(&self, other: &Self) -> bool {
-        self.0 == "*" || self.0 == other.0
+        Pattern::new(&self.0).covers(&Pattern::new(&other.0))
     }
 }
 

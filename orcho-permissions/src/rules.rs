@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Pattern, Permission, PermissionAction};
+use crate::{Pattern, Permission, PermissionAction, pattern::Mode};
 
 /// One rule: requests for `permission` whose argument matches `pattern` get
 /// `action`.
@@ -134,10 +134,20 @@ impl ShadowedRule {
 ///   allowed by an `ls*` rule. The check is conservative: a `;` inside quotes
 ///   also makes a command compound (it is asked about, never run silently).
 ///
-/// Patterns match the whole argument (for `bash`, the command line with
-/// surrounding whitespace trimmed) with `*` (any run of characters, including
-/// none) and `?` (exactly one character); everything else is literal and
-/// case-sensitive. The permission `*` matches every permission.
+/// Patterns match the whole argument, case-sensitively (see [`Pattern`]):
+///
+/// - for `bash`, the command line with surrounding whitespace trimmed, where
+///   `*` is any run of characters and `?` one character; a pattern ending in
+///   ` *` also matches the bare command (`git status *` matches
+///   `git status`);
+/// - for `read`, `write` and `edit`, the path (relative to the checkout when
+///   it is inside it), with glob rules: `*` within one segment, `**` across
+///   segments, and `*` alone for every path;
+/// - for every other permission (`glob`, `grep`, MCP tools …), the argument
+///   as text, like `bash`.
+///
+/// A rule's permission may be a glob too: `*` matches every permission,
+/// `mcp__*` every MCP tool.
 ///
 /// [`RuleSet::evaluate`] returns the action *and* the reason, including the
 /// rule that decided, so a host can explain. [`RuleSet::lint`] reports rules
@@ -191,17 +201,21 @@ impl RuleSet {
             Rule::new(Permission::BASH, "*", Ask),
         ];
         for safe in SAFE_COMMANDS {
-            rules.push(Rule::new(Permission::BASH, safe, Allow));
             rules.push(Rule::new(Permission::BASH, &format!("{safe} *"), Allow));
         }
         // Options of otherwise safe commands that write files or run
-        // programs.
+        // programs. `tree -o FILE` writes its listing and `file -C` compiles
+        // a magic file; short options may be bundled (`tree -ao x`), so any
+        // option before an `o` (`C`) is asked about.
         for risky in [
             "*--output*",
             "*--pre*",
             "*--ext-diff*",
             "*--exec*",
             "*--upload-pack*",
+            "tree *-*o*",
+            "file *-*C*",
+            "file *--compile*",
         ] {
             rules.push(Rule::new(Permission::BASH, risky, Ask));
         }
@@ -221,13 +235,14 @@ impl RuleSet {
         } else {
             argument
         };
-        let Some((index, rule)) = self
-            .rules
-            .iter()
-            .enumerate()
-            .rev()
-            .find(|(_, r)| r.permission.matches(permission) && r.pattern.matches(argument))
-        else {
+        let mode = if Permission::names_paths(permission) {
+            Mode::Path
+        } else {
+            Mode::Plain
+        };
+        let Some((index, rule)) = self.rules.iter().enumerate().rev().find(|(_, r)| {
+            r.permission.matches(permission) && r.pattern.matches_in(mode, argument)
+        }) else {
             return Evaluation {
                 action: PermissionAction::Deny,
                 reason: Reason::NoRule,
@@ -260,8 +275,20 @@ impl RuleSet {
     pub fn lint(&self) -> Vec<ShadowedRule> {
         let mut out = Vec::new();
         for (index, rule) in self.rules.iter().enumerate() {
+            // The readings the rule's pattern is matched with: a glob
+            // permission may name paths and text alike.
+            let modes: &[Mode] = if rule.permission.is_glob() {
+                &[Mode::Plain, Mode::Path]
+            } else if Permission::names_paths(rule.permission.as_str()) {
+                &[Mode::Path]
+            } else {
+                &[Mode::Plain]
+            };
             let later = self.rules[index + 1..].iter().position(|later| {
-                later.permission.covers(&rule.permission) && later.pattern.covers(&rule.pattern)
+                later.permission.covers(&rule.permission)
+                    && modes
+                        .iter()
+                        .all(|mode| later.pattern.covers_in(*mode, &rule.pattern))
             });
             if let Some(offset) = later {
                 out.push(ShadowedRule {
@@ -402,9 +429,9 @@ mod tests {
     #[test]
     fn evaluations_explain_themselves() {
         let rules = RuleSet::read_only();
-        insta::assert_snapshot!(rules.evaluate("bash", "git status").explain(), @"allow by rule 32 (bash `git status` → allow)");
-        insta::assert_snapshot!(rules.evaluate("write", "src/lib.rs").explain(), @"deny by rule 51 (write `*` → deny)");
-        insta::assert_snapshot!(rules.evaluate("bash", "ls -la; rm -rf x").explain(), @"ask: the command is compound (`;`), and rule 7 (bash `ls *` → allow) only allows single commands");
+        insta::assert_snapshot!(rules.evaluate("bash", "git status").explain(), @"allow by rule 19 (bash `git status *` → allow)");
+        insta::assert_snapshot!(rules.evaluate("write", "src/lib.rs").explain(), @"deny by rule 34 (write `*` → deny)");
+        insta::assert_snapshot!(rules.evaluate("bash", "ls -la; rm -rf x").explain(), @"ask: the command is compound (`;`), and rule 6 (bash `ls *` → allow) only allows single commands");
         insta::assert_snapshot!(RuleSet::default().evaluate("read", "a").explain(), @"deny: no rule matches, and unmatched requests are denied");
     }
 
@@ -477,8 +504,24 @@ mod tests {
             ("bash", "git log --output=/tmp/x", Ask),
             ("bash", "rg --pre ./evil.sh pattern", Ask),
             ("bash", "git diff --ext-diff", Ask),
+            ("bash", "tree -o listing.txt", Ask),
+            ("bash", "tree -ao listing.txt", Ask),
+            ("bash", "tree --output listing.txt", Ask),
+            ("bash", "file -C -m magic", Ask),
+            ("bash", "file -bC", Ask),
+            ("bash", "file --compile", Ask),
+            ("bash", "tree src", Allow),
+            ("bash", "tree -L 2", Allow),
+            ("bash", "file Cargo.toml", Allow),
+            // Conservative: an option anywhere before a `C` is asked about.
+            ("bash", "file -b Cargo.toml", Ask),
+            ("bash", "tree", Allow),
+            ("bash", "git log", Allow),
             // The other permissions.
             ("read", "src/lib.rs", Allow),
+            ("read", "src/a/b/c.rs", Allow),
+            ("read", "/etc/hosts", Allow),
+            ("mcp__github__create_issue", "{}", Deny),
             ("glob", "**/*.rs", Allow),
             ("grep", "TODO", Allow),
             ("write", "src/lib.rs", Deny),
@@ -496,6 +539,48 @@ mod tests {
                 got.explain()
             );
         }
+    }
+
+    #[test]
+    fn permission_names_may_be_globs() {
+        let rules: RuleSet = serde_yaml::from_str(
+            "- { permission: '*', pattern: '*', action: deny }\n- { permission: 'mcp__*', pattern: '*', action: ask }\n- { permission: 'mcp__docs__*', pattern: '*', action: allow }\n",
+        )
+        .unwrap();
+        assert_eq!(rules.evaluate("mcp__docs__search", "").action, Allow);
+        assert_eq!(rules.evaluate("mcp__github__push", "").action, Ask);
+        assert_eq!(rules.evaluate("bash", "ls").action, Deny);
+        assert!(rules.lint().is_empty(), "{:?}", rules.lint());
+        let shadowed = RuleSet::new([
+            Rule::new(Permission::new("mcp__docs__*").unwrap(), "*", Allow),
+            Rule::new(Permission::new("mcp__*").unwrap(), "*", Deny),
+        ]);
+        assert_eq!(shadowed.lint().len(), 1);
+        assert!(Permission::new("Mcp").is_err());
+        assert!(Permission::new("").is_err());
+    }
+
+    #[test]
+    fn path_rules_follow_glob_rules() {
+        let rules = RuleSet::new([
+            Rule::new(Permission::ANY, "*", Deny),
+            Rule::new(Permission::WRITE, "src/**", Allow),
+            Rule::new(Permission::WRITE, "src/*.lock", Deny),
+            Rule::new(Permission::EDIT, "**/*.md", Allow),
+        ]);
+        assert_eq!(rules.evaluate("write", "src/a/lib.rs").action, Allow);
+        assert_eq!(rules.evaluate("write", "src/Cargo.lock").action, Deny);
+        assert_eq!(
+            rules.evaluate("write", "src/a/Cargo.lock").action,
+            Allow,
+            "`*` stays within one segment"
+        );
+        assert_eq!(rules.evaluate("edit", "README.md").action, Allow);
+        assert_eq!(rules.evaluate("edit", "docs/a/b.md").action, Allow);
+        assert_eq!(rules.evaluate("edit", "docs/a/b.rs").action, Deny);
+        // Text permissions keep `*` across `/`.
+        let bash = RuleSet::new([Rule::new(Permission::BASH, "cat *", Allow)]);
+        assert_eq!(bash.evaluate("bash", "cat src/a/lib.rs").action, Allow);
     }
 
     #[test]
@@ -522,15 +607,18 @@ mod tests {
     }
 
     fn glob() -> impl Strategy<Value = String> {
-        "[ab*?]{0,6}"
+        "[ab/ *?]{0,7}"
     }
 
     proptest! {
         #[test]
-        fn coverage_is_sound(b in glob(), a in glob(), s in "[ab]{0,8}") {
+        fn coverage_is_sound(b in glob(), a in glob(), s in "[ab/ ]{0,8}") {
             let (pb, pa) = (Pattern::new(&b), Pattern::new(&a));
             if pb.covers(&pa) && pa.matches(&s) {
                 prop_assert!(pb.matches(&s), "{b} covers {a} but misses {s}");
+            }
+            if pb.covers_in(Mode::Path, &pa) && pa.matches_path(&s) {
+                prop_assert!(pb.matches_path(&s), "{b} covers {a} as paths but misses {s}");
             }
         }
 

@@ -432,6 +432,11 @@ pub struct SupervisionSpec {
     /// Replans a plan may use (default: no limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replan_budget: Option<u32>,
+    /// How many times an agent's stop hook (`orcho hook`) blocks the agent
+    /// from stopping while required receipts are not present, before it
+    /// lets the stop through and records the unproven state (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_stop_blocks: Option<u32>,
 }
 
 /// Permission rules for read-only sessions: a preset, rules, or both (the

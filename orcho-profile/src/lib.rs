@@ -128,8 +128,8 @@ pub use format::{
 pub use locate::DocPath;
 pub use parse::{MAX_ALIAS_NODES, MAX_PROFILE_BYTES};
 pub use resolve::{
-    DEFAULT_COMMIT_MESSAGE, DeliveryDefaults, IntakeDefaults, ResolvedAutopilot, ResolvedGate,
-    ResolvedHandoff, ResolvedPhase, ResolvedProfile, Supervision,
+    DEFAULT_COMMIT_MESSAGE, DEFAULT_MAX_STOP_BLOCKS, DeliveryDefaults, IntakeDefaults,
+    ResolvedAutopilot, ResolvedGate, ResolvedHandoff, ResolvedPhase, ResolvedProfile, Supervision,
 };
 pub use validate::{MAX_ATTEMPTS, MAX_AUTOPILOT_RETRIES, MAX_ROUNDS, fill_commit_message};
 

@@ -213,6 +213,10 @@ pub struct IntakeDefaults {
     pub dirty_checkout: IntakeDefault,
 }
 
+/// How many times an agent's stop hook blocks a stop when the profile does
+/// not say (`supervision.max_stop_blocks`).
+pub const DEFAULT_MAX_STOP_BLOCKS: u32 = 3;
+
 /// Human-in-the-loop supervision, resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -221,6 +225,9 @@ pub struct Supervision {
     pub plan_approval: bool,
     /// Limits on deviation handling (retry cap, budgets).
     pub deviation: DeviationPolicy,
+    /// How many times an agent's stop hook blocks a stop while required
+    /// receipts are not present.
+    pub max_stop_blocks: u32,
 }
 
 impl Profile {
@@ -358,6 +365,11 @@ impl Profile {
             supervision: Supervision {
                 plan_approval,
                 deviation,
+                max_stop_blocks: self
+                    .supervision
+                    .as_ref()
+                    .and_then(|s| s.max_stop_blocks)
+                    .unwrap_or(DEFAULT_MAX_STOP_BLOCKS),
             },
             permissions: self.resolve_permissions(warnings),
             warnings: Vec::new(),

@@ -209,6 +209,10 @@ pub struct RunPlan {
     /// [`Advisor`](orcho_handoff::Advisor) from (the engine uses the one
     /// [`EngineBuilder::advisor`](crate::EngineBuilder::advisor) gets).
     pub advisor_config: Option<serde_json::Value>,
+    /// How many times an agent's stop hook blocks a stop while required
+    /// receipts are not present (a profile's
+    /// `supervision.max_stop_blocks`).
+    pub max_stop_blocks: u32,
     /// Whether a plan reported by a `plan` phase waits for approval before
     /// the run goes on.
     pub plan_approval: bool,
@@ -238,6 +242,7 @@ impl RunPlan {
             commit_message: None,
             permissions: None,
             advisor_config: None,
+            max_stop_blocks: orcho_profile::DEFAULT_MAX_STOP_BLOCKS,
             plan_approval: false,
             deviation: DeviationPolicy::default(),
             intake: None,
@@ -400,6 +405,7 @@ impl RunPlan {
             commit_message: Some(profile.delivery.commit_message.clone()),
             permissions: profile.permissions.clone(),
             advisor_config: profile.advisor.clone(),
+            max_stop_blocks: profile.supervision.max_stop_blocks,
             plan_approval: profile.supervision.plan_approval,
             deviation: profile.supervision.deviation,
             intake: profile.intake.dirty_checkout.action(),

@@ -75,6 +75,10 @@ fn default_plans_implements_reviews_and_accepts_on_receipts() -> Result {
     assert!(resolved.verification.is_required("test"));
     assert!(resolved.supervision.plan_approval);
     assert_eq!(resolved.supervision.deviation.retry_cap, 10);
+    assert_eq!(
+        resolved.supervision.max_stop_blocks,
+        orcho_profile::DEFAULT_MAX_STOP_BLOCKS
+    );
     assert!(!resolved.autopilot.enabled);
     assert!(resolved.permissions.is_none());
     Ok(())
