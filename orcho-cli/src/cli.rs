@@ -17,7 +17,7 @@ use orcho::{
 #[command(name = "orcho", version, propagate_version = true)]
 #[command(after_help = "Exit codes: 0 success, 1 error, 2 usage, 3 not ready, \
 4 paused awaiting a decision, 5 halted, 6 a different decision was recorded first, \
-130 interrupted.")]
+7 ask and 8 deny (`permissions check`), 130 interrupted.")]
 pub(crate) struct Cli {
     /// The checkout to work on [default: the nearest directory upwards with
     /// an orcho.yaml, up to the repository's root; else the root]
@@ -173,12 +173,37 @@ pub(crate) enum Command {
     /// clients)
     Mcp,
     /// Write a starter orcho.yaml for this project and make git ignore the
-    /// store
+    /// store; with `--agent`, add orcho's hooks to that agent's project
+    /// settings
     Init {
         /// Replace an orcho.yaml that exists
         #[arg(long)]
         force: bool,
+        /// Add `orcho hook` to this agent's project settings
+        /// (`.claude/settings.json`, `.codex/hooks.json`), keeping what is
+        /// there
+        #[arg(long, value_name = "AGENT")]
+        agent: Option<crate::hook::Agent>,
+        /// Show what would change, and change nothing
+        #[arg(long)]
+        dry_run: bool,
     },
+    /// Answer a coding agent's hook: the JSON document the agent passes on
+    /// standard input (before a tool runs, when it wants to stop, after a
+    /// shell command, at session start); `orcho init --agent` installs it
+    Hook {
+        /// The agent whose hook document and answer format to use
+        agent: crate::hook::Agent,
+        #[command(flatten)]
+        profile: ProfileArg,
+        /// Check tool calls against this preset instead of the profile's
+        /// `permissions`
+        #[arg(long, value_name = "PRESET")]
+        permissions: Option<PresetArg>,
+    },
+    /// Evaluate permission rules
+    #[command(subcommand)]
+    Permissions(PermissionsCommand),
     /// Show a profile
     #[command(subcommand)]
     Profile(ProfileCommand),
@@ -203,6 +228,57 @@ pub(crate) enum DeviationArg {
     Replan,
     /// Stop the run
     Stop,
+}
+
+/// A named permission rule set.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum PresetArg {
+    /// Reading and a list of read-only commands allowed, every write denied
+    #[value(alias = "read_only")]
+    ReadOnly,
+}
+
+impl From<PresetArg> for orcho::permissions::PermissionPreset {
+    fn from(arg: PresetArg) -> Self {
+        match arg {
+            PresetArg::ReadOnly => Self::ReadOnly,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum PermissionsCommand {
+    /// Say whether the rules allow, ask about or deny one request, and
+    /// which rule decided: exit 0 allow, 7 ask, 8 deny
+    #[command(group = clap::ArgGroup::new("request").required(true))]
+    Check {
+        #[command(flatten)]
+        profile: ProfileArg,
+        /// Check against this preset instead of the profile's `permissions`
+        #[arg(long, value_name = "PRESET")]
+        permissions: Option<PresetArg>,
+        /// Writing this file
+        #[arg(long, value_name = "PATH", group = "request")]
+        write: Option<Utf8PathBuf>,
+        /// Editing this file
+        #[arg(long, value_name = "PATH", group = "request")]
+        edit: Option<Utf8PathBuf>,
+        /// Reading this file
+        #[arg(long, value_name = "PATH", group = "request")]
+        read: Option<Utf8PathBuf>,
+        /// Another tool by name (an MCP tool's `mcp__server__tool`), with
+        /// its argument
+        #[arg(long, value_names = ["NAME", "ARGUMENT"], num_args = 1..=2, group = "request")]
+        tool: Option<Vec<String>>,
+        /// A shell command line (after `--`), as one word or as its words
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "COMMAND",
+            group = "request"
+        )]
+        command: Vec<String>,
+    },
 }
 
 /// A document whose JSON Schema `orcho schema` prints.

@@ -9,7 +9,13 @@
 //! | [`PAUSED`] `4` | the run paused at a decision point nobody has decided yet |
 //! | [`HALTED`] `5` | the run halted |
 //! | [`CONFLICT`] `6` | a different decision was recorded first |
+//! | [`ASKS`] `7` | `orcho permissions check`: the rules ask a person first |
+//! | [`DENIED`] `8` | `orcho permissions check`: the rules deny it |
 //! | [`INTERRUPTED`] `130` | Ctrl-C stopped the command; the run resumes with `orcho resume` |
+//!
+//! `orcho hook` answers an agent in the agent's terms: 0 with its answer on
+//! standard output, or 2 with a message on standard error, which the agents
+//! read as "refused".
 //!
 //! `orcho exec` is the exception: it exits with the code of the command it
 //! ran (128 + the signal when a signal ended it), as `env` and `timeout` do.
@@ -30,6 +36,10 @@ pub const PAUSED: u8 = 4;
 pub const HALTED: u8 = 5;
 /// A different decision was recorded first.
 pub const CONFLICT: u8 = 6;
+/// `orcho permissions check`: the rules ask a person first.
+pub const ASKS: u8 = 7;
+/// `orcho permissions check`: the rules deny the request.
+pub const DENIED: u8 = 8;
 /// Ctrl-C stopped the command (128 + `SIGINT`, as shells report it).
 pub const INTERRUPTED: u8 = 130;
 

@@ -29,6 +29,7 @@ mod cli;
 mod commands;
 mod error;
 pub mod exit;
+mod hook;
 mod host;
 mod interrupt;
 mod key;

@@ -542,6 +542,21 @@ mod tests {
     }
 
     #[test]
+    fn the_bypass_table_is_never_allowed() {
+        let rules = RuleSet::read_only();
+        let table = include_str!("../tests/read_only_bypasses.txt");
+        let lines: Vec<&str> = table
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .collect();
+        assert!(lines.len() >= 25);
+        for line in lines {
+            let got = rules.evaluate("bash", line);
+            assert_ne!(got.action, Allow, "{line:?}: {}", got.explain());
+        }
+    }
+
+    #[test]
     fn permission_names_may_be_globs() {
         let rules: RuleSet = serde_yaml::from_str(
             "- { permission: '*', pattern: '*', action: deny }\n- { permission: 'mcp__*', pattern: '*', action: ask }\n- { permission: 'mcp__docs__*', pattern: '*', action: allow }\n",

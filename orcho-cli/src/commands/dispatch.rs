@@ -2,10 +2,13 @@
 
 use clap::CommandFactory;
 
-use super::{decide, inbox, init, run, runs, show, verify};
+use super::{decide, hook, inbox, init, permissions, run, runs, show, verify};
 
 use crate::{
-    cli::{Cli, Command, DeliveryCommand, HandoffCommand, ProfileCommand, SchemaDocument},
+    cli::{
+        Cli, Command, DeliveryCommand, HandoffCommand, PermissionsCommand, ProfileCommand,
+        SchemaDocument,
+    },
     error::CliError,
     exit::Exit,
     host, output,
@@ -14,6 +17,24 @@ use crate::{
 
 /// Runs the command `cli` names.
 pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
+    if let Command::Hook {
+        agent,
+        profile,
+        permissions,
+    } = &cli.command
+    {
+        // The hook finds its checkout from the agent's document, and never
+        // fails: whatever goes wrong is its refusal.
+        return Ok(hook::hook(
+            *agent,
+            &hook::HookPlace {
+                checkout: cli.checkout.clone(),
+                store: cli.store.clone(),
+                profile: profile.profile.as_deref(),
+                preset: permissions.map(Into::into),
+            },
+        ));
+    }
     let place = Place::new(cli.checkout, cli.store, cli.json)?;
     let find = |reference: &str| host::find_run(&place, reference);
     match cli.command {
@@ -75,7 +96,48 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
             decide::deviation(&place, &find(&run)?, action, note)
         }
         Command::Mcp => crate::mcp::serve(place).await,
-        Command::Init { force } => init::init(&place, force),
+        Command::Init {
+            force,
+            agent: None,
+            dry_run: false,
+        } => init::init(&place, force),
+        Command::Init {
+            force,
+            agent,
+            dry_run,
+        } => init::init_agent(&place, force, agent, dry_run),
+        // Answered above, before the place is found.
+        Command::Hook { .. } => Ok(Exit::Ok),
+        Command::Permissions(PermissionsCommand::Check {
+            profile,
+            permissions,
+            write,
+            edit,
+            read,
+            tool,
+            command,
+        }) => {
+            let request = match (write, edit, read, tool) {
+                (Some(p), ..) => permissions::Request::Write(p),
+                (_, Some(p), ..) => permissions::Request::Edit(p),
+                (_, _, Some(p), _) => permissions::Request::Read(p),
+                (_, _, _, Some(mut words)) => {
+                    let argument = if words.len() > 1 {
+                        words.remove(1)
+                    } else {
+                        String::new()
+                    };
+                    permissions::Request::Tool(words.remove(0), argument)
+                }
+                _ => permissions::Request::Command(command),
+            };
+            permissions::check(
+                &place,
+                profile.profile.as_deref(),
+                permissions.map(Into::into),
+                request,
+            )
+        }
         Command::Profile(ProfileCommand::Show { name }) => init::show(&place, name.as_deref()),
         Command::Schema {
             document: SchemaDocument::PhaseOutput,

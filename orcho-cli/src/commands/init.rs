@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::{
     error::CliError,
     exit::Exit,
+    hook::Agent,
     output,
     place::{PROFILE_FILE, Place},
 };
@@ -291,4 +292,206 @@ pub(crate) fn show(place: &Place, name: Option<&str>) -> Result<Exit, CliError> 
     }
     output::out(profile.to_yaml().trim_end());
     Ok(Exit::Ok)
+}
+
+/// The hook entries `orcho init --agent` adds: `(event, matcher)`, each
+/// running `orcho hook <agent>`.
+fn hook_events(agent: Agent) -> &'static [(&'static str, Option<&'static str>)] {
+    match agent {
+        Agent::ClaudeCode => &[
+            ("SessionStart", None),
+            ("PreToolUse", Some("*")),
+            ("PostToolUse", Some("Bash")),
+            ("Stop", None),
+            ("SubagentStop", None),
+        ],
+        Agent::Codex => &[
+            ("SessionStart", None),
+            ("PreToolUse", Some("*")),
+            ("PermissionRequest", Some("*")),
+            ("PostToolUse", Some("Bash")),
+            ("Stop", None),
+            ("SubagentStop", None),
+        ],
+    }
+}
+
+/// The settings file of `agent` in a project.
+fn settings_file(agent: Agent) -> &'static str {
+    match agent {
+        Agent::ClaudeCode => ".claude/settings.json",
+        Agent::Codex => ".codex/hooks.json",
+    }
+}
+
+/// `orcho init` (unless an `orcho.yaml` is there already), then `agent`'s
+/// hooks merged into its project settings.
+pub(crate) fn init_agent(
+    place: &Place,
+    force: bool,
+    agent: Option<Agent>,
+    dry_run: bool,
+) -> Result<Exit, CliError> {
+    let has_profile = place.checkout.join(PROFILE_FILE).is_file();
+    if !dry_run && (force || !has_profile) {
+        init(place, force)?;
+    }
+    let Some(agent) = agent else {
+        if dry_run && (force || !has_profile) {
+            output::out(&format!(
+                "would write {}",
+                place.checkout.join(PROFILE_FILE)
+            ));
+        }
+        return Ok(Exit::Ok);
+    };
+    let path = place.checkout.join(settings_file(agent));
+    let existing = match std::fs::read_to_string(&path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(CliError::msg(format!("cannot read `{path}`: {e}"))),
+    };
+    let (merged, added) = merge_hooks(existing.as_deref(), agent).map_err(|e| {
+        CliError::msg(format!("`{path}` is not a JSON object of settings: {e}")).with_hint(
+            "fix the file (or move it away) and run `orcho init --agent` again; nothing was \
+             changed",
+        )
+    })?;
+    if place.json {
+        output::json(&serde_json::json!({
+            "settings": path.as_str(),
+            "added": added,
+            "dry_run": dry_run,
+        }));
+    }
+    if added.is_empty() {
+        if !place.json {
+            output::out(&format!(
+                "{path} runs `orcho hook {}` already",
+                agent.as_str()
+            ));
+        }
+        return Ok(Exit::Ok);
+    }
+    if dry_run {
+        if !place.json {
+            output::out(&format!(
+                "would add to {path}: {}\n{merged}",
+                added.join(", ")
+            ));
+        }
+        return Ok(Exit::Ok);
+    }
+    if let Some(parent) = path.parent() {
+        orcho::core::fs::create_dir_all(parent)?;
+    }
+    orcho::core::fs::write_atomic(&path, merged.as_bytes())?;
+    if !place.json {
+        output::out(&format!(
+            "added `orcho hook {}` to {path} for {}{}",
+            agent.as_str(),
+            added.join(", "),
+            if existing.is_some() {
+                " (every other setting kept; the file is rewritten with its keys sorted)"
+            } else {
+                ""
+            }
+        ));
+        output::out(match agent {
+            Agent::ClaudeCode => {
+                "next: `orcho` must be on the PATH Claude Code runs hooks with; `/hooks` in \
+                 Claude Code lists them"
+            }
+            Agent::Codex => {
+                "next: `orcho` must be on Codex's PATH; review and trust the hooks with `/hooks` \
+                 in Codex (older releases also need `[features] codex_hooks = true` in \
+                 config.toml)"
+            }
+        });
+    }
+    Ok(Exit::Ok)
+}
+
+/// `existing` settings with `orcho hook <agent>` added for every event that
+/// does not run it yet, pretty-printed; and the events it was added for.
+/// Every other key and hook is kept.
+fn merge_hooks(
+    existing: Option<&str>,
+    agent: Agent,
+) -> Result<(String, Vec<String>), serde_json::Error> {
+    use serde_json::{Map, Value, json};
+    let mut settings: Value = match existing {
+        Some(text) if !text.trim().is_empty() => serde_json::from_str(text)?,
+        _ => Value::Object(Map::new()),
+    };
+    let not_object = || <serde_json::Error as serde::de::Error>::custom("expected an object");
+    let root = settings.as_object_mut().ok_or_else(not_object)?;
+    let hooks = root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .ok_or_else(|| {
+            <serde_json::Error as serde::de::Error>::custom("`hooks` is not an object")
+        })?;
+    let command = format!("orcho hook {}", agent.as_str());
+    let mut added = Vec::new();
+    for (event, matcher) in hook_events(agent) {
+        let groups = hooks
+            .entry(*event)
+            .or_insert_with(|| Value::Array(Vec::new()))
+            .as_array_mut()
+            .ok_or_else(|| {
+                <serde_json::Error as serde::de::Error>::custom(format!(
+                    "`hooks.{event}` is not a list"
+                ))
+            })?;
+        let present = groups.iter().any(|group| {
+            group["hooks"].as_array().is_some_and(|handlers| {
+                handlers.iter().any(|h| {
+                    h["command"]
+                        .as_str()
+                        .is_some_and(|c| c.starts_with(&command))
+                })
+            })
+        });
+        if present {
+            continue;
+        }
+        let mut group = json!({ "hooks": [{ "type": "command", "command": command }] });
+        if let Some(matcher) = matcher {
+            group["matcher"] = json!(matcher);
+        }
+        groups.push(group);
+        added.push((*event).to_owned());
+    }
+    let mut text = serde_json::to_string_pretty(&settings)?;
+    text.push('\n');
+    Ok((text, added))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merging_keeps_what_is_there_and_adds_once() {
+        let existing = r#"{"model":"opus","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"./mine.sh"}]}]}}"#;
+        let (merged, added) = merge_hooks(Some(existing), Agent::ClaudeCode).unwrap();
+        assert_eq!(added.len(), 5);
+        let value: serde_json::Value = serde_json::from_str(&merged).unwrap();
+        assert_eq!(value["model"], "opus");
+        assert_eq!(
+            value["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+            "./mine.sh"
+        );
+        assert_eq!(
+            value["hooks"]["PreToolUse"][1]["hooks"][0]["command"],
+            "orcho hook claude-code"
+        );
+        let (again, added) = merge_hooks(Some(&merged), Agent::ClaudeCode).unwrap();
+        assert!(added.is_empty());
+        assert_eq!(again, merged);
+        assert!(merge_hooks(Some("[1]"), Agent::Codex).is_err());
+        assert!(merge_hooks(Some(r#"{"hooks":{"Stop":{}}}"#), Agent::Codex).is_err());
+    }
 }

@@ -2,8 +2,10 @@
 
 mod decide;
 mod dispatch;
+mod hook;
 mod inbox;
 mod init;
+mod permissions;
 mod run;
 mod runs;
 mod show;

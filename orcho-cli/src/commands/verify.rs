@@ -32,7 +32,7 @@ fn verifier(place: &Place, profile: Option<&str>) -> Result<Arc<Verifier>, CliEr
     keyed_verifier(place, contract)
 }
 
-fn keyed_verifier(
+pub(crate) fn keyed_verifier(
     place: &Place,
     contract: VerificationContract,
 ) -> Result<Arc<Verifier>, CliError> {
@@ -256,12 +256,29 @@ pub(crate) async fn status(place: &Place, profile: Option<&str>) -> Result<Exit,
         .required
         .iter()
         .all(|r| r.status == ReceiptStatus::Present);
+    let unproven_stops = crate::hook::unproven_stops(&place.store)?;
     if place.json {
         output::json(&StatusDoc {
             summary: serde_json::from_str(&summary.to_json())?,
             ready,
+            unproven_stops,
         });
     } else {
+        if let Some(last) = unproven_stops.last() {
+            output::out(&format!(
+                "agent stops let through unproven: {} (last {}, {}{} after {} refusal(s): {})",
+                unproven_stops.len(),
+                last.at,
+                last.agent,
+                last.session_id
+                    .as_deref()
+                    .map(|s| format!(" session {s}"))
+                    .unwrap_or_default(),
+                last.blocks,
+                last.unproven.join(", ")
+            ));
+            output::out("");
+        }
         if let Some(table) = text::environment_table(&summary) {
             output::out(&table);
             output::out("");

@@ -97,6 +97,10 @@ pub(crate) struct StatusDoc {
     #[serde(flatten)]
     pub(crate) summary: serde_json::Map<String, serde_json::Value>,
     pub(crate) ready: bool,
+    /// Stops an agent's stop hook let through while a required receipt was
+    /// not present, oldest first.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) unproven_stops: Vec<crate::hook::UnprovenStop>,
 }
 
 /// The decision inbox: pending decisions, and run directories that could

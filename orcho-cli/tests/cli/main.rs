@@ -15,6 +15,8 @@ mod demo;
 mod exec;
 mod follow_up;
 mod handoff;
+mod hook;
+mod hook_fixtures;
 mod intake;
 mod output;
 mod phase_command;

@@ -155,7 +155,11 @@ impl Repo {
             .args(args)
             .current_dir(&self.dir)
             .env("XDG_DATA_HOME", &self.data)
-            .env_remove(RECEIPT_KEY_VAR);
+            .env_remove(RECEIPT_KEY_VAR)
+            // The hook prefers Claude Code's project directory to the
+            // document's `cwd`; a test run inside Claude Code must not leak
+            // its own.
+            .env_remove("CLAUDE_PROJECT_DIR");
         command
     }
 
@@ -179,6 +183,27 @@ impl Repo {
     /// Runs `orcho <args>` to the end (at most [`WAIT`]).
     pub(crate) fn orcho(&self, args: &[&str]) -> Result<Out> {
         finish(self.spawn(args)?, WAIT)
+    }
+
+    /// Runs `orcho <args>` with `input` on its standard input.
+    pub(crate) fn orcho_with_input(&self, args: &[&str], input: &str) -> Result<Out> {
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let mut stdin = child.stdin.take().ok_or("no stdin")?;
+        let input = input.to_owned();
+        // Written from a thread: a large document must not block on a full
+        // pipe while the child writes its answer.
+        let writer = thread::spawn(move || {
+            use std::io::Write as _;
+            let _ = stdin.write_all(input.as_bytes());
+        });
+        let out = finish(child, WAIT)?;
+        let _ = writer.join();
+        Ok(out)
     }
 
     /// Runs `orcho <args>` in `dir` (relative to the checkout) with `envs`

@@ -1,0 +1,381 @@
+//! The document an agent passes a hook on standard input, and the
+//! permission requests a tool call makes.
+//!
+//! Claude Code and Codex pass one JSON object whose `hook_event_name` says
+//! the event (fields as documented in Claude Code's hooks reference and
+//! Codex's hooks page; both use the same snake_case keys). Fields this
+//! module does not need are ignored, so a newer agent's additions never
+//! break the hook; a field it needs that is missing or of the wrong type is
+//! an error, which the hook answers by failing safe.
+
+use camino::{Utf8Path, Utf8PathBuf};
+use serde_json::Value;
+
+use super::Agent;
+
+/// The largest document read (a tool call carries the whole file it
+/// writes).
+pub(crate) const MAX_DOCUMENT_BYTES: usize = 16 << 20;
+
+/// One hook call.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct HookDoc {
+    /// What happened.
+    pub(crate) event: Event,
+    /// The agent's session (`session_id`), when it says.
+    pub(crate) session_id: Option<String>,
+    /// The agent's working directory (`cwd`), when it says.
+    pub(crate) cwd: Option<Utf8PathBuf>,
+}
+
+/// The events the hook acts on.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Event {
+    /// Before a tool runs (`PreToolUse`).
+    PreToolUse {
+        /// The tool (`tool_name`).
+        tool: String,
+        /// Its input (`tool_input`).
+        input: Value,
+    },
+    /// Codex asks for an approval (`PermissionRequest`).
+    PermissionRequest {
+        /// The tool.
+        tool: String,
+        /// Its input.
+        input: Value,
+    },
+    /// After a tool ran (`PostToolUse`).
+    PostToolUse {
+        /// The tool.
+        tool: String,
+        /// Its input.
+        input: Value,
+        /// What it returned (`tool_response`), if anything.
+        response: Value,
+    },
+    /// The agent (or a subagent) wants to stop.
+    Stop {
+        /// `SubagentStop` rather than `Stop`.
+        subagent: bool,
+        /// `stop_hook_active`: the agent goes on because a stop hook
+        /// blocked it before.
+        active: bool,
+    },
+    /// A session starts (`SessionStart`).
+    SessionStart,
+    /// An event of the agent's that the hook has no opinion on
+    /// (`UserPromptSubmit`, `Notification`, …).
+    Other(String),
+}
+
+impl Event {
+    /// The event's name as the agent spells it.
+    pub(crate) fn name(&self) -> &str {
+        match self {
+            Self::PreToolUse { .. } => "PreToolUse",
+            Self::PermissionRequest { .. } => "PermissionRequest",
+            Self::PostToolUse { .. } => "PostToolUse",
+            Self::Stop {
+                subagent: false, ..
+            } => "Stop",
+            Self::Stop { subagent: true, .. } => "SubagentStop",
+            Self::SessionStart => "SessionStart",
+            Self::Other(name) => name,
+        }
+    }
+}
+
+/// Events the agents document that the hook leaves alone.
+const OTHER_EVENTS: &[&str] = &[
+    "UserPromptSubmit",
+    "UserPromptExpansion",
+    "Notification",
+    "PreCompact",
+    "PostCompact",
+    "SessionEnd",
+    "SubagentStart",
+    "PostToolUseFailure",
+    "PostToolBatch",
+    "CwdChanged",
+    "FileChanged",
+    "Interrupt",
+];
+
+/// A document the hook cannot act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BadDocument(pub(crate) String);
+
+impl HookDoc {
+    /// Parses a hook document.
+    ///
+    /// # Errors
+    ///
+    /// Not JSON, not an object, no `hook_event_name`, an event neither agent
+    /// documents, or a field the event needs that is missing.
+    pub(crate) fn parse(bytes: &[u8]) -> Result<Self, BadDocument> {
+        if bytes.len() > MAX_DOCUMENT_BYTES {
+            return Err(BadDocument(format!(
+                "the hook document is {} bytes, more than the {MAX_DOCUMENT_BYTES} read",
+                bytes.len()
+            )));
+        }
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+            BadDocument(format!(
+                "the hook document on standard input is not JSON: {e}"
+            ))
+        })?;
+        let Value::Object(map) = value else {
+            return Err(BadDocument(
+                "the hook document on standard input is not a JSON object".to_owned(),
+            ));
+        };
+        let text = |key: &str| map.get(key).and_then(Value::as_str).map(str::to_owned);
+        let Some(name) = text("hook_event_name") else {
+            return Err(BadDocument(
+                "the hook document has no `hook_event_name` string".to_owned(),
+            ));
+        };
+        let tool = || {
+            text("tool_name").ok_or_else(|| {
+                BadDocument(format!("the `{name}` document has no `tool_name` string"))
+            })
+        };
+        let input = || map.get("tool_input").cloned().unwrap_or(Value::Null);
+        let event = match name.as_str() {
+            "PreToolUse" => Event::PreToolUse {
+                tool: tool()?,
+                input: input(),
+            },
+            "PermissionRequest" => Event::PermissionRequest {
+                tool: tool()?,
+                input: input(),
+            },
+            "PostToolUse" => Event::PostToolUse {
+                tool: tool()?,
+                input: input(),
+                response: map.get("tool_response").cloned().unwrap_or(Value::Null),
+            },
+            "Stop" | "SubagentStop" => Event::Stop {
+                subagent: name == "SubagentStop",
+                active: match map.get("stop_hook_active") {
+                    None | Some(Value::Null) => false,
+                    Some(Value::Bool(b)) => *b,
+                    Some(other) => {
+                        return Err(BadDocument(format!(
+                            "`stop_hook_active` is {other}, not true or false"
+                        )));
+                    }
+                },
+            },
+            "SessionStart" => Event::SessionStart,
+            other if OTHER_EVENTS.contains(&other) => Event::Other(name.clone()),
+            other => {
+                return Err(BadDocument(format!(
+                    "`{}` is not a hook event Claude Code or Codex documents",
+                    other.escape_debug()
+                )));
+            }
+        };
+        Ok(Self {
+            event,
+            session_id: text("session_id"),
+            cwd: text("cwd").map(Utf8PathBuf::from),
+        })
+    }
+}
+
+/// What a tool call asks permission for: `(permission, argument)` pairs,
+/// every one of which must be allowed; empty for the agent's own
+/// bookkeeping tools, which touch nothing outside the session.
+///
+/// # Errors
+///
+/// An input that lacks what the tool needs (a shell tool without its
+/// command, a file tool without its path).
+pub(crate) fn requests(
+    agent: Agent,
+    tool: &str,
+    input: &Value,
+    checkout: &Utf8Path,
+) -> Result<Vec<(String, String)>, BadDocument> {
+    let field = |key: &str| -> Result<String, BadDocument> {
+        input
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| {
+                BadDocument(format!(
+                    "the `{tool}` call has no `tool_input.{key}` string"
+                ))
+            })
+    };
+    let path = |key: &str| field(key).map(|p| relative(&p, checkout));
+    let one = |permission: &str, argument: String| Ok(vec![(permission.to_owned(), argument)]);
+    match (agent, tool) {
+        (_, "Bash" | "PowerShell" | "shell") => one("bash", shell_command(tool, input)?),
+        (Agent::Codex, "apply_patch") => {
+            let patch = field("command").or_else(|_| field("patch"))?;
+            Ok(patch_requests(&patch, checkout))
+        }
+        (_, "Write") => one("write", path("file_path")?),
+        (_, "Edit" | "MultiEdit") => one("edit", path("file_path")?),
+        (_, "NotebookEdit") => one("edit", path("notebook_path")?),
+        (_, "Read") => one("read", path("file_path")?),
+        (_, "Glob") => one("glob", field("pattern")?),
+        (_, "Grep") => one("grep", field("pattern")?),
+        (_, "Task" | "Agent") => one(
+            "dispatch",
+            input
+                .get("subagent_type")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        ),
+        (_, "WebFetch") => one("webfetch", field("url")?),
+        (_, "WebSearch") => one("websearch", field("query")?),
+        (_, "TodoWrite" | "AskUserQuestion" | "ExitPlanMode" | "EnterPlanMode" | "BashOutput") => {
+            Ok(Vec::new())
+        }
+        (_, other) => one(&permission_name(other), input.to_string()),
+    }
+}
+
+/// The command line of a shell tool: a string, or (as Codex may send it) a
+/// list of words, quoted back into one line.
+fn shell_command(tool: &str, input: &Value) -> Result<String, BadDocument> {
+    let missing = || BadDocument(format!("the `{tool}` call has no `tool_input.command`"));
+    match input.get("command").or_else(|| input.get("cmd")) {
+        Some(Value::String(line)) => Ok(line.clone()),
+        Some(Value::Array(words)) => {
+            let words: Option<Vec<&str>> = words.iter().map(Value::as_str).collect();
+            let words = words.ok_or_else(missing)?;
+            shlex::try_join(words).map_err(|_| missing())
+        }
+        _ => Err(missing()),
+    }
+}
+
+/// A tool's name as a permission name: lower-case, with characters a
+/// permission name cannot hold as `_` (`mcp__GitHub__create` →
+/// `mcp__github__create`).
+pub(crate) fn permission_name(tool: &str) -> String {
+    tool.chars()
+        .map(|c| {
+            let c = c.to_ascii_lowercase();
+            if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// `path` relative to the checkout when it lies inside it.
+fn relative(path: &str, checkout: &Utf8Path) -> String {
+    Utf8Path::new(path)
+        .strip_prefix(checkout)
+        .map_or_else(|_| path.to_owned(), |rel| rel.as_str().to_owned())
+}
+
+/// The files a Codex `apply_patch` touches: an added or deleted file, or a
+/// move's target, is a `write`; an updated file an `edit`. A patch that
+/// names no file is a `write` of nothing known, which only a rule for every
+/// path allows.
+fn patch_requests(patch: &str, checkout: &Utf8Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for line in patch.lines() {
+        let line = line.trim_end();
+        let (permission, file) = if let Some(f) = line.strip_prefix("*** Add File: ") {
+            ("write", f)
+        } else if let Some(f) = line.strip_prefix("*** Delete File: ") {
+            ("write", f)
+        } else if let Some(f) = line.strip_prefix("*** Move to: ") {
+            ("write", f)
+        } else if let Some(f) = line.strip_prefix("*** Update File: ") {
+            ("edit", f)
+        } else {
+            continue;
+        };
+        out.push((permission.to_owned(), relative(file.trim(), checkout)));
+    }
+    if out.is_empty() {
+        out.push(("write".to_owned(), String::new()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn bad_documents_say_what_is_wrong() {
+        let err = |bytes: &[u8]| HookDoc::parse(bytes).unwrap_err().0;
+        assert!(err(b"").contains("not JSON"));
+        assert!(err(b"[1]").contains("not a JSON object"));
+        assert!(err(b"{}").contains("no `hook_event_name`"));
+        assert!(err(br#"{"hook_event_name":"Bogus"}"#).contains("`Bogus` is not a hook event"));
+        assert!(err(br#"{"hook_event_name":"PreToolUse"}"#).contains("no `tool_name`"));
+        assert!(
+            err(br#"{"hook_event_name":"Stop","stop_hook_active":"yes"}"#)
+                .contains("not true or false")
+        );
+    }
+
+    #[test]
+    fn tool_calls_become_permission_requests() {
+        let root = Utf8Path::new("/repo");
+        let req = |agent, tool: &str, input: Value| requests(agent, tool, &input, root).unwrap();
+        let pair = |p: &str, a: &str| vec![(p.to_owned(), a.to_owned())];
+        assert_eq!(
+            req(Agent::ClaudeCode, "Bash", json!({"command": "ls -la"})),
+            pair("bash", "ls -la")
+        );
+        assert_eq!(
+            req(
+                Agent::ClaudeCode,
+                "Write",
+                json!({"file_path": "/repo/src/a.rs"})
+            ),
+            pair("write", "src/a.rs")
+        );
+        assert_eq!(
+            req(
+                Agent::ClaudeCode,
+                "Read",
+                json!({"file_path": "/etc/hosts"})
+            ),
+            pair("read", "/etc/hosts")
+        );
+        assert_eq!(
+            req(Agent::ClaudeCode, "mcp__GitHub__push", json!({"a": 1})),
+            pair("mcp__github__push", r#"{"a":1}"#)
+        );
+        assert!(req(Agent::ClaudeCode, "TodoWrite", json!({})).is_empty());
+        assert_eq!(
+            req(
+                Agent::Codex,
+                "Bash",
+                json!({"command": ["git", "commit", "-m", "a b"]})
+            ),
+            pair("bash", "git commit -m 'a b'")
+        );
+        let patch = "*** Begin Patch\n*** Update File: src/lib.rs\n@@\n-a\n+b\n*** Add File: /repo/NEW.md\n+x\n*** End Patch\n";
+        assert_eq!(
+            req(Agent::Codex, "apply_patch", json!({ "command": patch })),
+            vec![
+                ("edit".to_owned(), "src/lib.rs".to_owned()),
+                ("write".to_owned(), "NEW.md".to_owned())
+            ]
+        );
+        assert_eq!(
+            req(Agent::Codex, "apply_patch", json!({ "command": "garbage" })),
+            pair("write", "")
+        );
+        assert!(requests(Agent::ClaudeCode, "Write", &json!({}), root).is_err());
+        assert!(requests(Agent::ClaudeCode, "Bash", &json!({"command": 3}), root).is_err());
+    }
+}

@@ -1,0 +1,31 @@
+//! Orcho inside coding agents: the hook documents Claude Code and Codex
+//! pass, the answers they read back, and what the stop guard keeps.
+
+mod answer;
+mod input;
+mod stops;
+
+pub(crate) use answer::{Answer, Verdict};
+pub(crate) use input::{
+    BadDocument, Event, HookDoc, MAX_DOCUMENT_BYTES, permission_name, requests,
+};
+pub(crate) use stops::{StopGuard, UnprovenStop, unproven_stops};
+
+/// The agents whose hooks `orcho hook` answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Agent {
+    /// Anthropic's Claude Code (`.claude/settings.json`)
+    ClaudeCode,
+    /// OpenAI's Codex CLI (`.codex/hooks.json`)
+    Codex,
+}
+
+impl Agent {
+    /// The agent as the command line names it.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::ClaudeCode => "claude-code",
+            Self::Codex => "codex",
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! The stop guard's memory, in the store's `agent-hooks/` directory:
+//!
+//! - `stops/<session>.json`: how many times in a row the hook refused this
+//!   session's stop (the loop guard; removed when a stop goes through);
+//! - `unproven-stops.jsonl`: every stop let through while a required receipt
+//!   was not present, which `orcho status` shows.
+
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho::core::{
+    SchemaVersion, Timestamp,
+    fs::{self, Journal},
+    schema::Document,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::error::CliError;
+
+const BLOCKS_SCHEMA: SchemaVersion = SchemaVersion::new(1);
+const UNPROVEN_SCHEMA: SchemaVersion = SchemaVersion::new(1);
+
+/// The store's directory for agent hooks.
+fn dir(store: &Utf8Path) -> Utf8PathBuf {
+    store.join("agent-hooks")
+}
+
+/// A session's refused stops in a row.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BlocksV1 {
+    schema: SchemaVersion,
+    blocks: u32,
+}
+
+impl Document for BlocksV1 {
+    const KIND: &'static str = "stop-hook counter";
+    const SCHEMA: SchemaVersion = BLOCKS_SCHEMA;
+}
+
+/// A stop the hook let through while the checkout was not proven ready.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct UnprovenStop {
+    pub(crate) schema: SchemaVersion,
+    /// When.
+    pub(crate) at: Timestamp,
+    /// Which agent (`claude-code`, `codex`).
+    pub(crate) agent: String,
+    /// Its session, if it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) session_id: Option<String>,
+    /// How many times the stop had been refused before.
+    pub(crate) blocks: u32,
+    /// Each required command that was not present, as `name: status`.
+    pub(crate) unproven: Vec<String>,
+}
+
+/// The loop guard of one session's stops.
+#[derive(Debug)]
+pub(crate) struct StopGuard {
+    counter: Utf8PathBuf,
+    log: Utf8PathBuf,
+}
+
+impl StopGuard {
+    /// The guard of `session` (unnamed sessions share one counter).
+    pub(crate) fn new(store: &Utf8Path, session: Option<&str>) -> Self {
+        let dir = dir(store);
+        Self {
+            counter: dir
+                .join("stops")
+                .join(format!("{}.json", file_name(session.unwrap_or("unnamed")))),
+            log: dir.join("unproven-stops.jsonl"),
+        }
+    }
+
+    /// The stops refused in a row so far; a counter that cannot be read
+    /// counts as none (it only bounds refusals).
+    pub(crate) fn blocks(&self) -> u32 {
+        fs::read_document::<BlocksV1>(&self.counter).map_or(0, |d| d.blocks)
+    }
+
+    /// Records one more refusal.
+    ///
+    /// # Errors
+    ///
+    /// When the counter cannot be written.
+    pub(crate) fn refused(&self, blocks: u32) -> Result<(), CliError> {
+        if let Some(parent) = self.counter.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        fs::write_document(
+            &self.counter,
+            &BlocksV1 {
+                schema: BLOCKS_SCHEMA,
+                blocks,
+            },
+        )?;
+        Ok(())
+    }
+
+    /// Forgets the refusals (the stop went through).
+    pub(crate) fn reset(&self) {
+        // A counter that is already gone is what we want.
+        let _ = std::fs::remove_file(&self.counter);
+    }
+
+    /// Records a stop let through unproven.
+    ///
+    /// # Errors
+    ///
+    /// When the log cannot be written.
+    pub(crate) fn record(&self, stop: &UnprovenStop) -> Result<(), CliError> {
+        if let Some(parent) = self.log.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        Journal::open(&self.log)?.append(stop)?;
+        Ok(())
+    }
+}
+
+impl UnprovenStop {
+    /// A record of now.
+    pub(crate) fn new(
+        agent: &str,
+        session_id: Option<String>,
+        blocks: u32,
+        unproven: Vec<String>,
+    ) -> Self {
+        Self {
+            schema: UNPROVEN_SCHEMA,
+            at: Timestamp::now(),
+            agent: agent.to_owned(),
+            session_id,
+            blocks,
+            unproven,
+        }
+    }
+}
+
+/// Every stop let through unproven, oldest first.
+///
+/// # Errors
+///
+/// When the log cannot be read, or a line before the last is damaged.
+pub(crate) fn unproven_stops(store: &Utf8Path) -> Result<Vec<UnprovenStop>, CliError> {
+    let read =
+        Journal::read::<UnprovenStop>(&dir(store).join("unproven-stops.jsonl"), UNPROVEN_SCHEMA)?;
+    Ok(read.records)
+}
+
+/// A session id as a file name: kept when it is plain, else its digest.
+fn file_name(session: &str) -> String {
+    let plain = !session.is_empty()
+        && session.len() <= 128
+        && session
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if plain {
+        session.to_owned()
+    } else {
+        let digest = orcho::core::Digest::derive("orcho agent-hook session v1", session.as_bytes());
+        digest.to_string().replace(':', "-")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_guard_counts_resets_and_records() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Utf8Path::from_path(tmp.path()).unwrap();
+        let guard = StopGuard::new(store, Some("../../etc/passwd"));
+        assert!(guard.counter.starts_with(store.join("agent-hooks/stops")));
+        assert_eq!(guard.blocks(), 0);
+        guard.refused(2).unwrap();
+        assert_eq!(guard.blocks(), 2);
+        guard.reset();
+        assert_eq!(guard.blocks(), 0);
+        guard
+            .record(&UnprovenStop::new(
+                "codex",
+                None,
+                3,
+                vec!["test: stale".to_owned()],
+            ))
+            .unwrap();
+        let read = unproven_stops(store).unwrap();
+        assert_eq!(read.len(), 1);
+        assert_eq!(read[0].unproven, ["test: stale"]);
+    }
+}

@@ -1,0 +1,502 @@
+//! `orcho hook claude-code|codex`, `orcho permissions check` and
+//! `orcho init --agent`: the agents' documented hook documents fed to the
+//! real binary, the answers parsed field by field.
+
+use serde_json::Value;
+
+use crate::{
+    Result,
+    hook_fixtures::*,
+    support::{Out, QUICK, Repo},
+};
+
+/// [`QUICK`] under the read-only preset, with one rule of the profile's own.
+const READ_ONLY: &str = "\
+schema: 1
+name: cli-hooks
+extends: builtin:quick
+verification:
+  commands:
+    - { name: test, argv: [sh, -c, \"test -f ok\"] }
+  required: [test]
+permissions:
+  preset: read_only
+  rules:
+    - { permission: 'mcp__filesystem__*', pattern: '*', action: allow }
+";
+
+fn doc(template: &str, repo: &Repo) -> String {
+    template.replace("@CWD@", repo.dir().as_str())
+}
+
+fn with_arg(template: &str, repo: &Repo, arg: &str) -> String {
+    doc(template, repo).replace("@ARG@", &Value::from(arg).to_string())
+}
+
+fn hook(repo: &Repo, agent: &str, input: &str) -> Result<Out> {
+    let out = repo.orcho_with_input(&["hook", agent], input)?;
+    out.expect_no_panic();
+    Ok(out)
+}
+
+/// The `PreToolUse` decision and its reason.
+fn decision(out: &Out) -> Result<(String, String)> {
+    out.expect_code(0);
+    let answer: Value = serde_json::from_str(&out.stdout)?;
+    let specific = &answer["hookSpecificOutput"];
+    assert_eq!(specific["hookEventName"], "PreToolUse", "{out}");
+    Ok((
+        specific["permissionDecision"]
+            .as_str()
+            .ok_or("no decision")?
+            .to_owned(),
+        specific["permissionDecisionReason"]
+            .as_str()
+            .ok_or("no reason")?
+            .to_owned(),
+    ))
+}
+
+#[test]
+fn claude_code_tool_calls_are_decided_by_the_rules_with_their_reason() -> Result {
+    let repo = Repo::new(READ_ONLY)?;
+    let bash = |command: &str| -> Result<(String, String)> {
+        decision(&hook(
+            &repo,
+            "claude-code",
+            &with_arg(CLAUDE_PRE_BASH, &repo, command),
+        )?)
+    };
+    let (action, reason) = bash("git status --short")?;
+    assert_eq!(action, "allow");
+    assert_eq!(
+        reason,
+        "orcho: bash `git status --short`: allow by rule 19 (bash `git status *` → allow)"
+    );
+    assert_eq!(
+        bash("git status")?.0,
+        "allow",
+        "`cmd *` covers the bare command"
+    );
+    let (action, reason) = bash("cargo build")?;
+    assert_eq!(action, "ask");
+    assert!(
+        reason.contains("ask by rule 5 (bash `*` → ask)"),
+        "{reason}"
+    );
+    let (action, reason) = bash("ls && rm -rf src")?;
+    assert_eq!(action, "ask");
+    assert!(reason.contains("compound"), "{reason}");
+
+    let expected = [
+        ("Write", "deny", "write `src/new.rs`"),
+        ("Edit", "deny", "edit `README`"),
+        ("MultiEdit", "deny", "edit `README`"),
+        ("NotebookEdit", "deny", "edit `nb.ipynb`"),
+        ("Read", "allow", "read `README`"),
+        ("Glob", "allow", "glob `**/*.rs`"),
+        ("Grep", "allow", "grep `TODO`"),
+        ("Agent", "deny", "dispatch `Explore`"),
+        ("WebFetch", "deny", "webfetch `https://example.com`"),
+        (
+            "mcp__github__create_issue",
+            "deny",
+            "mcp__github__create_issue `{",
+        ),
+    ];
+    assert_eq!(expected.len(), CLAUDE_TOOLS.len());
+    for ((tool, input), (name, action, about)) in CLAUDE_TOOLS.iter().zip(expected) {
+        assert_eq!(*tool, name);
+        let input = doc(CLAUDE_PRE_TOOL, &repo)
+            .replace("@TOOL@", tool)
+            .replace("@INPUT@", &doc(input, &repo));
+        let (got, reason) = decision(&hook(&repo, "claude-code", &input)?)?;
+        assert_eq!(got, action, "{tool}: {reason}");
+        assert!(
+            reason.starts_with(&format!("orcho: {about}")),
+            "{tool}: {reason}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn codex_tool_calls_deny_what_is_not_allowed_and_approve_through_permission_requests() -> Result {
+    let repo = Repo::new(READ_ONLY)?;
+    // An allowed command: no answer (Codex's own flow goes on).
+    let out = hook(
+        &repo,
+        "codex",
+        &with_arg(CODEX_PRE_BASH, &repo, "git log -3"),
+    )?;
+    out.expect_code(0);
+    assert_eq!(out.stdout.trim(), "", "{out}");
+    // An asked-about command is refused: a Codex PreToolUse hook cannot ask.
+    let (action, reason) = decision(&hook(
+        &repo,
+        "codex",
+        &with_arg(CODEX_PRE_BASH, &repo, "cargo build"),
+    )?)?;
+    assert_eq!(action, "deny");
+    assert!(reason.contains("needs a person's approval"), "{reason}");
+    // A patch is an edit of each file it names.
+    let (action, reason) = decision(&hook(&repo, "codex", &doc(CODEX_PRE_PATCH, &repo))?)?;
+    assert_eq!(action, "deny");
+    assert!(reason.contains("edit `README`"), "{reason}");
+    // MCP tools by name, with the profile's glob rule.
+    let out = hook(&repo, "codex", &doc(CODEX_PRE_MCP, &repo))?;
+    out.expect_code(0);
+    assert_eq!(
+        out.stdout.trim(),
+        "",
+        "allowed by `mcp__filesystem__*`: {out}"
+    );
+
+    // PermissionRequest: allow and deny answer; ask leaves it to the person.
+    let request = |command: &str| -> Result<Out> {
+        hook(
+            &repo,
+            "codex",
+            &with_arg(CODEX_PERMISSION_REQUEST, &repo, command),
+        )
+    };
+    let out = request("git diff")?;
+    let answer: Value = serde_json::from_str(&out.stdout)?;
+    assert_eq!(
+        answer["hookSpecificOutput"]["hookEventName"],
+        "PermissionRequest"
+    );
+    assert_eq!(
+        answer["hookSpecificOutput"]["decision"]["behavior"],
+        "allow"
+    );
+    let out = request("cargo build")?;
+    out.expect_code(0);
+    assert_eq!(out.stdout.trim(), "", "{out}");
+    Ok(())
+}
+
+#[test]
+fn the_read_only_bypass_table_is_never_allowed_through_either_hook() -> Result {
+    let repo = Repo::new(READ_ONLY)?;
+    let table = include_str!("../../../orcho-permissions/tests/read_only_bypasses.txt");
+    for line in table
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let (action, reason) = decision(&hook(
+            &repo,
+            "claude-code",
+            &with_arg(CLAUDE_PRE_BASH, &repo, line),
+        )?)?;
+        assert_ne!(action, "allow", "claude-code {line:?}: {reason}");
+        let (action, reason) = decision(&hook(
+            &repo,
+            "codex",
+            &with_arg(CODEX_PRE_BASH, &repo, line),
+        )?)?;
+        assert_eq!(action, "deny", "codex {line:?}: {reason}");
+    }
+    Ok(())
+}
+
+#[test]
+fn without_rules_tool_calls_get_no_opinion() -> Result {
+    let repo = Repo::new(QUICK)?;
+    for agent in ["claude-code", "codex"] {
+        let out = hook(&repo, agent, &with_arg(CLAUDE_PRE_BASH, &repo, "rm -rf /"))?;
+        out.expect_code(0);
+        assert_eq!(out.stdout.trim(), "", "{out}");
+    }
+    // A preset on the command line puts rules in force.
+    let out = repo.orcho_with_input(
+        &["hook", "claude-code", "--permissions", "read-only"],
+        &with_arg(CLAUDE_PRE_BASH, &repo, "rm -rf /"),
+    )?;
+    assert_eq!(decision(&out)?.0, "ask");
+    Ok(())
+}
+
+#[test]
+fn a_stop_with_an_unproven_receipt_is_refused_until_verify_proves_it() -> Result {
+    let repo = Repo::with_files(QUICK, &[("ok", "")])?;
+    repo.orcho(&["verify"])?.expect_code(0);
+    // The checkout changes after the receipt: it is stale.
+    repo.write("src.txt", "new work\n")?;
+    for (agent, stop) in [("claude-code", CLAUDE_STOP), ("codex", CODEX_STOP)] {
+        let input = doc(stop, &repo).replace("@ACTIVE@", "false");
+        let out = hook(&repo, agent, &input)?;
+        out.expect_code(0);
+        let answer: Value = serde_json::from_str(&out.stdout)?;
+        assert_eq!(answer["decision"], "block", "{out}");
+        let reason = answer["reason"].as_str().ok_or("no reason")?;
+        assert!(
+            reason.contains("`test` (`sh -c 'test -f ok'`): stale"),
+            "{reason}"
+        );
+        assert!(reason.contains("Prove it: `orcho verify test`"), "{reason}");
+        assert!(reason.contains("Refusal 1 of 3"), "{reason}");
+    }
+    let sub = hook(&repo, "claude-code", &doc(CLAUDE_SUBAGENT_STOP, &repo))?;
+    let answer: Value = serde_json::from_str(&sub.stdout)?;
+    assert_eq!(answer["decision"], "block", "{sub}");
+
+    repo.orcho(&["verify"])?.expect_code(0);
+    for (agent, stop) in [("claude-code", CLAUDE_STOP), ("codex", CODEX_STOP)] {
+        let out = hook(&repo, agent, &doc(stop, &repo).replace("@ACTIVE@", "true"))?;
+        out.expect_code(0);
+        assert_eq!(
+            out.stdout.trim(),
+            "",
+            "proven: the stop goes through: {out}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn the_loop_guard_lets_a_stop_through_after_the_profiles_bound_and_status_shows_it() -> Result {
+    let profile = format!("{QUICK}supervision:\n  max_stop_blocks: 2\n");
+    let repo = Repo::new(&profile)?;
+    let stop = |active: bool| -> Result<Value> {
+        let input = doc(CLAUDE_STOP, &repo).replace("@ACTIVE@", &active.to_string());
+        let out = hook(&repo, "claude-code", &input)?;
+        out.expect_code(0);
+        Ok(serde_json::from_str(&out.stdout)?)
+    };
+    assert_eq!(stop(false)?["decision"], "block");
+    let second = stop(true)?;
+    assert!(
+        second["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("Refusal 2 of 2")),
+        "{second}"
+    );
+    let through = stop(true)?;
+    assert_eq!(through.get("decision"), None, "{through}");
+    assert!(
+        through["systemMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("`test` not proven")),
+        "{through}"
+    );
+    // A fresh stop (not continuing from a refusal) starts counting again.
+    assert_eq!(stop(false)?["decision"], "block");
+
+    let status = repo.orcho(&["status"])?;
+    assert!(
+        status
+            .stdout
+            .contains("agent stops let through unproven: 1"),
+        "{status}"
+    );
+    assert!(status.stdout.contains("test: missing"), "{status}");
+    let json = repo.orcho(&["status", "--json"])?.json()?;
+    assert_eq!(json["unproven_stops"][0]["agent"], "claude-code", "{json}");
+    assert_eq!(json["unproven_stops"][0]["blocks"], 2, "{json}");
+    assert_eq!(json["unproven_stops"][0]["session_id"], "abc123", "{json}");
+    Ok(())
+}
+
+#[test]
+fn shell_commands_the_agent_ran_are_logged_as_exploratory() -> Result {
+    let repo = Repo::new(QUICK)?;
+    hook(&repo, "claude-code", &doc(CLAUDE_POST_BASH, &repo))?.expect_code(0);
+    hook(&repo, "codex", &doc(CODEX_POST_BASH, &repo))?.expect_code(0);
+    let json = repo.orcho(&["status", "--json"])?.json()?;
+    assert_eq!(json["exploratory"]["count"], 2, "{json}");
+    assert_eq!(json["exploratory"]["authoritative"], false, "{json}");
+    assert_eq!(json["required"][0]["status"], "missing", "{json}");
+    Ok(())
+}
+
+#[test]
+fn a_session_starts_knowing_what_proves_readiness() -> Result {
+    let repo = Repo::new(READ_ONLY)?;
+    for (agent, start) in [
+        ("claude-code", CLAUDE_SESSION_START),
+        ("codex", CODEX_SESSION_START),
+    ] {
+        let out = hook(&repo, agent, &doc(start, &repo))?;
+        out.expect_code(0);
+        let answer: Value = serde_json::from_str(&out.stdout)?;
+        assert_eq!(
+            answer["hookSpecificOutput"]["hookEventName"],
+            "SessionStart"
+        );
+        let context = answer["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .ok_or("no context")?;
+        assert!(
+            context.contains("`test` (`sh -c 'test -f ok'`)"),
+            "{context}"
+        );
+        assert!(context.contains("`orcho verify`"), "{context}");
+        assert!(context.contains("permission rules"), "{context}");
+    }
+    Ok(())
+}
+
+#[test]
+fn bad_documents_and_broken_profiles_fail_safe_never_allow() -> Result {
+    let repo = Repo::new(READ_ONLY)?;
+    let cases = [
+        ("", "not JSON"),
+        ("{\"hook_event_name\": ", "not JSON"),
+        ("[1, 2]", "not a JSON object"),
+        ("{}", "no `hook_event_name`"),
+        (
+            "{\"hook_event_name\": \"Teleport\"}",
+            "`Teleport` is not a hook event",
+        ),
+        (
+            "{\"hook_event_name\": \"PreToolUse\", \"tool_name\": \"Bash\", \"tool_input\": {}}",
+            "no `tool_input.command`",
+        ),
+        (
+            "{\"hook_event_name\": \"PreToolUse\", \"tool_name\": \"Write\", \"tool_input\": {\"file_path\": 7}}",
+            "no `tool_input.file_path`",
+        ),
+    ];
+    for agent in ["claude-code", "codex"] {
+        for (input, says) in cases {
+            let out = hook(&repo, agent, input)?;
+            out.expect_code(2);
+            assert_eq!(out.stdout, "", "{agent} {input:?}: {out}");
+            assert!(
+                out.stderr.starts_with("orcho hook: ") && out.stderr.contains(says),
+                "{agent} {input:?}: {out}"
+            );
+        }
+    }
+    // Events the hook has no opinion on pass.
+    let out = hook(
+        &repo,
+        "claude-code",
+        "{\"hook_event_name\": \"UserPromptSubmit\", \"prompt\": \"hi\"}",
+    )?;
+    out.expect_code(0);
+    assert_eq!(out.stdout, "");
+
+    // A profile that does not load: tool calls and stops are refused.
+    repo.write("orcho.yaml", "schema: 1\nphases: [\n")?;
+    let out = hook(
+        &repo,
+        "claude-code",
+        &with_arg(CLAUDE_PRE_BASH, &repo, "ls"),
+    )?;
+    out.expect_code(2);
+    assert!(out.stderr.contains("PreToolUse: "), "{out}");
+    let out = hook(
+        &repo,
+        "claude-code",
+        &doc(CLAUDE_STOP, &repo).replace("@ACTIVE@", "false"),
+    )?;
+    out.expect_code(2);
+    assert!(out.stderr.contains("refused to be safe"), "{out}");
+    Ok(())
+}
+
+#[test]
+fn permissions_check_says_the_decision_and_the_rule() -> Result {
+    let repo = Repo::with_files(READ_ONLY, &[("src/keep", "")])?;
+    let out = repo.orcho(&["permissions", "check", "--", "git", "status"])?;
+    out.expect_code(0);
+    assert_eq!(
+        out.stdout.trim(),
+        "bash `git status`: allow by rule 19 (bash `git status *` → allow)"
+    );
+    repo.orcho(&["permissions", "check", "cargo build"])?
+        .expect_code(7);
+    // A path from a subdirectory is relative to the checkout.
+    let out = repo.orcho_in("src", &[], &["permissions", "check", "--write", "lib.rs"])?;
+    out.expect_code(8);
+    assert!(out.stdout.starts_with("write `src/lib.rs`: deny"), "{out}");
+    repo.orcho(&["permissions", "check", "--read", "README"])?
+        .expect_code(0);
+    repo.orcho(&[
+        "permissions",
+        "check",
+        "--tool",
+        "mcp__filesystem__read_file",
+    ])?
+    .expect_code(0);
+    let json = repo
+        .orcho(&["--json", "permissions", "check", "--edit", "README"])?
+        .json()?;
+    assert_eq!(json["permission"], "edit");
+    assert_eq!(json["action"], "deny");
+    assert!(
+        json["explanation"]
+            .as_str()
+            .is_some_and(|e| e.contains("rule"))
+    );
+
+    // Without rules in force: said, with what to do.
+    let plain = Repo::new(QUICK)?;
+    let out = plain.orcho(&["permissions", "check", "ls"])?;
+    out.expect_no_panic().expect_code(1);
+    assert!(out.stderr.contains("no `permissions`"), "{out}");
+    assert!(
+        out.stderr.contains("--permissions read-only")
+            || out.stderr.contains("--permissions read_only"),
+        "{out}"
+    );
+    plain
+        .orcho(&["permissions", "check", "--permissions", "read-only", "ls"])?
+        .expect_code(0);
+    // Nothing to check is a usage error.
+    plain.orcho(&["permissions", "check"])?.expect_code(2);
+    Ok(())
+}
+
+#[test]
+fn init_agent_merges_hooks_into_existing_settings() -> Result {
+    let repo = Repo::new(QUICK)?;
+    let mine = r#"{
+  "permissions": {"allow": ["Bash(npm test)"]},
+  "hooks": {
+    "PreToolUse": [
+      {"matcher": "Bash", "hooks": [{"type": "command", "command": "./check.sh", "timeout": 30}]}
+    ]
+  }
+}
+"#;
+    repo.write(".claude/settings.json", mine)?;
+    // A dry run changes nothing.
+    let out = repo.orcho(&["init", "--agent", "claude-code", "--dry-run"])?;
+    out.expect_code(0);
+    assert!(out.stdout.contains("would add to"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(repo.dir().join(".claude/settings.json"))?,
+        mine
+    );
+    let out = repo.orcho(&["init", "--agent", "claude-code"])?;
+    out.expect_code(0);
+    let merged = std::fs::read_to_string(repo.dir().join(".claude/settings.json"))?;
+    insta::assert_snapshot!("claude_settings_merged", merged);
+    // Again: nothing to add, nothing changed.
+    let out = repo.orcho(&["init", "--agent", "claude-code"])?;
+    out.expect_code(0);
+    assert!(out.stdout.contains("already"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(repo.dir().join(".claude/settings.json"))?,
+        merged
+    );
+
+    repo.orcho(&["init", "--agent", "codex"])?.expect_code(0);
+    let codex: Value = serde_json::from_str(&std::fs::read_to_string(
+        repo.dir().join(".codex/hooks.json"),
+    )?)?;
+    assert_eq!(
+        codex["hooks"]["PermissionRequest"][0]["hooks"][0]["command"],
+        "orcho hook codex"
+    );
+
+    // A settings file that is not an object is left alone.
+    repo.write(".codex/hooks.json", "[]\n")?;
+    let out = repo.orcho(&["init", "--agent", "codex"])?;
+    out.expect_no_panic().expect_code(1);
+    assert!(out.stderr.contains("nothing was changed"), "{out}");
+    Ok(())
+}
