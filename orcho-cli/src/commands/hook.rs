@@ -9,6 +9,8 @@
 //! - after a shell command ran: it is logged as exploratory;
 //! - when a session starts: the agent is told what proves readiness here.
 //!
+//! In a project without an `orcho.yaml` (and no `--profile`), the hook has
+//! no opinion, so hooks installed for every project leave the others alone.
 //! Whatever goes wrong is said on standard error with exit 2, which both
 //! agents read as "refused": never an allow.
 
@@ -28,6 +30,7 @@ use crate::{
     exit::Exit,
     hook::{
         Agent, Answer, BadDocument, Event, HookDoc, StopGuard, UnprovenStop, Verdict, requests,
+        shell_command,
     },
     output,
     place::{self, Place},
@@ -90,6 +93,19 @@ fn one_line(e: &CliError) -> String {
 
 fn respond(agent: Agent, at: &HookPlace<'_>, doc: &HookDoc) -> Result<Answer, CliError> {
     let place = place_of(agent, at, doc)?;
+    // A project that has not set Orcho up (no orcho.yaml, no `--profile`)
+    // gets no opinion, except on tool calls under `--permissions`: hooks
+    // installed for every project must not hold other projects to the
+    // default profile.
+    let configured = at.profile.is_some() || place.checkout.join(place::PROFILE_FILE).is_file();
+    let tool_call = matches!(
+        doc.event,
+        Event::PreToolUse { .. } | Event::PermissionRequest { .. }
+    );
+    let preset_applies = tool_call && at.preset.is_some();
+    if !(configured || preset_applies) {
+        return Ok(Answer::Silent);
+    }
     match &doc.event {
         Event::PreToolUse { tool, input } | Event::PermissionRequest { tool, input } => {
             let event = if matches!(doc.event, Event::PreToolUse { .. }) {
@@ -115,7 +131,7 @@ fn respond(agent: Agent, at: &HookPlace<'_>, doc: &HookDoc) -> Result<Answer, Cl
             response,
         } => {
             if matches!(tool.as_str(), "Bash" | "PowerShell" | "shell") {
-                log_exploratory(&place, input, response)?;
+                log_exploratory(&place, tool, input, response)?;
             }
             Ok(Answer::Silent)
         }
@@ -187,12 +203,13 @@ fn shorten(text: &str, max: usize) -> String {
 }
 
 /// Logs the shell command the agent ran as exploratory (never a receipt).
-fn log_exploratory(place: &Place, input: &Value, response: &Value) -> Result<(), CliError> {
-    let Some(command) = input.get("command").and_then(|c| match c {
-        Value::String(s) => Some(s.clone()),
-        Value::Array(words) => shlex::try_join(words.iter().filter_map(Value::as_str)).ok(),
-        _ => None,
-    }) else {
+fn log_exploratory(
+    place: &Place,
+    tool: &str,
+    input: &Value,
+    response: &Value,
+) -> Result<(), CliError> {
+    let Ok(command) = shell_command(tool, input) else {
         return Ok(());
     };
     let exit_code = ["exit_code", "exitCode", "returnCode"]
@@ -267,10 +284,7 @@ fn block_reason(
          Required commands without a present receipt:\n",
     );
     for gap in gaps {
-        let argv = contract
-            .command(gap.command().as_str())
-            .map(|spec| shlex::try_join(spec.argv.iter().map(String::as_str)).unwrap_or_default())
-            .unwrap_or_default();
+        let argv = command_line(contract, gap.command().as_str());
         let _ = writeln!(
             out,
             "- `{}` (`{argv}`): {}: {}. Prove it: `orcho verify {}`",
@@ -289,6 +303,14 @@ fn block_reason(
     out
 }
 
+/// The declared command line of `name`, quoted as a shell would read it.
+fn command_line(contract: &VerificationContract, name: &str) -> String {
+    contract
+        .command(name)
+        .and_then(|spec| shlex::try_join(spec.argv.iter().map(String::as_str)).ok())
+        .unwrap_or_default()
+}
+
 /// What the agent is told when a session starts.
 fn session_context(plan: &RunPlan, preset: Option<PermissionPreset>) -> String {
     let mut out = String::from("This project uses Orcho: readiness is proven by receipts, ");
@@ -299,12 +321,7 @@ fn session_context(plan: &RunPlan, preset: Option<PermissionPreset>) -> String {
                 .required
                 .iter()
                 .map(|name| {
-                    let argv = contract
-                        .command(name.as_str())
-                        .map(|s| {
-                            shlex::try_join(s.argv.iter().map(String::as_str)).unwrap_or_default()
-                        })
-                        .unwrap_or_default();
+                    let argv = command_line(contract, name.as_str());
                     format!("`{name}` (`{argv}`)")
                 })
                 .collect();

@@ -243,7 +243,7 @@ pub(crate) fn requests(
 
 /// The command line of a shell tool: a string, or (as Codex may send it) a
 /// list of words, quoted back into one line.
-fn shell_command(tool: &str, input: &Value) -> Result<String, BadDocument> {
+pub(crate) fn shell_command(tool: &str, input: &Value) -> Result<String, BadDocument> {
     let missing = || BadDocument(format!("the `{tool}` call has no `tool_input.command`"));
     match input.get("command").or_else(|| input.get("cmd")) {
         Some(Value::String(line)) => Ok(line.clone()),

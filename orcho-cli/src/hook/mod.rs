@@ -7,7 +7,7 @@ mod stops;
 
 pub(crate) use answer::{Answer, Verdict};
 pub(crate) use input::{
-    BadDocument, Event, HookDoc, MAX_DOCUMENT_BYTES, permission_name, requests,
+    BadDocument, Event, HookDoc, MAX_DOCUMENT_BYTES, permission_name, requests, shell_command,
 };
 pub(crate) use stops::{StopGuard, UnprovenStop, unproven_stops};
 

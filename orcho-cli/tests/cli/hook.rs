@@ -208,6 +208,17 @@ fn without_rules_tool_calls_get_no_opinion() -> Result {
         out.expect_code(0);
         assert_eq!(out.stdout.trim(), "", "{out}");
     }
+    // A project without an orcho.yaml gets no opinion at all, even on a
+    // stop: hooks installed for every project leave it alone.
+    repo.git(&["rm", "-q", "orcho.yaml"])?;
+    for input in [
+        doc(CLAUDE_STOP, &repo).replace("@ACTIVE@", "false"),
+        doc(CLAUDE_SESSION_START, &repo),
+    ] {
+        let out = hook(&repo, "claude-code", &input)?;
+        out.expect_code(0);
+        assert_eq!(out.stdout.trim(), "", "{out}");
+    }
     // A preset on the command line puts rules in force.
     let out = repo.orcho_with_input(
         &["hook", "claude-code", "--permissions", "read-only"],
