@@ -13,8 +13,9 @@
 //!   when absent, so that creating one is noticed).
 //!
 //! After a run of git, the cache records the listing with the `lstat` data of
-//! every directory (walked without following symlinks, skipping `.git` and
-//! the excluded store) and of every such file (or their absence). A later
+//! every directory (walked without following symlinks, skipping `.git`, the
+//! excluded store, and the directories git ignores as a whole and holds no
+//! tracked file in, which git never enters either) and of every such file (or their absence). A later
 //! fingerprint reuses the listing only if every recorded stat is unchanged
 //! and strictly older than the moment the listing was taken (git's
 //! racily-clean rule, as for the stat cache). Anything else, including a
@@ -135,7 +136,12 @@ impl Listing {
             ..Self::default()
         };
         let mut ignore_files = Vec::new();
-        if walk_dirs(root, &[], excluded, &mut listing.dirs, &mut ignore_files).is_err() {
+        // Directories git ignores as a whole and holds no tracked file in
+        // are never entered, as git never enters them: what a build writes
+        // there cannot change the listing.
+        let mut skipped = excluded.to_vec();
+        skipped.extend(ignored_dirs(root, env));
+        if walk_dirs(root, &[], &skipped, &mut listing.dirs, &mut ignore_files).is_err() {
             return;
         }
         for rel in [&b".git/index"[..], b".git/info/exclude", b".git/config"] {
@@ -323,6 +329,67 @@ fn walk_dirs(
         }
     }
     Ok(())
+}
+
+/// The directories under `root` that git ignores as a whole and that hold
+/// no tracked file, relative to it, without the trailing `/`; none when git
+/// cannot say.
+///
+/// `git ls-files -o -i --directory` names each untracked directory it does
+/// not enter with a trailing `/`, but also an untracked directory that only
+/// holds ignored files; `git check-ignore` keeps those that are ignored
+/// themselves (by their own pattern or a parent's), which no new file in
+/// them can be listed from.
+fn ignored_dirs(root: &Path, env: &BaseEnv) -> Vec<Vec<u8>> {
+    let Some(cwd) = Utf8Path::from_path(root) else {
+        return Vec::new();
+    };
+    let run = |args: &[&str], stdin: Option<Vec<u8>>| -> Option<Vec<u8>> {
+        let mut request = ExecRequest::new(std::iter::once("git").chain(args.iter().copied()))
+            .cwd(cwd)
+            .envs(env.clone())
+            .keep_stdout(64 << 20);
+        if let Some(stdin) = stdin {
+            request = request.stdin(stdin);
+        }
+        exec::run(&request).ok()?.stdout.kept
+    };
+    // Every entry ends in a NUL: a last piece without one is cut off.
+    let entries = |bytes: &[u8]| -> Vec<Vec<u8>> {
+        let mut pieces: Vec<Vec<u8>> = bytes.split(|&b| b == 0).map(<[u8]>::to_vec).collect();
+        pieces.pop();
+        pieces
+    };
+    let Some(listed) = run(
+        &[
+            "ls-files",
+            "-z",
+            "-o",
+            "-i",
+            "--exclude-standard",
+            "--directory",
+        ],
+        None,
+    ) else {
+        return Vec::new();
+    };
+    let mut candidates = Vec::new();
+    for entry in entries(&listed) {
+        if entry.ends_with(b"/") {
+            candidates.extend_from_slice(&entry);
+            candidates.push(0);
+        }
+    }
+    if candidates.is_empty() {
+        return Vec::new();
+    }
+    let Some(ignored) = run(&["check-ignore", "-z", "--stdin"], Some(candidates)) else {
+        return Vec::new();
+    };
+    entries(&ignored)
+        .into_iter()
+        .filter_map(|mut dir| (dir.pop() == Some(b'/') && !dir.is_empty()).then_some(dir))
+        .collect()
 }
 
 /// The configuration and excludes files git reads for `root`: those

@@ -436,6 +436,72 @@ fn the_listing_cache_skips_git_only_while_nothing_git_depends_on_changed() -> Re
 }
 
 #[test]
+fn what_a_build_writes_into_an_ignored_folder_keeps_the_listing_cache() -> Result {
+    let dir = repo()?;
+    let root = &dir.path;
+    // A folder holding only ignored files, but not ignored itself: a new
+    // file there may be listed, so it must still be watched.
+    write(root, "objs/a.log", "x\n", 0o644)?;
+    // An ignored folder with a tracked file: git enters it.
+    write(root, "vendor/keep.txt", "tracked\n", 0o644)?;
+    write(
+        root,
+        ".gitignore",
+        "target/\nCargo.lock\n*.log\nvendor/\n",
+        0o644,
+    )?;
+    git(root, &["add", "-f", "vendor/keep.txt", ".gitignore"])?;
+    let cache = temp()?;
+    let cached = fingerprinter().with_cache_dir(cache.path.join("fp"));
+    let settle = || -> Result<orcho_receipts::fingerprint::Fingerprint> {
+        wait_for_fs_tick(root)?;
+        wait_for_fs_tick(&cache.path)?;
+        cached.fingerprint(root, &[])?;
+        cached.fingerprint(root, &[])?;
+        Ok(cached.fingerprint(root, &[])?)
+    };
+    assert_eq!(settle()?.source, FileSource::CachedGitListing);
+
+    // A build writes new files and folders under `target/`: git never
+    // looks there, and neither does the cache check.
+    write(root, "target/debug/deps/new.rlib", "x\n", 0o644)?;
+    write(root, "target/release/app", "x\n", 0o755)?;
+    let after_build = cached.fingerprint(root, &[])?;
+    assert_eq!(after_build.source, FileSource::CachedGitListing);
+    assert_eq!(
+        after_build.digest,
+        fingerprinter().fingerprint(root, &[])?.digest
+    );
+
+    // A new file where git would list it still lists again.
+    write(root, "objs/b.txt", "listed\n", 0o644)?;
+    let listed = cached.fingerprint(root, &[])?;
+    assert_eq!(listed.source, FileSource::Git);
+    assert_eq!(
+        listed.digest,
+        fingerprinter().fingerprint(root, &[])?.digest
+    );
+    assert!(
+        fingerprinter()
+            .files(root, &[])?
+            .contains(&PathBuf::from("objs/b.txt"))
+    );
+
+    // The tracked file inside an ignored folder is still covered.
+    assert_eq!(settle()?.source, FileSource::CachedGitListing);
+    let before = cached.fingerprint(root, &[])?.digest;
+    write(root, "vendor/keep.txt", "changed\n", 0o644)?;
+    assert_ne!(cached.fingerprint(root, &[])?.digest, before);
+    write(root, "vendor/new.txt", "ignored\n", 0o644)?;
+    let ignored_new = cached.fingerprint(root, &[])?;
+    assert_eq!(
+        ignored_new.digest,
+        fingerprinter().fingerprint(root, &[])?.digest
+    );
+    Ok(())
+}
+
+#[test]
 fn only_the_executable_bit_of_a_mode_counts() -> Result {
     let dir = temp()?;
     let root = &dir.path;
