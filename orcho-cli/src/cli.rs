@@ -270,13 +270,9 @@ pub(crate) enum PermissionsCommand {
         /// its argument
         #[arg(long, value_names = ["NAME", "ARGUMENT"], num_args = 1..=2, group = "request")]
         tool: Option<Vec<String>>,
-        /// A shell command line (after `--`), as one word or as its words
-        #[arg(
-            trailing_var_arg = true,
-            allow_hyphen_values = true,
-            value_name = "COMMAND",
-            group = "request"
-        )]
+        /// A shell command line, as one word or as its words (after `--`
+        /// when they start with `-`)
+        #[arg(trailing_var_arg = true, value_name = "COMMAND", group = "request")]
         command: Vec<String>,
     },
 }

@@ -188,7 +188,8 @@ impl RuleSet {
     }
 
     /// The built-in preset for read-only sessions: writes and edits denied,
-    /// dispatch denied (no recursion), reads, globs and greps allowed, shell
+    /// dispatch denied (no recursion), reads, globs and greps allowed (reads
+    /// of absolute paths, outside the checkout, asked about), shell
     /// commands asked about except a list of known-safe read commands, which
     /// are allowed as single commands.
     pub fn read_only() -> Self {
@@ -223,6 +224,9 @@ impl RuleSet {
             Rule::new(Permission::WRITE, "*", Deny),
             Rule::new(Permission::EDIT, "*", Deny),
             Rule::new(Permission::DISPATCH, "*", Deny),
+            // Outside the checkout (an absolute path, once a host made paths
+            // inside it relative): home directories hold keys and tokens.
+            Rule::new(Permission::READ, "/**", Ask),
         ]);
         Self { rules }
     }
@@ -324,6 +328,7 @@ pub const SAFE_COMMANDS: &[&str] = &[
     "git blame",
     "git ls-files",
     "git rev-parse",
+    "orcho status",
 ];
 
 /// The first construct that makes a command line compound, if any.
@@ -430,7 +435,7 @@ mod tests {
     fn evaluations_explain_themselves() {
         let rules = RuleSet::read_only();
         insta::assert_snapshot!(rules.evaluate("bash", "git status").explain(), @"allow by rule 19 (bash `git status *` → allow)");
-        insta::assert_snapshot!(rules.evaluate("write", "src/lib.rs").explain(), @"deny by rule 34 (write `*` → deny)");
+        insta::assert_snapshot!(rules.evaluate("write", "src/lib.rs").explain(), @"deny by rule 35 (write `*` → deny)");
         insta::assert_snapshot!(rules.evaluate("bash", "ls -la; rm -rf x").explain(), @"ask: the command is compound (`;`), and rule 6 (bash `ls *` → allow) only allows single commands");
         insta::assert_snapshot!(RuleSet::default().evaluate("read", "a").explain(), @"deny: no rule matches, and unmatched requests are denied");
     }
@@ -520,7 +525,10 @@ mod tests {
             // The other permissions.
             ("read", "src/lib.rs", Allow),
             ("read", "src/a/b/c.rs", Allow),
-            ("read", "/etc/hosts", Allow),
+            ("read", "/etc/hosts", Ask),
+            ("read", "/home/me/.ssh/id_ed25519", Ask),
+            ("bash", "orcho status", Allow),
+            ("bash", "orcho verify", Ask),
             ("mcp__github__create_issue", "{}", Deny),
             ("glob", "**/*.rs", Allow),
             ("grep", "TODO", Allow),

@@ -113,16 +113,17 @@ fn respond(agent: Agent, at: &HookPlace<'_>, doc: &HookDoc) -> Result<Answer, Cl
             } else {
                 "PermissionRequest"
             };
-            let rules = match at.preset {
-                Some(preset) => preset.rules(),
-                None => match plan(&place, at)?.permissions {
-                    Some(rules) => rules,
-                    None => return Ok(Answer::Silent),
-                },
-            };
-            let asked = requests(agent, tool, input, &place.checkout)
+            let rules = rules_in_force(&place, at)?;
+            let cwd = doc
+                .cwd
+                .as_deref()
+                .filter(|c| c.is_absolute())
+                .unwrap_or(&place.checkout);
+            let asked = requests(agent, tool, input, &place.checkout, cwd)
                 .map_err(|BadDocument(m)| CliError::msg(m))?;
-            Ok(verdict(&rules, &asked)
+            let guarded = guard_control_files(&place, at, &asked);
+            let decided = rules.and_then(|rules| verdict(&rules, &asked));
+            Ok(strictest(decided.into_iter().chain(guarded))
                 .map_or(Answer::Silent, |verdict| Answer::Tool { event, verdict }))
         }
         Event::PostToolUse {
@@ -170,28 +171,82 @@ fn plan(place: &Place, at: &HookPlace<'_>) -> Result<RunPlan, CliError> {
     Ok(place.load_profile(at.profile)?.1)
 }
 
-/// The most restrictive evaluation over `asked`; `None` when nothing is
-/// asked.
-fn verdict(rules: &RuleSet, asked: &[(String, String)]) -> Option<Verdict> {
+/// `--permissions`, else the profile's `permissions`, if any.
+fn rules_in_force(place: &Place, at: &HookPlace<'_>) -> Result<Option<RuleSet>, CliError> {
+    Ok(match at.preset {
+        Some(preset) => Some(preset.rules()),
+        None => plan(place, at)?.permissions,
+    })
+}
+
+/// The files that say what proves readiness and what the hooks do: the
+/// profile, the store, and the agents' hook settings. A write or edit of
+/// one is asked about, rules or not: an agent that rewrites them could
+/// prove itself ready.
+fn guard_control_files(
+    place: &Place,
+    at: &HookPlace<'_>,
+    asked: &[(String, String)],
+) -> Option<Verdict> {
+    const SETTINGS: &[&str] = &[
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        ".codex/hooks.json",
+        ".codex/config.toml",
+    ];
+    let store = place
+        .store
+        .strip_prefix(&place.checkout)
+        .ok()
+        .map(camino::Utf8Path::as_str)
+        .filter(|s| !s.is_empty());
+    asked
+        .iter()
+        .filter(|(permission, _)| matches!(permission.as_str(), "write" | "edit"))
+        .find_map(|(permission, path)| {
+            let what = if at.profile.is_none() && path == place::PROFILE_FILE {
+                "Orcho's profile, which declares what proves readiness"
+            } else if store.is_some_and(|s| path == s || path.starts_with(&format!("{s}/"))) {
+                "Orcho's store, which holds the receipts"
+            } else if SETTINGS.contains(&path.as_str()) {
+                "the agent's hook settings, which run Orcho"
+            } else {
+                return None;
+            };
+            Some(Verdict {
+                action: PermissionAction::Ask,
+                reason: format!(
+                    "{permission} `{path}`: ask: it is {what}, so a person approves a change to it"
+                ),
+            })
+        })
+}
+
+/// The most restrictive of `verdicts`.
+fn strictest(verdicts: impl IntoIterator<Item = Verdict>) -> Option<Verdict> {
     let rank = |a: PermissionAction| match a {
         PermissionAction::Allow => 0,
         PermissionAction::Ask => 1,
         _ => 2,
     };
-    asked
-        .iter()
-        .map(|(permission, argument)| {
-            let evaluation = rules.evaluate(permission, argument);
-            Verdict {
-                action: evaluation.action,
-                reason: format!(
-                    "{permission} `{}`: {}",
-                    shorten(argument, 160),
-                    evaluation.explain()
-                ),
-            }
-        })
-        .max_by_key(|v| rank(v.action))
+    verdicts.into_iter().max_by_key(|v| rank(v.action))
+}
+
+/// The most restrictive evaluation over `asked`; `None` when nothing is
+/// asked.
+fn verdict(rules: &RuleSet, asked: &[(String, String)]) -> Option<Verdict> {
+    strictest(asked.iter().map(|(permission, argument)| {
+        let evaluation = rules.evaluate(permission, argument);
+        let what = if argument.is_empty() {
+            permission.clone()
+        } else {
+            format!("{permission} `{}`", shorten(argument, 160))
+        };
+        Verdict {
+            action: evaluation.action,
+            reason: format!("{what}: {}", evaluation.explain()),
+        }
+    }))
 }
 
 fn shorten(text: &str, max: usize) -> String {
@@ -225,8 +280,86 @@ fn log_exploratory(
     Ok(())
 }
 
-/// The stop guard: refuse while a required receipt is not present, up to
-/// the profile's bound in a row.
+/// What stands between the agent and a proven stop.
+struct Unproven {
+    /// Refusals in a row before the stop goes through.
+    max: u32,
+    /// What is not proven, as `name: status`.
+    items: Vec<String>,
+    /// The reason for refusal `n` of `max`.
+    reason: Box<dyn Fn(u32, u32) -> String>,
+}
+
+/// Whether the checkout is proven ready (`None`), or what is not.
+fn assess(place: &Place, at: &HookPlace<'_>) -> Result<Option<Unproven>, CliError> {
+    let plan = plan(place, at)?;
+    let Some(contract) = plan.verification.clone() else {
+        return Ok(None);
+    };
+    let verifier = super::verify::keyed_verifier(place, contract)?;
+    let gaps = verifier.readiness()?.gaps();
+    if gaps.is_empty() {
+        return Ok(None);
+    }
+    // Under permission rules that do not let the agent run `orcho verify`,
+    // the reason says who can.
+    let rules = rules_in_force(place, at)?;
+    let may_verify = |name: &str| {
+        rules.as_ref().is_none_or(|rules| {
+            rules
+                .evaluate("bash", &format!("orcho verify {name}"))
+                .action
+                == PermissionAction::Allow
+        })
+    };
+    let lines: Vec<String> = gaps
+        .iter()
+        .map(|gap| {
+            let name = gap.command().as_str();
+            let prove = if may_verify(name) {
+                format!("Prove it: `orcho verify {name}`")
+            } else {
+                format!(
+                    "Ask a person to run `orcho verify {name}`: the permission rules here do not \
+                     let you"
+                )
+            };
+            format!(
+                "- `{name}` (`{}`): {}: {}. {prove}",
+                command_line(verifier.contract(), name),
+                gap.status(),
+                gap.reason()
+            )
+        })
+        .collect();
+    Ok(Some(Unproven {
+        max: plan.max_stop_blocks,
+        items: gaps
+            .iter()
+            .map(|g| format!("{}: {}", g.command(), g.status()))
+            .collect(),
+        reason: Box::new(move |refusal, max| {
+            format!(
+                "Orcho: this checkout is not proven ready, so do not stop yet. Required commands \
+                 without a present receipt:\n{}\nProve each (it runs the declared command and \
+                 records a receipt), fix what fails, and then finish. {}",
+                lines.join("\n"),
+                refusals(refusal, max)
+            )
+        }),
+    }))
+}
+
+fn refusals(refusal: u32, max: u32) -> String {
+    format!(
+        "(Refusal {refusal} of {max}; after {max} in a row the stop goes through and is \
+         recorded as unproven.)"
+    )
+}
+
+/// The stop guard: refuse while a required receipt is not present (or the
+/// profile does not load), up to the profile's bound in a row (the default
+/// bound when it does not load).
 fn stop(
     agent: Agent,
     place: &Place,
@@ -234,73 +367,54 @@ fn stop(
     doc: &HookDoc,
     active: bool,
 ) -> Result<Answer, CliError> {
-    let plan = plan(place, at)?;
-    let Some(contract) = plan.verification.clone() else {
-        return Ok(Answer::Silent);
+    let guard = StopGuard::new(
+        &place.store,
+        doc.session_id.as_deref(),
+        doc.agent_id.as_deref(),
+    );
+    let unproven = match assess(place, at) {
+        Ok(None) => {
+            guard.reset();
+            return Ok(Answer::Silent);
+        }
+        Ok(Some(unproven)) => unproven,
+        Err(e) => {
+            let message = one_line(&e);
+            Unproven {
+                max: orcho::profile::DEFAULT_MAX_STOP_BLOCKS,
+                items: vec!["the profile: does not load".to_owned()],
+                reason: Box::new(move |refusal, max| {
+                    format!(
+                        "Orcho: nothing here can be proven while the profile does not load: \
+                         {message}. Fix it (`orcho profile show` says where), then finish. {}",
+                        refusals(refusal, max)
+                    )
+                }),
+            }
+        }
     };
-    let verifier = super::verify::keyed_verifier(place, contract)?;
-    let summary = verifier.readiness()?;
-    let guard = StopGuard::new(&place.store, doc.session_id.as_deref());
-    let gaps = summary.gaps();
-    if gaps.is_empty() {
-        guard.reset();
-        return Ok(Answer::Silent);
-    }
     let blocks = if active { guard.blocks() } else { 0 };
-    let max = plan.max_stop_blocks;
+    let max = unproven.max;
     if blocks >= max {
         guard.record(&UnprovenStop::new(
             agent.as_str(),
             doc.session_id.clone(),
             blocks,
-            gaps.iter()
-                .map(|g| format!("{}: {}", g.command(), g.status()))
-                .collect(),
+            unproven.items.clone(),
         ))?;
         guard.reset();
-        let names: Vec<String> = gaps.iter().map(|g| format!("`{}`", g.command())).collect();
         return Ok(Answer::WarnStop {
             message: format!(
-                "orcho: stopped without proof after {blocks} refusal(s): {} not proven; \
-                 recorded for `orcho status` (run `orcho verify` to prove them)",
-                names.join(", ")
+                "orcho: stopped without proof after {blocks} refusal(s): {}; recorded for \
+                 `orcho status` (`orcho verify` proves the commands)",
+                unproven.items.join(", ")
             ),
         });
     }
     guard.refused(blocks + 1)?;
     Ok(Answer::BlockStop {
-        reason: block_reason(verifier.contract(), &gaps, blocks + 1, max),
+        reason: (unproven.reason)(blocks + 1, max),
     })
-}
-
-fn block_reason(
-    contract: &VerificationContract,
-    gaps: &[orcho::receipts::Gap],
-    refusal: u32,
-    max: u32,
-) -> String {
-    let mut out = String::from(
-        "Orcho: this checkout is not proven ready, so do not stop yet. \
-         Required commands without a present receipt:\n",
-    );
-    for gap in gaps {
-        let argv = command_line(contract, gap.command().as_str());
-        let _ = writeln!(
-            out,
-            "- `{}` (`{argv}`): {}: {}. Prove it: `orcho verify {}`",
-            gap.command(),
-            gap.status(),
-            gap.reason(),
-            gap.command()
-        );
-    }
-    let _ = write!(
-        out,
-        "Run each `orcho verify …` above (it runs the declared command and records a receipt), \
-         fix what fails, and then finish. Refusal {refusal} of {max}: after that the stop goes \
-         through and is recorded as unproven."
-    );
-    out
 }
 
 /// The declared command line of `name`, quoted as a shell would read it.

@@ -97,6 +97,11 @@ struct InitDoc<'a> {
 /// Writes a starter `orcho.yaml` in the checkout and makes git ignore the
 /// store.
 pub(crate) fn init(place: &Place, force: bool) -> Result<Exit, CliError> {
+    write_starter(place, force, true)
+}
+
+/// [`init`]; with `--json`, its document only when `own_document`.
+fn write_starter(place: &Place, force: bool, own_document: bool) -> Result<Exit, CliError> {
     let path = place.checkout.join(PROFILE_FILE);
     if path.exists() && !force {
         return Err(CliError::msg(format!("`{path}` exists already"))
@@ -131,6 +136,9 @@ pub(crate) fn init(place: &Place, force: bool) -> Result<Exit, CliError> {
         }
     }
     if place.json {
+        if !own_document {
+            return Ok(Exit::Ok);
+        }
         output::json(&InitDoc {
             profile: path.as_str(),
             project: kind.name,
@@ -332,19 +340,18 @@ pub(crate) fn init_agent(
     agent: Option<Agent>,
     dry_run: bool,
 ) -> Result<Exit, CliError> {
-    let has_profile = place.checkout.join(PROFILE_FILE).is_file();
-    if !dry_run && (force || !has_profile) {
-        init(place, force)?;
-    }
+    let writes_profile = force || !place.checkout.join(PROFILE_FILE).is_file();
     let Some(agent) = agent else {
-        if dry_run && (force || !has_profile) {
+        if writes_profile {
             output::out(&format!(
-                "would write {}",
+                "would write {} and make git ignore the store",
                 place.checkout.join(PROFILE_FILE)
             ));
         }
         return Ok(Exit::Ok);
     };
+    // The settings are read and merged first: a file that cannot take the
+    // hooks stops everything before anything is written.
     let path = place.checkout.join(settings_file(agent));
     let existing = match std::fs::read_to_string(&path) {
         Ok(text) => Some(text),
@@ -357,12 +364,25 @@ pub(crate) fn init_agent(
              changed",
         )
     })?;
-    if place.json {
+    if dry_run && writes_profile && !place.json {
+        output::out(&format!(
+            "would write {} and make git ignore the store",
+            place.checkout.join(PROFILE_FILE)
+        ));
+    }
+    if !dry_run && writes_profile {
+        write_starter(place, force, false)?;
+    }
+    let json_doc = || {
         output::json(&serde_json::json!({
             "settings": path.as_str(),
             "added": added,
+            "profile_written": writes_profile && !dry_run,
             "dry_run": dry_run,
         }));
+    };
+    if place.json && (added.is_empty() || dry_run) {
+        json_doc();
     }
     if added.is_empty() {
         if !place.json {
@@ -376,8 +396,13 @@ pub(crate) fn init_agent(
     if dry_run {
         if !place.json {
             output::out(&format!(
-                "would add to {path}: {}\n{merged}",
-                added.join(", ")
+                "would add to {path}: {}{}\n{merged}",
+                added.join(", "),
+                if existing.is_some() {
+                    " (every other setting kept; the file rewritten with its keys sorted)"
+                } else {
+                    ""
+                }
             ));
         }
         return Ok(Exit::Ok);
@@ -386,7 +411,9 @@ pub(crate) fn init_agent(
         orcho::core::fs::create_dir_all(parent)?;
     }
     orcho::core::fs::write_atomic(&path, merged.as_bytes())?;
-    if !place.json {
+    if place.json {
+        json_doc();
+    } else {
         output::out(&format!(
             "added `orcho hook {}` to {path} for {}{}",
             agent.as_str(),

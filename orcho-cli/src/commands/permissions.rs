@@ -58,12 +58,11 @@ pub(crate) fn check(
             })?
         }
     };
+    // Relative to the current directory, `..` resolved, then relative to
+    // the checkout: as the hooks read an agent's paths.
     let path = |p: Utf8PathBuf| -> Result<String, CliError> {
         let cwd = Utf8PathBuf::try_from(std::env::current_dir()?)?;
-        let abs = if p.is_absolute() { p } else { cwd.join(p) };
-        Ok(abs
-            .strip_prefix(&place.checkout)
-            .map_or_else(|_| abs.to_string(), |rel| rel.to_string()))
+        Ok(crate::hook::relative(p.as_str(), &place.checkout, &cwd))
     };
     let (permission, argument) = match request {
         Request::Command(words) => (

@@ -121,22 +121,23 @@ fn tool(agent: Agent, event: &str, verdict: &Verdict) -> Option<Value> {
         })
     };
     match (agent, event, verdict.action) {
-        (Agent::ClaudeCode, _, action) => Some(pre_tool(&action.to_string(), &reason)),
-        // Codex approves through `PermissionRequest`: there an allow or a
-        // deny answers, and an ask leaves it to the person.
-        (Agent::Codex, "PermissionRequest", PermissionAction::Allow) => Some(json!({
+        // An approval the agent is about to ask a person for
+        // (`PermissionRequest`): an allow or a deny answers, and an ask
+        // leaves it to the person.
+        (_, "PermissionRequest", PermissionAction::Allow) => Some(json!({
             "hookSpecificOutput": {
                 "hookEventName": "PermissionRequest",
                 "decision": { "behavior": "allow" },
             }
         })),
-        (Agent::Codex, "PermissionRequest", PermissionAction::Deny) => Some(json!({
+        (_, "PermissionRequest", PermissionAction::Deny) => Some(json!({
             "hookSpecificOutput": {
                 "hookEventName": "PermissionRequest",
                 "decision": { "behavior": "deny", "message": reason },
             }
         })),
-        (Agent::Codex, "PermissionRequest", _) => None,
+        (_, "PermissionRequest", _) => None,
+        (Agent::ClaudeCode, _, action) => Some(pre_tool(&action.to_string(), &reason)),
         // Codex's `PreToolUse` can only deny (an allow or ask there fails
         // open), so an ask is refused with what a person can do.
         (Agent::Codex, _, PermissionAction::Allow) => None,

@@ -26,6 +26,8 @@ pub(crate) struct HookDoc {
     pub(crate) session_id: Option<String>,
     /// The agent's working directory (`cwd`), when it says.
     pub(crate) cwd: Option<Utf8PathBuf>,
+    /// The subagent (`agent_id`), when the document comes from one.
+    pub(crate) agent_id: Option<String>,
 }
 
 /// The events the hook acts on.
@@ -181,6 +183,7 @@ impl HookDoc {
             event,
             session_id: text("session_id"),
             cwd: text("cwd").map(Utf8PathBuf::from),
+            agent_id: text("agent_id"),
         })
     }
 }
@@ -198,6 +201,7 @@ pub(crate) fn requests(
     tool: &str,
     input: &Value,
     checkout: &Utf8Path,
+    cwd: &Utf8Path,
 ) -> Result<Vec<(String, String)>, BadDocument> {
     let field = |key: &str| -> Result<String, BadDocument> {
         input
@@ -210,13 +214,13 @@ pub(crate) fn requests(
                 ))
             })
     };
-    let path = |key: &str| field(key).map(|p| relative(&p, checkout));
+    let path = |key: &str| field(key).map(|p| relative(&p, checkout, cwd));
     let one = |permission: &str, argument: String| Ok(vec![(permission.to_owned(), argument)]);
     match (agent, tool) {
         (_, "Bash" | "PowerShell" | "shell") => one("bash", shell_command(tool, input)?),
         (Agent::Codex, "apply_patch") => {
             let patch = field("command").or_else(|_| field("patch"))?;
-            Ok(patch_requests(&patch, checkout))
+            Ok(patch_requests(&patch, checkout, cwd))
         }
         (_, "Write") => one("write", path("file_path")?),
         (_, "Edit" | "MultiEdit") => one("edit", path("file_path")?),
@@ -272,18 +276,48 @@ pub(crate) fn permission_name(tool: &str) -> String {
         .collect()
 }
 
-/// `path` relative to the checkout when it lies inside it.
-fn relative(path: &str, checkout: &Utf8Path) -> String {
-    Utf8Path::new(path)
-        .strip_prefix(checkout)
-        .map_or_else(|_| path.to_owned(), |rel| rel.as_str().to_owned())
+/// `path` (relative to `cwd` unless absolute) with `.` and `..` resolved,
+/// relative to the checkout when it lies inside it (`.` for the checkout
+/// itself), else absolute. `tests/../.claude/settings.json` is
+/// `.claude/settings.json`, never a path under `tests/`.
+pub(crate) fn relative(path: &str, checkout: &Utf8Path, cwd: &Utf8Path) -> String {
+    let path = Utf8Path::new(path);
+    let absolute = if path.is_absolute() {
+        normalize(path)
+    } else {
+        normalize(&cwd.join(path))
+    };
+    match absolute.strip_prefix(normalize(checkout)) {
+        Ok(rel) if rel.as_str().is_empty() => ".".to_owned(),
+        Ok(rel) => rel.as_str().to_owned(),
+        Err(_) => absolute.into_string(),
+    }
 }
 
-/// The files a Codex `apply_patch` touches: an added or deleted file, or a
-/// move's target, is a `write`; an updated file an `edit`. A patch that
+/// `path` with `.` and `..` resolved lexically (symbolic links are not
+/// followed: a path names what the agent asked for).
+pub(crate) fn normalize(path: &Utf8Path) -> Utf8PathBuf {
+    let mut out = Utf8PathBuf::new();
+    for part in path.components() {
+        match part {
+            camino::Utf8Component::CurDir => {}
+            camino::Utf8Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_str()),
+        }
+    }
+    out
+}
+
+/// The files a Codex `apply_patch` touches (relative to the agent's working
+/// directory): an added or deleted file, or a move's target, is a `write`;
+/// an updated file an `edit`. A patch that
 /// names no file is a `write` of nothing known, which only a rule for every
 /// path allows.
-fn patch_requests(patch: &str, checkout: &Utf8Path) -> Vec<(String, String)> {
+fn patch_requests(patch: &str, checkout: &Utf8Path, cwd: &Utf8Path) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for line in patch.lines() {
         let line = line.trim_end();
@@ -298,7 +332,7 @@ fn patch_requests(patch: &str, checkout: &Utf8Path) -> Vec<(String, String)> {
         } else {
             continue;
         };
-        out.push((permission.to_owned(), relative(file.trim(), checkout)));
+        out.push((permission.to_owned(), relative(file.trim(), checkout, cwd)));
     }
     if out.is_empty() {
         out.push(("write".to_owned(), String::new()));
@@ -328,7 +362,8 @@ mod tests {
     #[test]
     fn tool_calls_become_permission_requests() {
         let root = Utf8Path::new("/repo");
-        let req = |agent, tool: &str, input: Value| requests(agent, tool, &input, root).unwrap();
+        let req =
+            |agent, tool: &str, input: Value| requests(agent, tool, &input, root, root).unwrap();
         let pair = |p: &str, a: &str| vec![(p.to_owned(), a.to_owned())];
         assert_eq!(
             req(Agent::ClaudeCode, "Bash", json!({"command": "ls -la"})),
@@ -375,7 +410,57 @@ mod tests {
             req(Agent::Codex, "apply_patch", json!({ "command": "garbage" })),
             pair("write", "")
         );
-        assert!(requests(Agent::ClaudeCode, "Write", &json!({}), root).is_err());
-        assert!(requests(Agent::ClaudeCode, "Bash", &json!({"command": 3}), root).is_err());
+        assert!(requests(Agent::ClaudeCode, "Write", &json!({}), root, root).is_err());
+        assert!(
+            requests(
+                Agent::ClaudeCode,
+                "Bash",
+                &json!({"command": 3}),
+                root,
+                root
+            )
+            .is_err()
+        );
+        // `..` never hides where a path leads.
+        assert_eq!(
+            req(
+                Agent::ClaudeCode,
+                "Write",
+                json!({"file_path": "/repo/tests/../.claude/settings.json"})
+            ),
+            pair("write", ".claude/settings.json")
+        );
+        assert_eq!(
+            req(
+                Agent::ClaudeCode,
+                "Write",
+                json!({"file_path": "/repo/../repo/tests/x.py"})
+            ),
+            pair("write", "tests/x.py")
+        );
+        assert_eq!(
+            req(
+                Agent::ClaudeCode,
+                "Read",
+                json!({"file_path": "/repo/../etc/passwd"})
+            ),
+            pair("read", "/etc/passwd")
+        );
+        // A patch's paths are relative to the agent's working directory.
+        let sub = requests(
+            Agent::Codex,
+            "apply_patch",
+            &json!({"command": "*** Add File: y.py\n*** Add File: ../src/z.py\n"}),
+            root,
+            Utf8Path::new("/repo/tests"),
+        )
+        .unwrap();
+        assert_eq!(
+            sub,
+            vec![
+                ("write".to_owned(), "tests/y.py".to_owned()),
+                ("write".to_owned(), "src/z.py".to_owned())
+            ]
+        );
     }
 }

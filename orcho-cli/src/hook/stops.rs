@@ -62,13 +62,18 @@ pub(crate) struct StopGuard {
 }
 
 impl StopGuard {
-    /// The guard of `session` (unnamed sessions share one counter).
-    pub(crate) fn new(store: &Utf8Path, session: Option<&str>) -> Self {
+    /// The guard of `session`, or of one subagent in it (unnamed sessions
+    /// share one counter): a subagent's stops never count against its
+    /// session's.
+    pub(crate) fn new(store: &Utf8Path, session: Option<&str>, subagent: Option<&str>) -> Self {
         let dir = dir(store);
+        let mut name = file_name(session.unwrap_or("unnamed"));
+        if let Some(agent) = subagent {
+            name.push_str("--");
+            name.push_str(&file_name(agent));
+        }
         Self {
-            counter: dir
-                .join("stops")
-                .join(format!("{}.json", file_name(session.unwrap_or("unnamed")))),
+            counter: dir.join("stops").join(format!("{name}.json")),
             log: dir.join("unproven-stops.jsonl"),
         }
     }
@@ -171,7 +176,9 @@ mod tests {
     fn the_guard_counts_resets_and_records() {
         let tmp = tempfile::tempdir().unwrap();
         let store = Utf8Path::from_path(tmp.path()).unwrap();
-        let guard = StopGuard::new(store, Some("../../etc/passwd"));
+        let guard = StopGuard::new(store, Some("../../etc/passwd"), None);
+        let sub = StopGuard::new(store, Some("s"), Some("a1"));
+        assert_ne!(sub.counter, StopGuard::new(store, Some("s"), None).counter);
         assert!(guard.counter.starts_with(store.join("agent-hooks/stops")));
         assert_eq!(guard.blocks(), 0);
         guard.refused(2).unwrap();

@@ -173,6 +173,89 @@ fn codex_tool_calls_deny_what_is_not_allowed_and_approve_through_permission_requ
     let out = request("cargo build")?;
     out.expect_code(0);
     assert_eq!(out.stdout.trim(), "", "{out}");
+    // Claude Code's PermissionRequest takes the same answer.
+    let out = hook(
+        &repo,
+        "claude-code",
+        &with_arg(CODEX_PERMISSION_REQUEST, &repo, "git status"),
+    )?;
+    let answer: Value = serde_json::from_str(&out.stdout)?;
+    assert_eq!(
+        answer["hookSpecificOutput"]["decision"]["behavior"], "allow",
+        "{out}"
+    );
+    Ok(())
+}
+
+#[test]
+fn paths_are_resolved_and_orchos_own_files_are_asked_about() -> Result {
+    let profile = format!(
+        "{READ_ONLY}    - {{ permission: write, pattern: 'tests/**', action: allow }}\n    \
+         - {{ permission: write, pattern: '.claude/**', action: allow }}\n"
+    );
+    let repo = Repo::new(&profile)?;
+    let write = |path: &str| -> Result<(String, String)> {
+        let input = doc(CLAUDE_PRE_TOOL, &repo)
+            .replace("@TOOL@", "Write")
+            .replace(
+                "@INPUT@",
+                &serde_json::json!({ "file_path": path, "content": "x" }).to_string(),
+            );
+        decision(&hook(&repo, "claude-code", &input)?)
+    };
+    let at = |rel: &str| format!("{}/{rel}", repo.dir());
+    assert_eq!(write(&at("tests/test_a.py"))?.0, "allow");
+    // `..` never lets a rule for `tests/**` reach elsewhere.
+    let (action, reason) = write(&at("tests/../src/calc.py"))?;
+    assert_eq!(action, "deny", "{reason}");
+    assert!(reason.contains("write `src/calc.py`"), "{reason}");
+    // What proves readiness and runs the hooks is asked about, even where a
+    // rule allows it.
+    let (action, reason) = write(&at("tests/../.claude/settings.json"))?;
+    assert_eq!(action, "ask", "{reason}");
+    assert!(reason.contains("hook settings"), "{reason}");
+    // Reading outside the checkout is asked about under the preset.
+    let read = doc(CLAUDE_PRE_TOOL, &repo)
+        .replace("@TOOL@", "Read")
+        .replace("@INPUT@", r#"{"file_path": "/root/.ssh/id_ed25519"}"#);
+    assert_eq!(decision(&hook(&repo, "claude-code", &read)?)?.0, "ask");
+
+    // Without any rules, the profile itself is still guarded.
+    let plain = Repo::new(QUICK)?;
+    let edit = doc(CLAUDE_PRE_TOOL, &plain)
+        .replace("@TOOL@", "Edit")
+        .replace(
+            "@INPUT@",
+            &serde_json::json!({
+                "file_path": format!("{}/orcho.yaml", plain.dir()),
+                "old_string": "required: [test]",
+                "new_string": "required: []"
+            })
+            .to_string(),
+        );
+    let (action, reason) = decision(&hook(&plain, "claude-code", &edit)?)?;
+    assert_eq!(action, "ask", "{reason}");
+    assert!(reason.contains("Orcho's profile"), "{reason}");
+    let patch =
+        doc(CODEX_PRE_PATCH, &plain).replace("Update File: README", "Update File: orcho.yaml");
+    assert_eq!(decision(&hook(&plain, "codex", &patch)?)?.0, "deny");
+    Ok(())
+}
+
+#[test]
+fn a_stop_under_rules_that_forbid_verify_says_who_can_prove_it() -> Result {
+    let repo = Repo::new(READ_ONLY)?;
+    let out = hook(
+        &repo,
+        "claude-code",
+        &doc(CLAUDE_STOP, &repo).replace("@ACTIVE@", "false"),
+    )?;
+    let answer: Value = serde_json::from_str(&out.stdout)?;
+    let reason = answer["reason"].as_str().ok_or("no reason")?;
+    assert!(
+        reason.contains("Ask a person to run `orcho verify test`"),
+        "{reason}"
+    );
     Ok(())
 }
 
@@ -251,6 +334,13 @@ fn a_stop_with_an_unproven_receipt_is_refused_until_verify_proves_it() -> Result
     let sub = hook(&repo, "claude-code", &doc(CLAUDE_SUBAGENT_STOP, &repo))?;
     let answer: Value = serde_json::from_str(&sub.stdout)?;
     assert_eq!(answer["decision"], "block", "{sub}");
+    // A subagent counts its own refusals: the session goes on at 2.
+    let again = hook(
+        &repo,
+        "claude-code",
+        &doc(CLAUDE_STOP, &repo).replace("@ACTIVE@", "true"),
+    )?;
+    assert!(again.stdout.contains("Refusal 2 of 3"), "{again}");
 
     repo.orcho(&["verify"])?.expect_code(0);
     for (agent, stop) in [("claude-code", CLAUDE_STOP), ("codex", CODEX_STOP)] {
@@ -288,7 +378,7 @@ fn the_loop_guard_lets_a_stop_through_after_the_profiles_bound_and_status_shows_
     assert!(
         through["systemMessage"]
             .as_str()
-            .is_some_and(|m| m.contains("`test` not proven")),
+            .is_some_and(|m| m.contains("test: missing")),
         "{through}"
     );
     // A fresh stop (not continuing from a refusal) starts counting again.
@@ -389,7 +479,8 @@ fn bad_documents_and_broken_profiles_fail_safe_never_allow() -> Result {
     out.expect_code(0);
     assert_eq!(out.stdout, "");
 
-    // A profile that does not load: tool calls and stops are refused.
+    // A profile that does not load: tool calls are refused, and stops too,
+    // within the default bound (never a loop without end).
     repo.write("orcho.yaml", "schema: 1\nphases: [\n")?;
     let out = hook(
         &repo,
@@ -398,13 +489,30 @@ fn bad_documents_and_broken_profiles_fail_safe_never_allow() -> Result {
     )?;
     out.expect_code(2);
     assert!(out.stderr.contains("PreToolUse: "), "{out}");
+    for (refusal, active) in [(1, "false"), (2, "true"), (3, "true")] {
+        let out = hook(
+            &repo,
+            "codex",
+            &doc(CODEX_STOP, &repo).replace("@ACTIVE@", active),
+        )?;
+        out.expect_code(0);
+        let answer: Value = serde_json::from_str(&out.stdout)?;
+        assert_eq!(answer["decision"], "block", "{out}");
+        let reason = answer["reason"].as_str().ok_or("no reason")?;
+        assert!(reason.contains("the profile does not load"), "{reason}");
+        assert!(
+            reason.contains(&format!("Refusal {refusal} of 3")),
+            "{reason}"
+        );
+    }
     let out = hook(
         &repo,
-        "claude-code",
-        &doc(CLAUDE_STOP, &repo).replace("@ACTIVE@", "false"),
+        "codex",
+        &doc(CODEX_STOP, &repo).replace("@ACTIVE@", "true"),
     )?;
-    out.expect_code(2);
-    assert!(out.stderr.contains("refused to be safe"), "{out}");
+    out.expect_code(0);
+    let answer: Value = serde_json::from_str(&out.stdout)?;
+    assert_eq!(answer.get("decision"), None, "{out}");
     Ok(())
 }
 
@@ -504,10 +612,21 @@ fn init_agent_merges_hooks_into_existing_settings() -> Result {
         "orcho hook codex"
     );
 
-    // A settings file that is not an object is left alone.
+    // A settings file that is not an object is left alone, and nothing
+    // else is written either.
     repo.write(".codex/hooks.json", "[]\n")?;
+    repo.git(&["rm", "-q", "orcho.yaml"])?;
     let out = repo.orcho(&["init", "--agent", "codex"])?;
     out.expect_no_panic().expect_code(1);
     assert!(out.stderr.contains("nothing was changed"), "{out}");
+    assert!(!repo.dir().join("orcho.yaml").exists(), "{out}");
+    // With `--json`: one document, the profile written beside the hooks.
+    std::fs::remove_file(repo.dir().join(".codex/hooks.json"))?;
+    let doc = repo
+        .orcho(&["--json", "init", "--agent", "codex"])?
+        .json()?;
+    assert_eq!(doc["profile_written"], true, "{doc}");
+    assert_eq!(doc["added"].as_array().map(Vec::len), Some(6), "{doc}");
+    assert!(repo.dir().join("orcho.yaml").is_file());
     Ok(())
 }
