@@ -17,7 +17,10 @@
 //!   call including loading the cache, vs `git status` (at most 1.0x);
 //!   after a build wrote one new file and folder into the ignored `target/`
 //!   (4,000 files there; at most 0.6x `git status`: the cached file list
-//!   stays valid); and with 100 files modified (at most 1.1x the unchanged
+//!   stays valid); after one new untracked file in a tracked folder (at most
+//!   0.8x: only that folder is listed again); after `.git/index` was
+//!   rewritten with the same entries (at most 0.8x, not met yet: the whole
+//!   tree is listed again); and with 100 files modified (at most 1.1x the unchanged
 //!   case + 0.2 ms per modified file). The generated tree only.
 //! - `classify`: classifying 1,000 and 10,000 receipts against one current
 //!   state vs reading and parsing the same files into a typed struct (at most
@@ -338,6 +341,51 @@ fn bench_fingerprints(c: &mut Criterion, tree: &Tree) {
                 BatchSize::PerIteration,
             );
         });
+        // One new untracked file in a tracked folder: only that folder is
+        // listed again.
+        let folder = fingerprinter
+            .files(root, &[])
+            .expect("files")
+            .into_iter()
+            .find_map(|p| {
+                p.parent()
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .map(Path::to_path_buf)
+            })
+            .expect("a folder");
+        let mut added = 0u64;
+        group.bench_function("orcho after a new file", |b| {
+            b.iter_batched(
+                || {
+                    added += 1;
+                    write_file(
+                        &root
+                            .as_std_path()
+                            .join(&folder)
+                            .join(format!("new{added}.txt")),
+                        b"new\n",
+                    );
+                },
+                |()| fingerprinter.fingerprint(root, &[]).expect("fingerprint"),
+                BatchSize::PerIteration,
+            );
+        });
+        // `.git/index` rewritten with the same entries, as `git checkout`
+        // of the same tree does: the whole tree is listed again.
+        group.bench_function("orcho after the index was rewritten", |b| {
+            b.iter_batched(
+                || {
+                    let mut update = git(root.as_std_path());
+                    update.args(["update-index", "--really-refresh", "-q"]);
+                    let _ = update.status();
+                    let index = root.as_std_path().join(".git/index");
+                    let bytes = std::fs::read(&index).expect("index");
+                    write_file(&index, &bytes);
+                },
+                |()| fingerprinter.fingerprint(root, &[]).expect("fingerprint"),
+                BatchSize::PerIteration,
+            );
+        });
         let listed = fingerprinter.files(root, &[]).expect("files");
         let victims: Vec<PathBuf> = listed
             .iter()
@@ -561,6 +609,18 @@ fn main() {
             subject: "orcho unchanged",
             baseline: "git status",
             target: 1.0,
+        },
+        Ratio {
+            group: "fingerprint_second",
+            subject: "orcho after a new file",
+            baseline: "git status",
+            target: 0.8,
+        },
+        Ratio {
+            group: "fingerprint_second",
+            subject: "orcho after the index was rewritten",
+            baseline: "git status",
+            target: 0.8,
         },
         Ratio {
             group: "fingerprint_second",

@@ -20,7 +20,7 @@ use orcho_core::Digest;
 
 use super::{
     cache::{self, Cached, Stat, StatCache},
-    listing::{self, Listing},
+    listing::{self, CachedListing, Listing},
     walk,
 };
 use crate::{FingerprintError, FingerprintErrorKind, exec::BaseEnv};
@@ -49,6 +49,10 @@ pub enum FileSource {
     /// The list `git ls-files` gave last time, reused because nothing it
     /// depends on changed since.
     CachedGitListing,
+    /// The list `git ls-files` gave last time, with the few directories
+    /// whose names changed since listed again by git (the index and the
+    /// ignore rules being the same).
+    RelistedGitListing,
 }
 
 /// A checkout fingerprint and what went into it.
@@ -232,12 +236,29 @@ impl Fingerprinter {
             }
             _ => None,
         };
-        let reused = listing_file
-            .as_deref()
-            .and_then(|f| Listing::load_valid(f, &dir.fd));
-        if reused.is_some() {
-            source = FileSource::CachedGitListing;
-        }
+        let reused = match (
+            listing_file
+                .as_deref()
+                .and_then(|f| Listing::load(f, &dir.fd)),
+            snapshot,
+        ) {
+            (Some(CachedListing::Valid(listing)), _) => {
+                source = FileSource::CachedGitListing;
+                Some(listing)
+            }
+            (Some(CachedListing::Stale(listing, changed)), Some(snapshot)) => {
+                let relisted = listing_file.as_deref().and_then(|file| {
+                    listing.relist(
+                        file, root_path, &dir.fd, &excluded, &self.env, snapshot, &changed,
+                    )
+                });
+                if relisted.is_some() {
+                    source = FileSource::RelistedGitListing;
+                }
+                relisted
+            }
+            _ => None,
+        };
 
         // Producer: git (streamed) or the walk feeds batches of paths;
         // workers stat and hash them as they arrive.

@@ -18,8 +18,12 @@
 //! tracked file in, which git never enters either) and of every such file (or their absence). A later
 //! fingerprint reuses the listing only if every recorded stat is unchanged
 //! and strictly older than the moment the listing was taken (git's
-//! racily-clean rule, as for the stat cache). Anything else, including a
-//! damaged cache file, runs git again. It is only used when the root is the
+//! racily-clean rule, as for the stat cache). When only the names in a few
+//! directories below the root changed (a new file in `src/`), git lists
+//! just those directories again (`git ls-files -co -- src/`): the tracked
+//! files come from the same index, and the untracked ones can only have
+//! changed there. Anything else, including a damaged cache file, runs git
+//! over the whole tree again. It is only used when the root is the
 //! top of a work tree with a `.git` directory.
 
 use std::{
@@ -99,24 +103,135 @@ fn trusted(recorded: Option<&Stat>, now: Option<&Stat>, snapshot: (i64, u32)) ->
     }
 }
 
+/// The most directories whose names may have changed for a cached listing
+/// to be brought up to date by listing only them again.
+const MAX_RELISTED_DIRS: usize = 32;
+
+/// A cached listing, as far as it still holds.
+#[derive(Debug)]
+pub(crate) enum CachedListing {
+    /// Every recorded stat holds: the listing is git's.
+    Valid(Listing),
+    /// The index, the ignore rules and git's configuration hold, but names
+    /// in these directories of the work tree changed (the fewest that cover
+    /// every changed one; never the root): the tracked files are the same,
+    /// and only what lies under them needs listing again.
+    Stale(Listing, Vec<Vec<u8>>),
+}
+
 impl Listing {
-    /// The cached listing, if every recorded stat still holds.
-    pub(crate) fn load_valid(path: &Utf8Path, root_fd: &OwnedFd) -> Option<Self> {
+    /// The cached listing, if every recorded stat still holds, or if only
+    /// the names in a few directories below the root changed.
+    pub(crate) fn load(path: &Utf8Path, root_fd: &OwnedFd) -> Option<CachedListing> {
         let listing = Self::parse(&std::fs::read(path).ok()?)?;
         let s = listing.snapshot;
-        let ok = listing
-            .dirs
+        let held = listing
+            .guards
             .iter()
-            .all(|(rel, st)| trusted(Some(st), stat_rel(root_fd, rel).as_ref(), s))
-            && listing
-                .guards
-                .iter()
-                .all(|(rel, st)| trusted(st.as_ref(), stat_rel(root_fd, rel).as_ref(), s))
+            .all(|(rel, st)| trusted(st.as_ref(), stat_rel(root_fd, rel).as_ref(), s))
             && listing
                 .outside
                 .iter()
                 .all(|(p, st)| trusted(st.as_ref(), stat_abs(p).as_ref(), s));
-        ok.then_some(listing)
+        if !held {
+            return None;
+        }
+        let mut changed: Vec<Vec<u8>> = Vec::new();
+        for (rel, st) in &listing.dirs {
+            if trusted(Some(st), stat_rel(root_fd, rel).as_ref(), s) {
+                continue;
+            }
+            if rel.is_empty() {
+                return None;
+            }
+            changed.push(rel.clone());
+        }
+        if changed.is_empty() {
+            return Some(CachedListing::Valid(listing));
+        }
+        // Recorded in walk order, parents first: keep the outermost.
+        changed.sort();
+        let mut outermost: Vec<Vec<u8>> = Vec::new();
+        for dir in changed {
+            if !outermost.iter().any(|o| super::imp::under(&dir, o)) {
+                outermost.push(dir);
+            }
+        }
+        (outermost.len() <= MAX_RELISTED_DIRS).then_some(CachedListing::Stale(listing, outermost))
+    }
+
+    /// Brings a [`CachedListing::Stale`] listing up to date: git lists again only
+    /// what lies under `changed` (the tracked files there come from the
+    /// same index, the untracked ones from a walk of those directories
+    /// alone), and the directories and ignore files under them are recorded
+    /// again. `None` when git cannot say, or a directory cannot be read:
+    /// then the whole tree is listed.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the same inputs as `record`, plus what changed"
+    )]
+    pub(crate) fn relist(
+        mut self,
+        path: &Utf8Path,
+        root: &Path,
+        root_fd: &OwnedFd,
+        excluded: &[Vec<u8>],
+        env: &BaseEnv,
+        snapshot: (i64, u32),
+        changed: &[Vec<u8>],
+    ) -> Option<Self> {
+        let cwd = Utf8Path::from_path(root)?;
+        let mut argv: Vec<String> = [
+            "git",
+            "--literal-pathspecs",
+            "ls-files",
+            "-co",
+            "--exclude-standard",
+            "-z",
+            "--",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        for dir in changed {
+            argv.push(format!("{}/", std::str::from_utf8(dir).ok()?));
+        }
+        let outcome = exec::run(
+            &ExecRequest::new(argv)
+                .cwd(cwd)
+                .envs(env.clone())
+                .env("GIT_OPTIONAL_LOCKS", "0")
+                .keep_stdout(1 << 30),
+        )
+        .ok()?;
+        if !outcome.status.success() {
+            return None;
+        }
+        let listed = outcome.stdout.kept?;
+        if listed.last().is_some_and(|&b| b != 0) {
+            return None;
+        }
+        let changed_under = |p: &[u8]| changed.iter().any(|c| super::imp::under(p, c));
+        self.paths.retain(|p| !changed_under(p));
+        self.paths.extend(
+            listed
+                .split(|&b| b == 0)
+                .filter(|p| !p.is_empty())
+                .map(<[u8]>::to_vec),
+        );
+        self.dirs.retain(|(rel, _)| !changed_under(rel));
+        self.guards
+            .retain(|(rel, _)| !(rel.ends_with(b".gitignore") && changed_under(rel)));
+        let mut ignore_files = Vec::new();
+        for dir in changed {
+            walk_dirs(root, dir, excluded, &mut self.dirs, &mut ignore_files).ok()?;
+        }
+        for rel in ignore_files {
+            let st = stat_rel(root_fd, &rel);
+            self.guards.push((rel, st));
+        }
+        self.snapshot = snapshot;
+        let _ = self.save(path);
+        Some(self)
     }
 
     /// Records what `paths` (git's listing, taken after `snapshot`) depends

@@ -436,6 +436,109 @@ fn the_listing_cache_skips_git_only_while_nothing_git_depends_on_changed() -> Re
 }
 
 #[test]
+fn a_change_in_a_few_directories_lists_only_those_again_and_agrees_with_git() -> Result {
+    let dir = repo()?;
+    let root = &dir.path;
+    write(root, "src/deep/er/mod.rs", "pub mod x;\n", 0o644)?;
+    git(root, &["add", "src/deep/er/mod.rs"])?;
+    let cache = temp()?;
+    let cached = fingerprinter().with_cache_dir(cache.path.join("fp"));
+    let settle = || -> Result {
+        wait_for_fs_tick(root)?;
+        wait_for_fs_tick(&cache.path)?;
+        cached.fingerprint(root, &[])?;
+        cached.fingerprint(root, &[])?;
+        Ok(())
+    };
+    settle()?;
+    type Mutation = fn(&Utf8Path) -> Result;
+    let mutations: [(&str, Mutation, bool); 10] = [
+        (
+            "a new file in a tracked folder",
+            |r| write(r, "src/new.rs", "x\n", 0o644),
+            true,
+        ),
+        (
+            "a new folder with a file",
+            |r| write(r, "src/deep/fresh/a.rs", "x\n", 0o644),
+            true,
+        ),
+        (
+            "a new ignored file",
+            |r| write(r, "src/deep/trace.log", "x\n", 0o644),
+            true,
+        ),
+        (
+            "a deleted untracked file",
+            |r| Ok(std::fs::remove_file(r.join("src/new.rs"))?),
+            true,
+        ),
+        (
+            "a deleted tracked file",
+            |r| Ok(std::fs::remove_file(r.join("src/deep/er/mod.rs"))?),
+            true,
+        ),
+        (
+            "a new .gitignore below the root",
+            |r| write(r, "src/deep/.gitignore", "fresh/\n", 0o644),
+            true,
+        ),
+        (
+            "a renamed folder",
+            |r| {
+                Ok(std::fs::rename(
+                    r.join("src/deep/fresh"),
+                    r.join("src/deep/stale"),
+                )?)
+            },
+            true,
+        ),
+        (
+            "two folders at once",
+            |r| {
+                write(r, "notes/b.md", "b\n", 0o644)?;
+                write(r, "scripts/c.sh", "c\n", 0o755)
+            },
+            true,
+        ),
+        (
+            "a new file at the root",
+            |r| write(r, "TOP.md", "x\n", 0o644),
+            false,
+        ),
+        (
+            "a file staged",
+            |r| git(r, &["add", "TOP.md"]).map(drop),
+            false,
+        ),
+    ];
+    for (what, mutate, relisted) in mutations {
+        mutate(root)?;
+        let got = cached.fingerprint(root, &[])?;
+        assert_eq!(
+            got.digest,
+            fingerprinter().fingerprint(root, &[])?.digest,
+            "after {what}"
+        );
+        assert_eq!(
+            got.source == FileSource::RelistedGitListing,
+            relisted,
+            "after {what}: {:?}",
+            got.source
+        );
+        settle()?;
+        let settled = cached.fingerprint(root, &[])?;
+        assert_eq!(
+            settled.source,
+            FileSource::CachedGitListing,
+            "settled after {what}"
+        );
+        assert_eq!(settled.digest, got.digest, "settled after {what}");
+    }
+    Ok(())
+}
+
+#[test]
 fn what_a_build_writes_into_an_ignored_folder_keeps_the_listing_cache() -> Result {
     let dir = repo()?;
     let root = &dir.path;
@@ -473,10 +576,10 @@ fn what_a_build_writes_into_an_ignored_folder_keeps_the_listing_cache() -> Resul
         fingerprinter().fingerprint(root, &[])?.digest
     );
 
-    // A new file where git would list it still lists again.
+    // A new file where git would list it still lists that folder again.
     write(root, "objs/b.txt", "listed\n", 0o644)?;
     let listed = cached.fingerprint(root, &[])?;
-    assert_eq!(listed.source, FileSource::Git);
+    assert_eq!(listed.source, FileSource::RelistedGitListing);
     assert_eq!(
         listed.digest,
         fingerprinter().fingerprint(root, &[])?.digest
