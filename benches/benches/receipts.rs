@@ -19,8 +19,8 @@
 //!   (4,000 files there; at most 0.6x `git status`: the cached file list
 //!   stays valid); after one new untracked file in a tracked folder (at most
 //!   0.8x: only that folder is listed again); after `.git/index` was
-//!   rewritten with the same entries (at most 0.8x, not met yet: the whole
-//!   tree is listed again); and with 100 files modified (at most 1.1x the unchanged
+//!   rewritten with the same entries (at most 0.8x: only the index is read
+//!   again); and with 100 files modified (at most 1.1x the unchanged
 //!   case + 0.2 ms per modified file). The generated tree only.
 //! - `classify`: classifying 1,000 and 10,000 receipts against one current
 //!   state vs reading and parsing the same files into a typed struct (at most
@@ -371,7 +371,7 @@ fn bench_fingerprints(c: &mut Criterion, tree: &Tree) {
             );
         });
         // `.git/index` rewritten with the same entries, as `git checkout`
-        // of the same tree does: the whole tree is listed again.
+        // of the same tree does: only the index is read again.
         group.bench_function("orcho after the index was rewritten", |b| {
             b.iter_batched(
                 || {

@@ -49,9 +49,10 @@ pub enum FileSource {
     /// The list `git ls-files` gave last time, reused because nothing it
     /// depends on changed since.
     CachedGitListing,
-    /// The list `git ls-files` gave last time, with the few directories
-    /// whose names changed since listed again by git (the index and the
-    /// ignore rules being the same).
+    /// The list `git ls-files` gave last time, brought up to date by git
+    /// listing only what changed: the few directories whose names changed
+    /// (the index and ignore rules the same), or the index alone (the
+    /// names and ignore rules the same).
     RelistedGitListing,
 }
 
@@ -257,6 +258,15 @@ impl Fingerprinter {
                 }
                 relisted
             }
+            (Some(CachedListing::Reindexed(listing)), Some(snapshot)) => {
+                let relisted = listing_file.as_deref().and_then(|file| {
+                    listing.reindex(file, root_path, &dir.fd, &self.env, snapshot)
+                });
+                if relisted.is_some() {
+                    source = FileSource::RelistedGitListing;
+                }
+                relisted
+            }
             _ => None,
         };
 
@@ -285,7 +295,7 @@ impl Fingerprinter {
                     for p in &listing.paths {
                         on_path(p);
                     }
-                    Ok(())
+                    Ok(Vec::new())
                 } else if use_git {
                     walk::git_files_streaming(root, &self.env, &mut on_path)
                 } else {
@@ -293,6 +303,7 @@ impl Fingerprinter {
                         for p in &paths {
                             on_path(p);
                         }
+                        Vec::new()
                     })
                 };
                 if !batch.is_empty() {
@@ -300,7 +311,7 @@ impl Fingerprinter {
                     queue.push(next_seq, batch);
                     next_seq += len;
                 }
-                produced.map(|()| next_seq)
+                produced.map(|untracked| (next_seq, untracked))
             });
             let cache = stat_cache.get_or_init(|| match (&cache_file, snapshot) {
                 (Some(file), Some(_)) => StatCache::load(file),
@@ -328,7 +339,7 @@ impl Fingerprinter {
             });
             (produced, worked)
         });
-        let total = produced?;
+        let (total, untracked) = produced?;
         // Put the results back in listing order: git lists sorted runs
         // (tracked, then untracked), often already sorted as a whole.
         let mut slots: Vec<Option<(Vec<u8>, Option<Entry>)>> = Vec::new();
@@ -384,6 +395,7 @@ impl Fingerprinter {
                 &self.env,
                 snapshot,
                 entries.iter().map(|(p, _)| p.clone()).collect(),
+                untracked.into_iter().filter(|p| keep(p)).collect(),
             );
         }
         let mut fingerprint = self.finish(

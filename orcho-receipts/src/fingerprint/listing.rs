@@ -42,7 +42,7 @@ use super::cache::Stat;
 use crate::exec::{self, BaseEnv, ExecRequest};
 
 const MAGIC: &[u8; 8] = b"ORCHOFPL";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 /// The recorded state a listing depends on, and the listing.
 #[derive(Debug, Default)]
@@ -54,6 +54,8 @@ pub(crate) struct Listing {
     outside: Vec<(Vec<u8>, Option<Stat>)>,
     dirs: Vec<(Vec<u8>, Stat)>,
     pub(crate) paths: Vec<Vec<u8>>,
+    /// The paths of `paths` that are not in the index.
+    untracked: Vec<Vec<u8>>,
 }
 
 /// The listing cache file of a root, subject and git environment.
@@ -117,7 +119,18 @@ pub(crate) enum CachedListing {
     /// every changed one; never the root): the tracked files are the same,
     /// and only what lies under them needs listing again.
     Stale(Listing, Vec<Vec<u8>>),
+    /// Only the index changed (a commit, `git add`, a checkout that changed
+    /// no file names): the tracked files are read from it again, and the
+    /// untracked ones are the same but for what entered or left it.
+    Reindexed(Listing),
 }
+
+/// The index, relative to the root.
+const INDEX: &[u8] = b".git/index";
+
+/// The most paths that may have left the index for a listing to be brought
+/// up to date without listing the whole tree.
+const MAX_LEFT_INDEX: usize = 256;
 
 impl Listing {
     /// The cached listing, if every recorded stat still holds, or if only
@@ -125,14 +138,19 @@ impl Listing {
     pub(crate) fn load(path: &Utf8Path, root_fd: &OwnedFd) -> Option<CachedListing> {
         let listing = Self::parse(&std::fs::read(path).ok()?)?;
         let s = listing.snapshot;
+        let mut index_changed = false;
+        for (rel, st) in &listing.guards {
+            if !trusted(st.as_ref(), stat_rel(root_fd, rel).as_ref(), s) {
+                if rel.as_slice() != INDEX {
+                    return None;
+                }
+                index_changed = true;
+            }
+        }
         let held = listing
-            .guards
+            .outside
             .iter()
-            .all(|(rel, st)| trusted(st.as_ref(), stat_rel(root_fd, rel).as_ref(), s))
-            && listing
-                .outside
-                .iter()
-                .all(|(p, st)| trusted(st.as_ref(), stat_abs(p).as_ref(), s));
+            .all(|(p, st)| trusted(st.as_ref(), stat_abs(p).as_ref(), s));
         if !held {
             return None;
         }
@@ -146,8 +164,11 @@ impl Listing {
             }
             changed.push(rel.clone());
         }
-        if changed.is_empty() {
-            return Some(CachedListing::Valid(listing));
+        match (changed.is_empty(), index_changed) {
+            (true, false) => return Some(CachedListing::Valid(listing)),
+            (true, true) => return Some(CachedListing::Reindexed(listing)),
+            (false, true) => return None,
+            (false, false) => {}
         }
         // Recorded in walk order, parents first: keep the outermost.
         changed.sort();
@@ -185,6 +206,7 @@ impl Listing {
             "git",
             "--literal-pathspecs",
             "ls-files",
+            "-t",
             "-co",
             "--exclude-standard",
             "-z",
@@ -212,12 +234,15 @@ impl Listing {
         }
         let changed_under = |p: &[u8]| changed.iter().any(|c| super::imp::under(p, c));
         self.paths.retain(|p| !changed_under(p));
-        self.paths.extend(
-            listed
-                .split(|&b| b == 0)
-                .filter(|p| !p.is_empty())
-                .map(<[u8]>::to_vec),
-        );
+        self.untracked.retain(|p| !changed_under(p));
+        // `-t` tags each path: `? ` untracked, a letter and a space tracked.
+        for tagged in listed.split(|&b| b == 0).filter(|p| !p.is_empty()) {
+            let (tag, path) = (tagged.first()?, tagged.get(2..)?);
+            self.paths.push(path.to_vec());
+            if *tag == b'?' {
+                self.untracked.push(path.to_vec());
+            }
+        }
         self.dirs.retain(|(rel, _)| !changed_under(rel));
         self.guards
             .retain(|(rel, _)| !(rel.ends_with(b".gitignore") && changed_under(rel)));
@@ -234,8 +259,100 @@ impl Listing {
         Some(self)
     }
 
-    /// Records what `paths` (git's listing, taken after `snapshot`) depends
-    /// on, and saves it. Failures only cost time later.
+    /// Brings a [`CachedListing::Reindexed`] listing up to date: the tracked
+    /// files from the index (`git ls-files -c`), the untracked ones kept but
+    /// for those now tracked, and each path that left the index listed if
+    /// git lists it as untracked now (`git ls-files -o --exclude-standard --
+    /// PATH…`). `None` when git cannot say, or too many paths left.
+    pub(crate) fn reindex(
+        mut self,
+        path: &Utf8Path,
+        root: &Path,
+        root_fd: &OwnedFd,
+        env: &BaseEnv,
+        snapshot: (i64, u32),
+    ) -> Option<Self> {
+        let cwd = Utf8Path::from_path(root)?;
+        // Stat first: an index written while git reads it fails the check
+        // next time.
+        let index = stat_rel(root_fd, INDEX);
+        let git = |args: Vec<String>| -> Option<Vec<Vec<u8>>> {
+            let outcome = exec::run(
+                &ExecRequest::new(args)
+                    .cwd(cwd)
+                    .envs(env.clone())
+                    .env("GIT_OPTIONAL_LOCKS", "0")
+                    .keep_stdout(1 << 30),
+            )
+            .ok()?;
+            let out = outcome.stdout.kept.filter(|_| outcome.status.success())?;
+            if out.last().is_some_and(|&b| b != 0) {
+                return None;
+            }
+            Some(
+                out.split(|&b| b == 0)
+                    .filter(|p| !p.is_empty())
+                    .map(<[u8]>::to_vec)
+                    .collect(),
+            )
+        };
+        let words = |w: &[&str]| w.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let tracked = git(words(&["git", "ls-files", "-c", "-z"]))?;
+        let now_tracked: std::collections::HashSet<&[u8]> =
+            tracked.iter().map(Vec::as_slice).collect();
+        let was_untracked: std::collections::HashSet<&[u8]> =
+            self.untracked.iter().map(Vec::as_slice).collect();
+        let left: Vec<&Vec<u8>> = self
+            .paths
+            .iter()
+            .filter(|p| {
+                !was_untracked.contains(p.as_slice()) && !now_tracked.contains(p.as_slice())
+            })
+            .collect();
+        if left.len() > MAX_LEFT_INDEX {
+            return None;
+        }
+        let mut untracked: Vec<Vec<u8>> = self
+            .untracked
+            .iter()
+            .filter(|p| !now_tracked.contains(p.as_slice()))
+            .cloned()
+            .collect();
+        if !left.is_empty() {
+            let mut args = words(&[
+                "git",
+                "--literal-pathspecs",
+                "ls-files",
+                "-o",
+                "--exclude-standard",
+                "-z",
+                "--",
+            ]);
+            for p in left {
+                args.push(std::str::from_utf8(p).ok()?.to_owned());
+            }
+            untracked.extend(git(args)?);
+        }
+        self.paths = tracked;
+        self.paths.extend(untracked.iter().cloned());
+        self.untracked = untracked;
+        for (rel, st) in &mut self.guards {
+            if rel.as_slice() == INDEX {
+                *st = index;
+            }
+        }
+        self.snapshot = snapshot;
+        let _ = self.save(path);
+        Some(self)
+    }
+
+    /// Records what `paths` (git's listing, taken after `snapshot`, of which
+    /// `untracked` are not in the index) depends on, and saves it. Failures
+    /// only cost time later.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "what the listing depends on, each from where it is known"
+    )]
     pub(crate) fn record(
         path: &Utf8Path,
         root: &Path,
@@ -244,10 +361,12 @@ impl Listing {
         env: &BaseEnv,
         snapshot: (i64, u32),
         paths: Vec<Vec<u8>>,
+        untracked: Vec<Vec<u8>>,
     ) {
         let mut listing = Self {
             snapshot,
             paths,
+            untracked,
             ..Self::default()
         };
         let mut ignore_files = Vec::new();
@@ -259,7 +378,7 @@ impl Listing {
         if walk_dirs(root, &[], &skipped, &mut listing.dirs, &mut ignore_files).is_err() {
             return;
         }
-        for rel in [&b".git/index"[..], b".git/info/exclude", b".git/config"] {
+        for rel in [INDEX, b".git/info/exclude", b".git/config"] {
             listing.guards.push((rel.to_vec(), stat_rel(root_fd, rel)));
         }
         for rel in ignore_files {
@@ -308,9 +427,11 @@ impl Listing {
             put_bytes(&mut b, p);
             put_stat(&mut b, Some(st));
         }
-        b.extend_from_slice(&(self.paths.len() as u64).to_le_bytes());
-        for p in &self.paths {
-            put_bytes(&mut b, p);
+        for list in [&self.paths, &self.untracked] {
+            b.extend_from_slice(&(list.len() as u64).to_le_bytes());
+            for p in list {
+                put_bytes(&mut b, p);
+            }
         }
         let sum = blake3::hash(&b);
         b.extend_from_slice(sum.as_bytes());
@@ -363,6 +484,10 @@ impl Listing {
         let n = r.len()?;
         for _ in 0..n {
             out.paths.push(r.bytes()?.to_vec());
+        }
+        let n = r.len()?;
+        for _ in 0..n {
+            out.untracked.push(r.bytes()?.to_vec());
         }
         (r.at == r.b.len()).then_some(out)
     }

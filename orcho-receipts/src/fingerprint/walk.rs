@@ -76,12 +76,13 @@ pub(crate) fn git_files(root: &Utf8Path, env: &BaseEnv) -> Result<Vec<Vec<u8>>, 
 /// -o --exclude-standard`, which walks the whole tree before it prints
 /// anything) are listed by two git processes at once: together they are
 /// exactly what `-co --exclude-standard` lists, and the tracked files are
-/// being hashed while git still looks for untracked ones.
+/// being hashed while git still looks for untracked ones. Returns the
+/// untracked ones.
 pub(crate) fn git_files_streaming(
     root: &Utf8Path,
     env: &BaseEnv,
     on_path: &mut dyn FnMut(&[u8]),
-) -> Result<(), FingerprintError> {
+) -> Result<Vec<Vec<u8>>, FingerprintError> {
     std::thread::scope(|scope| {
         let untracked = scope.spawn(|| {
             let mut paths: Vec<Vec<u8>> = Vec::new();
@@ -104,10 +105,11 @@ pub(crate) fn git_files_streaming(
             ))
         });
         tracked?;
-        for p in &untracked? {
+        let untracked = untracked?;
+        for p in &untracked {
             on_path(p);
         }
-        Ok(())
+        Ok(untracked)
     })
 }
 

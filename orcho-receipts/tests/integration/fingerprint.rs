@@ -452,7 +452,7 @@ fn a_change_in_a_few_directories_lists_only_those_again_and_agrees_with_git() ->
     };
     settle()?;
     type Mutation = fn(&Utf8Path) -> Result;
-    let mutations: [(&str, Mutation, bool); 10] = [
+    let mutations: [(&str, Mutation, bool); 15] = [
         (
             "a new file in a tracked folder",
             |r| write(r, "src/new.rs", "x\n", 0o644),
@@ -509,6 +509,31 @@ fn a_change_in_a_few_directories_lists_only_those_again_and_agrees_with_git() ->
         (
             "a file staged",
             |r| git(r, &["add", "TOP.md"]).map(drop),
+            true,
+        ),
+        (
+            "a commit",
+            |r| git(r, &["commit", "-q", "-m", "more"]).map(drop),
+            true,
+        ),
+        (
+            "a file removed from the index",
+            |r| git(r, &["rm", "-q", "--cached", "src/lib.rs"]).map(drop),
+            true,
+        ),
+        (
+            "an ignored file removed from the index",
+            |r| git(r, &["rm", "-q", "--cached", "Cargo.lock"]).map(drop),
+            true,
+        ),
+        (
+            "an ignored file added to the index",
+            |r| git(r, &["add", "-f", "debug.log"]).map(drop),
+            true,
+        ),
+        (
+            "an edited .gitignore",
+            |r| write(r, ".gitignore", "target/\n*.log\n", 0o644),
             false,
         ),
     ];
