@@ -39,7 +39,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use rustix::fs::AtFlags;
 
 use super::cache::Stat;
-use crate::exec::{self, BaseEnv, ExecRequest};
+use crate::exec::{self, BaseEnv, ExecRequest, ExitStatus};
 
 const MAGIC: &[u8; 8] = b"ORCHOFPL";
 const VERSION: u32 = 2;
@@ -201,9 +201,7 @@ impl Listing {
         snapshot: (i64, u32),
         changed: &[Vec<u8>],
     ) -> Option<Self> {
-        let cwd = Utf8Path::from_path(root)?;
-        let mut argv: Vec<String> = [
-            "git",
+        let mut args: Vec<String> = [
             "--literal-pathspecs",
             "ls-files",
             "-t",
@@ -215,28 +213,14 @@ impl Listing {
         .map(str::to_owned)
         .to_vec();
         for dir in changed {
-            argv.push(format!("{}/", std::str::from_utf8(dir).ok()?));
+            args.push(format!("{}/", std::str::from_utf8(dir).ok()?));
         }
-        let outcome = exec::run(
-            &ExecRequest::new(argv)
-                .cwd(cwd)
-                .envs(env.clone())
-                .env("GIT_OPTIONAL_LOCKS", "0")
-                .keep_stdout(1 << 30),
-        )
-        .ok()?;
-        if !outcome.status.success() {
-            return None;
-        }
-        let listed = outcome.stdout.kept?;
-        if listed.last().is_some_and(|&b| b != 0) {
-            return None;
-        }
+        let listed = git_entries(root, env, &args, None)?;
         let changed_under = |p: &[u8]| changed.iter().any(|c| super::imp::under(p, c));
         self.paths.retain(|p| !changed_under(p));
         self.untracked.retain(|p| !changed_under(p));
         // `-t` tags each path: `? ` untracked, a letter and a space tracked.
-        for tagged in listed.split(|&b| b == 0).filter(|p| !p.is_empty()) {
+        for tagged in &listed {
             let (tag, path) = (tagged.first()?, tagged.get(2..)?);
             self.paths.push(path.to_vec());
             if *tag == b'?' {
@@ -272,32 +256,11 @@ impl Listing {
         env: &BaseEnv,
         snapshot: (i64, u32),
     ) -> Option<Self> {
-        let cwd = Utf8Path::from_path(root)?;
         // Stat first: an index written while git reads it fails the check
         // next time.
         let index = stat_rel(root_fd, INDEX);
-        let git = |args: Vec<String>| -> Option<Vec<Vec<u8>>> {
-            let outcome = exec::run(
-                &ExecRequest::new(args)
-                    .cwd(cwd)
-                    .envs(env.clone())
-                    .env("GIT_OPTIONAL_LOCKS", "0")
-                    .keep_stdout(1 << 30),
-            )
-            .ok()?;
-            let out = outcome.stdout.kept.filter(|_| outcome.status.success())?;
-            if out.last().is_some_and(|&b| b != 0) {
-                return None;
-            }
-            Some(
-                out.split(|&b| b == 0)
-                    .filter(|p| !p.is_empty())
-                    .map(<[u8]>::to_vec)
-                    .collect(),
-            )
-        };
         let words = |w: &[&str]| w.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-        let tracked = git(words(&["git", "ls-files", "-c", "-z"]))?;
+        let tracked = git_entries(root, env, &words(&["ls-files", "-c", "-z"]), None)?;
         let now_tracked: std::collections::HashSet<&[u8]> =
             tracked.iter().map(Vec::as_slice).collect();
         let was_untracked: std::collections::HashSet<&[u8]> =
@@ -320,7 +283,6 @@ impl Listing {
             .collect();
         if !left.is_empty() {
             let mut args = words(&[
-                "git",
                 "--literal-pathspecs",
                 "ls-files",
                 "-o",
@@ -331,7 +293,7 @@ impl Listing {
             for p in left {
                 args.push(std::str::from_utf8(p).ok()?.to_owned());
             }
-            untracked.extend(git(args)?);
+            untracked.extend(git_entries(root, env, &args, None)?);
         }
         self.paths = tracked;
         self.paths.extend(untracked.iter().cloned());
@@ -581,55 +543,70 @@ fn walk_dirs(
 /// themselves (by their own pattern or a parent's), which no new file in
 /// them can be listed from.
 fn ignored_dirs(root: &Path, env: &BaseEnv) -> Vec<Vec<u8>> {
-    let Some(cwd) = Utf8Path::from_path(root) else {
-        return Vec::new();
-    };
-    let run = |args: &[&str], stdin: Option<Vec<u8>>| -> Option<Vec<u8>> {
-        let mut request = ExecRequest::new(std::iter::once("git").chain(args.iter().copied()))
-            .cwd(cwd)
-            .envs(env.clone())
-            .keep_stdout(64 << 20);
-        if let Some(stdin) = stdin {
-            request = request.stdin(stdin);
-        }
-        exec::run(&request).ok()?.stdout.kept
-    };
-    // Every entry ends in a NUL: a last piece without one is cut off.
-    let entries = |bytes: &[u8]| -> Vec<Vec<u8>> {
-        let mut pieces: Vec<Vec<u8>> = bytes.split(|&b| b == 0).map(<[u8]>::to_vec).collect();
-        pieces.pop();
-        pieces
-    };
-    let Some(listed) = run(
-        &[
-            "ls-files",
-            "-z",
-            "-o",
-            "-i",
-            "--exclude-standard",
-            "--directory",
-        ],
-        None,
-    ) else {
+    let args = |w: &[&str]| w.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    let listed = args(&[
+        "ls-files",
+        "-z",
+        "-o",
+        "-i",
+        "--exclude-standard",
+        "--directory",
+    ]);
+    let Some(listed) = git_entries(root, env, &listed, None) else {
         return Vec::new();
     };
     let mut candidates = Vec::new();
-    for entry in entries(&listed) {
-        if entry.ends_with(b"/") {
-            candidates.extend_from_slice(&entry);
-            candidates.push(0);
-        }
+    for entry in listed.into_iter().filter(|e| e.ends_with(b"/")) {
+        candidates.extend_from_slice(&entry);
+        candidates.push(0);
     }
     if candidates.is_empty() {
         return Vec::new();
     }
-    let Some(ignored) = run(&["check-ignore", "-z", "--stdin"], Some(candidates)) else {
+    // `check-ignore` exits 1 when none is ignored: then it prints nothing.
+    let check = args(&["check-ignore", "-z", "--stdin"]);
+    let Some(ignored) = git_entries(root, env, &check, Some(candidates)) else {
         return Vec::new();
     };
-    entries(&ignored)
+    ignored
         .into_iter()
         .filter_map(|mut dir| (dir.pop() == Some(b'/') && !dir.is_empty()).then_some(dir))
         .collect()
+}
+
+/// Runs `git <args>` in `root` (reading `stdin`, if any) and returns the
+/// entries of its NUL-terminated output; `None` when git could not run,
+/// exited other than 0 or 1 (1: nothing matched, for `check-ignore`), or
+/// its output was cut short.
+fn git_entries(
+    root: &Path,
+    env: &BaseEnv,
+    args: &[String],
+    stdin: Option<Vec<u8>>,
+) -> Option<Vec<Vec<u8>>> {
+    let mut request =
+        ExecRequest::new(std::iter::once("git".to_owned()).chain(args.iter().cloned()))
+            .cwd(Utf8Path::from_path(root)?)
+            .envs(env.clone())
+            .env("GIT_OPTIONAL_LOCKS", "0")
+            .keep_stdout(1 << 30);
+    if let Some(stdin) = stdin {
+        request = request.stdin(stdin);
+    }
+    let outcome = exec::run(&request).ok()?;
+    if !matches!(outcome.status, ExitStatus::Exited(0 | 1)) {
+        return None;
+    }
+    let out = outcome.stdout.kept?;
+    if out.last().is_some_and(|&b| b != 0) {
+        return None;
+    }
+    Some(
+        out.split(|&b| b == 0)
+            .filter(|p| !p.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect(),
+    )
 }
 
 /// The configuration and excludes files git reads for `root`: those
