@@ -25,29 +25,19 @@ pub enum DigestAlgo {
     Blake3 = 1,
 }
 
-impl DigestAlgo {
-    /// The prefix of the text form, without the colon.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Blake3 => "blake3",
-        }
-    }
-}
+// The prefix of the text form, without the colon.
+crate::spelled!(DigestAlgo { Blake3 => "blake3" });
 
-impl fmt::Display for DigestAlgo {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
+/// Exactly as spelled: a digest's text form has one spelling.
 impl FromStr for DigestAlgo {
     type Err = ValueError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "blake3" => Ok(Self::Blake3),
-            _ => Err(ValueError::new("digest algorithm", s, "expected `blake3`")),
-        }
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|a| a.as_str() == s)
+            .ok_or_else(|| ValueError::new("digest algorithm", s, "expected `blake3`"))
     }
 }
 

@@ -55,15 +55,7 @@ impl IdError {
 const SHOWN_CHARS: usize = 40;
 
 fn shown_value(value: &str) -> String {
-    let mut shown: String = value
-        .chars()
-        .take(SHOWN_CHARS)
-        .flat_map(char::escape_debug)
-        .collect();
-    if value.chars().count() > SHOWN_CHARS {
-        shown.push('…');
-    }
-    shown
+    crate::spelling::shorten(value, SHOWN_CHARS)
 }
 
 /// The rule an id broke. Ids name files and directories, so the rules keep

@@ -1,5 +1,27 @@
-//! The words a fieldless enum is spelled with in YAML, JSON and on the
-//! command line, declared once with [`spelled!`](crate::spelled).
+//! How values are spelled: the words a fieldless enum is spelled with in
+//! YAML, JSON and on the command line, declared once with
+//! [`spelled!`](crate::spelled), and how messages list names and show a
+//! value they cannot trust.
+
+/// A bounded, printable prefix of a value a message shows but cannot trust
+/// (a hostile id, a garbled path): at most `max_chars` characters, escaped
+/// as Rust escapes a string's contents, with `…` when it was cut.
+///
+/// ```
+/// assert_eq!(orcho_core::spelling::shorten("a\nb", 10), "a\\nb");
+/// assert_eq!(orcho_core::spelling::shorten("abcdef", 3), "abc…");
+/// ```
+pub fn shorten(value: &str, max_chars: usize) -> String {
+    let mut out: String = value
+        .chars()
+        .take(max_chars)
+        .flat_map(char::escape_debug)
+        .collect();
+    if value.chars().nth(max_chars).is_some() {
+        out.push('…');
+    }
+    out
+}
 
 /// `a`, `` `a` or `b` ``, `` `a`, `b` or `c` ``: a list of spellings as
 /// messages say it.
@@ -16,6 +38,26 @@ pub fn list(spellings: &[&str]) -> String {
             format!("{} or `{last}`", init.join(", "))
         }
     }
+}
+
+/// `` `a`, `b`, `c` ``: names in backticks, separated by commas, as messages
+/// list them; `none` when there are none.
+///
+/// ```
+/// assert_eq!(orcho_core::spelling::quoted(["src/a.rs", "b.rs"]), "`src/a.rs`, `b.rs`");
+/// assert_eq!(orcho_core::spelling::quoted(Vec::<String>::new()), "none");
+/// ```
+pub fn quoted<T: std::fmt::Display>(names: impl IntoIterator<Item = T>) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for name in names {
+        let sep = if out.is_empty() { "" } else { ", " };
+        let _ = write!(out, "{sep}`{name}`");
+    }
+    if out.is_empty() {
+        out.push_str("none");
+    }
+    out
 }
 
 /// Declares how a fieldless enum is spelled: `ALL` (declaration order),

@@ -117,19 +117,7 @@ impl Git {
         base: &str,
         exclude: Option<&Utf8Path>,
     ) -> Result<(Vec<u8>, Vec<NumStat>), GitError> {
-        let tmp = tempfile::Builder::new()
-            .prefix("orcho-index-")
-            .tempdir()
-            .map_err(|e| GitError::new(&["read-tree"], &self.dir, GitErrorKind::TempIndex(e)))?;
-        let index = Utf8PathBuf::try_from(tmp.path().join("index")).map_err(|e| {
-            GitError::new(
-                &["read-tree"],
-                &self.dir,
-                GitErrorKind::TempIndex(e.into_io_error()),
-            )
-        })?;
-        let private = self.with_index(&index);
-        private.run(&["read-tree", base])?;
+        let (private, _tmp) = self.private_index(base)?;
         private.add_all_but(base, exclude)?;
         let patch = private.run(&[
             "diff",

@@ -123,7 +123,7 @@ fn suggestion(nearest: Option<&str>) -> String {
 #[non_exhaustive]
 pub enum RegistryError {
     /// No gate is registered under the name.
-    #[error("no gate is registered as `{name}`; known gates: {}{}", list(known), suggestion(nearest.as_deref()))]
+    #[error("no gate is registered as `{name}`; known gates: {}{}", orcho_core::spelling::quoted(known), suggestion(nearest.as_deref()))]
     Unknown {
         /// The name looked up.
         name: String,
@@ -169,17 +169,6 @@ impl RegistryError {
     }
 }
 
-fn list(names: &[String]) -> String {
-    if names.is_empty() {
-        return "none".to_owned();
-    }
-    names
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// The scheduler stopped: the callback that persists results failed.
 ///
 /// Gate failures are never scheduler errors (they are results); only the
@@ -203,6 +192,23 @@ impl ScheduleError {
     }
 
     /// The gate whose result could not be recorded.
+    pub fn gate(&self) -> &GateName {
+        &self.gate
+    }
+}
+
+/// Model usage reported for a computational gate, which cannot spend money
+/// or tokens (see [`QualityGateResult::with_reported_usage`]).
+///
+/// [`QualityGateResult::with_reported_usage`]: crate::QualityGateResult::with_reported_usage
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("gate `{gate}` is computational and cannot report model usage (`usage`)")]
+pub struct UsageOnComputationalGate {
+    pub(crate) gate: GateName,
+}
+
+impl UsageOnComputationalGate {
+    /// The gate.
     pub fn gate(&self) -> &GateName {
         &self.gate
     }

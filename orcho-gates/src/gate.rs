@@ -333,35 +333,27 @@ pub trait QualityGate: fmt::Debug + Send + Sync + 'static {
     async fn evaluate(&self, ctx: &GateContext) -> Result<QualityGateResult, GateError>;
 }
 
-#[async_trait]
-impl<G: QualityGate + ?Sized> QualityGate for Box<G> {
-    fn name(&self) -> &GateName {
-        (**self).name()
-    }
+/// A boxed or shared gate is the gate it points to.
+macro_rules! forward_gate {
+    ($($pointer:ident),+) => {$(
+        #[async_trait]
+        impl<G: QualityGate + ?Sized> QualityGate for $pointer<G> {
+            fn name(&self) -> &GateName {
+                (**self).name()
+            }
 
-    fn kind(&self) -> GateKind {
-        (**self).kind()
-    }
+            fn kind(&self) -> GateKind {
+                (**self).kind()
+            }
 
-    async fn evaluate(&self, ctx: &GateContext) -> Result<QualityGateResult, GateError> {
-        (**self).evaluate(ctx).await
-    }
+            async fn evaluate(&self, ctx: &GateContext) -> Result<QualityGateResult, GateError> {
+                (**self).evaluate(ctx).await
+            }
+        }
+    )+};
 }
 
-#[async_trait]
-impl<G: QualityGate + ?Sized> QualityGate for Arc<G> {
-    fn name(&self) -> &GateName {
-        (**self).name()
-    }
-
-    fn kind(&self) -> GateKind {
-        (**self).kind()
-    }
-
-    async fn evaluate(&self, ctx: &GateContext) -> Result<QualityGateResult, GateError> {
-        (**self).evaluate(ctx).await
-    }
-}
+forward_gate!(Box, Arc);
 
 mod sealed {
     #[expect(

@@ -95,7 +95,9 @@ pub mod testing;
 
 pub use async_trait::async_trait;
 pub use effect::{GateFailure, PhaseEffect, informational_failures, phase_effect};
-pub use error::{GateError, RegistryError, ScheduleError, StrategyParseError};
+pub use error::{
+    GateError, RegistryError, ScheduleError, StrategyParseError, UsageOnComputationalGate,
+};
 pub use fail_strategy::FailStrategy;
 pub use gate::{
     Cancellation, GateContext, GateKind, PhaseOutcome, QualityGate, QualityGateExt, WithTimeout,

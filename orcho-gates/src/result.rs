@@ -5,7 +5,7 @@ use std::time::Duration;
 use orcho_core::{Cost, Finding, GateName, Tokens, Usd};
 use serde::{Deserialize, Serialize};
 
-use crate::GateKind;
+use crate::{GateKind, UsageOnComputationalGate};
 
 /// How a gate ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -155,27 +155,13 @@ impl TryFrom<ResultRepr> for QualityGateResult {
     type Error = String;
 
     fn try_from(r: ResultRepr) -> Result<Self, Self::Error> {
-        let result_kind = match (r.kind, r.usage) {
-            (GateKind::Computational, Some(_)) => {
-                return Err(format!(
-                    "gate `{}` is computational and cannot report model usage (`usage`)",
-                    r.gate
-                ));
-            }
-            (GateKind::Computational, None) => ResultKind::Computational,
-            (GateKind::Inferential, usage) => ResultKind::Inferential {
-                usage: usage.unwrap_or_default(),
-            },
-        };
-        Ok(Self {
-            gate: r.gate,
-            result_kind,
-            outcome: r.outcome,
-            findings: r.findings,
-            summary: r.summary,
-            output_tail: r.output_tail,
-            duration: Duration::from_millis(r.duration_ms),
-        })
+        Self::of_kind(r.kind, r.gate, r.outcome)
+            .with_findings(r.findings)
+            .with_summary(r.summary)
+            .with_output_tail(r.output_tail)
+            .with_duration(Duration::from_millis(r.duration_ms))
+            .with_reported_usage(r.usage)
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -279,6 +265,27 @@ impl QualityGateResult {
             *slot = usage;
         }
         self
+    }
+
+    /// Sets the usage a gate reported, if it reported any: what
+    /// [`with_model_usage`](Self::with_model_usage) does, for usage read from
+    /// a document or a plugin's answer, where usage on a computational
+    /// result is a mistake to refuse rather than ignore.
+    ///
+    /// # Errors
+    ///
+    /// Usage reported for a computational result.
+    pub fn with_reported_usage(
+        self,
+        usage: Option<ModelUsage>,
+    ) -> Result<Self, UsageOnComputationalGate> {
+        match (usage, &self.result_kind) {
+            (None, _) => Ok(self),
+            (Some(usage), ResultKind::Inferential { .. }) => Ok(self.with_model_usage(usage)),
+            (Some(_), ResultKind::Computational) => Err(UsageOnComputationalGate {
+                gate: self.gate.clone(),
+            }),
+        }
     }
 
     /// The kind of gate that produced the result.

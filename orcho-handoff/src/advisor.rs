@@ -414,27 +414,23 @@ pub trait Advisor: fmt::Debug + Send + Sync + 'static {
     async fn advise(&self, request: &AdviceRequest<'_>) -> Result<Advice, AdvisorError>;
 }
 
-#[async_trait::async_trait]
-impl<A: Advisor + ?Sized> Advisor for Arc<A> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
+/// A boxed or shared advisor is the advisor it points to.
+macro_rules! forward_advisor {
+    ($($pointer:ident),+) => {$(
+        #[async_trait::async_trait]
+        impl<A: Advisor + ?Sized> Advisor for $pointer<A> {
+            fn name(&self) -> &str {
+                (**self).name()
+            }
 
-    async fn advise(&self, request: &AdviceRequest<'_>) -> Result<Advice, AdvisorError> {
-        (**self).advise(request).await
-    }
+            async fn advise(&self, request: &AdviceRequest<'_>) -> Result<Advice, AdvisorError> {
+                (**self).advise(request).await
+            }
+        }
+    )+};
 }
 
-#[async_trait::async_trait]
-impl<A: Advisor + ?Sized> Advisor for Box<A> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-
-    async fn advise(&self, request: &AdviceRequest<'_>) -> Result<Advice, AdvisorError> {
-        (**self).advise(request).await
-    }
-}
+forward_advisor!(Arc, Box);
 
 /// An advice artifact: the advice and its provenance, as written to
 /// `runs/<run>/advice/<id>.json`.

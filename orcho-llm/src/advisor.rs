@@ -221,12 +221,11 @@ pub(crate) fn user_message(request: &AdviceRequest<'_>, instructions: Option<&st
         h.verdict(),
         h.trigger()
     );
-    let offered: Vec<String> = h
-        .available_actions()
-        .iter()
-        .map(|a| format!("`{a}`"))
-        .collect();
-    let _ = writeln!(m, "Actions on offer: {}.", offered.join(", "));
+    let _ = writeln!(
+        m,
+        "Actions on offer: {}.",
+        orcho_core::spelling::quoted(h.available_actions().iter())
+    );
     m.push_str("\nFindings:\n");
     if h.findings().is_empty() {
         m.push_str("(none)\n");

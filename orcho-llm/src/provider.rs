@@ -76,7 +76,12 @@ pub(crate) fn parse_reply(provider: Provider, body: &str) -> Result<Reply, LlmEr
     let value: Value = serde_json::from_str(body).map_err(|_| LlmError::BodyNotJson {
         excerpt: excerpt(body),
     })?;
-    let count = |v: &Value| v.as_u64();
+    // The tokens a response reports in `usage`, under the provider's names
+    // for the input and the output.
+    let tokens = |input: &str, output: &str| {
+        let usage = &value["usage"];
+        Some(Tokens::new(usage[input].as_u64()?, usage[output].as_u64()?))
+    };
     match provider {
         Provider::Openai => {
             let message = &value["choices"][0]["message"];
@@ -91,17 +96,9 @@ pub(crate) fn parse_reply(provider: Provider, body: &str) -> Result<Reply, LlmEr
                     excerpt: excerpt(body),
                 });
             };
-            let usage = &value["usage"];
-            let tokens = match (
-                count(&usage["prompt_tokens"]),
-                count(&usage["completion_tokens"]),
-            ) {
-                (Some(i), Some(o)) => Some(Tokens::new(i, o)),
-                _ => None,
-            };
             Ok(Reply {
                 text: text.to_owned(),
-                tokens,
+                tokens: tokens("prompt_tokens", "completion_tokens"),
             })
         }
         Provider::Anthropic => {
@@ -121,14 +118,7 @@ pub(crate) fn parse_reply(provider: Provider, body: &str) -> Result<Reply, LlmEr
                     refusal: excerpt(&said()),
                 });
             }
-            let usage = &value["usage"];
-            let tokens = match (
-                count(&usage["input_tokens"]),
-                count(&usage["output_tokens"]),
-            ) {
-                (Some(i), Some(o)) => Some(Tokens::new(i, o)),
-                _ => None,
-            };
+            let tokens = tokens("input_tokens", "output_tokens");
             let text = match blocks.iter().find(|b| b["type"] == "tool_use") {
                 Some(tool) if tool["input"].is_object() => tool["input"].to_string(),
                 // No tool call: a text answer may still be the document.

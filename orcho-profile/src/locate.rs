@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use saphyr_parser::{Event, Parser};
+use saphyr_parser::{Event, Parser, StrInput};
 
 /// A path into a profile document, such as `phases[2].gates[0].on_fail`.
 ///
@@ -122,79 +122,174 @@ enum Frame {
     Seq { matched: Option<usize>, next: usize },
 }
 
+/// What a [`Walk`] meets: a node, or the end of a container.
+#[derive(Debug)]
+enum Step {
+    Node(Node),
+    /// A container closed; `depth` is the depth its children had.
+    End {
+        depth: usize,
+    },
+}
+
+/// A node met on a [`Walk`].
+#[derive(Debug)]
+struct Node {
+    /// How many containers hold it.
+    depth: usize,
+    /// How many leading segments of the target its path equals; `None` for
+    /// a node off the target's path, and for a mapping key (a key is never
+    /// a target).
+    matched: Option<usize>,
+    /// For a mapping value, its key; `None` for anything else.
+    key_of_value: Option<String>,
+    /// Whether the node is a mapping key.
+    is_key: bool,
+    /// The scalar's text, for a scalar.
+    scalar: Option<String>,
+    /// Whether the node starts a mapping.
+    opens_mapping: bool,
+    at: Position,
+}
+
+/// The YAML events of a text as nodes on the way to one path: the one walk
+/// [`locate`], [`find_value`] and [`find_duplicate_key`] share. It stops at
+/// the first syntax error, and after [`MAX_EVENTS`] events.
+struct Walk<'t> {
+    parser: Parser<'t, StrInput<'t>>,
+    target: &'t [Segment],
+    stack: Vec<Frame>,
+    count: usize,
+}
+
+impl<'t> Walk<'t> {
+    fn new(text: &'t str, path: &'t DocPath) -> Self {
+        Self {
+            parser: Parser::new_from_str(text),
+            target: &path.segments,
+            stack: Vec::new(),
+            count: 0,
+        }
+    }
+
+    /// `matched` followed by `segment`, if the target goes on that way.
+    fn follow(&self, matched: Option<usize>, segment: &Segment) -> Option<usize> {
+        matched
+            .filter(|&n| self.target.get(n) == Some(segment))
+            .map(|n| n + 1)
+    }
+}
+
+impl Iterator for Walk<'_> {
+    type Item = Step;
+
+    fn next(&mut self) -> Option<Step> {
+        loop {
+            let Ok((event, span)) = self.parser.next()? else {
+                return None;
+            };
+            self.count += 1;
+            if self.count > MAX_EVENTS {
+                return None;
+            }
+            let scalar = match &event {
+                Event::SequenceEnd | Event::MappingEnd => {
+                    let depth = self.stack.len();
+                    self.stack.pop();
+                    return Some(Step::End { depth });
+                }
+                Event::Scalar(value, ..) => Some(value.to_string()),
+                Event::SequenceStart(..) | Event::MappingStart(..) | Event::Alias(_) => None,
+                _ => continue,
+            };
+            let depth = self.stack.len();
+            let (matched, key_of_value, is_key) = match self.stack.last_mut() {
+                None => (Some(0), None, false),
+                Some(Frame::Map { matched, key }) => match key.take() {
+                    None => {
+                        *key = Some(scalar.clone().unwrap_or_default());
+                        (None, None, true)
+                    }
+                    Some(k) => {
+                        let matched = *matched;
+                        (
+                            self.follow(matched, &Segment::Key(k.clone())),
+                            Some(k),
+                            false,
+                        )
+                    }
+                },
+                Some(Frame::Seq { matched, next }) => {
+                    let (matched, index) = (*matched, *next);
+                    *next += 1;
+                    (self.follow(matched, &Segment::Index(index)), None, false)
+                }
+            };
+            let opens_mapping = matches!(event, Event::MappingStart(..));
+            match event {
+                Event::SequenceStart(..) => self.stack.push(Frame::Seq { matched, next: 0 }),
+                Event::MappingStart(..) => self.stack.push(Frame::Map { matched, key: None }),
+                _ => {}
+            }
+            return Some(Step::Node(Node {
+                depth,
+                matched,
+                key_of_value,
+                is_key,
+                scalar,
+                opens_mapping,
+                at: Position {
+                    line: span.start.line(),
+                    column: span.start.col() + 1,
+                },
+            }));
+        }
+    }
+}
+
 /// Where `path` is in `text`: the start of the node at `path`, or of the
 /// deepest node on the way to it when the path does not exist (a missing
 /// key is reported at the mapping that lacks it).
 pub(crate) fn locate(text: &str, path: &DocPath) -> Option<Position> {
-    let target = &path.segments;
     let mut best = None;
-    let mut stack: Vec<Frame> = Vec::new();
-    for (count, item) in Parser::new_from_str(text).enumerate() {
-        let Ok((event, span)) = item else { break };
-        if count > MAX_EVENTS {
-            break;
-        }
-        let is_node = matches!(
-            event,
-            Event::Scalar(..)
-                | Event::SequenceStart(..)
-                | Event::MappingStart(..)
-                | Event::Alias(_)
-        );
-        if matches!(event, Event::SequenceEnd | Event::MappingEnd) {
-            stack.pop();
-            continue;
-        }
-        if !is_node {
-            continue;
-        }
-        // Which prefix of the target this node's path equals, if any; and
-        // whether the node is a mapping key (never a target).
-        let (matched, is_key) = match stack.last_mut() {
-            None => (Some(0), false),
-            Some(Frame::Map { matched, key }) => match key.take() {
-                None => {
-                    *key = Some(match &event {
-                        Event::Scalar(value, ..) => value.to_string(),
-                        _ => String::new(),
-                    });
-                    (None, true)
-                }
-                Some(k) => (
-                    matched
-                        .filter(|&n| target.get(n) == Some(&Segment::Key(k)))
-                        .map(|n| n + 1),
-                    false,
-                ),
-            },
-            Some(Frame::Seq { matched, next }) => {
-                let index = *next;
-                *next += 1;
-                (
-                    matched
-                        .filter(|&n| target.get(n) == Some(&Segment::Index(index)))
-                        .map(|n| n + 1),
-                    false,
-                )
+    for step in Walk::new(text, path) {
+        if let Step::Node(Node {
+            matched: Some(n),
+            at,
+            ..
+        }) = step
+        {
+            best = Some(at);
+            if n == path.segments.len() {
+                break;
             }
-        };
-        if let Some(n) = matched {
-            best = Some(Position {
-                line: span.start.line(),
-                column: span.start.col() + 1,
-            });
-            if n == target.len() {
-                return best;
-            }
-        }
-        let matched = if is_key { None } else { matched };
-        match event {
-            Event::SequenceStart(..) => stack.push(Frame::Seq { matched, next: 0 }),
-            Event::MappingStart(..) => stack.push(Frame::Map { matched, key: None }),
-            _ => {}
         }
     }
     best
+}
+
+/// The nodes directly inside the mapping at `path`, keys and values: what
+/// [`find_value`] and [`find_duplicate_key`] look through. It ends with the
+/// mapping.
+fn inside_mapping<'t>(text: &'t str, path: &'t DocPath) -> impl Iterator<Item = Node> + 't {
+    // The depth of the mapping's children, once it has started.
+    let mut inside: Option<usize> = None;
+    Walk::new(text, path)
+        .map_while(move |step| match step {
+            Step::End { depth } if inside == Some(depth) => None,
+            Step::End { .. } => Some(None),
+            Step::Node(node) => {
+                let child = inside == Some(node.depth);
+                if inside.is_none()
+                    && node.opens_mapping
+                    && node.matched == Some(path.segments.len())
+                {
+                    inside = Some(node.depth + 1);
+                }
+                Some(child.then_some(node))
+            }
+        })
+        .flatten()
 }
 
 /// In the mapping at `path`, the key whose value is the scalar `value`, and
@@ -202,160 +297,20 @@ pub(crate) fn locate(text: &str, path: &DocPath) -> Option<Position> {
 /// misspelt strategy, a malformed duration) at the enclosing mapping; this
 /// narrows it to the key.
 pub(crate) fn find_value(text: &str, path: &DocPath, value: &str) -> Option<(String, Position)> {
-    let target = &path.segments;
-    let mut stack: Vec<Frame> = Vec::new();
-    // The depth of the stack once inside the target mapping.
-    let mut inside: Option<usize> = None;
-    for (count, item) in Parser::new_from_str(text).enumerate() {
-        let Ok((event, span)) = item else { break };
-        if count > MAX_EVENTS {
-            break;
-        }
-        if matches!(event, Event::SequenceEnd | Event::MappingEnd) {
-            if inside == Some(stack.len()) {
-                return None;
-            }
-            stack.pop();
-            continue;
-        }
-        if !matches!(
-            event,
-            Event::Scalar(..)
-                | Event::SequenceStart(..)
-                | Event::MappingStart(..)
-                | Event::Alias(_)
-        ) {
-            continue;
-        }
-        let depth = stack.len();
-        let (matched, key_of_value) = match stack.last_mut() {
-            None => (Some(0), None),
-            Some(Frame::Map { matched, key }) => match key.take() {
-                None => {
-                    *key = Some(match &event {
-                        Event::Scalar(v, ..) => v.to_string(),
-                        _ => String::new(),
-                    });
-                    (None, None)
-                }
-                Some(k) => {
-                    let m = matched
-                        .filter(|&n| target.get(n) == Some(&Segment::Key(k.clone())))
-                        .map(|n| n + 1);
-                    (m, Some(k))
-                }
-            },
-            Some(Frame::Seq { matched, next }) => {
-                let index = *next;
-                *next += 1;
-                (
-                    matched
-                        .filter(|&n| target.get(n) == Some(&Segment::Index(index)))
-                        .map(|n| n + 1),
-                    None,
-                )
-            }
-        };
-        if inside == Some(depth)
-            && let (Some(k), Event::Scalar(v, ..)) = (key_of_value, &event)
-            && v.as_ref() == value
-        {
-            return Some((
-                k,
-                Position {
-                    line: span.start.line(),
-                    column: span.start.col() + 1,
-                },
-            ));
-        }
-        match event {
-            Event::SequenceStart(..) => stack.push(Frame::Seq { matched, next: 0 }),
-            Event::MappingStart(..) => {
-                if matched == Some(target.len()) && inside.is_none() {
-                    inside = Some(depth + 1);
-                }
-                stack.push(Frame::Map { matched, key: None });
-            }
-            _ => {}
-        }
-    }
-    None
+    inside_mapping(text, path).find_map(|node| match (node.key_of_value, node.scalar) {
+        (Some(key), Some(scalar)) if scalar == value => Some((key, node.at)),
+        _ => None,
+    })
 }
 
 /// Where the mapping at `path` has `key` for the second time: serde reports
 /// a duplicate key at the mapping, and the person editing wants the line of
 /// the repeated key.
 pub(crate) fn find_duplicate_key(text: &str, path: &DocPath, key: &str) -> Option<Position> {
-    let target = &path.segments;
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut inside: Option<usize> = None;
-    let mut seen = 0;
-    for (count, item) in Parser::new_from_str(text).enumerate() {
-        let Ok((event, span)) = item else { break };
-        if count > MAX_EVENTS {
-            break;
-        }
-        if matches!(event, Event::SequenceEnd | Event::MappingEnd) {
-            if inside == Some(stack.len()) {
-                return None;
-            }
-            stack.pop();
-            continue;
-        }
-        if !matches!(
-            event,
-            Event::Scalar(..)
-                | Event::SequenceStart(..)
-                | Event::MappingStart(..)
-                | Event::Alias(_)
-        ) {
-            continue;
-        }
-        let depth = stack.len();
-        let matched = match stack.last_mut() {
-            None => Some(0),
-            Some(Frame::Map { matched, key: slot }) => match slot.take() {
-                None => {
-                    let name = match &event {
-                        Event::Scalar(v, ..) => v.to_string(),
-                        _ => String::new(),
-                    };
-                    if inside == Some(depth) && name == key {
-                        seen += 1;
-                        if seen == 2 {
-                            return Some(Position {
-                                line: span.start.line(),
-                                column: span.start.col() + 1,
-                            });
-                        }
-                    }
-                    *slot = Some(name);
-                    None
-                }
-                Some(k) => matched
-                    .filter(|&n| target.get(n) == Some(&Segment::Key(k)))
-                    .map(|n| n + 1),
-            },
-            Some(Frame::Seq { matched, next }) => {
-                let index = *next;
-                *next += 1;
-                matched
-                    .filter(|&n| target.get(n) == Some(&Segment::Index(index)))
-                    .map(|n| n + 1)
-            }
-        };
-        match event {
-            Event::SequenceStart(..) => stack.push(Frame::Seq { matched, next: 0 }),
-            Event::MappingStart(..) => {
-                if matched == Some(target.len()) && inside.is_none() {
-                    inside = Some(depth + 1);
-                }
-                stack.push(Frame::Map { matched, key: None });
-            }
-            _ => {}
-        }
-    }
-    None
+    inside_mapping(text, path)
+        .filter(|node| node.is_key && node.scalar.as_deref().unwrap_or_default() == key)
+        .nth(1)
+        .map(|node| node.at)
 }
 
 /// What [`check_aliases`] found.

@@ -55,32 +55,36 @@ pub(crate) fn check_document(profile: &Profile) -> Result<(), ProfileError> {
     let duplicate_phase = first_duplicate(&profile.phases, |p| p.name.as_str());
     for (i, phase) in profile.phases.iter().enumerate() {
         if let Some((first, _)) = duplicate_phase.filter(|&(_, dup)| dup == i) {
-            return Err(ProfileError::new(
+            return Err(duplicate(
+                "phase",
+                phase.name.as_str(),
                 at_phase(profile, phase, Some("name")),
-                ProfileErrorKind::Duplicate {
-                    what: "phase",
-                    name: phase.name.to_string(),
-                    first_line: at_phase(profile, &profile.phases[first], Some("name"))
-                        .position
-                        .map(|p| p.line),
-                },
+                &at_phase(profile, &profile.phases[first], Some("name")),
             ));
         }
         if let Some((first, dup)) = first_duplicate(&phase.gates, |g| g.name.as_str()) {
-            let gate = &phase.gates[dup];
-            return Err(ProfileError::new(
-                at_gate(profile, gate, Some("name")),
-                ProfileErrorKind::Duplicate {
-                    what: "gate",
-                    name: gate.name.to_string(),
-                    first_line: at_gate(profile, &phase.gates[first], Some("name"))
-                        .position
-                        .map(|p| p.line),
-                },
+            return Err(duplicate(
+                "gate",
+                phase.gates[dup].name.as_str(),
+                at_gate(profile, &phase.gates[dup], Some("name")),
+                &at_gate(profile, &phase.gates[first], Some("name")),
             ));
         }
     }
     Ok(())
+}
+
+/// A `what` named `name` given again at `again`, first given at `first`.
+#[cold]
+fn duplicate(what: &'static str, name: &str, again: Located, first: &Located) -> ProfileError {
+    ProfileError::new(
+        again,
+        ProfileErrorKind::Duplicate {
+            what,
+            name: name.to_owned(),
+            first_line: first.position.map(|p| p.line),
+        },
+    )
 }
 
 /// The first item whose name an earlier item has: `(earlier, item)`, the

@@ -247,11 +247,7 @@ impl fmt::Display for StaleReason {
             } => write!(
                 f,
                 "environment `{recorded_name}` changed: {} changed",
-                changed
-                    .iter()
-                    .map(|v| format!("`{v}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                orcho_core::spelling::quoted(changed)
             ),
             Self::Program {
                 recorded,

@@ -81,16 +81,7 @@ impl DurationError {
 
 /// Keeps a bounded, printable prefix of a hostile value.
 pub(crate) fn shorten(value: &str) -> String {
-    const SHOWN: usize = 60;
-    let mut out: String = value
-        .chars()
-        .take(SHOWN)
-        .flat_map(char::escape_debug)
-        .collect();
-    if value.chars().count() > SHOWN {
-        out.push('…');
-    }
-    out
+    orcho_core::spelling::shorten(value, 60)
 }
 
 /// Where in the verification contract a problem is.
@@ -401,6 +392,16 @@ pub struct ReceiptError {
     subject: String,
     #[source]
     kind: ReceiptErrorKind,
+}
+
+impl ReceiptErrorKind {
+    #[cold]
+    pub(crate) fn io(path: impl Into<Utf8PathBuf>, source: io::Error) -> Self {
+        Self::Io {
+            path: path.into(),
+            source,
+        }
+    }
 }
 
 impl ReceiptError {

@@ -301,13 +301,7 @@ impl ReadinessSummary {
         if !self.environments.is_empty() {
             out.push_str("Environments:\n");
             for e in &self.environments {
-                let _ = writeln!(
-                    out,
-                    "- `{}`: {} ({})",
-                    e.name,
-                    e.status.as_str(),
-                    cell(&e.detail)
-                );
+                status_line(&mut out, &e.name, e.status.as_str(), &e.detail);
             }
             out.push('\n');
         }
@@ -362,13 +356,7 @@ impl ReadinessSummary {
         if !self.optional.is_empty() {
             out.push_str("\nOptional commands (reported, never blocking):\n");
             for c in &self.optional {
-                let _ = writeln!(
-                    out,
-                    "- `{}`: {} ({})",
-                    c.command,
-                    c.status.as_str(),
-                    cell(&c.status.reason())
-                );
+                status_line(&mut out, &c.command, c.status.as_str(), &c.status.reason());
             }
         }
         let _ = writeln!(
@@ -378,6 +366,11 @@ impl ReadinessSummary {
         );
         out
     }
+}
+
+/// ``- `name`: status (detail)``, a line of a Markdown list.
+fn status_line(out: &mut String, name: &dyn fmt::Display, status: &str, detail: &str) {
+    let _ = writeln!(out, "- `{name}`: {status} ({})", cell(detail));
 }
 
 fn cell(text: &str) -> String {

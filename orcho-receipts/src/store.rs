@@ -237,20 +237,14 @@ impl ReceiptStore {
                 Err(e) => {
                     return Err(ReceiptError::command(
                         name.as_str(),
-                        ReceiptErrorKind::Io {
-                            path: dir,
-                            source: e,
-                        },
+                        ReceiptErrorKind::io(dir, e),
                     ));
                 }
             }
         }
         Err(ReceiptError::command(
             name.as_str(),
-            ReceiptErrorKind::Io {
-                path: logs,
-                source: io::ErrorKind::AlreadyExists.into(),
-            },
+            ReceiptErrorKind::io(logs, io::ErrorKind::AlreadyExists.into()),
         ))
     }
 
@@ -269,13 +263,7 @@ impl ReceiptStore {
         dry_run: bool,
     ) -> Result<Vec<Utf8PathBuf>, ReceiptError> {
         let io = |path: &Utf8Path, source: io::Error| {
-            ReceiptError::command(
-                "",
-                ReceiptErrorKind::Io {
-                    path: path.to_owned(),
-                    source,
-                },
-            )
+            ReceiptError::command("", ReceiptErrorKind::io(path.to_owned(), source))
         };
         let root = self.dir.join("receipts");
         let commands = match root.read_dir_utf8() {
@@ -398,9 +386,8 @@ impl ReceiptStore {
                 Err(e) => return Err(ReceiptErrorKind::Fs(e)),
             }
         }
-        let history = history.ok_or_else(|| ReceiptErrorKind::Io {
-            path: history_dir,
-            source: io::ErrorKind::AlreadyExists.into(),
+        let history = history.ok_or_else(|| {
+            ReceiptErrorKind::io(history_dir, io::ErrorKind::AlreadyExists.into())
         })?;
         fs::write_atomic(&latest, bytes).map_err(ReceiptErrorKind::Fs)?;
         Ok(StoredReceipt {
@@ -530,10 +517,7 @@ impl ReceiptStore {
             Err(e) => {
                 return Err(ReceiptError::command(
                     name.as_str(),
-                    ReceiptErrorKind::Io {
-                        path: dir,
-                        source: e,
-                    },
+                    ReceiptErrorKind::io(dir, e),
                 ));
             }
         };

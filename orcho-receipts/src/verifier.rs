@@ -625,10 +625,7 @@ impl Verifier {
                 copy().map_err(|e| {
                     ReceiptError::command(
                         spec.name.as_str(),
-                        ReceiptErrorKind::Io {
-                            path: target.clone(),
-                            source: e,
-                        },
+                        ReceiptErrorKind::io(target.clone(), e),
                     )
                 })?;
             }

@@ -176,7 +176,7 @@ pub enum EngineErrorKind {
     #[error("the runs directory could not be listed")]
     ListRuns(#[source] std::io::Error),
     /// A run was named by a prefix that more than one run id starts with.
-    #[error("`{reference}` names {} runs: {}", candidates.len(), candidates.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", "))]
+    #[error("`{reference}` names {} runs: {}", candidates.len(), orcho_core::spelling::quoted(candidates))]
     AmbiguousRun {
         /// What named it.
         reference: String,
@@ -244,11 +244,7 @@ impl From<FsError> for EngineError {
 }
 
 fn actions(available: &[HandoffAction]) -> String {
-    available
-        .iter()
-        .map(|a| format!("`{a}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    orcho_core::spelling::quoted(available)
 }
 
 impl EngineError {

@@ -48,11 +48,7 @@ impl fmt::Display for DeliveryBlock {
             Self::MissingReceipts { commands } => write!(
                 f,
                 "required receipts are not present for the delivered state: {}",
-                commands
-                    .iter()
-                    .map(|c| format!("`{c}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                orcho_core::spelling::quoted(commands)
             ),
             Self::NothingToDeliver => f.write_str("the run changed nothing"),
             Self::FixNeedsRejection { verdict } => write!(

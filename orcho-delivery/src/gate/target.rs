@@ -123,11 +123,7 @@ impl fmt::Display for TargetStatus {
                 write!(
                     f,
                     "the run also changed {}, which have uncommitted changes; its diff applies on top of them",
-                    overlapping
-                        .iter()
-                        .map(|p| format!("`{p}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    orcho_core::spelling::quoted(overlapping)
                 )?;
                 if !committable {
                     f.write_str(
@@ -146,11 +142,7 @@ impl fmt::Display for TargetStatus {
                     write!(
                         f,
                         ": uncommitted changes to {}",
-                        overlapping
-                            .iter()
-                            .map(|p| format!("`{p}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        orcho_core::spelling::quoted(overlapping)
                     )?;
                 }
                 if let Some(check) = apply_check {

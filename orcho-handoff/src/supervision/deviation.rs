@@ -164,19 +164,11 @@ pub enum DeviationAction {
 }
 
 impl TouchpointAction for DeviationAction {
-    fn label(self) -> &'static str {
+    fn option(self) -> (&'static str, &'static str) {
         match self {
-            Self::Retry => "Retry",
-            Self::Replan => "Replan",
-            Self::Stop => "Stop",
-        }
-    }
-
-    fn description(self) -> &'static str {
-        match self {
-            Self::Retry => "Try this step again",
-            Self::Replan => "Go back to planner to revise the approach",
-            Self::Stop => "Stop execution and return to conversation",
+            Self::Retry => ("Retry", "Try this step again"),
+            Self::Replan => ("Replan", "Go back to planner to revise the approach"),
+            Self::Stop => ("Stop", "Stop execution and return to conversation"),
         }
     }
 }

@@ -202,7 +202,10 @@ pub enum TouchpointError {
     #[error(transparent)]
     Question(#[from] QuestionError),
     /// The chosen action is not offered at this point.
-    #[error("`{action}` is not available here; available: {}", list(available))]
+    #[error(
+        "`{action}` is not available here; available: {}",
+        orcho_core::spelling::quoted(available)
+    )]
     NotAvailable {
         /// The action chosen.
         action: String,
@@ -231,17 +234,6 @@ impl TouchpointError {
     pub fn is_stale(&self) -> bool {
         matches!(self, Self::StalePlan { .. })
     }
-}
-
-fn list(items: &[String]) -> String {
-    if items.is_empty() {
-        return "none".to_owned();
-    }
-    items
-        .iter()
-        .map(|i| format!("`{i}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// A supervision touchpoint could not be opened, read or answered: the

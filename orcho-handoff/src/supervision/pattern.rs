@@ -25,19 +25,31 @@ use super::{
 /// enum Light { Go, Stop }
 ///
 /// impl TouchpointAction for Light {
-///     fn label(self) -> &'static str {
-///         match self { Self::Go => "Go", Self::Stop => "Stop" }
-///     }
-///     fn description(self) -> &'static str {
-///         match self { Self::Go => "Carry on", Self::Stop => "Stop here" }
+///     fn option(self) -> (&'static str, &'static str) {
+///         match self {
+///             Self::Go => ("Go", "Carry on"),
+///             Self::Stop => ("Stop", "Stop here"),
+///         }
 ///     }
 /// }
+///
+/// assert_eq!(Light::Stop.label(), "Stop");
+/// assert_eq!(Light::Go.description(), "Carry on");
 /// ```
 pub trait TouchpointAction: Copy + Eq + fmt::Debug + Send + Sync + 'static {
-    /// The option label shown to a person and selected in an [`Answer`].
-    fn label(self) -> &'static str;
-    /// What choosing the action does, shown beside the label.
-    fn description(self) -> &'static str;
+    /// The action as an option: the label shown to a person and selected in
+    /// an [`Answer`], and what choosing it does, shown beside the label.
+    fn option(self) -> (&'static str, &'static str);
+
+    /// The option label.
+    fn label(self) -> &'static str {
+        self.option().0
+    }
+
+    /// What choosing the action does.
+    fn description(self) -> &'static str {
+        self.option().1
+    }
 }
 
 /// The Action and Context questions of one touchpoint, and the mapping from

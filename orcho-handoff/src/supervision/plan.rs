@@ -147,19 +147,11 @@ impl PlanAction {
 }
 
 impl TouchpointAction for PlanAction {
-    fn label(self) -> &'static str {
+    fn option(self) -> (&'static str, &'static str) {
         match self {
-            Self::Approve => "Approve",
-            Self::RequestChanges => "Request Changes",
-            Self::Reject => "Reject",
-        }
-    }
-
-    fn description(self) -> &'static str {
-        match self {
-            Self::Approve => "Execute this plan",
-            Self::RequestChanges => "Send back to planner for revision",
-            Self::Reject => "Cancel this plan entirely",
+            Self::Approve => ("Approve", "Execute this plan"),
+            Self::RequestChanges => ("Request Changes", "Send back to planner for revision"),
+            Self::Reject => ("Reject", "Cancel this plan entirely"),
         }
     }
 }

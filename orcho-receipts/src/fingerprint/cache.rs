@@ -146,10 +146,7 @@ impl StatCache {
         if bytes.len() < HEADER + 32 || &bytes[..8] != MAGIC || u32_at(&bytes, 8)? != VERSION {
             return None;
         }
-        let body = bytes.len() - 32;
-        if blake3::hash(&bytes[..body]).as_bytes() != &bytes[body..] {
-            return None;
-        }
+        let body = unseal(&bytes)?.len();
         let snapshot = (i64_at(&bytes, 12)?, u32_at(&bytes, 20)?);
         let count = usize::try_from(u64_at(&bytes, 24)?).ok()?;
         let mut offsets = Vec::with_capacity(count.min(body / FIXED));
@@ -269,6 +266,14 @@ pub(crate) fn save<'a>(
         bytes.extend_from_slice(&e.digest);
         bytes.extend_from_slice(e.path);
     }
+    write_sealed(path, bytes)
+}
+
+/// Writes `bytes` to `path` with their blake3 checksum after them, through a
+/// temporary file renamed into place: a reader sees the old file or the
+/// whole new one, and [`unseal`] refuses a damaged one. Not synced to disk:
+/// the caches are rebuilt when lost.
+pub(crate) fn write_sealed(path: &Utf8Path, mut bytes: Vec<u8>) -> io::Result<()> {
     let sum = blake3::hash(&bytes);
     bytes.extend_from_slice(sum.as_bytes());
     let dir = path.parent().unwrap_or(Utf8Path::new("."));
@@ -278,6 +283,12 @@ pub(crate) fn save<'a>(
     temp.write_all(&bytes)?;
     temp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// The body of a file [`write_sealed`] wrote, if its checksum holds.
+pub(crate) fn unseal(bytes: &[u8]) -> Option<&[u8]> {
+    let body = bytes.len().checked_sub(32)?;
+    (blake3::hash(&bytes[..body]).as_bytes() == &bytes[body..]).then(|| &bytes[..body])
 }
 
 /// The cache file of a fingerprint root inside the cache directory.

@@ -27,7 +27,7 @@
 //! top of a work tree with a `.git` directory.
 
 use std::{
-    io::{self, Write},
+    io,
     os::{
         fd::OwnedFd,
         unix::ffi::{OsStrExt, OsStringExt},
@@ -395,27 +395,15 @@ impl Listing {
                 put_bytes(&mut b, p);
             }
         }
-        let sum = blake3::hash(&b);
-        b.extend_from_slice(sum.as_bytes());
-        let dir = path.parent().unwrap_or(Utf8Path::new("."));
-        let mut temp = tempfile::Builder::new()
-            .prefix(".orcho-tmp-")
-            .tempfile_in(dir)?;
-        temp.write_all(&b)?;
-        temp.persist(path).map_err(|e| e.error)?;
-        Ok(())
+        super::cache::write_sealed(path, b)
     }
 
     fn parse(bytes: &[u8]) -> Option<Self> {
         if bytes.len() < 8 + 4 + 12 + 32 || &bytes[..8] != MAGIC {
             return None;
         }
-        let body_len = bytes.len() - 32;
-        if blake3::hash(&bytes[..body_len]).as_bytes() != &bytes[body_len..] {
-            return None;
-        }
         let mut r = Reader {
-            b: &bytes[..body_len],
+            b: super::cache::unseal(bytes)?,
             at: 8,
         };
         if r.u32()? != VERSION {

@@ -101,21 +101,16 @@ impl Run {
         .with_waivers(
             |finding| waivers.covers_finding(finding),
             waivers.waivers().iter().map(|w| {
-                let covers: Vec<String> = w
-                    .findings()
-                    .iter()
-                    .map(|f| format!("`{}`", f.title()))
-                    .collect();
                 format!(
                     "handoff {} ({}), by {}: {} — covers {}",
                     w.handoff(),
                     w.phase(),
                     w.waived_by(),
                     w.reason(),
-                    if covers.is_empty() {
+                    if w.findings().is_empty() {
                         "nothing named".to_owned()
                     } else {
-                        covers.join(", ")
+                        orcho_core::spelling::quoted(w.findings().iter().map(|f| f.title()))
                     }
                 )
             }),

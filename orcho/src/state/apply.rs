@@ -248,14 +248,7 @@ impl RunState {
     /// On to the next phase, or to the delivery gate (or the end) after the
     /// last.
     fn advance(&mut self) -> Stage {
-        let next = self.cursor.phase + 1;
-        let attempt = self.leave_phase(next);
-        self.cursor = Cursor {
-            phase: next,
-            attempt,
-            extra_attempts: 0,
-            ..self.cursor
-        };
+        self.enter(self.cursor.phase + 1);
         self.input = PhaseInput {
             waivers: self.waivers.clone(),
             ..PhaseInput::default()
@@ -269,17 +262,24 @@ impl RunState {
         }
     }
 
-    /// Notes the attempt the current phase ends on, when the round keeps
-    /// attempts, and returns the attempt `next` starts at: 1, or after its
-    /// last one in this round.
-    fn leave_phase(&mut self, next: usize) -> u32 {
-        if self.attempts.is_empty() {
-            return 1;
-        }
-        if let Some(last) = self.attempts.get_mut(self.cursor.phase) {
-            *last = (*last).max(self.cursor.attempt);
-        }
-        self.attempts.get(next).map_or(1, |last| last + 1)
+    /// Moves the cursor to phase `next`, at the attempt it starts at: 1, or
+    /// after its last one in this round, when the round keeps attempts (the
+    /// attempt the current phase ends on is noted first).
+    fn enter(&mut self, next: usize) {
+        let attempt = if self.attempts.is_empty() {
+            1
+        } else {
+            if let Some(last) = self.attempts.get_mut(self.cursor.phase) {
+                *last = (*last).max(self.cursor.attempt);
+            }
+            self.attempts.get(next).map_or(1, |last| last + 1)
+        };
+        self.cursor = Cursor {
+            phase: next,
+            attempt,
+            extra_attempts: 0,
+            ..self.cursor
+        };
     }
 
     /// Back to the earlier phase `to` of this round with `input`, numbering
@@ -288,13 +288,7 @@ impl RunState {
         let mut kept = attempts.to_vec();
         kept.resize(self.phases.len().max(kept.len()), 0);
         self.attempts = kept;
-        let attempt = self.leave_phase(to);
-        self.cursor = Cursor {
-            phase: to,
-            attempt,
-            extra_attempts: 0,
-            ..self.cursor
-        };
+        self.enter(to);
         self.input = input.clone();
         Stage::Ready
     }

@@ -150,25 +150,17 @@ impl TryFrom<GateResultV1> for QualityGateResult {
     type Error = String;
 
     fn try_from(r: GateResultV1) -> Result<Self, Self::Error> {
-        let kind = match (r.kind, r.usage) {
-            (GateKindV1::Computational, Some(_)) => {
-                return Err(format!(
-                    "gate `{}` is computational and cannot report model usage (`usage`)",
-                    r.gate
-                ));
-            }
-            (GateKindV1::Computational, None) => GateKind::Computational,
-            (GateKindV1::Inferential, _) => GateKind::Inferential,
+        let kind = match r.kind {
+            GateKindV1::Computational => GateKind::Computational,
+            GateKindV1::Inferential => GateKind::Inferential,
         };
-        let mut result = Self::of_kind(kind, r.gate, r.outcome.into())
+        Self::of_kind(kind, r.gate, r.outcome.into())
             .with_findings(r.findings)
             .with_summary(r.summary)
             .with_output_tail(r.output_tail)
-            .with_duration(std::time::Duration::from_millis(r.duration_ms));
-        if let Some(usage) = r.usage {
-            result = result.with_model_usage(ModelUsage::new(usage.cost_usd, usage.tokens));
-        }
-        Ok(result)
+            .with_duration(std::time::Duration::from_millis(r.duration_ms))
+            .with_reported_usage(r.usage.map(|u| ModelUsage::new(u.cost_usd, u.tokens)))
+            .map_err(|e| e.to_string())
     }
 }
 
