@@ -8,7 +8,7 @@ use std::{
     time::Duration,
 };
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_with::{DeserializeFromStr, SerializeDisplay};
 
 use crate::ValueError;
 
@@ -26,7 +26,9 @@ use crate::ValueError;
 /// assert_eq!(t.to_string(), "2026-11-21T23:45:01.123Z");
 /// # Ok::<(), orcho_core::ValueError>(())
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, SerializeDisplay, DeserializeFromStr,
+)]
 pub struct Timestamp(jiff::Timestamp);
 
 impl Timestamp {
@@ -110,19 +112,6 @@ impl FromStr for Timestamp {
                     "expected an RFC 3339 time such as `2026-11-21T23:45:01.123Z`",
                 )
             })
-    }
-}
-
-impl Serialize for Timestamp {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for Timestamp {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
-        text.parse().map_err(serde::de::Error::custom)
     }
 }
 

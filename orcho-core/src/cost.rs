@@ -208,13 +208,12 @@ impl Sum for Cost {
     }
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CostRepr {
     wall_ms: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     usd: Option<Usd>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     tokens: Option<Tokens>,
 }
 

@@ -136,6 +136,7 @@ fn field(hasher: &mut blake3::Hasher, bytes: &[u8]) {
 /// The JSON shape of a finding. `fingerprint` is written for readers and
 /// recomputed on read, so an edited field can never keep a stale
 /// fingerprint.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FindingRepr {
@@ -144,13 +145,9 @@ struct FindingRepr {
     title: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     detail: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     file: Option<Utf8PathBuf>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     line: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     key: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     fingerprint: Option<Digest>,
 }
 

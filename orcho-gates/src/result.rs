@@ -57,15 +57,14 @@ impl GateOutcome {
 }
 
 /// Money and tokens a model-backed (inferential) gate spent.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ModelUsage {
     /// Money spent, when the provider reports it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<Usd>,
     /// Tokens used, when reported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<Tokens>,
 }
 
@@ -134,12 +133,12 @@ pub struct QualityGateResult {
     pub duration: Duration,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ResultRepr {
     gate: GateName,
     kind: GateKind,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     usage: Option<ModelUsage>,
     outcome: GateOutcome,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

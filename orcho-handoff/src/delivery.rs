@@ -193,15 +193,13 @@ impl DecisionPayload for DeliveryChoice {
 
 /// The payload of a delivery decision: `{"action": …, "message": …,
 /// "note": …, "patch": …}`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DeliveryChoiceRepr {
     action: DeliveryAction,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     message: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     note: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     patch: Option<orcho_core::Digest>,
 }
 

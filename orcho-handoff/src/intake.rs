@@ -126,11 +126,11 @@ pub enum IntakeChoiceError {
 }
 
 /// The payload of an intake decision: `{"action": …, "message": …}`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct IntakeChoiceRepr {
     action: IntakeAction,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     message: Option<String>,
 }
 

@@ -76,6 +76,7 @@ impl Provider {
 /// assert_eq!(config.api_key_env(), "OPENAI_API_KEY");
 /// # Ok::<(), orcho_llm::LlmError>(())
 /// ```
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
@@ -90,10 +91,8 @@ pub struct LlmConfig {
     pub model: String,
     /// The environment variable holding the API key (the key never goes
     /// into a profile). Default: `OPENAI_API_KEY` or `ANTHROPIC_API_KEY`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
     /// Criteria or guidance in words, added to the prompt.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
     /// How long one request may take, connecting to last byte.
     #[serde(default = "default_timeout_secs")]
@@ -106,10 +105,8 @@ pub struct LlmConfig {
     #[serde(default = "default_max_retries")]
     pub max_retries: u32,
     /// The price of a million input tokens. Give both prices or neither.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_usd_per_million: Option<Usd>,
     /// The price of a million output tokens.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_usd_per_million: Option<Usd>,
     /// With `openai`: ask for output matching the JSON schema
     /// (`response_format: json_schema`); off, only for a JSON object

@@ -89,6 +89,7 @@ pub struct Profile {
 /// When a profile extends another, a phase with the name of a base phase
 /// overrides it field by field (the fields it sets win) and merges its gates
 /// by name; see [`Profile`](crate::Profile).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
@@ -96,23 +97,19 @@ pub struct PhaseSpec {
     /// Its name, unique in the profile.
     pub name: PhaseName,
     /// What the phase does. Required once the profile is merged.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<Role>,
     /// Attempts of the phase in one round (default 1, at most
     /// [`MAX_ATTEMPTS`](crate::MAX_ATTEMPTS)). A `feed_into_next` failure
     /// starts the next attempt.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_attempts: Option<u32>,
     /// Rounds (replans) of the phase (default 1, at most
     /// [`MAX_ROUNDS`](crate::MAX_ROUNDS)). A `trigger_replan` failure starts
     /// the next round.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_rounds: Option<u32>,
     /// The gates that run after the phase, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gates: Vec<GateDecl>,
     /// When the phase pauses for a decision.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handoff: Option<HandoffSpec>,
     #[serde(skip)]
     pub(crate) origin: Origin,
@@ -189,20 +186,18 @@ pub struct GateDecl {
 }
 
 /// When a phase pauses for a decision, and what the decision may be.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct HandoffSpec {
     /// When to pause (default `on_rejected`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pause: Option<PauseWhen>,
     /// What happens when the attempts and rounds are used up (default
     /// `pause`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_exhausted: Option<Exhausted>,
     /// The actions a decision may take (default: all four). `halt` must be
     /// one of them; `continue` is refused on a `final_acceptance` phase.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actions: Option<Vec<HandoffAction>>,
 }
 
@@ -247,6 +242,7 @@ orcho_core::spelled!(Exhausted {
 
 /// The CI autopilot: retry the honest low-risk case when no operator is
 /// present, within these limits (see `orcho_handoff::AutopilotPolicy`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
@@ -255,47 +251,39 @@ pub struct AutopilotSpec {
     #[serde(default)]
     pub enabled: bool,
     /// Advice below this confidence (in `0..=1`) stops it (default 0.7).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_confidence: Option<f64>,
     /// CI retries per run (default 2).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_retries: Option<u32>,
     /// Advisor money per run, in US dollars (default: no cap).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_cost_usd: Option<Usd>,
     /// Globs the files an advice expects to change must match (default:
     /// every file).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_files: Option<Vec<String>>,
     /// Destructive patterns in addition to the defaults.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub destructive_patterns: Vec<String>,
     /// Whether the default destructive patterns apply (default `true`;
     /// turning them off is rarely wise).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_destructive_patterns: Option<bool>,
 }
 
 /// Defaults of the delivery gate, the decision after a run reaches a
 /// release state.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct DeliverySpec {
     /// What happens when nobody decides (default `ask`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_action: Option<DeliveryDefault>,
     /// Whether every required receipt must be present before `approve` or
     /// `apply` (default `true`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub require_receipts: Option<bool>,
     /// The commit message of `approve`, with the placeholders `{profile}`,
     /// `{run_id}` and `{verdict}`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit_message: Option<String>,
     /// Whether only an operator may decide `approve` (default `false`): a
     /// client such as an agent over MCP, or the autopilot, is refused.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approve_requires_operator: Option<bool>,
 }
 
@@ -356,12 +344,12 @@ impl DeliveryDefault {
 
 /// Defaults of pre-run intake, the decision when the checkout already has
 /// uncommitted changes.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct IntakeSpec {
     /// What happens to uncommitted changes (default `ask`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dirty_checkout: Option<IntakeDefault>,
 }
 
@@ -415,38 +403,34 @@ impl IntakeDefault {
 }
 
 /// Human-in-the-loop supervision.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct SupervisionSpec {
     /// Whether a plan waits for approval before it runs (default `true`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_approval: Option<bool>,
     /// Retries of one step after which `retry` is no longer offered
     /// (default 10).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_cap: Option<u32>,
     /// Retries all steps of a plan may use together (default: no limit).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_budget: Option<u32>,
     /// Replans a plan may use (default: no limit).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replan_budget: Option<u32>,
     /// How many times an agent's stop hook (`orcho hook`) blocks the agent
     /// from stopping while required receipts are not present, before it
     /// lets the stop through and records the unproven state (default 3).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_stop_blocks: Option<u32>,
 }
 
 /// Permission rules for read-only sessions: a preset, rules, or both (the
 /// rules come after the preset's, and the last matching rule wins).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct PermissionsSpec {
     /// A named rule set, such as `read_only`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preset: Option<PermissionPreset>,
     /// Rules `{permission, pattern, action}`, after the preset's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

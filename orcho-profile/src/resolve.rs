@@ -27,13 +27,13 @@ pub const DEFAULT_COMMIT_MESSAGE: &str = "{profile}: {verdict} run {run_id}";
 /// Serializing it gives a stable, inspectable shape (gates appear as their
 /// declaration; the built gate objects are not data). Two profiles that
 /// resolve to equal serializations run the same way.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize)]
 #[non_exhaustive]
 pub struct ResolvedProfile {
     /// The profile's name.
     pub name: String,
     /// What it is for.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The phases, in the order they run.
     pub phases: Vec<ResolvedPhase>,
@@ -41,7 +41,6 @@ pub struct ResolvedProfile {
     /// none).
     pub verification: VerificationContract,
     /// The `advisor:` block, for the host to build its advisor from.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub advisor: Option<serde_json::Value>,
     /// The CI autopilot.
     pub autopilot: ResolvedAutopilot,
@@ -53,7 +52,6 @@ pub struct ResolvedProfile {
     pub supervision: Supervision,
     /// Permission rules for read-only sessions (preset rules first, then the
     /// profile's), or `None` when the profile leaves them to the host.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub permissions: Option<RuleSet>,
     #[serde(skip)]
     warnings: Vec<ProfileWarning>,
@@ -100,6 +98,7 @@ impl ResolvedPhase {
 }
 
 /// One gate, resolved: its declaration and the gate the registry built.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize)]
 #[non_exhaustive]
 pub struct ResolvedGate {
@@ -110,15 +109,12 @@ pub struct ResolvedGate {
     /// What its failure does.
     pub on_fail: FailStrategy,
     /// Its lock group.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub lock_group: Option<String>,
     /// Its timeout.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout: Option<HumanDuration>,
     /// Its `with:` block (`null` when absent).
     pub config: serde_json::Value,
     /// For `feed_into_next`: the phase whose next attempt gets the failure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub feeds: Option<PhaseName>,
     /// The built gate with its strategy, lock group, timeout and
     /// configuration.

@@ -162,14 +162,12 @@ pub enum SetupStep {
 }
 
 /// How a [`SetupStep`] is written.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct StepRepr {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     link: Option<Utf8PathBuf>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     copy: Option<Utf8PathBuf>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     run: Option<Vec<String>>,
 }
 
@@ -731,6 +729,7 @@ single_key_enum!(PathExpectation {
 });
 
 /// A declared verification command.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
@@ -749,10 +748,8 @@ pub struct CommandSpec {
     pub env: BTreeMap<String, String>,
     /// The environment it runs in (see
     /// [`VerificationContract::environment_for`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<EnvName>,
     /// How long it may run (default [`DEFAULT_TIMEOUT`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<HumanDuration>,
     /// Names of variables passed through from the host whose values are
     /// secret: they are never written to a receipt, and are redacted from

@@ -2,7 +2,7 @@
 
 use std::{fmt, str::FromStr, time::Duration};
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_with::{DeserializeFromStr, SerializeDisplay};
 
 use crate::DurationError;
 
@@ -24,7 +24,19 @@ use crate::DurationError;
 /// assert_eq!("90s".parse::<HumanDuration>()?.to_string(), "1m30s");
 /// # Ok::<(), orcho_receipts::DurationError>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    SerializeDisplay,
+    DeserializeFromStr,
+)]
 pub struct HumanDuration(Duration);
 
 impl HumanDuration {
@@ -116,19 +128,6 @@ impl FromStr for HumanDuration {
                 .ok_or_else(err)?;
         }
         Ok(Self(Duration::from_millis(total)))
-    }
-}
-
-impl Serialize for HumanDuration {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for HumanDuration {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
-        text.parse().map_err(serde::de::Error::custom)
     }
 }
 

@@ -723,13 +723,13 @@ struct GateV1 {
     summary: String,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CommandV1 {
     command: CommandName,
     status: String,
     reason: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     next_action: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     stale_reasons: Vec<String>,
@@ -737,14 +737,13 @@ struct CommandV1 {
     dependencies: Vec<DependencyProvenanceV1>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DependencyProvenanceV1 {
     name: EnvName,
     path: Utf8PathBuf,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     fingerprint: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     commit: Option<String>,
 }
 

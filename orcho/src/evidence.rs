@@ -14,6 +14,7 @@ use crate::state::{FollowUpOf, RunEvent, Supervised};
 pub const EVIDENCE_SCHEMA: SchemaVersion = SchemaVersion::new(1);
 
 /// One phase attempt in the evidence.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct PhaseEvidence {
@@ -26,7 +27,6 @@ pub struct PhaseEvidence {
     /// The host's verdict.
     pub verdict: Verdict,
     /// The verdict after final acceptance merged receipt gaps, when it did.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub merged_verdict: Option<Verdict>,
     /// The host's summary.
     #[serde(skip_serializing_if = "String::is_empty")]
@@ -36,16 +36,15 @@ pub struct PhaseEvidence {
     /// Every gate with its outcome, strategy and duration.
     pub gates: Vec<GateRecord>,
     /// The gates' effect.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub effect: Option<String>,
     /// Where the attempt sent the run.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub next: Option<String>,
     /// What the attempt cost (the host's report, not its gates).
     pub cost: Cost,
 }
 
 /// One handoff in the evidence, with its decision.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct HandoffEvidence {
@@ -60,26 +59,23 @@ pub struct HandoffEvidence {
     /// The menu it offered.
     pub available_actions: Vec<HandoffAction>,
     /// The decision, once recorded.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub decision: Option<DecisionEvidence>,
 }
 
 /// A recorded decision in the evidence.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct DecisionEvidence {
     /// The action.
     pub action: HandoffAction,
     /// Its text (feedback or waiver reason).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// Who decided.
     pub decided_by: DecidedBy,
     /// The client that decided, for a decision by a client.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
     /// The advice it used.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub advice: Option<String>,
     /// When.
     pub decided_at: Timestamp,
@@ -89,6 +85,7 @@ pub struct DecisionEvidence {
 ///
 /// The bundle is written for people and tools to read; Orcho itself never
 /// reads it back, it rebuilds it from the run.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Evidence {
@@ -101,13 +98,11 @@ pub struct Evidence {
     /// Where it stands.
     pub status: RunStatus,
     /// Why it ended.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Every phase attempt, in order.
     pub phases: Vec<PhaseEvidence>,
     /// The required receipts' classification at the time of the bundle, as
     /// the readiness summary's JSON (absent when the run has no contract).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub receipts: Option<serde_json::Value>,
     /// Every handoff and its decision.
     pub handoffs: Vec<HandoffEvidence>,
@@ -116,42 +111,38 @@ pub struct Evidence {
     /// What the run cost: phases and gates.
     pub cost: Cost,
     /// The pre-run intake decision, when the target checkout was dirty.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub intake: Option<String>,
     /// Supervision touchpoints (planner questions, plan approvals,
     /// deviations) and how each was resolved.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub touchpoints: Vec<TouchpointEvidence>,
     /// The delivery gate: the release verdict and what was delivered.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub delivery: Option<DeliveryEvidence>,
     /// For a correction follow-up: its parent.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub follow_up_of: Option<FollowUpOf>,
 }
 
 /// A supervision touchpoint in the evidence.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct TouchpointEvidence {
     /// Its id.
     pub id: HandoffId,
     /// How it was resolved, once it was.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resolution: Option<Supervised>,
 }
 
 /// The delivery gate in the evidence.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct DeliveryEvidence {
     /// The release verdict the gate showed.
     pub verdict: Verdict,
     /// What was delivered, once it was.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub action: Option<orcho_handoff::DeliveryAction>,
     /// What delivering did.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
 

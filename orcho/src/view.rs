@@ -127,6 +127,7 @@ pub struct AttemptView {
 }
 
 /// The decision point a run waits on.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "point", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -136,13 +137,11 @@ pub enum Waiting {
     /// A phase handoff (its id once it is open).
     PhaseHandoff {
         /// The handoff.
-        #[serde(skip_serializing_if = "Option::is_none")]
         id: Option<HandoffId>,
     },
     /// A supervision touchpoint (its id once it is open).
     Touchpoint {
         /// The touchpoint.
-        #[serde(skip_serializing_if = "Option::is_none")]
         id: Option<HandoffId>,
         /// Its kind.
         kind: TouchpointKind,

@@ -37,6 +37,7 @@ impl Document for BlocksV1 {
 }
 
 /// A stop the hook let through while the checkout was not proven ready.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct UnprovenStop {
@@ -46,7 +47,6 @@ pub(crate) struct UnprovenStop {
     /// Which agent (`claude-code`, `codex`).
     pub(crate) agent: String,
     /// Its session, if it said.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) session_id: Option<String>,
     /// How many times the stop had been refused before.
     pub(crate) blocks: u32,

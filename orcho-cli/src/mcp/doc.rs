@@ -37,13 +37,11 @@ pub(crate) struct FollowUpDoc<'a> {
 }
 
 /// The decision point the run waits at, in full.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Default, Serialize)]
 pub(crate) struct MetaDoc<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) phase_handoff: Option<HandoffDoc<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) delivery_gate: Option<GateDoc<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) touchpoint: Option<TouchpointDoc<'a>>,
 }
 
@@ -128,15 +126,14 @@ pub(crate) struct ConfirmDoc<'a> {
 }
 
 /// The arguments of `orcho_phase_handoff_decide`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Serialize)]
 pub(crate) struct DecideArgs<'a> {
     pub(crate) run_id: &'a RunId,
     pub(crate) handoff_id: &'a HandoffId,
     pub(crate) action: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) feedback: Option<&'a str>,
     /// The advice the decision follows, kept as its provenance.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) advice_id: Option<String>,
 }
 

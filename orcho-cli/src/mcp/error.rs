@@ -19,12 +19,11 @@ pub(crate) struct ToolError {
 }
 
 /// What can be decided where a run waits.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Serialize)]
 struct AwaitingDetails<'a> {
     point: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     handoff_id: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<&'a str>,
     available_actions: Vec<&'a str>,
 }

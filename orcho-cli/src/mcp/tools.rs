@@ -63,16 +63,14 @@ fn open_touchpoint(
         })
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Serialize)]
 struct OpenTouchpointDoc<'a> {
     run_id: &'a RunId,
     touchpoint_id: &'a HandoffId,
     kind: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     plan: Option<&'a orcho::handoff::supervision::Plan>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     plan_digest: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     deviation: Option<&'a orcho::handoff::supervision::Deviation>,
     questions: &'a [orcho::handoff::supervision::Question],
     answered: bool,

@@ -69,6 +69,7 @@ pub(crate) struct ExecDoc<'a> {
 }
 
 /// One environment `orcho verify` checked (its env-assertion receipt).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Serialize)]
 pub(crate) struct CheckedEnvDoc {
     pub(crate) environment: String,
@@ -76,7 +77,6 @@ pub(crate) struct CheckedEnvDoc {
     /// How many assertions it declares.
     pub(crate) assertions: usize,
     /// The first assertion that failed, and what it found.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) failed: Option<String>,
 }
 

@@ -17,6 +17,7 @@ use crate::followup::{BlockerSet, FollowUpLink, FollowUpSpec, NonConvergence};
 
 type Kind = PointErrorKind<DeliveryRefusal>;
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct GateDoc {
     pub(crate) schema: SchemaVersion,
@@ -32,9 +33,7 @@ pub(crate) struct GateDoc {
     pub(crate) blocked: Vec<BlockedRepr>,
     pub(crate) findings: Vec<Finding>,
     pub(crate) gaps: Vec<GapRepr>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) release_summary: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) follow_up_of: Option<LinkRepr>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) waivers: Vec<String>,
@@ -61,12 +60,11 @@ pub(crate) struct DiffRepr {
 }
 
 /// `insertions` and `deletions` are absent for a binary file.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct FileRepr {
     pub(crate) path: Utf8PathBuf,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) insertions: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) deletions: Option<u64>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) binary: bool,
@@ -351,18 +349,15 @@ impl TryFrom<GateDoc> for DeliveryGate {
     }
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct OutcomeDoc {
     pub(crate) schema: SchemaVersion,
     pub(crate) run_id: RunId,
     pub(crate) action: DeliveryAction,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) commit: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) message: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) worktree: Option<Utf8PathBuf>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) follow_up: Option<FollowUpRepr>,
     pub(crate) delivered_at: Timestamp,
 }
@@ -375,6 +370,7 @@ impl Document for OutcomeDoc {
 }
 
 /// A follow-up spec, inside the outcome of `fix`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct FollowUpRepr {
     pub(crate) parent_run_id: RunId,
@@ -383,7 +379,6 @@ pub(crate) struct FollowUpRepr {
     pub(crate) base: String,
     pub(crate) findings: Vec<Finding>,
     pub(crate) gaps: Vec<GapRepr>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) note: Option<String>,
 }
 

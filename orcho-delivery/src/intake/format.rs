@@ -81,14 +81,13 @@ impl IntakeDoc {
     }
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct IntakeOutcomeDoc {
     pub(crate) schema: SchemaVersion,
     pub(crate) run_id: RunId,
     pub(crate) action: IntakeAction,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) start: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) seed: Option<SeedRepr>,
     pub(crate) applied_at: Timestamp,
 }

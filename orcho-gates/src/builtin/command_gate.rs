@@ -52,6 +52,7 @@ const TAIL_BYTES: usize = 8 * 1024;
 ///       env: { STYLE: strict }           # variables of its own
 ///       config: { max_line: 100 }        # handed to the program as `config`
 /// ```
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
@@ -62,7 +63,6 @@ pub struct CommandGateConfig {
     #[serde(default = "computational")]
     pub kind: GateKind,
     /// How long it may run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<HumanDuration>,
     /// Variables of the host it also gets (the base ones — `PATH`, `HOME`,
     /// the locale — always; the receipt key never).
@@ -355,19 +355,16 @@ struct PhaseOutcomeV1<'a> {
 }
 
 /// A finding, both ways.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FindingV1 {
     title: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     detail: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     severity: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     file: Option<Utf8PathBuf>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     line: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     key: Option<String>,
 }
 

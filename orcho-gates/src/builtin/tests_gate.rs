@@ -25,12 +25,12 @@ pub const TESTS: &str = "tests";
 ///     with:
 ///       command: unit      # a command of `verification.commands`; default: the gate's name
 /// ```
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct TestsGateConfig {
     /// The declared verification command to run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<CommandName>,
 }
 

@@ -74,6 +74,7 @@ impl ScheduledGate {
 
 /// A gate's result with its place in the phase and its strategy: what the
 /// engine persists in the phase log.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
@@ -83,7 +84,6 @@ pub struct GateRecord {
     /// Its strategy.
     pub on_fail: FailStrategy,
     /// Its lock group.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lock_group: Option<String>,
     /// Its result.
     pub result: QualityGateResult,

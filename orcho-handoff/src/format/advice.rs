@@ -8,6 +8,7 @@ use crate::{
     Advice, AdviceId, AdviceRecord, Confidence, ConfidenceBand, HandoffAction, decision::DecidedBy,
 };
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct AdviceDoc {
     pub(crate) schema: SchemaVersion,
@@ -25,19 +26,16 @@ pub(crate) struct AdviceDoc {
     pub(crate) confidence: ConfidenceRepr,
     pub(crate) rationale: String,
     pub(crate) risks: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) retry_feedback: Option<String>,
     pub(crate) expected_files: Vec<Utf8PathBuf>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) usage: Option<Cost>,
 }
 
 /// `{"score": 0.8, "band": "high"}`, either part optional.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct ConfidenceRepr {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     score: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     band: Option<ConfidenceBand>,
 }
 

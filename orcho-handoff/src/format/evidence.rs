@@ -44,11 +44,11 @@ struct CallRepr {
     usage: Option<Cost>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Serialize)]
 struct StopRepr {
     handoff_id: HandoffId,
     reason: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     advice_id: Option<AdviceId>,
 }
 

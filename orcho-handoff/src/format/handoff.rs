@@ -84,10 +84,10 @@ impl From<HandoffDoc> for PhaseHandoff {
 }
 
 /// The payload of a phase-handoff decision: `{"action": …, "text": …}`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct ChoiceRepr {
     pub(crate) action: HandoffAction,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) text: Option<String>,
 }
 

@@ -11,17 +11,15 @@ use crate::{HandoffAction, JournalEntry, JournalEvent, advisor::AdviceId};
 /// (decided), `action` (resumed), `stop` (autopilot_stopped).
 pub(crate) const JOURNAL_SCHEMA: SchemaVersion = SchemaVersion::new(1);
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct JournalLine {
     pub(crate) schema: SchemaVersion,
     pub(crate) at: Timestamp,
     pub(crate) handoff_id: HandoffId,
     pub(crate) event: EventKind,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) action: Option<HandoffAction>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) digest: Option<Digest>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) stop: Option<StopRepr>,
 }
 
@@ -37,11 +35,11 @@ pub(crate) enum EventKind {
     Unknown,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct StopRepr {
     pub(crate) reason: String,
     pub(crate) detail: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) advice_id: Option<AdviceId>,
 }
 

@@ -48,6 +48,7 @@ impl Deviation {
 }
 
 /// Limits on deviation handling, from the profile's `supervision` section.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
@@ -57,10 +58,8 @@ pub struct DeviationPolicy {
     pub retry_cap: u32,
     /// Retries all steps of one plan may use together; `None` for no limit
     /// beyond the per-step cap.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_budget: Option<u32>,
     /// Replans one plan may use; `None` for no limit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replan_budget: Option<u32>,
 }
 
@@ -174,6 +173,7 @@ impl TouchpointAction for DeviationAction {
 }
 
 /// What happens after a deviation decision.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
 #[non_exhaustive]
@@ -182,7 +182,6 @@ pub enum DeviationOutcome {
     /// the operator's guidance.
     Retry {
         /// The operator's guidance, if any.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         guidance: Option<String>,
         /// The text added to the step's context for the retry.
         context: String,
@@ -190,7 +189,6 @@ pub enum DeviationOutcome {
     /// Ask the planner for a revised plan; `failure` is what it receives.
     Replan {
         /// The operator's guidance, if any.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         guidance: Option<String>,
         /// The failure details for the planner.
         failure: String,
@@ -198,7 +196,6 @@ pub enum DeviationOutcome {
     /// The plan failed.
     Stop {
         /// The operator's note, if any.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         note: Option<String>,
     },
 }

@@ -160,6 +160,7 @@ impl TouchpointAction for PlanAction {
 ///
 /// Persist it as it is; before acting on it, [`apply`](Self::apply) it to the
 /// current plan, which refuses it when the plan has changed since.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
@@ -167,7 +168,6 @@ pub struct PlanDecision {
     /// What was decided.
     pub action: PlanAction,
     /// The operator's feedback, trimmed; `None` when none was given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feedback: Option<String>,
     /// The digest of the plan the decision was taken on.
     pub plan_digest: Digest,

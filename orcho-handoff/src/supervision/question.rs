@@ -16,6 +16,7 @@ use super::error::{AnswerError, AnswerErrorKind, QuestionError, QuestionErrorKin
 pub const MAX_HEADER_CHARS: usize = 30;
 
 /// One selectable option of a [`Question`].
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
@@ -23,7 +24,6 @@ pub struct QuestionOption {
     /// What is shown and what an answer selects.
     pub label: String,
     /// A longer explanation shown beside the label.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 
@@ -291,6 +291,7 @@ impl Question {
 
 /// A person's answer to one [`Question`]: selected option labels and/or
 /// free-form text. Check it with [`Question::check`] before acting on it.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
@@ -299,7 +300,6 @@ pub struct Answer {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub selected: Vec<String>,
     /// Free-form text, when the question accepts it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub custom: Option<String>,
 }
 

@@ -22,6 +22,7 @@ use crate::{
 
 /// A command receipt on disk. `digest` and `mac` come last: they cover the
 /// exact bytes of the document before the `digest` line.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct CommandReceiptV1 {
@@ -34,7 +35,6 @@ pub(crate) struct CommandReceiptV1 {
     #[serde(deserialize_with = "digest")]
     pub(crate) environment_digest: Digest,
     pub(crate) inherited_env: BTreeMap<String, String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) program: Option<Utf8PathBuf>,
     pub(crate) working_dir: Utf8PathBuf,
     #[serde(deserialize_with = "digest")]
@@ -56,7 +56,6 @@ pub(crate) struct CommandReceiptV1 {
     pub(crate) stdout: LogV1,
     pub(crate) stderr: LogV1,
     /// The [`id`](crate::ReceiptKey::id) of the key of `mac`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) key: Option<String>,
     #[serde(deserialize_with = "digest")]
     pub(crate) digest: Digest,
@@ -84,6 +83,7 @@ impl Sealed for CommandReceiptV1 {
 }
 
 /// An environment-assertion receipt on disk.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct EnvReceiptV1 {
@@ -94,7 +94,6 @@ pub(crate) struct EnvReceiptV1 {
     pub(crate) checked_at: Timestamp,
     pub(crate) results: Vec<AssertionV1>,
     /// The [`id`](crate::ReceiptKey::id) of the key of `mac`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) key: Option<String>,
     #[serde(deserialize_with = "digest")]
     pub(crate) digest: Digest,
@@ -122,25 +121,24 @@ impl Sealed for EnvReceiptV1 {
 }
 
 /// One line of the exploratory-command log.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct ExploratoryV1 {
     pub(crate) schema: SchemaVersion,
     pub(crate) at: Timestamp,
     pub(crate) argv: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) exit_code: Option<i32>,
     pub(crate) authoritative: bool,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SpecV1 {
     argv: Vec<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     env: BTreeMap<String, String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     environment: Option<EnvName>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     timeout_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     secrets: Vec<String>,
@@ -157,6 +155,7 @@ pub(crate) struct DependencyV1 {
     commit: Option<String>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub(crate) enum ExitV1 {
@@ -166,7 +165,6 @@ pub(crate) enum ExitV1 {
     Signaled {
         signal: i32,
         /// The signal's name, for readers; ignored when read back.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<String>,
     },
     TimedOut {
@@ -186,10 +184,10 @@ pub(crate) struct AssertionV1 {
     detail: String,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct LogV1 {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     path: Option<Utf8PathBuf>,
     #[serde(
         default,

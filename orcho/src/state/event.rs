@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 /// What the next attempt of a phase receives besides the task: failures fed
 /// in by gates, a replan critique, the previous attempt's findings, operator
 /// feedback, waivers, and (for final acceptance) the readiness summary.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
@@ -27,22 +28,18 @@ pub struct PhaseInput {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<Finding>,
     /// The operator's `retry_feedback`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feedback: Option<String>,
     /// Reasons of `continue_with_waiver` decisions in force.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub waivers: Vec<String>,
     /// For final acceptance: the readiness summary built from receipts, as
     /// Markdown for a reviewer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub readiness: Option<String>,
     /// The operator's answers to the planner's questions, as plain text for
     /// the planner's prompt.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answers: Option<String>,
     /// For a correction follow-up: what the parent run was rejected for, as
     /// Markdown (every phase of the follow-up receives it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub follow_up: Option<String>,
 }
 
@@ -152,6 +149,7 @@ pub enum Resumption {
 
 /// How a supervision touchpoint was resolved, in the journal's words (and
 /// in the evidence bundle's: `{"action": …}`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -165,7 +163,6 @@ pub enum Supervised {
     /// The plan was approved: the run advances.
     PlanApproved {
         /// Optional notes for the executors.
-        #[serde(skip_serializing_if = "Option::is_none")]
         feedback: Option<String>,
     },
     /// The plan goes back to the planner with feedback (one extra attempt).
@@ -176,7 +173,6 @@ pub enum Supervised {
     /// The plan was rejected: the run halts.
     PlanRejected {
         /// The operator's reason, if any.
-        #[serde(skip_serializing_if = "Option::is_none")]
         feedback: Option<String>,
     },
     /// The failed step runs again with the failure and the guidance (one
@@ -198,7 +194,6 @@ pub enum Supervised {
     /// The run stops.
     DeviationStopped {
         /// The operator's note, if any.
-        #[serde(skip_serializing_if = "Option::is_none")]
         note: Option<String>,
     },
 }

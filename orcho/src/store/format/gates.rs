@@ -93,23 +93,22 @@ enum GateKindV1 {
     Inferential,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct UsageV1 {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     cost_usd: Option<Usd>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     tokens: Option<Tokens>,
 }
 
 /// One gate's result: `gate`, `kind`, `usage` (inferential only),
 /// `outcome`, `findings`, `summary`, `output_tail`, `duration_ms`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct GateResultV1 {
     gate: GateName,
     kind: GateKindV1,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     usage: Option<UsageV1>,
     outcome: GateOutcomeV1,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -170,12 +169,12 @@ fn strategy(spelling: &str) -> Result<FailStrategy, String> {
 
 /// A gate's record in its phase: `index`, `on_fail`, `lock_group`,
 /// `result`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct GateRecordV1 {
     index: usize,
     on_fail: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     lock_group: Option<String>,
     result: GateResultV1,
 }

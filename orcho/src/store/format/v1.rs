@@ -37,6 +37,7 @@ pub(crate) struct EventLineV1 {
 }
 
 /// An event, tagged by `kind`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub(crate) enum EventV1 {
@@ -44,16 +45,13 @@ pub(crate) enum EventV1 {
         checkout: Utf8PathBuf,
         plan: String,
         phases: Vec<PhaseName>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         workspace: Option<WorkspaceV1>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         follow_up: Option<FollowUpOfV1>,
     },
     IntakeOpened,
     IntakeHalted,
     WorkspaceReady {
         base: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         intake: Option<String>,
     },
     ReceiptsRerun {
@@ -65,7 +63,6 @@ pub(crate) enum EventV1 {
         round: u32,
         outcome: PhaseOutcomeV1,
         cost: Cost,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         plan: Option<Plan>,
     },
     PhaseInterrupted {
@@ -128,6 +125,7 @@ pub(crate) struct FollowUpOfV1 {
     brief: String,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PhaseInputV1 {
@@ -137,15 +135,11 @@ pub(crate) struct PhaseInputV1 {
     critique: Vec<GateFailureV1>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     findings: Vec<Finding>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     feedback: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     waivers: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     readiness: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     answers: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     follow_up: Option<String>,
 }
 
@@ -195,6 +189,7 @@ pub(crate) enum ResumptionV1 {
     Halt,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
 pub(crate) enum SupervisedV1 {
@@ -202,14 +197,12 @@ pub(crate) enum SupervisedV1 {
         answers: String,
     },
     PlanApproved {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         feedback: Option<String>,
     },
     PlanRevised {
         feedback: String,
     },
     PlanRejected {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         feedback: Option<String>,
     },
     DeviationRetry {
@@ -222,30 +215,28 @@ pub(crate) enum SupervisedV1 {
         failure: String,
     },
     DeviationStopped {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         note: Option<String>,
     },
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct InFlightV1 {
     outcome: PhaseOutcomeV1,
     cost: Cost,
     records: Vec<GateRecordV1>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     acceptance: Option<(Verdict, Vec<Finding>)>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     plan: Option<Plan>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ReleaseV1 {
     verdict: Verdict,
     /// The reviewer's verdict, written when it differs from `verdict`
     /// (snapshots written before it was kept have none: the same).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     reviewer: Option<Verdict>,
     findings: Vec<Finding>,
 }
@@ -280,6 +271,7 @@ impl Document for StateDocV1 {
 /// The state, flat: the stage is spread over `status`, `reason`,
 /// `in_flight`, `handoff`, `pending_pause`, `touchpoint`,
 /// `pending_touchpoint` and `delivery_opened`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct StateV1 {
@@ -288,7 +280,6 @@ pub(crate) struct StateV1 {
     plan: String,
     phases: Vec<PhaseName>,
     status: RunStatus,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     reason: Option<String>,
     seq: u64,
     phase: usize,
@@ -300,27 +291,18 @@ pub(crate) struct StateV1 {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     attempts: Vec<u32>,
     input: PhaseInputV1,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     in_flight: Option<InFlightV1>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     handoff: Option<HandoffId>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pending_pause: Option<TransitionV1>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     receipts_rerun_at: Option<(usize, u32, u32)>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     waivers: Vec<String>,
     handoffs_opened: u32,
     cost: Cost,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     workspace: Option<WorkspaceV1>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     base: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     follow_up: Option<FollowUpOfV1>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     touchpoint: Option<HandoffId>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pending_touchpoint: Option<Touchpoint>,
     #[serde(default)]
     touchpoints_opened: u32,
@@ -328,7 +310,6 @@ pub(crate) struct StateV1 {
     deviation_retries: u32,
     #[serde(default)]
     deviation_replans: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     release: Option<ReleaseV1>,
     #[serde(default)]
     delivery_opened: bool,
