@@ -160,19 +160,14 @@ impl Cost {
             tokens: None,
         }
     }
+}
 
-    /// Sets the money spent.
-    #[must_use]
-    pub fn with_usd(mut self, usd: Usd) -> Self {
-        self.usd = Some(usd);
-        self
-    }
-
-    /// Sets the tokens used.
-    #[must_use]
-    pub fn with_tokens(mut self, tokens: Tokens) -> Self {
-        self.tokens = Some(tokens);
-        self
+crate::setters! {
+    impl Cost {
+        /// Sets the money spent.
+        pub fn with_usd(usd: Some(Usd));
+        /// Sets the tokens used.
+        pub fn with_tokens(tokens: Some(Tokens));
     }
 }
 

@@ -65,34 +65,6 @@ impl Finding {
         }
     }
 
-    /// Sets the detail text.
-    #[must_use]
-    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
-        self.detail = detail.into();
-        self
-    }
-
-    /// Sets the file.
-    #[must_use]
-    pub fn with_file(mut self, file: impl Into<Utf8PathBuf>) -> Self {
-        self.file = Some(file.into());
-        self
-    }
-
-    /// Sets the line.
-    #[must_use]
-    pub fn with_line(mut self, line: u32) -> Self {
-        self.line = Some(line);
-        self
-    }
-
-    /// Sets the stable key the fingerprint is computed from.
-    #[must_use]
-    pub fn with_key(mut self, key: impl Into<String>) -> Self {
-        self.key = Some(key.into());
-        self
-    }
-
     /// The stable identity of this finding across attempts.
     ///
     /// It covers the source and either the key, or the title (with runs of
@@ -124,6 +96,19 @@ impl Finding {
             }
         }
         Digest::from_blake3(hasher.finalize())
+    }
+}
+
+crate::setters! {
+    impl Finding {
+        /// Sets the detail text.
+        pub fn with_detail(detail: impl Into<String>);
+        /// Sets the file.
+        pub fn with_file(file: Some(impl Into<Utf8PathBuf>));
+        /// Sets the line.
+        pub fn with_line(line: Some(u32));
+        /// Sets the stable key the fingerprint is computed from.
+        pub fn with_key(key: Some(impl Into<String>));
     }
 }
 

@@ -86,6 +86,7 @@ pub mod ids;
 pub mod layout;
 mod run_status;
 pub mod schema;
+mod setters;
 pub mod spelling;
 mod suggest;
 pub mod unique_keys;

@@ -42,27 +42,6 @@ impl GateFailure {
         }
     }
 
-    /// Sets the summary.
-    #[must_use]
-    pub fn with_summary(mut self, summary: impl Into<String>) -> Self {
-        self.summary = summary.into();
-        self
-    }
-
-    /// Sets the findings.
-    #[must_use]
-    pub fn with_findings(mut self, findings: Vec<Finding>) -> Self {
-        self.findings = findings;
-        self
-    }
-
-    /// Sets the end of the output.
-    #[must_use]
-    pub fn with_output_tail(mut self, tail: impl Into<String>) -> Self {
-        self.output_tail = tail.into();
-        self
-    }
-
     /// The findings this failure stands for: its own, or, when it found
     /// nothing it could name (a gate that errored or timed out, a command
     /// that failed without findings), one finding that says how the gate
@@ -116,6 +95,17 @@ impl GateFailure {
             findings: result.findings.clone(),
             output_tail: result.output_tail.clone(),
         }
+    }
+}
+
+orcho_core::setters! {
+    impl GateFailure {
+        /// Sets the summary.
+        pub fn with_summary(summary: impl Into<String>);
+        /// Sets the findings.
+        pub fn with_findings(findings: Vec<Finding>);
+        /// Sets the end of the output.
+        pub fn with_output_tail(tail: impl Into<String>) => output_tail;
     }
 }
 

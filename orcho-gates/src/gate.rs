@@ -123,12 +123,12 @@ impl PhaseOutcome {
         self.findings.extend(findings);
         self
     }
+}
 
-    /// Sets the summary.
-    #[must_use]
-    pub fn with_summary(mut self, summary: impl Into<String>) -> Self {
-        self.summary = summary.into();
-        self
+orcho_core::setters! {
+    impl PhaseOutcome {
+        /// Sets the summary.
+        pub fn with_summary(summary: impl Into<String>);
     }
 }
 
@@ -185,44 +185,24 @@ impl GateContext {
         }
     }
 
-    /// Hands over the run's verifier.
-    #[must_use]
-    pub fn with_verifier(mut self, verifier: Arc<Verifier>) -> Self {
-        self.verifier = Some(verifier);
-        self
-    }
-
-    /// Sets the attempt.
-    #[must_use]
-    pub fn with_attempt(mut self, attempt: u32) -> Self {
-        self.attempt = attempt;
-        self
-    }
-
-    /// Sets the round.
-    #[must_use]
-    pub fn with_round(mut self, round: u32) -> Self {
-        self.round = round;
-        self
-    }
-
-    /// Sets the store directory.
-    #[must_use]
-    pub fn with_store(mut self, store: impl Into<Utf8PathBuf>) -> Self {
-        self.store = store.into();
-        self
-    }
-
-    /// Sets the gate's configuration.
-    #[must_use]
-    pub fn with_config(mut self, config: serde_json::Value) -> Self {
-        self.config = config;
-        self
-    }
-
     /// The checkout root.
     pub fn checkout(&self) -> &Utf8Path {
         &self.checkout
+    }
+}
+
+orcho_core::setters! {
+    impl GateContext {
+        /// Hands over the run's verifier.
+        pub fn with_verifier(verifier: Some(Arc<Verifier>));
+        /// Sets the attempt.
+        pub fn with_attempt(attempt: u32);
+        /// Sets the round.
+        pub fn with_round(round: u32);
+        /// Sets the store directory.
+        pub fn with_store(store: impl Into<Utf8PathBuf>);
+        /// Sets the gate's configuration.
+        pub fn with_config(config: serde_json::Value);
     }
 }
 

@@ -32,12 +32,12 @@ impl GateSpec {
             config: serde_json::Value::Null,
         }
     }
+}
 
-    /// Sets the configuration.
-    #[must_use]
-    pub fn with_config(mut self, config: serde_json::Value) -> Self {
-        self.config = config;
-        self
+orcho_core::setters! {
+    impl GateSpec {
+        /// Sets the configuration.
+        pub fn with_config(config: serde_json::Value);
     }
 }
 

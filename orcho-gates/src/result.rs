@@ -234,27 +234,6 @@ impl QualityGateResult {
         self
     }
 
-    /// Sets the summary.
-    #[must_use]
-    pub fn with_summary(mut self, summary: impl Into<String>) -> Self {
-        self.summary = summary.into();
-        self
-    }
-
-    /// Sets the output tail.
-    #[must_use]
-    pub fn with_output_tail(mut self, tail: impl Into<String>) -> Self {
-        self.output_tail = tail.into();
-        self
-    }
-
-    /// Sets the wall time.
-    #[must_use]
-    pub fn with_duration(mut self, duration: Duration) -> Self {
-        self.duration = duration;
-        self
-    }
-
     /// Sets what an inferential gate spent. On a computational result this
     /// does nothing: computational gates cannot report model cost (check
     /// [`kind`](Self::kind) first if the distinction matters to the caller).
@@ -317,6 +296,17 @@ impl QualityGateResult {
             cost.tokens = usage.tokens;
         }
         cost
+    }
+}
+
+orcho_core::setters! {
+    impl QualityGateResult {
+        /// Sets the summary.
+        pub fn with_summary(summary: impl Into<String>);
+        /// Sets the output tail.
+        pub fn with_output_tail(tail: impl Into<String>) => output_tail;
+        /// Sets the wall time.
+        pub fn with_duration(duration: Duration);
     }
 }
 

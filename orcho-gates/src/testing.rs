@@ -174,25 +174,20 @@ impl ScriptedGate {
         self
     }
 
-    /// Waits `delay` before acting.
-    #[must_use]
-    pub fn with_delay(mut self, delay: Duration) -> Self {
-        self.delay = delay;
-        self
-    }
-
-    /// Reports `usage` (inferential gates only).
-    #[must_use]
-    pub fn with_usage(mut self, usage: ModelUsage) -> Self {
-        self.usage = Some(usage);
-        self
-    }
-
     /// Records its runs in `log`.
     #[must_use]
     pub fn with_log(mut self, log: &GateLog) -> Self {
         self.log = Some(log.clone());
         self
+    }
+}
+
+orcho_core::setters! {
+    impl ScriptedGate {
+        /// Waits `delay` before acting.
+        pub fn with_delay(delay: Duration);
+        /// Reports `usage` (inferential gates only).
+        pub fn with_usage(usage: Some(ModelUsage));
     }
 }
 

@@ -82,13 +82,6 @@ impl Confidence {
         }
     }
 
-    /// Adds a band to a numeric confidence.
-    #[must_use]
-    pub fn with_band(mut self, band: ConfidenceBand) -> Self {
-        self.band = Some(band);
-        self
-    }
-
     /// The numeric score, if given.
     pub fn score_value(self) -> Option<f64> {
         self.score
@@ -109,6 +102,13 @@ impl Confidence {
             (None, Some(b)) => Some(b.floor()),
             (None, None) => None,
         }
+    }
+}
+
+orcho_core::setters! {
+    impl Confidence {
+        /// Adds a band to a numeric confidence.
+        pub fn with_band(band: Some(ConfidenceBand));
     }
 }
 
@@ -174,41 +174,6 @@ impl Advice {
         }
     }
 
-    /// Sets the confidence.
-    #[must_use]
-    pub fn with_confidence(mut self, confidence: Confidence) -> Self {
-        self.confidence = confidence;
-        self
-    }
-
-    /// Sets the risks.
-    #[must_use]
-    pub fn with_risks(mut self, risks: Vec<String>) -> Self {
-        self.risks = risks;
-        self
-    }
-
-    /// Sets the retry feedback.
-    #[must_use]
-    pub fn with_retry_feedback(mut self, feedback: impl Into<String>) -> Self {
-        self.retry_feedback = Some(feedback.into());
-        self
-    }
-
-    /// Sets the expected files.
-    #[must_use]
-    pub fn with_expected_files(mut self, files: Vec<Utf8PathBuf>) -> Self {
-        self.expected_files = files;
-        self
-    }
-
-    /// Sets the usage.
-    #[must_use]
-    pub fn with_usage(mut self, usage: Cost) -> Self {
-        self.usage = Some(usage);
-        self
-    }
-
     /// Checks that the advice is well formed.
     ///
     /// # Errors
@@ -243,6 +208,21 @@ impl Advice {
             return fail(AdviceErrorKind::FileOutsideCheckout(file.clone()));
         }
         Ok(())
+    }
+}
+
+orcho_core::setters! {
+    impl Advice {
+        /// Sets the confidence.
+        pub fn with_confidence(confidence: Confidence);
+        /// Sets the risks.
+        pub fn with_risks(risks: Vec<String>);
+        /// Sets the retry feedback.
+        pub fn with_retry_feedback(feedback: Some(impl Into<String>)) => retry_feedback;
+        /// Sets the expected files.
+        pub fn with_expected_files(files: Vec<Utf8PathBuf>) => expected_files;
+        /// Sets the usage.
+        pub fn with_usage(usage: Some(Cost));
     }
 }
 

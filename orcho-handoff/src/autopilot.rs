@@ -590,14 +590,6 @@ impl Autopilot {
         }
     }
 
-    /// Gives the advisor the host's `context` with each request (see
-    /// [`AdviceRequest::context`]).
-    #[must_use]
-    pub fn with_context(mut self, context: impl Into<String>) -> Self {
-        self.context = context.into();
-        self
-    }
-
     /// The policy.
     pub fn policy(&self) -> &AutopilotPolicy {
         &self.policy
@@ -799,6 +791,14 @@ impl Autopilot {
             advice.as_ref().map(|a| a.id.clone()),
         )?;
         Ok(AutopilotOutcome::Stopped { reason, advice })
+    }
+}
+
+orcho_core::setters! {
+    impl Autopilot {
+        /// Gives the advisor the host's `context` with each request (see
+        /// [`AdviceRequest::context`]).
+        pub fn with_context(context: impl Into<String>);
     }
 }
 

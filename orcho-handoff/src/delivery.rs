@@ -168,18 +168,18 @@ impl DeliveryChoice {
         self.note.as_deref()
     }
 
-    /// Binds the decision to the patch it was taken on: the gate records
-    /// it, and a gate holding another patch refuses to act on it. The
-    /// delivery gate sets it when the decision is recorded.
-    #[must_use]
-    pub fn for_patch(mut self, digest: orcho_core::Digest) -> Self {
-        self.patch = Some(digest);
-        self
-    }
-
     /// The digest of the patch the decision was taken on, once recorded.
     pub fn patch(&self) -> Option<orcho_core::Digest> {
         self.patch
+    }
+}
+
+orcho_core::setters! {
+    impl DeliveryChoice {
+        /// Binds the decision to the patch it was taken on: the gate records
+        /// it, and a gate holding another patch refuses to act on it. The
+        /// delivery gate sets it when the decision is recorded.
+        pub fn for_patch(digest: Some(orcho_core::Digest)) => patch;
     }
 }
 

@@ -387,26 +387,16 @@ impl EnvironmentState {
             submodules: BTreeMap::new(),
         }
     }
+}
 
-    /// The state with the subject's git submodules and their fingerprints.
-    #[must_use]
-    pub fn with_submodules(mut self, submodules: BTreeMap<Utf8PathBuf, Digest>) -> Self {
-        self.submodules = submodules;
-        self
-    }
-
-    /// Sets the digest receipts of schema 1 match.
-    #[must_use]
-    pub fn with_legacy(mut self, legacy: Digest) -> Self {
-        self.legacy = Some(legacy);
-        self
-    }
-
-    /// Sets the variables' values now.
-    #[must_use]
-    pub fn with_vars(mut self, vars: BTreeMap<String, String>) -> Self {
-        self.vars = vars;
-        self
+orcho_core::setters! {
+    impl EnvironmentState {
+        /// The state with the subject's git submodules and their fingerprints.
+        pub fn with_submodules(submodules: BTreeMap<Utf8PathBuf, Digest>);
+        /// Sets the digest receipts of schema 1 match.
+        pub fn with_legacy(legacy: Some(Digest));
+        /// Sets the variables' values now.
+        pub fn with_vars(vars: BTreeMap<String, String>);
     }
 }
 

@@ -390,13 +390,6 @@ impl Environment {
         Self::new(EnvName::new_unchecked(DEFAULT_ENVIRONMENT))
     }
 
-    /// Sets the working directory (relative to the checkout root).
-    #[must_use]
-    pub fn with_working_dir(mut self, dir: impl Into<Utf8PathBuf>) -> Self {
-        self.working_dir = dir.into();
-        self
-    }
-
     /// Sets a variable.
     #[must_use]
     pub fn with_env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
@@ -470,6 +463,13 @@ impl Environment {
             })?;
         }
         Ok(())
+    }
+}
+
+orcho_core::setters! {
+    impl Environment {
+        /// Sets the working directory (relative to the checkout root).
+        pub fn with_working_dir(dir: impl Into<Utf8PathBuf>) => working_dir;
     }
 }
 
@@ -778,13 +778,6 @@ impl CommandSpec {
         self
     }
 
-    /// Runs it in the environment `name`.
-    #[must_use]
-    pub fn with_environment(mut self, name: EnvName) -> Self {
-        self.environment = Some(name);
-        self
-    }
-
     /// Sets its timeout.
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
@@ -823,6 +816,13 @@ impl CommandSpec {
             return Err(ContractError::new(at(), ContractProblem::ZeroTimeout));
         }
         Ok(())
+    }
+}
+
+orcho_core::setters! {
+    impl CommandSpec {
+        /// Runs it in the environment `name`.
+        pub fn with_environment(name: Some(EnvName)) => environment;
     }
 }
 

@@ -157,13 +157,13 @@ impl CommandReadiness {
             dependencies: Vec::new(),
         }
     }
+}
 
-    /// The same, with the dependency checkouts its receipt was taken
-    /// against.
-    #[must_use]
-    pub fn with_dependencies(mut self, dependencies: Vec<crate::DependencyFingerprint>) -> Self {
-        self.dependencies = dependencies;
-        self
+orcho_core::setters! {
+    impl CommandReadiness {
+        /// The same, with the dependency checkouts its receipt was taken
+        /// against.
+        pub fn with_dependencies(dependencies: Vec<crate::DependencyFingerprint>);
     }
 }
 
@@ -193,14 +193,6 @@ impl ReadinessSummary {
             optional,
             exploratory_commands,
         }
-    }
-
-    /// The summary with its delivery-relevant gates. They are reported, as
-    /// the reviewer's context; readiness and acceptance read receipts only.
-    #[must_use]
-    pub fn with_gates(mut self, gates: Vec<GateReadiness>) -> Self {
-        self.gates = gates;
-        self
     }
 
     /// Builds a summary from classified commands and the environment
@@ -365,6 +357,14 @@ impl ReadinessSummary {
             self.exploratory_commands
         );
         out
+    }
+}
+
+orcho_core::setters! {
+    impl ReadinessSummary {
+        /// The summary with its delivery-relevant gates. They are reported, as
+        /// the reviewer's context; readiness and acceptance read receipts only.
+        pub fn with_gates(gates: Vec<GateReadiness>);
     }
 }
 

@@ -132,13 +132,6 @@ impl DependencyFingerprint {
             fingerprint,
         }
     }
-    /// The same fingerprint, with the commit checked out in the dependency.
-    #[must_use]
-    pub fn with_commit(mut self, commit: Option<String>) -> Self {
-        self.commit = commit;
-        self
-    }
-
     /// Where the receipt's proof came from, in words: the commit (short)
     /// with the content digest, or the digest alone outside git.
     pub fn provenance(&self) -> String {
@@ -149,6 +142,13 @@ impl DependencyFingerprint {
             (None, Some(digest)) => format!("content {digest}"),
             (_, None) => "absent".to_owned(),
         }
+    }
+}
+
+orcho_core::setters! {
+    impl DependencyFingerprint {
+        /// The same fingerprint, with the commit checked out in the dependency.
+        pub fn with_commit(commit: Option<String>);
     }
 }
 

@@ -187,39 +187,11 @@ impl Verifier {
         self
     }
 
-    /// The base environment of every command and assertion.
-    #[must_use]
-    pub fn with_base_env(mut self, base: BaseEnv) -> Self {
-        self.base_env = base;
-        self
-    }
-
     /// Supplies the value of a declared secret (otherwise it is read from
     /// this process's environment when the command runs).
     #[must_use]
     pub fn with_secret(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.secrets.insert(name.into(), value.into());
-        self
-    }
-
-    /// The time between `SIGTERM` and `SIGKILL` at a timeout.
-    #[must_use]
-    pub fn with_grace(mut self, grace: Duration) -> Self {
-        self.grace = grace;
-        self
-    }
-
-    /// How many bytes of each output stream a receipt keeps as its tail.
-    #[must_use]
-    pub fn with_tail_bytes(mut self, bytes: usize) -> Self {
-        self.tail_bytes = bytes;
-        self
-    }
-
-    /// How many files the fingerprinter reads at once.
-    #[must_use]
-    pub fn with_fingerprint_threads(mut self, threads: usize) -> Self {
-        self.threads = Some(threads);
         self
     }
 
@@ -665,6 +637,19 @@ impl Verifier {
                     || recorded == legacy_environment_digest(env, &self.base_env)
             },
         ))
+    }
+}
+
+orcho_core::setters! {
+    impl Verifier {
+        /// The base environment of every command and assertion.
+        pub fn with_base_env(base: BaseEnv) => base_env;
+        /// The time between `SIGTERM` and `SIGKILL` at a timeout.
+        pub fn with_grace(grace: Duration);
+        /// How many bytes of each output stream a receipt keeps as its tail.
+        pub fn with_tail_bytes(bytes: usize) => tail_bytes;
+        /// How many files the fingerprinter reads at once.
+        pub fn with_fingerprint_threads(threads: Some(usize));
     }
 }
 

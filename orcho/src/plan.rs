@@ -118,13 +118,6 @@ impl PhasePlan {
         }
     }
 
-    /// Restricts the actions its handoffs offer.
-    #[must_use]
-    pub fn with_allowed_actions(mut self, allowed: AvailableActions) -> Self {
-        self.allowed_actions = Some(allowed);
-        self
-    }
-
     /// Sets the automatic attempts per round.
     #[must_use]
     pub fn with_max_attempts(mut self, attempts: u32) -> Self {
@@ -153,26 +146,18 @@ impl PhasePlan {
         self.feeds.insert(gate, phase);
         self
     }
+}
 
-    /// Sets the pause policy.
-    #[must_use]
-    pub fn with_pause(mut self, pause: PausePolicy) -> Self {
-        self.pause = pause;
-        self
-    }
-
-    /// Sets what happens when attempts run out.
-    #[must_use]
-    pub fn with_on_exhausted(mut self, on_exhausted: ExhaustedPolicy) -> Self {
-        self.on_exhausted = on_exhausted;
-        self
-    }
-
-    /// Sets the handoff menu rules.
-    #[must_use]
-    pub fn with_handoff(mut self, handoff: HandoffPolicy) -> Self {
-        self.handoff = handoff;
-        self
+orcho_core::setters! {
+    impl PhasePlan {
+        /// Restricts the actions its handoffs offer.
+        pub fn with_allowed_actions(allowed: Some(AvailableActions)) => allowed_actions;
+        /// Sets the pause policy.
+        pub fn with_pause(pause: PausePolicy);
+        /// Sets what happens when attempts run out.
+        pub fn with_on_exhausted(on_exhausted: ExhaustedPolicy);
+        /// Sets the handoff menu rules.
+        pub fn with_handoff(handoff: HandoffPolicy);
     }
 }
 
@@ -251,83 +236,6 @@ impl RunPlan {
         }
     }
 
-    /// Makes plans wait for approval.
-    #[must_use]
-    pub fn with_plan_approval(mut self, on: bool) -> Self {
-        self.plan_approval = on;
-        self
-    }
-
-    /// Sets the limits of deviation handling.
-    #[must_use]
-    pub fn with_deviation(mut self, deviation: DeviationPolicy) -> Self {
-        self.deviation = deviation;
-        self
-    }
-
-    /// Sets what intake decides by itself (`None`: ask).
-    #[must_use]
-    pub fn with_intake(mut self, intake: Option<IntakeAction>) -> Self {
-        self.intake = intake;
-        self
-    }
-
-    /// Sets what the delivery gate decides by itself (`None`: ask).
-    #[must_use]
-    pub fn with_delivery(mut self, delivery: Option<DeliveryAction>) -> Self {
-        self.delivery = delivery;
-        self
-    }
-
-    /// Lets only an operator decide `approve` at the delivery gate.
-    #[must_use]
-    pub fn with_approve_requires_operator(mut self, on: bool) -> Self {
-        self.approve_requires_operator = on;
-        self
-    }
-
-    /// Binds the run to a verification contract.
-    #[must_use]
-    pub fn with_verification(mut self, contract: VerificationContract) -> Self {
-        self.verification = Some(contract);
-        self
-    }
-
-    /// Sets the autopilot's limits.
-    #[must_use]
-    pub fn with_autopilot(mut self, autopilot: AutopilotPolicy) -> Self {
-        self.autopilot = autopilot;
-        self
-    }
-
-    /// Turns the CI autopilot on or off.
-    #[must_use]
-    pub fn with_autopilot_enabled(mut self, on: bool) -> Self {
-        self.autopilot_enabled = on;
-        self
-    }
-
-    /// Whether `approve` and `apply` need every required receipt present.
-    #[must_use]
-    pub fn with_require_receipts(mut self, on: bool) -> Self {
-        self.require_receipts = on;
-        self
-    }
-
-    /// The commit message template of `approve`.
-    #[must_use]
-    pub fn with_commit_message(mut self, template: impl Into<String>) -> Self {
-        self.commit_message = Some(template.into());
-        self
-    }
-
-    /// The permission rules of the run's sessions.
-    #[must_use]
-    pub fn with_permissions(mut self, rules: orcho_permissions::RuleSet) -> Self {
-        self.permissions = Some(rules);
-        self
-    }
-
     /// Where a replan from phase `index` goes: the last `plan` phase at or
     /// before it, else the first phase.
     pub fn replan_target(&self, index: usize) -> usize {
@@ -335,6 +243,33 @@ impl RunPlan {
             .iter()
             .rposition(|p| p.role == PhaseRole::Plan)
             .unwrap_or(0)
+    }
+}
+
+orcho_core::setters! {
+    impl RunPlan {
+        /// Makes plans wait for approval.
+        pub fn with_plan_approval(on: bool) => plan_approval;
+        /// Sets the limits of deviation handling.
+        pub fn with_deviation(deviation: DeviationPolicy);
+        /// Sets what intake decides by itself (`None`: ask).
+        pub fn with_intake(intake: Option<IntakeAction>);
+        /// Sets what the delivery gate decides by itself (`None`: ask).
+        pub fn with_delivery(delivery: Option<DeliveryAction>);
+        /// Lets only an operator decide `approve` at the delivery gate.
+        pub fn with_approve_requires_operator(on: bool) => approve_requires_operator;
+        /// Binds the run to a verification contract.
+        pub fn with_verification(contract: Some(VerificationContract)) => verification;
+        /// Sets the autopilot's limits.
+        pub fn with_autopilot(autopilot: AutopilotPolicy);
+        /// Turns the CI autopilot on or off.
+        pub fn with_autopilot_enabled(on: bool) => autopilot_enabled;
+        /// Whether `approve` and `apply` need every required receipt present.
+        pub fn with_require_receipts(on: bool) => require_receipts;
+        /// The commit message template of `approve`.
+        pub fn with_commit_message(template: Some(impl Into<String>)) => commit_message;
+        /// The permission rules of the run's sessions.
+        pub fn with_permissions(rules: Some(orcho_permissions::RuleSet)) => permissions;
     }
 }
 

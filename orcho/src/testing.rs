@@ -166,12 +166,6 @@ impl Scenario {
         self
     }
 
-    /// Scripts the operator's intake decision.
-    pub fn intake(mut self, choice: IntakeChoice) -> Self {
-        self.intake = Some(choice);
-        self
-    }
-
     /// Scripts the operator's next delivery decision.
     pub fn deliver(mut self, choice: DeliveryChoice) -> Self {
         self.deliveries.push_back(choice);
@@ -198,12 +192,6 @@ impl Scenario {
     /// Scripts the operator's next handoff decision.
     pub fn decide(mut self, choice: HandoffChoice) -> Self {
         self.decisions.push_back(choice);
-        self
-    }
-
-    /// Uses `advisor` (for the autopilot).
-    pub fn advisor(mut self, advisor: Arc<dyn Advisor>) -> Self {
-        self.advisor = Some(advisor);
         self
     }
 
@@ -377,6 +365,15 @@ impl Scenario {
             delivery,
             _dir: dir,
         })
+    }
+}
+
+orcho_core::setters! {
+    impl Scenario {
+        /// Scripts the operator's intake decision.
+        pub fn intake(choice: Some(IntakeChoice)) => intake;
+        /// Uses `advisor` (for the autopilot).
+        pub fn advisor(advisor: Some(Arc<dyn Advisor>));
     }
 }
 

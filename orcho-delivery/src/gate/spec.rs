@@ -153,24 +153,19 @@ impl DeliverySpec {
         self
     }
 
-    /// The release's findings (the input of a follow-up after `fix`).
-    #[must_use]
-    pub fn with_findings(mut self, findings: Vec<Finding>) -> Self {
-        self.findings = findings;
-        self
-    }
-
-    /// Marks the run as a correction follow-up of another
-    /// ([`FollowUpSpec::link`]), so that `fix` is checked by the guard.
-    #[must_use]
-    pub fn with_follow_up(mut self, link: FollowUpLink) -> Self {
-        self.follow_up = Some(link);
-        self
-    }
-
     /// The run.
     pub fn run(&self) -> &RunId {
         &self.run
+    }
+}
+
+orcho_core::setters! {
+    impl DeliverySpec {
+        /// The release's findings (the input of a follow-up after `fix`).
+        pub fn with_findings(findings: Vec<Finding>);
+        /// Marks the run as a correction follow-up of another
+        /// ([`FollowUpSpec::link`]), so that `fix` is checked by the guard.
+        pub fn with_follow_up(link: Some(FollowUpLink)) => follow_up;
     }
 }
 

@@ -140,13 +140,6 @@ impl DeliveryGates {
         }
     }
 
-    /// Uses this follow-up guard for `fix`.
-    #[must_use]
-    pub fn with_guard(mut self, guard: FollowUpGuard) -> Self {
-        self.guard = guard;
-        self
-    }
-
     /// The store root.
     pub fn root(&self) -> &Utf8Path {
         self.points.root()
@@ -609,6 +602,13 @@ impl DeliveryGates {
         self.points
             .state(run, &delivery_point())
             .map_err(|kind| PointError::of_run("read the delivery state of", run, kind))
+    }
+}
+
+orcho_core::setters! {
+    impl DeliveryGates {
+        /// Uses this follow-up guard for `fix`.
+        pub fn with_guard(guard: FollowUpGuard);
     }
 }
 

@@ -49,26 +49,16 @@ impl ScheduledGate {
             config: serde_json::Value::Null,
         }
     }
+}
 
-    /// Sets the lock group.
-    #[must_use]
-    pub fn with_lock_group(mut self, group: impl Into<String>) -> Self {
-        self.lock_group = Some(group.into());
-        self
-    }
-
-    /// Sets the timeout.
-    #[must_use]
-    pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
-        self
-    }
-
-    /// Sets the configuration.
-    #[must_use]
-    pub fn with_config(mut self, config: serde_json::Value) -> Self {
-        self.config = config;
-        self
+orcho_core::setters! {
+    impl ScheduledGate {
+        /// Sets the lock group.
+        pub fn with_lock_group(group: Some(impl Into<String>)) => lock_group;
+        /// Sets the timeout.
+        pub fn with_timeout(timeout: Some(Duration));
+        /// Sets the configuration.
+        pub fn with_config(config: serde_json::Value);
     }
 }
 
@@ -99,12 +89,12 @@ impl GateRecord {
             result,
         }
     }
+}
 
-    /// Sets the lock group.
-    #[must_use]
-    pub fn with_lock_group(mut self, group: Option<String>) -> Self {
-        self.lock_group = group;
-        self
+orcho_core::setters! {
+    impl GateRecord {
+        /// Sets the lock group.
+        pub fn with_lock_group(group: Option<String>) => lock_group;
     }
 }
 
@@ -395,13 +385,6 @@ impl SchedulerBuilder {
         self
     }
 
-    /// How long gates cancelled by a halting gate get to stop before they
-    /// are dropped.
-    pub fn cancel_grace(mut self, grace: Duration) -> Self {
-        self.cancel_grace = grace;
-        self
-    }
-
     /// The scheduler.
     pub fn build(self) -> Scheduler {
         Scheduler {
@@ -409,6 +392,14 @@ impl SchedulerBuilder {
             lock_dir: self.lock_dir,
             cancel_grace: self.cancel_grace,
         }
+    }
+}
+
+orcho_core::setters! {
+    impl SchedulerBuilder {
+        /// How long gates cancelled by a halting gate get to stop before they
+        /// are dropped.
+        pub fn cancel_grace(grace: Duration) => cancel_grace;
     }
 }
 

@@ -138,22 +138,6 @@ impl Default for HandoffPolicy {
 }
 
 impl HandoffPolicy {
-    /// Sets whether the phase can run another attempt (a phase with no
-    /// worker to re-run, or a profile that forbids retries, cannot).
-    #[must_use]
-    pub fn with_retry_available(mut self, yes: bool) -> Self {
-        self.retry_available = yes;
-        self
-    }
-
-    /// Sets whether the phase pauses after every attempt, even an approved
-    /// one.
-    #[must_use]
-    pub fn with_always_pause(mut self, yes: bool) -> Self {
-        self.always_pause = yes;
-        self
-    }
-
     /// Whether the phase can run another attempt.
     pub fn retry_available(self) -> bool {
         self.retry_available
@@ -162,6 +146,17 @@ impl HandoffPolicy {
     /// Whether the phase pauses after every attempt.
     pub fn always_pause(self) -> bool {
         self.always_pause
+    }
+}
+
+orcho_core::setters! {
+    impl HandoffPolicy {
+        /// Sets whether the phase can run another attempt (a phase with no
+        /// worker to re-run, or a profile that forbids retries, cannot).
+        pub fn with_retry_available(yes: bool) => retry_available;
+        /// Sets whether the phase pauses after every attempt, even an approved
+        /// one.
+        pub fn with_always_pause(yes: bool) => always_pause;
     }
 }
 

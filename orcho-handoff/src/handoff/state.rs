@@ -93,43 +93,6 @@ impl HandoffSpec {
         }
     }
 
-    /// Restricts the menu to `allowed` (a profile's `handoff.actions`): the
-    /// handoff offers the actions its verdict and policy allow *and* the
-    /// profile lists. `halt` is always offered.
-    #[must_use]
-    pub fn with_allowed_actions(mut self, allowed: AvailableActions) -> Self {
-        self.allowed = Some(allowed);
-        self
-    }
-
-    /// Sets the trigger.
-    #[must_use]
-    pub fn with_trigger(mut self, trigger: HandoffTrigger) -> Self {
-        self.trigger = trigger;
-        self
-    }
-
-    /// Sets the phase round (attempt) the handoff pauses.
-    #[must_use]
-    pub fn with_round(mut self, round: u32) -> Self {
-        self.round = round;
-        self
-    }
-
-    /// Sets the findings.
-    #[must_use]
-    pub fn with_findings(mut self, findings: Vec<Finding>) -> Self {
-        self.findings = findings;
-        self
-    }
-
-    /// Sets the policy the menu is computed from.
-    #[must_use]
-    pub fn with_policy(mut self, policy: HandoffPolicy) -> Self {
-        self.policy = policy;
-        self
-    }
-
     /// The run.
     pub fn run(&self) -> &RunId {
         &self.run
@@ -143,6 +106,23 @@ impl HandoffSpec {
     /// The round.
     pub fn round(&self) -> u32 {
         self.round
+    }
+}
+
+orcho_core::setters! {
+    impl HandoffSpec {
+        /// Restricts the menu to `allowed` (a profile's `handoff.actions`): the
+        /// handoff offers the actions its verdict and policy allow *and* the
+        /// profile lists. `halt` is always offered.
+        pub fn with_allowed_actions(allowed: Some(AvailableActions));
+        /// Sets the trigger.
+        pub fn with_trigger(trigger: HandoffTrigger);
+        /// Sets the phase round (attempt) the handoff pauses.
+        pub fn with_round(round: u32);
+        /// Sets the findings.
+        pub fn with_findings(findings: Vec<Finding>);
+        /// Sets the policy the menu is computed from.
+        pub fn with_policy(policy: HandoffPolicy);
     }
 }
 

@@ -38,12 +38,12 @@ impl Deviation {
             retries: 0,
         }
     }
+}
 
-    /// Sets how many times the step has been retried already.
-    #[must_use]
-    pub fn with_retries(mut self, retries: u32) -> Self {
-        self.retries = retries;
-        self
+orcho_core::setters! {
+    impl Deviation {
+        /// Sets how many times the step has been retried already.
+        pub fn with_retries(retries: u32);
     }
 }
 
@@ -78,27 +78,6 @@ impl Default for DeviationPolicy {
 }
 
 impl DeviationPolicy {
-    /// Sets the per-step retry cap.
-    #[must_use]
-    pub fn with_retry_cap(mut self, cap: u32) -> Self {
-        self.retry_cap = cap;
-        self
-    }
-
-    /// Sets the plan-wide retry budget.
-    #[must_use]
-    pub fn with_retry_budget(mut self, budget: u32) -> Self {
-        self.retry_budget = Some(budget);
-        self
-    }
-
-    /// Sets the replan budget.
-    #[must_use]
-    pub fn with_replan_budget(mut self, budget: u32) -> Self {
-        self.replan_budget = Some(budget);
-        self
-    }
-
     /// The actions offered for `deviation`, given what the plan has spent.
     ///
     /// `stop` is always offered. `retry` is not offered once the step has
@@ -128,6 +107,17 @@ impl DeviationPolicy {
         }
         actions.push(DeviationAction::Stop);
         actions
+    }
+}
+
+orcho_core::setters! {
+    impl DeviationPolicy {
+        /// Sets the per-step retry cap.
+        pub fn with_retry_cap(cap: u32) => retry_cap;
+        /// Sets the plan-wide retry budget.
+        pub fn with_retry_budget(budget: Some(u32)) => retry_budget;
+        /// Sets the replan budget.
+        pub fn with_replan_budget(budget: Some(u32)) => replan_budget;
     }
 }
 

@@ -35,12 +35,12 @@ impl QuestionOption {
             description: None,
         }
     }
+}
 
-    /// Sets the description.
-    #[must_use]
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.description = Some(description.into());
-        self
+orcho_core::setters! {
+    impl QuestionOption {
+        /// Sets the description.
+        pub fn with_description(description: Some(impl Into<String>));
     }
 }
 
@@ -153,13 +153,6 @@ impl Question {
         };
         q.validate()?;
         Ok(q)
-    }
-
-    /// Allows (or forbids) selecting several options.
-    #[must_use]
-    pub fn with_multiple(mut self, multiple: bool) -> Self {
-        self.multiple = multiple;
-        self
     }
 
     /// Allows (or forbids) free-form text.
@@ -289,6 +282,13 @@ impl Question {
     }
 }
 
+orcho_core::setters! {
+    impl Question {
+        /// Allows (or forbids) selecting several options.
+        pub fn with_multiple(multiple: bool);
+    }
+}
+
 /// A person's answer to one [`Question`]: selected option labels and/or
 /// free-form text. Check it with [`Question::check`] before acting on it.
 #[serde_with::skip_serializing_none]
@@ -334,19 +334,19 @@ impl Answer {
         Self::default()
     }
 
-    /// Adds free-form text to a selection.
-    #[must_use]
-    pub fn with_text(mut self, text: impl Into<String>) -> Self {
-        self.custom = Some(text.into());
-        self
-    }
-
     /// The free-form text, trimmed; `None` when absent or blank.
     pub fn custom_text(&self) -> Option<&str> {
         self.custom
             .as_deref()
             .map(str::trim)
             .filter(|t| !t.is_empty())
+    }
+}
+
+orcho_core::setters! {
+    impl Answer {
+        /// Adds free-form text to a selection.
+        pub fn with_text(text: Some(impl Into<String>)) => custom;
     }
 }
 

@@ -113,12 +113,6 @@ impl ExecRequest {
         self
     }
 
-    /// The working directory.
-    pub fn cwd(mut self, dir: impl Into<Utf8PathBuf>) -> Self {
-        self.cwd = Some(dir.into());
-        self
-    }
-
     /// Sets one variable.
     pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
         self.env.insert(key.into(), value.into());
@@ -136,58 +130,10 @@ impl ExecRequest {
         self
     }
 
-    /// Kills the process group after `timeout` (`SIGTERM`, the grace period,
-    /// `SIGKILL`).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
-        self
-    }
-
-    /// The time between `SIGTERM` and `SIGKILL` (default [`DEFAULT_GRACE`]).
-    pub fn grace(mut self, grace: Duration) -> Self {
-        self.grace = grace;
-        self
-    }
-
-    /// Writes the full standard output to `path` (created or truncated,
-    /// its directory created when missing).
-    pub fn stdout_log(mut self, path: impl Into<Utf8PathBuf>) -> Self {
-        self.stdout_log = Some(path.into());
-        self
-    }
-
-    /// Writes the full standard error to `path` (created or truncated, its
-    /// directory created when missing).
-    pub fn stderr_log(mut self, path: impl Into<Utf8PathBuf>) -> Self {
-        self.stderr_log = Some(path.into());
-        self
-    }
-
-    /// How many bytes of each stream to keep in memory (default
-    /// [`DEFAULT_TAIL_BYTES`]).
-    pub fn tail_bytes(mut self, bytes: usize) -> Self {
-        self.tail_bytes = bytes;
-        self
-    }
-
-    /// Also keeps the whole standard output in memory when it is at most
-    /// `max_bytes` long ([`CapturedOutput::kept`]); for commands whose output
-    /// is their result.
-    pub fn keep_stdout(mut self, max_bytes: usize) -> Self {
-        self.keep_stdout = Some(max_bytes);
-        self
-    }
-
     /// A secret value to replace with [`REDACTED`](super::REDACTED) in logs,
     /// tails and kept output. Empty values are ignored.
     pub fn redact(mut self, secret: impl Into<Vec<u8>>) -> Self {
         self.secrets.push(secret.into());
-        self
-    }
-
-    /// Cancels the command when `token` is cancelled.
-    pub fn cancel(mut self, token: CancelToken) -> Self {
-        self.cancel = Some(token);
         self
     }
 
@@ -205,17 +151,6 @@ impl ExecRequest {
         self
     }
 
-    /// Names the command's process group in `marker` while it runs, so that
-    /// if this process is killed, the next one can stop what is left of it
-    /// ([`GroupMarker::stop_leftover`]). The marker is written once the
-    /// group is guarded and removed when the command ends; a marker that
-    /// cannot be written is reported in [`ExecOutcome::warnings`], and the
-    /// command runs all the same.
-    pub fn group_marker(mut self, marker: GroupMarker) -> Self {
-        self.marker = Some(marker);
-        self
-    }
-
     /// The argv.
     pub fn argv(&self) -> &[OsString] {
         &self.argv
@@ -226,6 +161,40 @@ impl ExecRequest {
             .first()
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default()
+    }
+}
+
+orcho_core::setters! {
+    impl ExecRequest {
+        /// The working directory.
+        pub fn cwd(dir: Some(impl Into<Utf8PathBuf>)) => cwd;
+        /// Kills the process group after `timeout` (`SIGTERM`, the grace period,
+        /// `SIGKILL`).
+        pub fn timeout(timeout: Some(Duration));
+        /// The time between `SIGTERM` and `SIGKILL` (default [`DEFAULT_GRACE`]).
+        pub fn grace(grace: Duration);
+        /// Writes the full standard output to `path` (created or truncated,
+        /// its directory created when missing).
+        pub fn stdout_log(path: Some(impl Into<Utf8PathBuf>)) => stdout_log;
+        /// Writes the full standard error to `path` (created or truncated, its
+        /// directory created when missing).
+        pub fn stderr_log(path: Some(impl Into<Utf8PathBuf>)) => stderr_log;
+        /// How many bytes of each stream to keep in memory (default
+        /// [`DEFAULT_TAIL_BYTES`]).
+        pub fn tail_bytes(bytes: usize) => tail_bytes;
+        /// Also keeps the whole standard output in memory when it is at most
+        /// `max_bytes` long ([`CapturedOutput::kept`]); for commands whose output
+        /// is their result.
+        pub fn keep_stdout(max_bytes: Some(usize)) => keep_stdout;
+        /// Cancels the command when `token` is cancelled.
+        pub fn cancel(token: Some(CancelToken)) => cancel;
+        /// Names the command's process group in `marker` while it runs, so that
+        /// if this process is killed, the next one can stop what is left of it
+        /// ([`GroupMarker::stop_leftover`]). The marker is written once the
+        /// group is guarded and removed when the command ends; a marker that
+        /// cannot be written is reported in [`ExecOutcome::warnings`], and the
+        /// command runs all the same.
+        pub fn group_marker(marker: Some(GroupMarker));
     }
 }
 

@@ -137,13 +137,6 @@ impl Fingerprinter {
         }
     }
 
-    /// Keeps a stat cache in `dir` (created when missing), one file per root.
-    #[must_use]
-    pub fn with_cache_dir(mut self, dir: impl Into<Utf8PathBuf>) -> Self {
-        self.cache_dir = Some(dir.into());
-        self
-    }
-
     /// Never lists anything under `path` (typically the receipt store, when
     /// it is not the default `.orcho/`, which is always excluded).
     #[must_use]
@@ -158,13 +151,6 @@ impl Fingerprinter {
     #[must_use]
     pub fn with_threads(mut self, threads: usize) -> Self {
         self.threads = threads.max(1);
-        self
-    }
-
-    /// The environment git runs with.
-    #[must_use]
-    pub fn with_env(mut self, env: BaseEnv) -> Self {
-        self.env = env;
         self
     }
 
@@ -534,6 +520,15 @@ impl Fingerprinter {
             out.push(rel.as_os_str().as_bytes().to_vec());
         }
         out
+    }
+}
+
+orcho_core::setters! {
+    impl Fingerprinter {
+        /// Keeps a stat cache in `dir` (created when missing), one file per root.
+        pub fn with_cache_dir(dir: Some(impl Into<Utf8PathBuf>)) => cache_dir;
+        /// The environment git runs with.
+        pub fn with_env(env: BaseEnv);
     }
 }
 

@@ -52,46 +52,9 @@ pub struct EngineBuilder {
 }
 
 impl EngineBuilder {
-    /// Uses `clock` for every timestamp (a fixed clock makes evidence
-    /// byte-stable in tests).
-    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
-        self
-    }
-
-    /// Uses `advisor` for advice and the CI autopilot.
-    pub fn advisor(mut self, advisor: Arc<dyn Advisor>) -> Self {
-        self.advisor = Some(advisor);
-        self
-    }
-
     /// How many inferential gates of one wave run at once.
     pub fn inferential_concurrency(mut self, n: usize) -> Self {
         self.concurrency = n.max(1);
-        self
-    }
-
-    /// How long opening a run waits for its lock before it is busy (default
-    /// [`DEFAULT_LOCK_WAIT`](crate::DEFAULT_LOCK_WAIT)).
-    pub fn lock_wait(mut self, wait: std::time::Duration) -> Self {
-        self.lock_wait = wait;
-        self
-    }
-
-    /// The environment declared commands inherit (default: this process's).
-    pub fn base_env(mut self, base: BaseEnv) -> Self {
-        self.base_env = base;
-        self
-    }
-
-    /// Signs every receipt the engine writes with `key`, and classifies a
-    /// receipt without a valid MAC for it as invalid: an agent that can
-    /// write the store, but not read the key, cannot forge a passing
-    /// receipt. Without a key, receipts carry only their digest, which
-    /// catches edits but not forgeries. Keep the key where the agent's
-    /// processes cannot read it (the engine never passes it to a command).
-    pub fn receipt_key(mut self, key: ReceiptKey) -> Self {
-        self.receipt_key = Some(key);
         self
     }
 
@@ -123,6 +86,28 @@ impl EngineBuilder {
                 receipt_key: self.receipt_key,
             }),
         })
+    }
+}
+
+orcho_core::setters! {
+    impl EngineBuilder {
+        /// Uses `clock` for every timestamp (a fixed clock makes evidence
+        /// byte-stable in tests).
+        pub fn clock(clock: Arc<dyn Clock>);
+        /// Uses `advisor` for advice and the CI autopilot.
+        pub fn advisor(advisor: Some(Arc<dyn Advisor>));
+        /// How long opening a run waits for its lock before it is busy (default
+        /// [`DEFAULT_LOCK_WAIT`](crate::DEFAULT_LOCK_WAIT)).
+        pub fn lock_wait(wait: std::time::Duration) => lock_wait;
+        /// The environment declared commands inherit (default: this process's).
+        pub fn base_env(base: BaseEnv) => base_env;
+        /// Signs every receipt the engine writes with `key`, and classifies a
+        /// receipt without a valid MAC for it as invalid: an agent that can
+        /// write the store, but not read the key, cannot forge a passing
+        /// receipt. Without a key, receipts carry only their digest, which
+        /// catches edits but not forgeries. Keep the key where the agent's
+        /// processes cannot read it (the engine never passes it to a command).
+        pub fn receipt_key(key: Some(ReceiptKey)) => receipt_key;
     }
 }
 

@@ -69,19 +69,20 @@ impl Start {
         }
     }
 
-    /// What the host keeps with the run (for example the commands its phases
-    /// run), written with the run's creation, atomically: a host killed at any
-    /// instant after [`Engine::start_with`] returned finds it again with
-    /// [`Engine::host_metadata`], so it can drive the run on. The engine
-    /// never reads it.
-    pub fn host_metadata(mut self, metadata: serde_json::Value) -> Self {
-        self.host = Some(metadata);
-        self
-    }
-
     /// Whether the run ends at a delivery gate.
     pub fn delivers(&self) -> bool {
         self.worktree
+    }
+}
+
+orcho_core::setters! {
+    impl Start {
+        /// What the host keeps with the run (for example the commands its phases
+        /// run), written with the run's creation, atomically: a host killed at any
+        /// instant after [`Engine::start_with`] returned finds it again with
+        /// [`Engine::host_metadata`], so it can drive the run on. The engine
+        /// never reads it.
+        pub fn host_metadata(metadata: Some(serde_json::Value)) => host;
     }
 }
 

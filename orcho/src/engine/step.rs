@@ -136,18 +136,13 @@ impl PhaseReport {
             ..Self::new(PhaseOutcome::new(Verdict::Incomplete))
         }
     }
+}
 
-    /// Attaches the plan a planning phase produced.
-    #[must_use]
-    pub fn with_plan(mut self, plan: Plan) -> Self {
-        self.plan = Some(plan);
-        self
-    }
-
-    /// Sets the cost.
-    #[must_use]
-    pub fn with_cost(mut self, cost: Cost) -> Self {
-        self.cost = cost;
-        self
+orcho_core::setters! {
+    impl PhaseReport {
+        /// Attaches the plan a planning phase produced.
+        pub fn with_plan(plan: Some(Plan));
+        /// Sets the cost.
+        pub fn with_cost(cost: Cost);
     }
 }

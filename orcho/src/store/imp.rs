@@ -58,14 +58,6 @@ impl RunStore {
         }
     }
 
-    /// Waits up to `wait` for a run's lock before saying it is busy
-    /// (default [`DEFAULT_LOCK_WAIT`]).
-    #[must_use]
-    pub fn with_lock_wait(mut self, wait: std::time::Duration) -> Self {
-        self.lock_wait = wait;
-        self
-    }
-
     /// The store directory.
     pub fn root(&self) -> &Utf8Path {
         self.dir.root()
@@ -278,6 +270,14 @@ impl RunStore {
                 .map_err(|e| err(EngineErrorKind::Transition(e)))?;
         }
         Ok(state)
+    }
+}
+
+orcho_core::setters! {
+    impl RunStore {
+        /// Waits up to `wait` for a run's lock before saying it is busy
+        /// (default [`DEFAULT_LOCK_WAIT`]).
+        pub fn with_lock_wait(wait: std::time::Duration) => lock_wait;
     }
 }
 
