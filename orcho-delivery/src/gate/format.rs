@@ -10,8 +10,8 @@ use orcho_handoff::{DeliveryAction, DeliveryActions, PointErrorKind};
 use orcho_receipts::{Gap, GapStatus, NextAction};
 
 use super::{
-    BlockedAction, DeliveryBlock, DeliveryGate, DeliveryOutcome, DeliveryRefusal, DiffSummary,
-    FileChange,
+    BlockedAction, DeliveryBlock, DeliveryGate, DeliveryOutcome, DeliveryRefusal, DeliverySpec,
+    DiffSummary, FileChange,
 };
 use crate::followup::{BlockerSet, FollowUpLink, FollowUpSpec, NonConvergence};
 
@@ -265,12 +265,12 @@ impl From<DeliveryGate> for GateDoc {
                     })
                     .collect(),
             },
-            run_id: g.run,
-            reviewer_verdict: g.reviewer_verdict,
+            run_id: g.spec.run,
+            reviewer_verdict: g.spec.reviewer_verdict,
             verdict: g.verdict,
-            worktree: g.worktree,
-            base: g.base,
-            target: g.target,
+            worktree: g.spec.worktree,
+            base: g.spec.base,
+            target: g.spec.target,
             patch_digest: g.patch_digest,
             available_actions: g.available_actions,
             blocked: g
@@ -281,11 +281,11 @@ impl From<DeliveryGate> for GateDoc {
                     reason: b.reason.into(),
                 })
                 .collect(),
-            findings: g.findings,
-            gaps: g.gaps.into_iter().map(GapRepr::from).collect(),
-            release_summary: g.release_summary,
-            follow_up_of: g.follow_up_of.map(LinkRepr::from),
-            waivers: g.waivers,
+            findings: g.spec.findings,
+            gaps: g.spec.gaps.into_iter().map(GapRepr::from).collect(),
+            release_summary: g.spec.release_summary,
+            follow_up_of: g.spec.follow_up.map(LinkRepr::from),
+            waivers: g.spec.waivers,
             created_at: g.created_at,
         }
     }
@@ -317,13 +317,25 @@ impl TryFrom<GateDoc> for DeliveryGate {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self {
+        let spec = DeliverySpec {
             run: d.run_id,
             reviewer_verdict: d.reviewer_verdict,
-            verdict: d.verdict,
             worktree: d.worktree,
             base: d.base,
             target: d.target,
+            gaps: d
+                .gaps
+                .into_iter()
+                .map(Gap::try_from)
+                .collect::<Result<_, _>>()?,
+            release_summary: d.release_summary,
+            findings: d.findings,
+            follow_up: d.follow_up_of.map(FollowUpLink::from),
+            waivers: d.waivers,
+        };
+        Ok(Self {
+            spec,
+            verdict: d.verdict,
             diff: DiffSummary { files },
             patch_digest: d.patch_digest,
             available_actions: d.available_actions,
@@ -335,15 +347,6 @@ impl TryFrom<GateDoc> for DeliveryGate {
                     reason: b.reason.into(),
                 })
                 .collect(),
-            findings: d.findings,
-            gaps: d
-                .gaps
-                .into_iter()
-                .map(Gap::try_from)
-                .collect::<Result<_, _>>()?,
-            release_summary: d.release_summary,
-            follow_up_of: d.follow_up_of.map(FollowUpLink::from),
-            waivers: d.waivers,
             created_at: d.created_at,
         })
     }

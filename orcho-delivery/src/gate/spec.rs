@@ -170,30 +170,23 @@ orcho_core::setters! {
 }
 
 /// A run parked at its delivery gate: what an operator sees and decides on.
+/// It is its [`DeliverySpec`] (with the base resolved to a commit id) and
+/// what opening the gate found: the diff, the verdict that stands, the menu.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeliveryGate {
-    pub(crate) run: RunId,
-    pub(crate) reviewer_verdict: Verdict,
+    pub(crate) spec: DeliverySpec,
     pub(crate) verdict: Verdict,
-    pub(crate) worktree: Utf8PathBuf,
-    pub(crate) base: String,
-    pub(crate) target: Utf8PathBuf,
     pub(crate) diff: DiffSummary,
     pub(crate) patch_digest: Digest,
     pub(crate) available_actions: DeliveryActions,
     pub(crate) blocked: Vec<BlockedAction>,
-    pub(crate) findings: Vec<Finding>,
-    pub(crate) gaps: Vec<Gap>,
-    pub(crate) release_summary: Option<String>,
-    pub(crate) follow_up_of: Option<FollowUpLink>,
-    pub(crate) waivers: Vec<String>,
     pub(crate) created_at: Timestamp,
 }
 
 impl DeliveryGate {
     /// The run.
     pub fn run(&self) -> &RunId {
-        &self.run
+        &self.spec.run
     }
 
     /// The release verdict that stands: the reviewer's, forced to rejected
@@ -204,22 +197,22 @@ impl DeliveryGate {
 
     /// What the release reviewer said.
     pub fn reviewer_verdict(&self) -> Verdict {
-        self.reviewer_verdict
+        self.spec.reviewer_verdict
     }
 
     /// The retained worktree holding the run's result.
     pub fn worktree(&self) -> &Utf8Path {
-        &self.worktree
+        &self.spec.worktree
     }
 
     /// The commit the run started from.
     pub fn base(&self) -> &str {
-        &self.base
+        &self.spec.base
     }
 
     /// The target checkout.
     pub fn target(&self) -> &Utf8Path {
-        &self.target
+        &self.spec.target
     }
 
     /// What the run changed.
@@ -252,28 +245,28 @@ impl DeliveryGate {
 
     /// The release's findings.
     pub fn findings(&self) -> &[Finding] {
-        &self.findings
+        &self.spec.findings
     }
 
     /// The required receipts not present for the delivered state.
     pub fn gaps(&self) -> &[Gap] {
-        &self.gaps
+        &self.spec.gaps
     }
 
     /// The waivers the release stands on, as they were recorded: each says
     /// which handoff made it, who, why, and what it covers.
     pub fn waivers(&self) -> &[String] {
-        &self.waivers
+        &self.spec.waivers
     }
 
     /// The release summary, if any.
     pub fn release_summary(&self) -> Option<&str> {
-        self.release_summary.as_deref()
+        self.spec.release_summary.as_deref()
     }
 
     /// The parent, when this run is a correction follow-up.
     pub fn follow_up_of(&self) -> Option<&FollowUpLink> {
-        self.follow_up_of.as_ref()
+        self.spec.follow_up.as_ref()
     }
 
     /// When the gate opened.
@@ -283,7 +276,7 @@ impl DeliveryGate {
 
     /// The blockers of this release (findings and gaps).
     pub fn blockers(&self) -> BlockerSet {
-        BlockerSet::new(&self.findings, &self.gaps)
+        BlockerSet::new(&self.spec.findings, &self.spec.gaps)
     }
 
     /// The commit message `approve` uses with this choice: the operator's,
@@ -292,8 +285,8 @@ impl DeliveryGate {
         choice
             .message()
             .map(str::to_owned)
-            .or_else(|| self.release_summary.clone())
-            .unwrap_or_else(|| format!("Deliver run {}", self.run))
+            .or_else(|| self.spec.release_summary.clone())
+            .unwrap_or_else(|| format!("Deliver run {}", self.spec.run))
     }
 
     /// The menu: every action, available or blocked with its reason.

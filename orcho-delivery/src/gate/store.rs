@@ -220,21 +220,12 @@ impl DeliveryGates {
             &self.guard,
         );
         let gate = DeliveryGate {
-            run: run.clone(),
-            reviewer_verdict: spec.reviewer_verdict,
+            spec: DeliverySpec { base, ..spec },
             verdict,
-            worktree: spec.worktree,
-            base,
-            target: spec.target,
             diff,
             patch_digest: Digest::derive(PATCH_DIGEST_CONTEXT, &patch),
             available_actions,
             blocked,
-            findings: spec.findings,
-            gaps: spec.gaps,
-            release_summary: spec.release_summary,
-            follow_up_of: spec.follow_up,
-            waivers: spec.waivers,
             created_at: self.points.clock().now(),
         };
         let dir = self.points.run_dir(&run);
@@ -303,7 +294,7 @@ impl DeliveryGates {
     }
 
     fn check_target(&self, gate: &DeliveryGate) -> Result<TargetStatus, Kind> {
-        let patch = absolute(&self.patch_path(&gate.run))?;
+        let patch = absolute(&self.patch_path(&gate.spec.run))?;
         TargetStatus::check(gate, &patch).map_err(|e| refused(e.into()))
     }
 
@@ -438,7 +429,7 @@ impl DeliveryGates {
                     ),
                     DeliveryAction::Skip => DeliveryOutcome::Skipped,
                     DeliveryAction::Halt => DeliveryOutcome::Halted {
-                        worktree: gate.worktree.clone(),
+                        worktree: gate.spec.worktree.clone(),
                     },
                 })
             })
@@ -462,7 +453,7 @@ impl DeliveryGates {
     }
 
     fn read_patch(&self, gate: &DeliveryGate) -> Result<(Vec<u8>, Utf8PathBuf), Kind> {
-        let path = self.patch_path(&gate.run);
+        let path = self.patch_path(&gate.spec.run);
         let bytes = std::fs::read(&path).map_err(|e| {
             refused(DeliveryRefusal::ReadPatch {
                 path: path.clone(),
@@ -501,7 +492,7 @@ impl DeliveryGates {
 
     fn apply(&self, gate: &DeliveryGate) -> Result<(), Kind> {
         let patch = self.checked_patch(gate)?;
-        let git = Git::new(&gate.target);
+        let git = Git::new(&gate.spec.target);
         let git_err = |e| refused(DeliveryRefusal::from(e));
         if let Err(check) = git
             .check(&["apply", "--check", patch.as_str()])
@@ -519,7 +510,7 @@ impl DeliveryGates {
 
     fn commit(&self, gate: &DeliveryGate, message: &str) -> Result<String, Kind> {
         let patch = self.checked_patch(gate)?;
-        let git = Git::new(&gate.target);
+        let git = Git::new(&gate.spec.target);
         let git_err = |e| refused(DeliveryRefusal::from(e));
         let paths: Vec<&str> = gate.diff.files.iter().map(|f| f.path.as_str()).collect();
         if let TargetStatus::Overlapping { .. } = self.check_target(gate)? {

@@ -74,7 +74,7 @@ impl TargetStatus {
     /// absolute path), checked now: the target's uncommitted paths, those
     /// the run also changed, and `git apply --check`.
     pub(crate) fn check(gate: &DeliveryGate, patch: &Utf8Path) -> Result<Self, GitError> {
-        let git = Git::new(&gate.target);
+        let git = Git::new(&gate.spec.target);
         let dirty: Vec<Utf8PathBuf> = git.status()?.into_iter().map(|e| e.path).collect();
         let changed: BTreeSet<&Utf8Path> =
             gate.diff.files.iter().map(|f| f.path.as_path()).collect();

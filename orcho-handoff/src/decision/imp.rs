@@ -131,10 +131,7 @@ impl<P: DecisionPayload> DecisionRequest<P> {
 pub struct Decision<P> {
     run: RunId,
     point: HandoffId,
-    payload: P,
-    decided_by: DecidedBy,
-    client: Option<String>,
-    advice: Option<AdviceId>,
+    request: DecisionRequest<P>,
     decided_at: Timestamp,
     digest: Digest,
 }
@@ -152,22 +149,13 @@ impl<P: DecisionPayload> Decision<P> {
         request: DecisionRequest<P>,
         decided_at: Timestamp,
     ) -> Result<Self, DecisionError> {
-        let digest = digest_of(
-            &run,
-            &point,
-            &request.payload,
-            request.decided_by,
-            request.client.as_deref(),
-            request.advice.as_ref(),
-        )
-        .map_err(|e| DecisionError::new(&point, None, DecisionErrorKind::Encode(Box::new(e))))?;
+        let digest = digest_of(&run, &point, &request).map_err(|e| {
+            DecisionError::new(&point, None, DecisionErrorKind::Encode(Box::new(e)))
+        })?;
         Ok(Self {
             run,
             point,
-            payload: request.payload,
-            decided_by: request.decided_by,
-            client: request.client,
-            advice: request.advice,
+            request,
             decided_at,
             digest,
         })
@@ -183,25 +171,32 @@ impl<P: DecisionPayload> Decision<P> {
         &self.point
     }
 
+    /// What was asked to be recorded: the payload, who decided (a client
+    /// as it named itself, `name version`, for [`DecidedBy::Client`]), and
+    /// the advice used.
+    pub fn request(&self) -> &DecisionRequest<P> {
+        &self.request
+    }
+
     /// What was decided.
     pub fn payload(&self) -> &P {
-        &self.payload
+        self.request.payload()
     }
 
     /// Who decided.
     pub fn decided_by(&self) -> DecidedBy {
-        self.decided_by
+        self.request.decided_by()
     }
 
     /// The advice used, if any.
     pub fn advice(&self) -> Option<&AdviceId> {
-        self.advice.as_ref()
+        self.request.advice()
     }
 
     /// The client that decided, as it named itself (`name version`), for a
     /// decision by [`DecidedBy::Client`].
     pub fn client(&self) -> Option<&str> {
-        self.client.as_deref()
+        self.request.client()
     }
 
     /// When it was first recorded.
@@ -227,10 +222,10 @@ impl<P: DecisionPayload> Decision<P> {
             kind: P::KIND.to_owned(),
             run_id: self.run,
             handoff_id: self.point,
-            payload: self.payload,
-            decided_by: self.decided_by,
-            client: self.client,
-            advice_id: self.advice,
+            payload: self.request.payload,
+            decided_by: self.request.decided_by,
+            client: self.request.client,
+            advice_id: self.request.advice,
             decided_at: self.decided_at,
             digest: self.digest,
         }
@@ -244,15 +239,14 @@ impl<P: DecisionPayload> Decision<P> {
                 found: doc.kind.clone(),
             }));
         }
-        let computed = digest_of(
-            &doc.run_id,
-            &doc.handoff_id,
-            &doc.payload,
-            doc.decided_by,
-            doc.client.as_deref(),
-            doc.advice_id.as_ref(),
-        )
-        .map_err(|e| err(DecisionErrorKind::Encode(Box::new(e))))?;
+        let request = DecisionRequest {
+            payload: doc.payload,
+            decided_by: doc.decided_by,
+            client: doc.client,
+            advice: doc.advice_id,
+        };
+        let computed = digest_of(&doc.run_id, &doc.handoff_id, &request)
+            .map_err(|e| err(DecisionErrorKind::Encode(Box::new(e))))?;
         if computed != doc.digest {
             return Err(err(DecisionErrorKind::DigestMismatch {
                 recorded: doc.digest,
@@ -262,35 +256,26 @@ impl<P: DecisionPayload> Decision<P> {
         Ok(Self {
             run: doc.run_id,
             point: doc.handoff_id,
-            payload: doc.payload,
-            decided_by: doc.decided_by,
-            client: doc.client,
-            advice: doc.advice_id,
+            request,
             decided_at: doc.decided_at,
             digest: doc.digest,
         })
     }
 }
 
-fn digest_of<P>(
+fn digest_of<P: DecisionPayload>(
     run: &RunId,
     point: &HandoffId,
-    payload: &P,
-    decided_by: DecidedBy,
-    client: Option<&str>,
-    advice: Option<&AdviceId>,
-) -> Result<Digest, serde_json::Error>
-where
-    P: DecisionPayload,
-{
+    request: &DecisionRequest<P>,
+) -> Result<Digest, serde_json::Error> {
     let bytes = serde_json::to_vec(&DecisionDigestInput {
         kind: P::KIND,
         run_id: run,
         handoff_id: point,
-        payload,
-        decided_by,
-        client,
-        advice_id: advice,
+        payload: &request.payload,
+        decided_by: request.decided_by,
+        client: request.client.as_deref(),
+        advice_id: request.advice.as_ref(),
     })?;
     Ok(Digest::derive(DECISION_DIGEST_CONTEXT, &bytes))
 }
@@ -432,10 +417,10 @@ impl<P: DecisionPayload> DecisionSlot<P> {
                     Ok(existing)
                 } else {
                     Err(self.error(DecisionErrorKind::Conflict {
-                        recorded: existing.decision.payload.label(),
-                        recorded_by: existing.decision.decided_by,
+                        recorded: existing.decision.payload().label(),
+                        recorded_by: existing.decision.decided_by(),
                         recorded_at: existing.decision.decided_at,
-                        attempted: decision.payload.label(),
+                        attempted: decision.payload().label(),
                     }))
                 }
             }
