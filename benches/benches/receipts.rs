@@ -41,9 +41,9 @@ use std::{
     ffi::OsString,
     fs::File,
     hint::black_box,
-    io::{Read, Write},
+    io::Read,
     path::{Path, PathBuf},
-    process::{Command, Stdio},
+    process::Command,
     time::Duration,
 };
 
@@ -55,137 +55,11 @@ use orcho::receipts::{
     exec::{self, BaseEnv, ExecRequest},
     fingerprint::Fingerprinter,
 };
-use orcho_benches::{Ratio, median_ns, report_ratios};
+use orcho_benches::{
+    Ratio, median_ns, report_ratios,
+    tree::{generate, git, run, write_file},
+};
 use serde::Deserialize;
-
-/// A small deterministic generator (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// A standard normal sample (Box-Muller).
-    fn normal(&mut self) -> f64 {
-        let u1 = self.unit().max(1e-12);
-        let u2 = self.unit();
-        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-    }
-}
-
-fn write_file(path: &Path, bytes: &[u8]) {
-    let mut f = File::create(path).expect("create");
-    f.write_all(bytes).expect("write");
-}
-
-fn git(dir: &Path) -> Command {
-    let mut c = Command::new("git");
-    c.current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .args([
-            "-c",
-            "user.name=bench",
-            "-c",
-            "user.email=bench@example.invalid",
-            "-c",
-            "core.untrackedCache=false",
-            "-c",
-            "core.fsmonitor=false",
-            // No automatic maintenance: after the commit of the generated
-            // tree it would repack 28,000 loose objects in a detached
-            // process, taking a core away from whatever is measured first
-            // (`generate` packs them itself, before measuring).
-            "-c",
-            "maintenance.auto=false",
-            "-c",
-            "gc.auto=0",
-        ])
-        .stdout(Stdio::null());
-    c
-}
-
-fn run(mut c: Command) {
-    let status = c.status().expect("spawn");
-    assert!(status.success(), "{c:?} failed");
-}
-
-/// Generates the repository-shaped tree and commits it.
-fn generate(root: &Path) -> (u64, u64) {
-    let mut rng = Rng(0x0c40_c4e5);
-    let files = 28_000u64;
-    let mut total = 0u64;
-    let mut made = 0u64;
-    let mut dir_index = 0u64;
-    // Lognormal sizes: median 400 B, sigma 2.15 (p99 about 60 KB, mean about
-    // 4 KB, so 28,000 files make about 110 MB).
-    while made < files {
-        let depth_a = dir_index % 40;
-        let depth_b = (dir_index / 40) % 10;
-        let dir = root.join(format!("pkg{depth_a:02}/mod{depth_b}/d{dir_index:04}"));
-        std::fs::create_dir_all(&dir).expect("mkdir");
-        let in_dir = 6 + rng.next() % 9; // 6..=14, about 10 per directory
-        for j in 0..in_dir {
-            if made == files {
-                break;
-            }
-            let size = (400.0 * (2.15 * rng.normal()).exp()).clamp(1.0, 4.0e6) as usize;
-            let mut contents = Vec::with_capacity(size);
-            while contents.len() < size {
-                contents.extend_from_slice(format!("{:016x}\n", rng.next()).as_bytes());
-            }
-            contents.truncate(size);
-            let ext = ["rs", "md", "toml", "json", "txt"][(rng.next() % 5) as usize];
-            write_file(&dir.join(format!("file{j:02}.{ext}")), &contents);
-            total += size as u64;
-            made += 1;
-        }
-        dir_index += 1;
-    }
-    write_file(&root.join(".gitignore"), b"target/\n*.log\n");
-    run({
-        let mut c = git(root);
-        c.args(["init", "-q"]);
-        c
-    });
-    run({
-        let mut c = git(root);
-        c.args(["add", "-A"]);
-        c
-    });
-    run({
-        let mut c = git(root);
-        c.args(["commit", "-q", "-m", "generated"]);
-        c
-    });
-    // Pack the objects now, as a real checkout's mostly are (automatic
-    // maintenance, switched off in `git`, would otherwise do it in the
-    // background during the first measurements).
-    run({
-        let mut c = git(root);
-        c.args(["gc", "-q"]);
-        c
-    });
-    // Ignored files present in the work tree.
-    std::fs::create_dir_all(root.join("target/debug")).expect("mkdir");
-    for i in 0..200 {
-        write_file(&root.join(format!("target/debug/obj{i}.o")), &[0u8; 4096]);
-    }
-    write_file(&root.join("build.log"), b"noise\n");
-    // Flush the freshly written tree and git objects now, so that background
-    // writeback does not land in whichever measurement runs first.
-    run(Command::new("sync"));
-    (made, total)
-}
 
 /// The read floor: walk, open, read, close, no hashing, one thread.
 fn read_floor(dir: &Path, buf: &mut [u8]) -> u64 {

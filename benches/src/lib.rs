@@ -9,6 +9,8 @@
 
 use std::path::PathBuf;
 
+pub mod tree;
+
 /// One ratio to report: `subject / baseline`, within one criterion group.
 #[derive(Debug, Clone, Copy)]
 pub struct Ratio {

@@ -154,6 +154,11 @@ impl Fingerprinter {
         self
     }
 
+    /// How many files are read at once.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
     /// Always walks the directory, even inside a git work tree.
     #[must_use]
     pub fn without_git(mut self) -> Self {
