@@ -11,8 +11,8 @@
 //!   group, timeout with escalating kill, cancellation ([`exec::CancelToken`]),
 //!   bounded output with full logs, redacted secrets;
 //! - [`fingerprint`]s of the checkout and its dependencies (blake3 over paths,
-//!   modes, symlink targets and contents, the file set git would list, with a
-//!   stat cache);
+//!   modes, symlink targets and contents, the file set git would list, found
+//!   in this process, with a cache of what was read and listed);
 //! - [`CommandReceipt`]s and [`EnvReceipt`]s in a [`ReceiptStore`]: latest and
 //!   immutable history, digests and optional MACs ([`ReceiptKey`]);
 //! - [`classify`]: one [`ReceiptStatus`] per command (present, missing,

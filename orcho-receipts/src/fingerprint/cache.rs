@@ -1,34 +1,45 @@
-//! The stat cache: per file, the `lstat` data it had when it was hashed, and
-//! the digest of its contents.
+//! The fingerprint cache: one file per root (and subject and git
+//! environment) holding what the last fingerprint listed and read, so that
+//! the next one reads no file that did not change and, in a git work tree,
+//! lists nothing again that did not change.
 //!
-//! A file whose size, modification time, change time, inode, device and mode
-//! are all unchanged is not re-read. As in git, an entry is only trusted if
-//! the file's modification and change times are strictly older than the
-//! moment the cache was taken (measured with the file system's own clock by
-//! stamping a scratch file): a file written in the same timestamp tick as the
-//! snapshot ("racily clean") could change again without its times changing,
-//! so it is hashed again next time.
+//! - **Per listed path**: whether git tracks it, and for a regular file the
+//!   `lstat` data it had when it was hashed with the digest of its
+//!   contents. A file whose size, modification time, change time, inode,
+//!   device and mode are all unchanged is not read again. As in git, an
+//!   entry is trusted only when both times are strictly older than the
+//!   moment the cache was taken (read off the file system's own clock by
+//!   stamping a scratch file): a file written in the same tick as the
+//!   snapshot ("racily clean") could change again without its times
+//!   changing, so it is read again next time.
+//! - **For a listing this process made** ([`GitState`]): the stat of the
+//!   index, of every configuration and excludes file git read, and of every
+//!   directory the walk read with its `.gitignore`. While these hold (by the
+//!   same racy rule), the listing holds; where some do not, only that much
+//!   is listed again (see the listing module).
 //!
-//! The cache is an optimisation only. It is a binary file under the store's
-//! `cache/fingerprint/`, one per fingerprint root, ending in a blake3 checksum
-//! of everything before it; a missing, truncated, corrupt or foreign cache is
+//! The cache is an optimisation only. It ends in a blake3 checksum of
+//! everything before it; a missing, truncated, corrupt or foreign cache is
 //! ignored (and rebuilt), which only costs time. It is replaced by a rename
 //! but not `fsync`ed: losing it in a crash costs one slower fingerprint.
 
 use std::{
     io::{self, Write},
-    os::unix::fs::MetadataExt,
-    path::Path,
+    os::unix::{ffi::OsStrExt, fs::MetadataExt},
+    path::{Path, PathBuf},
 };
 
 use camino::{Utf8Path, Utf8PathBuf};
 
-const MAGIC: &[u8; 8] = b"ORCHOFPC";
-/// Version 1: header (magic, version, snapshot seconds and nanoseconds,
-/// count), fixed-size entries with their path bytes, blake3 trailer.
+use super::{git::untracked::DirRecord, paths::PathList};
+use crate::exec::BaseEnv;
+
+const MAGIC: &[u8; 8] = b"ORCHOFPT";
+/// Version 1: header (magic, version, snapshot seconds and nanoseconds), an
+/// optional git state (object name length, excludes files, guarded files,
+/// index, directories), the listing (per path: its bytes, flags, and for a
+/// regular file its stat and digest), blake3 trailer.
 const VERSION: u32 = 1;
-const HEADER: usize = 8 + 4 + 8 + 4 + 8;
-const FIXED: usize = 4 + 8 + 8 + 4 + 8 + 4 + 8 + 8 + 4 + 32;
 
 /// The `lstat` data compared to decide whether a file changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -51,29 +62,31 @@ fn uint<T: TryInto<u64>>(v: T) -> u64 {
     v.try_into().unwrap_or(0)
 }
 
-fn nanos<T: TryInto<u32>>(v: T) -> u32 {
+fn uint32<T: TryInto<u32>>(v: T) -> u32 {
     v.try_into().unwrap_or(0)
 }
 
 impl Stat {
-    /// From `statat`/`fstat`.
+    /// From `statat`/`fstat` (the field types differ between platforms).
     pub(crate) fn from_raw(st: &rustix::fs::Stat) -> Self {
         Self {
             size: uint(st.st_size),
             mtime: int(st.st_mtime),
-            mtime_ns: nanos(st.st_mtime_nsec),
+            mtime_ns: uint32(st.st_mtime_nsec),
             ctime: int(st.st_ctime),
-            ctime_ns: nanos(st.st_ctime_nsec),
+            ctime_ns: uint32(st.st_ctime_nsec),
             ino: uint(st.st_ino),
             dev: uint(st.st_dev),
-            mode: nanos(st.st_mode),
+            mode: uint32(st.st_mode),
         }
     }
 
-    /// The size of [`encode`](Self::encode)'s output.
-    pub(crate) const ENCODED: usize = 52;
+    /// Whether both times are strictly before `snapshot`.
+    pub(crate) fn older_than(&self, snapshot: (i64, u32)) -> bool {
+        (self.mtime, self.mtime_ns) < snapshot && (self.ctime, self.ctime_ns) < snapshot
+    }
 
-    pub(crate) fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.size.to_le_bytes());
         out.extend_from_slice(&self.mtime.to_le_bytes());
         out.extend_from_slice(&self.mtime_ns.to_le_bytes());
@@ -84,150 +97,346 @@ impl Stat {
         out.extend_from_slice(&self.mode.to_le_bytes());
     }
 
-    pub(crate) fn decode(b: &[u8]) -> Option<Self> {
+    fn decode(r: &mut Reader<'_>) -> Option<Self> {
         Some(Self {
-            size: u64_at(b, 0)?,
-            mtime: i64_at(b, 8)?,
-            mtime_ns: u32_at(b, 16)?,
-            ctime: i64_at(b, 20)?,
-            ctime_ns: u32_at(b, 28)?,
-            ino: u64_at(b, 32)?,
-            dev: u64_at(b, 40)?,
-            mode: u32_at(b, 48)?,
+            size: r.u64()?,
+            mtime: r.i64()?,
+            mtime_ns: r.u32()?,
+            ctime: r.i64()?,
+            ctime_ns: r.u32()?,
+            ino: r.u64()?,
+            dev: r.u64()?,
+            mode: r.u32()?,
         })
     }
+}
 
-    /// Whether both times are strictly before `snapshot`.
-    pub(crate) fn older_than(&self, snapshot: (i64, u32)) -> bool {
-        (self.mtime, self.mtime_ns) < snapshot && (self.ctime, self.ctime_ns) < snapshot
+/// Whether a recorded stat (or its absence) still holds for what is there
+/// now, by the racy rule.
+pub(crate) fn unchanged(recorded: Option<&Stat>, now: Option<&Stat>, snapshot: (i64, u32)) -> bool {
+    match (recorded, now) {
+        (None, None) => true,
+        (Some(r), Some(n)) => r == n && r.older_than(snapshot),
+        _ => false,
     }
 }
 
-/// A loaded cache: the raw bytes and the offset of each entry, sorted by
-/// path. Lookups are a merge with the (sorted) file list, so loading
-/// allocates nothing per entry.
-#[derive(Debug, Default)]
-pub(crate) struct StatCache {
-    bytes: Vec<u8>,
-    offsets: Vec<usize>,
-    snapshot: (i64, u32),
+/// What git's listing of the root depended on, when this process made it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct GitState {
+    /// The length of the index's object names.
+    pub(crate) hash_len: u8,
+    /// `.git/info/exclude`, then `core.excludesFile`: absolute.
+    pub(crate) excludes: Vec<PathBuf>,
+    /// Files outside the work tree's walk whose change means listing
+    /// everything again (configuration and excludes files), absolute, with
+    /// their stat (`None`: absent).
+    pub(crate) guards: Vec<(PathBuf, Option<Stat>)>,
+    /// The index's stat.
+    pub(crate) index: Option<Stat>,
+    /// Every directory the walk read, sorted by path.
+    pub(crate) dirs: Vec<DirRecord>,
 }
 
-/// One cached file.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Cached<'a> {
-    pub(crate) path: &'a [u8],
+/// A regular file as it was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct KnownFile {
     pub(crate) stat: Stat,
     pub(crate) digest: [u8; 32],
 }
 
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+/// The size of [`Stat::encode`]'s output.
+const _: () = assert!(STAT == 8 + 8 + 4 + 8 + 4 + 8 + 8 + 4);
+
+/// What the last fingerprint of a root listed and read.
+///
+/// The per-path records stay in the bytes read from the file, each
+/// [`RECORD`] bytes at a known place, so that loading a cache of 28,000
+/// paths copies two buffers instead of building 28,000 values.
+#[derive(Debug, Default)]
+pub(crate) struct TreeCache {
+    /// When it was taken, by the file system's clock.
+    pub(crate) snapshot: (i64, u32),
+    /// Present when the listing was made by this process in a git work
+    /// tree.
+    pub(crate) git: Option<GitState>,
+    /// The listed paths, sorted.
+    pub(crate) paths: PathList,
+    /// The file's body; the records start at `records`.
+    body: Vec<u8>,
+    records: usize,
 }
 
-fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+const FLAG_UNTRACKED: u8 = 1;
+const FLAG_FILE: u8 = 2;
+const FLAG_GITLINK: u8 = 4;
+/// A path's record: its flags, then (for a regular file) its stat and
+/// digest, zeros otherwise.
+const RECORD: usize = 1 + STAT + 32;
+const STAT: usize = 52;
+
+/// What git says of a listed path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Mark {
+    /// Not in the index.
+    pub(crate) untracked: bool,
+    /// A gitlink (a submodule) in the index.
+    pub(crate) gitlink: bool,
 }
 
-fn i64_at(b: &[u8], at: usize) -> Option<i64> {
-    Some(i64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
-}
-
-impl StatCache {
-    /// Loads the cache file, or an empty cache when it is missing or damaged.
-    pub(crate) fn load(path: &Utf8Path) -> Self {
-        std::fs::read(path)
-            .ok()
-            .and_then(Self::parse)
-            .unwrap_or_default()
+impl TreeCache {
+    fn record(&self, index: usize) -> Option<&[u8]> {
+        let at = self.records.checked_add(index.checked_mul(RECORD)?)?;
+        self.body.get(at..at + RECORD)
     }
 
-    pub(crate) fn parse(bytes: Vec<u8>) -> Option<Self> {
-        if bytes.len() < HEADER + 32 || &bytes[..8] != MAGIC || u32_at(&bytes, 8)? != VERSION {
+    /// What git said of the path at `index` of `paths`.
+    pub(crate) fn mark(&self, index: usize) -> Mark {
+        let flags = self.record(index).map_or(0, |r| r[0]);
+        Mark {
+            untracked: flags & FLAG_UNTRACKED != 0,
+            gitlink: flags & FLAG_GITLINK != 0,
+        }
+    }
+
+    /// The marks of every path.
+    pub(crate) fn marks(&self) -> Vec<Mark> {
+        (0..self.paths.len()).map(|i| self.mark(i)).collect()
+    }
+
+    /// The regular file at `index` of `paths` as it was read.
+    pub(crate) fn file(&self, index: usize) -> Option<KnownFile> {
+        let r = self.record(index)?;
+        if r[0] & FLAG_FILE == 0 {
             return None;
         }
-        let body = unseal(&bytes)?.len();
-        let snapshot = (i64_at(&bytes, 12)?, u32_at(&bytes, 20)?);
-        let count = usize::try_from(u64_at(&bytes, 24)?).ok()?;
-        let mut offsets = Vec::with_capacity(count.min(body / FIXED));
-        let mut at = HEADER;
-        let mut previous: Option<&[u8]> = None;
-        for _ in 0..count {
-            let len = usize::try_from(u32_at(&bytes, at)?).ok()?;
-            let end = at.checked_add(FIXED)?.checked_add(len)?;
-            if end > body {
-                return None;
-            }
-            let path = &bytes[at + FIXED..end];
-            // Sorted and unique, or the merge lookup would be wrong.
-            if previous.is_some_and(|p| p >= path) {
-                return None;
-            }
-            previous = Some(path);
-            offsets.push(at);
-            at = end;
+        let mut reader = Reader { b: r, at: 1 };
+        Some(KnownFile {
+            stat: Stat::decode(&mut reader)?,
+            digest: reader.take(32)?.try_into().ok()?,
+        })
+    }
+
+    /// The digest of the file at `index` of `paths`, if it was read with
+    /// this very `stat` and is not racily clean.
+    pub(crate) fn trusted(&self, index: usize, stat: &Stat) -> Option<[u8; 32]> {
+        let known = self.file(index)?;
+        (known.stat == *stat && known.stat.older_than(self.snapshot)).then_some(known.digest)
+    }
+
+    /// Loads a cache file; `None` when it is missing or damaged.
+    pub(crate) fn load(path: &Utf8Path) -> Option<Self> {
+        Self::parse(std::fs::read(path).ok()?)
+    }
+
+    fn parse(mut bytes: Vec<u8>) -> Option<Self> {
+        let body_len = unseal(&bytes)?.len();
+        bytes.truncate(body_len);
+        let mut r = Reader { b: &bytes, at: 0 };
+        if r.take(8)? != MAGIC || r.u32()? != VERSION {
+            return None;
         }
-        if at != body {
+        let snapshot = (r.i64()?, r.u32()?);
+        let git = match r.u8()? {
+            0 => None,
+            1 => Some(GitState::decode(&mut r)?),
+            _ => return None,
+        };
+        let count = r.u32()? as usize;
+        let ends: Vec<u32> = r
+            .take(count.checked_mul(4)?)?
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let path_bytes = r.bytes()?.to_vec();
+        let paths = PathList::from_raw(path_bytes, ends)?;
+        let records = r.at;
+        r.take(count.checked_mul(RECORD)?)?;
+        // Sorted and unique, or lookups would be wrong.
+        if r.at != bytes.len() || !paths.is_sorted() {
             return None;
         }
         Some(Self {
-            bytes,
-            offsets,
             snapshot,
+            git,
+            paths,
+            body: bytes,
+            records,
         })
     }
 
-    pub(crate) fn len(&self) -> usize {
-        self.offsets.len()
-    }
-
-    pub(crate) fn get(&self, index: usize) -> Option<Cached<'_>> {
-        let at = *self.offsets.get(index)?;
-        let b = &self.bytes;
-        let len = usize::try_from(u32_at(b, at)?).ok()?;
-        let stat = Stat {
-            size: u64_at(b, at + 4)?,
-            mtime: i64_at(b, at + 12)?,
-            mtime_ns: u32_at(b, at + 20)?,
-            ctime: i64_at(b, at + 24)?,
-            ctime_ns: u32_at(b, at + 32)?,
-            ino: u64_at(b, at + 36)?,
-            dev: u64_at(b, at + 44)?,
-            mode: u32_at(b, at + 52)?,
-        };
-        let digest = b.get(at + 56..at + 88)?.try_into().ok()?;
-        Some(Cached {
-            path: b.get(at + FIXED..at + FIXED + len)?,
-            stat,
-            digest,
-        })
-    }
-
-    /// The cached digest of a file with this `stat`, if the entry is
-    /// unchanged and not racily clean.
-    pub(crate) fn trusted(&self, index: Option<usize>, stat: &Stat) -> Option<[u8; 32]> {
-        let cached = self.get(index?)?;
-        (cached.stat == *stat && cached.stat.older_than(self.snapshot)).then_some(cached.digest)
-    }
-
-    fn path_at(&self, index: usize) -> Option<&[u8]> {
-        let at = *self.offsets.get(index)?;
-        let len = usize::try_from(u32_at(&self.bytes, at)?).ok()?;
-        self.bytes.get(at + FIXED..at + FIXED + len)
-    }
-
-    /// The index of the entry for `path` (binary search: entries are sorted).
-    pub(crate) fn find(&self, path: &[u8]) -> Option<usize> {
-        let (mut lo, mut hi) = (0, self.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match self.path_at(mid)?.cmp(path) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Some(mid),
+    /// Writes a cache of `paths` with their `marks` and `files` (both one
+    /// per path) to `path` (see [`write_sealed`]).
+    pub(crate) fn save(
+        path: &Utf8Path,
+        snapshot: (i64, u32),
+        git: Option<&GitState>,
+        paths: &PathList,
+        marks: &[Mark],
+        files: &[Option<KnownFile>],
+    ) -> io::Result<()> {
+        let (path_bytes, ends) = paths.as_raw();
+        let mut b = Vec::with_capacity(64 + path_bytes.len() + paths.len() * (4 + RECORD));
+        b.extend_from_slice(MAGIC);
+        b.extend_from_slice(&VERSION.to_le_bytes());
+        b.extend_from_slice(&snapshot.0.to_le_bytes());
+        b.extend_from_slice(&snapshot.1.to_le_bytes());
+        match git {
+            Some(git) => {
+                b.push(1);
+                git.encode(&mut b)?;
+            }
+            None => b.push(0),
+        }
+        put_len(&mut b, paths.len())?;
+        for end in ends {
+            b.extend_from_slice(&end.to_le_bytes());
+        }
+        put_bytes(&mut b, path_bytes)?;
+        for i in 0..paths.len() {
+            let mark = marks.get(i).copied().unwrap_or_default();
+            let file = files.get(i).copied().flatten();
+            b.push(
+                u8::from(mark.untracked) * FLAG_UNTRACKED
+                    + u8::from(file.is_some()) * FLAG_FILE
+                    + u8::from(mark.gitlink) * FLAG_GITLINK,
+            );
+            match file {
+                Some(file) => {
+                    file.stat.encode(&mut b);
+                    b.extend_from_slice(&file.digest);
+                }
+                None => b.extend_from_slice(&[0; STAT + 32]),
             }
         }
-        None
+        write_sealed(path, b)
+    }
+}
+
+impl GitState {
+    fn encode(&self, b: &mut Vec<u8>) -> io::Result<()> {
+        b.push(self.hash_len);
+        put_len(b, self.excludes.len())?;
+        for path in &self.excludes {
+            put_bytes(b, path.as_os_str().as_bytes())?;
+        }
+        put_len(b, self.guards.len())?;
+        for (path, stat) in &self.guards {
+            put_bytes(b, path.as_os_str().as_bytes())?;
+            put_stat(b, stat.as_ref());
+        }
+        put_stat(b, self.index.as_ref());
+        put_len(b, self.dirs.len())?;
+        for dir in &self.dirs {
+            put_bytes(b, &dir.path)?;
+            dir.stat.encode(b);
+            put_stat(b, dir.ignore.as_ref());
+            b.push(u8::from(dir.nested));
+        }
+        Ok(())
+    }
+
+    fn decode(r: &mut Reader<'_>) -> Option<Self> {
+        let path =
+            |r: &mut Reader<'_>| Some(PathBuf::from(std::ffi::OsStr::from_bytes(r.bytes()?)));
+        let hash_len = r.u8()?;
+        let mut excludes = Vec::new();
+        for _ in 0..r.u32()? {
+            excludes.push(path(r)?);
+        }
+        let mut guards = Vec::new();
+        for _ in 0..r.u32()? {
+            guards.push((path(r)?, r.opt_stat()?));
+        }
+        let index = r.opt_stat()?;
+        let count = r.u32()? as usize;
+        let mut dirs = Vec::with_capacity(count.min(r.b.len() / 60));
+        for _ in 0..count {
+            dirs.push(DirRecord {
+                path: r.bytes()?.to_vec(),
+                stat: Stat::decode(r)?,
+                ignore: r.opt_stat()?,
+                nested: match r.u8()? {
+                    0 => false,
+                    1 => true,
+                    _ => return None,
+                },
+            });
+        }
+        if !dirs.windows(2).all(|w| w[0].path < w[1].path) {
+            return None;
+        }
+        Some(Self {
+            hash_len,
+            excludes,
+            guards,
+            index,
+            dirs,
+        })
+    }
+}
+
+fn put_len(b: &mut Vec<u8>, len: usize) -> io::Result<()> {
+    let len = u32::try_from(len).map_err(|_| io::ErrorKind::InvalidData)?;
+    b.extend_from_slice(&len.to_le_bytes());
+    Ok(())
+}
+
+fn put_bytes(b: &mut Vec<u8>, bytes: &[u8]) -> io::Result<()> {
+    put_len(b, bytes.len())?;
+    b.extend_from_slice(bytes);
+    Ok(())
+}
+
+fn put_stat(b: &mut Vec<u8>, stat: Option<&Stat>) {
+    match stat {
+        Some(stat) => {
+            b.push(1);
+            stat.encode(b);
+        }
+        None => b.push(0),
+    }
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let out = self.b.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(out)
+    }
+
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+
+    fn i64(&mut self) -> Option<i64> {
+        Some(i64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let len = self.u32()? as usize;
+        self.take(len)
+    }
+
+    fn opt_stat(&mut self) -> Option<Option<Stat>> {
+        match self.u8()? {
+            0 => Some(None),
+            1 => Some(Some(Stat::decode(self)?)),
+            _ => None,
+        }
     }
 }
 
@@ -240,39 +449,15 @@ pub(crate) fn fs_now(dir: &Utf8Path) -> io::Result<(i64, u32)> {
     Ok((meta.mtime(), u32::try_from(meta.mtime_nsec()).unwrap_or(0)))
 }
 
-/// Writes a cache: `entries` sorted by path and unique.
-pub(crate) fn save<'a>(
-    path: &Utf8Path,
-    snapshot: (i64, u32),
-    entries: impl ExactSizeIterator<Item = Cached<'a>>,
-) -> io::Result<()> {
-    let mut bytes = Vec::with_capacity(HEADER + entries.len() * (FIXED + 48) + 32);
-    bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&VERSION.to_le_bytes());
-    bytes.extend_from_slice(&snapshot.0.to_le_bytes());
-    bytes.extend_from_slice(&snapshot.1.to_le_bytes());
-    bytes.extend_from_slice(&(entries.len() as u64).to_le_bytes());
-    for e in entries {
-        let len = u32::try_from(e.path.len()).map_err(|_| io::ErrorKind::InvalidData)?;
-        bytes.extend_from_slice(&len.to_le_bytes());
-        bytes.extend_from_slice(&e.stat.size.to_le_bytes());
-        bytes.extend_from_slice(&e.stat.mtime.to_le_bytes());
-        bytes.extend_from_slice(&e.stat.mtime_ns.to_le_bytes());
-        bytes.extend_from_slice(&e.stat.ctime.to_le_bytes());
-        bytes.extend_from_slice(&e.stat.ctime_ns.to_le_bytes());
-        bytes.extend_from_slice(&e.stat.ino.to_le_bytes());
-        bytes.extend_from_slice(&e.stat.dev.to_le_bytes());
-        bytes.extend_from_slice(&e.stat.mode.to_le_bytes());
-        bytes.extend_from_slice(&e.digest);
-        bytes.extend_from_slice(e.path);
-    }
-    write_sealed(path, bytes)
-}
-
 /// Writes `bytes` to `path` with their blake3 checksum after them, through a
-/// temporary file renamed into place: a reader sees the old file or the
-/// whole new one, and [`unseal`] refuses a damaged one. Not synced to disk:
-/// the caches are rebuilt when lost.
+/// temporary file renamed into place: a reader sees the whole old file, the
+/// whole new one or none, and [`unseal`] refuses a damaged one. Not synced
+/// to disk: the cache is rebuilt when lost.
+///
+/// The old file is removed before the rename: replacing a file by a rename
+/// makes ext4 write the new file's data out first (its `auto_da_alloc`),
+/// which costs more than the cache saves. A reader in between finds no
+/// cache and fingerprints without one.
 pub(crate) fn write_sealed(path: &Utf8Path, mut bytes: Vec<u8>) -> io::Result<()> {
     let sum = blake3::hash(&bytes);
     bytes.extend_from_slice(sum.as_bytes());
@@ -281,6 +466,11 @@ pub(crate) fn write_sealed(path: &Utf8Path, mut bytes: Vec<u8>) -> io::Result<()
         .prefix(".orcho-tmp-")
         .tempfile_in(dir)?;
     temp.write_all(&bytes)?;
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
     temp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
@@ -291,79 +481,139 @@ pub(crate) fn unseal(bytes: &[u8]) -> Option<&[u8]> {
     (blake3::hash(&bytes[..body]).as_bytes() == &bytes[body..]).then(|| &bytes[..body])
 }
 
-/// The cache file of a fingerprint root inside the cache directory.
-pub(crate) fn cache_file(dir: &Utf8Path, root: &Path) -> Utf8PathBuf {
+/// The cache file of a fingerprint of `root` (its absolute path), `subject`
+/// and git environment `env`, inside the cache directory `dir`.
+pub(crate) fn cache_file(
+    dir: &Utf8Path,
+    root: &Path,
+    subject: &[Vec<u8>],
+    env: &BaseEnv,
+) -> Utf8PathBuf {
     let abs = std::path::absolute(root).unwrap_or_else(|_| root.to_owned());
-    let key = blake3::Hasher::new_derive_key("orcho stat cache key v1")
-        .update(std::os::unix::ffi::OsStrExt::as_bytes(abs.as_os_str()))
-        .finalize();
-    dir.join(format!("{}.bin", &key.to_hex()[..32]))
+    let mut h = blake3::Hasher::new_derive_key("orcho fingerprint cache key v1");
+    h.update(abs.as_os_str().as_bytes());
+    for s in subject {
+        h.update(&[0]).update(s);
+    }
+    for (k, v) in env.iter() {
+        h.update(&[1])
+            .update(k.as_bytes())
+            .update(&[2])
+            .update(v.as_bytes());
+    }
+    dir.join(format!("{}.tree", &h.finalize().to_hex()[..32]))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn entry(path: &'static [u8], mtime: i64) -> Cached<'static> {
-        Cached {
-            path,
-            stat: Stat {
-                size: 3,
-                mtime,
-                ..Stat::default()
-            },
-            digest: [7; 32],
+    fn stat(mtime: i64) -> Stat {
+        Stat {
+            size: 3,
+            mtime,
+            ..Stat::default()
         }
     }
 
-    #[test]
-    fn round_trip_and_lookup() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = Utf8PathBuf::try_from(dir.path().join("c.bin")).unwrap();
-        let entries = [entry(b"a", 1), entry(b"b/c", 2), entry(b"\xff", 3)];
-        save(&path, (10, 0), entries.iter().copied()).unwrap();
-        let cache = StatCache::load(&path);
-        assert_eq!(cache.len(), 3);
-        let wanted: Vec<Vec<u8>> = vec![
-            b"a".to_vec(),
-            b"b".to_vec(),
-            b"b/c".to_vec(),
-            b"\xff".to_vec(),
-        ];
-        let idx: Vec<Option<usize>> = wanted.iter().map(|p| cache.find(p)).collect();
-        assert_eq!(idx, vec![Some(0), None, Some(1), Some(2)]);
-        assert_eq!(cache.trusted(idx[2], &entries[1].stat), Some([7; 32]));
-        let mut changed = entries[1].stat;
-        changed.size = 4;
-        assert_eq!(cache.trusted(idx[2], &changed), None);
+    fn git() -> GitState {
+        GitState {
+            hash_len: 20,
+            excludes: vec![PathBuf::from("/r/.git/info/exclude")],
+            guards: vec![(PathBuf::from("/home/u/.gitconfig"), None)],
+            index: Some(stat(4)),
+            dirs: vec![
+                DirRecord {
+                    path: Vec::new(),
+                    stat: stat(2),
+                    ignore: Some(stat(1)),
+                    nested: false,
+                },
+                DirRecord {
+                    path: b"b".to_vec(),
+                    stat: stat(3),
+                    ignore: None,
+                    nested: true,
+                },
+            ],
+        }
+    }
+
+    fn paths() -> PathList {
+        [&b"a"[..], b"b/c", b"\xff"].into_iter().collect()
+    }
+
+    fn marks() -> Vec<Mark> {
+        vec![
+            Mark::default(),
+            Mark {
+                untracked: true,
+                gitlink: false,
+            },
+            Mark {
+                untracked: false,
+                gitlink: true,
+            },
+        ]
+    }
+
+    fn files() -> Vec<Option<KnownFile>> {
+        vec![
+            Some(KnownFile {
+                stat: stat(1),
+                digest: [7; 32],
+            }),
+            None,
+            Some(KnownFile {
+                stat: stat(10),
+                digest: [8; 32],
+            }),
+        ]
+    }
+
+    fn saved(dir: &tempfile::TempDir) -> Utf8PathBuf {
+        let path = Utf8PathBuf::try_from(dir.path().join("c.tree")).unwrap();
+        TreeCache::save(&path, (10, 0), Some(&git()), &paths(), &marks(), &files()).unwrap();
+        path
     }
 
     #[test]
-    fn racily_clean_entries_are_not_trusted() {
+    fn round_trip() {
         let dir = tempfile::tempdir().unwrap();
-        let path = Utf8PathBuf::try_from(dir.path().join("c.bin")).unwrap();
-        let entries = [entry(b"old", 5), entry(b"same-tick", 10)];
-        save(&path, (10, 0), entries.iter().copied()).unwrap();
-        let cache = StatCache::load(&path);
-        assert!(cache.trusted(Some(0), &entries[0].stat).is_some());
-        assert!(cache.trusted(Some(1), &entries[1].stat).is_none());
+        let back = TreeCache::load(&saved(&dir)).unwrap();
+        assert_eq!(back.snapshot, (10, 0));
+        assert_eq!(back.git, Some(git()));
+        assert_eq!(back.paths, paths());
+        assert_eq!(back.marks(), marks());
+        assert_eq!((0..3).map(|i| back.file(i)).collect::<Vec<_>>(), files());
+    }
+
+    #[test]
+    fn only_unchanged_files_older_than_the_snapshot_are_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = TreeCache::load(&saved(&dir)).unwrap();
+        assert_eq!(cache.trusted(0, &stat(1)), Some([7; 32]));
+        assert_eq!(cache.trusted(0, &stat(2)), None, "changed");
+        assert_eq!(cache.trusted(1, &stat(1)), None, "not a file");
+        assert_eq!(cache.trusted(2, &stat(10)), None, "racily clean");
+        assert_eq!(cache.trusted(9, &stat(1)), None, "no such path");
     }
 
     #[test]
     fn damage_only_costs_time() {
         let dir = tempfile::tempdir().unwrap();
-        let path = Utf8PathBuf::try_from(dir.path().join("c.bin")).unwrap();
-        save(&path, (10, 0), [entry(b"a", 1)].into_iter()).unwrap();
-        let good = std::fs::read(&path).unwrap();
+        let good = std::fs::read(saved(&dir)).unwrap();
         for cut in 0..good.len() {
-            assert!(StatCache::parse(good[..cut].to_vec()).is_none());
+            assert!(
+                TreeCache::parse(good[..cut].to_vec()).is_none(),
+                "cut at {cut}"
+            );
         }
-        for i in 0..good.len() {
+        for at in (0..good.len()).step_by(7) {
             let mut bad = good.clone();
-            bad[i] ^= 0x40;
-            assert!(StatCache::parse(bad).is_none(), "flip at {i}");
+            bad[at] ^= 0x40;
+            assert!(TreeCache::parse(bad).is_none(), "flipped at {at}");
         }
-        let none = Utf8PathBuf::try_from(dir.path().join("none")).unwrap();
-        assert_eq!(StatCache::load(&none).len(), 0);
+        assert!(TreeCache::parse(good).is_some());
     }
 }

@@ -6,7 +6,7 @@ use std::{
     fs::File,
     io::{self, Read},
     os::{
-        fd::OwnedFd,
+        fd::{AsFd, BorrowedFd, OwnedFd},
         unix::ffi::{OsStrExt, OsStringExt},
     },
     path::{Path, PathBuf},
@@ -19,8 +19,13 @@ use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::Digest;
 
 use super::{
-    cache::{self, Cached, Stat, StatCache},
-    listing::{self, CachedListing, Listing},
+    cache::{self, GitState, KnownFile, Mark, Stat, TreeCache},
+    git::{
+        Repo,
+        untracked::{self, DirRecord},
+    },
+    listing::{self, Revalidated},
+    paths::PathList,
     walk,
 };
 use crate::{FingerprintError, FingerprintErrorKind, exec::BaseEnv};
@@ -46,14 +51,17 @@ pub enum FileSource {
     Git,
     /// A walk honouring ignore files.
     Walk,
-    /// The list `git ls-files` gave last time, reused because nothing it
-    /// depends on changed since.
+    /// The list made last time, reused because nothing it depends on
+    /// changed since.
     CachedGitListing,
-    /// The list `git ls-files` gave last time, brought up to date by git
-    /// listing only what changed: the few directories whose names changed
-    /// (the index and ignore rules the same), or the index alone (the
-    /// names and ignore rules the same).
+    /// The list made last time, brought up to date by reading again only
+    /// what changed: the index, the directories whose names changed, the
+    /// folders below a `.gitignore` that changed.
     RelistedGitListing,
+    /// What `git ls-files -co --exclude-standard` lists, found in this
+    /// process: the tracked files read from `.git/index`, the untracked ones
+    /// by a walk with git's ignore rules.
+    IndexAndWalk,
 }
 
 /// A checkout fingerprint and what went into it.
@@ -66,7 +74,7 @@ pub struct Fingerprint {
     pub files: u64,
     /// The total size of the regular files it covers.
     pub bytes: u64,
-    /// How many files had to be read (not answered by the stat cache).
+    /// How many files had to be read (not answered by the cache).
     pub hashed: u64,
     /// How the file set was found.
     pub source: FileSource,
@@ -123,9 +131,9 @@ impl Default for Fingerprinter {
 }
 
 impl Fingerprinter {
-    /// A fingerprinter without a stat cache, using git when the root is in a
-    /// git work tree, with [`BaseEnv::inherit`] for running git, and two
-    /// reads in flight per core (at least four).
+    /// A fingerprinter without a cache, listing what git lists when the root
+    /// is in a git work tree, with [`BaseEnv::inherit`] as git's
+    /// environment, and two reads in flight per core (at least four).
     pub fn new() -> Self {
         let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
         Self {
@@ -173,13 +181,13 @@ impl Fingerprinter {
     ///
     /// A [`FingerprintError`] when git fails, or a directory or file cannot
     /// be read. A file that disappears while being fingerprinted is left out,
-    /// not an error. Stat-cache problems are never errors.
+    /// not an error. Cache problems are never errors.
     pub fn fingerprint(
         &self,
         root: &Utf8Path,
         subject: &[Utf8PathBuf],
     ) -> Result<Fingerprint, FingerprintError> {
-        let io_err = |(path, source): (PathBuf, io::Error)| {
+        let io_err = |path: &Path, source: io::Error| {
             FingerprintError::new(
                 root,
                 FingerprintErrorKind::Io {
@@ -188,170 +196,127 @@ impl Fingerprinter {
                 },
             )
         };
-        let excluded = self.excluded_prefixes(root);
-        let subject = normalize_subject(subject);
-        let keep = |p: &[u8]| {
-            !excluded.iter().any(|x| under(p, x))
-                && (subject.is_empty() || subject.iter().any(|s| under(p, s)))
-        };
+        let scope = self.scope(root, subject);
         let cache_file = self.cache_dir.as_ref().and_then(|dir| {
             std::fs::create_dir_all(dir).ok()?;
-            Some(cache::cache_file(dir, root.as_std_path()))
+            Some(cache::cache_file(
+                dir,
+                root.as_std_path(),
+                &scope.subject,
+                &self.env,
+            ))
         });
         let snapshot = match (&self.cache_dir, &cache_file) {
             (Some(dir), Some(_)) => cache::fs_now(dir).ok(),
             _ => None,
         };
-        let stat_cache: OnceLock<StatCache> = OnceLock::new();
-        let use_git = self.use_git && walk::in_git_work_tree(root.as_std_path());
-        let mut source = if use_git {
-            FileSource::Git
-        } else {
-            FileSource::Walk
-        };
-        let queue = Queue::default();
-        let proto = blake3::Hasher::new_derive_key(FILE_CONTEXT);
         let root_path = root.as_std_path();
         let root_fd = rustix::fs::open(
             root_path,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )
-        .map_err(|e| io_err((root_path.to_owned(), e.into())))?;
-        let dir = Root {
-            fd: root_fd,
+        .map_err(|e| io_err(root_path, e.into()))?;
+        let root = Root {
+            fd: &root_fd,
             path: root_path,
         };
-        let listing_file = match (&self.cache_dir, snapshot) {
-            (Some(cache_dir), Some(_)) if use_git && listing::applies(root_path) => {
-                Some(listing::file(cache_dir, root_path, &subject, &self.env))
-            }
+        let cached = match (&cache_file, snapshot) {
+            (Some(file), Some(_)) => TreeCache::load(file),
             _ => None,
         };
-        let reused = match (
-            listing_file
-                .as_deref()
-                .and_then(|f| Listing::load(f, &dir.fd)),
-            snapshot,
-        ) {
-            (Some(CachedListing::Valid(listing)), _) => {
-                source = FileSource::CachedGitListing;
-                Some(listing)
-            }
-            (Some(CachedListing::Stale(listing, changed)), Some(snapshot)) => {
-                let relisted = listing_file.as_deref().and_then(|file| {
-                    listing.relist(
-                        file, root_path, &dir.fd, &excluded, &self.env, snapshot, &changed,
-                    )
+        let use_git = self.use_git && walk::in_git_work_tree(root_path);
+        let with_listing = cached
+            .as_ref()
+            .filter(|_| use_git)
+            .and_then(|c| c.git.as_ref().map(|state| (c, state)));
+        let (worked, made) = match with_listing {
+            Some((cache, state)) => {
+                // The cached listing most likely holds: its files are stat-ed
+                // while what it depends on is checked.
+                let (check, speculative) = std::thread::scope(|s| {
+                    let check = s.spawn(|| listing::check(cache, state, &root_fd));
+                    let worked = Pool::new(&root, Some(cache))
+                        .run_one(self.threads, filter(&cache.paths, &scope));
+                    (check.join(), worked)
                 });
-                if relisted.is_some() {
-                    source = FileSource::RelistedGitListing;
+                let revalidated = match check {
+                    Ok(check) => {
+                        listing::update(cache, state, check, root_path, &root_fd, &scope.skip)
+                    }
+                    Err(_) => Revalidated::Stale,
+                };
+                match revalidated {
+                    Revalidated::Same => (
+                        speculative,
+                        Made {
+                            source: FileSource::CachedGitListing,
+                            git: None,
+                            marks: None,
+                            changed: false,
+                        },
+                    ),
+                    Revalidated::Reindexed(state) => (
+                        speculative,
+                        Made {
+                            source: FileSource::RelistedGitListing,
+                            git: Some(state),
+                            marks: Some(cache.marks()),
+                            changed: true,
+                        },
+                    ),
+                    Revalidated::Updated(relisted) => {
+                        let worked = self.rework(
+                            &root,
+                            Some(cache),
+                            speculative,
+                            filter(&relisted.paths, &scope),
+                        );
+                        let made = Made {
+                            source: FileSource::RelistedGitListing,
+                            git: Some(relisted.state),
+                            marks: Some(relisted.marks),
+                            changed: true,
+                        };
+                        (worked, made)
+                    }
+                    Revalidated::Stale => {
+                        let (paths, made) = self.list_fresh(root_path, &root_fd, &scope)?;
+                        (self.rework(&root, Some(cache), speculative, paths), made)
+                    }
                 }
-                relisted
             }
-            (Some(CachedListing::Reindexed(listing)), Some(snapshot)) => {
-                let relisted = listing_file.as_deref().and_then(|file| {
-                    listing.reindex(file, root_path, &dir.fd, &self.env, snapshot)
-                });
-                if relisted.is_some() {
-                    source = FileSource::RelistedGitListing;
+            None => {
+                let repo = use_git.then(|| Repo::open(root_path, &self.env)).flatten();
+                match repo
+                    .and_then(|repo| self.fresh_git_listing(&root, cached.as_ref(), &repo, &scope))
+                {
+                    Some(done) => done,
+                    None => {
+                        let (paths, made) = self.list_fresh(root_path, &root_fd, &scope)?;
+                        (
+                            Pool::new(&root, cached.as_ref()).run_one(self.threads, paths),
+                            made,
+                        )
+                    }
                 }
-                relisted
             }
-            _ => None,
         };
-
-        // Producer: git (streamed) or the walk feeds batches of paths;
-        // workers stat and hash them as they arrive.
-        let (produced, worked) = std::thread::scope(|scope| {
-            // The producer starts first, so git runs while the cache loads.
-            let producer = scope.spawn(|| {
-                // Closes the queue even if listing panics, so no worker waits
-                // forever.
-                let _close = CloseOnDrop(&queue);
-                let mut batch: Vec<Vec<u8>> = Vec::with_capacity(QUEUE_BATCH);
-                let mut next_seq = 0usize;
-                let mut on_path = |p: &[u8]| {
-                    if keep(p) {
-                        batch.push(p.to_vec());
-                        if batch.len() == QUEUE_BATCH {
-                            let full =
-                                std::mem::replace(&mut batch, Vec::with_capacity(QUEUE_BATCH));
-                            queue.push(next_seq, full);
-                            next_seq += QUEUE_BATCH;
-                        }
-                    }
-                };
-                let produced = if let Some(listing) = &reused {
-                    for p in &listing.paths {
-                        on_path(p);
-                    }
-                    Ok(Vec::new())
-                } else if use_git {
-                    walk::git_files_streaming(root, &self.env, &mut on_path)
-                } else {
-                    walk::walk_files(root).map(|paths| {
-                        for p in &paths {
-                            on_path(p);
-                        }
-                        Vec::new()
-                    })
-                };
-                if !batch.is_empty() {
-                    let len = batch.len();
-                    queue.push(next_seq, batch);
-                    next_seq += len;
-                }
-                produced.map(|untracked| (next_seq, untracked))
-            });
-            let cache = stat_cache.get_or_init(|| match (&cache_file, snapshot) {
-                (Some(file), Some(_)) => StatCache::load(file),
-                _ => StatCache::default(),
-            });
-            let workers: Vec<_> = (0..self.threads)
-                .map(|_| scope.spawn(|| work(&queue, &dir, cache, &proto)))
-                .collect();
-            let worked: Vec<_> = workers
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err((
-                            root_path.to_owned(),
-                            io::Error::other("a hashing thread panicked"),
-                        ))
-                    })
-                })
-                .collect();
-            let produced = producer.join().unwrap_or_else(|_| {
-                Err(io_err((
-                    root_path.to_owned(),
-                    io::Error::other("the listing thread panicked"),
-                )))
-            });
-            (produced, worked)
-        });
-        let (total, untracked) = produced?;
-        // Put the results back in listing order: git lists sorted runs
-        // (tracked, then untracked), often already sorted as a whole.
-        let mut slots: Vec<Option<(Vec<u8>, Option<Entry>)>> = Vec::new();
-        slots.resize_with(total, || None);
-        for w in worked {
-            for (seq, path, entry) in w.map_err(io_err)? {
-                if let Some(slot) = slots.get_mut(seq) {
-                    *slot = Some((path, entry));
-                }
-            }
-        }
-        let mut entries: Vec<(Vec<u8>, Option<Entry>)> = slots.into_iter().flatten().collect();
-        // A directory in the listing is a git submodule (a gitlink): its
-        // work tree is part of the subject, fingerprinted on its own.
+        let Worked { paths, entries } = worked.map_err(|(path, e)| io_err(&path, e))?;
+        let mut entries = entries;
+        // A directory in the listing is a git submodule (a gitlink), or a
+        // repository of its own: its work tree is part of the subject,
+        // fingerprinted on its own.
         let mut submodules = Vec::new();
-        for (path, entry) in &mut entries {
+        for (i, entry) in entries.iter_mut().enumerate() {
             let Some(entry) = entry.as_mut().filter(|e| e.kind == Kind::Dir) else {
                 continue;
             };
+            let path = paths.get(i);
             let path = Utf8PathBuf::from(String::from_utf8_lossy(path).into_owned());
-            let sub = root.join(&path);
+            let sub = Utf8Path::from_path(root_path)
+                .unwrap_or(Utf8Path::new("."))
+                .join(&path);
             if !sub.join(".git").exists() {
                 // Not checked out: only its presence counts.
                 continue;
@@ -362,105 +327,167 @@ impl Fingerprinter {
             submodules.push(Submodule { path, digest });
         }
         submodules.sort_by(|a, b| a.path.cmp(&b.path));
-        let mut order: Vec<u32> = (0..u32::try_from(entries.len()).unwrap_or(u32::MAX)).collect();
-        if !entries.windows(2).all(|w| w[0].0 <= w[1].0) {
-            // Sort small indices, not the entries; the stable sort merges
-            // the sorted runs in close to linear time.
-            order.sort_by(|&a, &b| entries[a as usize].0.cmp(&entries[b as usize].0));
-        }
-        order.dedup_by(|a, b| entries[*a as usize].0 == entries[*b as usize].0);
-        let stat_cache = stat_cache.into_inner().unwrap_or_default();
-        // After a run of git over a tree seen before (the stat cache was not
-        // empty), record what the listing depends on, so the next
-        // fingerprint of an unchanged tree can skip git. Not on a first
-        // fingerprint, which must stay cheap.
-        if reused.is_none()
-            && stat_cache.len() > 0
-            && let (Some(file), Some(snapshot)) = (&listing_file, snapshot)
-        {
-            Listing::record(
-                file,
-                root_path,
-                &dir.fd,
-                &excluded,
-                &self.env,
-                snapshot,
-                entries.iter().map(|(p, _)| p.clone()).collect(),
-                untracked.into_iter().filter(|p| keep(p)).collect(),
-            );
-        }
-        let mut fingerprint = self.finish(
-            &entries,
-            &order,
-            &stat_cache,
-            cache_file.as_deref(),
-            snapshot,
-            source,
-        );
+        let mut fingerprint = finish(&paths, &entries, made.source);
         fingerprint.submodules = submodules;
+        // With the same listing and nothing read, the cache already says
+        // all there is to say.
+        if (made.changed || fingerprint.hashed > 0 || cached.is_none())
+            && let (Some(file), Some(snapshot)) = (&cache_file, snapshot)
+        {
+            let files: Vec<Option<KnownFile>> = entries
+                .iter()
+                .map(|e| {
+                    e.as_ref()
+                        .filter(|e| e.kind == Kind::File)
+                        .map(|e| KnownFile {
+                            stat: e.stat,
+                            digest: e.content,
+                        })
+                })
+                .collect();
+            let (git, marks) = match (made.git, made.marks) {
+                (git, Some(marks)) => (git, marks),
+                // The cached listing, as it was.
+                (None, None) => match cached.as_ref() {
+                    Some(cache) if cache.paths == paths => (cache.git.clone(), cache.marks()),
+                    _ => (None, Vec::new()),
+                },
+                (git, None) => (git, Vec::new()),
+            };
+            // What a listing depends on is kept only for the listing of the
+            // whole work tree, each of whose paths has its mark.
+            let git = git.filter(|_| scope.is_everything() && marks.len() == paths.len());
+            // The cache only saves time; failing to write it costs nothing
+            // else.
+            let _ = TreeCache::save(file, snapshot, git.as_ref(), &paths, &marks, &files);
+        }
         Ok(fingerprint)
     }
 
-    fn finish(
+    /// The entries of `paths`, taken from `speculative` where it stat-ed the
+    /// same path, the rest stat-ed and hashed now.
+    fn rework(
         &self,
-        entries: &[(Vec<u8>, Option<Entry>)],
-        order: &[u32],
-        stat_cache: &StatCache,
-        cache_file: Option<&Utf8Path>,
-        snapshot: Option<(i64, u32)>,
-        source: FileSource,
-    ) -> Fingerprint {
-        let mut files = 0u64;
-        let mut bytes = 0u64;
-        let mut hashed = 0u64;
-        let mut cached_files = 0usize;
-        let mut hasher = blake3::Hasher::new_derive_key(FINGERPRINT_CONTEXT);
-        // Entries are encoded into a buffer that is hashed in large pieces:
-        // the same bytes as hashing each field, fewer calls.
-        let mut buf: Vec<u8> = Vec::with_capacity(FEED_CHUNK + 4096);
-        for &i in order {
-            let (path, entry) = &entries[i as usize];
-            let Some(entry) = entry else { continue };
-            files += 1;
-            if entry.kind == Kind::File {
-                bytes += entry.stat.size;
-                cached_files += 1;
-            }
-            hashed += u64::from(entry.hashed);
-            entry.feed(path, &mut buf);
-            if buf.len() >= FEED_CHUNK {
-                hasher.update(&buf);
-                buf.clear();
+        root: &Root<'_>,
+        cached: Option<&TreeCache>,
+        speculative: Result<Worked, Failure>,
+        paths: PathList,
+    ) -> Result<Worked, Failure> {
+        let Ok(Worked {
+            paths: done,
+            entries: done_entries,
+        }) = speculative
+        else {
+            // Whatever failed may not be listed any more: start over.
+            return Pool::new(root, cached).run_one(self.threads, paths);
+        };
+        let mut done_entries: Vec<Option<Option<Entry>>> =
+            done_entries.into_iter().map(Some).collect();
+        let at = positions(&paths, &done);
+        let mut entries: Vec<Option<Entry>> = Vec::with_capacity(paths.len());
+        let mut missing = PathList::default();
+        let mut missing_at = Vec::new();
+        for (i, found) in at.into_iter().enumerate() {
+            match found.and_then(|j| done_entries.get_mut(j as usize)?.take()) {
+                Some(entry) => entries.push(entry),
+                None => {
+                    entries.push(None);
+                    missing.push(paths.get(i));
+                    missing_at.push(i);
+                }
             }
         }
-        hasher.update(&buf);
-        hasher.update(&files.to_le_bytes());
-        if (hashed > 0 || cached_files != stat_cache.len())
-            && let (Some(file), Some(snapshot)) = (cache_file, snapshot)
-        {
-            let cached: Vec<Cached<'_>> = order
-                .iter()
-                .map(|&i| &entries[i as usize])
-                .filter_map(|(path, e)| {
-                    let e = e.as_ref().filter(|e| e.kind == Kind::File)?;
-                    Some(Cached {
-                        path,
-                        stat: e.stat,
-                        digest: e.content,
-                    })
-                })
-                .collect();
-            // The cache only saves time; failing to write it costs nothing else.
-            let _ = cache::save(file, snapshot, cached.into_iter());
+        if !missing.is_empty() {
+            let more = Pool::new(root, cached).run_one(self.threads, missing)?;
+            for (entry, i) in more.entries.into_iter().zip(missing_at) {
+                entries[i] = entry;
+            }
         }
-        Fingerprint {
-            digest: Digest::from_blake3(hasher.finalize()),
-            files,
-            bytes,
-            hashed,
+        Ok(Worked { paths, entries })
+    }
+
+    /// Lists the work tree in this process (the index, then a walk), while
+    /// the workers hash the tracked files. `None` when the index is one to
+    /// leave to git.
+    fn fresh_git_listing(
+        &self,
+        root: &Root<'_>,
+        cached: Option<&TreeCache>,
+        repo: &Repo,
+        scope: &Scope,
+    ) -> Option<(Result<Worked, Failure>, Made)> {
+        let (tracked, index) = listing::read_index(&repo.root, repo.hash_len).ok()?;
+        let mut walked = None;
+        let worked = Pool::new(root, cached).run(self.threads, |publish| {
+            publish(0, filter(&tracked.paths, scope));
+            let found = listing::walk_all(root.fd, &tracked, &repo.excludes, &scope.skip);
+            let untracked = untracked::sorted(found.untracked);
+            publish(1, filter(&untracked, scope));
+            walked = Some((found.dirs, untracked));
+        });
+        let (dirs, untracked) = walked.unwrap_or_default();
+        let (_, marks) = listing::combine(&tracked, &untracked);
+        Some((worked, self.made_here(repo, index, dirs, marks)))
+    }
+
+    /// How a listing made in this process was made.
+    fn made_here(
+        &self,
+        repo: &Repo,
+        index: Option<Stat>,
+        mut dirs: Vec<DirRecord>,
+        marks: Vec<Mark>,
+    ) -> Made {
+        dirs.sort_by(|a, b| a.path.cmp(&b.path));
+        Made {
+            source: FileSource::IndexAndWalk,
+            git: Some(GitState {
+                hash_len: u8::try_from(repo.hash_len).unwrap_or(20),
+                excludes: repo.excludes.clone(),
+                guards: listing::guards(
+                    repo,
+                    self.env.get("HOME"),
+                    self.env.get("XDG_CONFIG_HOME"),
+                ),
+                index,
+                dirs,
+            }),
+            marks: Some(marks),
+            changed: true,
+        }
+    }
+
+    /// A listing made now, without a cache: in this process in a git work
+    /// tree it can read, else by git, else by a walk.
+    fn list_fresh(
+        &self,
+        root_path: &Path,
+        root_fd: &OwnedFd,
+        scope: &Scope,
+    ) -> Result<(PathList, Made), FingerprintError> {
+        let root = Utf8Path::from_path(root_path).unwrap_or(Utf8Path::new("."));
+        let made = |source| Made {
             source,
-            submodules: Vec::new(),
+            git: None,
+            marks: None,
+            changed: true,
+        };
+        if !(self.use_git && walk::in_git_work_tree(root_path)) {
+            let paths = sorted_list(walk::walk_files(root)?);
+            return Ok((filter(&paths, scope), made(FileSource::Walk)));
         }
+        if let Some(repo) = Repo::open(root_path, &self.env)
+            && let Ok((tracked, index)) = listing::read_index(&repo.root, repo.hash_len)
+        {
+            let found = listing::walk_all(root_fd, &tracked, &repo.excludes, &scope.skip);
+            let untracked = untracked::sorted(found.untracked);
+            let (all, marks) = listing::combine(&tracked, &untracked);
+            let kept = filter(&all, scope);
+            let made = self.made_here(&repo, index, found.dirs, marks);
+            return Ok((kept, made));
+        }
+        let paths = sorted_list(walk::git_files(root, &self.env)?);
+        Ok((filter(&paths, scope), made(FileSource::Git)))
     }
 
     /// The paths (relative to `root`, sorted by their bytes) that a
@@ -475,32 +502,34 @@ impl Fingerprinter {
         root: &Utf8Path,
         subject: &[Utf8PathBuf],
     ) -> Result<Vec<PathBuf>, FingerprintError> {
-        let (paths, _) = self.list(root, subject)?;
+        let root_fd = rustix::fs::open(
+            root.as_std_path(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| {
+            FingerprintError::new(
+                root,
+                FingerprintErrorKind::Io {
+                    path: root.to_string(),
+                    source: e.into(),
+                },
+            )
+        })?;
+        let (paths, _) =
+            self.list_fresh(root.as_std_path(), &root_fd, &self.scope(root, subject))?;
         Ok(paths
-            .into_iter()
-            .map(|p| PathBuf::from(std::ffi::OsString::from_vec(p)))
+            .iter()
+            .map(|p| PathBuf::from(std::ffi::OsString::from_vec(p.to_vec())))
             .collect())
     }
 
-    fn list(
-        &self,
-        root: &Utf8Path,
-        subject: &[Utf8PathBuf],
-    ) -> Result<(Vec<Vec<u8>>, FileSource), FingerprintError> {
-        let (mut paths, source) = if self.use_git && walk::in_git_work_tree(root.as_std_path()) {
-            (walk::git_files(root, &self.env)?, FileSource::Git)
-        } else {
-            (walk::walk_files(root)?, FileSource::Walk)
-        };
-        let excluded = self.excluded_prefixes(root);
-        let subject = normalize_subject(subject);
-        paths.retain(|p| {
-            !excluded.iter().any(|x| under(p, x))
-                && (subject.is_empty() || subject.iter().any(|s| under(p, s)))
-        });
-        paths.sort_unstable();
-        paths.dedup();
-        Ok((paths, source))
+    /// What a fingerprint of `root` and `subject` leaves out and keeps.
+    fn scope(&self, root: &Utf8Path, subject: &[Utf8PathBuf]) -> Scope {
+        Scope {
+            skip: self.excluded_prefixes(root),
+            subject: normalize_subject(subject),
+        }
     }
 
     fn excluded_prefixes(&self, root: &Utf8Path) -> Vec<Vec<u8>> {
@@ -530,10 +559,88 @@ impl Fingerprinter {
 
 orcho_core::setters! {
     impl Fingerprinter {
-        /// Keeps a stat cache in `dir` (created when missing), one file per root.
+        /// Keeps a cache in `dir` (created when missing), one file per root.
         pub fn with_cache_dir(dir: Some(impl Into<Utf8PathBuf>)) => cache_dir;
         /// The environment git runs with.
         pub fn with_env(env: BaseEnv);
+    }
+}
+
+/// What a fingerprint leaves out (the store, the cache, excluded paths) and
+/// what it covers (the subject; empty: everything).
+#[derive(Debug)]
+struct Scope {
+    skip: Vec<Vec<u8>>,
+    subject: Vec<Vec<u8>>,
+}
+
+impl Scope {
+    fn keeps(&self, path: &[u8]) -> bool {
+        let path = path.strip_suffix(b"/").unwrap_or(path);
+        !self.skip.iter().any(|x| under(path, x))
+            && (self.subject.is_empty() || self.subject.iter().any(|s| under(path, s)))
+    }
+
+    /// Whether the listing is the whole work tree's (no subject), so that
+    /// what it depends on may be kept.
+    fn is_everything(&self) -> bool {
+        self.subject.is_empty()
+    }
+}
+
+/// The paths of `paths` the scope keeps.
+fn filter(paths: &PathList, scope: &Scope) -> PathList {
+    paths.iter().filter(|p| scope.keeps(p)).collect()
+}
+
+/// Paths in any order, sorted and each once.
+fn sorted_list(mut paths: Vec<Vec<u8>>) -> PathList {
+    paths.sort_unstable();
+    paths.dedup();
+    paths.iter().map(Vec::as_slice).collect()
+}
+
+/// How a listing was made, for the fingerprint and the cache.
+#[derive(Debug)]
+struct Made {
+    source: FileSource,
+    git: Option<GitState>,
+    marks: Option<Vec<Mark>>,
+    /// Whether the listing differs from the cached one.
+    changed: bool,
+}
+
+/// Hashes the listed entries, in path order, into the fingerprint.
+fn finish(paths: &PathList, entries: &[Option<Entry>], source: FileSource) -> Fingerprint {
+    let mut files = 0u64;
+    let mut bytes = 0u64;
+    let mut hashed = 0u64;
+    let mut hasher = blake3::Hasher::new_derive_key(FINGERPRINT_CONTEXT);
+    // Entries are encoded into a buffer that is hashed in large pieces: the
+    // same bytes as hashing each field, fewer calls.
+    let mut buf: Vec<u8> = Vec::with_capacity(FEED_CHUNK + 4096);
+    for (i, entry) in entries.iter().enumerate() {
+        let Some(entry) = entry else { continue };
+        files += 1;
+        if entry.kind == Kind::File {
+            bytes += entry.stat.size;
+        }
+        hashed += u64::from(entry.hashed);
+        entry.feed(paths.get(i), &mut buf);
+        if buf.len() >= FEED_CHUNK {
+            hasher.update(&buf);
+            buf.clear();
+        }
+    }
+    hasher.update(&buf);
+    hasher.update(&files.to_le_bytes());
+    Fingerprint {
+        digest: Digest::from_blake3(hasher.finalize()),
+        files,
+        bytes,
+        hashed,
+        source,
+        submodules: Vec::new(),
     }
 }
 
@@ -551,8 +658,10 @@ fn normalize_subject(subject: &[Utf8PathBuf]) -> Vec<Vec<u8>> {
 
 /// Whether `path` is `prefix` or lies under it.
 pub(crate) fn under(path: &[u8], prefix: &[u8]) -> bool {
-    path.strip_prefix(prefix)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with(b"/"))
+    prefix.is_empty()
+        || path
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(b"/"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -577,6 +686,16 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
+    fn new(kind: Kind, stat: Stat) -> Self {
+        Self {
+            kind,
+            stat,
+            content: [0; 32],
+            link: Vec::new(),
+            hashed: false,
+        }
+    }
+
     /// Feeds the entry into the fingerprint: path length and bytes, kind,
     /// whether the owner may execute it, then the content digest or the
     /// symlink target.
@@ -608,24 +727,42 @@ impl Entry {
     }
 }
 
-const QUEUE_BATCH: usize = 64;
 const FEED_CHUNK: usize = 64 * 1024;
+/// Paths a worker takes at a time.
+const RANGE: usize = 64;
 
-/// A batch of paths and the listing position of its first path.
-type Batch = (usize, Vec<Vec<u8>>);
+/// The fingerprint root: paths are looked up relative to its descriptor.
+struct Root<'a> {
+    fd: &'a OwnedFd,
+    path: &'a Path,
+}
 
-/// Batches of paths from the producer to the workers.
+/// A listing, its entries once stat-ed and hashed.
+#[derive(Debug)]
+struct Worked {
+    paths: PathList,
+    entries: Vec<Option<Entry>>,
+}
+
+/// A listing handed to the workers, with the index of each path in the
+/// cached listing (both are sorted, so a merge finds them).
+#[derive(Debug)]
+struct Published {
+    paths: PathList,
+    cached: Vec<Option<u32>>,
+}
+
+/// Ranges of a published listing, from the producer to the workers.
 #[derive(Debug, Default)]
 struct Queue {
-    state: Mutex<(VecDeque<Batch>, bool)>,
+    state: Mutex<(VecDeque<(usize, usize)>, bool)>,
     ready: Condvar,
 }
 
 impl Queue {
-    /// Queues a batch whose first path has listing position `seq`.
-    fn push(&self, seq: usize, batch: Vec<Vec<u8>>) {
+    fn push(&self, list: usize, start: usize) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.0.push_back((seq, batch));
+        state.0.push_back((list, start));
         drop(state);
         self.ready.notify_one();
     }
@@ -635,12 +772,12 @@ impl Queue {
         self.ready.notify_all();
     }
 
-    /// The next batch, or `None` once closed and empty.
-    fn pop(&self) -> Option<Batch> {
+    /// The next range, or `None` once closed and empty.
+    fn pop(&self) -> Option<(usize, usize)> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
-            if let Some(batch) = state.0.pop_front() {
-                return Some(batch);
+            if let Some(range) = state.0.pop_front() {
+                return Some(range);
             }
             if state.1 {
                 return None;
@@ -661,123 +798,246 @@ impl Drop for CloseOnDrop<'_> {
     }
 }
 
-type Worked = Result<Vec<(usize, Vec<u8>, Option<Entry>)>, (PathBuf, io::Error)>;
+type Failure = (PathBuf, io::Error);
 
-/// A worker: stats and hashes batches until the queue closes. After an error
-/// it keeps draining (so the producer never blocks) but does no more work.
-/// The fingerprint root: paths are looked up relative to its descriptor.
-struct Root<'a> {
-    fd: OwnedFd,
-    path: &'a Path,
+/// Workers that stat and hash listed paths, against the cache.
+struct Pool<'a> {
+    root: &'a Root<'a>,
+    cached: Option<&'a TreeCache>,
+    proto: blake3::Hasher,
+    /// At most two listings: tracked, then untracked (or one, whole).
+    lists: [OnceLock<Published>; 2],
+    queue: Queue,
 }
 
-fn work(queue: &Queue, root: &Root<'_>, stat_cache: &StatCache, proto: &blake3::Hasher) -> Worked {
-    let mut out = Vec::new();
-    let mut failed = None;
-    let mut buf = vec![0u8; READ_CHUNK];
-    while let Some((first, batch)) = queue.pop() {
-        if failed.is_some() {
-            continue;
-        }
-        for (seq, path) in (first..).zip(batch) {
-            match one(
-                root,
-                &path,
-                stat_cache.find(&path),
-                stat_cache,
-                proto,
-                &mut buf,
-            ) {
-                Ok(entry) => out.push((seq, path, entry)),
-                Err(e) => {
-                    failed = Some(e);
-                    break;
-                }
-            }
+impl<'a> Pool<'a> {
+    fn new(root: &'a Root<'a>, cached: Option<&'a TreeCache>) -> Self {
+        Self {
+            root,
+            cached,
+            proto: blake3::Hasher::new_derive_key(FILE_CONTEXT),
+            lists: [OnceLock::new(), OnceLock::new()],
+            queue: Queue::default(),
         }
     }
-    match failed {
-        Some(e) => Err(e),
-        None => Ok(out),
-    }
-}
 
-/// Stats and, when needed, hashes one path. `None` when it vanished.
-fn one(
-    root: &Root<'_>,
-    rel: &[u8],
-    cached: Option<usize>,
-    stat_cache: &StatCache,
-    proto: &blake3::Hasher,
-    buf: &mut [u8],
-) -> Result<Option<Entry>, (PathBuf, io::Error)> {
-    let rel_os = OsStr::from_bytes(rel);
-    let fail = |e: io::Error| (walk::join(root.path, rel), e);
-    if cached.is_none() {
-        // Nothing cached: open first and stat the open file, one path
-        // lookup instead of two. Symlinks (`ELOOP` under `O_NOFOLLOW`) and
-        // sockets (`ENXIO`) fall through to the `statat` path below.
-        match open_nofollow(root, rel_os) {
-            Ok(file) => return from_open(file, proto, buf).map_err(fail),
-            Err(e) if is_gone(&e) => return Ok(None),
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(code) if code == rustix::io::Errno::LOOP.raw_os_error()
-                        || code == rustix::io::Errno::NXIO.raw_os_error()
-                ) => {}
-            Err(e) => return Err(fail(e)),
-        }
+    /// Stats and hashes one sorted listing.
+    fn run_one(&self, threads: usize, paths: PathList) -> Result<Worked, Failure> {
+        self.run(threads, |publish| publish(0, paths))
     }
-    let raw = match rustix::fs::statat(&root.fd, rel_os, AtFlags::SYMLINK_NOFOLLOW) {
-        Ok(raw) => raw,
-        Err(e) => {
-            let e = io::Error::from(e);
-            return if is_gone(&e) { Ok(None) } else { Err(fail(e)) };
-        }
-    };
-    let stat = Stat::from_raw(&raw);
-    let file_type = FileType::from_raw_mode(raw.st_mode);
-    let mut entry = Entry {
-        kind: Kind::Other,
-        stat,
-        content: [0; 32],
-        link: Vec::new(),
-        hashed: false,
-    };
-    match file_type {
-        FileType::Symlink => {
-            entry.kind = Kind::Symlink;
-            entry.link = match rustix::fs::readlinkat(&root.fd, rel_os, Vec::new()) {
-                Ok(target) => target.into_bytes(),
-                Err(e) => {
-                    let e = io::Error::from(e);
-                    return if is_gone(&e) { Ok(None) } else { Err(fail(e)) };
-                }
-            };
-        }
-        FileType::Directory => entry.kind = Kind::Dir,
-        FileType::RegularFile => {
-            entry.kind = Kind::File;
-            if let Some(digest) = stat_cache.trusted(cached, &stat) {
-                entry.content = digest;
-            } else {
-                match hash_file(root, rel_os, proto, buf) {
-                    Ok((digest, opened)) => {
-                        entry.content = digest;
-                        // The stat of the file that was read, taken before
-                        // reading it.
-                        entry.stat = opened;
-                        entry.hashed = true;
+
+    /// Runs the workers while `produce` publishes up to two disjoint sorted
+    /// listings; returns their union, sorted, with its entries.
+    fn run(
+        &self,
+        threads: usize,
+        produce: impl FnOnce(&mut dyn FnMut(usize, PathList)),
+    ) -> Result<Worked, Failure> {
+        let results = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads.max(1))
+                .map(|_| scope.spawn(|| self.work()))
+                .collect();
+            {
+                // Closes the queue even if producing panics, so that no
+                // worker waits forever.
+                let _close = CloseOnDrop(&self.queue);
+                produce(&mut |list, paths| {
+                    let cached = match self.cached {
+                        Some(cache) => positions(&paths, &cache.paths),
+                        None => Vec::new(),
+                    };
+                    let len = paths.len();
+                    if self.lists[list].set(Published { paths, cached }).is_ok() {
+                        for start in (0..len).step_by(RANGE) {
+                            self.queue.push(list, start);
+                        }
                     }
-                    Err(e) if is_gone(&e) => return Ok(None),
-                    Err(e) => return Err(fail(e)),
+                });
+            }
+            workers
+                .into_iter()
+                .map(|w| {
+                    w.join().unwrap_or_else(|_| {
+                        Err((
+                            self.root.path.to_owned(),
+                            io::Error::other("a hashing thread panicked"),
+                        ))
+                    })
+                })
+                .collect::<Vec<_>>()
+        });
+        let mut slots: [Vec<Option<Entry>>; 2] = [Vec::new(), Vec::new()];
+        for (list, slot) in slots.iter_mut().enumerate() {
+            let len = self.lists[list].get().map_or(0, |l| l.paths.len());
+            slot.resize_with(len, || None);
+        }
+        for result in results {
+            for (list, start, entries) in result? {
+                for (i, entry) in entries.into_iter().enumerate() {
+                    slots[list][start + i] = entry;
                 }
             }
         }
-        _ => {}
+        let [first, second] = slots;
+        let empty = PathList::default();
+        let a = self.lists[0].get().map_or(&empty, |l| &l.paths);
+        let b = self.lists[1].get().map_or(&empty, |l| &l.paths);
+        if b.is_empty() {
+            return Ok(Worked {
+                paths: a.clone(),
+                entries: first,
+            });
+        }
+        // Two disjoint sorted listings: merge them.
+        let mut paths = PathList::default();
+        paths.reserve(a.len() + b.len(), 0);
+        let mut entries = Vec::with_capacity(a.len() + b.len());
+        let (mut first, mut second) = (first.into_iter(), second.into_iter());
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() || j < b.len() {
+            let take_a = j == b.len() || (i < a.len() && a.get(i) < b.get(j));
+            if take_a {
+                paths.push(a.get(i));
+                entries.push(first.next().flatten());
+                i += 1;
+            } else {
+                paths.push(b.get(j));
+                entries.push(second.next().flatten());
+                j += 1;
+            }
+        }
+        Ok(Worked { paths, entries })
     }
-    Ok(Some(entry))
+
+    /// A worker: stats and hashes ranges until the queue closes. After an
+    /// error it keeps draining (so that the producer never blocks) but does
+    /// no more work.
+    #[expect(
+        clippy::type_complexity,
+        reason = "per range: its listing, its start and the entries found"
+    )]
+    fn work(&self) -> Result<Vec<(usize, usize, Vec<Option<Entry>>)>, Failure> {
+        let mut out = Vec::new();
+        let mut failed = None;
+        let mut buf = vec![0u8; READ_CHUNK];
+        while let Some((list, start)) = self.queue.pop() {
+            if failed.is_some() {
+                continue;
+            }
+            let Some(published) = self.lists[list].get() else {
+                continue;
+            };
+            let end = (start + RANGE).min(published.paths.len());
+            let mut entries = Vec::with_capacity(end - start);
+            for i in start..end {
+                let path = published.paths.get(i);
+                let cached = published.cached.get(i).copied().flatten();
+                match self.one(path, cached, &mut buf) {
+                    Ok(entry) => entries.push(entry),
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                }
+            }
+            out.push((list, start, entries));
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+
+    /// Stats and, when needed, hashes one path. `None` when it vanished.
+    fn one(
+        &self,
+        listed: &[u8],
+        cached: Option<u32>,
+        buf: &mut [u8],
+    ) -> Result<Option<Entry>, Failure> {
+        // A repository of its own is listed as `dir/`.
+        let rel = listed.strip_suffix(b"/").unwrap_or(listed);
+        let fail = |e: io::Error| (walk::join(self.root.path, rel), e);
+        let (at, name) = (self.root.fd.as_fd(), OsStr::from_bytes(rel));
+        if cached.is_none() {
+            // Nothing cached: open first and stat the open file, one path
+            // lookup instead of two. Symlinks (`ELOOP` under `O_NOFOLLOW`)
+            // and sockets (`ENXIO`) fall through to the `statat` path below.
+            match open_nofollow(at, name) {
+                Ok(file) => return from_open(file, &self.proto, buf).map_err(fail),
+                Err(e) if is_gone(&e) => return Ok(None),
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(code) if code == rustix::io::Errno::LOOP.raw_os_error()
+                            || code == rustix::io::Errno::NXIO.raw_os_error()
+                    ) => {}
+                Err(e) => return Err(fail(e)),
+            }
+        }
+        let raw = match rustix::fs::statat(at, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(raw) => raw,
+            Err(e) => {
+                let e = io::Error::from(e);
+                return if is_gone(&e) { Ok(None) } else { Err(fail(e)) };
+            }
+        };
+        let stat = Stat::from_raw(&raw);
+        let mut entry = Entry::new(Kind::Other, stat);
+        match FileType::from_raw_mode(raw.st_mode) {
+            FileType::Symlink => {
+                entry.kind = Kind::Symlink;
+                entry.link = match rustix::fs::readlinkat(at, name, Vec::new()) {
+                    Ok(target) => target.into_bytes(),
+                    Err(e) => {
+                        let e = io::Error::from(e);
+                        return if is_gone(&e) { Ok(None) } else { Err(fail(e)) };
+                    }
+                };
+            }
+            FileType::Directory => entry.kind = Kind::Dir,
+            FileType::RegularFile => {
+                entry.kind = Kind::File;
+                let trusted = match (self.cached, cached) {
+                    (Some(cache), Some(index)) => cache.trusted(index as usize, &stat),
+                    _ => None,
+                };
+                if let Some(digest) = trusted {
+                    entry.content = digest;
+                } else {
+                    match open_nofollow(at, name).and_then(|file| {
+                        let opened = Stat::from_raw(&rustix::fs::fstat(&file)?);
+                        Ok((hash_contents(file, opened.size, &self.proto, buf)?, opened))
+                    }) {
+                        Ok((digest, opened)) => {
+                            entry.content = digest;
+                            // The stat of the file that was read, taken
+                            // before reading it.
+                            entry.stat = opened;
+                            entry.hashed = true;
+                        }
+                        Err(e) if is_gone(&e) => return Ok(None),
+                        Err(e) => return Err(fail(e)),
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(Some(entry))
+    }
+}
+
+/// Where each path of `paths` is in `cached` (both sorted).
+fn positions(paths: &PathList, cached: &PathList) -> Vec<Option<u32>> {
+    let mut out = Vec::with_capacity(paths.len());
+    let mut j = 0;
+    for path in paths.iter() {
+        while j < cached.len() && cached.get(j) < path {
+            j += 1;
+        }
+        out.push((j < cached.len() && cached.get(j) == path).then_some(j as u32));
+    }
+    out
 }
 
 fn is_gone(e: &io::Error) -> bool {
@@ -787,12 +1047,12 @@ fn is_gone(e: &io::Error) -> bool {
     )
 }
 
-fn open_nofollow(root: &Root<'_>, rel: &OsStr) -> io::Result<File> {
+fn open_nofollow(at: BorrowedFd<'_>, name: &OsStr) -> io::Result<File> {
     // `O_NONBLOCK` so that opening a FIFO never waits for a writer; it has
     // no effect on regular files.
     let fd = rustix::fs::openat(
-        &root.fd,
-        rel,
+        at,
+        name,
         OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::NONBLOCK,
         Mode::empty(),
     )?;
@@ -802,20 +1062,14 @@ fn open_nofollow(root: &Root<'_>, rel: &OsStr) -> io::Result<File> {
 /// The entry of a path opened without following symlinks.
 fn from_open(file: File, proto: &blake3::Hasher, buf: &mut [u8]) -> io::Result<Option<Entry>> {
     let raw = rustix::fs::fstat(&file)?;
-    let mut entry = Entry {
-        kind: Kind::Other,
-        stat: Stat::from_raw(&raw),
-        content: [0; 32],
-        link: Vec::new(),
-        hashed: false,
-    };
+    let mut entry = Entry::new(Kind::Other, Stat::from_raw(&raw));
     match FileType::from_raw_mode(raw.st_mode) {
         FileType::RegularFile => {
             // The stat was taken before reading: a write during the read
             // changes the file's times, so the cache never trusts this
             // digest for the new contents.
             entry.kind = Kind::File;
-            entry.content = hash_contents(file, proto, buf)?;
+            entry.content = hash_contents(file, entry.stat.size, proto, buf)?;
             entry.hashed = true;
         }
         FileType::Directory => entry.kind = Kind::Dir,
@@ -824,24 +1078,26 @@ fn from_open(file: File, proto: &blake3::Hasher, buf: &mut [u8]) -> io::Result<O
     Ok(Some(entry))
 }
 
-fn hash_file(
-    root: &Root<'_>,
-    rel: &OsStr,
+/// The digest of a file's first `size` bytes (its size when it was
+/// stat-ed): read until that many have come, without the extra read that
+/// would only say the end was reached. A file that shrank meanwhile is
+/// hashed as far as it goes; one that grew has a new stat, so the cache
+/// reads it again next time.
+fn hash_contents(
+    mut file: File,
+    size: u64,
     proto: &blake3::Hasher,
     buf: &mut [u8],
-) -> io::Result<([u8; 32], Stat)> {
-    let file = open_nofollow(root, rel)?;
-    let before = Stat::from_raw(&rustix::fs::fstat(&file)?);
-    Ok((hash_contents(file, proto, buf)?, before))
-}
-
-fn hash_contents(mut file: File, proto: &blake3::Hasher, buf: &mut [u8]) -> io::Result<[u8; 32]> {
+) -> io::Result<[u8; 32]> {
     let mut hasher = proto.clone();
-    loop {
-        match file.read(buf) {
+    let mut left = size;
+    while left > 0 {
+        let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        match file.read(&mut buf[..want]) {
             Ok(0) => break,
             Ok(n) => {
                 hasher.update(&buf[..n]);
+                left -= n as u64;
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),

@@ -22,27 +22,36 @@
 //! bit or link target changes the fingerprint; the order the files were
 //! found in does not.
 //!
-//! **Which files** ([`walk`](self) rules): in a git work tree, exactly what
-//! `git ls-files -co --exclude-standard` lists; elsewhere a walk that honours
-//! `.gitignore` and `.ignore` files. Always excluded: `.orcho/` (the default
-//! store), any path given to [`Fingerprinter::excluding`], and the stat cache
-//! directory. A listed file that no longer exists (a deleted tracked file) is
-//! left out, so deleting a file changes the fingerprint.
+//! **Which files**: in a git work tree, exactly what
+//! `git ls-files -co --exclude-standard` lists. The tracked files are read
+//! from `.git/index` and the untracked ones found by a walk with git's
+//! ignore rules, in this process ([`FileSource::IndexAndWalk`]); where that
+//! reading does not apply (a linked worktree, a split or sparse index,
+//! `core.ignoreCase`, …) git lists them ([`FileSource::Git`]). Elsewhere a
+//! walk that honours `.gitignore` and `.ignore` files. Always excluded:
+//! `.orcho/` (the default store), any path given to
+//! [`Fingerprinter::excluding`], and the cache directory. A listed file that
+//! no longer exists (a deleted tracked file) is left out, so deleting a file
+//! changes the fingerprint.
 //!
 //! **Speed**: files are stat-ed and hashed by a pool of threads with more
-//! reads in flight than cores, streaming each file in 64 KiB chunks (memory
-//! does not depend on file sizes), and a stat cache
-//! ([`Fingerprinter::with_cache_dir`]) lets a second fingerprint of an
-//! unchanged tree read no file at all. The cache follows git's racily-clean
-//! rule and is only ever an optimisation. In a git work tree, a listing
-//! cache also records what git's file list depends on (the index, every
-//! directory's modification time, every ignore and configuration file), so
-//! that a fingerprint of a tree whose structure did not change reuses the
-//! list instead of running git ([`FileSource::CachedGitListing`]).
+//! reads in flight than cores, each file read in one call when it is small,
+//! and a cache ([`Fingerprinter::with_cache_dir`]) lets a second fingerprint
+//! of an unchanged tree read no file at all. The cache follows git's
+//! racily-clean rule and is only ever an optimisation. In a git work tree it
+//! also keeps what the file list depends on (the index, every directory the
+//! walk read and its `.gitignore`, the excludes and configuration files), as
+//! git's untracked cache does: while those hold, the list is reused
+//! ([`FileSource::CachedGitListing`]); where some changed, only that is read
+//! again ([`FileSource::RelistedGitListing`]). A build writing into an
+//! ignored folder changes none of it.
 
 mod cache;
+mod git;
+mod ignore;
 mod imp;
 mod listing;
+mod paths;
 mod walk;
 
 pub use imp::{

@@ -7,6 +7,7 @@
 
 mod exec;
 mod fingerprint;
+mod listing;
 mod readiness;
 mod receipts;
 mod submodule;
@@ -58,6 +59,16 @@ pub(crate) fn test_env() -> BaseEnv {
 
 /// Runs git in `dir` through the crate's exec module.
 pub(crate) fn git(dir: &Utf8Path, args: &[&str]) -> Result<String> {
+    Ok(String::from_utf8_lossy(&git_bytes(dir, args)?).into_owned())
+}
+
+/// Runs git in `dir`; its standard output, as bytes.
+pub(crate) fn git_bytes(dir: &Utf8Path, args: &[&str]) -> Result<Vec<u8>> {
+    git_bytes_env(dir, args, test_env())
+}
+
+/// Runs git in `dir` with `env`; its standard output, as bytes.
+pub(crate) fn git_bytes_env(dir: &Utf8Path, args: &[&str], env: BaseEnv) -> Result<Vec<u8>> {
     let mut argv = vec![
         "git",
         "-c",
@@ -73,7 +84,7 @@ pub(crate) fn git(dir: &Utf8Path, args: &[&str]) -> Result<String> {
     let outcome = run::run(
         &ExecRequest::new(argv)
             .cwd(dir)
-            .envs(test_env())
+            .envs(env)
             .timeout(Duration::from_secs(120))
             .keep_stdout(64 << 20),
     )?;
@@ -85,7 +96,21 @@ pub(crate) fn git(dir: &Utf8Path, args: &[&str]) -> Result<String> {
         )
         .into());
     }
-    Ok(String::from_utf8_lossy(outcome.stdout.kept.as_deref().unwrap_or_default()).into_owned())
+    Ok(outcome.stdout.kept.unwrap_or_default())
+}
+
+/// Runs `argv` in `dir` and checks that it succeeded.
+pub(crate) fn run_cmd(dir: &Utf8Path, argv: &[&str]) -> Result {
+    let outcome = run::run(
+        &ExecRequest::new(argv.iter().copied())
+            .cwd(dir)
+            .envs(test_env())
+            .timeout(Duration::from_secs(60)),
+    )?;
+    if !outcome.status.success() {
+        return Err(format!("{argv:?} failed: {}", outcome.status).into());
+    }
+    Ok(())
 }
 
 /// Writes raw bytes to a path that may not be UTF-8.

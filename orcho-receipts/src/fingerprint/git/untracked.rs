@@ -1,0 +1,374 @@
+//! The untracked files of a work tree, as `git ls-files -o
+//! --exclude-standard` lists them, by a walk in this process.
+//!
+//! Git's rules, as its directory walk applies them to each entry of a
+//! directory it reads:
+//!
+//! - `.`, `..` and `.git` are skipped;
+//! - a path the index tracks is not untracked (a directory that is a
+//!   gitlink, a submodule, is not entered);
+//! - an ignored path is left out, and an ignored directory is not entered,
+//!   even when it holds tracked files (they are listed from the index);
+//! - a regular file or a symlink is untracked; other kinds (FIFOs,
+//!   sockets, devices) are never listed;
+//! - a directory is entered when the index tracks something below it;
+//!   else, when it holds a repository of its own (a `.git` directory with
+//!   `HEAD`, `objects` and `refs`, or a `.git` file naming one), it is
+//!   listed as `dir/` and not entered; else it is entered.
+//!
+//! A directory that cannot be read is skipped, as git skips it.
+
+use std::{
+    ffi::OsStr,
+    io,
+    os::{fd::OwnedFd, unix::ffi::OsStrExt},
+};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
+
+use super::index::Tracked;
+use crate::fingerprint::{cache::Stat, ignore::PatternFile, paths::PathList};
+
+/// One directory the walk read: what a later listing checks to know its
+/// untracked files are still the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DirRecord {
+    /// Relative to the root (`""` for the root).
+    pub(crate) path: Vec<u8>,
+    /// Its stat when it was read: a name added or removed changes it.
+    pub(crate) stat: Stat,
+    /// The stat of its `.gitignore`, if it has one.
+    pub(crate) ignore: Option<Stat>,
+    /// Whether it holds a repository of its own, listed as `dir/` and not
+    /// entered (its stat tells when that may have changed).
+    pub(crate) nested: bool,
+}
+
+/// What a walk found.
+#[derive(Debug, Default)]
+pub(crate) struct Walked {
+    /// The untracked paths (a repository of its own ends in `/`), in the
+    /// order found.
+    pub(crate) untracked: Vec<Vec<u8>>,
+    /// Every directory read (and every repository of its own found), in
+    /// the order found.
+    pub(crate) dirs: Vec<DirRecord>,
+    /// The directories not entered because [`Walker::keep`] kept what an
+    /// earlier walk found there.
+    pub(crate) kept: Vec<Vec<u8>>,
+}
+
+/// The rules of one walk: what the index tracks and the excludes files.
+pub(crate) struct Walker<'a> {
+    pub(crate) tracked: &'a Tracked,
+    /// `.git/info/exclude`, then `core.excludesFile`.
+    pub(crate) global: &'a [PatternFile],
+    /// Directories never entered (the store, the cache), relative to the
+    /// root.
+    pub(crate) skip: &'a [Vec<u8>],
+    /// Whether what an earlier walk found below a directory still holds, so
+    /// that it is not entered again.
+    pub(crate) keep: &'a dyn Fn(&[u8]) -> bool,
+}
+
+impl std::fmt::Debug for Walker<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Walker")
+            .field("skip", &self.skip)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The buffer `getdents` fills.
+const DIR_BUF: usize = 32 * 1024;
+
+impl Walker<'_> {
+    /// Walks the directory `dir` (relative to the root, `""` for the root)
+    /// and everything below it that git would list. `stack` holds the
+    /// `.gitignore` files of `dir`'s ancestors, root first.
+    pub(crate) fn walk(
+        &self,
+        root: &OwnedFd,
+        dir: &[u8],
+        stack: &mut Vec<PatternFile>,
+        out: &mut Walked,
+    ) {
+        let opened = if dir.is_empty() {
+            rustix::fs::openat(root, c".", DIR_FLAGS, Mode::empty())
+        } else {
+            rustix::fs::openat(root, OsStr::from_bytes(dir), DIR_FLAGS, Mode::empty())
+        };
+        let Ok(fd) = opened else { return };
+        let mut path = dir.to_vec();
+        let mut buf = Vec::with_capacity(DIR_BUF);
+        self.walk_open(&fd, &mut path, stack, &mut buf, out);
+    }
+
+    fn walk_open(
+        &self,
+        fd: &OwnedFd,
+        path: &mut Vec<u8>,
+        stack: &mut Vec<PatternFile>,
+        buf: &mut Vec<u8>,
+        out: &mut Walked,
+    ) {
+        let Ok(stat) = rustix::fs::fstat(fd) else {
+            return;
+        };
+        // The names first, so that the buffer is free for the directories
+        // below.
+        let mut names = PathList::default();
+        let mut kinds: Vec<FileType> = Vec::new();
+        let mut has_ignore_file = false;
+        buf.clear();
+        {
+            let mut dir = RawDir::new(fd, buf.spare_capacity_mut());
+            while let Some(entry) = dir.next() {
+                let Ok(entry) = entry else { break };
+                let name = entry.file_name().to_bytes();
+                if matches!(name, b"." | b".." | b".git") {
+                    continue;
+                }
+                has_ignore_file |= name == b".gitignore";
+                names.push(name);
+                kinds.push(entry.file_type());
+            }
+        }
+        // Only a directory that has a `.gitignore` is asked for it.
+        let ignore = has_ignore_file
+            .then(|| read_ignore_file(fd, path))
+            .flatten();
+        let pushed = ignore.as_ref().map(|(file, _)| file.clone());
+        out.dirs.push(DirRecord {
+            path: path.clone(),
+            stat: Stat::from_raw(&stat),
+            ignore: ignore.map(|(_, stat)| stat),
+            nested: false,
+        });
+        let had = stack.len();
+        if let Some(file) = pushed.filter(|f| !f.is_empty()) {
+            stack.push(file);
+        }
+        let base = path.len();
+        for (name, kind) in names.iter().zip(kinds) {
+            path.truncate(base);
+            if base > 0 {
+                path.push(b'/');
+            }
+            path.extend_from_slice(name);
+            let name = OsStr::from_bytes(name);
+            let kind = if kind == FileType::Unknown {
+                match rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(s) => FileType::from_raw_mode(s.st_mode),
+                    Err(_) => continue,
+                }
+            } else {
+                kind
+            };
+            let is_dir = kind == FileType::Directory;
+            if !is_dir && self.tracked.contains(path) {
+                continue;
+            }
+            if self.excluded(stack, path, is_dir) {
+                continue;
+            }
+            match kind {
+                FileType::RegularFile | FileType::Symlink => out.untracked.push(path.clone()),
+                FileType::Directory => {
+                    if self.tracked.is_gitlink(path) || self.skip.iter().any(|s| s == path) {
+                        continue;
+                    }
+                    if !self.tracked.has_below(path) && is_repository(fd, name) {
+                        if let Ok(stat) = rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                            out.dirs.push(DirRecord {
+                                path: path.clone(),
+                                stat: Stat::from_raw(&stat),
+                                ignore: None,
+                                nested: true,
+                            });
+                        }
+                        let mut listed = path.clone();
+                        listed.push(b'/');
+                        out.untracked.push(listed);
+                        continue;
+                    }
+                    if (self.keep)(path) {
+                        out.kept.push(path.clone());
+                        continue;
+                    }
+                    if let Ok(sub) = rustix::fs::openat(fd, name, DIR_FLAGS, Mode::empty()) {
+                        self.walk_open(&sub, path, stack, buf, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+        path.truncate(base);
+        stack.truncate(had);
+    }
+
+    /// Whether `path` is ignored: the deepest `.gitignore` with a matching
+    /// pattern decides, then `.git/info/exclude`, then `core.excludesFile`.
+    pub(crate) fn excluded(&self, stack: &[PatternFile], path: &[u8], is_dir: bool) -> bool {
+        stack
+            .iter()
+            .rev()
+            .chain(self.global)
+            .find_map(|file| file.decide(path, is_dir))
+            .unwrap_or(false)
+    }
+}
+
+const DIR_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
+
+/// The `.gitignore` of the directory `fd` (at `dir`), parsed, with its
+/// stat. Git does not follow a `.gitignore` that is a symlink, and neither
+/// does this.
+pub(crate) fn read_ignore_file(fd: &OwnedFd, dir: &[u8]) -> Option<(PatternFile, Stat)> {
+    let file = rustix::fs::openat(
+        fd,
+        c".gitignore",
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
+        Mode::empty(),
+    )
+    .ok()?;
+    let stat = rustix::fs::fstat(&file).ok()?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return None;
+    }
+    let bytes = read_all(file, stat.st_size).ok()?;
+    Some((PatternFile::parse(dir, &bytes), Stat::from_raw(&stat)))
+}
+
+/// The contents of an open file of about `size` bytes.
+fn read_all(fd: OwnedFd, size: i64) -> io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).min(1 << 26));
+    std::fs::File::from(fd).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Whether the directory `name` of `parent` holds a repository of its own,
+/// as git decides before listing it as `name/`: its `.git` is a directory
+/// with a valid `HEAD`, `objects` and `refs`, or a file that names one (or
+/// that cannot be read).
+fn is_repository(parent: &OwnedFd, name: &OsStr) -> bool {
+    let mut dot_git = name.as_bytes().to_vec();
+    dot_git.extend_from_slice(b"/.git");
+    let dot_git = OsStr::from_bytes(&dot_git);
+    let Ok(stat) = rustix::fs::statat(parent, dot_git, AtFlags::empty()) else {
+        return false;
+    };
+    match FileType::from_raw_mode(stat.st_mode) {
+        FileType::Directory => {
+            let Ok(dir) = rustix::fs::openat(parent, dot_git, DIR_FLAGS, Mode::empty()) else {
+                return false;
+            };
+            is_git_directory(&dir)
+        }
+        FileType::RegularFile => {
+            let Ok(file) = rustix::fs::openat(
+                parent,
+                dot_git,
+                OFlags::RDONLY | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) else {
+                return true;
+            };
+            let Ok(bytes) = read_all(file, stat.st_size.min(4096)) else {
+                return true;
+            };
+            let Some(target) = bytes
+                .strip_prefix(b"gitdir: ")
+                .map(|t| t.trim_ascii_end())
+                .filter(|t| !t.is_empty())
+            else {
+                return false;
+            };
+            let target = OsStr::from_bytes(target);
+            // Relative to the directory that holds the `.git` file.
+            let opened = if target.as_bytes().starts_with(b"/") {
+                rustix::fs::open(target, DIR_FLAGS, Mode::empty())
+            } else {
+                rustix::fs::openat(parent, name, DIR_FLAGS, Mode::empty())
+                    .and_then(|dir| rustix::fs::openat(&dir, target, DIR_FLAGS, Mode::empty()))
+            };
+            opened.is_ok_and(|dir| is_git_directory(&dir))
+        }
+        _ => false,
+    }
+}
+
+/// Git's test of a git directory: a `HEAD` that names a ref or a commit,
+/// and `objects` and `refs` it may enter (through `commondir`, when there is
+/// one).
+fn is_git_directory(dir: &OwnedFd) -> bool {
+    if !valid_head(dir) {
+        return false;
+    }
+    let common = match rustix::fs::openat(
+        dir,
+        c"commondir",
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(file) => {
+            let Ok(bytes) = read_all(file, 4096) else {
+                return false;
+            };
+            let target = OsStr::from_bytes(bytes.trim_ascii_end());
+            match rustix::fs::openat(dir, target, DIR_FLAGS, Mode::empty()) {
+                Ok(common) => common,
+                Err(_) => return false,
+            }
+        }
+        Err(_) => match rustix::fs::openat(dir, c".", DIR_FLAGS, Mode::empty()) {
+            Ok(same) => same,
+            Err(_) => return false,
+        },
+    };
+    [c"objects", c"refs"].iter().all(|sub| {
+        rustix::fs::accessat(&common, *sub, rustix::fs::Access::EXEC_OK, AtFlags::empty()).is_ok()
+    })
+}
+
+/// Whether `HEAD` of the git directory `dir` is a symlink into `refs/`, a
+/// `ref: refs/…` line, or an object name.
+fn valid_head(dir: &OwnedFd) -> bool {
+    let Ok(stat) = rustix::fs::statat(dir, c"HEAD", AtFlags::SYMLINK_NOFOLLOW) else {
+        return false;
+    };
+    match FileType::from_raw_mode(stat.st_mode) {
+        FileType::Symlink => rustix::fs::readlinkat(dir, c"HEAD", Vec::new())
+            .is_ok_and(|target| target.to_bytes().starts_with(b"refs/")),
+        FileType::RegularFile => {
+            let Ok(file) = rustix::fs::openat(
+                dir,
+                c"HEAD",
+                OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+                Mode::empty(),
+            ) else {
+                return false;
+            };
+            let Ok(bytes) = read_all(file, 256) else {
+                return false;
+            };
+            if let Some(rest) = bytes.strip_prefix(b"ref:") {
+                return rest.trim_ascii_start().starts_with(b"refs/");
+            }
+            let hex = bytes.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+            hex == 40 || hex == 64
+        }
+        _ => false,
+    }
+}
+
+/// The untracked paths of a walk, sorted, as one list.
+pub(crate) fn sorted(mut untracked: Vec<Vec<u8>>) -> PathList {
+    untracked.sort_unstable();
+    untracked.dedup();
+    untracked.iter().map(Vec::as_slice).collect()
+}
