@@ -4,6 +4,7 @@
 //! fingerprint-trees compare [--rounds N] TREE…   the table of ratios
 //! fingerprint-trees generate DIR                 the generated tree
 //! fingerprint-trees fingerprint ROOT CACHE       one fingerprint (a measured process)
+//! fingerprint-trees list ROOT                    the file list alone (a measured process)
 //! fingerprint-trees floor ROOT LIST THREADS      the read floor (a measured process)
 //! ```
 //!
@@ -22,8 +23,8 @@
 //!
 //! The read floor reads the fingerprint's file list (precomputed) with as
 //! many threads as the fingerprinter and the same calls per file (`openat`
-//! from the root's descriptor, `fstat`, `read` to the end, `close`), without
-//! hashing. git runs with `--no-optional-locks` (so that it never rewrites
+//! from the root's descriptor, `fstat`, `read` up to the size `fstat` gave,
+//! `close`), without hashing and without listing. git runs with `--no-optional-locks` (so that it never rewrites
 //! the index under the measurement), no untracked cache and no file-system
 //! monitor. The build case needs an ignored `target/`; it is filled with
 //! 25,000 small files when it holds fewer, and left out on a tree that does
@@ -54,6 +55,7 @@ use rustix::fs::{Mode, OFlags};
 const USAGE: &str = "usage: fingerprint-trees compare [--rounds N] TREE…
        fingerprint-trees generate DIR
        fingerprint-trees fingerprint ROOT CACHE
+       fingerprint-trees list ROOT
        fingerprint-trees floor ROOT LIST THREADS";
 
 fn main() -> ExitCode {
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
     let words: Vec<&str> = args.iter().map(|a| a.to_str().unwrap_or("")).collect();
     match words.as_slice() {
         ["fingerprint", _, _] => fingerprint(Path::new(&args[1]), Path::new(&args[2])),
+        ["list", _] => list(Path::new(&args[1])),
         ["floor", _, _, threads] => match threads.parse() {
             Ok(threads) => floor(Path::new(&args[1]), Path::new(&args[2]), threads),
             Err(_) => usage(),
@@ -120,6 +123,24 @@ fn fingerprint(root: &Path, cache: &Path) -> ExitCode {
     }
 }
 
+/// The files a fingerprint covers, listed as it lists them without a cache.
+fn list(root: &Path) -> ExitCode {
+    let Ok(root) = Utf8PathBuf::try_from(root.to_owned()) else {
+        println!("paths must be UTF-8");
+        return ExitCode::FAILURE;
+    };
+    match Fingerprinter::new().files(&root, &[]) {
+        Ok(files) => {
+            println!("{} files", files.len());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            println!("{}", orcho::core::error_chain(&e));
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// The read floor: the files of `list` (NUL-separated, relative to `root`)
 /// read by `threads` threads, each file opened from the root's descriptor,
 /// `fstat`-ed, read to the end and closed, as the fingerprinter reads them.
@@ -168,13 +189,23 @@ fn floor(root: &Path, list: &Path, threads: usize) -> ExitCode {
                             ) else {
                                 continue;
                             };
-                            let _ = rustix::fs::fstat(&fd);
+                            let size = rustix::fs::fstat(&fd)
+                                .map_or(0, |s| u64::try_from(s.st_size).unwrap_or(0));
                             let mut file = std::fs::File::from(fd);
-                            while let Ok(n) = file.read(&mut buf) {
-                                if n == 0 {
-                                    break;
+                            // As the fingerprinter reads: up to the size
+                            // `fstat` gave, without a read that only finds
+                            // the end.
+                            let mut left = size;
+                            while left > 0 {
+                                let want =
+                                    buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+                                match file.read(&mut buf[..want]) {
+                                    Ok(0) | Err(_) => break,
+                                    Ok(n) => {
+                                        read += n as u64;
+                                        left -= n as u64;
+                                    }
                                 }
-                                read += n as u64;
                             }
                         }
                     }

@@ -21,7 +21,7 @@ use orcho_core::Digest;
 use super::{
     cache::{self, GitState, KnownFile, Mark, Stat, TreeCache},
     git::{
-        Repo,
+        Probe, Repo,
         untracked::{self, DirRecord},
     },
     listing::{self, Revalidated},
@@ -234,12 +234,17 @@ impl Fingerprinter {
             Some((cache, state)) => {
                 // The cached listing most likely holds: its files are stat-ed
                 // while what it depends on is checked.
-                let (check, speculative) = std::thread::scope(|s| {
-                    let check = s.spawn(|| listing::check(cache, state, &root_fd));
-                    let worked = Pool::new(&root, Some(cache))
-                        .run_one(self.threads, filter(&cache.paths, &scope));
-                    (check.join(), worked)
-                });
+                let listed = filter(&cache.paths, &scope);
+                let (check, speculative) = if state.dirs.len() < STATS_PER_THREAD {
+                    let worked = Pool::new(&root, Some(cache)).run_one(self.threads, listed);
+                    (Ok(listing::check(cache, state, &root_fd)), worked)
+                } else {
+                    std::thread::scope(|s| {
+                        let check = s.spawn(|| listing::check(cache, state, &root_fd));
+                        let worked = Pool::new(&root, Some(cache)).run_one(self.threads, listed);
+                        (check.join(), worked)
+                    })
+                };
                 let revalidated = match check {
                     Ok(check) => {
                         listing::update(cache, state, check, root_path, &root_fd, &scope.skip)
@@ -287,9 +292,9 @@ impl Fingerprinter {
                 }
             }
             None => {
-                let repo = use_git.then(|| Repo::open(root_path, &self.env)).flatten();
-                match repo
-                    .and_then(|repo| self.fresh_git_listing(&root, cached.as_ref(), &repo, &scope))
+                let probe = use_git.then(|| Probe::new(root_path, &self.env)).flatten();
+                match probe
+                    .and_then(|probe| self.fresh_git_listing(&root, cached.as_ref(), probe, &scope))
                 {
                     Some(done) => done,
                     None => {
@@ -406,28 +411,46 @@ impl Fingerprinter {
         Ok(Worked { paths, entries })
     }
 
-    /// Lists the work tree in this process (the index, then a walk), while
-    /// the workers hash the tracked files. `None` when the index is one to
-    /// leave to git.
+    /// Lists the work tree in this process, while the workers hash: git's
+    /// configuration is read (by `git config`) while the index is, and the
+    /// tracked files are hashed while the walk looks for untracked ones.
+    /// `None` when the index or the configuration is one to leave to git.
     fn fresh_git_listing(
         &self,
         root: &Root<'_>,
         cached: Option<&TreeCache>,
-        repo: &Repo,
+        probe: Probe,
         scope: &Scope,
     ) -> Option<(Result<Worked, Failure>, Made)> {
-        let (tracked, index) = listing::read_index(&repo.root, repo.hash_len).ok()?;
-        let mut walked = None;
-        let worked = Pool::new(root, cached).run(self.threads, |publish| {
-            publish(0, filter(&tracked.paths, scope));
-            let found = listing::walk_all(root.fd, &tracked, &repo.excludes, &scope.skip);
-            let untracked = untracked::sorted(found.untracked);
-            publish(1, filter(&untracked, scope));
-            walked = Some((found.dirs, untracked));
-        });
-        let (dirs, untracked) = walked.unwrap_or_default();
-        let (_, marks) = listing::combine(&tracked, &untracked);
-        Some((worked, self.made_here(repo, index, dirs, marks)))
+        std::thread::scope(|s| {
+            let (top, hash_len) = (probe.root().to_owned(), probe.hash_len());
+            let configured = s.spawn(|| probe.configure(&self.env));
+            let Ok((tracked, index)) = listing::read_index(&top, hash_len) else {
+                let _ = configured.join();
+                return None;
+            };
+            let mut walked = None;
+            // The walk adds a few untracked files, in general.
+            let threads = self
+                .threads
+                .min(tracked.paths.len().div_ceil(READS_PER_THREAD));
+            let worked = Pool::new(root, cached).run(threads, |publish| {
+                publish(0, filter(&tracked.paths, scope));
+                // What git's configuration says decides the walk.
+                let Some(repo) = configured.join().ok().flatten() else {
+                    return;
+                };
+                let found = listing::walk_all(root.fd, &tracked, &repo.excludes, &scope.skip);
+                let untracked = untracked::sorted(found.untracked);
+                publish(1, filter(&untracked, scope));
+                walked = Some((repo, found.dirs, untracked));
+            });
+            // Without the configuration, git lists the files; what was
+            // hashed meanwhile is thrown away.
+            let (repo, dirs, untracked) = walked?;
+            let (_, marks) = listing::combine(&tracked, &untracked);
+            Some((worked, self.made_here(&repo, index, dirs, marks)))
+        })
     }
 
     /// How a listing made in this process was made.
@@ -444,11 +467,7 @@ impl Fingerprinter {
             git: Some(GitState {
                 hash_len: u8::try_from(repo.hash_len).unwrap_or(20),
                 excludes: repo.excludes.clone(),
-                guards: listing::guards(
-                    repo,
-                    self.env.get("HOME"),
-                    self.env.get("XDG_CONFIG_HOME"),
-                ),
+                guards: listing::guards(repo),
                 index,
                 dirs,
             }),
@@ -730,6 +749,11 @@ impl Entry {
 const FEED_CHUNK: usize = 64 * 1024;
 /// Paths a worker takes at a time.
 const RANGE: usize = 64;
+/// Paths worth starting a thread for, when most are only `stat`-ed (a
+/// thread costs more to start than a few hundred `stat`s) and when each is
+/// read.
+const STATS_PER_THREAD: usize = 512;
+const READS_PER_THREAD: usize = 64;
 
 /// The fingerprint root: paths are looked up relative to its descriptor.
 struct Root<'a> {
@@ -760,11 +784,15 @@ struct Queue {
 }
 
 impl Queue {
-    fn push(&self, list: usize, start: usize) {
+    /// Queues the ranges of a listing of `len` paths, waking the workers
+    /// once.
+    fn push_all(&self, list: usize, len: usize) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.0.push_back((list, start));
+        state
+            .0
+            .extend((0..len).step_by(RANGE).map(|start| (list, start)));
         drop(state);
-        self.ready.notify_one();
+        self.ready.notify_all();
     }
 
     fn close(&self) {
@@ -823,36 +851,50 @@ impl<'a> Pool<'a> {
 
     /// Stats and hashes one sorted listing.
     fn run_one(&self, threads: usize, paths: PathList) -> Result<Worked, Failure> {
+        // Mostly `stat`s, when a cache answers for most files; reads
+        // without one.
+        let per_thread = if self.cached.is_some() {
+            STATS_PER_THREAD
+        } else {
+            READS_PER_THREAD
+        };
+        let threads = threads.min(paths.len().div_ceil(per_thread));
         self.run(threads, |publish| publish(0, paths))
     }
 
-    /// Runs the workers while `produce` publishes up to two disjoint sorted
-    /// listings; returns their union, sorted, with its entries.
+    /// Runs `threads` workers while `produce` publishes up to two disjoint
+    /// sorted listings; returns their union, sorted, with its entries. With
+    /// one thread (or none), the listings are worked through on this one.
     fn run(
         &self,
         threads: usize,
         produce: impl FnOnce(&mut dyn FnMut(usize, PathList)),
     ) -> Result<Worked, Failure> {
+        let threads = threads.max(1);
+        let publish = |list: usize, paths: PathList| {
+            let cached = match self.cached {
+                Some(cache) => positions(&paths, &cache.paths),
+                None => Vec::new(),
+            };
+            let len = paths.len();
+            if self.lists[list].set(Published { paths, cached }).is_ok() {
+                self.queue.push_all(list, len);
+            }
+        };
         let results = std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..threads.max(1))
-                .map(|_| scope.spawn(|| self.work()))
-                .collect();
+            if threads == 1 {
+                {
+                    let _close = CloseOnDrop(&self.queue);
+                    produce(&mut { publish });
+                }
+                return vec![self.work()];
+            }
+            let workers: Vec<_> = (0..threads).map(|_| scope.spawn(|| self.work())).collect();
             {
                 // Closes the queue even if producing panics, so that no
                 // worker waits forever.
                 let _close = CloseOnDrop(&self.queue);
-                produce(&mut |list, paths| {
-                    let cached = match self.cached {
-                        Some(cache) => positions(&paths, &cache.paths),
-                        None => Vec::new(),
-                    };
-                    let len = paths.len();
-                    if self.lists[list].set(Published { paths, cached }).is_ok() {
-                        for start in (0..len).step_by(RANGE) {
-                            self.queue.push(list, start);
-                        }
-                    }
-                });
+                produce(&mut { publish });
             }
             workers
                 .into_iter()

@@ -101,24 +101,10 @@ fn global_patterns(excludes: &[std::path::PathBuf]) -> Vec<PatternFile> {
 
 /// The stat of what a listing depends on outside the walk: the
 /// configuration files git read and those it would read if they appeared,
-/// and the excludes files. Taken before they are read.
-pub(crate) fn guards(
-    repo: &Repo,
-    home: Option<&str>,
-    xdg: Option<&str>,
-) -> Vec<(std::path::PathBuf, Option<Stat>)> {
+/// and the excludes files. A change after the snapshot is caught by the
+/// racy rule, whenever the stat is taken.
+pub(crate) fn guards(repo: &Repo) -> Vec<(std::path::PathBuf, Option<Stat>)> {
     let mut files: Vec<std::path::PathBuf> = repo.config_files.clone();
-    files.push("/etc/gitconfig".into());
-    if let Some(home) = home {
-        files.push(Path::new(home).join(".gitconfig"));
-    }
-    let config_home = xdg
-        .filter(|x| !x.is_empty())
-        .map(std::path::PathBuf::from)
-        .or_else(|| home.map(|h| Path::new(h).join(".config")));
-    if let Some(dir) = config_home {
-        files.push(dir.join("git/config"));
-    }
     files.extend(repo.excludes.iter().cloned());
     files.sort();
     files.dedup();

@@ -75,14 +75,21 @@ impl PathList {
     }
 
     /// The index of `path` in a sorted list.
+    #[cfg(test)]
     pub(crate) fn find(&self, path: &[u8]) -> Option<usize> {
         let i = self.lower_bound(path);
         (i < self.len() && self.get(i) == path).then_some(i)
     }
 
     /// The first index whose path is not less than `key`, in a sorted list.
+    #[cfg(test)]
     pub(crate) fn lower_bound(&self, key: &[u8]) -> usize {
-        let (mut lo, mut hi) = (0, self.len());
+        self.lower_bound_in(0..self.len(), key)
+    }
+
+    /// [`lower_bound`](Self::lower_bound) within `range` of a sorted list.
+    pub(crate) fn lower_bound_in(&self, range: Range<usize>, key: &[u8]) -> usize {
+        let (mut lo, mut hi) = (range.start, range.end.min(self.len()));
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if self.get(mid) < key {
@@ -97,21 +104,22 @@ impl PathList {
     /// The indices of the paths below the directory `dir` in a sorted list
     /// (`""`: every path).
     pub(crate) fn below(&self, dir: &[u8]) -> Range<usize> {
+        self.below_in(0..self.len(), dir)
+    }
+
+    /// [`below`](Self::below) within `range` of a sorted list (the paths
+    /// below a parent of `dir`, say).
+    pub(crate) fn below_in(&self, range: Range<usize>, dir: &[u8]) -> Range<usize> {
         if dir.is_empty() {
-            return 0..self.len();
+            return range;
         }
         let mut key = Vec::with_capacity(dir.len() + 1);
         key.extend_from_slice(dir);
         key.push(b'/');
-        let start = self.lower_bound(&key);
+        let start = self.lower_bound_in(range.clone(), &key);
         // `0` is the byte after `/`: every path below sorts before it.
         *key.last_mut().unwrap_or(&mut 0) = b'0';
-        start..self.lower_bound(&key)
-    }
-
-    /// Whether some path of a sorted list lies below `dir`.
-    pub(crate) fn any_below(&self, dir: &[u8]) -> bool {
-        !self.below(dir).is_empty()
+        start..self.lower_bound_in(start..range.end, &key)
     }
 
     /// The paths of two sorted lists, merged: sorted, each once.

@@ -24,22 +24,15 @@ pub(crate) struct Tracked {
 }
 
 impl Tracked {
-    /// Whether `path` is tracked.
-    pub(crate) fn contains(&self, path: &[u8]) -> bool {
-        self.paths.find(path).is_some()
-    }
-
-    /// Whether `path` is a gitlink.
-    pub(crate) fn is_gitlink(&self, path: &[u8]) -> bool {
-        self.paths
-            .find(path)
-            .is_some_and(|i| self.gitlinks.binary_search(&(i as u32)).is_ok())
-    }
-
-    /// Whether some tracked path lies below the directory `dir` (relative
-    /// to the root, without a trailing `/`; `""` for the root).
-    pub(crate) fn has_below(&self, dir: &[u8]) -> bool {
-        self.paths.any_below(dir)
+    /// What the index says of `path`, looked up within `range` (the tracked
+    /// paths below its directory): tracked, and whether a gitlink.
+    pub(crate) fn lookup_in(&self, range: std::ops::Range<usize>, path: &[u8]) -> (bool, bool) {
+        let i = self.paths.lower_bound_in(range.clone(), path);
+        if i < range.end.min(self.paths.len()) && self.paths.get(i) == path {
+            (true, self.gitlinks.binary_search(&(i as u32)).is_ok())
+        } else {
+            (false, false)
+        }
     }
 }
 

@@ -53,11 +53,20 @@ pub(crate) struct Repo {
     pub(crate) config_files: Vec<PathBuf>,
 }
 
-impl Repo {
-    /// The repository at `root`, when its files can be listed in this
-    /// process with git's configuration as git running with `env` reads it.
-    /// `None` when git should list them.
-    pub(crate) fn open(root: &Path, env: &BaseEnv) -> Option<Self> {
+/// A work tree whose files this process may list, before git's
+/// configuration is read: enough to read the index while `git config` runs.
+#[derive(Debug, Clone)]
+pub(crate) struct Probe {
+    root: PathBuf,
+    hash_len: usize,
+}
+
+impl Probe {
+    /// The work tree at `root`, when its files may be listed in this
+    /// process with `env` as git's environment: `.git` is a directory there
+    /// and no variable moves the repository. `None` when git should list
+    /// them.
+    pub(crate) fn new(root: &Path, env: &BaseEnv) -> Option<Self> {
         let root = std::path::absolute(root).ok()?;
         if !rustix::fs::lstat(root.join(".git"))
             .is_ok_and(|s| rustix::fs::FileType::from_raw_mode(s.st_mode).is_dir())
@@ -67,20 +76,43 @@ impl Repo {
         if env.iter().any(|(k, _)| MOVES_THE_REPOSITORY.contains(&k)) {
             return None;
         }
+        let hash_len = object_format(&std::fs::read(root.join(".git/config")).unwrap_or_default())?;
+        Some(Self { root, hash_len })
+    }
+
+    /// The work tree's top, absolute.
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The length of the index's object names.
+    pub(crate) fn hash_len(&self) -> usize {
+        self.hash_len
+    }
+
+    /// Reads git's configuration (one `git config` process, so that
+    /// includes, `-c` and the environment mean what they mean to git).
+    /// `None` when it asks for something this process leaves to git.
+    pub(crate) fn configure(self, env: &BaseEnv) -> Option<Repo> {
+        let Self { root, hash_len } = self;
         let config = read_config(&root, env)?;
-        let mut hash_len = 20;
         let mut excludes_file: Option<String> = None;
         for (key, value) in &config.values {
             match key.as_str() {
-                "core.ignorecase" if is_true(value.as_deref()) => return None,
-                "core.worktree" | "core.sparsecheckout" if value.as_deref() != Some("false") => {
+                "core.ignorecase" | "core.sparsecheckout" if is_true(value.as_deref()) => {
                     return None;
                 }
-                "extensions.objectformat" => match value.as_deref() {
-                    Some("sha1") => hash_len = 20,
-                    Some("sha256") => hash_len = 32,
-                    _ => return None,
-                },
+                "core.worktree" => return None,
+                "extensions.objectformat" => {
+                    let len = match value.as_deref() {
+                        Some(v) if v.eq_ignore_ascii_case("sha1") => 20,
+                        Some(v) if v.eq_ignore_ascii_case("sha256") => 32,
+                        _ => return None,
+                    };
+                    if len != hash_len {
+                        return None;
+                    }
+                }
                 "core.excludesfile" => excludes_file = value.clone(),
                 _ => {}
             }
@@ -106,13 +138,108 @@ impl Repo {
         if !excludes_file.as_os_str().is_empty() {
             excludes.push(excludes_file);
         }
-        Some(Self {
+        let mut config_files = config.files;
+        config_files.extend(unread_config_files(env));
+        config_files.sort();
+        config_files.dedup();
+        Some(Repo {
             root,
             hash_len,
             excludes,
-            config_files: config.files,
+            config_files,
         })
     }
+}
+
+impl Repo {
+    /// The repository at `root`, when its files can be listed in this
+    /// process with git's configuration as git running with `env` reads it.
+    /// `None` when git should list them.
+    pub(crate) fn open(root: &Path, env: &BaseEnv) -> Option<Self> {
+        Probe::new(root, env)?.configure(env)
+    }
+}
+
+/// The configuration files git would read if they were there (it lists only
+/// those that are): the system file of the git on `PATH` (`<prefix>/etc`,
+/// or `/etc` for a git in `/usr`), the user's, and those the environment
+/// names. A listing must be made again when one of them appears.
+fn unread_config_files(env: &BaseEnv) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = vec!["/etc/gitconfig".into()];
+    if let Some(path) = env.get("PATH") {
+        let git = path
+            .split(':')
+            .filter(|dir| !dir.is_empty())
+            .map(|dir| Path::new(dir).join("git"))
+            .find(|git| rustix::fs::access(git, rustix::fs::Access::EXEC_OK).is_ok());
+        if let Some(prefix) = git.as_deref().and_then(Path::parent).and_then(Path::parent) {
+            files.push(prefix.join("etc/gitconfig"));
+        }
+    }
+    let home = env.get("HOME").map(PathBuf::from);
+    if let Some(home) = &home {
+        files.push(home.join(".gitconfig"));
+    }
+    let config_home = env
+        .get("XDG_CONFIG_HOME")
+        .filter(|x| !x.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| home.map(|h| h.join(".config")));
+    if let Some(dir) = config_home {
+        files.push(dir.join("git/config"));
+    }
+    for name in ["GIT_CONFIG_SYSTEM", "GIT_CONFIG_GLOBAL"] {
+        if let Some(path) = env.get(name).filter(|p| p.starts_with('/')) {
+            files.push(path.into());
+        }
+    }
+    files
+}
+
+/// The object name length `extensions.objectFormat` of a repository's own
+/// configuration file says (git reads repository extensions from that file
+/// alone): 20 for SHA-1, the default, or 32 for SHA-256; `None` for a
+/// format this reader does not know.
+fn object_format(config: &[u8]) -> Option<usize> {
+    let mut in_extensions = false;
+    let mut len = 20;
+    for line in config.split(|&b| b == b'\n') {
+        let line = line.trim_ascii();
+        if let Some(header) = line.strip_prefix(b"[") {
+            let name = header
+                .split(|&b| b == b']')
+                .next()
+                .unwrap_or_default()
+                .trim_ascii();
+            in_extensions = name.eq_ignore_ascii_case(b"extensions");
+            continue;
+        }
+        if !in_extensions {
+            continue;
+        }
+        let Some(eq) = line.iter().position(|&b| b == b'=') else {
+            continue;
+        };
+        if !line[..eq]
+            .trim_ascii()
+            .eq_ignore_ascii_case(b"objectformat")
+        {
+            continue;
+        }
+        let value = line[eq + 1..].trim_ascii();
+        let value = value
+            .strip_prefix(b"\"")
+            .and_then(|v| v.strip_suffix(b"\""))
+            .unwrap_or(value);
+        len = if value.eq_ignore_ascii_case(b"sha1") {
+            20
+        } else if value.eq_ignore_ascii_case(b"sha256") {
+            32
+        } else {
+            return None;
+        };
+    }
+    Some(len)
 }
 
 /// What `git config --list` says, and which files it read.

@@ -149,6 +149,9 @@ impl Walker<'_> {
         if let Some(file) = pushed.filter(|f| !f.is_empty()) {
             stack.push(file);
         }
+        // What the index tracks below this directory: each entry is looked
+        // up there, not in the whole index.
+        let tracked_here = self.tracked.paths.below(path);
         let base = path.len();
         for (name, kind) in names.iter().zip(kinds) {
             path.truncate(base);
@@ -166,7 +169,8 @@ impl Walker<'_> {
                 kind
             };
             let is_dir = kind == FileType::Directory;
-            if !is_dir && self.tracked.contains(path) {
+            let (tracked, gitlink) = self.tracked.lookup_in(tracked_here.clone(), path);
+            if !is_dir && tracked {
                 continue;
             }
             if self.excluded(stack, path, is_dir) {
@@ -175,10 +179,11 @@ impl Walker<'_> {
             match kind {
                 FileType::RegularFile | FileType::Symlink => out.untracked.push(path.clone()),
                 FileType::Directory => {
-                    if self.tracked.is_gitlink(path) || self.skip.iter().any(|s| s == path) {
+                    if gitlink || self.skip.iter().any(|s| s == path) {
                         continue;
                     }
-                    if !self.tracked.has_below(path) && is_repository(fd, name) {
+                    let below = self.tracked.paths.below_in(tracked_here.clone(), path);
+                    if below.is_empty() && is_repository(fd, name) {
                         if let Ok(stat) = rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW) {
                             out.dirs.push(DirRecord {
                                 path: path.clone(),
