@@ -9,19 +9,23 @@
 //! "100 modified" case, which is skipped for a real checkout).
 //!
 //! Groups and their targets:
-//! - `fingerprint_first`: the first fingerprint (empty stat cache, warm page
-//!   cache) vs `git add -A` into an empty temporary index + `git write-tree`
-//!   (at most 0.3x), and vs the read floor: a single-threaded walk + open +
-//!   read + close of the same files without hashing (at most 1.2x).
-//! - `fingerprint_second`: the second fingerprint of an unchanged tree, whole
-//!   call including loading the cache, vs `git status` (at most 1.0x);
-//!   after a build wrote one new file and folder into the ignored `target/`
-//!   (4,000 files there; at most 0.6x `git status`: the cached file list
-//!   stays valid); after one new untracked file in a tracked folder (at most
-//!   0.8x: only that folder is listed again); after `.git/index` was
-//!   rewritten with the same entries (at most 0.8x: only the index is read
-//!   again); and with 100 files modified (at most 1.1x the unchanged
-//!   case + 0.2 ms per modified file). The generated tree only.
+//! The fingerprint groups time whole processes on both sides: the
+//! package's `fingerprint-trees` binary beside `git` (see that binary for
+//! the same cases as paired runs on several trees).
+//! - `fingerprint_first`: the first fingerprint (no cache, warm page cache)
+//!   vs `git add -A` into an empty temporary index + `git write-tree` (at
+//!   most 0.3x), and vs the read floor: the same files, listed beforehand,
+//!   read with the fingerprinter's threads and calls, without hashing (at
+//!   most 1.1x).
+//! - `fingerprint_second`: the second fingerprint of an unchanged tree vs
+//!   `git status --porcelain` (at most 0.5x); after a build wrote one new
+//!   file and folder into the ignored `target/` (4,000 files there; at most
+//!   0.6x: the cached file list stays valid); after one new untracked file
+//!   in a tracked folder (at most 0.8x: only that folder is read again);
+//!   after `.git/index` was written again with the same entries (at most
+//!   0.8x: only the index is read again); and with 100 files modified (at
+//!   most 1.1x the unchanged case + 0.2 ms per modified file). The generated
+//!   tree only.
 //! - `classify`: classifying 1,000 and 10,000 receipts against one current
 //!   state vs reading and parsing the same files into a typed struct (at most
 //!   1.5x).
@@ -39,11 +43,10 @@
 use std::{
     collections::BTreeMap,
     ffi::OsString,
-    fs::File,
     hint::black_box,
-    io::Read,
+    os::unix::ffi::OsStrExt,
     path::{Path, PathBuf},
-    process::Command,
+    process::{Command, Stdio},
     time::Duration,
 };
 
@@ -57,35 +60,9 @@ use orcho::receipts::{
 };
 use orcho_benches::{
     Ratio, median_ns, report_ratios,
-    tree::{generate, git, run, write_file},
+    tree::{generate, git, populate_build_folder, run, write_file},
 };
 use serde::Deserialize;
-
-/// The read floor: walk, open, read, close, no hashing, one thread.
-fn read_floor(dir: &Path, buf: &mut [u8]) -> u64 {
-    let mut total = 0;
-    for entry in std::fs::read_dir(dir).expect("read_dir") {
-        let entry = entry.expect("entry");
-        let ft = entry.file_type().expect("file type");
-        let name = entry.file_name();
-        if name == ".git" || name == ".orcho" {
-            continue;
-        }
-        if ft.is_dir() {
-            total += read_floor(&entry.path(), buf);
-        } else if ft.is_file() {
-            let mut f = File::open(entry.path()).expect("open");
-            loop {
-                let n = f.read(buf).expect("read");
-                if n == 0 {
-                    break;
-                }
-                total += n as u64;
-            }
-        }
-    }
-    total
-}
 
 struct Tree {
     _guard: Option<tempfile::TempDir>,
@@ -116,19 +93,39 @@ fn tree() -> Tree {
     }
 }
 
+/// The fingerprint as a whole process, as `git` is one: the package's
+/// `fingerprint-trees` binary.
+const FINGERPRINT: &str = env!("CARGO_BIN_EXE_fingerprint-trees");
+
+/// Runs `c`, its output thrown away, and checks that it succeeded.
+fn quiet(mut c: Command) {
+    c.stdout(Stdio::null()).stderr(Stdio::null());
+    run(c);
+}
+
 fn bench_fingerprints(c: &mut Criterion, tree: &Tree) {
     let root = &tree.root;
     let scratch = tempfile::tempdir().expect("scratch");
-    let cache = Utf8PathBuf::try_from(scratch.path().join("cache")).expect("utf-8");
-    let fingerprinter = Fingerprinter::new().with_cache_dir(&cache);
-    let floor_bytes = read_floor(root.as_std_path(), &mut vec![0; 1 << 16]);
-    let first = fingerprinter.fingerprint(root, &[]).expect("fingerprint");
-    println!(
-        "fingerprint covers {} files, {:.1} MB (read floor reads {:.1} MB)",
-        first.files,
-        first.bytes as f64 / 1e6,
-        floor_bytes as f64 / 1e6
-    );
+    let cache = scratch.path().join("cache");
+    let list = scratch.path().join("list");
+    let fingerprint = || {
+        let mut c = Command::new(FINGERPRINT);
+        c.arg("fingerprint").arg(root.as_str()).arg(&cache);
+        quiet(c);
+    };
+    let status = || {
+        let mut status = git(root.as_std_path());
+        status.args(["--no-optional-locks", "status", "--porcelain"]);
+        quiet(status);
+    };
+    let listed = {
+        let mut c = git(root.as_std_path());
+        c.args(["ls-files", "-co", "--exclude-standard", "-z"])
+            .stdout(Stdio::piped());
+        c.output().expect("git ls-files").stdout
+    };
+    write_file(&list, &listed);
+    let threads = Fingerprinter::new().threads();
 
     let mut group = c.benchmark_group("fingerprint_first");
     group.sample_size(10).warm_up_time(Duration::from_secs(1));
@@ -138,7 +135,7 @@ fn bench_fingerprints(c: &mut Criterion, tree: &Tree) {
             || {
                 let _ = std::fs::remove_dir_all(&cache);
             },
-            |()| fingerprinter.fingerprint(root, &[]).expect("fingerprint"),
+            |()| fingerprint(),
             BatchSize::PerIteration,
         );
     });
@@ -159,9 +156,15 @@ fn bench_fingerprints(c: &mut Criterion, tree: &Tree) {
             BatchSize::PerIteration,
         );
     });
-    let mut buf = vec![0u8; 1 << 16];
     group.bench_function("read floor", |b| {
-        b.iter(|| black_box(read_floor(root.as_std_path(), &mut buf)));
+        b.iter(|| {
+            let mut c = Command::new(FINGERPRINT);
+            c.arg("floor")
+                .arg(root.as_str())
+                .arg(&list)
+                .arg(threads.to_string());
+            quiet(c);
+        });
     });
     group.finish();
 
@@ -169,37 +172,22 @@ fn bench_fingerprints(c: &mut Criterion, tree: &Tree) {
     group.sample_size(20).warm_up_time(Duration::from_secs(1));
     group.measurement_time(Duration::from_secs(5));
     // Let the cache settle past the racily-clean window.
-    std::thread::sleep(Duration::from_millis(50));
-    fingerprinter.fingerprint(root, &[]).expect("fingerprint");
-    let settled = fingerprinter.fingerprint(root, &[]).expect("fingerprint");
-    println!("second fingerprint re-hashed {} files", settled.hashed);
-    group.bench_function("orcho unchanged", |b| {
-        b.iter(|| fingerprinter.fingerprint(root, &[]).expect("fingerprint"));
-    });
-    group.bench_function("git status", |b| {
-        b.iter(|| {
-            let mut status = git(root.as_std_path());
-            status.args(["status", "--porcelain"]);
-            run(status);
-        });
-    });
+    for _ in 0..3 {
+        std::thread::sleep(Duration::from_millis(30));
+        fingerprint();
+    }
+    group.bench_function("orcho unchanged", |b| b.iter(fingerprint));
+    group.bench_function("git status", |b| b.iter(status));
     if tree.generated {
         // A build folder git ignores (`target/`, 4,000 files in 200
         // folders), then one new file and folder in it per iteration, as
         // every build makes: the cached file list stays valid, because git
         // never enters an ignored folder and neither does the check.
-        for d in 0..200 {
-            let dir = root
-                .as_std_path()
-                .join(format!("target/debug/deps/d{d:03}"));
-            std::fs::create_dir_all(&dir).expect("mkdir");
-            for f in 0..20 {
-                write_file(&dir.join(format!("f{f}.o")), b"object\n");
-            }
+        populate_build_folder(&root.as_std_path().join("target"), 4_000);
+        for _ in 0..3 {
+            std::thread::sleep(Duration::from_millis(30));
+            fingerprint();
         }
-        std::thread::sleep(Duration::from_millis(50));
-        fingerprinter.fingerprint(root, &[]).expect("fingerprint");
-        fingerprinter.fingerprint(root, &[]).expect("fingerprint");
         let mut build = 0u64;
         group.bench_function("orcho after a build", |b| {
             b.iter_batched(
@@ -211,22 +199,18 @@ fn bench_fingerprints(c: &mut Criterion, tree: &Tree) {
                     std::fs::create_dir_all(&dir).expect("mkdir");
                     write_file(&dir.join("out.o"), b"object\n");
                 },
-                |()| fingerprinter.fingerprint(root, &[]).expect("fingerprint"),
+                |()| fingerprint(),
                 BatchSize::PerIteration,
             );
         });
         // One new untracked file in a tracked folder: only that folder is
-        // listed again.
-        let folder = fingerprinter
-            .files(root, &[])
-            .expect("files")
-            .into_iter()
-            .find_map(|p| {
-                p.parent()
-                    .filter(|d| !d.as_os_str().is_empty())
-                    .map(Path::to_path_buf)
-            })
-            .expect("a folder");
+        // read again.
+        let folder = Path::new(std::ffi::OsStr::from_bytes(
+            listed.split(|&b| b == 0).next().expect("a file"),
+        ))
+        .parent()
+        .expect("a folder")
+        .to_owned();
         let mut added = 0u64;
         group.bench_function("orcho after a new file", |b| {
             b.iter_batched(
@@ -240,29 +224,24 @@ fn bench_fingerprints(c: &mut Criterion, tree: &Tree) {
                         b"new\n",
                     );
                 },
-                |()| fingerprinter.fingerprint(root, &[]).expect("fingerprint"),
+                |()| fingerprint(),
                 BatchSize::PerIteration,
             );
         });
-        // `.git/index` rewritten with the same entries, as `git checkout`
-        // of the same tree does: only the index is read again.
+        // `.git/index` written again with the same entries, as `git
+        // checkout` of the same tree does: only the index is read again.
+        let index_file = root.as_std_path().join(".git/index");
+        let bytes = std::fs::read(&index_file).expect("index");
         group.bench_function("orcho after the index was rewritten", |b| {
             b.iter_batched(
-                || {
-                    let mut update = git(root.as_std_path());
-                    update.args(["update-index", "--really-refresh", "-q"]);
-                    let _ = update.status();
-                    let index = root.as_std_path().join(".git/index");
-                    let bytes = std::fs::read(&index).expect("index");
-                    write_file(&index, &bytes);
-                },
-                |()| fingerprinter.fingerprint(root, &[]).expect("fingerprint"),
+                || write_file(&index_file, &bytes),
+                |()| fingerprint(),
                 BatchSize::PerIteration,
             );
         });
-        let listed = fingerprinter.files(root, &[]).expect("files");
         let victims: Vec<PathBuf> = listed
-            .iter()
+            .split(|&b| b == 0)
+            .map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
             .filter(|p| p.extension().is_some_and(|e| e == "rs"))
             .step_by(50)
             .take(100)
@@ -278,7 +257,7 @@ fn bench_fingerprints(c: &mut Criterion, tree: &Tree) {
                         write_file(v, format!("modified in round {round}\n").as_bytes());
                     }
                 },
-                |()| fingerprinter.fingerprint(root, &[]).expect("fingerprint"),
+                |()| fingerprint(),
                 BatchSize::PerIteration,
             );
         });
@@ -476,13 +455,13 @@ fn main() {
             group: "fingerprint_first",
             subject: "orcho",
             baseline: "read floor",
-            target: 1.2,
+            target: 1.1,
         },
         Ratio {
             group: "fingerprint_second",
             subject: "orcho unchanged",
             baseline: "git status",
-            target: 1.0,
+            target: 0.5,
         },
         Ratio {
             group: "fingerprint_second",
