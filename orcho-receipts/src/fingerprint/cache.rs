@@ -289,6 +289,7 @@ impl TreeCache {
             None => b.push(0),
         }
         put_len(&mut b, paths.len())?;
+        remove_earlier_formats(path);
         for end in ends {
             b.extend_from_slice(&end.to_le_bytes());
         }
@@ -436,6 +437,26 @@ impl<'a> Reader<'a> {
             0 => Some(None),
             1 => Some(Some(Stat::decode(self)?)),
             _ => None,
+        }
+    }
+}
+
+/// Removes the files of the caches this one replaced (a stat cache `.bin`
+/// and a listing `.list` per root) from the directory of `path`: nothing
+/// reads them any more.
+fn remove_earlier_formats(path: &Utf8Path) {
+    let Some(dir) = path.parent() else { return };
+    let Ok(entries) = dir.read_dir_utf8() else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let earlier = name
+            .strip_suffix(".bin")
+            .or_else(|| name.strip_suffix(".list"))
+            .is_some_and(|stem| stem.len() == 32 && stem.bytes().all(|b| b.is_ascii_hexdigit()));
+        if earlier {
+            let _ = std::fs::remove_file(entry.path());
         }
     }
 }
@@ -597,6 +618,20 @@ mod tests {
         assert_eq!(cache.trusted(1, &stat(1)), None, "not a file");
         assert_eq!(cache.trusted(2, &stat(10)), None, "racily clean");
         assert_eq!(cache.trusted(9, &stat(1)), None, "no such path");
+    }
+
+    #[test]
+    fn the_files_of_earlier_caches_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let old_stat = dir.path().join("0123456789abcdef0123456789abcdef.bin");
+        let old_listing = dir.path().join("fedcba9876543210fedcba9876543210.list");
+        let unrelated = dir.path().join("notes.bin");
+        for f in [&old_stat, &old_listing, &unrelated] {
+            std::fs::File::create(f).unwrap();
+        }
+        saved(&dir);
+        assert!(!old_stat.exists() && !old_listing.exists());
+        assert!(unrelated.exists());
     }
 
     #[test]
