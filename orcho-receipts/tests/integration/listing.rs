@@ -239,27 +239,7 @@ fn an_index_of_every_version_and_with_conflicts_lists_what_git_lists() -> Result
 #[test]
 fn a_checked_out_submodule_is_listed_as_git_lists_it() -> Result {
     let t = temp()?;
-    let lib = t.path.join("lib");
-    let main = t.path.join("main");
-    write(&lib, "lib.txt", "v1\n", 0o644)?;
-    init(&lib)?;
-    git(&lib, &["add", "-A"])?;
-    git(&lib, &["commit", "-qm", "lib"])?;
-    write(&main, "README", "main\n", 0o644)?;
-    init(&main)?;
-    git(
-        &main,
-        &[
-            "-c",
-            "protocol.file.allow=always",
-            "submodule",
-            "add",
-            "-q",
-            lib.as_str(),
-            "libs/lib",
-        ],
-    )?;
-    git(&main, &["commit", "-qm", "main"])?;
+    let main = crate::with_submodule(&t.path, "")?;
     write(&main, "libs/lib/untracked-inside.txt", "x\n", 0o644)?;
     assert_eq!(we_list(&fingerprinter(), &main)?, git_lists(&main)?);
     let fp = fingerprinter().fingerprint(&main, &[])?;

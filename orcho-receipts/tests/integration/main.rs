@@ -120,3 +120,35 @@ pub(crate) fn write_bytes(path: impl AsRef<std::path::Path>, bytes: &[u8]) -> st
     file.write_all(bytes)?;
     file.sync_all()
 }
+
+/// A repository `main` under `dir`, committed with a `.gitignore` of
+/// `ignore` (none when empty), a `README` and a checked-out submodule
+/// `libs/lib` (a repository `lib` beside it, holding `lib.txt`).
+pub(crate) fn with_submodule(dir: &Utf8Path, ignore: &str) -> Result<Utf8PathBuf> {
+    let lib = dir.join("lib");
+    let main = dir.join("main");
+    write(&lib, "lib.txt", "v1\n", 0o644)?;
+    git(&lib, &["init", "-q"])?;
+    git(&lib, &["add", "-A"])?;
+    git(&lib, &["commit", "-qm", "lib"])?;
+    write(&main, "README", "main\n", 0o644)?;
+    if !ignore.is_empty() {
+        write(&main, ".gitignore", ignore, 0o644)?;
+    }
+    git(&main, &["init", "-q"])?;
+    git(
+        &main,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            lib.as_str(),
+            "libs/lib",
+        ],
+    )?;
+    git(&main, &["add", "-A"])?;
+    git(&main, &["commit", "-qm", "main"])?;
+    Ok(main)
+}

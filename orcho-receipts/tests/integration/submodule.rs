@@ -15,29 +15,7 @@ required: [test]
 #[test]
 fn an_uncommitted_edit_inside_a_submodule_stales_a_receipt_and_is_named() -> Result {
     let t = temp()?;
-    let lib = t.path.join("lib");
-    let main = t.path.join("main");
-    write(&lib, "lib.txt", "v1\n", 0o644)?;
-    git(&lib, &["init", "-q"])?;
-    git(&lib, &["add", "-A"])?;
-    git(&lib, &["commit", "-qm", "lib"])?;
-    write(&main, "README", "main\n", 0o644)?;
-    write(&main, ".gitignore", ".orcho/\n", 0o644)?;
-    git(&main, &["init", "-q"])?;
-    git(
-        &main,
-        &[
-            "-c",
-            "protocol.file.allow=always",
-            "submodule",
-            "add",
-            "-q",
-            lib.as_str(),
-            "libs/lib",
-        ],
-    )?;
-    git(&main, &["add", "-A"])?;
-    git(&main, &["commit", "-qm", "main"])?;
+    let main = crate::with_submodule(&t.path, ".orcho/\n")?;
 
     let contract: VerificationContract = serde_yaml::from_str(CONTRACT)?;
     let verifier = Verifier::new(contract, &main, ReceiptStore::new(main.join(".orcho")))?
