@@ -162,8 +162,8 @@ impl Cost {
     }
 }
 
-crate::setters! {
-    impl Cost {
+impl Cost {
+    crate::setters! {
         /// Sets the money spent.
         pub fn with_usd(usd: Some(Usd));
         /// Sets the tokens used.

@@ -84,14 +84,11 @@ impl Digest {
         }
     }
 
-    /// The algorithm.
-    pub fn algo(&self) -> DigestAlgo {
-        self.algo
-    }
-
-    /// The raw bytes.
-    pub fn as_bytes(&self) -> &[u8; 32] {
-        &self.bytes
+    crate::getters! {
+        /// The algorithm.
+        pub fn algo(&self) -> DigestAlgo;
+        /// The raw bytes.
+        pub fn as_bytes(&self) -> &[u8; 32] => bytes;
     }
 }
 

@@ -176,14 +176,11 @@ impl FsError {
         }
     }
 
-    /// The operation that failed.
-    pub fn op(&self) -> FsOp {
-        self.op
-    }
-
-    /// The path it failed on.
-    pub fn path(&self) -> &Utf8Path {
-        &self.path
+    crate::getters! {
+        /// The operation that failed.
+        pub fn op(&self) -> FsOp;
+        /// The path it failed on.
+        pub fn path(&self) -> &Utf8Path;
     }
 
     /// The kind of the underlying I/O error.
@@ -360,19 +357,13 @@ impl JournalError {
         }
     }
 
-    /// The journal file.
-    pub fn path(&self) -> &Utf8Path {
-        &self.path
-    }
-
-    /// The 1-based line the error is about, if it is about one line.
-    pub fn line(&self) -> Option<usize> {
-        self.line
-    }
-
-    /// What went wrong.
-    pub fn kind(&self) -> &JournalErrorKind {
-        &self.kind
+    crate::getters! {
+        /// The journal file.
+        pub fn path(&self) -> &Utf8Path;
+        /// The 1-based line the error is about, if it is about one line.
+        pub fn line(&self) -> Option<usize>;
+        /// What went wrong.
+        pub fn kind(&self) -> &JournalErrorKind;
     }
 }
 
@@ -417,14 +408,11 @@ impl LockError {
         }
     }
 
-    /// The lock file.
-    pub fn path(&self) -> &Utf8Path {
-        &self.path
-    }
-
-    /// Why the lock could not be taken.
-    pub fn kind(&self) -> &LockErrorKind {
-        &self.kind
+    crate::getters! {
+        /// The lock file.
+        pub fn path(&self) -> &Utf8Path;
+        /// Why the lock could not be taken.
+        pub fn kind(&self) -> &LockErrorKind;
     }
 
     /// Whether the timeout of a `*_timeout` call ran out.

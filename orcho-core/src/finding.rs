@@ -99,8 +99,8 @@ impl Finding {
     }
 }
 
-crate::setters! {
-    impl Finding {
+impl Finding {
+    crate::setters! {
         /// Sets the detail text.
         pub fn with_detail(detail: impl Into<String>);
         /// Sets the file.

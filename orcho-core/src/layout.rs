@@ -99,14 +99,11 @@ pub struct RunDir {
 }
 
 impl RunDir {
-    /// The directory.
-    pub fn path(&self) -> &Utf8Path {
-        &self.path
-    }
-
-    /// The run.
-    pub fn run(&self) -> &RunId {
-        &self.run
+    crate::getters! {
+        /// The directory.
+        pub fn path(&self) -> &Utf8Path;
+        /// The run.
+        pub fn run(&self) -> &RunId;
     }
 
     /// The same layout in another directory, for example the staging

@@ -75,6 +75,7 @@
 //! 1.95 (std's file locking).
 #![warn(clippy::exhaustive_enums, clippy::exhaustive_structs)]
 
+mod accessors;
 mod clock;
 mod cost;
 mod digest;
@@ -86,7 +87,6 @@ pub mod ids;
 pub mod layout;
 mod run_status;
 pub mod schema;
-mod setters;
 pub mod spelling;
 mod suggest;
 pub mod unique_keys;

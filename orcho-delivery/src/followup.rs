@@ -124,19 +124,13 @@ impl FollowUpLink {
         }
     }
 
-    /// The parent run.
-    pub fn parent(&self) -> &RunId {
-        &self.parent
-    }
-
-    /// The follow-up's generation: 1 for a follow-up of an original run.
-    pub fn generation(&self) -> u32 {
-        self.generation
-    }
-
-    /// The blockers the follow-up was started to fix.
-    pub fn blockers(&self) -> &BlockerSet {
-        &self.blockers
+    orcho_core::getters! {
+        /// The parent run.
+        pub fn parent(&self) -> &RunId;
+        /// The follow-up's generation: 1 for a follow-up of an original run.
+        pub fn generation(&self) -> u32;
+        /// The blockers the follow-up was started to fix.
+        pub fn blockers(&self) -> &BlockerSet;
     }
 }
 
@@ -149,14 +143,11 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// The parent's blockers that are gone.
-    pub fn resolved(&self) -> usize {
-        self.resolved
-    }
-
-    /// Blockers the parent did not have.
-    pub fn added(&self) -> usize {
-        self.added
+    orcho_core::getters! {
+        /// The parent's blockers that are gone.
+        pub fn resolved(&self) -> usize;
+        /// Blockers the parent did not have.
+        pub fn added(&self) -> usize;
     }
 }
 
@@ -367,34 +358,19 @@ impl FollowUpSpec {
         })
     }
 
-    /// The parent run.
-    pub fn parent(&self) -> &RunId {
-        &self.parent
-    }
-
-    /// This follow-up's generation (1 for a follow-up of an original run).
-    pub fn generation(&self) -> u32 {
-        self.generation
-    }
-
-    /// The checkout the follow-up works in: the parent's target checkout.
-    pub fn checkout(&self) -> &Utf8Path {
-        &self.checkout
-    }
-
-    /// The commit the parent run started from.
-    pub fn base(&self) -> &str {
-        &self.base
-    }
-
-    /// The parent's rejected findings: the follow-up's input.
-    pub fn findings(&self) -> &[Finding] {
-        &self.findings
-    }
-
-    /// The parent's receipt gaps: the follow-up's input.
-    pub fn gaps(&self) -> &[Gap] {
-        &self.gaps
+    orcho_core::getters! {
+        /// The parent run.
+        pub fn parent(&self) -> &RunId;
+        /// This follow-up's generation (1 for a follow-up of an original run).
+        pub fn generation(&self) -> u32;
+        /// The checkout the follow-up works in: the parent's target checkout.
+        pub fn checkout(&self) -> &Utf8Path;
+        /// The commit the parent run started from.
+        pub fn base(&self) -> &str;
+        /// The parent's rejected findings: the follow-up's input.
+        pub fn findings(&self) -> &[Finding];
+        /// The parent's receipt gaps: the follow-up's input.
+        pub fn gaps(&self) -> &[Gap];
     }
 
     /// The operator's note on the `fix` decision, if any.
@@ -511,14 +487,11 @@ impl FollowUpError {
         }
     }
 
-    /// The parent run.
-    pub fn run(&self) -> &RunId {
-        &self.run
-    }
-
-    /// What went wrong.
-    pub fn kind(&self) -> &FollowUpErrorKind {
-        &self.kind
+    orcho_core::getters! {
+        /// The parent run.
+        pub fn run(&self) -> &RunId;
+        /// What went wrong.
+        pub fn kind(&self) -> &FollowUpErrorKind;
     }
 
     /// Whether the decision is not a `fix` of this run.

@@ -303,19 +303,13 @@ impl GitError {
         )
     }
 
-    /// The git subcommand and its first arguments.
-    pub fn command(&self) -> &str {
-        &self.command
-    }
-
-    /// The directory git ran in.
-    pub fn dir(&self) -> &Utf8Path {
-        &self.dir
-    }
-
-    /// What failed.
-    pub fn kind(&self) -> &GitErrorKind {
-        &self.kind
+    orcho_core::getters! {
+        /// The git subcommand and its first arguments.
+        pub fn command(&self) -> &str;
+        /// The directory git ran in.
+        pub fn dir(&self) -> &Utf8Path;
+        /// What failed.
+        pub fn kind(&self) -> &GitErrorKind;
     }
 }
 

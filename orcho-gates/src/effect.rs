@@ -98,8 +98,8 @@ impl GateFailure {
     }
 }
 
-orcho_core::setters! {
-    impl GateFailure {
+impl GateFailure {
+    orcho_core::setters! {
         /// Sets the summary.
         pub fn with_summary(summary: impl Into<String>);
         /// Sets the findings.

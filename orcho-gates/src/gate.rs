@@ -125,8 +125,8 @@ impl PhaseOutcome {
     }
 }
 
-orcho_core::setters! {
-    impl PhaseOutcome {
+impl PhaseOutcome {
+    orcho_core::setters! {
         /// Sets the summary.
         pub fn with_summary(summary: impl Into<String>);
     }
@@ -191,8 +191,8 @@ impl GateContext {
     }
 }
 
-orcho_core::setters! {
-    impl GateContext {
+impl GateContext {
+    orcho_core::setters! {
         /// Hands over the run's verifier.
         pub fn with_verifier(verifier: Some(Arc<Verifier>));
         /// Sets the attempt.

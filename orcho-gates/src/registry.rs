@@ -34,8 +34,8 @@ impl GateSpec {
     }
 }
 
-orcho_core::setters! {
-    impl GateSpec {
+impl GateSpec {
+    orcho_core::setters! {
         /// Sets the configuration.
         pub fn with_config(config: serde_json::Value);
     }

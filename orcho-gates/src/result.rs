@@ -299,8 +299,8 @@ impl QualityGateResult {
     }
 }
 
-orcho_core::setters! {
-    impl QualityGateResult {
+impl QualityGateResult {
+    orcho_core::setters! {
         /// Sets the summary.
         pub fn with_summary(summary: impl Into<String>);
         /// Sets the output tail.

@@ -182,8 +182,8 @@ impl ScriptedGate {
     }
 }
 
-orcho_core::setters! {
-    impl ScriptedGate {
+impl ScriptedGate {
+    orcho_core::setters! {
         /// Waits `delay` before acting.
         pub fn with_delay(delay: Duration);
         /// Reports `usage` (inferential gates only).

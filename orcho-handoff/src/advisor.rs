@@ -105,8 +105,8 @@ impl Confidence {
     }
 }
 
-orcho_core::setters! {
-    impl Confidence {
+impl Confidence {
+    orcho_core::setters! {
         /// Adds a band to a numeric confidence.
         pub fn with_band(band: Some(ConfidenceBand));
     }
@@ -211,8 +211,8 @@ impl Advice {
     }
 }
 
-orcho_core::setters! {
-    impl Advice {
+impl Advice {
+    orcho_core::setters! {
         /// Sets the confidence.
         pub fn with_confidence(confidence: Confidence);
         /// Sets the risks.
@@ -426,39 +426,21 @@ pub struct AdviceRecord {
 }
 
 impl AdviceRecord {
-    /// The advice id; a decision that used the advice carries it.
-    pub fn id(&self) -> &AdviceId {
-        &self.id
-    }
-
-    /// The run.
-    pub fn run(&self) -> &RunId {
-        &self.run
-    }
-
-    /// The handoff it advises on.
-    pub fn handoff(&self) -> &HandoffId {
-        &self.handoff
-    }
-
-    /// The advisor's [`name`](Advisor::name).
-    pub fn advisor(&self) -> &str {
-        &self.advisor
-    }
-
-    /// Who asked: an operator's host or the CI autopilot.
-    pub fn requested_by(&self) -> DecidedBy {
-        self.requested_by
-    }
-
-    /// When it was written.
-    pub fn created_at(&self) -> Timestamp {
-        self.created_at
-    }
-
-    /// The advice.
-    pub fn advice(&self) -> &Advice {
-        &self.advice
+    orcho_core::getters! {
+        /// The advice id; a decision that used the advice carries it.
+        pub fn id(&self) -> &AdviceId;
+        /// The run.
+        pub fn run(&self) -> &RunId;
+        /// The handoff it advises on.
+        pub fn handoff(&self) -> &HandoffId;
+        /// The advisor's [`name`](Advisor::name).
+        pub fn advisor(&self) -> &str;
+        /// Who asked: an operator's host or the CI autopilot.
+        pub fn requested_by(&self) -> DecidedBy;
+        /// When it was written.
+        pub fn created_at(&self) -> Timestamp;
+        /// The advice.
+        pub fn advice(&self) -> &Advice;
     }
 }
 

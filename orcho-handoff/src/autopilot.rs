@@ -252,19 +252,13 @@ impl AutopilotPolicy {
         }
     }
 
-    /// The confidence below which the autopilot stops.
-    pub fn min_confidence(&self) -> f64 {
-        self.min_confidence
-    }
-
-    /// How many `retry_feedback` decisions the CI agent may make in a run.
-    pub fn max_retries(&self) -> u32 {
-        self.max_retries
-    }
-
-    /// The most advisor money a run may spend, if capped.
-    pub fn max_cost(&self) -> Option<Usd> {
-        self.max_cost
+    orcho_core::getters! {
+        /// The confidence below which the autopilot stops.
+        pub fn min_confidence(&self) -> f64;
+        /// How many `retry_feedback` decisions the CI agent may make in a run.
+        pub fn max_retries(&self) -> u32;
+        /// The most advisor money a run may spend, if capped.
+        pub fn max_cost(&self) -> Option<Usd>;
     }
 
     /// The globs expected files must match, if restricted.
@@ -794,8 +788,8 @@ impl Autopilot {
     }
 }
 
-orcho_core::setters! {
-    impl Autopilot {
+impl Autopilot {
+    orcho_core::setters! {
         /// Gives the advisor the host's `context` with each request (see
         /// [`AdviceRequest::context`]).
         pub fn with_context(context: impl Into<String>);

@@ -174,8 +174,8 @@ impl DeliveryChoice {
     }
 }
 
-orcho_core::setters! {
-    impl DeliveryChoice {
+impl DeliveryChoice {
+    orcho_core::setters! {
         /// Binds the decision to the patch it was taken on: the gate records
         /// it, and a gate holding another patch refuses to act on it. The
         /// delivery gate sets it when the decision is recorded.

@@ -46,31 +46,19 @@ pub struct AdviceCall {
 }
 
 impl AdviceCall {
-    /// The advice artifact.
-    pub fn advice(&self) -> &AdviceId {
-        &self.advice
-    }
-
-    /// The handoff advised on.
-    pub fn handoff(&self) -> &HandoffId {
-        &self.handoff
-    }
-
-    /// The recommended action.
-    pub fn recommended(&self) -> HandoffAction {
-        self.recommended
-    }
-
-    /// The action of the decision that used this advice, if one did.
-    pub fn applied(&self) -> Option<HandoffAction> {
-        self.applied
-    }
-
-    /// For an applied retry, what came of it; for advice no decision
-    /// applied, `stopped` once the run moved on without it (`unknown` while
-    /// its handoff waits).
-    pub fn retry_outcome(&self) -> Option<RetryOutcome> {
-        self.retry_outcome
+    orcho_core::getters! {
+        /// The advice artifact.
+        pub fn advice(&self) -> &AdviceId;
+        /// The handoff advised on.
+        pub fn handoff(&self) -> &HandoffId;
+        /// The recommended action.
+        pub fn recommended(&self) -> HandoffAction;
+        /// The action of the decision that used this advice, if one did.
+        pub fn applied(&self) -> Option<HandoffAction>;
+        /// For an applied retry, what came of it; for advice no decision
+        /// applied, `stopped` once the run moved on without it (`unknown` while
+        /// its handoff waits).
+        pub fn retry_outcome(&self) -> Option<RetryOutcome>;
     }
 }
 
@@ -214,15 +202,12 @@ impl HandoffAdviceEvidence {
         self.calls.len()
     }
 
-    /// The calls, in order.
-    pub fn calls(&self) -> &[AdviceCall] {
-        &self.calls
-    }
-
-    /// The advisors' summed usage: observed, never applied to budgets other
-    /// than the autopilot's cost cap.
-    pub fn observed_usage(&self) -> Cost {
-        self.observed_usage
+    orcho_core::getters! {
+        /// The calls, in order.
+        pub fn calls(&self) -> &[AdviceCall];
+        /// The advisors' summed usage: observed, never applied to budgets other
+        /// than the autopilot's cost cap.
+        pub fn observed_usage(&self) -> Cost;
     }
 
     /// What the advice cost in all: only when every call reported its

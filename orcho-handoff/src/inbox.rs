@@ -136,14 +136,11 @@ impl PendingDecision {
         }
     }
 
-    /// The run.
-    pub fn run(&self) -> &RunId {
-        &self.run
-    }
-
-    /// The decision point.
-    pub fn point(&self) -> &PendingPoint {
-        &self.point
+    orcho_core::getters! {
+        /// The run.
+        pub fn run(&self) -> &RunId;
+        /// The decision point.
+        pub fn point(&self) -> &PendingPoint;
     }
 
     /// The phase, for a phase handoff; `delivery` or `intake` otherwise.

@@ -18,20 +18,14 @@ pub struct WaivedFinding {
 }
 
 impl WaivedFinding {
-    /// The finding's [`fingerprint`](Finding::fingerprint): what the waiver
-    /// matches on.
-    pub fn fingerprint(&self) -> Digest {
-        self.fingerprint
-    }
-
-    /// What produced the finding, for people reading the waiver.
-    pub fn source(&self) -> &str {
-        &self.source
-    }
-
-    /// The finding's title, for people reading the waiver.
-    pub fn title(&self) -> &str {
-        &self.title
+    orcho_core::getters! {
+        /// The finding's [`fingerprint`](Finding::fingerprint): what the waiver
+        /// matches on.
+        pub fn fingerprint(&self) -> Digest;
+        /// What produced the finding, for people reading the waiver.
+        pub fn source(&self) -> &str;
+        /// The finding's title, for people reading the waiver.
+        pub fn title(&self) -> &str;
     }
 }
 
@@ -86,49 +80,25 @@ impl Waiver {
         }
     }
 
-    /// The run.
-    pub fn run(&self) -> &RunId {
-        &self.run
-    }
-
-    /// The handoff whose decision made it.
-    pub fn handoff(&self) -> &HandoffId {
-        &self.handoff
-    }
-
-    /// The phase.
-    pub fn phase(&self) -> &PhaseName {
-        &self.phase
-    }
-
-    /// Why the risk was accepted.
-    pub fn reason(&self) -> &str {
-        &self.reason
-    }
-
-    /// The findings waived.
-    pub fn findings(&self) -> &[WaivedFinding] {
-        &self.findings
-    }
-
-    /// The gates waived.
-    pub fn gates(&self) -> &[GateName] {
-        &self.gates
-    }
-
-    /// Who waived.
-    pub fn waived_by(&self) -> DecidedBy {
-        self.waived_by
-    }
-
-    /// When (the decision's time).
-    pub fn waived_at(&self) -> Timestamp {
-        self.waived_at
-    }
-
-    /// The digest of the decision that made it.
-    pub fn decision_digest(&self) -> Digest {
-        self.decision_digest
+    orcho_core::getters! {
+        /// The run.
+        pub fn run(&self) -> &RunId;
+        /// The handoff whose decision made it.
+        pub fn handoff(&self) -> &HandoffId;
+        /// The phase.
+        pub fn phase(&self) -> &PhaseName;
+        /// Why the risk was accepted.
+        pub fn reason(&self) -> &str;
+        /// The findings waived.
+        pub fn findings(&self) -> &[WaivedFinding];
+        /// The gates waived.
+        pub fn gates(&self) -> &[GateName];
+        /// Who waived.
+        pub fn waived_by(&self) -> DecidedBy;
+        /// When (the decision's time).
+        pub fn waived_at(&self) -> Timestamp;
+        /// The digest of the decision that made it.
+        pub fn decision_digest(&self) -> Digest;
     }
 
     /// Whether this waiver covers `finding`: its fingerprint is one of the

@@ -389,8 +389,8 @@ impl EnvironmentState {
     }
 }
 
-orcho_core::setters! {
-    impl EnvironmentState {
+impl EnvironmentState {
+    orcho_core::setters! {
         /// The state with the subject's git submodules and their fingerprints.
         pub fn with_submodules(submodules: BTreeMap<Utf8PathBuf, Digest>);
         /// Sets the digest receipts of schema 1 match.

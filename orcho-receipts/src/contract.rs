@@ -466,8 +466,8 @@ impl Environment {
     }
 }
 
-orcho_core::setters! {
-    impl Environment {
+impl Environment {
+    orcho_core::setters! {
         /// Sets the working directory (relative to the checkout root).
         pub fn with_working_dir(dir: impl Into<Utf8PathBuf>) => working_dir;
     }
@@ -819,8 +819,8 @@ impl CommandSpec {
     }
 }
 
-orcho_core::setters! {
-    impl CommandSpec {
+impl CommandSpec {
+    orcho_core::setters! {
         /// Runs it in the environment `name`.
         pub fn with_environment(name: Some(EnvName)) => environment;
     }

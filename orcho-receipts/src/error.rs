@@ -216,14 +216,11 @@ impl ContractError {
         Self { location, problem }
     }
 
-    /// Where the problem is.
-    pub fn location(&self) -> &ContractLocation {
-        &self.location
-    }
-
-    /// What the problem is.
-    pub fn problem(&self) -> &ContractProblem {
-        &self.problem
+    orcho_core::getters! {
+        /// Where the problem is.
+        pub fn location(&self) -> &ContractLocation;
+        /// What the problem is.
+        pub fn problem(&self) -> &ContractProblem;
     }
 }
 
@@ -259,14 +256,11 @@ impl ExecError {
         }
     }
 
-    /// The program (`argv[0]`).
-    pub fn program(&self) -> &str {
-        &self.program
-    }
-
-    /// What failed.
-    pub fn kind(&self) -> &ExecErrorKind {
-        &self.kind
+    orcho_core::getters! {
+        /// The program (`argv[0]`).
+        pub fn program(&self) -> &str;
+        /// What failed.
+        pub fn kind(&self) -> &ExecErrorKind;
     }
 }
 
@@ -314,14 +308,11 @@ impl FingerprintError {
         }
     }
 
-    /// The checkout root.
-    pub fn root(&self) -> &Utf8Path {
-        &self.root
-    }
-
-    /// What went wrong.
-    pub fn kind(&self) -> &FingerprintErrorKind {
-        &self.kind
+    orcho_core::getters! {
+        /// The checkout root.
+        pub fn root(&self) -> &Utf8Path;
+        /// What went wrong.
+        pub fn kind(&self) -> &FingerprintErrorKind;
     }
 }
 
@@ -418,14 +409,11 @@ impl ReceiptError {
         Self::new(format_args!("command `{name}`"), kind)
     }
 
-    /// What the error is about, for example ``command `test` ``.
-    pub fn subject(&self) -> &str {
-        &self.subject
-    }
-
-    /// What went wrong.
-    pub fn kind(&self) -> &ReceiptErrorKind {
-        &self.kind
+    orcho_core::getters! {
+        /// What the error is about, for example ``command `test` ``.
+        pub fn subject(&self) -> &str;
+        /// What went wrong.
+        pub fn kind(&self) -> &ReceiptErrorKind;
     }
 
     /// Whether the command or environment is not in the contract.

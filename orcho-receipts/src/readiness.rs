@@ -159,8 +159,8 @@ impl CommandReadiness {
     }
 }
 
-orcho_core::setters! {
-    impl CommandReadiness {
+impl CommandReadiness {
+    orcho_core::setters! {
         /// The same, with the dependency checkouts its receipt was taken
         /// against.
         pub fn with_dependencies(dependencies: Vec<crate::DependencyFingerprint>);
@@ -360,8 +360,8 @@ impl ReadinessSummary {
     }
 }
 
-orcho_core::setters! {
-    impl ReadinessSummary {
+impl ReadinessSummary {
+    orcho_core::setters! {
         /// The summary with its delivery-relevant gates. They are reported, as
         /// the reviewer's context; readiness and acceptance read receipts only.
         pub fn with_gates(gates: Vec<GateReadiness>);
@@ -464,24 +464,15 @@ impl Gap {
         })
     }
 
-    /// The command's name.
-    pub fn command(&self) -> &CommandName {
-        &self.command
-    }
-
-    /// How it is not proven.
-    pub fn status(&self) -> GapStatus {
-        self.status
-    }
-
-    /// Why, in one line.
-    pub fn reason(&self) -> &str {
-        &self.reason
-    }
-
-    /// Fix for failed, re-run for missing and stale, investigate for invalid.
-    pub fn next_action(&self) -> NextAction {
-        self.next_action
+    orcho_core::getters! {
+        /// The command's name.
+        pub fn command(&self) -> &CommandName;
+        /// How it is not proven.
+        pub fn status(&self) -> GapStatus;
+        /// Why, in one line.
+        pub fn reason(&self) -> &str;
+        /// Fix for failed, re-run for missing and stale, investigate for invalid.
+        pub fn next_action(&self) -> NextAction;
     }
 
     /// The finding this gap becomes at acceptance: keyed

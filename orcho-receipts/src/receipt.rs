@@ -145,8 +145,8 @@ impl DependencyFingerprint {
     }
 }
 
-orcho_core::setters! {
-    impl DependencyFingerprint {
+impl DependencyFingerprint {
+    orcho_core::setters! {
         /// The same fingerprint, with the commit checked out in the dependency.
         pub fn with_commit(commit: Option<String>);
     }

@@ -195,19 +195,13 @@ impl Verifier {
         self
     }
 
-    /// The contract.
-    pub fn contract(&self) -> &VerificationContract {
-        &self.contract
-    }
-
-    /// The store.
-    pub fn store(&self) -> &ReceiptStore {
-        &self.store
-    }
-
-    /// The checkout root.
-    pub fn checkout(&self) -> &Utf8Path {
-        &self.checkout
+    orcho_core::getters! {
+        /// The contract.
+        pub fn contract(&self) -> &VerificationContract;
+        /// The store.
+        pub fn store(&self) -> &ReceiptStore;
+        /// The checkout root.
+        pub fn checkout(&self) -> &Utf8Path;
     }
 
     /// The fingerprinter used for subjects and dependencies: the store's
@@ -640,8 +634,8 @@ impl Verifier {
     }
 }
 
-orcho_core::setters! {
-    impl Verifier {
+impl Verifier {
+    orcho_core::setters! {
         /// The base environment of every command and assertion.
         pub fn with_base_env(base: BaseEnv) => base_env;
         /// The time between `SIGTERM` and `SIGKILL` at a timeout.

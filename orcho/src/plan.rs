@@ -148,8 +148,8 @@ impl PhasePlan {
     }
 }
 
-orcho_core::setters! {
-    impl PhasePlan {
+impl PhasePlan {
+    orcho_core::setters! {
         /// Restricts the actions its handoffs offer.
         pub fn with_allowed_actions(allowed: Some(AvailableActions)) => allowed_actions;
         /// Sets the pause policy.
@@ -246,8 +246,8 @@ impl RunPlan {
     }
 }
 
-orcho_core::setters! {
-    impl RunPlan {
+impl RunPlan {
+    orcho_core::setters! {
         /// Makes plans wait for approval.
         pub fn with_plan_approval(on: bool) => plan_approval;
         /// Sets the limits of deviation handling.

@@ -368,8 +368,8 @@ impl Scenario {
     }
 }
 
-orcho_core::setters! {
-    impl Scenario {
+impl Scenario {
+    orcho_core::setters! {
         /// Scripts the operator's intake decision.
         pub fn intake(choice: Some(IntakeChoice)) => intake;
         /// Uses `advisor` (for the autopilot).

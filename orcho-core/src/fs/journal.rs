@@ -152,14 +152,11 @@ impl Journal {
         Ok(())
     }
 
-    /// The torn last line that [`open`](Self::open) cut off, if any.
-    pub fn repaired(&self) -> Option<TornTail> {
-        self.repaired
-    }
-
-    /// The journal file.
-    pub fn path(&self) -> &Utf8Path {
-        &self.path
+    crate::getters! {
+        /// The torn last line that [`open`](Self::open) cut off, if any.
+        pub fn repaired(&self) -> Option<TornTail>;
+        /// The journal file.
+        pub fn path(&self) -> &Utf8Path;
     }
 
     /// Appends one record and flushes it to stable storage.

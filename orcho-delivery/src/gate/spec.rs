@@ -68,14 +68,11 @@ pub struct BlockedAction {
 }
 
 impl BlockedAction {
-    /// The action.
-    pub fn action(&self) -> DeliveryAction {
-        self.action
-    }
-
-    /// Why it is blocked.
-    pub fn reason(&self) -> &DeliveryBlock {
-        &self.reason
+    orcho_core::getters! {
+        /// The action.
+        pub fn action(&self) -> DeliveryAction;
+        /// Why it is blocked.
+        pub fn reason(&self) -> &DeliveryBlock;
     }
 }
 
@@ -159,8 +156,8 @@ impl DeliverySpec {
     }
 }
 
-orcho_core::setters! {
-    impl DeliverySpec {
+impl DeliverySpec {
+    orcho_core::setters! {
         /// The release's findings (the input of a follow-up after `fix`).
         pub fn with_findings(findings: Vec<Finding>);
         /// Marks the run as a correction follow-up of another
@@ -215,24 +212,15 @@ impl DeliveryGate {
         &self.spec.target
     }
 
-    /// What the run changed.
-    pub fn diff(&self) -> &DiffSummary {
-        &self.diff
-    }
-
-    /// The digest of the run's patch (context [`PATCH_DIGEST_CONTEXT`]).
-    pub fn patch_digest(&self) -> Digest {
-        self.patch_digest
-    }
-
-    /// The actions a decision may take.
-    pub fn available_actions(&self) -> DeliveryActions {
-        self.available_actions
-    }
-
-    /// The actions that are not available, with the reason.
-    pub fn blocked(&self) -> &[BlockedAction] {
-        &self.blocked
+    orcho_core::getters! {
+        /// What the run changed.
+        pub fn diff(&self) -> &DiffSummary;
+        /// The digest of the run's patch (context [`PATCH_DIGEST_CONTEXT`]).
+        pub fn patch_digest(&self) -> Digest;
+        /// The actions a decision may take.
+        pub fn available_actions(&self) -> DeliveryActions;
+        /// The actions that are not available, with the reason.
+        pub fn blocked(&self) -> &[BlockedAction];
     }
 
     /// Why `action` is not available, if it is not.

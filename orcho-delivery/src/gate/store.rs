@@ -596,8 +596,8 @@ impl DeliveryGates {
     }
 }
 
-orcho_core::setters! {
-    impl DeliveryGates {
+impl DeliveryGates {
+    orcho_core::setters! {
         /// Uses this follow-up guard for `fix`.
         pub fn with_guard(guard: FollowUpGuard);
     }

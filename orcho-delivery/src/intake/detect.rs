@@ -29,19 +29,13 @@ pub struct TrackedChange {
 }
 
 impl TrackedChange {
-    /// The path, relative to the checkout root.
-    pub fn path(&self) -> &Utf8Path {
-        &self.path
-    }
-
-    /// How it changed.
-    pub fn kind(&self) -> ChangeKind {
-        self.kind
-    }
-
-    /// Whether (some of) the change is staged.
-    pub fn is_staged(&self) -> bool {
-        self.staged
+    orcho_core::getters! {
+        /// The path, relative to the checkout root.
+        pub fn path(&self) -> &Utf8Path;
+        /// How it changed.
+        pub fn kind(&self) -> ChangeKind;
+        /// Whether (some of) the change is staged.
+        pub fn is_staged(&self) -> bool => staged;
     }
 
     fn from_status(e: StatusEntry) -> Self {
@@ -74,24 +68,15 @@ pub struct IntakeReport {
 }
 
 impl IntakeReport {
-    /// The checkout.
-    pub fn checkout(&self) -> &Utf8Path {
-        &self.checkout
-    }
-
-    /// The commit `HEAD` pointed at.
-    pub fn head(&self) -> &str {
-        &self.head
-    }
-
-    /// Tracked paths with uncommitted changes, in path order.
-    pub fn tracked(&self) -> &[TrackedChange] {
-        &self.tracked
-    }
-
-    /// Untracked, non-ignored files, in path order.
-    pub fn untracked(&self) -> &[Utf8PathBuf] {
-        &self.untracked
+    orcho_core::getters! {
+        /// The checkout.
+        pub fn checkout(&self) -> &Utf8Path;
+        /// The commit `HEAD` pointed at.
+        pub fn head(&self) -> &str;
+        /// Tracked paths with uncommitted changes, in path order.
+        pub fn tracked(&self) -> &[TrackedChange];
+        /// Untracked, non-ignored files, in path order.
+        pub fn untracked(&self) -> &[Utf8PathBuf];
     }
 
     /// How many untracked files.
@@ -182,14 +167,11 @@ pub struct DetectError {
 }
 
 impl DetectError {
-    /// The checkout.
-    pub fn checkout(&self) -> &Utf8Path {
-        &self.checkout
-    }
-
-    /// The git error.
-    pub fn git(&self) -> &GitError {
-        &self.source
+    orcho_core::getters! {
+        /// The checkout.
+        pub fn checkout(&self) -> &Utf8Path;
+        /// The git error.
+        pub fn git(&self) -> &GitError => source;
     }
 }
 

@@ -38,19 +38,13 @@ pub struct SeedPatch {
 }
 
 impl SeedPatch {
-    /// The patch file.
-    pub fn path(&self) -> &Utf8Path {
-        &self.path
-    }
-
-    /// Its digest (context [`SEED_DIGEST_CONTEXT`]).
-    pub fn digest(&self) -> Digest {
-        self.digest
-    }
-
-    /// How many files it changes.
-    pub fn files(&self) -> usize {
-        self.files
+    orcho_core::getters! {
+        /// The patch file.
+        pub fn path(&self) -> &Utf8Path;
+        /// Its digest (context [`SEED_DIGEST_CONTEXT`]).
+        pub fn digest(&self) -> Digest;
+        /// How many files it changes.
+        pub fn files(&self) -> usize;
     }
 }
 

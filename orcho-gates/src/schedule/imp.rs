@@ -51,8 +51,8 @@ impl ScheduledGate {
     }
 }
 
-orcho_core::setters! {
-    impl ScheduledGate {
+impl ScheduledGate {
+    orcho_core::setters! {
         /// Sets the lock group.
         pub fn with_lock_group(group: Some(impl Into<String>)) => lock_group;
         /// Sets the timeout.
@@ -91,8 +91,8 @@ impl GateRecord {
     }
 }
 
-orcho_core::setters! {
-    impl GateRecord {
+impl GateRecord {
+    orcho_core::setters! {
         /// Sets the lock group.
         pub fn with_lock_group(group: Option<String>) => lock_group;
     }
@@ -395,8 +395,8 @@ impl SchedulerBuilder {
     }
 }
 
-orcho_core::setters! {
-    impl SchedulerBuilder {
+impl SchedulerBuilder {
+    orcho_core::setters! {
         /// How long gates cancelled by a halting gate get to stop before they
         /// are dropped.
         pub fn cancel_grace(grace: Duration) => cancel_grace;

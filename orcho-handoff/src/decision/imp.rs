@@ -96,14 +96,11 @@ impl<P: DecisionPayload> DecisionRequest<P> {
         self
     }
 
-    /// The payload.
-    pub fn payload(&self) -> &P {
-        &self.payload
-    }
-
-    /// Who decides.
-    pub fn decided_by(&self) -> DecidedBy {
-        self.decided_by
+    orcho_core::getters! {
+        /// The payload.
+        pub fn payload(&self) -> &P;
+        /// Who decides.
+        pub fn decided_by(&self) -> DecidedBy;
     }
 
     /// The advice used, if any.
@@ -161,21 +158,15 @@ impl<P: DecisionPayload> Decision<P> {
         })
     }
 
-    /// The run.
-    pub fn run(&self) -> &RunId {
-        &self.run
-    }
-
-    /// The decision point (handoff) id.
-    pub fn point(&self) -> &HandoffId {
-        &self.point
-    }
-
-    /// What was asked to be recorded: the payload, who decided (a client
-    /// as it named itself, `name version`, for [`DecidedBy::Client`]), and
-    /// the advice used.
-    pub fn request(&self) -> &DecisionRequest<P> {
-        &self.request
+    orcho_core::getters! {
+        /// The run.
+        pub fn run(&self) -> &RunId;
+        /// The decision point (handoff) id.
+        pub fn point(&self) -> &HandoffId;
+        /// What was asked to be recorded: the payload, who decided (a client
+        /// as it named itself, `name version`, for [`DecidedBy::Client`]), and
+        /// the advice used.
+        pub fn request(&self) -> &DecisionRequest<P>;
     }
 
     /// What was decided.
@@ -199,15 +190,12 @@ impl<P: DecisionPayload> Decision<P> {
         self.request.client()
     }
 
-    /// When it was first recorded.
-    pub fn decided_at(&self) -> Timestamp {
-        self.decided_at
-    }
-
-    /// The digest of everything but the time: equal digests mean the same
-    /// decision.
-    pub fn digest(&self) -> Digest {
-        self.digest
+    orcho_core::getters! {
+        /// When it was first recorded.
+        pub fn decided_at(&self) -> Timestamp;
+        /// The digest of everything but the time: equal digests mean the same
+        /// decision.
+        pub fn digest(&self) -> Digest;
     }
 
     /// Whether `other` is the same decision (the same digest), whatever its
@@ -295,20 +283,14 @@ pub struct RecordedDecision<P> {
 }
 
 impl<P> RecordedDecision<P> {
-    /// The decision.
-    pub fn decision(&self) -> &Decision<P> {
-        &self.decision
-    }
-
-    /// The record's file.
-    pub fn path(&self) -> &Utf8Path {
-        &self.path
-    }
-
-    /// Whether the call that returned this found the decision already
-    /// recorded (an idempotent replay, or a read), rather than creating it.
-    pub fn is_replay(&self) -> bool {
-        self.replay
+    orcho_core::getters! {
+        /// The decision.
+        pub fn decision(&self) -> &Decision<P>;
+        /// The record's file.
+        pub fn path(&self) -> &Utf8Path;
+        /// Whether the call that returned this found the decision already
+        /// recorded (an idempotent replay, or a read), rather than creating it.
+        pub fn is_replay(&self) -> bool => replay;
     }
 
     /// The decision, giving up the proof.
@@ -346,19 +328,13 @@ impl<P: DecisionPayload> DecisionSlot<P> {
         Self::new(path, run.clone(), point.clone())
     }
 
-    /// The record's file.
-    pub fn path(&self) -> &Utf8Path {
-        &self.path
-    }
-
-    /// The decision point's id.
-    pub fn point(&self) -> &HandoffId {
-        &self.point
-    }
-
-    /// The run.
-    pub fn run(&self) -> &RunId {
-        &self.run
+    orcho_core::getters! {
+        /// The record's file.
+        pub fn path(&self) -> &Utf8Path;
+        /// The decision point's id.
+        pub fn point(&self) -> &HandoffId;
+        /// The run.
+        pub fn run(&self) -> &RunId;
     }
 
     /// Records the decision, stamped with `clock`'s time.

@@ -149,8 +149,8 @@ impl HandoffPolicy {
     }
 }
 
-orcho_core::setters! {
-    impl HandoffPolicy {
+impl HandoffPolicy {
+    orcho_core::setters! {
         /// Sets whether the phase can run another attempt (a phase with no
         /// worker to re-run, or a profile that forbids retries, cannot).
         pub fn with_retry_available(yes: bool) => retry_available;

@@ -154,14 +154,11 @@ impl TransitionError {
         }
     }
 
-    /// Why the transition was refused.
-    pub fn kind(&self) -> &TransitionErrorKind {
-        &self.kind
-    }
-
-    /// The state, unchanged.
-    pub fn state(&self) -> &HandoffState {
-        &self.state
+    orcho_core::getters! {
+        /// Why the transition was refused.
+        pub fn kind(&self) -> &TransitionErrorKind;
+        /// The state, unchanged.
+        pub fn state(&self) -> &HandoffState;
     }
 
     /// The state, unchanged, to retry with another event.

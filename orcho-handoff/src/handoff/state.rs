@@ -93,24 +93,18 @@ impl HandoffSpec {
         }
     }
 
-    /// The run.
-    pub fn run(&self) -> &RunId {
-        &self.run
-    }
-
-    /// The phase.
-    pub fn phase(&self) -> &PhaseName {
-        &self.phase
-    }
-
-    /// The round.
-    pub fn round(&self) -> u32 {
-        self.round
+    orcho_core::getters! {
+        /// The run.
+        pub fn run(&self) -> &RunId;
+        /// The phase.
+        pub fn phase(&self) -> &PhaseName;
+        /// The round.
+        pub fn round(&self) -> u32;
     }
 }
 
-orcho_core::setters! {
-    impl HandoffSpec {
+impl HandoffSpec {
+    orcho_core::setters! {
         /// Restricts the menu to `allowed` (a profile's `handoff.actions`): the
         /// handoff offers the actions its verdict and policy allow *and* the
         /// profile lists. `halt` is always offered.
@@ -166,49 +160,25 @@ impl PhaseHandoff {
         }
     }
 
-    /// The handoff id.
-    pub fn id(&self) -> &HandoffId {
-        &self.id
-    }
-
-    /// The run.
-    pub fn run(&self) -> &RunId {
-        &self.run
-    }
-
-    /// The phase that paused.
-    pub fn phase(&self) -> &PhaseName {
-        &self.phase
-    }
-
-    /// Why it paused.
-    pub fn trigger(&self) -> &HandoffTrigger {
-        &self.trigger
-    }
-
-    /// The phase's verdict.
-    pub fn verdict(&self) -> Verdict {
-        self.verdict
-    }
-
-    /// The phase round (attempt) that paused.
-    pub fn round(&self) -> u32 {
-        self.round
-    }
-
-    /// The actions a decision may take.
-    pub fn available_actions(&self) -> AvailableActions {
-        self.available_actions
-    }
-
-    /// The findings.
-    pub fn findings(&self) -> &[Finding] {
-        &self.findings
-    }
-
-    /// When it opened.
-    pub fn created_at(&self) -> Timestamp {
-        self.created_at
+    orcho_core::getters! {
+        /// The handoff id.
+        pub fn id(&self) -> &HandoffId;
+        /// The run.
+        pub fn run(&self) -> &RunId;
+        /// The phase that paused.
+        pub fn phase(&self) -> &PhaseName;
+        /// Why it paused.
+        pub fn trigger(&self) -> &HandoffTrigger;
+        /// The phase's verdict.
+        pub fn verdict(&self) -> Verdict;
+        /// The phase round (attempt) that paused.
+        pub fn round(&self) -> u32;
+        /// The actions a decision may take.
+        pub fn available_actions(&self) -> AvailableActions;
+        /// The findings.
+        pub fn findings(&self) -> &[Finding];
+        /// When it opened.
+        pub fn created_at(&self) -> Timestamp;
     }
 }
 
@@ -227,24 +197,15 @@ pub struct RetryGrant {
 }
 
 impl RetryGrant {
-    /// The handoff that granted it.
-    pub fn handoff(&self) -> &HandoffId {
-        &self.handoff
-    }
-
-    /// The phase to run again.
-    pub fn phase(&self) -> &PhaseName {
-        &self.phase
-    }
-
-    /// The round that paused; the extra attempt follows it.
-    pub fn round(&self) -> u32 {
-        self.round
-    }
-
-    /// The feedback to give the next attempt.
-    pub fn feedback(&self) -> &str {
-        &self.feedback
+    orcho_core::getters! {
+        /// The handoff that granted it.
+        pub fn handoff(&self) -> &HandoffId;
+        /// The phase to run again.
+        pub fn phase(&self) -> &PhaseName;
+        /// The round that paused; the extra attempt follows it.
+        pub fn round(&self) -> u32;
+        /// The feedback to give the next attempt.
+        pub fn feedback(&self) -> &str;
     }
 
     /// How many extra attempts this grants: always one.

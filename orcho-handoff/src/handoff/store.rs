@@ -53,19 +53,13 @@ pub struct JournalEntry {
 }
 
 impl JournalEntry {
-    /// When it happened.
-    pub fn at(&self) -> Timestamp {
-        self.at
-    }
-
-    /// The handoff.
-    pub fn handoff(&self) -> &HandoffId {
-        &self.handoff
-    }
-
-    /// What happened.
-    pub fn event(&self) -> &JournalEvent {
-        &self.event
+    orcho_core::getters! {
+        /// When it happened.
+        pub fn at(&self) -> Timestamp;
+        /// The handoff.
+        pub fn handoff(&self) -> &HandoffId;
+        /// What happened.
+        pub fn event(&self) -> &JournalEvent;
     }
 }
 

@@ -40,8 +40,8 @@ impl Deviation {
     }
 }
 
-orcho_core::setters! {
-    impl Deviation {
+impl Deviation {
+    orcho_core::setters! {
         /// Sets how many times the step has been retried already.
         pub fn with_retries(retries: u32);
     }
@@ -110,8 +110,8 @@ impl DeviationPolicy {
     }
 }
 
-orcho_core::setters! {
-    impl DeviationPolicy {
+impl DeviationPolicy {
+    orcho_core::setters! {
         /// Sets the per-step retry cap.
         pub fn with_retry_cap(cap: u32) => retry_cap;
         /// Sets the plan-wide retry budget.

@@ -87,14 +87,11 @@ impl QuestionError {
         format!("invalid question `{}`: {what}", self.header)
     }
 
-    /// The header of the question at fault (empty for batch-level errors).
-    pub fn header(&self) -> &str {
-        &self.header
-    }
-
-    /// Which rule was broken.
-    pub fn kind(&self) -> &QuestionErrorKind {
-        &self.kind
+    orcho_core::getters! {
+        /// The header of the question at fault (empty for batch-level errors).
+        pub fn header(&self) -> &str;
+        /// Which rule was broken.
+        pub fn kind(&self) -> &QuestionErrorKind;
     }
 }
 
@@ -178,15 +175,12 @@ impl AnswerError {
         format!("invalid answer to `{}`: {what}", self.header)
     }
 
-    /// The header of the question the answer was for (empty for batch-level
-    /// errors).
-    pub fn header(&self) -> &str {
-        &self.header
-    }
-
-    /// Why the answer was refused.
-    pub fn kind(&self) -> &AnswerErrorKind {
-        &self.kind
+    orcho_core::getters! {
+        /// The header of the question the answer was for (empty for batch-level
+        /// errors).
+        pub fn header(&self) -> &str;
+        /// Why the answer was refused.
+        pub fn kind(&self) -> &AnswerErrorKind;
     }
 }
 

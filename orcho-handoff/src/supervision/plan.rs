@@ -291,14 +291,11 @@ impl PlanApproval {
         })
     }
 
-    /// The plan under review.
-    pub fn plan(&self) -> &Plan {
-        &self.plan
-    }
-
-    /// The two questions.
-    pub fn questions(&self) -> &TwoQuestions<PlanAction> {
-        &self.questions
+    orcho_core::getters! {
+        /// The plan under review.
+        pub fn plan(&self) -> &Plan;
+        /// The two questions.
+        pub fn questions(&self) -> &TwoQuestions<PlanAction>;
     }
 
     /// Maps the answers to a decision on this plan.

@@ -94,14 +94,11 @@ pub struct PlannerAnswers {
 }
 
 impl PlannerAnswers {
-    /// The answers, one per question, in order.
-    pub fn answers(&self) -> &[Answer] {
-        &self.answers
-    }
-
-    /// The questions.
-    pub fn questions(&self) -> &PlannerQuestions {
-        &self.questions
+    orcho_core::getters! {
+        /// The answers, one per question, in order.
+        pub fn answers(&self) -> &[Answer];
+        /// The questions.
+        pub fn questions(&self) -> &PlannerQuestions;
     }
 
     /// The questions and answers as plain text for the planner's prompt.

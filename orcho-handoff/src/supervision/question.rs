@@ -37,8 +37,8 @@ impl QuestionOption {
     }
 }
 
-orcho_core::setters! {
-    impl QuestionOption {
+impl QuestionOption {
+    orcho_core::setters! {
         /// Sets the description.
         pub fn with_description(description: Some(impl Into<String>));
     }
@@ -201,29 +201,17 @@ impl Question {
         Ok(())
     }
 
-    /// The tab label.
-    pub fn header(&self) -> &str {
-        &self.header
-    }
-
-    /// The full question text.
-    pub fn question(&self) -> &str {
-        &self.question
-    }
-
-    /// The options, in display order.
-    pub fn options(&self) -> &[QuestionOption] {
-        &self.options
-    }
-
-    /// Whether several options may be selected.
-    pub fn multiple(&self) -> bool {
-        self.multiple
-    }
-
-    /// Whether free-form text is accepted.
-    pub fn custom(&self) -> bool {
-        self.custom
+    orcho_core::getters! {
+        /// The tab label.
+        pub fn header(&self) -> &str;
+        /// The full question text.
+        pub fn question(&self) -> &str;
+        /// The options, in display order.
+        pub fn options(&self) -> &[QuestionOption];
+        /// Whether several options may be selected.
+        pub fn multiple(&self) -> bool;
+        /// Whether free-form text is accepted.
+        pub fn custom(&self) -> bool;
     }
 
     /// The option whose label matches `label` (ignoring case and surrounding
@@ -282,8 +270,8 @@ impl Question {
     }
 }
 
-orcho_core::setters! {
-    impl Question {
+impl Question {
+    orcho_core::setters! {
         /// Allows (or forbids) selecting several options.
         pub fn with_multiple(multiple: bool);
     }
@@ -343,8 +331,8 @@ impl Answer {
     }
 }
 
-orcho_core::setters! {
-    impl Answer {
+impl Answer {
+    orcho_core::setters! {
         /// Adds free-form text to a selection.
         pub fn with_text(text: Some(impl Into<String>)) => custom;
     }

@@ -164,8 +164,8 @@ impl ExecRequest {
     }
 }
 
-orcho_core::setters! {
-    impl ExecRequest {
+impl ExecRequest {
+    orcho_core::setters! {
         /// The working directory.
         pub fn cwd(dir: Some(impl Into<Utf8PathBuf>)) => cwd;
         /// Kills the process group after `timeout` (`SIGTERM`, the grace period,

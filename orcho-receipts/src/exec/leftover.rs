@@ -84,14 +84,11 @@ pub enum LeftoverErrorKind {
 }
 
 impl LeftoverError {
-    /// The process group.
-    pub fn group(&self) -> u32 {
-        self.group
-    }
-
-    /// What failed.
-    pub fn kind(&self) -> &LeftoverErrorKind {
-        &self.kind
+    orcho_core::getters! {
+        /// The process group.
+        pub fn group(&self) -> u32;
+        /// What failed.
+        pub fn kind(&self) -> &LeftoverErrorKind;
     }
 }
 

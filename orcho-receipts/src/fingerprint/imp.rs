@@ -576,8 +576,8 @@ impl Fingerprinter {
     }
 }
 
-orcho_core::setters! {
-    impl Fingerprinter {
+impl Fingerprinter {
+    orcho_core::setters! {
         /// Keeps a cache in `dir` (created when missing), one file per root.
         pub fn with_cache_dir(dir: Some(impl Into<Utf8PathBuf>)) => cache_dir;
         /// The environment git runs with.

@@ -89,8 +89,8 @@ impl EngineBuilder {
     }
 }
 
-orcho_core::setters! {
-    impl EngineBuilder {
+impl EngineBuilder {
+    orcho_core::setters! {
         /// Uses `clock` for every timestamp (a fixed clock makes evidence
         /// byte-stable in tests).
         pub fn clock(clock: Arc<dyn Clock>);

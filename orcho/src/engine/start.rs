@@ -75,8 +75,8 @@ impl Start {
     }
 }
 
-orcho_core::setters! {
-    impl Start {
+impl Start {
+    orcho_core::setters! {
         /// What the host keeps with the run (for example the commands its phases
         /// run), written with the run's creation, atomically: a host killed at any
         /// instant after [`Engine::start_with`] returned finds it again with

@@ -138,8 +138,8 @@ impl PhaseReport {
     }
 }
 
-orcho_core::setters! {
-    impl PhaseReport {
+impl PhaseReport {
+    orcho_core::setters! {
         /// Attaches the plan a planning phase produced.
         pub fn with_plan(plan: Some(Plan));
         /// Sets the cost.

@@ -221,29 +221,17 @@ pub struct RunState {
 }
 
 impl RunState {
-    /// The run.
-    pub fn run(&self) -> &RunId {
-        &self.run
-    }
-
-    /// Where phases and gates run: the checkout, or the run's worktree.
-    pub fn checkout(&self) -> &Utf8Path {
-        &self.checkout
-    }
-
-    /// The plan's name.
-    pub fn plan(&self) -> &str {
-        &self.plan
-    }
-
-    /// The phases, in order.
-    pub fn phases(&self) -> &[PhaseName] {
-        &self.phases
-    }
-
-    /// The stage the run is at.
-    pub fn stage(&self) -> &Stage {
-        &self.stage
+    orcho_core::getters! {
+        /// The run.
+        pub fn run(&self) -> &RunId;
+        /// Where phases and gates run: the checkout, or the run's worktree.
+        pub fn checkout(&self) -> &Utf8Path;
+        /// The plan's name.
+        pub fn plan(&self) -> &str;
+        /// The phases, in order.
+        pub fn phases(&self) -> &[PhaseName];
+        /// The stage the run is at.
+        pub fn stage(&self) -> &Stage;
     }
 
     /// Where the run stands, derived from its stage.
@@ -267,14 +255,11 @@ impl RunState {
         }
     }
 
-    /// The number of events applied.
-    pub fn seq(&self) -> u64 {
-        self.seq
-    }
-
-    /// The current phase, attempt and round.
-    pub fn cursor(&self) -> Cursor {
-        self.cursor
+    orcho_core::getters! {
+        /// The number of events applied.
+        pub fn seq(&self) -> u64;
+        /// The current phase, attempt and round.
+        pub fn cursor(&self) -> Cursor;
     }
 
     /// The current phase's index.
@@ -342,40 +327,22 @@ impl RunState {
         }
     }
 
-    /// The (phase, round, attempt) whose receipts were re-run before final
-    /// acceptance.
-    pub fn receipts_rerun_at(&self) -> Option<(usize, u32, u32)> {
-        self.receipts_rerun_at
-    }
-
-    /// Reasons of the waivers granted so far.
-    pub fn waivers(&self) -> &[String] {
-        &self.waivers
-    }
-
-    /// How many phase handoffs the run has opened.
-    pub fn handoffs_opened(&self) -> u32 {
-        self.handoffs_opened
-    }
-
-    /// How many touchpoints the run has opened.
-    pub fn touchpoints_opened(&self) -> u32 {
-        self.touchpoints_opened
-    }
-
-    /// Deviation retries granted so far.
-    pub fn deviation_retries(&self) -> u32 {
-        self.deviation_retries
-    }
-
-    /// Deviation replans granted so far.
-    pub fn deviation_replans(&self) -> u32 {
-        self.deviation_replans
-    }
-
-    /// What the run has cost so far (phases and gates).
-    pub fn cost(&self) -> Cost {
-        self.cost
+    orcho_core::getters! {
+        /// The (phase, round, attempt) whose receipts were re-run before final
+        /// acceptance.
+        pub fn receipts_rerun_at(&self) -> Option<(usize, u32, u32)>;
+        /// Reasons of the waivers granted so far.
+        pub fn waivers(&self) -> &[String];
+        /// How many phase handoffs the run has opened.
+        pub fn handoffs_opened(&self) -> u32;
+        /// How many touchpoints the run has opened.
+        pub fn touchpoints_opened(&self) -> u32;
+        /// Deviation retries granted so far.
+        pub fn deviation_retries(&self) -> u32;
+        /// Deviation replans granted so far.
+        pub fn deviation_replans(&self) -> u32;
+        /// What the run has cost so far (phases and gates).
+        pub fn cost(&self) -> Cost;
     }
 
     /// For a run that delivers: its worktree and target.

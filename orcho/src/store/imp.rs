@@ -273,8 +273,8 @@ impl RunStore {
     }
 }
 
-orcho_core::setters! {
-    impl RunStore {
+impl RunStore {
+    orcho_core::setters! {
         /// Waits up to `wait` for a run's lock before saying it is busy
         /// (default [`DEFAULT_LOCK_WAIT`]).
         pub fn with_lock_wait(wait: std::time::Duration) => lock_wait;

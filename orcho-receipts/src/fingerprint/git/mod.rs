@@ -80,14 +80,11 @@ impl Probe {
         Some(Self { root, hash_len })
     }
 
-    /// The work tree's top, absolute.
-    pub(crate) fn root(&self) -> &Path {
-        &self.root
-    }
-
-    /// The length of the index's object names.
-    pub(crate) fn hash_len(&self) -> usize {
-        self.hash_len
+    orcho_core::getters! {
+        /// The work tree's top, absolute.
+        pub(crate) fn root(&self) -> &Path;
+        /// The length of the index's object names.
+        pub(crate) fn hash_len(&self) -> usize;
     }
 
     /// Reads git's configuration (one `git config` process, so that
