@@ -25,7 +25,10 @@
 
 use std::{
     io::{self, Write},
-    os::unix::{ffi::OsStrExt, fs::MetadataExt},
+    os::{
+        fd::OwnedFd,
+        unix::{ffi::OsStrExt, fs::MetadataExt},
+    },
     path::{Path, PathBuf},
 };
 
@@ -39,7 +42,13 @@ const MAGIC: &[u8; 8] = b"ORCHOFPT";
 /// optional git state (object name length, excludes files, guarded files,
 /// index, directories), the listing (per path: its bytes, flags, and for a
 /// regular file its stat and digest), blake3 trailer.
-const VERSION: u32 = 1;
+///
+/// Version 2: a directory's flag byte also says whether it holds a `.git`
+/// that is not a repository of its own (bit 1, beside `nested`, bit 0).
+const VERSION: u32 = 2;
+
+const DIR_NESTED: u8 = 1;
+const DIR_DOT_GIT: u8 = 2;
 
 /// The `lstat` data compared to decide whether a file changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -332,7 +341,7 @@ impl GitState {
             put_bytes(b, &dir.path)?;
             dir.stat.encode(b);
             put_stat(b, dir.ignore.as_ref());
-            b.push(u8::from(dir.nested));
+            b.push(u8::from(dir.nested) * DIR_NESTED + u8::from(dir.dot_git) * DIR_DOT_GIT);
         }
         Ok(())
     }
@@ -353,15 +362,19 @@ impl GitState {
         let count = r.u32()? as usize;
         let mut dirs = Vec::with_capacity(count.min(r.b.len() / 60));
         for _ in 0..count {
+            let path = r.bytes()?.to_vec();
+            let stat = Stat::decode(r)?;
+            let ignore = r.opt_stat()?;
+            let flags = r.u8()?;
+            if flags & !(DIR_NESTED | DIR_DOT_GIT) != 0 {
+                return None;
+            }
             dirs.push(DirRecord {
-                path: r.bytes()?.to_vec(),
-                stat: Stat::decode(r)?,
-                ignore: r.opt_stat()?,
-                nested: match r.u8()? {
-                    0 => false,
-                    1 => true,
-                    _ => return None,
-                },
+                path,
+                stat,
+                ignore,
+                nested: flags & DIR_NESTED != 0,
+                dot_git: flags & DIR_DOT_GIT != 0,
             });
         }
         if !dirs.windows(2).all(|w| w[0].path < w[1].path) {
@@ -461,13 +474,35 @@ fn remove_earlier_formats(path: &Utf8Path) {
     }
 }
 
-/// Reads the file system's current time by stamping a scratch file in `dir`.
-pub(crate) fn fs_now(dir: &Utf8Path) -> io::Result<(i64, u32)> {
-    let scratch = tempfile::Builder::new()
-        .prefix(".orcho-stamp-")
-        .tempfile_in(dir)?;
-    let meta = scratch.as_file().metadata()?;
-    Ok((meta.mtime(), u32::try_from(meta.mtime_nsec()).unwrap_or(0)))
+/// Reads the current time of the work tree's file system, as its files'
+/// times will read it: the modification time of a scratch file made there.
+///
+/// The scratch file goes in the cache directory `dir` when that is on the
+/// work tree's file system (as when the store is inside the work tree),
+/// else in the work tree's `.git` directory. Where neither is, the time is
+/// read in `dir` and rounded down to an even second, so that a work tree
+/// whose file system keeps coarser times (whole seconds; two on FAT) never
+/// has a file written after the snapshot look older than it.
+pub(crate) fn fs_now(dir: &Utf8Path, root: &Path, root_fd: &OwnedFd) -> io::Result<(i64, u32)> {
+    let root_dev = rustix::fs::fstat(root_fd)?.st_dev;
+    let stamp = |dir: &Path| -> io::Result<(i64, u32, u64)> {
+        let scratch = tempfile::Builder::new()
+            .prefix(".orcho-stamp-")
+            .tempfile_in(dir)?;
+        let meta = scratch.as_file().metadata()?;
+        let nanos = u32::try_from(meta.mtime_nsec()).unwrap_or(0);
+        Ok((meta.mtime(), nanos, meta.dev()))
+    };
+    let (secs, nanos, dev) = stamp(dir.as_std_path())?;
+    if dev == uint(root_dev) {
+        return Ok((secs, nanos));
+    }
+    if let Ok((secs, nanos, dev)) = stamp(&root.join(".git"))
+        && dev == uint(root_dev)
+    {
+        return Ok((secs, nanos));
+    }
+    Ok((secs - secs.rem_euclid(2), 0))
 }
 
 /// Writes `bytes` to `path` with their blake3 checksum after them, through a
@@ -502,25 +537,34 @@ pub(crate) fn unseal(bytes: &[u8]) -> Option<&[u8]> {
     (blake3::hash(&bytes[..body]).as_bytes() == &bytes[body..]).then(|| &bytes[..body])
 }
 
-/// The cache file of a fingerprint of `root` (its absolute path), `subject`
-/// and git environment `env`, inside the cache directory `dir`.
+/// The cache file of a fingerprint of `root` (its absolute path), `subject`,
+/// the directories it leaves out (`skip`) and git environment `env`,
+/// inside the cache directory `dir`.
 pub(crate) fn cache_file(
     dir: &Utf8Path,
     root: &Path,
     subject: &[Vec<u8>],
+    skip: &[Vec<u8>],
     env: &BaseEnv,
 ) -> Utf8PathBuf {
     let abs = std::path::absolute(root).unwrap_or_else(|_| root.to_owned());
-    let mut h = blake3::Hasher::new_derive_key("orcho fingerprint cache key v1");
-    h.update(abs.as_os_str().as_bytes());
+    let mut h = blake3::Hasher::new_derive_key("orcho fingerprint cache key v2");
+    // Each part tagged and length-prefixed: no two keys hash the same bytes.
+    let mut part = |tag: u8, bytes: &[u8]| {
+        h.update(&[tag])
+            .update(&(bytes.len() as u64).to_le_bytes())
+            .update(bytes);
+    };
+    part(0, abs.as_os_str().as_bytes());
     for s in subject {
-        h.update(&[0]).update(s);
+        part(1, s);
+    }
+    for s in skip {
+        part(2, s);
     }
     for (k, v) in env.iter() {
-        h.update(&[1])
-            .update(k.as_bytes())
-            .update(&[2])
-            .update(v.as_bytes());
+        part(3, k.as_bytes());
+        part(4, v.as_bytes());
     }
     dir.join(format!("{}.tree", &h.finalize().to_hex()[..32]))
 }
@@ -549,12 +593,14 @@ mod tests {
                     stat: stat(2),
                     ignore: Some(stat(1)),
                     nested: false,
+                    dot_git: false,
                 },
                 DirRecord {
                     path: b"b".to_vec(),
                     stat: stat(3),
                     ignore: None,
                     nested: true,
+                    dot_git: false,
                 },
             ],
         }

@@ -64,6 +64,11 @@ impl PatternFile {
             if line.is_empty() || line[0] == b'#' {
                 continue;
             }
+            // Git's patterns are C strings: a NUL ends one.
+            let line = match line.iter().position(|&b| b == 0) {
+                Some(nul) => &line[..nul],
+                None => line,
+            };
             if let Some(pattern) = Pattern::parse(trim_trailing_spaces(line)) {
                 file.patterns.push(pattern);
             }

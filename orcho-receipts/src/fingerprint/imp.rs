@@ -89,7 +89,9 @@ pub struct Fingerprint {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Submodule {
-    /// Its path, relative to the fingerprinted root.
+    /// Its path, relative to the fingerprinted root (a name that is not
+    /// UTF-8 shown with replacement characters; its digest is of the real
+    /// directory).
     pub path: Utf8PathBuf,
     /// The fingerprint of its work tree.
     pub digest: Digest,
@@ -187,36 +189,47 @@ impl Fingerprinter {
         root: &Utf8Path,
         subject: &[Utf8PathBuf],
     ) -> Result<Fingerprint, FingerprintError> {
+        self.fingerprint_at(root.as_std_path(), &normalize_subject(subject))
+    }
+
+    /// [`fingerprint`](Self::fingerprint) of a root that may not be UTF-8
+    /// (a repository of its own inside the work tree, under any name).
+    fn fingerprint_at(
+        &self,
+        root_path: &Path,
+        subject: &[Vec<u8>],
+    ) -> Result<Fingerprint, FingerprintError> {
+        let root_shown = shown(root_path);
         let io_err = |path: &Path, source: io::Error| {
             FingerprintError::new(
-                root,
+                &root_shown,
                 FingerprintErrorKind::Io {
                     path: path.to_string_lossy().into_owned(),
                     source,
                 },
             )
         };
-        let scope = self.scope(root, subject);
-        let cache_file = self.cache_dir.as_ref().and_then(|dir| {
-            std::fs::create_dir_all(dir).ok()?;
-            Some(cache::cache_file(
-                dir,
-                root.as_std_path(),
-                &scope.subject,
-                &self.env,
-            ))
-        });
-        let snapshot = match (&self.cache_dir, &cache_file) {
-            (Some(dir), Some(_)) => cache::fs_now(dir).ok(),
-            _ => None,
-        };
-        let root_path = root.as_std_path();
+        let scope = self.scope(root_path, subject.to_vec());
         let root_fd = rustix::fs::open(
             root_path,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )
         .map_err(|e| io_err(root_path, e.into()))?;
+        let cache_file = self.cache_dir.as_ref().and_then(|dir| {
+            std::fs::create_dir_all(dir).ok()?;
+            Some(cache::cache_file(
+                dir,
+                root_path,
+                &scope.subject,
+                &scope.skip,
+                &self.env,
+            ))
+        });
+        let snapshot = match (&self.cache_dir, &cache_file) {
+            (Some(dir), Some(_)) => cache::fs_now(dir, root_path, &root_fd).ok(),
+            _ => None,
+        };
         let root = Root {
             fd: &root_fd,
             path: root_path,
@@ -237,10 +250,13 @@ impl Fingerprinter {
                 let listed = filter(&cache.paths, &scope);
                 let (check, speculative) = if state.dirs.len() < STATS_PER_THREAD {
                     let worked = Pool::new(&root, Some(cache)).run_one(self.threads, listed);
-                    (Ok(listing::check(cache, state, &root_fd)), worked)
+                    (
+                        Ok(listing::check(cache, state, root_path, &root_fd)),
+                        worked,
+                    )
                 } else {
                     std::thread::scope(|s| {
-                        let check = s.spawn(|| listing::check(cache, state, &root_fd));
+                        let check = s.spawn(|| listing::check(cache, state, root_path, &root_fd));
                         let worked = Pool::new(&root, Some(cache)).run_one(self.threads, listed);
                         (check.join(), worked)
                     })
@@ -317,18 +333,15 @@ impl Fingerprinter {
             let Some(entry) = entry.as_mut().filter(|e| e.kind == Kind::Dir) else {
                 continue;
             };
-            let path = paths.get(i);
-            let path = Utf8PathBuf::from(String::from_utf8_lossy(path).into_owned());
-            let sub = Utf8Path::from_path(root_path)
-                .unwrap_or(Utf8Path::new("."))
-                .join(&path);
+            let sub = walk::join(root_path, paths.get(i));
             if !sub.join(".git").exists() {
                 // Not checked out: only its presence counts.
                 continue;
             }
-            let digest = self.fingerprint(&sub, &[])?.digest;
+            let digest = self.fingerprint_at(&sub, &[])?.digest;
             entry.kind = Kind::Submodule;
             entry.content = *digest.as_bytes();
+            let path = Utf8PathBuf::from(String::from_utf8_lossy(paths.get(i)).into_owned());
             submodules.push(Submodule { path, digest });
         }
         submodules.sort_by(|a, b| a.path.cmp(&b.path));
@@ -440,7 +453,7 @@ impl Fingerprinter {
                 let Some(repo) = configured.join().ok().flatten() else {
                     return;
                 };
-                let found = listing::walk_all(root.fd, &tracked, &repo.excludes, &scope.skip);
+                let found = listing::walk_all(&top, root.fd, &tracked, &repo.excludes, &scope.skip);
                 let untracked = untracked::sorted(found.untracked);
                 publish(1, filter(&untracked, scope));
                 walked = Some((repo, found.dirs, untracked));
@@ -484,7 +497,6 @@ impl Fingerprinter {
         root_fd: &OwnedFd,
         scope: &Scope,
     ) -> Result<(PathList, Made), FingerprintError> {
-        let root = Utf8Path::from_path(root_path).unwrap_or(Utf8Path::new("."));
         let made = |source| Made {
             source,
             git: None,
@@ -492,20 +504,21 @@ impl Fingerprinter {
             changed: true,
         };
         if !(self.use_git && walk::in_git_work_tree(root_path)) {
-            let paths = sorted_list(walk::walk_files(root)?);
+            let paths = sorted_list(walk::walk_files(root_path)?);
             return Ok((filter(&paths, scope), made(FileSource::Walk)));
         }
         if let Some(repo) = Repo::open(root_path, &self.env)
             && let Ok((tracked, index)) = listing::read_index(&repo.root, repo.hash_len)
         {
-            let found = listing::walk_all(root_fd, &tracked, &repo.excludes, &scope.skip);
+            let found =
+                listing::walk_all(&repo.root, root_fd, &tracked, &repo.excludes, &scope.skip);
             let untracked = untracked::sorted(found.untracked);
             let (all, marks) = listing::combine(&tracked, &untracked);
             let kept = filter(&all, scope);
             let made = self.made_here(&repo, index, found.dirs, marks);
             return Ok((kept, made));
         }
-        let paths = sorted_list(walk::git_files(root, &self.env)?);
+        let paths = sorted_list(walk::git_files(root_path, &self.env)?);
         Ok((filter(&paths, scope), made(FileSource::Git)))
     }
 
@@ -535,8 +548,8 @@ impl Fingerprinter {
                 },
             )
         })?;
-        let (paths, _) =
-            self.list_fresh(root.as_std_path(), &root_fd, &self.scope(root, subject))?;
+        let scope = self.scope(root.as_std_path(), normalize_subject(subject));
+        let (paths, _) = self.list_fresh(root.as_std_path(), &root_fd, &scope)?;
         Ok(paths
             .iter()
             .map(|p| PathBuf::from(std::ffi::OsString::from_vec(p.to_vec())))
@@ -544,16 +557,16 @@ impl Fingerprinter {
     }
 
     /// What a fingerprint of `root` and `subject` leaves out and keeps.
-    fn scope(&self, root: &Utf8Path, subject: &[Utf8PathBuf]) -> Scope {
+    fn scope(&self, root: &Path, subject: Vec<Vec<u8>>) -> Scope {
         Scope {
             skip: self.excluded_prefixes(root),
-            subject: normalize_subject(subject),
+            subject,
         }
     }
 
-    fn excluded_prefixes(&self, root: &Utf8Path) -> Vec<Vec<u8>> {
+    fn excluded_prefixes(&self, root: &Path) -> Vec<Vec<u8>> {
         let mut out = vec![STORE_DIR_NAME.as_bytes().to_vec()];
-        let abs_root = std::path::absolute(root.as_std_path()).ok();
+        let abs_root = std::path::absolute(root).ok();
         for x in &self.exclude {
             if let Some(rel) = abs_root.as_ref().and_then(|r| x.strip_prefix(r).ok()) {
                 let bytes = rel.as_os_str().as_bytes().to_vec();
@@ -661,6 +674,11 @@ fn finish(paths: &PathList, entries: &[Option<Entry>], source: FileSource) -> Fi
         source,
         submodules: Vec::new(),
     }
+}
+
+/// A root as errors show it.
+pub(crate) fn shown(root: &Path) -> Utf8PathBuf {
+    Utf8PathBuf::from(root.to_string_lossy().into_owned())
 }
 
 fn normalize_subject(subject: &[Utf8PathBuf]) -> Vec<Vec<u8>> {

@@ -11,14 +11,19 @@
 //! - the index changed: it is read again (in this process), and the
 //!   directories where what it tracks changed are read again;
 //! - a directory whose stat changed (a name added, removed or renamed in
-//!   it), or a repository of its own whose stat changed: it and its parent
-//!   are read again;
-//! - a `.gitignore` that changed: everything below its directory is walked
-//!   again;
+//!   it, its permissions), a repository of its own whose stat changed or
+//!   that is no longer one, or a directory with a `.git` that became a
+//!   repository: it and its parent are read again;
+//! - a `.gitignore` that changed (or became readable): everything below
+//!   its directory is walked again;
 //!
 //! and a directory read again keeps what was found below its
-//! subdirectories that did not change. Every stat is trusted only when it
-//! is older than the cache's snapshot (the racy rule of the cache module).
+//! subdirectories that did not change. The walks start at the topmost of
+//! these directories and enter every directory on the way to the others,
+//! so that each is read the way git would reach it (a directory above it
+//! may have become ignored, a repository, a symlink). Every stat is trusted
+//! only when it is older than the cache's snapshot (the racy rule of the
+//! cache module).
 //! A build writing into an ignored folder changes none of this: git never
 //! enters an ignored folder, and neither does the walk.
 
@@ -36,7 +41,7 @@ use super::{
     git::{
         Repo,
         index::{self, Tracked},
-        untracked::{self, DirRecord, Walked, Walker},
+        untracked::{self, DirRecord, Nested, Walked, Walker},
     },
     ignore::PatternFile,
     imp::under,
@@ -111,22 +116,32 @@ pub(crate) fn guards(repo: &Repo) -> Vec<(std::path::PathBuf, Option<Stat>)> {
     files
         .into_iter()
         .map(|path| {
-            let stat = rustix::fs::lstat(&path).ok().map(|s| Stat::from_raw(&s));
+            let stat = guard_stat(&path);
             (path, stat)
         })
         .collect()
 }
 
+/// The stat of a guarded file, through symlinks: git reads what a symlinked
+/// configuration or excludes file (as dotfile managers make them) points
+/// to, so its target's changes are what count.
+fn guard_stat(path: &Path) -> Option<Stat> {
+    rustix::fs::stat(path).ok().map(|s| Stat::from_raw(&s))
+}
+
 /// Walks the whole work tree for its untracked files.
 pub(crate) fn walk_all(
+    root: &Path,
     root_fd: &OwnedFd,
     tracked: &Tracked,
     excludes: &[std::path::PathBuf],
     skip: &[Vec<u8>],
 ) -> Walked {
     let global = global_patterns(excludes);
+    let nested = Nested::new(root);
     let walker = Walker {
         tracked,
+        nested: &nested,
         global: &global,
         skip,
         keep: &|_| false,
@@ -211,11 +226,11 @@ pub(crate) struct Check {
 /// Stats what the listing of `cache` (made by this process: `state`)
 /// depends on. Only stats: it runs beside the workers that stat the listed
 /// files.
-pub(crate) fn check(cache: &TreeCache, state: &GitState, root_fd: &OwnedFd) -> Check {
+pub(crate) fn check(cache: &TreeCache, state: &GitState, root: &Path, root_fd: &OwnedFd) -> Check {
     let snapshot = cache.snapshot;
     let mut check = Check::default();
     for (path, recorded) in &state.guards {
-        let now = rustix::fs::lstat(path).ok().map(|s| Stat::from_raw(&s));
+        let now = guard_stat(path);
         if !unchanged(recorded.as_ref(), now.as_ref(), snapshot) {
             check.stale = true;
             return check;
@@ -225,9 +240,17 @@ pub(crate) fn check(cache: &TreeCache, state: &GitState, root_fd: &OwnedFd) -> C
         .ok()
         .map(|s| Stat::from_raw(&s));
     check.index_changed = !unchanged(state.index.as_ref(), index_now.as_ref(), snapshot);
+    let mut nested = None;
     for dir in &state.dirs {
         let now = stat_dir(root_fd, &dir.path);
-        let changed = !unchanged(Some(&dir.stat), now.as_ref(), snapshot);
+        let mut changed = !unchanged(Some(&dir.stat), now.as_ref(), snapshot);
+        // Whether a `.git` makes a repository of its own depends on files
+        // inside it, which leave the directory's stat alone.
+        if !changed && (dir.nested || dir.dot_git) {
+            let nested = nested.get_or_insert_with(|| Nested::new(root));
+            let is = nested.is_repository(root_fd, OsStr::from_bytes(&dir.path), &dir.path);
+            changed = is != dir.nested;
+        }
         if changed {
             mark_with_parent(&mut check.dirty, &dir.path);
         }
@@ -305,28 +328,27 @@ pub(crate) fn update(
     } else {
         (old_tracked, state.index)
     };
-    // A directory below one walked again in full is walked with it.
-    let covered = |path: &[u8]| deep.iter().any(|d| under(path, d) && path != d.as_slice());
-    let mut starts: Vec<Vec<u8>> = deep.iter().filter(|d| !covered(d)).cloned().collect();
-    for dir in &dirty {
-        let inside_deep = deep.iter().any(|d| under(dir, d));
-        let parent_dirty = parent(dir).is_some_and(|p| dirty.contains(p) || deep.contains(p));
-        if !inside_deep && !parent_dirty {
-            starts.push(dir.clone());
-        }
-    }
-    starts.sort();
-    starts.dedup();
+    // The walks start at the topmost directories to read again; each enters
+    // every directory on the way to one below it, and keeps the rest.
+    let marked: BTreeSet<&[u8]> = dirty.iter().chain(&deep).map(Vec::as_slice).collect();
+    let starts: Vec<&[u8]> = marked
+        .iter()
+        .copied()
+        .filter(|dir| !ancestors(dir).any(|a| marked.contains(a)))
+        .collect();
     let records: std::collections::HashMap<&[u8], &DirRecord> =
         state.dirs.iter().map(|d| (d.path.as_slice(), d)).collect();
     let keep = |path: &[u8]| {
         records.get(path).is_some_and(|r| !r.nested)
-            && !dirty.contains(path)
+            && !marked.contains(path)
+            && !has_below(&marked, path)
             && !deep.iter().any(|d| under(path, d))
     };
     let global = global_patterns(&state.excludes);
+    let nested = Nested::new(root);
     let walker = Walker {
         tracked: &tracked,
+        nested: &nested,
         global: &global,
         skip,
         keep: &keep,
@@ -377,6 +399,24 @@ pub(crate) fn update(
             ..state.clone()
         },
     })
+}
+
+/// The directories above `path`, nearest first, ending with the root
+/// (`""`); none for the root itself.
+fn ancestors(path: &[u8]) -> impl Iterator<Item = &[u8]> {
+    std::iter::successors(parent(path), |p| parent(p))
+}
+
+/// Whether `set` holds a directory strictly below `dir`.
+fn has_below(set: &BTreeSet<&[u8]>, dir: &[u8]) -> bool {
+    if dir.is_empty() {
+        return set.iter().any(|d| !d.is_empty());
+    }
+    let mut prefix = dir.to_vec();
+    prefix.push(b'/');
+    set.range(prefix.as_slice()..)
+        .next()
+        .is_some_and(|d| d.starts_with(&prefix))
 }
 
 /// The parent of a directory path (`""` for a top-level one), `None` for
@@ -450,7 +490,7 @@ fn ancestor_patterns(root_fd: &OwnedFd, dir: &[u8]) -> Option<Vec<PatternFile>> 
             Mode::empty(),
         )
         .ok()?;
-        if let Some((file, _)) = untracked::read_ignore_file(&fd, ancestor)
+        if let Some((Some(file), _)) = untracked::read_ignore_file(&fd, ancestor)
             && !file.is_empty()
         {
             stack.push(file);

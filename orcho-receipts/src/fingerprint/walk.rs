@@ -2,7 +2,7 @@
 //!
 //! - **In a git work tree this process cannot read itself** (see the git
 //!   module) the file set is exactly what
-//!   `git ls-files -co --exclude-standard -z` lists, run in the root through
+//!   `git -C <root> ls-files -co --exclude-standard -z` lists, run through
 //!   [`exec`](crate::exec): tracked files (even when an ignore file matches
 //!   them), untracked files that are not ignored, dot-files and
 //!   dot-directories alike.
@@ -22,9 +22,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use camino::Utf8Path;
-
-use super::ignore::PatternFile;
+use super::{ignore::PatternFile, imp::shown};
 use crate::{
     FingerprintError, FingerprintErrorKind,
     exec::{self, BaseEnv, ExecRequest},
@@ -43,13 +41,23 @@ pub(crate) fn in_git_work_tree(root: &Path) -> bool {
 }
 
 /// The files git lists for `root`.
-pub(crate) fn git_files(root: &Utf8Path, env: &BaseEnv) -> Result<Vec<Vec<u8>>, FingerprintError> {
-    let request = ExecRequest::new(["git", "ls-files", "-co", "--exclude-standard", "-z"])
-        .cwd(root)
-        .envs(env.clone())
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .keep_stdout(MAX_LISTING)
-        .tail_bytes(4096);
+pub(crate) fn git_files(root: &Path, env: &BaseEnv) -> Result<Vec<Vec<u8>>, FingerprintError> {
+    let root_os = root.as_os_str();
+    let shown = shown(root);
+    let root = &shown;
+    let request = ExecRequest::new([
+        OsStr::new("git"),
+        OsStr::new("-C"),
+        root_os,
+        OsStr::new("ls-files"),
+        OsStr::new("-co"),
+        OsStr::new("--exclude-standard"),
+        OsStr::new("-z"),
+    ])
+    .envs(env.clone())
+    .env("GIT_OPTIONAL_LOCKS", "0")
+    .keep_stdout(MAX_LISTING)
+    .tail_bytes(4096);
     let outcome = exec::run(&request)
         .map_err(|e| FingerprintError::new(root, FingerprintErrorKind::Exec(e)))?;
     let Some(listing) = outcome.stdout.kept.filter(|_| outcome.status.success()) else {
@@ -69,12 +77,12 @@ pub(crate) fn git_files(root: &Utf8Path, env: &BaseEnv) -> Result<Vec<Vec<u8>>, 
 }
 
 /// The files of a walk of `root` that honours ignore files.
-pub(crate) fn walk_files(root: &Utf8Path) -> Result<Vec<Vec<u8>>, FingerprintError> {
+pub(crate) fn walk_files(root: &Path) -> Result<Vec<Vec<u8>>, FingerprintError> {
     let mut out = Vec::new();
     let mut stack: Vec<PatternFile> = Vec::new();
-    walk_dir(root.as_std_path(), &[], &mut stack, &mut out).map_err(|(path, source)| {
+    walk_dir(root, &[], &mut stack, &mut out).map_err(|(path, source)| {
         FingerprintError::new(
-            root,
+            &shown(root),
             FingerprintErrorKind::Io {
                 path: path.to_string_lossy().into_owned(),
                 source,

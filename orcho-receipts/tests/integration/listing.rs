@@ -11,7 +11,10 @@ use std::{
 };
 
 use camino::Utf8Path;
-use orcho_receipts::fingerprint::{FileSource, Fingerprinter};
+use orcho_receipts::{
+    exec::{self, ExecRequest},
+    fingerprint::{FileSource, Fingerprinter},
+};
 use proptest::prelude::*;
 
 use crate::{Result, fingerprint::wait_for_fs_tick, git, temp, test_env, write};
@@ -426,4 +429,693 @@ fn listed_folder(root: &Utf8Path, name: &str) -> camino::Utf8PathBuf {
         }
     }
     found
+}
+
+// What a cached listing depends on, beyond the walk's own directories, and
+// the corners where git's rules are easy to miss: each compared with git or
+// with a fresh fingerprint.
+
+/// A fingerprint with the cache in `cache`, after the file system's clock
+/// passed every time in `root`, so that every stat it records is trusted.
+fn cached_run(
+    fp: &Fingerprinter,
+    root: &Utf8Path,
+) -> Result<orcho_receipts::fingerprint::Fingerprint> {
+    wait_for_fs_tick(root)?;
+    Ok(fp.fingerprint(root, &[])?)
+}
+
+#[test]
+fn a_symlinked_excludes_file_edited_between_cached_fingerprints_counts() -> Result {
+    let dir = temp()?;
+    let root = &dir.path;
+    let home = temp()?;
+    init(root)?;
+    write(root, "a.txt", "x\n", 0o644)?;
+    write(root, "b.secret", "x\n", 0o644)?;
+    // `~/.config/git/ignore` kept in a dotfiles folder, as stow and the
+    // like keep it: a symlink.
+    write(&home.path, "dotfiles/ignore", "*.tmp\n", 0o644)?;
+    std::fs::create_dir_all(home.path.join(".config/git"))?;
+    symlink(
+        "../../dotfiles/ignore",
+        &home.path.join(".config/git/ignore"),
+    )?;
+    let env = test_env().with("HOME", home.path.as_str());
+    let cache = temp()?;
+    let cached = Fingerprinter::new()
+        .with_env(env.clone())
+        .with_cache_dir(cache.path.join("fp"));
+    cached_run(&cached, root)?;
+    write(&home.path, "dotfiles/ignore", "*.tmp\n*.secret\n", 0o644)?;
+    let got = cached.fingerprint(root, &[])?;
+    let fresh = Fingerprinter::new().with_env(env).fingerprint(root, &[])?;
+    assert_eq!(
+        got.digest, fresh.digest,
+        "{:?}: b.secret is ignored now",
+        got.source
+    );
+    Ok(())
+}
+
+#[test]
+fn a_config_include_that_appears_between_cached_fingerprints_counts() -> Result {
+    let dir = temp()?;
+    let root = &dir.path;
+    init(root)?;
+    write(root, "a.txt", "x\n", 0o644)?;
+    write(root, "b.secret", "x\n", 0o644)?;
+    write(root, ".git/more-excludes", "*.secret\n", 0o644)?;
+    // Relative to `.git/`: git reads it once it is there.
+    git(root, &["config", "include.path", "extra.gitconfig"])?;
+    let cache = temp()?;
+    let cached = fingerprinter().with_cache_dir(cache.path.join("fp"));
+    cached_run(&cached, root)?;
+    write(
+        root,
+        ".git/extra.gitconfig",
+        &format!("[core]\n\texcludesFile = {root}/.git/more-excludes\n"),
+        0o644,
+    )?;
+    assert!(!git_lists(root)?.contains(&b"b.secret"[..]));
+    let got = cached.fingerprint(root, &[])?;
+    let fresh = fingerprinter().fingerprint(root, &[])?;
+    assert_eq!(
+        got.digest, fresh.digest,
+        "{:?}: b.secret is ignored now",
+        got.source
+    );
+    Ok(())
+}
+
+#[test]
+fn repositories_reached_through_symlinks_are_listed_as_git_lists_them() -> Result {
+    let dir = temp()?;
+    let root = &dir.path;
+    init(root)?;
+    write(root, "a.txt", "x\n", 0o644)?;
+    let elsewhere = temp()?;
+    init(&elsewhere.path)?;
+    // As `repo` lays projects out: `.git` a symlink to the git directory.
+    write(root, "project/inner.txt", "x\n", 0o644)?;
+    symlink(
+        &format!("{}/.git", elsewhere.path),
+        &root.join("project/.git"),
+    )?;
+    // A `.git` file naming a symlink to a git directory.
+    std::os::unix::fs::symlink(
+        elsewhere.path.join(".git"),
+        elsewhere.path.join("gitdir-link"),
+    )?;
+    write(
+        root,
+        "linked/.git",
+        &format!("gitdir: {}/gitdir-link\n", elsewhere.path),
+        0o644,
+    )?;
+    write(root, "linked/inner.txt", "x\n", 0o644)?;
+    // A `.git` symlink to the work tree's own git directory: git enters
+    // the folder, it is no repository of its own.
+    write(root, "own/f.txt", "x\n", 0o644)?;
+    symlink("../.git", &root.join("own/.git"))?;
+    let theirs = git_lists(root)?;
+    for listed in [&b"project/"[..], b"linked/", b"own/f.txt"] {
+        assert!(
+            theirs.contains(listed),
+            "{}",
+            String::from_utf8_lossy(listed)
+        );
+    }
+    assert_eq!(we_list(&fingerprinter(), root)?, theirs);
+    Ok(())
+}
+
+#[test]
+fn a_folder_whose_gitignore_changed_and_that_became_a_repository_is_listed_as_one() -> Result {
+    let dir = temp()?;
+    let root = &dir.path;
+    init(root)?;
+    write(root, "a.txt", "x\n", 0o644)?;
+    write(root, "lib/.gitignore", "*.log\n", 0o644)?;
+    write(root, "lib/code.rs", "x\n", 0o644)?;
+    let cache = temp()?;
+    let cached = fingerprinter().with_cache_dir(cache.path.join("fp"));
+    cached_run(&cached, root)?;
+    init(&root.join("lib"))?;
+    write(root, "lib/.gitignore", "*.log\n*.tmp\n", 0o644)?;
+    assert!(git_lists(root)?.contains(&b"lib/"[..]));
+    let got = cached.fingerprint(root, &[])?;
+    let fresh = fingerprinter().fingerprint(root, &[])?;
+    assert_eq!(
+        got.digest, fresh.digest,
+        "{:?}: lib/ is a repository of its own",
+        got.source
+    );
+    Ok(())
+}
+
+#[test]
+fn a_git_directory_that_becomes_valid_between_cached_fingerprints_counts() -> Result {
+    let dir = temp()?;
+    let root = &dir.path;
+    init(root)?;
+    write(root, "a.txt", "x\n", 0o644)?;
+    write(root, "lib/code.rs", "x\n", 0o644)?;
+    std::fs::create_dir_all(root.join("lib/.git"))?;
+    assert!(git_lists(root)?.contains(&b"lib/code.rs"[..]));
+    let cache = temp()?;
+    let cached = fingerprinter().with_cache_dir(cache.path.join("fp"));
+    cached_run(&cached, root)?;
+    // `git init` fills the `.git` folder that is there: `lib` itself does
+    // not change.
+    init(&root.join("lib"))?;
+    assert!(git_lists(root)?.contains(&b"lib/"[..]));
+    let got = cached.fingerprint(root, &[])?;
+    let fresh = fingerprinter().fingerprint(root, &[])?;
+    assert_eq!(
+        got.digest, fresh.digest,
+        "{:?}: lib/ is a repository of its own",
+        got.source
+    );
+    Ok(())
+}
+
+#[test]
+fn fingerprinters_excluding_different_paths_keep_apart_in_one_cache_dir() -> Result {
+    let dir = temp()?;
+    let root = &dir.path;
+    init(root)?;
+    write(root, "a.txt", "x\n", 0o644)?;
+    write(root, "store/receipt.json", "{}\n", 0o644)?;
+    let cache = temp()?;
+    let excluding = fingerprinter()
+        .excluding(root.join("store"))
+        .with_cache_dir(cache.path.join("fp"));
+    cached_run(&excluding, root)?;
+    let everything = fingerprinter().with_cache_dir(cache.path.join("fp"));
+    let got = everything.fingerprint(root, &[])?;
+    let fresh = fingerprinter().fingerprint(root, &[])?;
+    assert_eq!(
+        (got.digest, got.files),
+        (fresh.digest, fresh.files),
+        "{:?}: store/receipt.json is covered",
+        got.source
+    );
+    Ok(())
+}
+
+#[test]
+fn a_nul_byte_in_a_gitignore_line_ends_the_pattern_as_in_git() -> Result {
+    let dir = temp()?;
+    let root = &dir.path;
+    init(root)?;
+    crate::write_bytes(root.join(".gitignore"), b"secret\0 trailing junk\n")?;
+    write(root, "secret", "x\n", 0o644)?;
+    write(root, "other", "x\n", 0o644)?;
+    assert!(!git_lists(root)?.contains(&b"secret"[..]));
+    assert_eq!(we_list(&fingerprinter(), root)?, git_lists(root)?);
+    Ok(())
+}
+
+#[test]
+fn an_edit_inside_a_nested_repository_with_a_non_utf8_name_changes_the_fingerprint() -> Result {
+    let dir = temp()?;
+    let root = &dir.path;
+    init(root)?;
+    write(root, "a.txt", "x\n", 0o644)?;
+    let nested = root.as_std_path().join(OsStr::from_bytes(b"caf\xe9"));
+    std::fs::create_dir_all(&nested)?;
+    crate::write_bytes(nested.join("inner.txt"), b"v1\n")?;
+    // `git init` in the folder, named by a relative path that is ASCII.
+    std::fs::rename(&nested, root.join("tmp-name"))?;
+    init(&root.join("tmp-name"))?;
+    std::fs::rename(root.join("tmp-name"), &nested)?;
+    assert!(git_lists(root)?.contains(&b"caf\xe9/"[..]));
+    let before = fingerprinter().fingerprint(root, &[])?;
+    crate::write_bytes(nested.join("inner.txt"), b"v2, edited\n")?;
+    let after = fingerprinter().fingerprint(root, &[])?;
+    assert_ne!(
+        before.digest, after.digest,
+        "the nested repository's edit counts"
+    );
+    Ok(())
+}
+
+#[test]
+fn an_index_with_an_absurd_entry_count_does_not_abort_the_process() -> Result {
+    let dir = temp()?;
+    let root = &dir.path;
+    init(root)?;
+    write(root, "a.txt", "x\n", 0o644)?;
+    // A damaged index: the header claims 2^32 - 1 entries, none follow.
+    let mut index = b"DIRC\0\0\0\x02\xff\xff\xff\xff".to_vec();
+    index.extend_from_slice(&[0; 20]);
+    crate::write_bytes(root.join(".git/index"), &index)?;
+    // Git refuses it with an error; a fingerprint must fail (or fall back)
+    // the same way, not take the process down. Run it in a child process.
+    let survived = run_child(
+        &[],
+        "listing::child_fingerprints_the_root_it_is_given",
+        &[("ORCHO_TEST_CHILD_ROOT", root.as_str())],
+    )?;
+    assert!(survived, "the fingerprinting process died");
+    Ok(())
+}
+
+/// Run by the test above in a child process.
+#[test]
+#[ignore = "run by an_index_with_an_absurd_entry_count_does_not_abort_the_process"]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the child learns its root from the parent test's environment"
+)]
+fn child_fingerprints_the_root_it_is_given() {
+    // Run on its own (`--ignored`), it has nothing to do.
+    let Ok(root) = std::env::var("ORCHO_TEST_CHILD_ROOT") else {
+        return;
+    };
+    // An error is the expected outcome; an abort is the bug.
+    let _ = fingerprinter().fingerprint(Utf8Path::new(&root), &[]);
+}
+
+/// A loop-mounted ext4 with 128-byte inodes, whose times have whole
+/// seconds (as on many network, shared-folder and FAT mounts); unmounted on
+/// drop. Needs root.
+struct CoarseFs {
+    _dir: crate::Temp,
+    mount: camino::Utf8PathBuf,
+}
+
+impl CoarseFs {
+    fn new() -> Result<Self> {
+        let dir = temp()?;
+        let image = dir.path.join("fs.img");
+        let mount = dir.path.join("mnt");
+        std::fs::create_dir_all(&mount)?;
+        std::fs::File::create(&image)?.set_len(32 << 20)?;
+        for argv in [
+            vec!["mkfs.ext4", "-q", "-F", "-I", "128", image.as_str()],
+            vec!["mount", "-o", "loop", image.as_str(), mount.as_str()],
+        ] {
+            crate::run_cmd(&dir.path, &argv)
+                .map_err(|e| format!("{e} (this test needs root and a loop device)"))?;
+        }
+        Ok(Self { _dir: dir, mount })
+    }
+}
+
+impl Drop for CoarseFs {
+    fn drop(&mut self) {
+        let _ = crate::run_cmd(&self._dir.path, &["umount", self.mount.as_str()]);
+    }
+}
+
+#[test]
+fn a_work_tree_with_coarser_times_than_the_cache_dir_is_not_trusted_too_early() -> Result {
+    let fs = match CoarseFs::new() {
+        Ok(fs) => fs,
+        Err(e) => {
+            eprintln!("skipped: no file system with whole-second times to mount: {e}");
+            return Ok(());
+        }
+    };
+    let cache = temp()?;
+    // A git work tree (the time is read in its `.git`), and a folder
+    // walked without git (the time is read in the cache folder, rounded).
+    for git in [true, false] {
+        let done = (0..5).try_fold(false, |done, attempt| -> Result<bool> {
+            if done {
+                return Ok(true);
+            }
+            let root = fs.mount.join(format!("tree-{git}-{attempt}"));
+            std::fs::create_dir_all(&root)?;
+            let plain = || {
+                if git {
+                    fingerprinter()
+                } else {
+                    fingerprinter().without_git()
+                }
+            };
+            if git {
+                init(&root)?;
+            }
+            let fp = plain().with_cache_dir(cache.path.join(format!("fp-{git}-{attempt}")));
+            within_one_second(|| {
+                crate::write_bytes(root.join("f.txt"), b"v1\n")?;
+                std::fs::create_dir_all(root.join("d"))?;
+                crate::write_bytes(root.join("d/old.txt"), b"x\n")?;
+                fp.fingerprint(&root, &[])?;
+                // The same size, written in place; a new file in a listed
+                // folder.
+                crate::write_bytes(root.join("f.txt"), b"v2\n")?;
+                crate::write_bytes(root.join("d/new.txt"), b"x\n")?;
+                Ok(())
+            })?
+            .map_or(Ok(false), |()| {
+                let got = fp.fingerprint(&root, &[])?;
+                let fresh = plain().fingerprint(&root, &[])?;
+                assert_eq!(
+                    (got.digest, got.files),
+                    (fresh.digest, fresh.files),
+                    "{:?}: f.txt changed and d/new.txt is new",
+                    got.source
+                );
+                Ok(true)
+            })
+        })?;
+        assert!(done, "never managed to stay within one second");
+    }
+    Ok(())
+}
+
+/// Runs `f` from the start of a second of the wall clock; `None` when it
+/// ran into the next second.
+fn within_one_second(f: impl FnOnce() -> Result) -> Result<Option<()>> {
+    let now = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    while now()?.subsec_millis() > 50 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let second = now()?.as_secs();
+    f()?;
+    Ok((now()?.as_secs() == second).then_some(()))
+}
+
+/// Whether this process reads a folder whatever its permissions (root).
+fn reads_anything() -> Result<bool> {
+    let dir = temp()?;
+    let locked = dir.path.join("locked");
+    std::fs::create_dir(&locked)?;
+    chmod(&locked, 0o000)?;
+    let readable = std::fs::read_dir(&locked).is_ok();
+    chmod(&locked, 0o755)?;
+    Ok(readable)
+}
+
+/// Runs the ignored test `name` of this binary in a child process, after
+/// the command `wrapper` (none when empty), with `env` added to the test
+/// environment; whether it succeeded.
+fn run_child(wrapper: &[&str], name: &str, env: &[(&str, &str)]) -> Result<bool> {
+    let mut argv: Vec<std::ffi::OsString> = wrapper.iter().map(Into::into).collect();
+    argv.push(std::env::current_exe()?.into_os_string());
+    argv.extend(["--exact", name, "--ignored", "--test-threads=1"].map(Into::into));
+    let mut request = ExecRequest::new(argv)
+        .envs(test_env())
+        .timeout(std::time::Duration::from_secs(300));
+    for (key, value) in env {
+        request = request.env(*key, *value);
+    }
+    Ok(exec::run(&request)?.status.success())
+}
+
+/// Runs the ignored test `name` of this binary in a child process to which
+/// permissions apply: without the capabilities that let root read any
+/// file, when this process has them. Whether it succeeded; `None` when
+/// permissions cannot be made to apply here (root, without `setpriv`).
+fn run_unprivileged(name: &str) -> Result<Option<bool>> {
+    if !reads_anything()? {
+        return run_child(&[], name, &[]).map(Some);
+    }
+    let dir = temp()?;
+    if crate::run_cmd(&dir.path, &["setpriv", "--version"]).is_err() {
+        return Ok(None);
+    }
+    let wrapper = [
+        "setpriv",
+        "--bounding-set",
+        "-dac_override,-dac_read_search",
+        "--",
+    ];
+    run_child(&wrapper, name, &[]).map(Some)
+}
+
+#[test]
+fn permissions_that_change_between_cached_fingerprints_count() -> Result {
+    let dir = run_unprivileged("listing::child_a_folder_that_becomes_readable")?;
+    let ignore = run_unprivileged("listing::child_a_gitignore_that_becomes_readable")?;
+    let (Some(dir), Some(ignore)) = (dir, ignore) else {
+        eprintln!("skipped: running as root without setpriv, permissions do not apply");
+        return Ok(());
+    };
+    assert!(
+        dir && ignore,
+        "a folder made readable is listed: {dir}; a .gitignore made readable applies: {ignore}"
+    );
+    Ok(())
+}
+
+fn chmod(path: &Utf8Path, mode: u32) -> Result {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+    Ok(())
+}
+
+/// Run unprivileged by the test above.
+#[test]
+#[ignore = "run by permissions_that_change_between_cached_fingerprints_count"]
+fn child_a_folder_that_becomes_readable() -> Result {
+    let dir = temp()?;
+    let root = &dir.path;
+    init(root)?;
+    write(root, "a.txt", "x\n", 0o644)?;
+    write(root, "locked/f.txt", "x\n", 0o644)?;
+    let cache = temp()?;
+    let cached = fingerprinter().with_cache_dir(cache.path.join("fp"));
+    wait_for_fs_tick(root)?;
+    chmod(&root.join("locked"), 0o000)?;
+    cached.fingerprint(root, &[])?;
+    chmod(&root.join("locked"), 0o755)?;
+    assert!(git_lists(root)?.contains(&b"locked/f.txt"[..]));
+    let got = cached.fingerprint(root, &[])?;
+    let fresh = fingerprinter().fingerprint(root, &[])?;
+    assert_eq!(got.digest, fresh.digest, "{:?}", got.source);
+    Ok(())
+}
+
+/// Run unprivileged by the test above.
+#[test]
+#[ignore = "run by permissions_that_change_between_cached_fingerprints_count"]
+fn child_a_gitignore_that_becomes_readable() -> Result {
+    let dir = temp()?;
+    let root = &dir.path;
+    init(root)?;
+    write(root, "a.txt", "x\n", 0o644)?;
+    // Git reads `sub/.gitignore` but does not list it.
+    write(root, ".gitignore", "/sub/.gitignore\n", 0o644)?;
+    write(root, "sub/x.log", "x\n", 0o644)?;
+    write(root, "sub/.gitignore", "*.log\n", 0o000)?;
+    let cache = temp()?;
+    let cached = fingerprinter().with_cache_dir(cache.path.join("fp"));
+    cached_run(&cached, root)?;
+    chmod(&root.join("sub/.gitignore"), 0o644)?;
+    assert!(!git_lists(root)?.contains(&b"sub/x.log"[..]));
+    let got = cached.fingerprint(root, &[])?;
+    let fresh = fingerprinter().fingerprint(root, &[])?;
+    assert_eq!(got.digest, fresh.digest, "{:?}", got.source);
+    Ok(())
+}
+
+#[test]
+fn a_change_deep_below_a_kept_folder_while_the_root_changes_too_counts() -> Result {
+    let dir = temp()?;
+    let root = &dir.path;
+    init(root)?;
+    write(root, "top.txt", "x\n", 0o644)?;
+    write(root, "a/b/c/.gitignore", "*.tmp\n", 0o644)?;
+    write(root, "a/b/c/old.log", "x\n", 0o644)?;
+    write(root, "a/other.txt", "x\n", 0o644)?;
+    let cache = temp()?;
+    let cached = fingerprinter().with_cache_dir(cache.path.join("fp"));
+    cached_run(&cached, root)?;
+    // `a/b/c` and `a/b` change, `a` does not; the root does.
+    write(root, "a/b/c/.gitignore", "*.tmp\n*.log\n", 0o644)?;
+    write(root, "new.txt", "x\n", 0o644)?;
+    assert!(!git_lists(root)?.contains(&b"a/b/c/old.log"[..]));
+    let got = cached.fingerprint(root, &[])?;
+    let fresh = fingerprinter().fingerprint(root, &[])?;
+    assert_eq!(
+        (got.digest, got.files),
+        (fresh.digest, fresh.files),
+        "{:?}: a/b/c/old.log is ignored now",
+        got.source
+    );
+    Ok(())
+}
+
+#[test]
+fn a_change_deep_inside_a_folder_that_became_a_repository_is_left_to_it() -> Result {
+    let dir = temp()?;
+    let root = &dir.path;
+    init(root)?;
+    write(root, "top.txt", "x\n", 0o644)?;
+    write(root, "lib/src/mod/deeper/code.rs", "x\n", 0o644)?;
+    let cache = temp()?;
+    let cached = fingerprinter().with_cache_dir(cache.path.join("fp"));
+    cached_run(&cached, root)?;
+    // `lib/src/mod/deeper` and `lib/src/mod` change, `lib/src` does not,
+    // `lib` becomes a repository of its own.
+    write(root, "lib/src/mod/deeper/more.rs", "x\n", 0o644)?;
+    init(&root.join("lib"))?;
+    assert!(git_lists(root)?.contains(&b"lib/"[..]));
+    let got = cached.fingerprint(root, &[])?;
+    let fresh = fingerprinter().fingerprint(root, &[])?;
+    assert_eq!(
+        got.digest, fresh.digest,
+        "{:?}: lib/ is a repository of its own",
+        got.source
+    );
+    Ok(())
+}
+
+#[test]
+fn a_branch_switch_that_includes_other_configuration_counts() -> Result {
+    let dir = temp()?;
+    let root = &dir.path;
+    let outside = temp()?;
+    init(root)?;
+    write(root, "x.a", "x\n", 0o644)?;
+    write(&outside.path, "ex", "*.a\n", 0o644)?;
+    let included = outside.path.join("other.gitconfig");
+    write(
+        &outside.path,
+        "other.gitconfig",
+        &format!("[core]\n\texcludesFile = {}/ex\n", outside.path),
+        0o644,
+    )?;
+    git(
+        root,
+        &["config", "includeIf.onbranch:other.path", included.as_str()],
+    )?;
+    git(root, &["commit", "-q", "--allow-empty", "-m", "first"])?;
+    let cache = temp()?;
+    let cached = fingerprinter().with_cache_dir(cache.path.join("fp"));
+    wait_for_fs_tick(&outside.path)?;
+    cached_run(&cached, root)?;
+    git(root, &["checkout", "-q", "-b", "other"])?;
+    assert!(!git_lists(root)?.contains(&b"x.a"[..]));
+    let got = cached.fingerprint(root, &[])?;
+    let fresh = fingerprinter().fingerprint(root, &[])?;
+    assert_eq!(
+        got.digest, fresh.digest,
+        "{:?}: x.a is ignored on `other`",
+        got.source
+    );
+    Ok(())
+}
+
+#[test]
+fn a_repository_git_refuses_is_refused_here_too() -> Result {
+    // An extension git does not know: `git config` still exits 0, without
+    // the repository's own configuration; `git ls-files` refuses.
+    let dir = temp()?;
+    let root = &dir.path;
+    init(root)?;
+    write(root, "x.a", "x\n", 0o644)?;
+    git(root, &["config", "core.repositoryformatversion", "1"])?;
+    git(root, &["config", "extensions.frobnicate", "true"])?;
+    assert!(git_lists(root).is_err(), "git refuses the repository");
+    let err = fingerprinter().fingerprint(root, &[]).unwrap_err();
+    assert!(
+        format!("{err:?}").contains("frobnicate"),
+        "git's own words: {err:?}"
+    );
+    // A repository of another owner git does not trust.
+    let dir = temp()?;
+    let root = &dir.path;
+    init(root)?;
+    write(root, "x.a", "x\n", 0o644)?;
+    let env = test_env().with("GIT_TEST_ASSUME_DIFFERENT_OWNER", "1");
+    assert!(crate::git_bytes_env(root, &["ls-files", "-co"], env.clone()).is_err());
+    let listed = Fingerprinter::new().with_env(env).files(root, &[]);
+    assert!(listed.is_err(), "listed although git refuses: {listed:?}");
+    Ok(())
+}
+
+#[test]
+fn a_tracked_file_whose_place_a_repository_took_is_listed_as_git_lists_it() -> Result {
+    let dir = temp()?;
+    let root = &dir.path;
+    init(root)?;
+    for name in ["repo", "plain"] {
+        write(root, name, "x\n", 0o644)?;
+        git(root, &["add", name])?;
+        std::fs::remove_file(root.join(name))?;
+        write(root, &format!("{name}/inner.txt"), "x\n", 0o644)?;
+    }
+    init(&root.join("repo"))?;
+    let theirs = git_lists(root)?;
+    assert!(theirs.contains(&b"repo"[..]) && !theirs.contains(&b"repo/"[..]));
+    assert!(theirs.contains(&b"plain/inner.txt"[..]));
+    assert_eq!(we_list(&fingerprinter(), root)?, theirs);
+    Ok(())
+}
+
+#[test]
+fn any_value_git_reads_as_true_leaves_ignore_case_to_git() -> Result {
+    for value in ["2", "-1", "1k", "YES"] {
+        let dir = temp()?;
+        let root = &dir.path;
+        init(root)?;
+        write(root, ".gitignore", "*.LOG\n", 0o644)?;
+        write(root, "a.log", "x\n", 0o644)?;
+        git(root, &["config", "core.ignoreCase", value])?;
+        assert_eq!(
+            we_list(&fingerprinter(), root)?,
+            git_lists(root)?,
+            "{value}"
+        );
+        let source = fingerprinter().fingerprint(root, &[])?.source;
+        assert_eq!(source, FileSource::Git, "{value}");
+    }
+    Ok(())
+}
+
+/// Pieces of ignore patterns, the odd ones included.
+const PIECES: &[&str] = &[
+    "a",
+    "b",
+    "x",
+    "y",
+    "/",
+    "*",
+    "**",
+    "?",
+    "[",
+    "]",
+    "!",
+    "-",
+    "^",
+    "\\",
+    " ",
+    ":",
+    "[:alpha:]",
+];
+
+fn pattern_lines() -> impl Strategy<Value = String> {
+    let line = proptest::collection::vec(proptest::sample::select(PIECES), 1..7);
+    proptest::collection::vec(line, 0..3)
+        .prop_map(|lines| lines.iter().map(|p| p.concat() + "\n").collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Random pattern text, escapes, classes and stray brackets included,
+    /// in the root's `.gitignore` and a folder's.
+    #[test]
+    fn random_pattern_text_lists_what_git_lists(top in pattern_lines(), nested in pattern_lines()) {
+        let dir = temp().unwrap();
+        let root = &dir.path;
+        init(root).unwrap();
+        for f in [
+            "ab", "ba", "a-b", "a]b", "[a]", "a b", "x/ab", "x/y/ba", "y/x/ab", "x/a/b",
+            "x/a/x/a", "b/y/x",
+        ] {
+            write(root, f, "x\n", 0o644).unwrap();
+        }
+        write(root, ".gitignore", &top, 0o644).unwrap();
+        write(root, "x/.gitignore", &nested, 0o644).unwrap();
+        let ours = we_list(&fingerprinter(), root).unwrap();
+        let theirs = git_lists(root).unwrap();
+        prop_assert_eq!(ours, theirs, "top {:?} nested {:?}", top, nested);
+    }
 }

@@ -62,13 +62,19 @@ pub(crate) fn parse(bytes: &[u8], hash_len: usize) -> Result<Tracked, IndexError
     }
     let count = be32(bytes, 8) as usize;
     let end = bytes.len() - hash_len;
+    // ctime, mtime (8 bytes each), dev, ino, mode, uid, gid, size.
+    let fixed = 40 + hash_len;
+    // The shortest entry: the fixed part, the flags and a one-byte path (or
+    // a version 4 prefix length and the NUL). A count the file cannot hold
+    // is not trusted with an allocation.
+    if count > (end - 12) / (fixed + 3) {
+        return Err(damaged("more entries than the index holds"));
+    }
     let mut out = Tracked::default();
     out.paths.reserve(count, count.saturating_mul(32));
     let mut previous: Vec<u8> = Vec::new();
     let mut name: Vec<u8> = Vec::new();
     let mut at = 12;
-    // ctime, mtime (8 bytes each), dev, ino, mode, uid, gid, size.
-    let fixed = 40 + hash_len;
     for _ in 0..count {
         if at + fixed + 2 > end {
             return Err(damaged("an entry runs past the end"));

@@ -10,17 +10,19 @@
 //! that move the git directory, the work tree or the index,
 //! `core.ignoreCase`, `core.worktree`, a
 //! `core.excludesFile` that names another user's home or git's prefix, an
-//! index [`index::parse`] does not handle, or a sparse checkout.
+//! index [`index::parse`] does not handle, a sparse checkout, or a
+//! repository whose own configuration git did not read (an extension it
+//! does not know, a repository of another owner it does not trust): git
+//! refuses those, and the fingerprint reports what git says.
 
 pub(crate) mod index;
 pub(crate) mod untracked;
 
 use std::{
+    ffi::OsStr,
     os::unix::ffi::OsStrExt,
     path::{Path, PathBuf},
 };
-
-use camino::Utf8Path;
 
 use crate::exec::{self, BaseEnv, ExecRequest};
 
@@ -93,10 +95,35 @@ impl Probe {
     pub(crate) fn configure(self, env: &BaseEnv) -> Option<Repo> {
         let Self { root, hash_len } = self;
         let config = read_config(&root, env)?;
+        let own = root.join(".git/config");
+        if !config.files.contains(&own) && rustix::fs::stat(&own).is_ok() {
+            return None;
+        }
+        let home = env.get("HOME").map(PathBuf::from);
         let mut excludes_file: Option<String> = None;
-        for (key, value) in &config.values {
+        // The files git would include if they were there, and what decides
+        // a conditional include that may change with the work tree.
+        let mut includes: Vec<PathBuf> = Vec::new();
+        for Entry { key, value, origin } in &config.values {
+            if is_include(key) {
+                if key.starts_with("includeif.onbranch:") {
+                    includes.push(root.join(".git/HEAD"));
+                }
+                let (Some(value), Some(origin)) = (value, origin) else {
+                    continue;
+                };
+                match value.strip_prefix("~/") {
+                    Some(rest) => includes.extend(home.as_ref().map(|h| h.join(rest))),
+                    None => includes.extend(origin.parent().map(|dir| dir.join(value))),
+                }
+                continue;
+            }
             match key.as_str() {
-                "core.ignorecase" | "core.sparsecheckout" if is_true(value.as_deref()) => {
+                // What git says is not false, this process leaves to git (a
+                // value git refuses included).
+                "core.ignorecase" | "core.sparsecheckout"
+                    if git_bool(value.as_deref()) != Some(false) =>
+                {
                     return None;
                 }
                 "core.worktree" => return None,
@@ -114,29 +141,25 @@ impl Probe {
                 _ => {}
             }
         }
-        let home = env.get("HOME").map(PathBuf::from);
         let excludes_file = match excludes_file {
             Some(path) if path.starts_with("~/") => home.as_ref()?.join(&path[2..]),
             Some(path) if path.starts_with('~') || path.starts_with("%(") => return None,
             Some(path) => root.join(path),
-            None => {
-                let config_home = env
-                    .get("XDG_CONFIG_HOME")
-                    .filter(|x| !x.is_empty())
-                    .map(PathBuf::from)
-                    .or_else(|| home.map(|h| h.join(".config")));
-                match config_home {
-                    Some(dir) => dir.join("git/ignore"),
-                    None => PathBuf::new(),
-                }
-            }
+            None => match config_home(&root, env) {
+                Some(dir) => dir.join("git/ignore"),
+                None => PathBuf::new(),
+            },
         };
         let mut excludes = vec![root.join(".git/info/exclude")];
         if !excludes_file.as_os_str().is_empty() {
             excludes.push(excludes_file);
         }
         let mut config_files = config.files;
-        config_files.extend(unread_config_files(env));
+        config_files.extend(unread_config_files(&root, env));
+        config_files.extend(includes);
+        // Read once `extensions.worktreeConfig` is set (in a file guarded
+        // already).
+        config_files.push(root.join(".git/config.worktree"));
         config_files.sort();
         config_files.dedup();
         Some(Repo {
@@ -157,11 +180,26 @@ impl Repo {
     }
 }
 
+/// Git's `$XDG_CONFIG_HOME`, or `~/.config`; a relative one is relative to
+/// the work tree, where git runs.
+fn config_home(root: &Path, env: &BaseEnv) -> Option<PathBuf> {
+    env.get("XDG_CONFIG_HOME")
+        .filter(|x| !x.is_empty())
+        .map(|x| root.join(x))
+        .or_else(|| env.get("HOME").map(|h| Path::new(h).join(".config")))
+}
+
+/// Whether a configuration key is an include: `include.path` or
+/// `includeIf.<condition>.path`.
+fn is_include(key: &str) -> bool {
+    key == "include.path" || (key.starts_with("includeif.") && key.ends_with(".path"))
+}
+
 /// The configuration files git would read if they were there (it lists only
 /// those that are): the system file of the git on `PATH` (`<prefix>/etc`,
 /// or `/etc` for a git in `/usr`), the user's, and those the environment
 /// names. A listing must be made again when one of them appears.
-fn unread_config_files(env: &BaseEnv) -> Vec<PathBuf> {
+fn unread_config_files(root: &Path, env: &BaseEnv) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = vec!["/etc/gitconfig".into()];
     if let Some(path) = env.get("PATH") {
         let git = path
@@ -173,16 +211,10 @@ fn unread_config_files(env: &BaseEnv) -> Vec<PathBuf> {
             files.push(prefix.join("etc/gitconfig"));
         }
     }
-    let home = env.get("HOME").map(PathBuf::from);
-    if let Some(home) = &home {
-        files.push(home.join(".gitconfig"));
+    if let Some(home) = env.get("HOME") {
+        files.push(Path::new(home).join(".gitconfig"));
     }
-    let config_home = env
-        .get("XDG_CONFIG_HOME")
-        .filter(|x| !x.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| home.map(|h| h.join(".config")));
-    if let Some(dir) = config_home {
+    if let Some(dir) = config_home(root, env) {
         files.push(dir.join("git/config"));
     }
     for name in ["GIT_CONFIG_SYSTEM", "GIT_CONFIG_GLOBAL"] {
@@ -242,19 +274,35 @@ fn object_format(config: &[u8]) -> Option<usize> {
 /// What `git config --list` says, and which files it read.
 #[derive(Debug, Default)]
 struct Config {
-    /// Keys (lower-case section and name) and values, in the order git read
-    /// them: the last of a key wins.
-    values: Vec<(String, Option<String>)>,
+    /// The entries, in the order git read them: the last of a key wins.
+    values: Vec<Entry>,
     files: Vec<PathBuf>,
+}
+
+/// One configuration entry.
+#[derive(Debug)]
+struct Entry {
+    /// The section and name, lower-case.
+    key: String,
+    value: Option<String>,
+    /// The file it is in (`None`: the command line or the environment).
+    origin: Option<PathBuf>,
 }
 
 /// Runs `git config -z --list --show-origin` in `root`.
 fn read_config(root: &Path, env: &BaseEnv) -> Option<Config> {
     let outcome = exec::run(
-        &ExecRequest::new(["git", "config", "-z", "--list", "--show-origin"])
-            .cwd(Utf8Path::from_path(root)?)
-            .envs(env.clone())
-            .keep_stdout(1 << 20),
+        &ExecRequest::new([
+            OsStr::new("git"),
+            OsStr::new("-C"),
+            root.as_os_str(),
+            OsStr::new("config"),
+            OsStr::new("-z"),
+            OsStr::new("--list"),
+            OsStr::new("--show-origin"),
+        ])
+        .envs(env.clone())
+        .keep_stdout(1 << 20),
     )
     .ok()?;
     // `git config --list` exits 0 with or without entries.
@@ -269,32 +317,45 @@ fn read_config(root: &Path, env: &BaseEnv) -> Option<Config> {
             break;
         }
         let entry = fields.next()?;
-        if let Some(path) = origin.strip_prefix(b"file:") {
-            let path = Path::new(std::ffi::OsStr::from_bytes(path));
-            let path = if path.is_absolute() {
+        let origin = origin.strip_prefix(b"file:").map(|path| {
+            let path = Path::new(OsStr::from_bytes(path));
+            if path.is_absolute() {
                 path.to_owned()
             } else {
                 root.join(path)
-            };
-            if !config.files.contains(&path) {
-                config.files.push(path);
             }
+        });
+        if let Some(path) = &origin
+            && !config.files.contains(path)
+        {
+            config.files.push(path.clone());
         }
         let text = String::from_utf8_lossy(entry);
         let (key, value) = match text.split_once('\n') {
             Some((k, v)) => (k.to_ascii_lowercase(), Some(v.to_owned())),
             None => (text.to_ascii_lowercase(), None),
         };
-        config.values.push((key, value));
+        config.values.push(Entry { key, value, origin });
     }
     Some(config)
 }
 
-/// A git boolean: a key without a value, or one of git's true words.
-fn is_true(value: Option<&str>) -> bool {
-    value.is_none_or(|v| {
-        ["true", "yes", "on", "1"]
-            .iter()
-            .any(|t| v.eq_ignore_ascii_case(t))
-    })
+/// A git boolean as git reads it: a key without a value is true; `true`,
+/// `yes`, `on` and `false`, `no`, `off`, the empty string in any case; else
+/// an integer, with an optional `k`, `m` or `g`, true unless zero. `None`
+/// for a value git refuses.
+fn git_bool(value: Option<&str>) -> Option<bool> {
+    let Some(v) = value else { return Some(true) };
+    let word = |words: &[&str]| words.iter().any(|w| v.eq_ignore_ascii_case(w));
+    if word(&["true", "yes", "on"]) {
+        return Some(true);
+    }
+    if word(&["false", "no", "off", ""]) {
+        return Some(false);
+    }
+    let digits = v
+        .strip_suffix(['k', 'K', 'm', 'M', 'g', 'G'])
+        .unwrap_or(v)
+        .trim_ascii_start();
+    digits.parse::<i64>().ok().map(|n| n != 0)
 }

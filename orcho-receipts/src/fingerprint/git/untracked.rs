@@ -12,11 +12,15 @@
 //! - a regular file or a symlink is untracked; other kinds (FIFOs,
 //!   sockets, devices) are never listed;
 //! - a directory is entered when the index tracks something below it;
-//!   else, when it holds a repository of its own (a `.git` directory with
-//!   `HEAD`, `objects` and `refs`, or a `.git` file naming one), it is
-//!   listed as `dir/` and not entered; else it is entered.
+//!   else, when it holds a repository of its own (a `.git` directory, or a
+//!   symlink to one, with `HEAD`, `objects` and `refs`, or a `.git` file
+//!   naming one) other than the work tree's own, it is listed as `dir/`
+//!   and not entered, unless the index tracks a file by its name; else it
+//!   is entered.
 //!
-//! A directory that cannot be read is skipped, as git skips it.
+//! A directory that cannot be read is skipped, as git skips it; its stat
+//! is recorded all the same, so that a later listing notices when it can
+//! be read.
 
 use std::{
     ffi::OsStr,
@@ -40,8 +44,13 @@ pub(crate) struct DirRecord {
     /// The stat of its `.gitignore`, if it has one.
     pub(crate) ignore: Option<Stat>,
     /// Whether it holds a repository of its own, listed as `dir/` and not
-    /// entered (its stat tells when that may have changed).
+    /// entered.
     pub(crate) nested: bool,
+    /// Whether it was entered although it holds a `.git`: one that is not
+    /// (yet) a repository, or the work tree's own. A later listing asks
+    /// again, as it asks again whether a `nested` one still is: `git init`
+    /// in an existing `.git` leaves the directory's own stat as it was.
+    pub(crate) dot_git: bool,
 }
 
 /// What a walk found.
@@ -58,9 +67,42 @@ pub(crate) struct Walked {
     pub(crate) kept: Vec<Vec<u8>>,
 }
 
+/// Tells a repository of its own, listed as `dir/`, from a directory to
+/// enter, as git does.
+#[derive(Debug)]
+pub(crate) struct Nested {
+    /// The work tree's top.
+    root: std::path::PathBuf,
+    /// The real path of the work tree's own git directory.
+    own: Option<std::path::PathBuf>,
+}
+
+impl Nested {
+    /// For the work tree at `root`.
+    pub(crate) fn new(root: &std::path::Path) -> Self {
+        Self {
+            root: root.to_owned(),
+            own: std::fs::canonicalize(root.join(".git")).ok(),
+        }
+    }
+
+    /// Whether the directory at `path` (relative to the root; `name` in the
+    /// directory `parent`) holds a repository of its own. A `.git` that
+    /// leads to the work tree's own git directory does not make one: git
+    /// compares the real paths.
+    pub(crate) fn is_repository(&self, parent: &OwnedFd, name: &OsStr, path: &[u8]) -> bool {
+        is_repository(parent, name) && {
+            let dot_git = self.root.join(OsStr::from_bytes(path)).join(".git");
+            self.own.is_none() || std::fs::canonicalize(dot_git).ok() != self.own
+        }
+    }
+}
+
 /// The rules of one walk: what the index tracks and the excludes files.
 pub(crate) struct Walker<'a> {
     pub(crate) tracked: &'a Tracked,
+    /// Which directories are repositories of their own.
+    pub(crate) nested: &'a Nested,
     /// `.git/info/exclude`, then `core.excludesFile`.
     pub(crate) global: &'a [PatternFile],
     /// Directories never entered (the store, the cache), relative to the
@@ -93,12 +135,15 @@ impl Walker<'_> {
         stack: &mut Vec<PatternFile>,
         out: &mut Walked,
     ) {
-        let opened = if dir.is_empty() {
-            rustix::fs::openat(root, c".", DIR_FLAGS, Mode::empty())
+        let name = if dir.is_empty() {
+            OsStr::new(".")
         } else {
-            rustix::fs::openat(root, OsStr::from_bytes(dir), DIR_FLAGS, Mode::empty())
+            OsStr::from_bytes(dir)
         };
-        let Ok(fd) = opened else { return };
+        let Ok(fd) = rustix::fs::openat(root, name, DIR_FLAGS, Mode::empty()) else {
+            record_unreadable(root, name, dir, out);
+            return;
+        };
         let mut path = dir.to_vec();
         let mut buf = Vec::with_capacity(DIR_BUF);
         self.walk_open(&fd, &mut path, stack, &mut buf, out);
@@ -120,13 +165,18 @@ impl Walker<'_> {
         let mut names = PathList::default();
         let mut kinds: Vec<FileType> = Vec::new();
         let mut has_ignore_file = false;
+        let mut dot_git = false;
         buf.clear();
         {
             let mut dir = RawDir::new(fd, buf.spare_capacity_mut());
             while let Some(entry) = dir.next() {
                 let Ok(entry) = entry else { break };
                 let name = entry.file_name().to_bytes();
-                if matches!(name, b"." | b".." | b".git") {
+                if matches!(name, b"." | b"..") {
+                    continue;
+                }
+                if name == b".git" {
+                    dot_git = true;
                     continue;
                 }
                 has_ignore_file |= name == b".gitignore";
@@ -135,18 +185,20 @@ impl Walker<'_> {
             }
         }
         // Only a directory that has a `.gitignore` is asked for it.
-        let ignore = has_ignore_file
-            .then(|| read_ignore_file(fd, path))
-            .flatten();
-        let pushed = ignore.as_ref().map(|(file, _)| file.clone());
+        let (patterns, ignore) = match has_ignore_file.then(|| read_ignore_file(fd, path)) {
+            Some(Some((patterns, stat))) => (patterns, Some(stat)),
+            _ => (None, None),
+        };
         out.dirs.push(DirRecord {
             path: path.clone(),
             stat: Stat::from_raw(&stat),
-            ignore: ignore.map(|(_, stat)| stat),
+            ignore,
             nested: false,
+            // The root's `.git` is the work tree's own.
+            dot_git: dot_git && !path.is_empty(),
         });
         let had = stack.len();
-        if let Some(file) = pushed.filter(|f| !f.is_empty()) {
+        if let Some(file) = patterns.filter(|f| !f.is_empty()) {
             stack.push(file);
         }
         // What the index tracks below this directory: each entry is looked
@@ -183,26 +235,32 @@ impl Walker<'_> {
                         continue;
                     }
                     let below = self.tracked.paths.below_in(tracked_here.clone(), path);
-                    if below.is_empty() && is_repository(fd, name) {
+                    if below.is_empty() && self.nested.is_repository(fd, name, path) {
                         if let Ok(stat) = rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW) {
                             out.dirs.push(DirRecord {
                                 path: path.clone(),
                                 stat: Stat::from_raw(&stat),
                                 ignore: None,
                                 nested: true,
+                                dot_git: false,
                             });
                         }
-                        let mut listed = path.clone();
-                        listed.push(b'/');
-                        out.untracked.push(listed);
+                        // A tracked file whose place a repository took is
+                        // listed from the index, as itself.
+                        if !tracked {
+                            let mut listed = path.clone();
+                            listed.push(b'/');
+                            out.untracked.push(listed);
+                        }
                         continue;
                     }
                     if (self.keep)(path) {
                         out.kept.push(path.clone());
                         continue;
                     }
-                    if let Ok(sub) = rustix::fs::openat(fd, name, DIR_FLAGS, Mode::empty()) {
-                        self.walk_open(&sub, path, stack, buf, out);
+                    match rustix::fs::openat(fd, name, DIR_FLAGS, Mode::empty()) {
+                        Ok(sub) => self.walk_open(&sub, path, stack, buf, out),
+                        Err(_) => record_unreadable(fd, name, path, out),
                     }
                 }
                 _ => {}
@@ -224,28 +282,57 @@ impl Walker<'_> {
     }
 }
 
+/// A directory of the work tree: never through a symlink.
 const DIR_FLAGS: OFlags = OFlags::RDONLY
     .union(OFlags::DIRECTORY)
     .union(OFlags::NOFOLLOW)
     .union(OFlags::CLOEXEC);
 
-/// The `.gitignore` of the directory `fd` (at `dir`), parsed, with its
-/// stat. Git does not follow a `.gitignore` that is a symlink, and neither
-/// does this.
-pub(crate) fn read_ignore_file(fd: &OwnedFd, dir: &[u8]) -> Option<(PatternFile, Stat)> {
-    let file = rustix::fs::openat(
+/// A git directory: git follows a `.git`, a `gitdir:` or a `commondir` that
+/// is a symlink.
+const GIT_DIR_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::CLOEXEC);
+
+/// Records the directory `name` of `parent` (at `path`) that could not be
+/// opened, by its stat: `chmod` changes it.
+fn record_unreadable(parent: &OwnedFd, name: &OsStr, path: &[u8], out: &mut Walked) {
+    if let Ok(stat) = rustix::fs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW)
+        && FileType::from_raw_mode(stat.st_mode) == FileType::Directory
+    {
+        out.dirs.push(DirRecord {
+            path: path.to_vec(),
+            stat: Stat::from_raw(&stat),
+            ignore: None,
+            nested: false,
+            dot_git: false,
+        });
+    }
+}
+
+/// The `.gitignore` of the directory `fd` (at `dir`), when there is one:
+/// its patterns (`None` when it cannot be read or is not a regular file)
+/// and its stat, which tells a later listing when that changes. Git does
+/// not follow a `.gitignore` that is a symlink, and neither does this.
+pub(crate) fn read_ignore_file(fd: &OwnedFd, dir: &[u8]) -> Option<(Option<PatternFile>, Stat)> {
+    let opened = rustix::fs::openat(
         fd,
         c".gitignore",
         OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
         Mode::empty(),
-    )
-    .ok()?;
+    );
+    let Ok(file) = opened else {
+        let stat = rustix::fs::statat(fd, c".gitignore", AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        return Some((None, Stat::from_raw(&stat)));
+    };
     let stat = rustix::fs::fstat(&file).ok()?;
     if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-        return None;
+        return Some((None, Stat::from_raw(&stat)));
     }
-    let bytes = read_all(file, stat.st_size).ok()?;
-    Some((PatternFile::parse(dir, &bytes), Stat::from_raw(&stat)))
+    let patterns = read_all(file, stat.st_size)
+        .ok()
+        .map(|bytes| PatternFile::parse(dir, &bytes));
+    Some((patterns, Stat::from_raw(&stat)))
 }
 
 /// The contents of an open file of about `size` bytes.
@@ -256,10 +343,10 @@ fn read_all(fd: OwnedFd, size: i64) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Whether the directory `name` of `parent` holds a repository of its own,
-/// as git decides before listing it as `name/`: its `.git` is a directory
-/// with a valid `HEAD`, `objects` and `refs`, or a file that names one (or
-/// that cannot be read).
+/// Whether the directory `name` of `parent` holds a git repository, as git
+/// decides before listing it as `name/`: its `.git` is a directory (or a
+/// symlink to one) with a valid `HEAD`, `objects` and `refs`, or a file
+/// that names one (or that cannot be read).
 fn is_repository(parent: &OwnedFd, name: &OsStr) -> bool {
     let mut dot_git = name.as_bytes().to_vec();
     dot_git.extend_from_slice(b"/.git");
@@ -269,7 +356,7 @@ fn is_repository(parent: &OwnedFd, name: &OsStr) -> bool {
     };
     match FileType::from_raw_mode(stat.st_mode) {
         FileType::Directory => {
-            let Ok(dir) = rustix::fs::openat(parent, dot_git, DIR_FLAGS, Mode::empty()) else {
+            let Ok(dir) = rustix::fs::openat(parent, dot_git, GIT_DIR_FLAGS, Mode::empty()) else {
                 return false;
             };
             is_git_directory(&dir)
@@ -288,7 +375,7 @@ fn is_repository(parent: &OwnedFd, name: &OsStr) -> bool {
             };
             let Some(target) = bytes
                 .strip_prefix(b"gitdir: ")
-                .map(|t| t.trim_ascii_end())
+                .map(trim_line_ends)
                 .filter(|t| !t.is_empty())
             else {
                 return false;
@@ -296,10 +383,10 @@ fn is_repository(parent: &OwnedFd, name: &OsStr) -> bool {
             let target = OsStr::from_bytes(target);
             // Relative to the directory that holds the `.git` file.
             let opened = if target.as_bytes().starts_with(b"/") {
-                rustix::fs::open(target, DIR_FLAGS, Mode::empty())
+                rustix::fs::open(target, GIT_DIR_FLAGS, Mode::empty())
             } else {
                 rustix::fs::openat(parent, name, DIR_FLAGS, Mode::empty())
-                    .and_then(|dir| rustix::fs::openat(&dir, target, DIR_FLAGS, Mode::empty()))
+                    .and_then(|dir| rustix::fs::openat(&dir, target, GIT_DIR_FLAGS, Mode::empty()))
             };
             opened.is_ok_and(|dir| is_git_directory(&dir))
         }
@@ -324,13 +411,13 @@ fn is_git_directory(dir: &OwnedFd) -> bool {
             let Ok(bytes) = read_all(file, 4096) else {
                 return false;
             };
-            let target = OsStr::from_bytes(bytes.trim_ascii_end());
-            match rustix::fs::openat(dir, target, DIR_FLAGS, Mode::empty()) {
+            let target = OsStr::from_bytes(trim_line_ends(&bytes));
+            match rustix::fs::openat(dir, target, GIT_DIR_FLAGS, Mode::empty()) {
                 Ok(common) => common,
                 Err(_) => return false,
             }
         }
-        Err(_) => match rustix::fs::openat(dir, c".", DIR_FLAGS, Mode::empty()) {
+        Err(_) => match rustix::fs::openat(dir, c".", GIT_DIR_FLAGS, Mode::empty()) {
             Ok(same) => same,
             Err(_) => return false,
         },
@@ -340,35 +427,45 @@ fn is_git_directory(dir: &OwnedFd) -> bool {
     })
 }
 
-/// Whether `HEAD` of the git directory `dir` is a symlink into `refs/`, a
-/// `ref: refs/…` line, or an object name.
+/// A path read from a `.git` file or `commondir`: git drops the line ends
+/// after it, nothing else.
+fn trim_line_ends(mut bytes: &[u8]) -> &[u8] {
+    while let [rest @ .., b'\n' | b'\r'] = bytes {
+        bytes = rest;
+    }
+    bytes
+}
+
+/// Whether `HEAD` of the git directory `dir` is a symlink into `refs/`, or
+/// holds a `ref: refs/…` line or an object name (as many hexadecimal digits
+/// as SHA-1's, at least).
 fn valid_head(dir: &OwnedFd) -> bool {
-    let Ok(stat) = rustix::fs::statat(dir, c"HEAD", AtFlags::SYMLINK_NOFOLLOW) else {
+    if rustix::fs::readlinkat(dir, c"HEAD", Vec::new())
+        .is_ok_and(|target| target.to_bytes().starts_with(b"refs/"))
+    {
+        return true;
+    }
+    // Any other symlink is read through, as git reads it.
+    let Ok(file) = rustix::fs::openat(
+        dir,
+        c"HEAD",
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
         return false;
     };
-    match FileType::from_raw_mode(stat.st_mode) {
-        FileType::Symlink => rustix::fs::readlinkat(dir, c"HEAD", Vec::new())
-            .is_ok_and(|target| target.to_bytes().starts_with(b"refs/")),
-        FileType::RegularFile => {
-            let Ok(file) = rustix::fs::openat(
-                dir,
-                c"HEAD",
-                OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW,
-                Mode::empty(),
-            ) else {
-                return false;
-            };
-            let Ok(bytes) = read_all(file, 256) else {
-                return false;
-            };
-            if let Some(rest) = bytes.strip_prefix(b"ref:") {
-                return rest.trim_ascii_start().starts_with(b"refs/");
-            }
-            let hex = bytes.iter().take_while(|b| b.is_ascii_hexdigit()).count();
-            hex == 40 || hex == 64
-        }
-        _ => false,
+    if !rustix::fs::fstat(&file)
+        .is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::RegularFile)
+    {
+        return false;
     }
+    let Ok(bytes) = read_all(file, 256) else {
+        return false;
+    };
+    if let Some(rest) = bytes.strip_prefix(b"ref:") {
+        return rest.trim_ascii_start().starts_with(b"refs/");
+    }
+    bytes.iter().take_while(|b| b.is_ascii_hexdigit()).count() >= 40
 }
 
 /// The untracked paths of a walk, sorted, as one list.
