@@ -48,6 +48,13 @@ fn init(root: &Utf8Path) -> Result {
     Ok(())
 }
 
+/// A new, empty repository in a temporary folder.
+fn repo() -> Result<crate::Temp> {
+    let dir = temp()?;
+    init(&dir.path)?;
+    Ok(dir)
+}
+
 fn symlink(target: &str, link: &Utf8Path) -> Result {
     std::os::unix::fs::symlink(target, link)?;
     Ok(())
@@ -200,9 +207,8 @@ fn edge_cases_list_exactly_what_git_lists() -> Result {
 
 #[test]
 fn an_index_of_every_version_and_with_conflicts_lists_what_git_lists() -> Result {
-    let dir = temp()?;
+    let dir = repo()?;
     let root = &dir.path;
-    init(root)?;
     for i in 0..40 {
         write(root, &format!("dir{}/file{i}.txt", i % 7), "x\n", 0o644)?;
     }
@@ -435,14 +441,37 @@ fn listed_folder(root: &Utf8Path, name: &str) -> camino::Utf8PathBuf {
 // the corners where git's rules are easy to miss: each compared with git or
 // with a fresh fingerprint.
 
-/// A fingerprint with the cache in `cache`, after the file system's clock
-/// passed every time in `root`, so that every stat it records is trusted.
-fn cached_run(
-    fp: &Fingerprinter,
+/// `fingerprinter` with its cache in `cache`, after a first fingerprint of
+/// `root` taken once the file system's clock passed every time in it, so
+/// that every stat it records is trusted.
+fn first_cached(
+    cache: &crate::Temp,
+    fingerprinter: Fingerprinter,
     root: &Utf8Path,
-) -> Result<orcho_receipts::fingerprint::Fingerprint> {
+) -> Result<Fingerprinter> {
+    let cached = fingerprinter.with_cache_dir(cache.path.join("fp"));
     wait_for_fs_tick(root)?;
-    Ok(fp.fingerprint(root, &[])?)
+    cached.fingerprint(root, &[])?;
+    Ok(cached)
+}
+
+/// Asserts that `cached` fingerprints `root` as `fresh` (the same without a
+/// cache) does: the same files, the same digest.
+fn assert_follows(
+    cached: &Fingerprinter,
+    fresh: &Fingerprinter,
+    root: &Utf8Path,
+    why: &str,
+) -> Result {
+    let got = cached.fingerprint(root, &[])?;
+    let want = fresh.fingerprint(root, &[])?;
+    assert_eq!(
+        (got.digest, got.files),
+        (want.digest, want.files),
+        "{:?}: {why}",
+        got.source
+    );
+    Ok(())
 }
 
 #[test]
@@ -463,34 +492,28 @@ fn a_symlinked_excludes_file_edited_between_cached_fingerprints_counts() -> Resu
     )?;
     let env = test_env().with("HOME", home.path.as_str());
     let cache = temp()?;
-    let cached = Fingerprinter::new()
-        .with_env(env.clone())
-        .with_cache_dir(cache.path.join("fp"));
-    cached_run(&cached, root)?;
+    let cached = first_cached(&cache, Fingerprinter::new().with_env(env.clone()), root)?;
     write(&home.path, "dotfiles/ignore", "*.tmp\n*.secret\n", 0o644)?;
-    let got = cached.fingerprint(root, &[])?;
-    let fresh = Fingerprinter::new().with_env(env).fingerprint(root, &[])?;
-    assert_eq!(
-        got.digest, fresh.digest,
-        "{:?}: b.secret is ignored now",
-        got.source
-    );
+    assert_follows(
+        &cached,
+        &Fingerprinter::new().with_env(env),
+        root,
+        "b.secret is ignored now",
+    )?;
     Ok(())
 }
 
 #[test]
 fn a_config_include_that_appears_between_cached_fingerprints_counts() -> Result {
-    let dir = temp()?;
+    let dir = repo()?;
     let root = &dir.path;
-    init(root)?;
     write(root, "a.txt", "x\n", 0o644)?;
     write(root, "b.secret", "x\n", 0o644)?;
     write(root, ".git/more-excludes", "*.secret\n", 0o644)?;
     // Relative to `.git/`: git reads it once it is there.
     git(root, &["config", "include.path", "extra.gitconfig"])?;
     let cache = temp()?;
-    let cached = fingerprinter().with_cache_dir(cache.path.join("fp"));
-    cached_run(&cached, root)?;
+    let cached = first_cached(&cache, fingerprinter(), root)?;
     write(
         root,
         ".git/extra.gitconfig",
@@ -498,21 +521,14 @@ fn a_config_include_that_appears_between_cached_fingerprints_counts() -> Result 
         0o644,
     )?;
     assert!(!git_lists(root)?.contains(&b"b.secret"[..]));
-    let got = cached.fingerprint(root, &[])?;
-    let fresh = fingerprinter().fingerprint(root, &[])?;
-    assert_eq!(
-        got.digest, fresh.digest,
-        "{:?}: b.secret is ignored now",
-        got.source
-    );
+    assert_follows(&cached, &fingerprinter(), root, "b.secret is ignored now")?;
     Ok(())
 }
 
 #[test]
 fn repositories_reached_through_symlinks_are_listed_as_git_lists_them() -> Result {
-    let dir = temp()?;
+    let dir = repo()?;
     let root = &dir.path;
-    init(root)?;
     write(root, "a.txt", "x\n", 0o644)?;
     let elsewhere = temp()?;
     init(&elsewhere.path)?;
@@ -551,84 +567,56 @@ fn repositories_reached_through_symlinks_are_listed_as_git_lists_them() -> Resul
 }
 
 #[test]
-fn a_folder_whose_gitignore_changed_and_that_became_a_repository_is_listed_as_one() -> Result {
-    let dir = temp()?;
-    let root = &dir.path;
-    init(root)?;
-    write(root, "a.txt", "x\n", 0o644)?;
-    write(root, "lib/.gitignore", "*.log\n", 0o644)?;
-    write(root, "lib/code.rs", "x\n", 0o644)?;
-    let cache = temp()?;
-    let cached = fingerprinter().with_cache_dir(cache.path.join("fp"));
-    cached_run(&cached, root)?;
-    init(&root.join("lib"))?;
-    write(root, "lib/.gitignore", "*.log\n*.tmp\n", 0o644)?;
-    assert!(git_lists(root)?.contains(&b"lib/"[..]));
-    let got = cached.fingerprint(root, &[])?;
-    let fresh = fingerprinter().fingerprint(root, &[])?;
-    assert_eq!(
-        got.digest, fresh.digest,
-        "{:?}: lib/ is a repository of its own",
-        got.source
-    );
-    Ok(())
-}
-
-#[test]
-fn a_git_directory_that_becomes_valid_between_cached_fingerprints_counts() -> Result {
-    let dir = temp()?;
-    let root = &dir.path;
-    init(root)?;
-    write(root, "a.txt", "x\n", 0o644)?;
-    write(root, "lib/code.rs", "x\n", 0o644)?;
-    std::fs::create_dir_all(root.join("lib/.git"))?;
-    assert!(git_lists(root)?.contains(&b"lib/code.rs"[..]));
-    let cache = temp()?;
-    let cached = fingerprinter().with_cache_dir(cache.path.join("fp"));
-    cached_run(&cached, root)?;
-    // `git init` fills the `.git` folder that is there: `lib` itself does
-    // not change.
-    init(&root.join("lib"))?;
-    assert!(git_lists(root)?.contains(&b"lib/"[..]));
-    let got = cached.fingerprint(root, &[])?;
-    let fresh = fingerprinter().fingerprint(root, &[])?;
-    assert_eq!(
-        got.digest, fresh.digest,
-        "{:?}: lib/ is a repository of its own",
-        got.source
-    );
+fn a_folder_that_becomes_a_repository_between_cached_fingerprints_is_listed_as_one() -> Result {
+    // `git init` in a folder whose `.gitignore` changes too; `git init`
+    // filling a `.git` folder that was there, which leaves the folder
+    // itself as it was.
+    for had_dot_git in [false, true] {
+        let dir = temp()?;
+        let root = &dir.path;
+        init(root)?;
+        write(root, "a.txt", "x\n", 0o644)?;
+        write(root, "lib/.gitignore", "*.log\n", 0o644)?;
+        write(root, "lib/code.rs", "x\n", 0o644)?;
+        if had_dot_git {
+            std::fs::create_dir_all(root.join("lib/.git"))?;
+            assert!(git_lists(root)?.contains(&b"lib/code.rs"[..]));
+        }
+        let cache = temp()?;
+        let cached = first_cached(&cache, fingerprinter(), root)?;
+        init(&root.join("lib"))?;
+        if !had_dot_git {
+            write(root, "lib/.gitignore", "*.log\n*.tmp\n", 0o644)?;
+        }
+        assert!(git_lists(root)?.contains(&b"lib/"[..]));
+        let why = format!("lib/ is a repository of its own (a .git before: {had_dot_git})");
+        assert_follows(&cached, &fingerprinter(), root, &why)?;
+    }
     Ok(())
 }
 
 #[test]
 fn fingerprinters_excluding_different_paths_keep_apart_in_one_cache_dir() -> Result {
-    let dir = temp()?;
+    let dir = repo()?;
     let root = &dir.path;
-    init(root)?;
     write(root, "a.txt", "x\n", 0o644)?;
     write(root, "store/receipt.json", "{}\n", 0o644)?;
     let cache = temp()?;
-    let excluding = fingerprinter()
-        .excluding(root.join("store"))
-        .with_cache_dir(cache.path.join("fp"));
-    cached_run(&excluding, root)?;
+    first_cached(&cache, fingerprinter().excluding(root.join("store")), root)?;
     let everything = fingerprinter().with_cache_dir(cache.path.join("fp"));
-    let got = everything.fingerprint(root, &[])?;
-    let fresh = fingerprinter().fingerprint(root, &[])?;
-    assert_eq!(
-        (got.digest, got.files),
-        (fresh.digest, fresh.files),
-        "{:?}: store/receipt.json is covered",
-        got.source
-    );
+    assert_follows(
+        &everything,
+        &fingerprinter(),
+        root,
+        "store/receipt.json is covered",
+    )?;
     Ok(())
 }
 
 #[test]
 fn a_nul_byte_in_a_gitignore_line_ends_the_pattern_as_in_git() -> Result {
-    let dir = temp()?;
+    let dir = repo()?;
     let root = &dir.path;
-    init(root)?;
     crate::write_bytes(root.join(".gitignore"), b"secret\0 trailing junk\n")?;
     write(root, "secret", "x\n", 0o644)?;
     write(root, "other", "x\n", 0o644)?;
@@ -639,9 +627,8 @@ fn a_nul_byte_in_a_gitignore_line_ends_the_pattern_as_in_git() -> Result {
 
 #[test]
 fn an_edit_inside_a_nested_repository_with_a_non_utf8_name_changes_the_fingerprint() -> Result {
-    let dir = temp()?;
+    let dir = repo()?;
     let root = &dir.path;
-    init(root)?;
     write(root, "a.txt", "x\n", 0o644)?;
     let nested = root.as_std_path().join(OsStr::from_bytes(b"caf\xe9"));
     std::fs::create_dir_all(&nested)?;
@@ -663,9 +650,8 @@ fn an_edit_inside_a_nested_repository_with_a_non_utf8_name_changes_the_fingerpri
 
 #[test]
 fn an_index_with_an_absurd_entry_count_does_not_abort_the_process() -> Result {
-    let dir = temp()?;
+    let dir = repo()?;
     let root = &dir.path;
-    init(root)?;
     write(root, "a.txt", "x\n", 0o644)?;
     // A damaged index: the header claims 2^32 - 1 entries, none follow.
     let mut index = b"DIRC\0\0\0\x02\xff\xff\xff\xff".to_vec();
@@ -873,9 +859,8 @@ fn chmod(path: &Utf8Path, mode: u32) -> Result {
 #[test]
 #[ignore = "run by permissions_that_change_between_cached_fingerprints_count"]
 fn child_a_folder_that_becomes_readable() -> Result {
-    let dir = temp()?;
+    let dir = repo()?;
     let root = &dir.path;
-    init(root)?;
     write(root, "a.txt", "x\n", 0o644)?;
     write(root, "locked/f.txt", "x\n", 0o644)?;
     let cache = temp()?;
@@ -885,84 +870,69 @@ fn child_a_folder_that_becomes_readable() -> Result {
     cached.fingerprint(root, &[])?;
     chmod(&root.join("locked"), 0o755)?;
     assert!(git_lists(root)?.contains(&b"locked/f.txt"[..]));
-    let got = cached.fingerprint(root, &[])?;
-    let fresh = fingerprinter().fingerprint(root, &[])?;
-    assert_eq!(got.digest, fresh.digest, "{:?}", got.source);
-    Ok(())
+    assert_follows(&cached, &fingerprinter(), root, "as a fresh fingerprint")
 }
 
 /// Run unprivileged by the test above.
 #[test]
 #[ignore = "run by permissions_that_change_between_cached_fingerprints_count"]
 fn child_a_gitignore_that_becomes_readable() -> Result {
-    let dir = temp()?;
+    let dir = repo()?;
     let root = &dir.path;
-    init(root)?;
     write(root, "a.txt", "x\n", 0o644)?;
     // Git reads `sub/.gitignore` but does not list it.
     write(root, ".gitignore", "/sub/.gitignore\n", 0o644)?;
     write(root, "sub/x.log", "x\n", 0o644)?;
     write(root, "sub/.gitignore", "*.log\n", 0o000)?;
     let cache = temp()?;
-    let cached = fingerprinter().with_cache_dir(cache.path.join("fp"));
-    cached_run(&cached, root)?;
+    let cached = first_cached(&cache, fingerprinter(), root)?;
     chmod(&root.join("sub/.gitignore"), 0o644)?;
     assert!(!git_lists(root)?.contains(&b"sub/x.log"[..]));
-    let got = cached.fingerprint(root, &[])?;
-    let fresh = fingerprinter().fingerprint(root, &[])?;
-    assert_eq!(got.digest, fresh.digest, "{:?}", got.source);
-    Ok(())
+    assert_follows(&cached, &fingerprinter(), root, "as a fresh fingerprint")
 }
 
 #[test]
 fn a_change_deep_below_a_kept_folder_while_the_root_changes_too_counts() -> Result {
-    let dir = temp()?;
+    let dir = repo()?;
     let root = &dir.path;
-    init(root)?;
     write(root, "top.txt", "x\n", 0o644)?;
     write(root, "a/b/c/.gitignore", "*.tmp\n", 0o644)?;
     write(root, "a/b/c/old.log", "x\n", 0o644)?;
     write(root, "a/other.txt", "x\n", 0o644)?;
     let cache = temp()?;
-    let cached = fingerprinter().with_cache_dir(cache.path.join("fp"));
-    cached_run(&cached, root)?;
+    let cached = first_cached(&cache, fingerprinter(), root)?;
     // `a/b/c` and `a/b` change, `a` does not; the root does.
     write(root, "a/b/c/.gitignore", "*.tmp\n*.log\n", 0o644)?;
     write(root, "new.txt", "x\n", 0o644)?;
     assert!(!git_lists(root)?.contains(&b"a/b/c/old.log"[..]));
-    let got = cached.fingerprint(root, &[])?;
-    let fresh = fingerprinter().fingerprint(root, &[])?;
-    assert_eq!(
-        (got.digest, got.files),
-        (fresh.digest, fresh.files),
-        "{:?}: a/b/c/old.log is ignored now",
-        got.source
-    );
+    assert_follows(
+        &cached,
+        &fingerprinter(),
+        root,
+        "a/b/c/old.log is ignored now",
+    )?;
     Ok(())
 }
 
 #[test]
 fn a_change_deep_inside_a_folder_that_became_a_repository_is_left_to_it() -> Result {
-    let dir = temp()?;
+    let dir = repo()?;
     let root = &dir.path;
-    init(root)?;
     write(root, "top.txt", "x\n", 0o644)?;
     write(root, "lib/src/mod/deeper/code.rs", "x\n", 0o644)?;
     let cache = temp()?;
-    let cached = fingerprinter().with_cache_dir(cache.path.join("fp"));
-    cached_run(&cached, root)?;
+    let cached = first_cached(&cache, fingerprinter(), root)?;
     // `lib/src/mod/deeper` and `lib/src/mod` change, `lib/src` does not,
     // `lib` becomes a repository of its own.
     write(root, "lib/src/mod/deeper/more.rs", "x\n", 0o644)?;
     init(&root.join("lib"))?;
     assert!(git_lists(root)?.contains(&b"lib/"[..]));
-    let got = cached.fingerprint(root, &[])?;
-    let fresh = fingerprinter().fingerprint(root, &[])?;
-    assert_eq!(
-        got.digest, fresh.digest,
-        "{:?}: lib/ is a repository of its own",
-        got.source
-    );
+    assert_follows(
+        &cached,
+        &fingerprinter(),
+        root,
+        "lib/ is a repository of its own",
+    )?;
     Ok(())
 }
 
@@ -987,18 +957,11 @@ fn a_branch_switch_that_includes_other_configuration_counts() -> Result {
     )?;
     git(root, &["commit", "-q", "--allow-empty", "-m", "first"])?;
     let cache = temp()?;
-    let cached = fingerprinter().with_cache_dir(cache.path.join("fp"));
     wait_for_fs_tick(&outside.path)?;
-    cached_run(&cached, root)?;
+    let cached = first_cached(&cache, fingerprinter(), root)?;
     git(root, &["checkout", "-q", "-b", "other"])?;
     assert!(!git_lists(root)?.contains(&b"x.a"[..]));
-    let got = cached.fingerprint(root, &[])?;
-    let fresh = fingerprinter().fingerprint(root, &[])?;
-    assert_eq!(
-        got.digest, fresh.digest,
-        "{:?}: x.a is ignored on `other`",
-        got.source
-    );
+    assert_follows(&cached, &fingerprinter(), root, "x.a is ignored on `other`")?;
     Ok(())
 }
 
@@ -1006,9 +969,8 @@ fn a_branch_switch_that_includes_other_configuration_counts() -> Result {
 fn a_repository_git_refuses_is_refused_here_too() -> Result {
     // An extension git does not know: `git config` still exits 0, without
     // the repository's own configuration; `git ls-files` refuses.
-    let dir = temp()?;
+    let dir = repo()?;
     let root = &dir.path;
-    init(root)?;
     write(root, "x.a", "x\n", 0o644)?;
     git(root, &["config", "core.repositoryformatversion", "1"])?;
     git(root, &["config", "extensions.frobnicate", "true"])?;
@@ -1019,9 +981,8 @@ fn a_repository_git_refuses_is_refused_here_too() -> Result {
         "git's own words: {err:?}"
     );
     // A repository of another owner git does not trust.
-    let dir = temp()?;
+    let dir = repo()?;
     let root = &dir.path;
-    init(root)?;
     write(root, "x.a", "x\n", 0o644)?;
     let env = test_env().with("GIT_TEST_ASSUME_DIFFERENT_OWNER", "1");
     assert!(crate::git_bytes_env(root, &["ls-files", "-co"], env.clone()).is_err());
@@ -1032,9 +993,8 @@ fn a_repository_git_refuses_is_refused_here_too() -> Result {
 
 #[test]
 fn a_tracked_file_whose_place_a_repository_took_is_listed_as_git_lists_it() -> Result {
-    let dir = temp()?;
+    let dir = repo()?;
     let root = &dir.path;
-    init(root)?;
     for name in ["repo", "plain"] {
         write(root, name, "x\n", 0o644)?;
         git(root, &["add", name])?;

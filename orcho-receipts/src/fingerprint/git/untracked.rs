@@ -141,7 +141,7 @@ impl Walker<'_> {
             OsStr::from_bytes(dir)
         };
         let Ok(fd) = rustix::fs::openat(root, name, DIR_FLAGS, Mode::empty()) else {
-            record_unreadable(root, name, dir, out);
+            record_by_stat(root, name, dir, false, out);
             return;
         };
         let mut path = dir.to_vec();
@@ -236,15 +236,7 @@ impl Walker<'_> {
                     }
                     let below = self.tracked.paths.below_in(tracked_here.clone(), path);
                     if below.is_empty() && self.nested.is_repository(fd, name, path) {
-                        if let Ok(stat) = rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW) {
-                            out.dirs.push(DirRecord {
-                                path: path.clone(),
-                                stat: Stat::from_raw(&stat),
-                                ignore: None,
-                                nested: true,
-                                dot_git: false,
-                            });
-                        }
+                        record_by_stat(fd, name, path, true, out);
                         // A tracked file whose place a repository took is
                         // listed from the index, as itself.
                         if !tracked {
@@ -260,7 +252,8 @@ impl Walker<'_> {
                     }
                     match rustix::fs::openat(fd, name, DIR_FLAGS, Mode::empty()) {
                         Ok(sub) => self.walk_open(&sub, path, stack, buf, out),
-                        Err(_) => record_unreadable(fd, name, path, out),
+                        // Unreadable: recorded all the same.
+                        Err(_) => record_by_stat(fd, name, path, false, out),
                     }
                 }
                 _ => {}
@@ -294,9 +287,10 @@ const GIT_DIR_FLAGS: OFlags = OFlags::RDONLY
     .union(OFlags::DIRECTORY)
     .union(OFlags::CLOEXEC);
 
-/// Records the directory `name` of `parent` (at `path`) that could not be
-/// opened, by its stat: `chmod` changes it.
-fn record_unreadable(parent: &OwnedFd, name: &OsStr, path: &[u8], out: &mut Walked) {
+/// Records the directory `name` of `parent` (at `path`) that the walk does
+/// not read, by its stat alone: a repository of its own (`nested`), or one
+/// that could not be opened (`chmod` changes its stat).
+fn record_by_stat(parent: &OwnedFd, name: &OsStr, path: &[u8], nested: bool, out: &mut Walked) {
     if let Ok(stat) = rustix::fs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW)
         && FileType::from_raw_mode(stat.st_mode) == FileType::Directory
     {
@@ -304,7 +298,7 @@ fn record_unreadable(parent: &OwnedFd, name: &OsStr, path: &[u8], out: &mut Walk
             path: path.to_vec(),
             stat: Stat::from_raw(&stat),
             ignore: None,
-            nested: false,
+            nested,
             dot_git: false,
         });
     }
