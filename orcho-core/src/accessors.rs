@@ -40,44 +40,28 @@
 macro_rules! getters {
     () => {};
     (
-        $(#[$meta:meta])* $vis:vis fn $name:ident(&self) -> &$t:ty => $field:ident;
+        $(#[$meta:meta])* $vis:vis fn $name:ident(&self) -> &$t:ty $(=> $field:ident)?;
         $($rest:tt)*
     ) => {
-        $(#[$meta])*
-        $vis fn $name(&self) -> &$t {
-            &self.$field
-        }
+        $crate::getters!(@fn [$(#[$meta])*] $vis $name [&] $t, $name $($field)?);
         $crate::getters!($($rest)*);
     };
     (
-        $(#[$meta:meta])* $vis:vis fn $name:ident(&self) -> &$t:ty;
+        $(#[$meta:meta])* $vis:vis fn $name:ident(&self) -> $t:ty $(=> $field:ident)?;
         $($rest:tt)*
     ) => {
-        $(#[$meta])*
-        $vis fn $name(&self) -> &$t {
-            &self.$name
-        }
+        $crate::getters!(@fn [$(#[$meta])*] $vis $name [] $t, $name $($field)?);
         $crate::getters!($($rest)*);
     };
-    (
-        $(#[$meta:meta])* $vis:vis fn $name:ident(&self) -> $t:ty => $field:ident;
-        $($rest:tt)*
-    ) => {
-        $(#[$meta])*
-        $vis fn $name(&self) -> $t {
-            self.$field
-        }
-        $crate::getters!($($rest)*);
+    // The field is the method's name, unless another follows it.
+    (@fn [$($meta:tt)*] $vis:vis $name:ident [$($lend:tt)?] $t:ty, $same:ident $field:ident) => {
+        $crate::getters!(@fn [$($meta)*] $vis $name [$($lend)?] $t, $field);
     };
-    (
-        $(#[$meta:meta])* $vis:vis fn $name:ident(&self) -> $t:ty;
-        $($rest:tt)*
-    ) => {
-        $(#[$meta])*
-        $vis fn $name(&self) -> $t {
-            self.$name
+    (@fn [$($meta:tt)*] $vis:vis $name:ident [$($lend:tt)?] $t:ty, $field:ident) => {
+        $($meta)*
+        $vis fn $name(&self) -> $($lend)? $t {
+            $($lend)? self.$field
         }
-        $crate::getters!($($rest)*);
     };
 }
 
