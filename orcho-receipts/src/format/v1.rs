@@ -59,27 +59,8 @@ pub(crate) struct CommandReceiptV1 {
     pub(crate) key: Option<String>,
     #[serde(deserialize_with = "digest")]
     pub(crate) digest: Digest,
-    #[serde(
-        default,
-        deserialize_with = "optional_digest",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "optional_digest")]
     pub(crate) mac: Option<Digest>,
-}
-
-impl Document for CommandReceiptV1 {
-    const KIND: &'static str = "command receipt";
-    const SCHEMA: SchemaVersion = RECEIPT_SCHEMA;
-}
-
-impl Sealed for CommandReceiptV1 {
-    fn seal(&self) -> Seal<'_> {
-        Seal {
-            digest: self.digest,
-            mac: self.mac,
-            key: self.key.as_deref(),
-        }
-    }
 }
 
 /// An environment-assertion receipt on disk.
@@ -97,28 +78,35 @@ pub(crate) struct EnvReceiptV1 {
     pub(crate) key: Option<String>,
     #[serde(deserialize_with = "digest")]
     pub(crate) digest: Digest,
-    #[serde(
-        default,
-        deserialize_with = "optional_digest",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "optional_digest")]
     pub(crate) mac: Option<Digest>,
 }
 
-impl Document for EnvReceiptV1 {
-    const KIND: &'static str = "environment receipt";
-    const SCHEMA: SchemaVersion = RECEIPT_SCHEMA;
+/// The document and seal of receipt types, whose last fields are `key`,
+/// `digest` and `mac`.
+macro_rules! sealed_receipts {
+    ($($ty:ty => $kind:literal),+ $(,)?) => {$(
+        impl Document for $ty {
+            const KIND: &'static str = $kind;
+            const SCHEMA: SchemaVersion = RECEIPT_SCHEMA;
+        }
+
+        impl Sealed for $ty {
+            fn seal(&self) -> Seal<'_> {
+                Seal {
+                    digest: self.digest,
+                    mac: self.mac,
+                    key: self.key.as_deref(),
+                }
+            }
+        }
+    )+};
 }
 
-impl Sealed for EnvReceiptV1 {
-    fn seal(&self) -> Seal<'_> {
-        Seal {
-            digest: self.digest,
-            mac: self.mac,
-            key: self.key.as_deref(),
-        }
-    }
-}
+sealed_receipts!(
+    CommandReceiptV1 => "command receipt",
+    EnvReceiptV1 => "environment receipt",
+);
 
 /// One line of the exploratory-command log.
 #[serde_with::skip_serializing_none]
@@ -189,11 +177,7 @@ pub(crate) struct AssertionV1 {
 #[serde(deny_unknown_fields)]
 pub(crate) struct LogV1 {
     path: Option<Utf8PathBuf>,
-    #[serde(
-        default,
-        deserialize_with = "optional_digest",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "optional_digest")]
     digest: Option<Digest>,
     bytes: u64,
     tail: String,
