@@ -10,6 +10,10 @@
 //! - `plain serde_yaml typed parse`: `serde_yaml::from_str::<Profile>` of the
 //!   same text, nothing else. Target: at most 1.1x.
 //! - `serde_json typed parse (reference)`: the same data as JSON, for scale.
+//! - `orcho parse, 900 kB description` beside `plain serde_yaml, 900 kB
+//!   description`: a profile near the size cap, one huge scalar, so that a
+//!   check that grew with the square of a value's length would show.
+//!   Target: at most 1.1x.
 
 use std::hint::black_box;
 
@@ -43,6 +47,16 @@ fn main() {
     group.bench_function("serde_json typed parse (reference)", |b| {
         b.iter(|| serde_json::from_str::<Profile>(black_box(&json)).expect("parses"))
     });
+    let big = format!(
+        "schema: 1\nname: big\ndescription: {}\nextends: builtin:quick\n",
+        "x".repeat(900_000)
+    );
+    group.bench_function("orcho parse, 900 kB description", |b| {
+        b.iter(|| Profile::from_yaml_str(black_box(&big)).expect("valid"))
+    });
+    group.bench_function("plain serde_yaml, 900 kB description", |b| {
+        b.iter(|| serde_yaml::from_str::<Profile>(black_box(&big)).expect("parses"))
+    });
     group.finish();
     c.final_summary();
 
@@ -64,6 +78,12 @@ fn main() {
             subject: "orcho parse+validate+resolve",
             baseline: "serde_json typed parse (reference)",
             target: f64::INFINITY,
+        },
+        Ratio {
+            group: "profile",
+            subject: "orcho parse, 900 kB description",
+            baseline: "plain serde_yaml, 900 kB description",
+            target: 1.10,
         },
     ]);
 }
