@@ -35,25 +35,51 @@ fn driving() -> std::sync::MutexGuard<'static, Driving> {
 }
 
 /// Handles Ctrl-C from now on, for the run this process drives.
+///
+/// The handler runs on a thread of its own, with a runtime of its own: a
+/// prompt blocks a worker of the command's runtime while it reads a line,
+/// and Ctrl-C must still act at once there.
 pub(crate) fn install(json: bool) {
     driving().json = json;
-    tokio::spawn(async {
-        while tokio::signal::ctrl_c().await.is_ok() {
-            let mut state = driving();
-            match state.phase.take() {
-                Some(phase) if !phase.is_cancelled() => {
-                    if !state.json {
-                        output::err("interrupted: stopping the command …");
-                    }
-                    phase.cancel();
-                }
-                _ => {
-                    report(state.run.as_ref(), state.json);
-                    std::process::exit(i32::from(exit::INTERRUPTED));
-                }
-            }
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        let spawned = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build()
+            .and_then(|runtime| {
+                // Listening before this returns: a Ctrl-C from now on is
+                // handled here, never by the default that kills.
+                let signal = {
+                    let _inside = runtime.enter();
+                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?
+                };
+                std::thread::Builder::new()
+                    .name("ctrl-c".to_owned())
+                    .spawn(move || runtime.block_on(handle(signal)))
+            });
+        if let Err(e) = spawned {
+            // Ctrl-C then ends the process as it does any program.
+            output::err(&format!("warning: Ctrl-C is not handled: {e}"));
         }
     });
+}
+
+async fn handle(mut signal: tokio::signal::unix::Signal) {
+    while signal.recv().await.is_some() {
+        let mut state = driving();
+        match state.phase.take() {
+            Some(phase) if !phase.is_cancelled() => {
+                if !state.json {
+                    output::err("interrupted: stopping the command …");
+                }
+                phase.cancel();
+            }
+            _ => {
+                report(state.run.as_ref(), state.json);
+                std::process::exit(i32::from(exit::INTERRUPTED));
+            }
+        }
+    }
 }
 
 /// The run this process drives from now on.

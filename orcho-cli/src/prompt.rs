@@ -17,17 +17,35 @@ use orcho::{
 
 use crate::{error::CliError, output};
 
-/// Asks `question` and reads one line; a closed standard input is an error.
+/// Standard input ended (Ctrl-D) before an answer was given: the decision
+/// stays open, so the run pauses there.
+#[derive(Debug)]
+pub(crate) struct InputClosed;
+
+impl std::fmt::Display for InputClosed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("standard input closed before an answer was given")
+    }
+}
+
+impl std::error::Error for InputClosed {}
+
+/// Asks `question` and reads one line; a closed standard input is
+/// [`InputClosed`].
 fn prompt(question: &str) -> Result<String, CliError> {
-    let mut err = std::io::stderr().lock();
-    write!(err, "{question}")?;
-    err.flush()?;
+    {
+        // Not held while reading: Ctrl-C's handler writes to standard
+        // error, and must not wait for the answer to do so.
+        let mut err = std::io::stderr().lock();
+        write!(err, "{question}")?;
+        err.flush()?;
+    }
     let mut line = String::new();
     let read = std::io::stdin().lock().read_line(&mut line)?;
     if read == 0 {
-        return Err(CliError::msg(
-            "standard input closed before an answer was given",
-        ));
+        // The next output starts on a line of its own.
+        output::err("");
+        return Err(InputClosed.into());
     }
     Ok(line.trim().to_owned())
 }

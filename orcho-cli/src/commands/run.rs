@@ -192,7 +192,14 @@ async fn drive(
                     let (point, hint) = pause_hint(&step, run.id())?;
                     return paused(place, run, point, &hint);
                 } else {
-                    ask(run, &step).await?;
+                    match ask(run, &step).await {
+                        // Ctrl-D: nobody decided, as without a terminal.
+                        Err(e) if e.get_ref().is::<prompt::InputClosed>() => {
+                            let (point, hint) = pause_hint(&step, run.id())?;
+                            return paused(place, run, point, &hint);
+                        }
+                        other => other?,
+                    }
                     host::resume_past(run).await?
                 }
             }

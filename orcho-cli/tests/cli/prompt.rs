@@ -244,6 +244,71 @@ fn ctrl_c_at_a_terminal_stops_the_phase_and_says_how_to_resume() -> Result {
     Ok(())
 }
 
+/// `orcho <args>` in a session of its own whose controlling terminal is a
+/// new pseudo-terminal, so that ^C written to it reaches `orcho` as a
+/// terminal's Ctrl-C does.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test needs a child in a session of its own whose terminal is the test's pty"
+)]
+fn in_a_session(repo: &Repo, args: &[&str]) -> Result<(std::process::Child, File, Screen)> {
+    let pty = pty()?;
+    let mut command = std::process::Command::new("setsid");
+    command
+        .args(["--ctty", "--wait", env!("CARGO_BIN_EXE_orcho")])
+        .args(args)
+        .current_dir(repo.dir())
+        .env("XDG_DATA_HOME", repo.data())
+        .stdin(Stdio::from(pty.slave.try_clone()?))
+        .stdout(Stdio::from(pty.slave.try_clone()?))
+        .stderr(Stdio::from(pty.slave));
+    let child = command.spawn()?;
+    drop(command);
+    let writer = pty.master.try_clone()?;
+    Ok((child, writer, Screen::new(pty.master)))
+}
+
+#[test]
+fn ctrl_c_at_a_prompt_stops_at_once_and_the_run_resumes() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let (mut child, mut writer, mut screen) =
+        in_a_session(&repo, &["run", "--phase", "review=false", "--in-place"])?;
+    screen.until("choose 1-", WAIT)?;
+    // ^C with no line after it: the prompt must not wait for Enter.
+    writer.write_all(&[0x03])?;
+    writer.flush()?;
+    let status = crate::support::wait(&mut child, WAIT)?;
+    let shown = screen.until("orcho resume", WAIT)?.to_owned();
+    assert_eq!(status.code(), Some(130), "{shown}");
+    assert!(shown.contains("interrupted: run"), "{shown}");
+    // Nothing was decided: the handoff still waits.
+    let run = std::fs::read_dir(repo.dir().join(".orcho/runs"))?
+        .next()
+        .ok_or("no run")??
+        .file_name()
+        .to_string_lossy()
+        .into_owned();
+    let out = repo.orcho(&["resume", &run, "--no-interactive", "--json"])?;
+    out.expect_code(4);
+    assert_eq!(out.json()?["awaiting"], "handoff", "{out}");
+    Ok(())
+}
+
+#[test]
+fn ctrl_d_at_a_prompt_pauses_the_run_and_says_what_to_do() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let (mut child, mut writer, mut screen) =
+        at_a_terminal(&repo, &["run", "--phase", "review=false", "--in-place"])?;
+    screen.until("choose 1-", WAIT)?;
+    // ^D at the start of a line: the terminal's end of input.
+    writer.write_all(&[0x04])?;
+    writer.flush()?;
+    let status = crate::support::wait(&mut child, WAIT)?;
+    let shown = screen.until("orcho handoff decide", WAIT)?.to_owned();
+    assert_eq!(status.code(), Some(4), "{shown}");
+    Ok(())
+}
+
 #[test]
 fn a_handoff_prompt_answered_halt_at_a_terminal_halts() -> Result {
     let repo = Repo::new(REVIEW)?;
