@@ -53,6 +53,17 @@ impl CliError {
         }
     }
 
+    /// Arguments that are malformed or name nothing the profile declares,
+    /// with [`USAGE`](exit::USAGE), as `clap` exits on arguments it
+    /// refuses.
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self {
+            error: message.into().into(),
+            code: exit::USAGE,
+            hint: None,
+        }
+    }
+
     /// Ctrl-C stopped the command, with [`INTERRUPTED`](exit::INTERRUPTED).
     pub fn interrupted(message: impl Into<String>) -> Self {
         Self {

@@ -145,10 +145,13 @@ pub(crate) fn unknown_phase<'a>(
         .keys()
         .find(|name| !plan.phases.iter().any(|p| p.name.as_str() == name.as_str()))?;
     let known: Vec<&str> = plan.phases.iter().map(|p| p.name.as_str()).collect();
+    let near = orcho::core::nearest(name, known.iter().copied())
+        .map(|n| format!("did you mean `{n}`? "))
+        .unwrap_or_default();
     Some((
         name,
         format!(
-            "the profile has no phase `{name}` (its phases: {})",
+            "the profile has no phase `{name}` ({near}its phases: {})",
             known.join(", ")
         ),
     ))
@@ -236,7 +239,7 @@ pub(crate) fn begin_follow_up(
     }
     let engine = keyed_engine(place, plan)?;
     if let Some((name, why)) = unknown_phase(engine.plan(), &phases) {
-        return Err(CliError::msg(format!("`--phase {name}=…`: {why}")));
+        return Err(CliError::usage(format!("`--phase {name}=…`: {why}")));
     }
     if let Some(child) = follow_up_child(&engine, parent)? {
         return Err(CliError::refused(format!(

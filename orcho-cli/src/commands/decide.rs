@@ -40,7 +40,11 @@ pub(crate) fn handoff(
             }
         },
     };
-    let choice = HandoffChoice::new(action, text)?;
+    let choice = HandoffChoice::new(action, text).map_err(|e| {
+        CliError::usage(e.to_string()).with_hint(format!(
+            "give it with `--text`: orcho handoff decide {run} {action} --text '…'"
+        ))
+    })?;
     // The recorded decision again is a replay: it succeeds and changes
     // nothing (also after the run acted on it); a different one conflicts.
     let mut request = DecisionRequest::new(choice, DecidedBy::Operator);

@@ -11,7 +11,7 @@ use crate::{
     error::CliError,
     exit::Exit,
     hook::Agent,
-    output,
+    output::{self, doc::ProfileDoc},
     place::{PROFILE_FILE, Place},
 };
 
@@ -295,10 +295,15 @@ pub(crate) fn show(place: &Place, name: Option<&str>) -> Result<Exit, CliError> 
     };
     // Shown only when it would run: every gate built from its `with:`.
     profile.resolve(&crate::place::registry())?;
-    if !place.json {
+    if place.json {
+        output::json(&ProfileDoc {
+            source: &spec,
+            profile: &profile,
+        });
+    } else {
         output::err(&format!("# {spec}"));
+        output::out(profile.to_yaml().trim_end());
     }
-    output::out(profile.to_yaml().trim_end());
     Ok(Exit::Ok)
 }
 

@@ -34,12 +34,13 @@ fn parse_phases(specs: &[String]) -> Result<BTreeMap<String, Vec<String>>, CliEr
     let mut phases = BTreeMap::new();
     for spec in specs {
         let Some((phase, command)) = spec.split_once('=') else {
-            return Err(CliError::msg(format!(
-                "`--phase {spec}` must be PHASE=COMMAND"
-            )));
+            return Err(
+                CliError::usage(format!("`--phase {spec}` must be PHASE=COMMAND"))
+                    .with_hint("for example --phase 'implement=./agent.sh'"),
+            );
         };
         let Some(argv) = host::split_command(command) else {
-            return Err(CliError::msg(format!(
+            return Err(CliError::usage(format!(
                 "`--phase {spec}` has an empty command or an unbalanced quote"
             ))
             .with_hint("quote the command as a shell would: --phase 'test=sh -c \"echo hi\"'"));
@@ -77,7 +78,7 @@ pub(crate) async fn start(place: &Place, args: &RunArgs) -> Result<Exit, CliErro
     }
     let (name, mut plan) = place.load_profile(args.profile.profile.as_deref())?;
     if let Some((name, why)) = host::unknown_phase(&plan, &phases) {
-        return Err(CliError::msg(format!("`--phase {name}=…`: {why}")));
+        return Err(CliError::usage(format!("`--phase {name}=…`: {why}")));
     }
     if args.autopilot {
         plan = plan.with_autopilot_enabled(true);
@@ -113,7 +114,7 @@ pub(crate) async fn resume(
     let phases = parse_phases(phases)?;
     let plan = run.engine().plan();
     if let Some((name, why)) = host::unknown_phase(plan, &phases) {
-        return Err(CliError::msg(format!("`--phase {name}=…`: {why}")));
+        return Err(CliError::usage(format!("`--phase {name}=…`: {why}")));
     }
     config.phases.extend(phases);
     let step = match host::resume(&mut run).await {

@@ -52,10 +52,33 @@ pub(crate) async fn verify(
     let names: Vec<CommandName> = if commands.is_empty() {
         verifier.contract().required.clone()
     } else {
-        commands
+        let declared: Vec<&str> = verifier
+            .contract()
+            .commands
             .iter()
-            .map(|c| c.parse::<CommandName>())
-            .collect::<Result<_, _>>()?
+            .map(|c| c.name.as_str())
+            .collect();
+        let mut names = Vec::with_capacity(commands.len());
+        for command in commands {
+            // Refused before anything runs, as a misspelled flag is.
+            let name = command
+                .parse::<CommandName>()
+                .map_err(|e| CliError::usage(e.to_string()))?;
+            if !declared.contains(&name.as_str()) {
+                let near = orcho::core::nearest(command, declared.iter().copied())
+                    .map(|n| format!(" (did you mean `{n}`?)"))
+                    .unwrap_or_default();
+                return Err(CliError::usage(format!(
+                    "the profile declares no verification command `{command}`{near}"
+                ))
+                .with_hint(format!(
+                    "its commands: {}",
+                    orcho::core::spelling::quoted(&declared)
+                )));
+            }
+            names.push(name);
+        }
+        names
     };
     let mut doc = VerifyDoc {
         passed: true,

@@ -354,3 +354,11 @@ pub(crate) struct PausedDoc<'a> {
     /// The command that decides it.
     pub(crate) hint: &'a str,
 }
+
+/// `orcho profile show --json`: where the profile comes from, and the
+/// profile as the engine runs it (the fields of its YAML, in JSON).
+#[derive(Debug, Serialize)]
+pub(crate) struct ProfileDoc<'a> {
+    pub(crate) source: &'a str,
+    pub(crate) profile: &'a orcho::profile::Profile,
+}

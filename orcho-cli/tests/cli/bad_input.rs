@@ -1,5 +1,6 @@
 //! Bad input is an error message and an exit code, never a panic: 1 for
-//! what cannot be done, 2 for what clap refuses.
+//! what cannot be done, 2 for malformed arguments (what clap refuses, and
+//! names the profile does not declare).
 
 use crate::{
     Result,
@@ -195,8 +196,55 @@ fn a_run_recorded_by_the_first_cli_resumes() -> Result {
 fn an_unknown_phase_is_refused_before_a_run_starts() -> Result {
     let repo = Repo::new(REVIEW)?;
     let out = repo.orcho(&["run", "--phase", "deploy=true", "--no-interactive"])?;
-    out.expect_code(1);
+    out.expect_code(2);
     assert!(out.stderr.contains("no phase `deploy`"), "{out}");
     assert!(!repo.dir().join(".orcho/runs").exists(), "{out}");
+    Ok(())
+}
+
+#[test]
+fn arguments_that_name_nothing_declared_are_usage_errors_and_run_nothing() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    for (args, says) in [
+        (&["run", "--phase", "review"][..], "must be PHASE=COMMAND"),
+        (
+            &["run", "--phase", "review=sh -c 'unclosed"][..],
+            "unbalanced quote",
+        ),
+        (
+            &["run", "--phase", "reviw=true"][..],
+            "did you mean `review`?",
+        ),
+    ] {
+        let out = repo.orcho(args)?;
+        out.expect_no_panic().expect_code(2);
+        assert!(out.stderr.contains(says), "{args:?}: {out}");
+        assert!(!repo.dir().join(".orcho/runs").exists(), "{args:?}: {out}");
+    }
+    let repo = Repo::new(QUICK)?;
+    let out = repo.orcho(&["verify", "tst"])?;
+    out.expect_no_panic().expect_code(2);
+    assert!(out.stderr.contains("did you mean `test`?"), "{out}");
+    assert!(!out.stderr.contains("running"), "{out}");
+    Ok(())
+}
+
+#[test]
+fn a_handoff_action_without_its_text_names_the_flag() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let out = repo.orcho(&[
+        "run",
+        "--phase",
+        "review=false",
+        "--no-interactive",
+        "--in-place",
+        "--json",
+    ])?;
+    out.expect_code(4);
+    let run = run_id(&out.json()?)?;
+    let out = repo.orcho(&["handoff", "decide", &run, "continue_with_waiver"])?;
+    out.expect_no_panic().expect_code(2);
+    assert!(out.stderr.contains("requires text"), "{out}");
+    assert!(out.stderr.contains("--text"), "{out}");
     Ok(())
 }

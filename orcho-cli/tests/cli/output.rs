@@ -55,3 +55,20 @@ fn a_run_to_its_delivery_gate() -> Result {
     insta::assert_snapshot!("finished_json", repo.redact(&pretty(&out.stdout)?, &run));
     Ok(())
 }
+
+#[test]
+fn profile_show_json_is_one_json_document_of_the_profile() -> Result {
+    let repo = Repo::new(QUICK)?;
+    for args in [
+        &["profile", "show", "--json"][..],
+        &["--json", "profile", "show", "builtin:quick"][..],
+    ] {
+        let out = repo.orcho(args)?;
+        out.expect_code(0);
+        let doc = out.json()?;
+        assert!(doc["source"].is_string(), "{args:?}: {out}");
+        assert_eq!(doc["profile"]["schema"], 1, "{args:?}: {out}");
+        assert!(doc["profile"]["phases"].is_array(), "{args:?}: {out}");
+    }
+    Ok(())
+}

@@ -30,7 +30,7 @@ fn an_unbalanced_quote_is_refused_before_a_run_starts() -> Result {
         "implement=sh -c 'echo",
         "--no-interactive",
     ])?;
-    out.expect_code(1);
+    out.expect_code(2);
     assert!(out.stderr.contains("unbalanced quote"), "{out}");
     assert!(!repo.dir().join(".orcho/runs").exists(), "{out}");
     Ok(())
