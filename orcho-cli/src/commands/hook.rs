@@ -16,7 +16,7 @@
 
 use std::{fmt::Write as _, io::Read as _};
 
-use camino::Utf8PathBuf;
+use camino::{Utf8Path, Utf8PathBuf};
 use orcho::{
     RunPlan,
     core::Timestamp,
@@ -121,7 +121,7 @@ fn respond(agent: Agent, at: &HookPlace<'_>, doc: &HookDoc) -> Result<Answer, Cl
                 .unwrap_or(&place.checkout);
             let asked = requests(agent, tool, input, &place.checkout, cwd)
                 .map_err(|BadDocument(m)| CliError::msg(m))?;
-            let guarded = guard_control_files(&place, at, &asked);
+            let guarded = guard_control_files(&place, at, &asked, cwd);
             let decided = rules.and_then(|rules| verdict(&rules, &asked));
             Ok(strictest(decided.into_iter().chain(guarded))
                 .map_or(Answer::Silent, |verdict| Answer::Tool { event, verdict }))
@@ -182,44 +182,165 @@ fn rules_in_force(place: &Place, at: &HookPlace<'_>) -> Result<Option<RuleSet>, 
 /// The files that say what proves readiness and what the hooks do: the
 /// profile, the store, and the agents' hook settings. A write or edit of
 /// one is asked about, rules or not: an agent that rewrites them could
-/// prove itself ready.
+/// prove itself ready. A path is checked as given and as the file system
+/// resolves it, so that a symbolic link to one of them is one of them; a
+/// shell command is asked about when a word of it names one, unless it
+/// only reads.
 fn guard_control_files(
     place: &Place,
     at: &HookPlace<'_>,
     asked: &[(String, String)],
+    cwd: &Utf8Path,
 ) -> Option<Verdict> {
+    let guarded = Guarded::new(place, at.profile.is_none());
+    asked.iter().find_map(|(permission, argument)| {
+        let (path, what) = match permission.as_str() {
+            "write" | "edit" => (argument.clone(), guarded.what(argument)?),
+            "bash" if !only_reads(argument) => {
+                shell_words(argument).into_iter().find_map(|word| {
+                    let path = crate::hook::relative(&word, &place.checkout, cwd);
+                    guarded.what(&path).map(|what| (path, what))
+                })?
+            }
+            _ => return None,
+        };
+        let subject = if permission == "bash" {
+            format!("bash `{}` names `{path}`", shorten(argument, 160))
+        } else {
+            format!("{permission} `{path}`")
+        };
+        Some(Verdict {
+            action: PermissionAction::Ask,
+            reason: format!("{subject}: ask: it is {what}, so a person approves a change to it"),
+        })
+    })
+}
+
+/// What [`guard_control_files`] guards, as paths relative to the checkout
+/// and, for the store, absolute (it may lie outside the checkout).
+struct Guarded {
+    checkout: Utf8PathBuf,
+    real_checkout: Option<Utf8PathBuf>,
+    store: Utf8PathBuf,
+    real_store: Option<Utf8PathBuf>,
+    profile: bool,
+}
+
+impl Guarded {
     const SETTINGS: &[&str] = &[
         ".claude/settings.json",
         ".claude/settings.local.json",
         ".codex/hooks.json",
         ".codex/config.toml",
     ];
-    let store = place
-        .store
-        .strip_prefix(&place.checkout)
-        .ok()
-        .map(camino::Utf8Path::as_str)
-        .filter(|s| !s.is_empty());
-    asked
-        .iter()
-        .filter(|(permission, _)| matches!(permission.as_str(), "write" | "edit"))
-        .find_map(|(permission, path)| {
-            let what = if at.profile.is_none() && path == place::PROFILE_FILE {
-                "Orcho's profile, which declares what proves readiness"
-            } else if store.is_some_and(|s| path == s || path.starts_with(&format!("{s}/"))) {
-                "Orcho's store, which holds the receipts"
-            } else if SETTINGS.contains(&path.as_str()) {
-                "the agent's hook settings, which run Orcho"
-            } else {
-                return None;
-            };
-            Some(Verdict {
-                action: PermissionAction::Ask,
-                reason: format!(
-                    "{permission} `{path}`: ask: it is {what}, so a person approves a change to it"
-                ),
-            })
-        })
+
+    fn new(place: &Place, profile: bool) -> Self {
+        Self {
+            checkout: place.checkout.clone(),
+            real_checkout: resolved(&place.checkout),
+            store: place.store.clone(),
+            real_store: resolved(&place.store),
+            profile,
+        }
+    }
+
+    /// What `path` (relative to the checkout, or absolute) is, when it is
+    /// guarded, as given or once its links are resolved.
+    fn what(&self, path: &str) -> Option<&'static str> {
+        let given = self.checkout.join(path);
+        let real = resolved(&given);
+        [Some(&given), real.as_ref()]
+            .into_iter()
+            .flatten()
+            .find_map(|absolute| self.what_at(absolute))
+    }
+
+    fn what_at(&self, absolute: &Utf8Path) -> Option<&'static str> {
+        let inside = |dir: &Utf8Path| absolute.starts_with(dir);
+        if inside(&self.store) || self.real_store.as_deref().is_some_and(inside) {
+            return Some("Orcho's store, which holds the receipts");
+        }
+        let relative = absolute
+            .strip_prefix(&self.checkout)
+            .ok()
+            .or_else(|| {
+                self.real_checkout
+                    .as_deref()
+                    .and_then(|c| absolute.strip_prefix(c).ok())
+            })?
+            .as_str();
+        if self.profile && relative == place::PROFILE_FILE {
+            Some("Orcho's profile, which declares what proves readiness")
+        } else if Self::SETTINGS.contains(&relative) {
+            Some("the agent's hook settings, which run Orcho")
+        } else {
+            None
+        }
+    }
+}
+
+/// `path` with its symbolic links resolved: its longest existing ancestor
+/// canonicalized, the rest (not there yet) joined as it is; a link whose
+/// target is not there yet is followed too (a link to a store not made
+/// yet). `None` when nothing of it can be resolved.
+fn resolved(path: &Utf8Path) -> Option<Utf8PathBuf> {
+    let mut path = crate::hook::normalize(path);
+    // As many links as the kernel follows in one lookup.
+    for _ in 0..40 {
+        let mut existing = path.as_path();
+        let mut rest = Vec::new();
+        let dangling = loop {
+            if let Ok(real) = existing.canonicalize_utf8() {
+                let mut out = real;
+                for part in rest.iter().rev() {
+                    out.push(part);
+                }
+                return Some(out);
+            }
+            if let Ok(target) = existing.read_link_utf8() {
+                break existing.parent().map(|dir| dir.join(target));
+            }
+            rest.push(existing.file_name()?.to_owned());
+            existing = existing.parent()?;
+        };
+        let mut next = crate::hook::normalize(&dangling?);
+        for part in rest.iter().rev() {
+            next.push(part);
+        }
+        path = next;
+    }
+    None
+}
+
+/// The words of a shell command line that could name a file: split at
+/// blanks and the shell's operators, quotes removed, `>file` and
+/// `--flag=file` taken apart.
+fn shell_words(command: &str) -> Vec<String> {
+    command
+        .split(|c: char| c.is_whitespace() || ";|&<>()`$".contains(c))
+        .map(|w| w.trim_matches(|c| c == '\'' || c == '"'))
+        .map(|w| w.rsplit_once('=').map_or(w, |(_, value)| value))
+        .filter(|w| !w.is_empty() && !w.starts_with('-'))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Whether a shell command only reads: one program that does not write
+/// files (`git` only with a subcommand that does not), no redirection.
+fn only_reads(command: &str) -> bool {
+    const READERS: &[&str] = &[
+        "cat", "head", "tail", "less", "more", "grep", "rg", "ls", "wc", "diff", "stat", "file",
+    ];
+    const GIT_READERS: &[&str] = &["diff", "log", "show", "status", "blame"];
+    if command.contains(['>', ';', '|', '&', '`', '$', '\n']) {
+        return false;
+    }
+    let mut words = command.split_whitespace();
+    match words.next() {
+        Some("git") => words.next().is_some_and(|sub| GIT_READERS.contains(&sub)),
+        Some(program) => READERS.contains(&program),
+        None => true,
+    }
 }
 
 /// The most restrictive of `verdicts`.

@@ -7,8 +7,8 @@ mod stops;
 
 pub(crate) use answer::{Answer, Verdict};
 pub(crate) use input::{
-    BadDocument, Event, HookDoc, MAX_DOCUMENT_BYTES, permission_name, relative, requests,
-    shell_command,
+    BadDocument, Event, HookDoc, MAX_DOCUMENT_BYTES, normalize, permission_name, relative,
+    requests, shell_command,
 };
 pub(crate) use stops::{StopGuard, UnprovenStop, unproven_stops};
 

@@ -243,6 +243,51 @@ fn paths_are_resolved_and_orchos_own_files_are_asked_about() -> Result {
 }
 
 #[test]
+fn orchos_own_files_are_guarded_through_links_and_in_shell_commands() -> Result {
+    // No rules: only the guard has an opinion.
+    let repo = Repo::new(QUICK)?;
+    std::os::unix::fs::symlink("orcho.yaml", repo.dir().join("link.yaml"))?;
+    std::os::unix::fs::symlink(".orcho", repo.dir().join("storelink"))?;
+    let tool = |tool: &str, input: Value| -> Result<Out> {
+        let doc = doc(CLAUDE_PRE_TOOL, &repo)
+            .replace("@TOOL@", tool)
+            .replace("@INPUT@", &input.to_string());
+        hook(&repo, "claude-code", &doc)
+    };
+    for path in ["link.yaml", "storelink/receipts/test/latest.json"] {
+        let out = tool(
+            "Write",
+            serde_json::json!({ "file_path": format!("{}/{path}", repo.dir()), "content": "x" }),
+        )?;
+        let (action, reason) = decision(&out)?;
+        assert_eq!(action, "ask", "{path}: {reason}");
+    }
+    for command in [
+        "echo x > orcho.yaml",
+        "sed -i s/test/x/ orcho.yaml",
+        "rm -rf .orcho/receipts",
+        "cp /tmp/forged.json storelink/receipts/test/latest.json",
+        "python3 -c 'print(1)' >.claude/settings.json",
+    ] {
+        let (action, reason) = decision(&tool("Bash", serde_json::json!({ "command": command }))?)?;
+        assert_eq!(action, "ask", "{command}: {reason}");
+        assert!(reason.contains("names"), "{command}: {reason}");
+    }
+    // Reading them, or a command that names none of them, has no opinion.
+    for command in [
+        "cat orcho.yaml",
+        "git diff orcho.yaml",
+        "ls .orcho",
+        "pytest -q",
+    ] {
+        let out = tool("Bash", serde_json::json!({ "command": command }))?;
+        out.expect_code(0);
+        assert_eq!(out.stdout.trim(), "", "{command}: {out}");
+    }
+    Ok(())
+}
+
+#[test]
 fn a_stop_under_rules_that_forbid_verify_says_who_can_prove_it() -> Result {
     let repo = Repo::new(READ_ONLY)?;
     let out = hook(
