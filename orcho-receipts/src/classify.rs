@@ -79,6 +79,9 @@ impl ReceiptStatus {
     pub fn next_action(&self) -> Option<NextAction> {
         match self {
             Self::Present => None,
+            // The checkout changed since it failed: the change may be the
+            // fix, which only running it again can tell.
+            Self::Failed { stale, .. } if !stale.is_empty() => Some(NextAction::Rerun),
             Self::Failed { .. } => Some(NextAction::Fix),
             Self::Missing | Self::Stale(_) => Some(NextAction::Rerun),
             Self::Invalid(_) => Some(NextAction::Investigate),
@@ -91,7 +94,15 @@ impl ReceiptStatus {
         match self {
             Self::Present => "a passing receipt matches the current checkout".to_owned(),
             Self::Missing => "no receipt: it never ran".to_owned(),
-            Self::Failed { failure, .. } => failure.to_string(),
+            Self::Failed { failure, stale } if stale.is_empty() => failure.to_string(),
+            Self::Failed { failure, stale } => format!(
+                "{failure}; and it is stale: {}",
+                stale
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
             Self::Stale(reasons) => reasons
                 .iter()
                 .map(ToString::to_string)

@@ -176,6 +176,28 @@ fn history_is_immutable_and_grows() -> Result {
 }
 
 #[test]
+fn a_failure_followed_by_a_change_says_to_run_it_again() -> Result {
+    let f = fixture()?;
+    let v = f.verifier()?;
+    v.run_command(&name("lint"), None)?;
+    write(
+        &f.checkout,
+        "src/lib.rs",
+        "pub fn answer() -> u32 { 43 }\n",
+        0o644,
+    )?;
+    let s = status(&v, "lint")?;
+    // Still failed, so still blocking; but the change may be the fix.
+    assert!(matches!(s, ReceiptStatus::Failed { .. }), "{s}");
+    assert_eq!(s.next_action(), Some(NextAction::Rerun));
+    assert_eq!(
+        s.reason(),
+        "exited with code 1; and it is stale: the subject changed since it ran"
+    );
+    Ok(())
+}
+
+#[test]
 fn each_failure_is_distinguishable() -> Result {
     let f = fixture()?;
     let v = f.verifier()?;
