@@ -191,28 +191,10 @@ fn running(pid: u32) -> bool {
 }
 
 #[test]
-#[expect(
-    clippy::disallowed_methods,
-    reason = "the test needs a child in a session of its own whose terminal is the test's pty"
-)]
 fn ctrl_c_at_a_terminal_stops_the_phase_and_says_how_to_resume() -> Result {
     let repo = Repo::with_files(REVIEW, &[("review.sh", SLOW_PHASE)])?;
-    let pty = pty()?;
-    // `setsid --ctty` makes the pseudo-terminal the controlling terminal of
-    // a new session, so ^C reaches `orcho` as a terminal's Ctrl-C does.
-    let mut command = std::process::Command::new("setsid");
-    command
-        .args(["--ctty", "--wait", env!("CARGO_BIN_EXE_orcho")])
-        .args(["run", "--phase", "review=./review.sh"])
-        .current_dir(repo.dir())
-        .env("XDG_DATA_HOME", repo.data())
-        .stdin(Stdio::from(pty.slave.try_clone()?))
-        .stdout(Stdio::from(pty.slave.try_clone()?))
-        .stderr(Stdio::from(pty.slave));
-    let mut child = command.spawn()?;
-    drop(command);
-    let mut writer = pty.master.try_clone()?;
-    let mut screen = Screen::new(pty.master);
+    let (mut child, mut writer, mut screen) =
+        in_a_session(&repo, &["run", "--phase", "review=./review.sh"])?;
     screen.until("running `./review.sh`", WAIT)?;
     crate::support::wait_for_file(&repo.ctl("pid"), WAIT)?;
     let pid: u32 = std::fs::read_to_string(repo.ctl("pid"))?.trim().parse()?;
