@@ -207,12 +207,7 @@ fn ctrl_c_at_a_terminal_stops_the_phase_and_says_how_to_resume() -> Result {
     assert!(shown.contains("interrupted: run"), "{shown}");
     assert!(!running(pid), "the phase command outlived Ctrl-C\n{shown}");
     // The run resumes: the same attempt runs again.
-    let run = std::fs::read_dir(repo.dir().join(".orcho/runs"))?
-        .next()
-        .ok_or("no run")??
-        .file_name()
-        .to_string_lossy()
-        .into_owned();
+    let run = only_run(&repo)?;
     let out = repo.orcho(&[
         "resume",
         &run,
@@ -234,20 +229,13 @@ fn ctrl_c_at_a_terminal_stops_the_phase_and_says_how_to_resume() -> Result {
     reason = "the test needs a child in a session of its own whose terminal is the test's pty"
 )]
 fn in_a_session(repo: &Repo, args: &[&str]) -> Result<(std::process::Child, File, Screen)> {
-    let pty = pty()?;
     let mut command = std::process::Command::new("setsid");
     command
         .args(["--ctty", "--wait", env!("CARGO_BIN_EXE_orcho")])
         .args(args)
         .current_dir(repo.dir())
-        .env("XDG_DATA_HOME", repo.data())
-        .stdin(Stdio::from(pty.slave.try_clone()?))
-        .stdout(Stdio::from(pty.slave.try_clone()?))
-        .stderr(Stdio::from(pty.slave));
-    let child = command.spawn()?;
-    drop(command);
-    let writer = pty.master.try_clone()?;
-    Ok((child, writer, Screen::new(pty.master)))
+        .env("XDG_DATA_HOME", repo.data());
+    started_at_a_terminal(command)
 }
 
 #[test]
@@ -264,12 +252,7 @@ fn ctrl_c_at_a_prompt_stops_at_once_and_the_run_resumes() -> Result {
     assert_eq!(status.code(), Some(130), "{shown}");
     assert!(shown.contains("interrupted: run"), "{shown}");
     // Nothing was decided: the handoff still waits.
-    let run = std::fs::read_dir(repo.dir().join(".orcho/runs"))?
-        .next()
-        .ok_or("no run")??
-        .file_name()
-        .to_string_lossy()
-        .into_owned();
+    let run = only_run(&repo)?;
     let out = repo.orcho(&["resume", &run, "--no-interactive", "--json"])?;
     out.expect_code(4);
     assert_eq!(out.json()?["awaiting"], "handoff", "{out}");
@@ -322,16 +305,34 @@ fn a_handoff_prompt_answered_continue_at_a_terminal_completes() -> Result {
 /// `orcho <args>` at a pseudo-terminal: the child, a writer to its
 /// terminal, and its screen.
 fn at_a_terminal(repo: &Repo, args: &[&str]) -> Result<(std::process::Child, File, Screen)> {
+    started_at_a_terminal(repo.command(args))
+}
+
+/// Starts `command` with a new pseudo-terminal as its standard streams:
+/// the child, a writer to its terminal, and its screen.
+fn started_at_a_terminal(
+    mut command: std::process::Command,
+) -> Result<(std::process::Child, File, Screen)> {
     let pty = pty()?;
-    let mut command = repo.command(args);
     command
         .stdin(Stdio::from(pty.slave.try_clone()?))
         .stdout(Stdio::from(pty.slave.try_clone()?))
         .stderr(Stdio::from(pty.slave));
     let child = command.spawn()?;
+    // Only the child holds the slave side now, so the reader sees the end.
     drop(command);
     let writer = pty.master.try_clone()?;
     Ok((child, writer, Screen::new(pty.master)))
+}
+
+/// The id of the one run in `repo`'s store.
+fn only_run(repo: &Repo) -> Result<String> {
+    Ok(std::fs::read_dir(repo.dir().join(".orcho/runs"))?
+        .next()
+        .ok_or("no run")??
+        .file_name()
+        .to_string_lossy()
+        .into_owned())
 }
 
 fn type_line(writer: &mut File, line: &str) -> Result {
