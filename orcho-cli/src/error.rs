@@ -123,21 +123,28 @@ impl CliError {
                 } else {
                     exit::ERROR
                 },
-                engine_hint(e),
+                engine_hint(e).map(str::to_owned).or_else(|| target_hint(e)),
             ),
             None => match error.downcast_ref::<ProfileError>() {
                 // The file or built-in is not there: what `--profile` takes.
-                Some(e) if is_unreadable(e) => (exit::ERROR, Some(PROFILE_HINT)),
-                Some(_) => (exit::ERROR, Some(PROFILE_KEYS_HINT)),
+                Some(e) if is_unreadable(e) => (exit::ERROR, Some(PROFILE_HINT.to_owned())),
+                Some(_) => (exit::ERROR, Some(PROFILE_KEYS_HINT.to_owned())),
                 None => (exit::ERROR, None),
             },
         };
-        Self {
-            error,
-            code,
-            hint: hint.map(str::to_owned),
-        }
+        Self { error, code, hint }
     }
+}
+
+/// What to do when the target's uncommitted changes refuse `approve` or
+/// `apply`.
+fn target_hint(e: &EngineError) -> Option<String> {
+    let status = e.target_conflict()?;
+    let run = e.run_id()?;
+    Some(format!(
+        "{}; `orcho delivery show {run}` shows the target's status",
+        crate::output::text::target_remedy(status)
+    ))
 }
 
 /// Where every key of a profile is described.

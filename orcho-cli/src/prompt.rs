@@ -6,7 +6,7 @@ use std::io::{BufRead, Write};
 
 use orcho::{
     SupervisionRequest,
-    delivery::DeliveryGate,
+    delivery::{DeliveryGate, TargetStatus},
     handoff::{
         Advice, DeliveryAction, DeliveryChoice, HandoffAction, HandoffChoice, IntakeAction,
         IntakeChoice, PhaseHandoff,
@@ -181,9 +181,17 @@ const DIFF_LINES: usize = 400;
 /// it. `approve` asks for the commit message.
 pub(crate) fn delivery(
     gate: &DeliveryGate,
+    target: Option<&TargetStatus>,
     diff: impl Fn() -> Result<Vec<u8>, CliError>,
 ) -> Result<DeliveryChoice, CliError> {
-    let actions: Vec<_> = gate.available_actions().iter().collect();
+    // What the target as it is refuses is not offered; the gate shown
+    // above says why and how to clear it.
+    let refused = target.map(TargetStatus::refused).unwrap_or_default();
+    let actions: Vec<_> = gate
+        .available_actions()
+        .iter()
+        .filter(|a| !refused.contains(*a))
+        .collect();
     let action = loop {
         match choose("decide the delivery:", &actions, &[('d', "show the diff")])? {
             Picked::Action(action) => break action,

@@ -320,6 +320,16 @@ impl EngineError {
         matches!(self.kind, EngineErrorKind::AmbiguousRun { .. })
     }
 
+    /// The target checkout's status, when the delivery gate refused
+    /// `approve` or `apply` because the target's uncommitted changes stand
+    /// in the way (nothing was recorded; the gate is still decidable).
+    pub fn target_conflict(&self) -> Option<&orcho_delivery::TargetStatus> {
+        match &self.kind {
+            EngineErrorKind::Delivery(e) => e.refusal()?.target_status(),
+            _ => None,
+        }
+    }
+
     /// Whether a decision conflicts with the one already recorded.
     pub fn is_conflict(&self) -> bool {
         match &self.kind {

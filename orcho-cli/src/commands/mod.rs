@@ -12,3 +12,4 @@ mod show;
 mod verify;
 
 pub(crate) use dispatch::dispatch;
+pub(crate) use show::live_target;

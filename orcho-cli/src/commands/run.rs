@@ -29,6 +29,8 @@ use crate::{
     prompt,
 };
 
+use super::show;
+
 /// Parses `--phase PHASE=COMMAND` arguments.
 fn parse_phases(specs: &[String]) -> Result<BTreeMap<String, Vec<String>>, CliError> {
     let mut phases = BTreeMap::new();
@@ -174,7 +176,7 @@ async fn drive(
             step => {
                 // At a terminal the prompt shows a touchpoint's questions.
                 if !(interactive && is_touchpoint(&step)) {
-                    show_point(place, &step);
+                    show_point(place, run, &step);
                 }
                 if let Some(next) = host::decided_elsewhere(run).await? {
                     next
@@ -346,14 +348,17 @@ fn is_touchpoint(step: &Step) -> bool {
 }
 
 /// Shows the decision point `step` stops at (when the output is text).
-fn show_point(place: &Place, step: &Step) {
+fn show_point(place: &Place, run: &Run, step: &Step) {
     if place.json {
         return;
     }
     match step {
         Step::DecideHandoff(handoff) => output::err(&text::handoff(handoff, None)),
         Step::DecideIntake(report) => output::err(&text::intake(report)),
-        Step::DecideDelivery(gate) => output::err(&text::gate(gate)),
+        Step::DecideDelivery(gate) => output::err(&text::gate(
+            gate,
+            show::live_target(run.engine(), run.id()).as_ref(),
+        )),
         Step::AnswerQuestions(request)
         | Step::ApprovePlan(request)
         | Step::HandleDeviation(request) => output::err(&text::touchpoint(request)),
@@ -411,7 +416,9 @@ async fn ask(run: &Run, step: &Step) -> Result<(), CliError> {
             engine.decide_intake(id, request).map(drop)
         }
         Step::DecideDelivery(gate) => {
-            let choice = prompt::delivery(gate, || Ok(engine.delivery_patch(id)?))?;
+            let target = show::live_target(engine, id);
+            let choice =
+                prompt::delivery(gate, target.as_ref(), || Ok(engine.delivery_patch(id)?))?;
             engine
                 .decide_delivery(id, DecisionRequest::new(choice, DecidedBy::Operator))
                 .map(drop)

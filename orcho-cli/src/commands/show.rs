@@ -1,7 +1,10 @@
 //! `orcho handoff show`, `orcho handoff advise`, `orcho delivery show`:
 //! what a decision is about.
 
-use orcho::core::RunId;
+use orcho::{
+    core::{RunId, RunStatus},
+    delivery::TargetStatus,
+};
 
 use crate::{
     error::CliError,
@@ -73,10 +76,26 @@ pub(crate) fn open_handoff(
 pub(crate) fn gate(place: &Place, run: &RunId) -> Result<Exit, CliError> {
     let engine = host::engine_for(place, run)?;
     let gate = engine.delivery_gate(run)?;
+    let target = live_target(&engine, run);
     if place.json {
-        output::json(&GateDoc::new(&gate));
+        let doc = GateDoc::new(&gate);
+        match &target {
+            Some(status) => output::json(&doc.with_target(&gate, status)),
+            None => output::json(&doc),
+        }
     } else {
-        output::out(&text::gate(&gate));
+        output::out(&text::gate(&gate, target.as_ref()));
     }
     Ok(Exit::Ok)
+}
+
+/// The target's status for the run's diff, checked now; `None` once the
+/// run is past its gate (the target no longer matters to it) or when the
+/// target cannot be read (the gate is still worth showing; deciding says
+/// what is wrong).
+pub(crate) fn live_target(engine: &orcho::Engine, run: &RunId) -> Option<TargetStatus> {
+    let view = engine.status(run).ok()?;
+    (view.status == RunStatus::AwaitingDelivery)
+        .then(|| engine.delivery_target(run).ok())
+        .flatten()
 }

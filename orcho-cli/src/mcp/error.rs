@@ -168,6 +168,13 @@ impl From<EngineError> for ToolError {
             {
                 Self::invalid(message)
             }
+            EngineErrorKind::Delivery(_) if e.target_conflict().is_some() => {
+                Self::new("target_conflict", message).hint(
+                    "the target checkout's uncommitted changes stand in the way; nothing was \
+                     recorded: ask the operator to commit or stash them (orcho_delivery_gate \
+                     shows the target's status), then decide again, or decide `skip`",
+                )
+            }
             EngineErrorKind::Delivery(d) if d.is_not_found() => Self::new("not_found", message)
                 .hint("the run has not reached its delivery gate; see orcho_run_status"),
             EngineErrorKind::NoDelivery => Self::new("not_found", message),

@@ -593,7 +593,10 @@ impl OrchoMcp {
         let run = parse_run(&input.run_id)?;
         let engine = self.engine(&run)?;
         let gate = engine.delivery_gate(&run)?;
-        value(&GateDoc::new(&gate))
+        match crate::commands::live_target(&engine, &run) {
+            Some(status) => value(&GateDoc::new(&gate).with_target(&gate, &status)),
+            None => value(&GateDoc::new(&gate)),
+        }
     }
 
     pub(super) fn decide_delivery(&self, input: DeliveryDecideInput, client: &str) -> ToolResult {

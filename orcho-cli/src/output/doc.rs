@@ -5,7 +5,7 @@
 
 use orcho::{
     core::{Finding, HandoffId, RunId},
-    delivery::DeliveryGate,
+    delivery::{DeliveryGate, TargetStatus},
     handoff::{HandoffChoice, Inbox, PendingDecision, PhaseHandoff},
     receipts::Gap,
 };
@@ -239,6 +239,40 @@ pub(crate) struct GateDoc<'a> {
     pub(crate) blocked: Vec<BlockedDoc>,
     /// The waivers the release stands on.
     pub(crate) waivers: &'a [String],
+    /// The target checkout as it is now, when it was checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) target_status: Option<TargetDoc>,
+}
+
+/// The target checkout's status for a run's diff, checked now.
+#[derive(Debug, Serialize)]
+pub(crate) struct TargetDoc {
+    /// `clean`, `dirty`, `overlapping` or `conflicting`.
+    pub(crate) state: &'static str,
+    /// What it is, in a sentence.
+    pub(crate) detail: String,
+    /// The target's uncommitted paths the run also changed.
+    pub(crate) overlapping: Vec<String>,
+    /// The actions on the menu that deciding now would refuse.
+    pub(crate) refused: Vec<&'static str>,
+}
+
+impl TargetDoc {
+    pub(crate) fn new(gate: &DeliveryGate, status: &TargetStatus) -> Self {
+        Self {
+            state: status.as_str(),
+            detail: status.to_string(),
+            overlapping: status
+                .overlapping()
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            refused: gate
+                .available_actions()
+                .intersection(status.refused())
+                .spellings(),
+        }
+    }
 }
 
 /// One changed file of a diff.
@@ -302,7 +336,14 @@ impl<'a> GateDoc<'a> {
                 })
                 .collect(),
             waivers: gate.waivers(),
+            target_status: None,
         }
+    }
+
+    /// With the target's status, checked now.
+    pub(crate) fn with_target(mut self, gate: &DeliveryGate, status: &TargetStatus) -> Self {
+        self.target_status = Some(TargetDoc::new(gate, status));
+        self
     }
 }
 

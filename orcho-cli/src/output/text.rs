@@ -6,7 +6,7 @@ use camino::Utf8Path;
 
 use orcho::{
     core::{Finding, RunId},
-    delivery::{DeliveryGate, IntakeReport},
+    delivery::{DeliveryGate, IntakeReport, TargetStatus},
     handoff::{HandoffChoice, Inbox, PhaseHandoff},
     receipts::{EnvStatus, ReadinessSummary, ReceiptStatus},
 };
@@ -241,8 +241,10 @@ pub(crate) fn intake(report: &IntakeReport) -> String {
     text.trim_end().to_owned()
 }
 
-/// A delivery gate: verdicts, diff, gaps, findings and actions.
-pub(crate) fn gate(gate: &DeliveryGate) -> String {
+/// A delivery gate: verdicts, diff, gaps, findings and actions. With the
+/// target's status checked now, the actions it would refuse are taken off
+/// the list, with what stands in the way and how to clear it.
+pub(crate) fn gate(gate: &DeliveryGate, target: Option<&TargetStatus>) -> String {
     let mut text = format!(
         "delivery gate of run {} — release {} (reviewer {})\ndiff: {}\n",
         gate.run(),
@@ -262,16 +264,39 @@ pub(crate) fn gate(gate: &DeliveryGate) -> String {
             blocked.reason()
         );
     }
-    let actions: Vec<&str> = gate
-        .available_actions()
-        .iter()
-        .map(|a| a.as_str())
-        .collect();
     for waiver in gate.waivers() {
         let _ = writeln!(text, "  waived: {waiver}");
     }
-    let _ = write!(text, "available: {}", actions.join(", "));
+    let mut actions = gate.available_actions();
+    if let Some(status) = target.filter(|t| !t.is_clean()) {
+        let _ = writeln!(text, "target {}: {status}", gate.target());
+        let refused = actions.intersection(status.refused());
+        if !refused.is_empty() {
+            let _ = writeln!(
+                text,
+                "  {} refused now: {}",
+                orcho::core::spelling::quoted(refused.spellings()),
+                target_remedy(status)
+            );
+            refused.iter().for_each(|a| actions.remove(a));
+        }
+    }
+    let _ = write!(text, "available: {}", actions.spellings().join(", "));
     text
+}
+
+/// How to clear what the target's status stands in the way of.
+pub(crate) fn target_remedy(status: &TargetStatus) -> String {
+    let overlapping = status.overlapping();
+    let clear = if overlapping.is_empty() {
+        "commit or stash the target's uncommitted changes".to_owned()
+    } else {
+        format!(
+            "commit or stash the target's changes to {}",
+            orcho::core::spelling::quoted(overlapping)
+        )
+    };
+    format!("{clear}, then decide again; `skip` keeps the run's worktree as it is")
 }
 
 /// The decision inbox, a line per pending decision and per unreadable run.

@@ -268,6 +268,20 @@ fn an_included_file_the_run_edits_is_delivered_with_the_runs_work_alone() -> Res
 fn a_run_that_builds_on_included_changes_can_be_applied_not_committed_alone() -> Result {
     // The run changes the line next to the user's change: its diff needs it.
     let (repo, run) = included_then_edited("s/two/TWO/")?;
+    // The gate offers `apply` and says why `approve` is not offered now.
+    let out = repo.orcho(&["delivery", "show", &run])?;
+    out.expect_code(0);
+    assert!(
+        out.stdout
+            .contains("`approve` refused now: commit or stash the target's changes to `a.txt`"),
+        "{out}"
+    );
+    assert!(
+        out.stdout
+            .trim_end()
+            .ends_with("available: apply, skip, halt"),
+        "{out}"
+    );
     let out = repo.orcho(&["delivery", "decide", &run, "approve"])?;
     out.expect_code(1);
     assert!(out.stderr.contains("builds on them"), "{out}");

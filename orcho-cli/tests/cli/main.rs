@@ -11,6 +11,7 @@ mod bad_input;
 mod bootstrap;
 mod command_gate;
 mod crash;
+mod delivery;
 mod demo;
 mod exec;
 mod follow_up;

@@ -419,6 +419,34 @@ fn the_delivery_prompt_shows_the_diff_and_asks_for_the_commit_message() -> Resul
 }
 
 #[test]
+fn the_delivery_prompt_does_not_offer_what_the_target_would_refuse() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    // The phase also writes the file into the target, as an agent that
+    // strays out of its worktree would.
+    let phase = format!(
+        r#"review=sh -c "echo hello > greeting.txt && echo mine > {}/greeting.txt""#,
+        repo.dir()
+    );
+    let (mut child, mut writer, mut screen) = at_a_terminal(&repo, &["run", "--phase", &phase])?;
+    let shown = screen.until(" or d: ", WAIT)?.to_owned();
+    assert!(
+        shown.contains("`approve`, `apply` refused now: commit or stash"),
+        "{shown}"
+    );
+    assert!(menu_number(&shown, "approve").is_err(), "{shown}");
+    let skip = menu_number(&shown, "skip")?;
+    type_line(&mut writer, &skip)?;
+    screen.until("a note for the record", WAIT)?;
+    type_line(&mut writer, "")?;
+    assert_eq!(crate::support::wait(&mut child, WAIT)?.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(repo.dir().join("greeting.txt"))?,
+        "mine\n"
+    );
+    Ok(())
+}
+
+#[test]
 fn a_decision_taken_elsewhere_while_the_prompt_waits_is_adopted() -> Result {
     let repo = Repo::new(REVIEW)?;
     let (mut child, mut writer, mut screen) =

@@ -526,6 +526,55 @@ async fn a_run_in_a_worktree_ends_at_its_delivery_gate() -> TestResult {
     Ok(())
 }
 
+#[tokio::test]
+async fn a_target_in_the_way_is_shown_and_refused_with_what_to_do() -> TestResult {
+    let (_tmp, dir) = repo()?;
+    let client = connect_binary(&dir).await?;
+    let started = ok(
+        &client,
+        "orcho_run_start",
+        json!({ "phases": { "review": ["sh", "-c", "echo run > notes.txt"] } }),
+    )
+    .await?;
+    assert_eq!(started["status"], "awaiting_delivery", "{started}");
+    let run = started["run_id"].as_str().ok_or("no run id")?.to_owned();
+    // Meanwhile the operator writes the same file in the target.
+    orcho::core::fs::write_atomic(&dir.join("notes.txt"), b"mine\n")?;
+
+    let gate = ok(&client, "orcho_delivery_gate", json!({ "run_id": run })).await?;
+    assert_eq!(gate["target_status"]["state"], "conflicting", "{gate}");
+    assert_eq!(
+        gate["target_status"]["refused"],
+        json!(["approve", "apply"])
+    );
+    let refusal = refused(
+        &client,
+        "orcho_delivery_decide",
+        json!({ "run_id": run, "action": "approve" }),
+        "target_conflict",
+    )
+    .await?;
+    assert!(
+        refusal["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("commit or stash")),
+        "{refusal}"
+    );
+
+    std::fs::remove_file(dir.join("notes.txt"))?;
+    ok(
+        &client,
+        "orcho_delivery_decide",
+        json!({ "run_id": run, "action": "approve" }),
+    )
+    .await?;
+    let done = ok(&client, "orcho_run_resume", json!({ "run_id": run })).await?;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(std::fs::read_to_string(dir.join("notes.txt"))?, "run\n");
+    client.cancel().await?;
+    Ok(())
+}
+
 /// A plan phase that waits for approval, then an implement phase.
 const PLANNED: &str = "\
 schema: 1

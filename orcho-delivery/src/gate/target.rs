@@ -65,9 +65,40 @@ impl TargetStatus {
         }
     }
 
+    /// The actions the target as it is refuses: `approve` and `apply` when
+    /// the diff conflicts, `approve` alone when the diff builds on
+    /// uncommitted changes, none otherwise.
+    pub fn refused(&self) -> orcho_handoff::DeliveryActions {
+        orcho_handoff::DeliveryActions::all()
+            .iter()
+            .filter(|action| self.refuses(*action))
+            .collect()
+    }
+
     /// Whether the target has no uncommitted changes.
     pub fn is_clean(&self) -> bool {
         matches!(self, Self::Clean)
+    }
+
+    /// `clean`, `dirty`, `overlapping` or `conflicting`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Clean => "clean",
+            Self::Dirty { .. } => "dirty",
+            Self::Overlapping { .. } => "overlapping",
+            Self::Conflicting { .. } => "conflicting",
+        }
+    }
+
+    /// The target's uncommitted paths the run also changed: what stands in
+    /// the way when an action is refused.
+    pub fn overlapping(&self) -> &[Utf8PathBuf] {
+        match self {
+            Self::Clean | Self::Dirty { .. } => &[],
+            Self::Overlapping { overlapping, .. } | Self::Conflicting { overlapping, .. } => {
+                overlapping
+            }
+        }
     }
 
     /// The target's status for `gate`'s diff (its patch at `patch`, an

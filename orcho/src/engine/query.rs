@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use camino::Utf8PathBuf;
 use orcho_core::{HandoffId, RunId};
-use orcho_delivery::{DeliveryGate, DeliveryOutcome, FollowUpSpec};
+use orcho_delivery::{DeliveryGate, DeliveryOutcome, FollowUpSpec, TargetStatus};
 use orcho_handoff::{
     AdviceRecord, AdviceRequest, DecidedBy, DecisionRequest, DeliveryChoice, HandoffChoice, Inbox,
     IntakeChoice, PhaseHandoff, RecordedDecision,
@@ -423,6 +423,22 @@ impl Engine {
         self.inner
             .deliveries
             .gate(run)
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e))))
+    }
+
+    /// The target checkout's status for the run's diff, checked now: what
+    /// `approve` and `apply` would meet if they were decided now
+    /// ([`TargetStatus::refused`]). The gate's menu is fixed when the gate
+    /// opens; the target can change while it waits.
+    ///
+    /// # Errors
+    ///
+    /// No gate yet, or the target cannot be read.
+    pub fn delivery_target(&self, run: &RunId) -> Result<TargetStatus, EngineError> {
+        let gate = self.delivery_gate(run)?;
+        self.inner
+            .deliveries
+            .target_status(&gate)
             .map_err(|e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e))))
     }
 

@@ -1,0 +1,76 @@
+//! The delivery gate against a target checkout that changes while the gate
+//! waits: what the gate shows, what deciding refuses and how, and that
+//! clearing the target lets the run deliver.
+
+use serde_json::json;
+
+use crate::{
+    Result,
+    support::{QUICK, Repo, run_id},
+};
+
+/// The run writes `notes.txt` (and `ok`, which its gate wants).
+const WRITES_NOTES: &str = "implement=sh -c 'touch ok && echo run > notes.txt'";
+
+#[test]
+fn a_target_edited_while_the_gate_waits_takes_approve_and_apply_off_the_list() -> Result {
+    let repo = Repo::new(QUICK)?;
+    let out = repo.orcho(&["run", "--phase", WRITES_NOTES, "--no-interactive", "--json"])?;
+    out.expect_code(4);
+    let run = run_id(&out.json()?)?;
+    // Meanwhile the user writes the same file in the target.
+    repo.write("notes.txt", "mine\n")?;
+
+    let out = repo.orcho(&["delivery", "show", &run])?;
+    out.expect_code(0);
+    assert!(
+        out.stdout.contains(
+            "`approve`, `apply` refused now: commit or stash the target's changes to `notes.txt`"
+        ),
+        "{out}"
+    );
+    assert!(out.stdout.contains(": conflicting: "), "{out}");
+    assert!(
+        out.stdout.trim_end().ends_with("available: skip, halt"),
+        "{out}"
+    );
+    let gate = repo.orcho(&["delivery", "show", &run, "--json"])?.json()?;
+    assert_eq!(gate["target_status"]["state"], "conflicting", "{gate}");
+    assert_eq!(
+        gate["target_status"]["refused"],
+        json!(["approve", "apply"])
+    );
+    assert_eq!(gate["target_status"]["overlapping"], json!(["notes.txt"]));
+    // The gate's menu itself is what it was when it opened.
+    assert_eq!(
+        gate["available_actions"],
+        json!(["approve", "apply", "skip", "halt"])
+    );
+
+    let out = repo.orcho(&["delivery", "decide", &run, "approve"])?;
+    out.expect_code(1);
+    assert!(
+        out.stderr.contains(
+            "hint: commit or stash the target's changes to `notes.txt`, then decide again"
+        ),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.dir().join("notes.txt"))?,
+        "mine\n"
+    );
+
+    // Cleared, the same decision goes through and delivers.
+    std::fs::remove_file(repo.dir().join("notes.txt"))?;
+    let gate = repo.orcho(&["delivery", "show", &run, "--json"])?.json()?;
+    assert_eq!(gate["target_status"]["state"], "clean", "{gate}");
+    assert_eq!(gate["target_status"]["refused"], json!([]));
+    repo.orcho(&["delivery", "decide", &run, "approve"])?
+        .expect_code(0);
+    repo.orcho(&["resume", &run, "--json"])?.expect_code(0);
+    assert_eq!(repo.git(&["show", "HEAD:notes.txt"])?, "run");
+    // Once delivered, the target is no longer the gate's business.
+    let gate = repo.orcho(&["delivery", "show", &run, "--json"])?.json()?;
+    assert!(gate.get("target_status").is_none(), "{gate}");
+    Ok(())
+}
