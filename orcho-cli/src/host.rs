@@ -37,6 +37,19 @@ pub(crate) fn bare_engine(place: &Place) -> Result<Engine, CliError> {
     Ok(Engine::builder(RunPlan::new("cli", Vec::new()), &place.store).build()?)
 }
 
+/// The runs of the store that no process drives any more, stopped while
+/// they ran ([`RunView::stopped`](orcho::RunView::stopped)), newest first.
+pub(crate) fn stopped_runs(engine: &Engine) -> Result<Vec<orcho::RunView>, CliError> {
+    Ok(engine
+        .list()?
+        .into_iter()
+        .filter_map(|listed| match listed {
+            Listed::Run(view) if view.stopped => Some(*view),
+            _ => None,
+        })
+        .collect())
+}
+
 /// The run `reference` names: an id, the start of one, or `latest`.
 pub(crate) fn find_run(place: &Place, reference: &str) -> Result<RunId, CliError> {
     match bare_engine(place)?.find_run(reference) {

@@ -47,6 +47,14 @@ pub struct RunView {
     /// The decision point it waits on, if it waits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waiting: Option<Waiting>,
+    /// A run that is created or running but that no process drives (nobody
+    /// holds its lock): its host was stopped (Ctrl-C, a kill) or its phase
+    /// could not start. [`Engine::open`](crate::Engine::open) and
+    /// [`Run::resume`](crate::Run::resume) continue it. Only [`Engine::status`](crate::Engine::status) and
+    /// [`Engine::list`](crate::Engine::list) look; a run a host holds is
+    /// never stopped.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
 }
 
 impl RunView {
@@ -189,6 +197,7 @@ impl From<&RunState> for RunView {
             follow_up_of: state.follow_up().map(|f| f.parent.clone()),
             follow_up_generation: state.follow_up().map(|f| f.generation),
             waiting: Waiting::of(state.stage()),
+            stopped: false,
         }
     }
 }

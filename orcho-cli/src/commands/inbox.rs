@@ -14,11 +14,13 @@ use crate::{
 
 /// Lists the runs of the store waiting for a decision, newest first.
 pub(crate) fn inbox(place: &Place) -> Result<Exit, CliError> {
-    let inbox = host::bare_engine(place)?.inbox()?;
+    let engine = host::bare_engine(place)?;
+    let inbox = engine.inbox()?;
+    let stopped = host::stopped_runs(&engine)?;
     if place.json {
-        output::json(&InboxDoc::new(&inbox, Naming::Cli));
+        output::json(&InboxDoc::new(&inbox, &stopped, Naming::Cli));
     } else {
-        output::out(&text::inbox(&inbox));
+        output::out(&text::inbox(&inbox, &stopped));
     }
     Ok(Exit::Ok)
 }

@@ -41,7 +41,7 @@ pub(crate) fn list(place: &Place) -> Result<Exit, CliError> {
                     table,
                     "{:<width$}  {:<22}  {:<18}  {at}",
                     view.run.as_str(),
-                    view.status.as_str(),
+                    text::status(view),
                     phase
                 );
             }

@@ -739,7 +739,9 @@ impl OrchoMcp {
     }
 
     pub(super) fn inbox(&self) -> ToolResult {
-        let inbox = host::bare_engine(&self.place)?.inbox()?;
-        value(&InboxDoc::new(&inbox, Naming::Mcp))
+        let engine = host::bare_engine(&self.place)?;
+        let inbox = engine.inbox()?;
+        let stopped = host::stopped_runs(&engine)?;
+        value(&InboxDoc::new(&inbox, &stopped, Naming::Mcp))
     }
 }

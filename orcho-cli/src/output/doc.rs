@@ -4,6 +4,7 @@
 //! `handoff`, or `handoff_id`): [`Naming`] picks which.
 
 use orcho::{
+    RunView,
     core::{Finding, HandoffId, RunId},
     delivery::{DeliveryGate, TargetStatus},
     handoff::{HandoffChoice, Inbox, PendingDecision, PhaseHandoff},
@@ -109,6 +110,18 @@ pub(crate) struct StatusDoc {
 pub(crate) struct InboxDoc<'a> {
     pub(crate) pending: Vec<PendingDoc<'a>>,
     pub(crate) degraded: Vec<DegradedDoc<'a>>,
+    /// Runs no process drives any more, stopped mid-phase: each waits for a
+    /// resume, not a decision.
+    pub(crate) stopped: Vec<StoppedDoc<'a>>,
+}
+
+/// A run that was stopped while it ran.
+#[derive(Debug, Serialize)]
+pub(crate) struct StoppedDoc<'a> {
+    #[serde(flatten)]
+    pub(crate) run: RunKey<'a>,
+    pub(crate) phase: Option<&'a str>,
+    pub(crate) next_step: &'static str,
 }
 
 /// One decision a run waits on.
@@ -132,8 +145,16 @@ pub(crate) struct DegradedDoc<'a> {
 }
 
 impl<'a> InboxDoc<'a> {
-    pub(crate) fn new(inbox: &'a Inbox, naming: Naming) -> Self {
+    pub(crate) fn new(inbox: &'a Inbox, stopped: &'a [RunView], naming: Naming) -> Self {
         Self {
+            stopped: stopped
+                .iter()
+                .map(|view| StoppedDoc {
+                    run: naming.run(&view.run),
+                    phase: view.phase.as_ref().map(|p| p.as_str()),
+                    next_step: "resume",
+                })
+                .collect(),
             pending: inbox
                 .pending()
                 .map(|p| PendingDoc::new(p, naming))

@@ -128,3 +128,22 @@ fn text_lines_say_what_to_do_next() {
     evidence: /s/e.json
     ");
 }
+
+#[test]
+fn a_pause_names_its_decision_with_the_right_article() {
+    let run = run();
+    let intake = text::paused(
+        &run,
+        "awaiting_intake",
+        "intake",
+        "orcho intake RUN <ACTION>",
+    );
+    assert!(intake.contains("awaiting an intake decision"), "{intake}");
+    let gate = text::paused(
+        &run,
+        "awaiting_delivery",
+        "delivery",
+        "orcho delivery decide",
+    );
+    assert!(gate.contains("awaiting a delivery decision"), "{gate}");
+}

@@ -343,8 +343,8 @@ pub(crate) fn touchpoint(request: &orcho::SupervisionRequest) -> String {
     out.trim_end().to_owned()
 }
 
-pub(crate) fn inbox(inbox: &Inbox) -> String {
-    if inbox.is_empty() {
+pub(crate) fn inbox(inbox: &Inbox, stopped: &[orcho::RunView]) -> String {
+    if inbox.is_empty() && stopped.is_empty() {
         return "no run is waiting for a decision".to_owned();
     }
     let mut text = String::new();
@@ -362,6 +362,15 @@ pub(crate) fn inbox(inbox: &Inbox) -> String {
     for d in inbox.degraded() {
         let _ = writeln!(text, "unreadable run {}: {}", d.dir(), d.reason());
     }
+    for view in stopped {
+        let _ = writeln!(
+            text,
+            "{}  {}  next: orcho resume {}",
+            view.run,
+            waiting(view),
+            view.run
+        );
+    }
     text.trim_end().to_owned()
 }
 
@@ -375,7 +384,20 @@ pub(crate) fn waiting(view: &orcho::RunView) -> String {
         Some(Waiting::Touchpoint { kind, .. }) => format!("{} touchpoint", kind.as_str()),
         Some(Waiting::Delivery) => "delivery gate".to_owned(),
         Some(_) => "a decision".to_owned(),
+        None if view.stopped => match &view.phase {
+            Some(phase) => format!("stopped in `{phase}`; nothing drives it"),
+            None => "stopped; nothing drives it".to_owned(),
+        },
         None => view.reason.clone().unwrap_or_default(),
+    }
+}
+
+/// A run's status in a table: `stopped` for a run nothing drives any more.
+pub(crate) fn status(view: &orcho::RunView) -> &'static str {
+    if view.stopped {
+        "stopped"
+    } else {
+        view.status.as_str()
     }
 }
 
@@ -387,8 +409,19 @@ pub(crate) fn decided(run: &RunId, point: &str, action: &str) -> String {
 /// A run paused at a decision nobody has taken, and how to take it.
 pub(crate) fn paused(run: &RunId, status: &str, point: &str, hint: &str) -> String {
     format!(
-        "run {run} is paused awaiting a {point} decision ({status}).\nnext: {hint}, then `orcho resume {run}`"
+        "run {run} is paused awaiting {} {point} decision ({status}).\nnext: {hint}, then `orcho resume {run}`",
+        article(point)
     )
+}
+
+/// `an` before a word that starts with a vowel (`an intake decision`),
+/// else `a`.
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
 }
 
 /// A run that finished, and where its evidence is.

@@ -3,7 +3,7 @@
 
 use crate::{
     Result,
-    support::{REVIEW, Repo, run_id},
+    support::{QUICK, REVIEW, Repo, WAIT, run_id, wait_for_file},
 };
 
 /// A run paused at its review handoff, in a worktree; its id.
@@ -115,5 +115,53 @@ fn a_cancelled_run_leaves_the_inbox_and_gc_removes_its_worktree_only() -> Result
     );
     // The record of the cancelled run stays.
     assert!(repo.run_dir(&cancelled).join("journal.jsonl").is_file());
+    Ok(())
+}
+
+#[test]
+fn a_run_nothing_drives_any_more_is_listed_stopped_and_waits_in_the_inbox() -> Result {
+    let repo = Repo::new(QUICK)?;
+    // The phase says it started, then waits for the test's word.
+    let phase = format!(
+        "implement=sh -c 'touch {started}; while [ ! -e {go} ]; do sleep 0.05; done; touch ok'",
+        started = repo.ctl("started"),
+        go = repo.ctl("go"),
+    );
+    let mut child = repo.spawn(&["run", "--phase", &phase, "--no-interactive", "--json"])?;
+    wait_for_file(&repo.ctl("started"), WAIT)?;
+
+    // While a process drives it, it is running.
+    let listed = repo.orcho(&["runs", "--json"])?.json()?;
+    assert_eq!(listed[0]["status"], "running", "{listed}");
+    assert!(listed[0].get("stopped").is_none(), "{listed}");
+    let run = run_id(&listed[0])?;
+
+    // Its host dies: nothing drives it any more.
+    child.kill()?;
+    child.wait()?;
+    let listed = repo.orcho(&["runs", "--json"])?.json()?;
+    assert_eq!(listed[0]["status"], "running", "{listed}");
+    assert_eq!(listed[0]["stopped"], true, "{listed}");
+    let out = repo.orcho(&["runs"])?;
+    let row = out.stdout.lines().nth(1).unwrap_or_default();
+    assert!(row.contains("stopped"), "{out}");
+    assert!(row.contains("stopped in `implement`"), "{out}");
+    let out = repo.orcho(&["inbox"])?;
+    out.expect_code(0);
+    assert!(
+        out.stdout.contains(&format!("next: orcho resume {run}")),
+        "{out}"
+    );
+    let inbox = repo.orcho(&["inbox", "--json"])?.json()?;
+    assert_eq!(inbox["stopped"][0]["run"], run.as_str(), "{inbox}");
+    assert_eq!(inbox["stopped"][0]["next_step"], "resume", "{inbox}");
+
+    // Resumed, it goes on to its delivery gate and leaves the list.
+    orcho::core::fs::write_atomic(&repo.ctl("go"), b"")?;
+    let out = repo.orcho(&["resume", &run, "--no-interactive", "--json"])?;
+    out.expect_code(4);
+    assert_eq!(out.json()?["awaiting"], "delivery", "{out}");
+    let inbox = repo.orcho(&["inbox", "--json"])?.json()?;
+    assert_eq!(inbox["stopped"], serde_json::json!([]), "{inbox}");
     Ok(())
 }

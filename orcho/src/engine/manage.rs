@@ -58,7 +58,7 @@ impl Engine {
         Ok(runs
             .into_iter()
             .map(|run| match self.inner.runs.read(&run) {
-                Ok(state) => Listed::Run(Box::new(RunView::from(&state))),
+                Ok(state) => Listed::Run(Box::new(self.view_of(&state))),
                 Err(e) => Listed::Unreadable {
                     reason: orcho_core::error_chain(&e),
                     run,

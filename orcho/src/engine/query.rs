@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use camino::Utf8PathBuf;
-use orcho_core::{HandoffId, RunId};
+use orcho_core::{HandoffId, RunId, RunStatus};
 use orcho_delivery::{DeliveryGate, DeliveryOutcome, FollowUpSpec, TargetStatus};
 use orcho_handoff::{
     AdviceRecord, AdviceRequest, DecidedBy, DecisionRequest, DeliveryChoice, HandoffChoice, Inbox,
@@ -549,7 +549,16 @@ impl Engine {
     ///
     /// An unknown run or an unreadable journal.
     pub fn status(&self, run: &RunId) -> Result<crate::RunView, EngineError> {
-        Ok(crate::RunView::from(&self.inner.runs.read(run)?))
+        Ok(self.view_of(&self.inner.runs.read(run)?))
+    }
+
+    /// The view of a run read from the store, with whether it was stopped
+    /// ([`RunView::stopped`](crate::RunView::stopped)).
+    pub(super) fn view_of(&self, state: &crate::RunState) -> crate::RunView {
+        let mut view = crate::RunView::from(state);
+        view.stopped = matches!(view.status, RunStatus::Created | RunStatus::Running)
+            && !self.inner.runs.is_driven(&view.run);
+        view
     }
 
     /// The decision points `run` waits on, as the inbox lists them: an open

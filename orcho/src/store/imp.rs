@@ -208,6 +208,16 @@ impl RunStore {
         Self::replay(&self.existing(run)?)
     }
 
+    /// Whether a process drives `run` now: whether its lock is held. A
+    /// lock that cannot be tried (a read-only store) counts as held, so
+    /// that a run is never called stopped on a guess.
+    pub(crate) fn is_driven(&self, run: &RunId) -> bool {
+        let Ok(dir) = self.existing(run) else {
+            return false;
+        };
+        !matches!(LockFile::new(dir.lock()).try_lock_shared(), Ok(Some(_)))
+    }
+
     /// The state as the run's snapshot (`run.json`) last recorded it, read
     /// without replaying the journal. The journal stays the source of truth:
     /// [`read`](Self::read) is always current, this is as current as the
