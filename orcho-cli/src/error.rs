@@ -173,6 +173,10 @@ fn engine_hint(e: &EngineError) -> Option<&'static str> {
         )
     } else if e.is_ambiguous_run() {
         Some("give more of the run's id; `orcho runs` lists them")
+    } else if e.is_conflict() && matches!(e.kind(), EngineErrorKind::Supervision(_)) {
+        Some(
+            "answers are recorded once: those recorded first stand, and `orcho resume` acts on them",
+        )
     } else if e.is_conflict() {
         Some("a decision is recorded once; `orcho handoff show` / `orcho delivery show` shows it")
     } else if e.is_awaiting_decision() {

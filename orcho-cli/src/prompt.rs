@@ -239,7 +239,13 @@ pub(crate) fn questions(request: &SupervisionRequest) -> Result<Vec<Answer>, Cli
         }
         let ask = ask_line(question);
         loop {
-            let answer = parse_answer(question, &prompt(&ask)?);
+            let answer = match parse_answer(question, &prompt(&ask)?) {
+                Ok(answer) => answer,
+                Err(slip) => {
+                    output::err(&slip);
+                    continue;
+                }
+            };
             match question.check(&answer) {
                 Ok(()) => {
                     answers.push(answer);
@@ -274,9 +280,9 @@ fn ask_line(question: &Question) -> String {
 /// Numbers pick options; anything else is the operator's own words.
 /// An answer as typed: empty for none; option numbers or labels (several
 /// comma-separated); else the text itself.
-pub(crate) fn parse_answer(question: &Question, line: &str) -> Answer {
+pub(crate) fn parse_answer(question: &Question, line: &str) -> Result<Answer, String> {
     if line.is_empty() {
-        return Answer::none();
+        return Ok(Answer::none());
     }
     let option = |part: &str| {
         let part = part.trim();
@@ -292,14 +298,27 @@ pub(crate) fn parse_answer(question: &Question, line: &str) -> Answer {
                 .map(|o| o.label.clone()),
         }
     };
-    let picks: Option<Vec<String>> = if question.multiple() {
-        line.split(',').map(option).collect()
+    let parts: Vec<&str> = if question.multiple() {
+        line.split(',').collect()
     } else {
-        option(line).map(|label| vec![label])
+        vec![line]
     };
+    let picks: Option<Vec<String>> = parts.iter().copied().map(option).collect();
     match picks {
-        Some(selected) if !selected.is_empty() => Answer::select_all(selected),
-        _ => Answer::text(line),
+        Some(selected) if !selected.is_empty() => Ok(Answer::select_all(selected)),
+        // Numbers that name no option are a slip, not an answer.
+        _ if !question.options().is_empty()
+            && parts.iter().all(|p| p.trim().parse::<usize>().is_ok()) =>
+        {
+            Err(format!(
+                "`{line}` names no option: choose {} by number or by name",
+                match question.options().len() {
+                    1 => "1".to_owned(),
+                    n => format!("1-{n}"),
+                }
+            ))
+        }
+        _ => Ok(Answer::text(line)),
     }
 }
 
@@ -315,5 +334,40 @@ mod tests {
         assert_eq!(pick(options, "0"), None);
         assert_eq!(pick(options, "99"), None);
         assert_eq!(pick(options, "nope"), None);
+    }
+
+    fn storage(multiple: bool) -> Question {
+        use orcho::handoff::supervision::QuestionOption;
+        Question::new(
+            "Storage",
+            "Where do results go?",
+            [QuestionOption::new("Files"), QuestionOption::new("SQLite")],
+        )
+        .unwrap()
+        .with_multiple(multiple)
+    }
+
+    #[test]
+    fn an_answer_names_options_by_number_or_label_and_a_stray_number_is_refused() {
+        let one = storage(false);
+        assert_eq!(parse_answer(&one, "2").unwrap().selected, ["SQLite"]);
+        assert_eq!(parse_answer(&one, "files").unwrap().selected, ["Files"]);
+        let text = parse_answer(&one, "Postgres").unwrap();
+        assert_eq!(text.custom.as_deref(), Some("Postgres"));
+        let slip = parse_answer(&one, "7").unwrap_err();
+        assert!(slip.contains("choose 1-2"), "{slip}");
+        assert!(parse_answer(&one, "0").is_err());
+
+        let several = storage(true);
+        let both = parse_answer(&several, "1, 2").unwrap();
+        assert_eq!(both.selected, ["Files", "SQLite"]);
+        assert!(parse_answer(&several, "1,9").is_err());
+
+        // Without options, a number is what the person means.
+        let free = Question::new("Port", "Which port?", []).unwrap();
+        assert_eq!(
+            parse_answer(&free, "7").unwrap().custom.as_deref(),
+            Some("7")
+        );
     }
 }

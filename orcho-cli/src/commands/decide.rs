@@ -170,7 +170,7 @@ pub(crate) fn answer(place: &Place, run: &RunId, given: &[String]) -> Result<Exi
             .enumerate()
             .map(|(i, q)| format!("  {}. [{}] {}", i + 1, q.header(), q.question()))
             .collect();
-        return Err(CliError::msg(format!(
+        return Err(CliError::usage(format!(
             "the planner asked {} question(s) and {} answer(s) were given:\n{}",
             questions.len(),
             given.len(),
@@ -183,10 +183,27 @@ pub(crate) fn answer(place: &Place, run: &RunId, given: &[String]) -> Result<Exi
     let answers = questions
         .iter()
         .zip(given)
-        .map(|(q, text)| crate::prompt::parse_answer(q, text.trim()))
-        .collect();
+        .enumerate()
+        .map(|(i, (q, text))| {
+            crate::prompt::parse_answer(q, text.trim()).map_err(|slip| {
+                CliError::usage(format!("answer {} ([{}]): {slip}", i + 1, q.header()))
+                    .with_hint(options_hint(q))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     engine.answer(run, &open.id, answers, DecidedBy::Operator)?;
     decided(place, run, "questions", "answered")
+}
+
+/// The options of `question`, numbered, for a hint.
+fn options_hint(question: &orcho::handoff::supervision::Question) -> String {
+    let options: Vec<String> = question
+        .options()
+        .iter()
+        .enumerate()
+        .map(|(i, o)| format!("{}) {}", i + 1, o.label))
+        .collect();
+    format!("the options: {}", options.join(", "))
 }
 
 /// Records what to do about a failed step.

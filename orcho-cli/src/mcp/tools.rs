@@ -685,11 +685,22 @@ impl OrchoMcp {
         let answers = questions
             .iter()
             .zip(&input.answers)
-            .map(|(q, a)| crate::prompt::parse_answer(q, a.trim()))
-            .collect();
+            .enumerate()
+            .map(|(i, (q, a))| {
+                crate::prompt::parse_answer(q, a.trim()).map_err(|slip| {
+                    ToolError::invalid(format!("answer {} ([{}]): {slip}", i + 1, q.header()))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         engine
             .answer(&run, &open.id, answers, DecidedBy::Client)
-            .map_err(|e| ToolError::invalid(orcho::core::error_chain(&e)))?;
+            .map_err(|e| {
+                if e.is_conflict() {
+                    ToolError::from(e)
+                } else {
+                    ToolError::invalid(orcho::core::error_chain(&e))
+                }
+            })?;
         value(&TouchpointAnsweredDoc {
             run_id: &run,
             touchpoint_id: &open.id,

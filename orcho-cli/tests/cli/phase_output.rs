@@ -151,10 +151,35 @@ fn planner_questions_round_trip_through_orcho_answer() -> Result {
     assert!(out.stdout.contains("--answer … --answer …"), "{out}");
     // One answer for two questions is refused, listing them.
     let short = repo.orcho(&["answer", &run, "--answer", "2"])?;
-    short.expect_code(1);
+    short.expect_code(2);
     assert!(short.stderr.contains("2. [Name]"), "{short}");
+    // A number that names no option is a slip, not free text.
+    let slip = repo.orcho(&["answer", &run, "--answer", "7", "--answer", "results"])?;
+    slip.expect_code(2);
+    assert!(
+        slip.stderr
+            .contains("answer 1 ([Storage]): `7` names no option: choose 1-2"),
+        "{slip}"
+    );
+    assert!(slip.stderr.contains("2) SQLite"), "{slip}");
     repo.orcho(&["answer", &run, "--answer", "2", "--answer", "results"])?
         .expect_code(0);
+    // The same answers again change nothing; different ones are refused
+    // and named, before the run is resumed as after.
+    repo.orcho(&["answer", &run, "--answer", "2", "--answer", "results"])?
+        .expect_code(0);
+    let other = repo.orcho(&["answer", &run, "--answer", "1", "--answer", "results"])?;
+    other.expect_code(6);
+    assert!(
+        other
+            .stderr
+            .contains("a different decision is already recorded"),
+        "{other}"
+    );
+    assert!(
+        other.stderr.contains("answers are recorded once"),
+        "{other}"
+    );
     resume(&repo, &run)?.expect_code(0);
     let answers = std::fs::read_to_string(repo.ctl("answers.txt"))?;
     assert!(answers.contains("SQLite"), "{answers}");

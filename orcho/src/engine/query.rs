@@ -589,12 +589,16 @@ impl Engine {
         &self,
         run: &RunId,
     ) -> Result<Vec<orcho_handoff::supervision::OpenTouchpoint>, EngineError> {
-        SupervisionStore::new(
+        // The run waits at an answered touchpoint until it is resumed.
+        let waiting_at = self.inner.runs.read(run)?.touchpoint().cloned();
+        let mut all = SupervisionStore::new(
             self.inner.runs.root(),
             run.clone(),
             self.inner.clock.clone(),
         )
-        .pending()
-        .map_err(|e| EngineError::run(run, EngineErrorKind::Supervision(Box::new(e))))
+        .all()
+        .map_err(|e| EngineError::run(run, EngineErrorKind::Supervision(Box::new(e))))?;
+        all.retain(|t| t.resolution.is_none() || waiting_at.as_ref() == Some(&t.id));
+        Ok(all)
     }
 }
