@@ -115,6 +115,8 @@ impl From<EngineError> for ToolError {
         match e.kind() {
             EngineErrorKind::Busy => Self::new("run_busy", message)
                 .hint("another process is driving this run; retry when it stops"),
+            EngineErrorKind::AmbiguousRun { .. } => Self::invalid(message)
+                .hint("give more of the run's id; orcho_workspace_pending_decisions lists runs"),
             EngineErrorKind::UnknownRun => Self::new("unknown_run", message)
                 .hint("orcho_workspace_pending_decisions lists the runs waiting for a decision"),
             EngineErrorKind::AwaitingDecision { handoff, available } => {

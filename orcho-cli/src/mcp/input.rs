@@ -17,6 +17,7 @@ pub(crate) enum PhaseCommand {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct RunStartInput {
     /// The profile: a YAML file (relative to the checkout) or
     /// `builtin:<name>`; default `./orcho.yaml` when it exists, else
@@ -41,14 +42,18 @@ pub(crate) struct RunStartInput {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct RunInput {
-    /// The run id.
+    /// The run: its id, the start of one, or `latest`.
+    #[serde(alias = "run")]
     pub(crate) run_id: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct TouchpointAnswerInput {
-    /// The run id.
+    /// The run: its id, the start of one, or `latest`.
+    #[serde(alias = "run")]
     pub(crate) run_id: String,
     /// One answer per question of the run's open touchpoint, in order (see
     /// orcho_touchpoint): an option's label or number, several
@@ -59,8 +64,10 @@ pub(crate) struct TouchpointAnswerInput {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct IntakeDecideInput {
-    /// The run id.
+    /// The run: its id, the start of one, or `latest`.
+    #[serde(alias = "run")]
     pub(crate) run_id: String,
     /// `include`, `exclude`, `commit` or `halt`.
     pub(crate) action: String,
@@ -70,8 +77,10 @@ pub(crate) struct IntakeDecideInput {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct EvidenceInput {
-    /// The run id.
+    /// The run: its id, the start of one, or `latest`.
+    #[serde(alias = "run")]
     pub(crate) run_id: String,
     /// Which part of the evidence bundle: `findings`, `phases`, `handoffs`,
     /// `handoff_advice` (advice calls, recommended against applied actions,
@@ -82,8 +91,10 @@ pub(crate) struct EvidenceInput {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct HandoffDecideInput {
-    /// The run id.
+    /// The run: its id, the start of one, or `latest`.
+    #[serde(alias = "run")]
     pub(crate) run_id: String,
     /// The handoff; default: the run's open handoff.
     #[serde(default)]
@@ -102,8 +113,10 @@ pub(crate) struct HandoffDecideInput {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct AdviceInput {
-    /// The run id.
+    /// The run: its id, the start of one, or `latest`.
+    #[serde(alias = "run")]
     pub(crate) run_id: String,
     /// The handoff; default: the run's open handoff.
     #[serde(default)]
@@ -111,8 +124,10 @@ pub(crate) struct AdviceInput {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct DeliveryDecideInput {
-    /// The run id.
+    /// The run: its id, the start of one, or `latest`.
+    #[serde(alias = "run")]
     pub(crate) run_id: String,
     /// `approve`, `apply`, `fix`, `skip` or `halt` (one of the gate's
     /// `available_actions`).

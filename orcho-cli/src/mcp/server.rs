@@ -13,7 +13,7 @@ use super::{
         AdviceInput, DeliveryDecideInput, EvidenceInput, HandoffDecideInput, IntakeDecideInput,
         RunInput, RunStartInput, TouchpointAnswerInput,
     },
-    tools::{ToolResult, parse_run, status_doc},
+    tools::{ToolResult, status_doc},
 };
 use crate::{error::CliError, exit::Exit, place::Place};
 
@@ -101,7 +101,10 @@ impl OrchoMcp {
         description = "A run's status, reason, current phase and attempt; when paused at a phase handoff, meta.phase_handoff = {handoff_id, phase, verdict, available_actions, findings}; at the delivery gate, meta.delivery_gate."
     )]
     fn orcho_run_status(&self, Parameters(input): Parameters<RunInput>) -> CallToolResult {
-        respond(parse_run(&input.run_id).and_then(|run| status_doc(&self.engine(&run)?, &run)))
+        respond(
+            self.find_run("run_id", &input.run_id)
+                .and_then(|run| status_doc(&self.engine(&run)?, &run)),
+        )
     }
 
     #[tool(

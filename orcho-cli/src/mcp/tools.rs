@@ -97,11 +97,6 @@ struct IntakeDoc<'a> {
     next: &'static str,
 }
 
-pub(super) fn parse_run(run: &str) -> Result<RunId, ToolError> {
-    run.parse()
-        .map_err(|e| ToolError::invalid(format!("`run_id` `{run}` is not a run id: {e}")))
-}
-
 fn parse_handoff(handoff: &str) -> Result<HandoffId, ToolError> {
     handoff.parse().map_err(|e| {
         ToolError::invalid(format!("`handoff_id` `{handoff}` is not a handoff id: {e}"))
@@ -311,6 +306,18 @@ impl OrchoMcp {
         Ok(host::engine_for(&self.place, run)?)
     }
 
+    /// The run `reference` names, as the CLI reads it: an id, the start of
+    /// one, or `latest`. `key` is the argument's name, for the error.
+    pub(super) fn find_run(&self, key: &str, reference: &str) -> Result<RunId, ToolError> {
+        let is_word = |c: char| c.is_ascii_alphanumeric() || c == '-';
+        if reference.is_empty() || !reference.chars().all(is_word) {
+            return Err(ToolError::invalid(format!(
+                "`{key}` `{reference}` is not a run id, the start of one, or `latest`"
+            )));
+        }
+        Ok(host::bare_engine(&self.place)?.find_run(reference)?)
+    }
+
     /// Drives a run until it finishes or pauses, then releases it.
     async fn drive_on(
         &self,
@@ -335,7 +342,7 @@ impl OrchoMcp {
     }
 
     pub(super) fn decide_handoff(&self, input: &HandoffDecideInput, client: &str) -> ToolResult {
-        let run = parse_run(&input.run_id)?;
+        let run = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&run)?;
         let view = engine.status(&run)?;
         let handoff = match input.handoff_id.as_deref() {
@@ -428,7 +435,7 @@ impl OrchoMcp {
                      and `in_place` out",
                 ));
             }
-            let parent = parse_run(parent)?;
+            let parent = self.find_run("parent_run_id", parent)?;
             let (config, run, _) = host::begin_follow_up(&self.place, &parent, phases, false)?;
             (config, run)
         } else {
@@ -448,7 +455,7 @@ impl OrchoMcp {
     }
 
     pub(super) async fn resume_run(&self, input: RunInput) -> ToolResult {
-        let id = parse_run(&input.run_id)?;
+        let id = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&id)?;
         refuse_terminal(&id, &engine.status(&id)?)?;
         if host::read_config(&self.place, &id)?.is_none() {
@@ -476,7 +483,7 @@ impl OrchoMcp {
             "cost",
             "all",
         ];
-        let run = parse_run(&input.run_id)?;
+        let run = self.find_run("run_id", &input.run_id)?;
         let slice = input.slice.as_deref().unwrap_or("all");
         if !SLICES.contains(&slice) {
             return Err(ToolError::invalid(format!(
@@ -501,7 +508,7 @@ impl OrchoMcp {
     }
 
     pub(super) async fn review(&self, input: &RunInput) -> ToolResult {
-        let run = parse_run(&input.run_id)?;
+        let run = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&run)?;
         let status = status_doc(&engine, &run)?;
         let view = engine.status(&run)?;
@@ -576,7 +583,7 @@ impl OrchoMcp {
     }
 
     pub(super) async fn advise(&self, input: AdviceInput) -> ToolResult {
-        let run = parse_run(&input.run_id)?;
+        let run = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&run)?;
         let view = engine.status(&run)?;
         let handoff = handoff_of(&view, input.handoff_id.as_deref())?;
@@ -590,7 +597,7 @@ impl OrchoMcp {
     }
 
     pub(super) fn gate(&self, input: &RunInput) -> ToolResult {
-        let run = parse_run(&input.run_id)?;
+        let run = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&run)?;
         let gate = engine.delivery_gate(&run)?;
         match crate::commands::live_target(&engine, &run) {
@@ -600,7 +607,7 @@ impl OrchoMcp {
     }
 
     pub(super) fn decide_delivery(&self, input: DeliveryDecideInput, client: &str) -> ToolResult {
-        let run = parse_run(&input.run_id)?;
+        let run = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&run)?;
         refuse_terminal(&run, &engine.status(&run)?)?;
         let action: DeliveryAction = input.action.parse().map_err(|e| {
@@ -621,7 +628,7 @@ impl OrchoMcp {
     }
 
     pub(super) fn touchpoint(&self, input: &RunInput) -> ToolResult {
-        let run = parse_run(&input.run_id)?;
+        let run = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&run)?;
         let open = open_touchpoint(&engine, &run)?;
         let questions = open
@@ -666,7 +673,7 @@ impl OrchoMcp {
     }
 
     pub(super) fn answer_touchpoint(&self, input: &TouchpointAnswerInput) -> ToolResult {
-        let run = parse_run(&input.run_id)?;
+        let run = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&run)?;
         refuse_terminal(&run, &engine.status(&run)?)?;
         let open = open_touchpoint(&engine, &run)?;
@@ -710,7 +717,7 @@ impl OrchoMcp {
     }
 
     pub(super) fn intake_gate(&self, input: &RunInput) -> ToolResult {
-        let run = parse_run(&input.run_id)?;
+        let run = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&run)?;
         let report = engine.intake_report(&run)?;
         value(&IntakeDoc {
@@ -729,7 +736,7 @@ impl OrchoMcp {
     }
 
     pub(super) fn decide_intake(&self, input: IntakeDecideInput, client: &str) -> ToolResult {
-        let run = parse_run(&input.run_id)?;
+        let run = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&run)?;
         refuse_terminal(&run, &engine.status(&run)?)?;
         let action: IntakeAction = input.action.parse().map_err(|e| {

@@ -575,6 +575,53 @@ async fn a_target_in_the_way_is_shown_and_refused_with_what_to_do() -> TestResul
     Ok(())
 }
 
+#[tokio::test]
+async fn a_run_is_named_as_the_cli_names_it_and_unknown_arguments_are_refused() -> TestResult {
+    let (_tmp, dir) = repo()?;
+    let client = connect_binary(&dir).await?;
+    let started = ok(
+        &client,
+        "orcho_run_start",
+        json!({ "phases": { "review": ["true"] } }),
+    )
+    .await?;
+    let run = started["run_id"].as_str().ok_or("no run id")?.to_owned();
+    for reference in ["latest", &run[..20]] {
+        let status = ok(&client, "orcho_run_status", json!({ "run_id": reference })).await?;
+        assert_eq!(status["run_id"], run.as_str(), "{reference}: {status}");
+    }
+    // The CLI's key is understood too.
+    let status = ok(&client, "orcho_run_status", json!({ "run": "latest" })).await?;
+    assert_eq!(status["run_id"], run.as_str(), "{status}");
+    refused(
+        &client,
+        "orcho_run_status",
+        json!({ "run_id": "2099" }),
+        "unknown_run",
+    )
+    .await?;
+
+    // A misspelt argument is refused, not ignored; nothing is recorded.
+    let misspelt = call(
+        &client,
+        "orcho_delivery_decide",
+        json!({ "run_id": run, "action": "skip", "nte": "typo" }),
+    )
+    .await;
+    let said = match misspelt {
+        Err(e) => e.to_string(),
+        Ok((refused, content)) => {
+            assert!(refused, "{content}");
+            content.to_string()
+        }
+    };
+    assert!(said.contains("nte"), "{said}");
+    let gate = ok(&client, "orcho_delivery_gate", json!({ "run_id": run })).await?;
+    assert_eq!(gate["target_status"]["state"], "clean", "{gate}");
+    client.cancel().await?;
+    Ok(())
+}
+
 /// A plan phase that waits for approval, then an implement phase.
 const PLANNED: &str = "\
 schema: 1
