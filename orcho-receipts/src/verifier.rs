@@ -206,11 +206,15 @@ impl Verifier {
 
     /// The fingerprinter used for subjects and dependencies: the store's
     /// stat cache, the store excluded, git run with the base environment.
+    /// Where the store does not exist yet, no cache is kept: reading the
+    /// readiness of a checkout nothing was verified in leaves no trace.
     pub fn fingerprinter(&self) -> Fingerprinter {
-        let f = Fingerprinter::new()
-            .with_cache_dir(self.store.cache_dir())
+        let mut f = Fingerprinter::new()
             .excluding(self.store.dir().as_std_path())
             .with_env(self.base_env.clone());
+        if self.store.dir().is_dir() {
+            f = f.with_cache_dir(self.store.cache_dir());
+        }
         match self.threads {
             Some(n) => f.with_threads(n),
             None => f,

@@ -87,6 +87,22 @@ fn bare_dir(git: bool) -> Result<(tempfile::TempDir, Utf8PathBuf)> {
 }
 
 #[test]
+fn status_where_nothing_was_verified_leaves_no_store_behind() -> Result {
+    for git in [false, true] {
+        let (_tmp, dir) = bare_dir(git)?;
+        let out = orcho_at(&dir, &[], &["status"])?;
+        out.expect_code(3);
+        assert!(out.stdout.contains("missing"), "{out}");
+        assert!(!dir.join(".orcho").exists(), "git: {git}\n{out}");
+        // Once something was verified, the store and its cache are there.
+        orcho_at(&dir, &[], &["verify"])?.expect_no_panic();
+        orcho_at(&dir, &[], &["status"])?.expect_no_panic();
+        assert!(dir.join(".orcho/cache/fingerprint").is_dir(), "git: {git}");
+    }
+    Ok(())
+}
+
+#[test]
 fn a_run_outside_a_repository_is_refused_before_anything_is_created() -> Result {
     for git in [false, true] {
         let (_tmp, dir) = bare_dir(git)?;
