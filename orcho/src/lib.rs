@@ -144,4 +144,4 @@ pub use state::{
     RunEvent, RunState, Stage, Supervised, TouchpointKind, Transition, TransitionError, Workspace,
 };
 pub use store::{DEFAULT_LOCK_WAIT, RunStore, StoredRun};
-pub use view::{AttemptView, GcReport, Listed, RunView, Waiting};
+pub use view::{AttemptView, GcReport, Listed, Overridden, RunView, Waiting};

@@ -3,8 +3,9 @@
 //! engine's state or store directly.
 
 use camino::Utf8PathBuf;
-use orcho_core::{Cost, HandoffId, PhaseName, RunId, RunStatus};
+use orcho_core::{Cost, HandoffId, PhaseName, RunId, RunStatus, Verdict};
 use orcho_gates::PhaseOutcome;
+use orcho_handoff::DecidedBy;
 use serde::Serialize;
 
 use crate::state::{RunState, Stage, TouchpointKind};
@@ -74,6 +75,28 @@ impl RunView {
             _ => None,
         }
     }
+}
+
+/// A phase handoff a run was moved past with `continue`, despite what
+/// paused it ([`Engine::overridden`](crate::Engine::overridden)). A delivery
+/// decision weighs it beside the gate's verdicts, which are the last
+/// review's alone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Overridden {
+    /// The handoff.
+    pub handoff: HandoffId,
+    /// The phase that paused.
+    pub phase: PhaseName,
+    /// The phase's verdict.
+    pub verdict: Verdict,
+    /// Why it paused: `verdict`, a gate, or `always_pause`.
+    pub trigger: String,
+    /// Who moved the run on.
+    pub decided_by: DecidedBy,
+    /// The client's name and version, for a decision taken over MCP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
 }
 
 /// One run of the store as [`Engine::list`](crate::Engine::list) gives it.

@@ -355,10 +355,10 @@ fn show_point(place: &Place, run: &Run, step: &Step) {
     match step {
         Step::DecideHandoff(handoff) => output::err(&text::handoff(handoff, None)),
         Step::DecideIntake(report) => output::err(&text::intake(report)),
-        Step::DecideDelivery(gate) => output::err(&text::gate(
-            gate,
-            show::live_target(run.engine(), run.id()).as_ref(),
-        )),
+        Step::DecideDelivery(gate) => {
+            let now = show::GateNow::read(run.engine(), run.id()).unwrap_or_default();
+            output::err(&text::gate(gate, &now));
+        }
         Step::AnswerQuestions(request)
         | Step::ApprovePlan(request)
         | Step::HandleDeviation(request) => output::err(&text::touchpoint(request)),
@@ -416,9 +416,9 @@ async fn ask(run: &Run, step: &Step) -> Result<(), CliError> {
             engine.decide_intake(id, request).map(drop)
         }
         Step::DecideDelivery(gate) => {
-            let target = show::live_target(engine, id);
+            let now = show::GateNow::read(engine, id).unwrap_or_default();
             let choice =
-                prompt::delivery(gate, target.as_ref(), || Ok(engine.delivery_patch(id)?))?;
+                prompt::delivery(gate, now.target.as_ref(), || Ok(engine.delivery_patch(id)?))?;
             engine
                 .decide_delivery(id, DecisionRequest::new(choice, DecidedBy::Operator))
                 .map(drop)

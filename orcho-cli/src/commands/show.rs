@@ -2,6 +2,7 @@
 //! what a decision is about.
 
 use orcho::{
+    Overridden,
     core::{RunId, RunStatus},
     delivery::TargetStatus,
 };
@@ -76,26 +77,34 @@ pub(crate) fn open_handoff(
 pub(crate) fn gate(place: &Place, run: &RunId) -> Result<Exit, CliError> {
     let engine = host::engine_for(place, run)?;
     let gate = engine.delivery_gate(run)?;
-    let target = live_target(&engine, run);
+    let now = GateNow::read(&engine, run)?;
     if place.json {
-        let doc = GateDoc::new(&gate);
-        match &target {
-            Some(status) => output::json(&doc.with_target(&gate, status)),
-            None => output::json(&doc),
-        }
+        output::json(&GateDoc::new(&gate).with_now(&gate, &now));
     } else {
-        output::out(&text::gate(&gate, target.as_ref()));
+        output::out(&text::gate(&gate, &now));
     }
     Ok(Exit::Ok)
 }
 
-/// The target's status for the run's diff, checked now; `None` once the
-/// run is past its gate (the target no longer matters to it) or when the
-/// target cannot be read (the gate is still worth showing; deciding says
-/// what is wrong).
-pub(crate) fn live_target(engine: &orcho::Engine, run: &RunId) -> Option<TargetStatus> {
-    let view = engine.status(run).ok()?;
-    (view.status == RunStatus::AwaitingDelivery)
-        .then(|| engine.delivery_target(run).ok())
-        .flatten()
+/// What a delivery gate is shown with beside what it recorded: the
+/// target's status checked now, and the handoffs the run was moved past.
+#[derive(Debug, Default)]
+pub(crate) struct GateNow {
+    /// `None` once the run is past its gate (the target no longer matters
+    /// to it) or when the target cannot be read (the gate is still worth
+    /// showing; deciding says what is wrong).
+    pub(crate) target: Option<TargetStatus>,
+    pub(crate) overridden: Vec<Overridden>,
+}
+
+impl GateNow {
+    pub(crate) fn read(engine: &orcho::Engine, run: &RunId) -> Result<Self, CliError> {
+        let waits = engine
+            .status(run)
+            .is_ok_and(|view| view.status == RunStatus::AwaitingDelivery);
+        Ok(Self {
+            target: waits.then(|| engine.delivery_target(run).ok()).flatten(),
+            overridden: engine.overridden(run)?,
+        })
+    }
 }

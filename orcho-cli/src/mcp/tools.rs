@@ -600,10 +600,8 @@ impl OrchoMcp {
         let run = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&run)?;
         let gate = engine.delivery_gate(&run)?;
-        match crate::commands::live_target(&engine, &run) {
-            Some(status) => value(&GateDoc::new(&gate).with_target(&gate, &status)),
-            None => value(&GateDoc::new(&gate)),
-        }
+        let now = crate::commands::GateNow::read(&engine, &run)?;
+        value(&GateDoc::new(&gate).with_now(&gate, &now))
     }
 
     pub(super) fn decide_delivery(&self, input: DeliveryDecideInput, client: &str) -> ToolResult {

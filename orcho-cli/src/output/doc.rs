@@ -4,13 +4,15 @@
 //! `handoff`, or `handoff_id`): [`Naming`] picks which.
 
 use orcho::{
-    RunView,
+    Overridden, RunView,
     core::{Finding, HandoffId, RunId},
     delivery::{DeliveryGate, TargetStatus},
     handoff::{HandoffChoice, Inbox, PendingDecision, PhaseHandoff},
     receipts::Gap,
 };
 use serde::Serialize;
+
+use crate::commands::GateNow;
 
 /// How ids are keyed: by the CLI, or by the MCP tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -263,6 +265,8 @@ pub(crate) struct GateDoc<'a> {
     /// The target checkout as it is now, when it was checked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) target_status: Option<TargetDoc>,
+    /// The handoffs the run was moved past with `continue`.
+    pub(crate) overridden: &'a [Overridden],
 }
 
 /// The target checkout's status for a run's diff, checked now.
@@ -358,12 +362,15 @@ impl<'a> GateDoc<'a> {
                 .collect(),
             waivers: gate.waivers(),
             target_status: None,
+            overridden: &[],
         }
     }
 
-    /// With the target's status, checked now.
-    pub(crate) fn with_target(mut self, gate: &DeliveryGate, status: &TargetStatus) -> Self {
-        self.target_status = Some(TargetDoc::new(gate, status));
+    /// With what is read now: the target's status and the handoffs the run
+    /// was moved past.
+    pub(crate) fn with_now(mut self, gate: &DeliveryGate, now: &'a GateNow) -> Self {
+        self.target_status = now.target.as_ref().map(|t| TargetDoc::new(gate, t));
+        self.overridden = &now.overridden;
         self
     }
 }

@@ -4,6 +4,8 @@ use std::fmt::Write as _;
 
 use camino::Utf8Path;
 
+use crate::commands::GateNow;
+
 use orcho::{
     core::{Finding, RunId},
     delivery::{DeliveryGate, IntakeReport, TargetStatus},
@@ -244,14 +246,27 @@ pub(crate) fn intake(report: &IntakeReport) -> String {
 /// A delivery gate: verdicts, diff, gaps, findings and actions. With the
 /// target's status checked now, the actions it would refuse are taken off
 /// the list, with what stands in the way and how to clear it.
-pub(crate) fn gate(gate: &DeliveryGate, target: Option<&TargetStatus>) -> String {
+pub(crate) fn gate(gate: &DeliveryGate, now: &GateNow) -> String {
+    let overrides = match now.overridden.len() {
+        0 => String::new(),
+        1 => ", after 1 handoff overridden".to_owned(),
+        n => format!(", after {n} handoffs overridden"),
+    };
     let mut text = format!(
-        "delivery gate of run {} — release {} (reviewer {})\ndiff: {}\n",
+        "delivery gate of run {} — release {} (reviewer {}{overrides})\ndiff: {}\n",
         gate.run(),
         gate.verdict(),
         gate.reviewer_verdict(),
         gate.diff()
     );
+    for o in &now.overridden {
+        let by = o.client.as_deref().unwrap_or(o.decided_by.as_str());
+        let _ = writeln!(
+            text,
+            "  overridden: handoff {} — `{}` {} (trigger: {}), continued by {by}",
+            o.handoff, o.phase, o.verdict, o.trigger
+        );
+    }
     for gap in gate.gaps() {
         let _ = writeln!(text, "  gap: {gap}");
     }
@@ -268,7 +283,7 @@ pub(crate) fn gate(gate: &DeliveryGate, target: Option<&TargetStatus>) -> String
         let _ = writeln!(text, "  waived: {waiver}");
     }
     let mut actions = gate.available_actions();
-    if let Some(status) = target.filter(|t| !t.is_clean()) {
+    if let Some(status) = now.target.as_ref().filter(|t| !t.is_clean()) {
         let _ = writeln!(text, "target {}: {status}", gate.target());
         let refused = actions.intersection(status.refused());
         if !refused.is_empty() {

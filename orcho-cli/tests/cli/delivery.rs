@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::{
     Result,
-    support::{QUICK, Repo, run_id},
+    support::{QUICK, REVIEW, Repo, run_id},
 };
 
 /// The run writes `notes.txt` (and `ok`, which its gate wants).
@@ -72,5 +72,39 @@ fn a_target_edited_while_the_gate_waits_takes_approve_and_apply_off_the_list() -
     // Once delivered, the target is no longer the gate's business.
     let gate = repo.orcho(&["delivery", "show", &run, "--json"])?.json()?;
     assert!(gate.get("target_status").is_none(), "{gate}");
+    Ok(())
+}
+
+#[test]
+fn the_gate_names_the_handoffs_the_run_was_moved_past() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let out = repo.orcho(&[
+        "run",
+        "--phase",
+        "review=sh -c 'echo draft > notes.txt; exit 1'",
+        "--no-interactive",
+        "--json",
+    ])?;
+    out.expect_code(4);
+    let run = run_id(&out.json()?)?;
+    repo.orcho(&["handoff", "decide", &run, "continue"])?
+        .expect_code(0);
+    let out = repo.orcho(&["resume", &run, "--no-interactive"])?;
+    out.expect_code(4);
+    // The prompt-less pause shows the gate with the override too.
+    assert!(out.stderr.contains("after 1 handoff overridden"), "{out}");
+
+    let out = repo.orcho(&["delivery", "show", &run])?;
+    out.expect_code(0);
+    assert!(
+        out.stdout.contains(
+            "overridden: handoff 0001-review — `review` rejected (trigger: verdict), continued by operator"
+        ),
+        "{out}"
+    );
+    let gate = repo.orcho(&["delivery", "show", &run, "--json"])?.json()?;
+    assert_eq!(gate["overridden"][0]["handoff"], "0001-review", "{gate}");
+    assert_eq!(gate["overridden"][0]["verdict"], "rejected", "{gate}");
+    assert_eq!(gate["overridden"][0]["decided_by"], "operator", "{gate}");
     Ok(())
 }

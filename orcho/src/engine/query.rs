@@ -442,6 +442,36 @@ impl Engine {
             .map_err(|e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e))))
     }
 
+    /// The phase handoffs of `run` that were moved past with `continue`,
+    /// oldest first: what the gate's verdicts, the last review's alone, do
+    /// not show.
+    ///
+    /// # Errors
+    ///
+    /// When the run's handoffs or their decisions cannot be read.
+    pub fn overridden(&self, run: &RunId) -> Result<Vec<crate::Overridden>, EngineError> {
+        let err = |e| EngineError::run(run, EngineErrorKind::Handoff(Box::new(e)));
+        let store = &self.inner.handoffs;
+        let mut out = Vec::new();
+        for handoff in store.handoffs(run).map_err(err)? {
+            let Some(recorded) = store.recorded_decision(run, handoff.id()).map_err(err)? else {
+                continue;
+            };
+            let decision = recorded.decision();
+            if *decision.payload() == HandoffChoice::Continue {
+                out.push(crate::Overridden {
+                    handoff: handoff.id().clone(),
+                    phase: handoff.phase().clone(),
+                    verdict: handoff.verdict(),
+                    trigger: handoff.trigger().to_string(),
+                    decided_by: decision.decided_by(),
+                    client: decision.client().map(str::to_owned),
+                });
+            }
+        }
+        Ok(out)
+    }
+
     /// The run's diff as the binary patch its delivery gate would
     /// deliver.
     ///
