@@ -415,14 +415,25 @@ async fn ask(run: &Run, step: &Step) -> Result<(), CliError> {
             let request = DecisionRequest::new(prompt::intake()?, DecidedBy::Operator);
             engine.decide_intake(id, request).map(drop)
         }
-        Step::DecideDelivery(gate) => {
+        Step::DecideDelivery(gate) => loop {
             let now = show::GateNow::read(engine, id).unwrap_or_default();
             let choice =
                 prompt::delivery(gate, now.target.as_ref(), || Ok(engine.delivery_patch(id)?))?;
-            engine
-                .decide_delivery(id, DecisionRequest::new(choice, DecidedBy::Operator))
-                .map(drop)
-        }
+            match engine.decide_delivery(id, DecisionRequest::new(choice, DecidedBy::Operator)) {
+                // The target changed while the prompt waited: say so and
+                // ask again with what it refuses now.
+                Err(e) if e.target_conflict().is_some() => {
+                    let e = CliError::from(e);
+                    output::err(&format!("not recorded: {}", e.message()));
+                    if let Some(hint) = e.hint() {
+                        output::err(&format!("hint: {hint}"));
+                    }
+                    let now = show::GateNow::read(engine, id).unwrap_or_default();
+                    output::err(&text::gate(gate, &now));
+                }
+                other => break other.map(drop),
+            }
+        },
         Step::AnswerQuestions(request)
         | Step::ApprovePlan(request)
         | Step::HandleDeviation(request) => {

@@ -139,6 +139,31 @@ impl Screen {
         }
         Ok(&self.seen)
     }
+
+    /// Waits until `text` shows after the first `after`, and returns what
+    /// follows `after`.
+    fn until_after(&mut self, after: &str, text: &str, timeout: Duration) -> Result<&str> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some((_, rest)) = self.seen.split_once(after)
+                && rest.contains(text)
+            {
+                break;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.chunks.recv_timeout(left) {
+                Ok(chunk) => self.seen.push_str(&String::from_utf8_lossy(&chunk)),
+                Err(_) => {
+                    return Err(format!(
+                        "the terminal never showed `{text}` after `{after}`; it shows:\n{}",
+                        self.seen
+                    )
+                    .into());
+                }
+            }
+        }
+        Ok(self.seen.split_once(after).map_or("", |(_, rest)| rest))
+    }
 }
 
 /// The number the menu on `screen` gives `action`
@@ -437,6 +462,44 @@ fn the_delivery_prompt_does_not_offer_what_the_target_would_refuse() -> Result {
     let skip = menu_number(&shown, "skip")?;
     type_line(&mut writer, &skip)?;
     screen.until("a note for the record", WAIT)?;
+    type_line(&mut writer, "")?;
+    assert_eq!(crate::support::wait(&mut child, WAIT)?.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(repo.dir().join("greeting.txt"))?,
+        "mine\n"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_target_that_changes_while_the_prompt_waits_is_said_and_asked_again() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let (mut child, mut writer, mut screen) = at_a_terminal(
+        &repo,
+        &[
+            "run",
+            "--phase",
+            r#"review=sh -c "echo hello > greeting.txt""#,
+        ],
+    )?;
+    let shown = screen.until(" or d: ", WAIT)?.to_owned();
+    // Meanwhile the user writes the same file in the target.
+    repo.write("greeting.txt", "mine\n")?;
+    type_line(&mut writer, &menu_number(&shown, "approve")?)?;
+    screen.until("commit message", WAIT)?;
+    type_line(&mut writer, "")?;
+    screen.until("a note for the record", WAIT)?;
+    type_line(&mut writer, "")?;
+    let again = screen
+        .until_after("not recorded: ", " or d: ", WAIT)?
+        .to_owned();
+    assert!(
+        again.contains("`approve`, `apply` refused now: commit or stash"),
+        "{again}"
+    );
+    assert!(menu_number(&again, "approve").is_err(), "{again}");
+    type_line(&mut writer, &menu_number(&again, "skip")?)?;
+    screen.until_after("not recorded: ", "a note for the record", WAIT)?;
     type_line(&mut writer, "")?;
     assert_eq!(crate::support::wait(&mut child, WAIT)?.code(), Some(0));
     assert_eq!(

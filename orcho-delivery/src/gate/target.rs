@@ -143,9 +143,10 @@ impl fmt::Display for TargetStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Clean => f.write_str("clean"),
-            Self::Dirty { paths } => {
-                write!(f, "dirty ({} paths, none the run changed)", paths.len())
-            }
+            Self::Dirty { paths } => match paths.len() {
+                1 => f.write_str("dirty (1 path, which the run did not change)"),
+                n => write!(f, "dirty ({n} paths, none of which the run changed)"),
+            },
             Self::Overlapping {
                 overlapping,
                 committable,
@@ -183,5 +184,45 @@ impl fmt::Display for TargetStatus {
                 Ok(())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use orcho_handoff::DeliveryAction;
+
+    #[test]
+    fn a_status_says_what_it_refuses_and_counts_its_paths_in_words() {
+        let one = TargetStatus::Dirty {
+            paths: vec!["notes.md".into()],
+        };
+        assert_eq!(
+            one.to_string(),
+            "dirty (1 path, which the run did not change)"
+        );
+        assert!(one.refused().is_empty());
+        let two = TargetStatus::Dirty {
+            paths: vec!["a".into(), "b".into()],
+        };
+        assert_eq!(
+            two.to_string(),
+            "dirty (2 paths, none of which the run changed)"
+        );
+
+        let builds_on = TargetStatus::Overlapping {
+            dirty: vec!["a.txt".into()],
+            overlapping: vec!["a.txt".into()],
+            committable: false,
+        };
+        assert_eq!(builds_on.refused().spellings(), ["approve"]);
+        assert_eq!(builds_on.overlapping(), ["a.txt"]);
+        let conflicting = TargetStatus::Conflicting {
+            dirty: vec!["a.txt".into()],
+            overlapping: vec!["a.txt".into()],
+            apply_check: None,
+        };
+        assert!(conflicting.refused().contains(DeliveryAction::Apply));
+        assert_eq!(conflicting.as_str(), "conflicting");
     }
 }
