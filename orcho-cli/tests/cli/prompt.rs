@@ -412,17 +412,14 @@ supervision:
     Ok(())
 }
 
+/// A review that writes `greeting.txt` and approves: the run ends at its
+/// delivery gate with that one file in its diff.
+const GREETS: &str = r#"review=sh -c "echo hello > greeting.txt""#;
+
 #[test]
 fn the_delivery_prompt_shows_the_diff_and_asks_for_the_commit_message() -> Result {
     let repo = Repo::new(REVIEW)?;
-    let (mut child, mut writer, mut screen) = at_a_terminal(
-        &repo,
-        &[
-            "run",
-            "--phase",
-            r#"review=sh -c "echo hello > greeting.txt""#,
-        ],
-    )?;
+    let (mut child, mut writer, mut screen) = at_a_terminal(&repo, &["run", "--phase", GREETS])?;
     // The prompt names the letter too, not only the numbers.
     let shown = screen.until(" or d: ", WAIT)?.to_owned();
     assert!(shown.contains("d) show the diff"), "{shown}");
@@ -458,12 +455,27 @@ fn the_delivery_prompt_does_not_offer_what_the_target_would_refuse() -> Result {
         shown.contains("`approve`, `apply` refused now: commit or stash"),
         "{shown}"
     );
-    assert!(menu_number(&shown, "approve").is_err(), "{shown}");
-    let skip = menu_number(&shown, "skip")?;
-    type_line(&mut writer, &skip)?;
-    screen.until("a note for the record", WAIT)?;
-    type_line(&mut writer, "")?;
-    assert_eq!(crate::support::wait(&mut child, WAIT)?.code(), Some(0));
+    skip_keeping_the_users_file(&repo, (&mut child, &mut writer, &mut screen), &shown, "")
+}
+
+/// At a delivery menu (`menu`) that must not offer `approve`: chooses
+/// `skip`, answers the note asked for after `after`, and checks that
+/// `orcho` ends well and the user's `greeting.txt` stays theirs.
+fn skip_keeping_the_users_file(
+    repo: &Repo,
+    (child, writer, screen): (&mut std::process::Child, &mut File, &mut Screen),
+    menu: &str,
+    after: &str,
+) -> Result {
+    assert!(menu_number(menu, "approve").is_err(), "{menu}");
+    type_line(writer, &menu_number(menu, "skip")?)?;
+    if after.is_empty() {
+        screen.until("a note for the record", WAIT)?;
+    } else {
+        screen.until_after(after, "a note for the record", WAIT)?;
+    }
+    type_line(writer, "")?;
+    assert_eq!(crate::support::wait(child, WAIT)?.code(), Some(0));
     assert_eq!(
         std::fs::read_to_string(repo.dir().join("greeting.txt"))?,
         "mine\n"
@@ -474,14 +486,7 @@ fn the_delivery_prompt_does_not_offer_what_the_target_would_refuse() -> Result {
 #[test]
 fn a_target_that_changes_while_the_prompt_waits_is_said_and_asked_again() -> Result {
     let repo = Repo::new(REVIEW)?;
-    let (mut child, mut writer, mut screen) = at_a_terminal(
-        &repo,
-        &[
-            "run",
-            "--phase",
-            r#"review=sh -c "echo hello > greeting.txt""#,
-        ],
-    )?;
+    let (mut child, mut writer, mut screen) = at_a_terminal(&repo, &["run", "--phase", GREETS])?;
     let shown = screen.until(" or d: ", WAIT)?.to_owned();
     // Meanwhile the user writes the same file in the target.
     repo.write("greeting.txt", "mine\n")?;
@@ -497,16 +502,12 @@ fn a_target_that_changes_while_the_prompt_waits_is_said_and_asked_again() -> Res
         again.contains("`approve`, `apply` refused now: commit or stash"),
         "{again}"
     );
-    assert!(menu_number(&again, "approve").is_err(), "{again}");
-    type_line(&mut writer, &menu_number(&again, "skip")?)?;
-    screen.until_after("not recorded: ", "a note for the record", WAIT)?;
-    type_line(&mut writer, "")?;
-    assert_eq!(crate::support::wait(&mut child, WAIT)?.code(), Some(0));
-    assert_eq!(
-        std::fs::read_to_string(repo.dir().join("greeting.txt"))?,
-        "mine\n"
-    );
-    Ok(())
+    skip_keeping_the_users_file(
+        &repo,
+        (&mut child, &mut writer, &mut screen),
+        &again,
+        "not recorded: ",
+    )
 }
 
 #[test]

@@ -142,6 +142,24 @@ async fn call(
     Ok((result.is_error == Some(true), content))
 }
 
+/// Starts a run in a worktree whose `review` phase runs `review`; it ends
+/// at its delivery gate. Returns the run id.
+async fn to_the_gate(
+    client: &Client,
+    review: Value,
+) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
+    let started = ok(
+        client,
+        "orcho_run_start",
+        json!({ "phases": { "review": review } }),
+    )
+    .await?;
+    if started["status"] != "awaiting_delivery" || started["awaiting"] != "delivery_gate" {
+        return Err(format!("the run did not reach its delivery gate: {started}").into());
+    }
+    Ok(started["run_id"].as_str().ok_or("no run id")?.to_owned())
+}
+
 /// A call that must succeed.
 async fn ok(
     client: &Client,
@@ -441,15 +459,7 @@ async fn a_halted_run_refuses_decisions_and_resumes() -> TestResult {
 async fn a_run_in_a_worktree_ends_at_its_delivery_gate() -> TestResult {
     let (_tmp, dir) = repo()?;
     let client = connect_binary(&dir).await?;
-    let started = ok(
-        &client,
-        "orcho_run_start",
-        json!({ "phases": { "review": ["true"] } }),
-    )
-    .await?;
-    assert_eq!(started["status"], "awaiting_delivery", "{started}");
-    assert_eq!(started["awaiting"], "delivery_gate");
-    let run = started["run_id"].as_str().ok_or("no run id")?.to_owned();
+    let run = to_the_gate(&client, json!(["true"])).await?;
 
     let gate = ok(&client, "orcho_delivery_gate", json!({ "run_id": run })).await?;
     assert_eq!(gate["verdict"], "approved");
@@ -530,14 +540,7 @@ async fn a_run_in_a_worktree_ends_at_its_delivery_gate() -> TestResult {
 async fn a_target_in_the_way_is_shown_and_refused_with_what_to_do() -> TestResult {
     let (_tmp, dir) = repo()?;
     let client = connect_binary(&dir).await?;
-    let started = ok(
-        &client,
-        "orcho_run_start",
-        json!({ "phases": { "review": ["sh", "-c", "echo run > notes.txt"] } }),
-    )
-    .await?;
-    assert_eq!(started["status"], "awaiting_delivery", "{started}");
-    let run = started["run_id"].as_str().ok_or("no run id")?.to_owned();
+    let run = to_the_gate(&client, json!(["sh", "-c", "echo run > notes.txt"])).await?;
     // Meanwhile the operator writes the same file in the target.
     orcho::core::fs::write_atomic(&dir.join("notes.txt"), b"mine\n")?;
 
@@ -579,13 +582,7 @@ async fn a_target_in_the_way_is_shown_and_refused_with_what_to_do() -> TestResul
 async fn a_run_is_named_as_the_cli_names_it_and_unknown_arguments_are_refused() -> TestResult {
     let (_tmp, dir) = repo()?;
     let client = connect_binary(&dir).await?;
-    let started = ok(
-        &client,
-        "orcho_run_start",
-        json!({ "phases": { "review": ["true"] } }),
-    )
-    .await?;
-    let run = started["run_id"].as_str().ok_or("no run id")?.to_owned();
+    let run = to_the_gate(&client, json!(["true"])).await?;
     for reference in ["latest", &run[..20]] {
         let status = ok(&client, "orcho_run_status", json!({ "run_id": reference })).await?;
         assert_eq!(status["run_id"], run.as_str(), "{reference}: {status}");
