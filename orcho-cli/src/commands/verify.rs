@@ -114,11 +114,24 @@ pub(crate) async fn verify(
             failed: failed.map(|f| format!("{}: {}", f.description, f.detail)),
         });
     }
+    // Ctrl-C stops the running command's process group and ends the
+    // verify; the command's receipt records that it was cancelled.
+    crate::interrupt::install(place.json);
     for name in names {
         place.progress(&format!("running `{name}` …"));
         let v = Arc::clone(&verifier);
         let command = name.clone();
-        let receipt = tokio::task::spawn_blocking(move || v.run_command(&command, None)).await??;
+        let cancel = crate::interrupt::phase_started();
+        let receipt =
+            tokio::task::spawn_blocking(move || v.run_command(&command, Some(&cancel))).await;
+        crate::interrupt::phase_ended();
+        let receipt = receipt??;
+        if receipt.exit == ExitStatus::Cancelled {
+            return Err(CliError::interrupted(format!(
+                "interrupted: `{name}` was stopped; its receipt says it was cancelled"
+            ))
+            .with_hint(format!("`orcho verify {name}` runs it again")));
+        }
         let passed = receipt.passed();
         doc.passed &= passed;
         if !place.json {

@@ -246,6 +246,38 @@ fn ctrl_c_at_a_terminal_stops_the_phase_and_says_how_to_resume() -> Result {
     Ok(())
 }
 
+/// A profile whose one required command is `./slow.sh`.
+const SLOW_VERIFY: &str = "\
+schema: 1
+name: slow-verify
+extends: builtin:quick
+verification:
+  commands:
+    - { name: test, argv: [./slow.sh] }
+  required: [test]
+";
+
+#[test]
+fn ctrl_c_during_verify_stops_the_command_and_says_so() -> Result {
+    let repo = Repo::with_files(SLOW_VERIFY, &[("slow.sh", SLOW_PHASE)])?;
+    let (mut child, mut writer, mut screen) = in_a_session(&repo, &["verify"])?;
+    screen.until("running `test`", WAIT)?;
+    crate::support::wait_for_file(&repo.ctl("pid"), WAIT)?;
+    let pid: u32 = std::fs::read_to_string(repo.ctl("pid"))?.trim().parse()?;
+    writer.write_all(&[0x03])?;
+    writer.flush()?;
+    let status = crate::support::wait(&mut child, WAIT)?;
+    let shown = screen.until("orcho verify test", WAIT)?.to_owned();
+    assert_eq!(status.code(), Some(130), "{shown}");
+    assert!(shown.contains("interrupted: `test` was stopped"), "{shown}");
+    assert!(!running(pid), "the command outlived Ctrl-C\n{shown}");
+    // Its receipt says what happened; the checkout is not ready.
+    let out = repo.orcho(&["status", "--json"])?;
+    out.expect_code(3);
+    assert_eq!(out.json()?["required"][0]["status"], "failed", "{out}");
+    Ok(())
+}
+
 /// `orcho <args>` in a session of its own whose controlling terminal is a
 /// new pseudo-terminal, so that ^C written to it reaches `orcho` as a
 /// terminal's Ctrl-C does.
