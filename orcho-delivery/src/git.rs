@@ -16,6 +16,26 @@ use orcho_receipts::exec::{self, BaseEnv, ExecOutcome, ExecRequest};
 /// How long one git command may take before its process group is killed.
 const GIT_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// The host variables git reads for who commits and where its own
+/// configuration is, passed through beside the base environment: a commit
+/// Orcho makes for the user (`approve`, intake's `commit`) is by the
+/// identity git itself would use there, including one a CI job sets only
+/// in the environment. Nothing that moves the repository (`GIT_DIR`,
+/// `GIT_WORK_TREE`, `GIT_INDEX_FILE`) is passed.
+const GIT_IDENTITY_VARS: &[&str] = &[
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+    "EMAIL",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_NOSYSTEM",
+    "XDG_CONFIG_HOME",
+];
+
 /// The most output of one git command kept in memory (a patch, a listing).
 const MAX_OUTPUT: usize = 1 << 30;
 
@@ -53,7 +73,7 @@ impl Git {
     fn request(&self, args: &[&str]) -> ExecRequest {
         let mut request = ExecRequest::new(std::iter::once("git").chain(args.iter().copied()))
             .cwd(self.dir.clone())
-            .envs(BaseEnv::inherit())
+            .envs(BaseEnv::inherit().with_host_vars(GIT_IDENTITY_VARS.iter().copied()))
             .env("LC_ALL", "C")
             .env("GIT_TERMINAL_PROMPT", "0")
             .timeout(GIT_TIMEOUT)

@@ -108,3 +108,27 @@ fn the_gate_names_the_handoffs_the_run_was_moved_past() -> Result {
     assert_eq!(gate["overridden"][0]["decided_by"], "operator", "{gate}");
     Ok(())
 }
+
+#[test]
+fn approve_commits_as_the_identity_git_would_use_there() -> Result {
+    let repo = Repo::new(QUICK)?;
+    let out = repo.orcho(&["run", "--phase", WRITES_NOTES, "--no-interactive", "--json"])?;
+    out.expect_code(4);
+    let run = run_id(&out.json()?)?;
+    repo.orcho(&["delivery", "decide", &run, "approve"])?
+        .expect_code(0);
+    // A CI job that names its identity in the environment alone.
+    let identity = [
+        ("GIT_AUTHOR_NAME", "Release Bot"),
+        ("GIT_AUTHOR_EMAIL", "bot@example.com"),
+        ("GIT_COMMITTER_NAME", "Release Bot"),
+        ("GIT_COMMITTER_EMAIL", "bot@example.com"),
+    ];
+    repo.orcho_in(".", &identity, &["resume", &run, "--json"])?
+        .expect_code(0);
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%an <%ae> / %cn <%ce>"])?,
+        "Release Bot <bot@example.com> / Release Bot <bot@example.com>"
+    );
+    Ok(())
+}
