@@ -12,4 +12,4 @@ mod show;
 mod verify;
 
 pub(crate) use dispatch::dispatch;
-pub(crate) use show::GateNow;
+pub(crate) use show::{Decided, GateNow};

@@ -123,6 +123,15 @@ pub(crate) async fn resume(
         Ok(step) => step,
         // Nobody has decided yet: ask again (or pause again).
         Err(e) if e.is_awaiting_decision() => run.next().await?,
+        // The recorded decision stands; the target has to make way for it.
+        Err(e) if e.target_conflict().is_some() => {
+            let remedy = e.target_conflict().map(text::target_remedy_decided);
+            let error = CliError::from(e);
+            return Err(match remedy {
+                Some(remedy) => error.with_hint(format!("{remedy} `orcho resume {id}` again")),
+                None => error,
+            });
+        }
         Err(e) => return Err(e.into()),
     };
     drive(place, &config, &mut run, step, interactive(no_interactive)).await

@@ -5,6 +5,7 @@ use orcho::{
     Overridden,
     core::{RunId, RunStatus},
     delivery::TargetStatus,
+    handoff::DeliveryAction,
 };
 
 use crate::{
@@ -32,7 +33,14 @@ pub(crate) fn handoff(place: &Place, run: &RunId) -> Result<Exit, CliError> {
     if place.json {
         output::json(&HandoffDoc::new(last, decided, Naming::Cli));
     } else {
-        output::out(&text::handoff(last, decided));
+        let mut shown = text::handoff(last, decided);
+        let view = engine.status(run)?;
+        if decided.is_none() && view.status.is_terminal() {
+            shown.push_str("\nthe run is ");
+            shown.push_str(view.status.as_str());
+            shown.push_str(": nothing to decide");
+        }
+        output::out(&shown);
     }
     Ok(Exit::Ok)
 }
@@ -90,6 +98,10 @@ pub(crate) fn gate(place: &Place, run: &RunId) -> Result<Exit, CliError> {
 /// target's status checked now, and the handoffs the run was moved past.
 #[derive(Debug, Default)]
 pub(crate) struct GateNow {
+    /// The decision recorded on the gate, waiting for a resume.
+    pub(crate) decided: Option<Decided>,
+    /// The run has ended: how, in a few words.
+    pub(crate) ended: Option<String>,
     /// `None` once the run is past its gate (the target no longer matters
     /// to it) or when the target cannot be read (the gate is still worth
     /// showing; deciding says what is wrong).
@@ -99,12 +111,39 @@ pub(crate) struct GateNow {
 
 impl GateNow {
     pub(crate) fn read(engine: &orcho::Engine, run: &RunId) -> Result<Self, CliError> {
-        let waits = engine
-            .status(run)
-            .is_ok_and(|view| view.status == RunStatus::AwaitingDelivery);
+        let view = engine.status(run)?;
+        let waits = view.status == RunStatus::AwaitingDelivery;
+        let ended = view.status.is_terminal().then(|| match &view.reason {
+            Some(reason) => format!("the run is {} ({reason})", view.status),
+            None => format!("the run is {}", view.status),
+        });
+        let decided = if waits {
+            engine.delivery_decision(run)?.map(|recorded| {
+                let decision = recorded.decision();
+                Decided {
+                    action: decision.payload().action(),
+                    by: decision
+                        .client()
+                        .map_or_else(|| decision.decided_by().to_string(), str::to_owned),
+                    at: decision.decided_at().to_string(),
+                }
+            })
+        } else {
+            None
+        };
         Ok(Self {
             target: waits.then(|| engine.delivery_target(run).ok()).flatten(),
             overridden: engine.overridden(run)?,
+            decided,
+            ended,
         })
     }
+}
+
+/// A decision recorded on a delivery gate.
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct Decided {
+    pub(crate) action: DeliveryAction,
+    pub(crate) by: String,
+    pub(crate) at: String,
 }

@@ -12,7 +12,7 @@ use orcho::{
 };
 use serde::Serialize;
 
-use crate::commands::GateNow;
+use crate::commands::{Decided, GateNow};
 
 /// How ids are keyed: by the CLI, or by the MCP tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -267,6 +267,12 @@ pub(crate) struct GateDoc<'a> {
     pub(crate) target_status: Option<TargetDoc>,
     /// The handoffs the run was moved past with `continue`.
     pub(crate) overridden: &'a [Overridden],
+    /// The decision recorded on the gate, waiting for a resume.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) decision: Option<&'a Decided>,
+    /// The run has ended: nothing is left to decide.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) ended: Option<&'a str>,
 }
 
 /// The target checkout's status for a run's diff, checked now.
@@ -363,6 +369,8 @@ impl<'a> GateDoc<'a> {
             waivers: gate.waivers(),
             target_status: None,
             overridden: &[],
+            decision: None,
+            ended: None,
         }
     }
 
@@ -371,6 +379,8 @@ impl<'a> GateDoc<'a> {
     pub(crate) fn with_now(mut self, gate: &DeliveryGate, now: &'a GateNow) -> Self {
         self.target_status = now.target.as_ref().map(|t| TargetDoc::new(gate, t));
         self.overridden = &now.overridden;
+        self.decision = now.decided.as_ref();
+        self.ended = now.ended.as_deref();
         self
     }
 }

@@ -282,6 +282,30 @@ pub(crate) fn gate(gate: &DeliveryGate, now: &GateNow) -> String {
     for waiver in gate.waivers() {
         let _ = writeln!(text, "  waived: {waiver}");
     }
+    if let Some(ended) = &now.ended {
+        let _ = write!(text, "{ended}: nothing to decide");
+        return text;
+    }
+    if let Some(decided) = &now.decided {
+        if let Some(status) = now.target.as_ref().filter(|t| t.refuses(decided.action)) {
+            let _ = writeln!(text, "target {}: {status}", gate.target());
+            let _ = writeln!(
+                text,
+                "  {} `orcho resume {}`",
+                target_remedy_decided(status),
+                gate.run()
+            );
+        }
+        let _ = write!(
+            text,
+            "decided: {} (by {} at {}); `orcho resume {}` delivers it",
+            decided.action,
+            decided.by,
+            decided.at,
+            gate.run()
+        );
+        return text;
+    }
     let mut actions = gate.available_actions();
     if let Some(status) = now.target.as_ref().filter(|t| !t.is_clean()) {
         let _ = writeln!(text, "target {}: {status}", gate.target());
@@ -312,6 +336,20 @@ pub(crate) fn target_remedy(status: &TargetStatus) -> String {
         )
     };
     format!("{clear}, then decide again; `skip` keeps the run's worktree as it is")
+}
+
+/// How to clear the target for a decision already recorded: it stands.
+pub(crate) fn target_remedy_decided(status: &TargetStatus) -> String {
+    let overlapping = status.overlapping();
+    if overlapping.is_empty() {
+        "the recorded decision stands: commit or stash the target's uncommitted changes, then"
+            .to_owned()
+    } else {
+        format!(
+            "the recorded decision stands: commit or stash the target's changes to {}, then",
+            orcho::core::spelling::quoted(overlapping)
+        )
+    }
 }
 
 /// The decision inbox, a line per pending decision and per unreadable run.

@@ -132,3 +132,75 @@ fn approve_commits_as_the_identity_git_would_use_there() -> Result {
     );
     Ok(())
 }
+
+/// A run of [`QUICK`] that writes `notes.txt`, at its delivery gate; its id.
+fn at_the_gate(repo: &Repo) -> Result<String> {
+    let out = repo.orcho(&["run", "--phase", WRITES_NOTES, "--no-interactive", "--json"])?;
+    out.expect_code(4);
+    run_id(&out.json()?)
+}
+
+#[test]
+fn a_recorded_decision_stands_and_the_target_is_told_to_make_way() -> Result {
+    let repo = Repo::new(QUICK)?;
+    let run = at_the_gate(&repo)?;
+    repo.orcho(&["delivery", "decide", &run, "approve"])?
+        .expect_code(0);
+    repo.write("notes.txt", "mine\n")?;
+
+    let out = repo.orcho(&["delivery", "show", &run])?;
+    out.expect_code(0);
+    assert!(
+        out.stdout.contains("decided: approve (by operator at "),
+        "{out}"
+    );
+    assert!(
+        out.stdout.contains(
+            "the recorded decision stands: commit or stash the target's changes to `notes.txt`"
+        ),
+        "{out}"
+    );
+    assert!(
+        !out.stdout.lines().any(|l| l.starts_with("available:")),
+        "{out}"
+    );
+    let gate = repo.orcho(&["delivery", "show", &run, "--json"])?.json()?;
+    assert_eq!(gate["decision"]["action"], "approve", "{gate}");
+
+    let out = repo.orcho(&["resume", &run])?;
+    out.expect_code(1);
+    assert!(
+        out.stderr
+            .contains(&format!("hint: the recorded decision stands: commit or stash the target's changes to `notes.txt`, then `orcho resume {run}` again")),
+        "{out}"
+    );
+    std::fs::remove_file(repo.dir().join("notes.txt"))?;
+    repo.orcho(&["resume", &run, "--json"])?.expect_code(0);
+    assert_eq!(repo.git(&["show", "HEAD:notes.txt"])?, "run");
+    Ok(())
+}
+
+#[test]
+fn a_cancelled_run_takes_no_decision() -> Result {
+    let repo = Repo::new(QUICK)?;
+    let run = at_the_gate(&repo)?;
+    repo.orcho(&["cancel", &run])?.expect_code(0);
+    let out = repo.orcho(&["delivery", "decide", &run, "approve"])?;
+    out.expect_code(1);
+    assert!(out.stderr.contains("the run is cancelled"), "{out}");
+    let out = repo.orcho(&["delivery", "show", &run])?;
+    out.expect_code(0);
+    assert!(out.stdout.contains("nothing to decide"), "{out}");
+    assert!(
+        !out.stdout.lines().any(|l| l.starts_with("available:")),
+        "{out}"
+    );
+    let gate = repo.orcho(&["delivery", "show", &run, "--json"])?.json()?;
+    assert!(
+        gate["ended"]
+            .as_str()
+            .is_some_and(|e| e.contains("cancelled")),
+        "{gate}"
+    );
+    Ok(())
+}

@@ -17,20 +17,43 @@ use super::build::Engine;
 use crate::{EngineError, error::EngineErrorKind, state::RunEvent};
 
 impl Engine {
+    /// Refuses a first decision on a run that has ended: nothing would act
+    /// on it. Once a decision is recorded (`decided`), the same one again
+    /// stays an idempotent replay and another a conflict, ended or not.
+    fn refuse_ended(&self, run: &RunId, decided: impl FnOnce() -> bool) -> Result<(), EngineError> {
+        let state = self.inner.runs.read(run)?;
+        if state.status().is_terminal() && !decided() {
+            return Err(EngineError::run(
+                run,
+                EngineErrorKind::Terminal {
+                    status: state.status(),
+                    reason: state.reason().unwrap_or_default().to_owned(),
+                },
+            ));
+        }
+        Ok(())
+    }
+
     /// Records a decision on a handoff. It does not advance the run: the run
     /// moves on [`Run::resume`](crate::Run::resume) (or the next [`Run::next`](crate::Run::next)).
     ///
     /// # Errors
     ///
     /// A refused action (not on the handoff's menu, text missing), a conflict
-    /// with a different recorded decision ([`EngineError::is_conflict`]), or
-    /// an unknown handoff.
+    /// with a different recorded decision ([`EngineError::is_conflict`]), an
+    /// unknown handoff, or a run that has ended ([`EngineError::is_terminal`]).
     pub fn decide(
         &self,
         run: &RunId,
         handoff: &HandoffId,
         request: DecisionRequest<HandoffChoice>,
     ) -> Result<RecordedDecision<HandoffChoice>, EngineError> {
+        self.refuse_ended(run, || {
+            self.inner
+                .handoffs
+                .recorded_decision(run, handoff)
+                .is_ok_and(|d| d.is_some())
+        })?;
         self.inner
             .handoffs
             .decide(run, handoff, request)
@@ -376,13 +399,20 @@ impl Engine {
     ///
     /// # Errors
     ///
-    /// No intake question for the run, or a different decision recorded
-    /// first ([`EngineError::is_conflict`]).
+    /// No intake question for the run, a different decision recorded
+    /// first ([`EngineError::is_conflict`]), or a run that has ended
+    /// ([`EngineError::is_terminal`]).
     pub fn decide_intake(
         &self,
         run: &RunId,
         request: DecisionRequest<IntakeChoice>,
     ) -> Result<RecordedDecision<IntakeChoice>, EngineError> {
+        self.refuse_ended(run, || {
+            self.inner
+                .intakes
+                .recorded_decision(run)
+                .is_ok_and(|d| d.is_some())
+        })?;
         self.inner
             .intakes
             .decide(run, request)
@@ -396,8 +426,9 @@ impl Engine {
     /// # Errors
     ///
     /// Answers that do not fit the questions (nothing is recorded), an
-    /// unknown touchpoint, or different answers recorded first
-    /// ([`EngineError::is_conflict`]).
+    /// unknown touchpoint, different answers recorded first
+    /// ([`EngineError::is_conflict`]), or a run that has ended
+    /// ([`EngineError::is_terminal`]).
     pub fn answer(
         &self,
         run: &RunId,
@@ -405,13 +436,17 @@ impl Engine {
         answers: Vec<Answer>,
         decided_by: DecidedBy,
     ) -> Result<Resolution, EngineError> {
-        SupervisionStore::new(
+        let store = SupervisionStore::new(
             self.inner.runs.root(),
             run.clone(),
             self.inner.clock.clone(),
-        )
-        .answer(touchpoint, answers, decided_by)
-        .map_err(|e| EngineError::run(run, EngineErrorKind::Supervision(Box::new(e))))
+        );
+        self.refuse_ended(run, || {
+            store.get(touchpoint).is_ok_and(|t| t.resolution.is_some())
+        })?;
+        store
+            .answer(touchpoint, answers, decided_by)
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Supervision(Box::new(e))))
     }
 
     /// The run's delivery gate, once open.
@@ -423,6 +458,22 @@ impl Engine {
         self.inner
             .deliveries
             .gate(run)
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e))))
+    }
+
+    /// The decision recorded on the run's delivery gate, if any (it is
+    /// delivered on [`Run::resume`](crate::Run::resume)).
+    ///
+    /// # Errors
+    ///
+    /// When the record cannot be read or was altered.
+    pub fn delivery_decision(
+        &self,
+        run: &RunId,
+    ) -> Result<Option<RecordedDecision<DeliveryChoice>>, EngineError> {
+        self.inner
+            .deliveries
+            .recorded_decision(run)
             .map_err(|e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e))))
     }
 
@@ -491,13 +542,20 @@ impl Engine {
     /// # Errors
     ///
     /// An action the gate does not offer (with the reason it is blocked), a
-    /// target checkout that would conflict, or a different decision
-    /// recorded first ([`EngineError::is_conflict`]).
+    /// target checkout that would conflict, a different decision recorded
+    /// first ([`EngineError::is_conflict`]), or a run that has ended
+    /// ([`EngineError::is_terminal`]).
     pub fn decide_delivery(
         &self,
         run: &RunId,
         request: DecisionRequest<DeliveryChoice>,
     ) -> Result<RecordedDecision<DeliveryChoice>, EngineError> {
+        self.refuse_ended(run, || {
+            self.inner
+                .deliveries
+                .recorded_decision(run)
+                .is_ok_and(|d| d.is_some())
+        })?;
         if self.inner.plan.approve_requires_operator
             && request.payload().action() == orcho_handoff::DeliveryAction::Approve
             && request.decided_by() != DecidedBy::Operator
