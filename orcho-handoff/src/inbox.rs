@@ -44,9 +44,7 @@ use orcho_core::{
     HandoffId, PhaseName, RunId, SystemClock, Timestamp, Verdict, error_chain, layout::StoreDir,
 };
 
-use crate::{
-    AvailableActions, DeliveryActions, HandoffChoice, HandoffStore, HandoffTrigger, IntakeActions,
-};
+use crate::{AvailableActions, DeliveryActions, HandoffStore, HandoffTrigger, IntakeActions};
 
 /// What to do next about a pending decision point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -380,8 +378,8 @@ pub fn pending_decisions_with(
 }
 
 /// The [`Scanner`] of phase handoffs: every handoff of the run that is open,
-/// or decided but not resumed (a `halt` decision ends the run and is not
-/// pending).
+/// or decided but not resumed (a `halt` too: the run ends only when it is
+/// resumed, and until then nothing else lists it).
 pub fn scan_handoffs(store: &StoreDir, run: &RunId) -> Result<Vec<PendingDecision>, String> {
     let handoffs_dir = store.run(run).handoffs();
     let stems = match std::fs::read_dir(&handoffs_dir) {
@@ -417,12 +415,6 @@ pub fn scan_handoffs(store: &StoreDir, run: &RunId) -> Result<Vec<PendingDecisio
             .decision_slot(run, &id)
             .read()
             .map_err(|e| error_chain(&e))?;
-        if decision
-            .as_ref()
-            .is_some_and(|d| *d.decision().payload() == HandoffChoice::Halt)
-        {
-            continue;
-        }
         found.push(PendingDecision {
             run: run.clone(),
             verdict: Some(handoff.verdict()),

@@ -118,8 +118,14 @@ fn a_recorded_halt_ends_the_run_on_resume_with_exit_5() -> Result {
     let run = run_id(&out.json()?)?;
     repo.orcho(&["handoff", "decide", &run, "halt"])?
         .expect_code(0);
+    // Until it is resumed, the halt waits in the inbox.
+    let inbox = repo.orcho(&["inbox", "--json"])?.json()?;
+    assert_eq!(inbox["pending"][0]["decision"], "halt", "{inbox}");
+    assert_eq!(inbox["pending"][0]["next_step"], "resume", "{inbox}");
     let out = repo.orcho(&["resume", &run, "--no-interactive", "--json"])?;
     out.expect_code(5);
+    let inbox = repo.orcho(&["inbox", "--json"])?.json()?;
+    assert_eq!(inbox["pending"], serde_json::json!([]), "{inbox}");
     assert_eq!(out.json()?["status"], "halted", "{out}");
     // Resuming a run that has ended is an error that says so.
     let out = repo.orcho(&["resume", &run, "--no-interactive"])?;

@@ -76,10 +76,11 @@ fn the_inbox_lists_good_decided_and_corrupt_runs() -> Result {
         operator(HandoffChoice::retry("cover empty input")?),
     )?;
     tick();
-    // A resumed handoff and a halted one: nothing to do.
+    // A resumed handoff: nothing to do.
     let c = store.open(rejected(&id("run-c")))?;
     let recorded = store.decide(c.run(), c.id(), operator(HandoffChoice::Continue))?;
     store.resume(&recorded)?;
+    // A halt not resumed yet: resume (the run ends only then).
     let d = store.open(rejected(&id("run-d")))?;
     store.decide(d.run(), d.id(), operator(HandoffChoice::Halt))?;
     tick();
@@ -156,6 +157,7 @@ fn the_inbox_lists_good_decided_and_corrupt_runs() -> Result {
     run-g | delivery | release | approved | [approve, apply, skip, halt] | decided: skip | next: deliver
     run-f | delivery | release | approved | [approve, apply, skip, halt] | decided: no | next: decide
     run-e | review | verdict | incomplete | [retry_feedback, continue_with_waiver, halt] | decided: no | next: decide
+    run-d | implement | gate `tests` | rejected | [continue, retry_feedback, continue_with_waiver, halt] | decided: halt | next: resume
     run-b | implement | gate `tests` | rejected | [continue, retry_feedback, continue_with_waiver, halt] | decided: retry_feedback | next: resume
     run-a | implement | gate `tests` | rejected | [continue, retry_feedback, continue_with_waiver, halt] | decided: no | next: decide
     DEGRADED run-z | cannot use the decision record of `0001-implement` at `<runs>/run-z/decisions/0001-implement.json`: caused by: cannot use decision `<runs>/run-z/decisions/0001-implement.json`: caused by: it is not valid at line 1, column 0: caused by: invalid type: sequence, expected a JSON object with a `schema` field at line 1 column 0
@@ -167,7 +169,7 @@ fn the_inbox_lists_good_decided_and_corrupt_runs() -> Result {
     let pending: Vec<_> = inbox.pending().map(|p| p.run().as_str()).collect();
     assert_eq!(
         pending,
-        ["run-i", "run-g", "run-f", "run-e", "run-b", "run-a"]
+        ["run-i", "run-g", "run-f", "run-e", "run-d", "run-b", "run-a"]
     );
     let b = inbox
         .pending()
