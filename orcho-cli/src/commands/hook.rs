@@ -507,7 +507,8 @@ fn stop(
                 reason: Box::new(move |refusal, max| {
                     format!(
                         "Orcho: nothing here can be proven while the profile does not load: \
-                         {message}. Fix it (`orcho profile show` says where), then finish. {}",
+                         {message}. Tool calls are refused until it loads, so you cannot fix it: \
+                         tell the user what is wrong (`orcho profile show` says where). {}",
                         refusals(refusal, max)
                     )
                 }),

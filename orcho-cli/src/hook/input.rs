@@ -219,7 +219,12 @@ pub(crate) fn requests(
     match (agent, tool) {
         (_, "Bash" | "PowerShell" | "shell") => one("bash", shell_command(tool, input)?),
         (Agent::Codex, "apply_patch") => {
-            let patch = field("command").or_else(|_| field("patch"))?;
+            let patch = field("command").or_else(|_| field("patch")).map_err(|_| {
+                BadDocument(
+                    "the `apply_patch` call has no `tool_input.command` (or `patch`) string"
+                        .to_owned(),
+                )
+            })?;
             Ok(patch_requests(&patch, checkout, cwd))
         }
         (_, "Write") => one("write", path("file_path")?),
@@ -411,6 +416,12 @@ mod tests {
             pair("write", "")
         );
         assert!(requests(Agent::ClaudeCode, "Write", &json!({}), root, root).is_err());
+        // Codex puts the patch in `command`; the error names both keys.
+        let Err(BadDocument(said)) = requests(Agent::Codex, "apply_patch", &json!({}), root, root)
+        else {
+            panic!("an apply_patch without its patch was read");
+        };
+        assert!(said.contains("tool_input.command` (or `patch`)"), "{said}");
         assert!(
             requests(
                 Agent::ClaudeCode,

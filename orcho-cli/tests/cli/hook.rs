@@ -545,6 +545,7 @@ fn bad_documents_and_broken_profiles_fail_safe_never_allow() -> Result {
         assert_eq!(answer["decision"], "block", "{out}");
         let reason = answer["reason"].as_str().ok_or("no reason")?;
         assert!(reason.contains("the profile does not load"), "{reason}");
+        assert!(reason.contains("tell the user what is wrong"), "{reason}");
         assert!(
             reason.contains(&format!("Refusal {refusal} of 3")),
             "{reason}"

@@ -169,7 +169,9 @@ fn the_inbox_lists_good_decided_and_corrupt_runs() -> Result {
     let pending: Vec<_> = inbox.pending().map(|p| p.run().as_str()).collect();
     assert_eq!(
         pending,
-        ["run-i", "run-g", "run-f", "run-e", "run-d", "run-b", "run-a"]
+        [
+            "run-i", "run-g", "run-f", "run-e", "run-d", "run-b", "run-a"
+        ]
     );
     let b = inbox
         .pending()
