@@ -37,9 +37,20 @@ pub(crate) async fn run_phase(
         request.phase, request.attempt, request.round
     );
     let Some(argv) = config.phases.get(request.phase.as_str()) else {
-        place.progress(&format!("{label}: no command given; approved"));
+        // Final acceptance has its say from the receipts, after this.
+        let acceptance = engine
+            .plan()
+            .phases
+            .iter()
+            .any(|p| p.name == request.phase && p.role == orcho::PhaseRole::FinalAcceptance);
+        let said = if acceptance {
+            "no command given; the receipts decide"
+        } else {
+            "no command given; approved"
+        };
+        place.progress(&format!("{label}: {said}"));
         return Ok(PhaseReport::new(
-            PhaseOutcome::new(Verdict::Approved).with_summary("no command given; approved"),
+            PhaseOutcome::new(Verdict::Approved).with_summary(said),
         ));
     };
     let shown = shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| argv.join(" "));

@@ -138,3 +138,35 @@ fn log_and_evidence_tell_a_runs_history() -> Result {
     assert_eq!(out.json()?["status"], "awaiting_delivery", "{out}");
     Ok(())
 }
+
+/// An implement phase, then final acceptance with no command of its own.
+const ACCEPTED_BY_RECEIPTS: &str = "\
+schema: 1
+name: accepted-by-receipts
+phases:
+  - name: implement
+    role: implement
+  - name: final_acceptance
+    role: final_acceptance
+    handoff: { pause: on_rejected, on_exhausted: pause }
+verification:
+  commands:
+    - { name: test, argv: [\"false\"] }
+  required: [test]
+";
+
+#[test]
+fn final_acceptance_without_a_command_says_the_receipts_decide() -> Result {
+    let repo = Repo::new(ACCEPTED_BY_RECEIPTS)?;
+    let out = repo.orcho(&["run", "--phase", "implement=true", "--no-interactive"])?;
+    out.expect_code(4);
+    // It does not say "approved" just before the receipts reject it.
+    assert!(
+        out.stderr.contains(
+            "phase `final_acceptance` attempt 1 (round 1): no command given; the receipts decide"
+        ),
+        "{out}"
+    );
+    assert!(out.stderr.contains("is not proven"), "{out}");
+    Ok(())
+}
