@@ -158,13 +158,14 @@ pub(crate) enum Command {
         #[arg(long)]
         note: Option<String>,
     },
-    /// Decide a run's pre-run intake question
+    /// Show or decide a run's pre-run intake question
     Intake {
         /// The run: its id, the start of it, or `latest`
         #[arg(value_parser = run_ref)]
         run: String,
-        /// include, exclude, commit or halt
-        action: IntakeAction,
+        /// include, exclude, commit or halt; without it, the question is
+        /// shown
+        action: Option<IntakeAction>,
         /// The commit message (`commit` only)
         #[arg(long)]
         message: Option<String>,

@@ -88,9 +88,12 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         Command::Plan(cmd) => decide::plan(&place, cmd),
         Command::Intake {
             run,
-            action,
+            action: Some(action),
             message,
         } => decide::intake(&place, &find(&run)?, action, message),
+        Command::Intake {
+            run, action: None, ..
+        } => show::intake(&place, &find(&run)?),
         Command::Answer { run, answers } => decide::answer(&place, &find(&run)?, &answers),
         Command::Deviation { run, action, note } => {
             decide::deviation(&place, &find(&run)?, action, note)

@@ -379,7 +379,10 @@ fn show_point(place: &Place, run: &Run, step: &Step) {
 fn pause_hint(step: &Step, run: &RunId) -> Result<(&'static str, String), CliError> {
     Ok(match step {
         Step::DecideHandoff(_) => ("handoff", format!("orcho handoff decide {run} <ACTION>")),
-        Step::DecideIntake(_) => ("intake", format!("orcho intake {run} <ACTION>")),
+        Step::DecideIntake(_) => (
+            "intake",
+            format!("orcho intake {run} include|exclude|commit|halt"),
+        ),
         Step::DecideDelivery(_) => ("delivery", format!("orcho delivery decide {run} <ACTION>")),
         Step::AnswerQuestions(request)
         | Step::ApprovePlan(request)

@@ -5,7 +5,7 @@ use orcho::{
     Overridden,
     core::{RunId, RunStatus},
     delivery::TargetStatus,
-    handoff::DeliveryAction,
+    handoff::{DeliveryAction, IntakeAction},
 };
 
 use crate::{
@@ -14,7 +14,7 @@ use crate::{
     host,
     output::{
         self,
-        doc::{GateDoc, HandoffDoc, Naming},
+        doc::{GateDoc, HandoffDoc, IntakeDoc, Naming},
         text,
     },
     place::Place,
@@ -146,4 +146,25 @@ pub(crate) struct Decided {
     pub(crate) action: DeliveryAction,
     pub(crate) by: String,
     pub(crate) at: String,
+}
+
+/// Shows the run's pre-run intake question and what can be decided.
+pub(crate) fn intake(place: &Place, run: &RunId) -> Result<Exit, CliError> {
+    let engine = host::engine_for(place, run)?;
+    let report = engine.intake_report(run)?;
+    if place.json {
+        output::json(&IntakeDoc::new(
+            run,
+            &report,
+            Naming::Cli,
+            "orcho intake RUN ACTION, then orcho resume RUN",
+        ));
+    } else {
+        output::out(&format!(
+            "{}\n{}\nnext: orcho intake {run} include|exclude|commit|halt, then `orcho resume {run}`",
+            text::intake(&report),
+            text::actions(IntakeAction::ALL),
+        ));
+    }
+    Ok(Exit::Ok)
 }

@@ -28,7 +28,7 @@ use super::{
 };
 use crate::{
     host::{self, RunConfig},
-    output::doc::{GateDoc, HandoffDoc, InboxDoc, Naming},
+    output::doc::{GateDoc, HandoffDoc, InboxDoc, IntakeDoc, Naming},
     phase,
     place::{Loaded, Place},
 };
@@ -83,17 +83,6 @@ struct TouchpointAnsweredDoc<'a> {
     run_id: &'a RunId,
     touchpoint_id: &'a HandoffId,
     recorded: bool,
-    next: &'static str,
-}
-
-#[derive(Serialize)]
-struct IntakeDoc<'a> {
-    run_id: &'a RunId,
-    checkout: &'a str,
-    head: &'a str,
-    tracked: Vec<String>,
-    untracked: Vec<String>,
-    available_actions: [&'static str; 4],
     next: &'static str,
 }
 
@@ -718,19 +707,12 @@ impl OrchoMcp {
         let run = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&run)?;
         let report = engine.intake_report(&run)?;
-        value(&IntakeDoc {
-            run_id: &run,
-            checkout: report.checkout().as_str(),
-            head: report.head(),
-            tracked: report
-                .tracked()
-                .iter()
-                .map(|c| format!("{:?} {}", c.kind(), c.path()))
-                .collect(),
-            untracked: report.untracked().iter().map(ToString::to_string).collect(),
-            available_actions: ["include", "exclude", "commit", "halt"],
-            next: "call orcho_intake_decide, then orcho_run_resume",
-        })
+        value(&IntakeDoc::new(
+            &run,
+            &report,
+            Naming::Mcp,
+            "call orcho_intake_decide, then orcho_run_resume",
+        ))
     }
 
     pub(super) fn decide_intake(&self, input: IntakeDecideInput, client: &str) -> ToolResult {

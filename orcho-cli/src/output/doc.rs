@@ -6,8 +6,8 @@
 use orcho::{
     Overridden, RunView,
     core::{Finding, HandoffId, RunId},
-    delivery::{DeliveryGate, TargetStatus},
-    handoff::{HandoffChoice, Inbox, PendingDecision, PhaseHandoff},
+    delivery::{DeliveryGate, IntakeReport, TargetStatus},
+    handoff::{HandoffChoice, Inbox, IntakeAction, PendingDecision, PhaseHandoff},
     receipts::Gap,
 };
 use serde::Serialize;
@@ -440,4 +440,41 @@ pub(crate) struct PausedDoc<'a> {
 pub(crate) struct ProfileDoc<'a> {
     pub(crate) source: &'a str,
     pub(crate) profile: &'a orcho::profile::Profile,
+}
+
+/// A run's pre-run intake question: the checkout's uncommitted changes and
+/// what can be decided.
+#[derive(Debug, Serialize)]
+pub(crate) struct IntakeDoc<'a> {
+    #[serde(flatten)]
+    pub(crate) run: RunKey<'a>,
+    pub(crate) checkout: &'a str,
+    pub(crate) head: &'a str,
+    pub(crate) tracked: Vec<String>,
+    pub(crate) untracked: Vec<String>,
+    pub(crate) available_actions: Vec<&'static str>,
+    pub(crate) next: &'static str,
+}
+
+impl<'a> IntakeDoc<'a> {
+    pub(crate) fn new(
+        run: &'a RunId,
+        report: &'a IntakeReport,
+        naming: Naming,
+        next: &'static str,
+    ) -> Self {
+        Self {
+            run: naming.run(run),
+            checkout: report.checkout().as_str(),
+            head: report.head(),
+            tracked: report
+                .tracked()
+                .iter()
+                .map(|c| format!("{:?} {}", c.kind(), c.path()))
+                .collect(),
+            untracked: report.untracked().iter().map(ToString::to_string).collect(),
+            available_actions: IntakeAction::ALL.iter().map(|a| a.as_str()).collect(),
+            next,
+        }
+    }
 }

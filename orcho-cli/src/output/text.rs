@@ -259,6 +259,26 @@ pub(crate) fn gate(gate: &DeliveryGate, now: &GateNow) -> String {
         gate.reviewer_verdict(),
         gate.diff()
     );
+    // The files, as many as a screen holds; `--json` lists every one.
+    const FILES: usize = 20;
+    for file in gate.diff().files().iter().take(FILES) {
+        let _ = match (file.is_binary(), file.insertions(), file.deletions()) {
+            (false, Some(added), Some(removed)) => {
+                writeln!(text, "  +{added} -{removed}  {}", file.path())
+            }
+            _ => writeln!(text, "  binary  {}", file.path()),
+        };
+    }
+    if let Some(more) = gate
+        .diff()
+        .files()
+        .len()
+        .checked_sub(FILES)
+        .filter(|n| *n > 0)
+    {
+        let _ = writeln!(text, "  … {more} more file(s); `--json` lists every one");
+    }
+    let _ = writeln!(text, "worktree: {}", gate.worktree());
     for o in &now.overridden {
         let by = o.client.as_deref().unwrap_or(o.decided_by.as_str());
         let _ = writeln!(
@@ -609,4 +629,14 @@ pub(crate) fn evidence(e: &orcho::Evidence, path: &str) -> String {
     }
     let _ = write!(text, "\nevidence: {path}");
     text
+}
+
+/// A menu of `actions` with what each does, one per line.
+pub(crate) fn actions<A: orcho::handoff::point::Action>(actions: &[A]) -> String {
+    let width = actions.iter().map(|a| a.as_str().len()).max().unwrap_or(0);
+    actions
+        .iter()
+        .map(|a| format!("  {:<width$}  {}", a.as_str(), a.description()))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -95,6 +95,29 @@ fn index(repo: &Repo) -> Result<(String, String)> {
 }
 
 #[test]
+fn the_question_is_shown_with_what_each_action_does() -> Result {
+    let (repo, args) = dirty_repo(Store::Gitignored)?;
+    let out = orcho(&repo, &args, &["run", "--no-interactive"])?;
+    out.expect_code(4);
+    assert!(out.stdout.contains("include|exclude|commit|halt"), "{out}");
+    let run = at_intake(&repo, &args)?;
+    let out = orcho(&repo, &args, &["intake", &run])?;
+    out.expect_code(0);
+    assert!(out.stdout.contains("untracked b.txt"), "{out}");
+    assert!(out.stdout.contains("  exclude  start from HEAD"), "{out}");
+    let doc = orcho(&repo, &args, &["intake", &run, "--json"])?.json()?;
+    assert_eq!(doc["run"], run.as_str(), "{doc}");
+    assert_eq!(
+        doc["available_actions"],
+        serde_json::json!(["include", "exclude", "commit", "halt"])
+    );
+    // Showing it decides nothing.
+    assert_eq!(index(&repo)?.1, "b.txt");
+    orcho(&repo, &args, &["intake", &run, "halt"])?.expect_code(0);
+    Ok(())
+}
+
+#[test]
 fn include_seeds_the_run_and_leaves_the_index_alone() -> Result {
     for store in STORES {
         let (repo, args) = dirty_repo(store)?;
