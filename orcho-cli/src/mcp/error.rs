@@ -199,6 +199,13 @@ impl From<CliError> for ToolError {
                     None => error,
                 }
             }
+            Err(other) if other.downcast_ref::<crate::phase::CannotStart>().is_some() => {
+                Self::invalid(other.to_string()).hint(
+                    "the phase command runs in the run's worktree and must start there; start a \
+                     new run with a command that does (this run stays stopped; `orcho cancel RUN` \
+                     ends it)",
+                )
+            }
             Err(other) if other.downcast_ref::<ProfileError>().is_some() => {
                 Self::invalid(orcho::core::error_chain(other.as_ref())).hint(
                     "`profile` takes a YAML file or `builtin:default`, `builtin:quick`, `builtin:read_only_review`",

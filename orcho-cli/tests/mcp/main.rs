@@ -619,6 +619,33 @@ async fn a_run_is_named_as_the_cli_names_it_and_unknown_arguments_are_refused() 
     Ok(())
 }
 
+#[tokio::test]
+async fn a_phase_command_that_cannot_start_is_bad_input() -> TestResult {
+    let (_tmp, dir) = repo()?;
+    let client = connect_binary(&dir).await?;
+    let refusal = refused(
+        &client,
+        "orcho_run_start",
+        json!({ "phases": { "review": ["no-such-program-anywhere"] } }),
+        "invalid_input",
+    )
+    .await?;
+    assert!(
+        refusal["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("cannot start")),
+        "{refusal}"
+    );
+    assert!(
+        refusal["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("start a new run")),
+        "{refusal}"
+    );
+    client.cancel().await?;
+    Ok(())
+}
+
 /// A plan phase that waits for approval, then an implement phase.
 const PLANNED: &str = "\
 schema: 1
