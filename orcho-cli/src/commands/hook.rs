@@ -196,6 +196,13 @@ fn guard_control_files(
     asked.iter().find_map(|(permission, argument)| {
         let (path, what) = match permission.as_str() {
             "write" | "edit" => (argument.clone(), guarded.what(argument)?),
+            "bash" if cleans_ignored(argument) && guarded.store_inside() => {
+                let store = place
+                    .store
+                    .strip_prefix(&place.checkout)
+                    .map_or_else(|_| place.store.to_string(), ToString::to_string);
+                (store, guarded.store_what())
+            }
             "bash" if !only_reads(argument) => {
                 shell_words(argument).into_iter().find_map(|word| {
                     let path = crate::hook::relative(&word, &place.checkout, cwd);
@@ -233,6 +240,8 @@ impl Guarded {
         ".codex/hooks.json",
         ".codex/config.toml",
     ];
+    /// The directories those live in: removing one removes them.
+    const SETTINGS_DIRS: &[&str] = &[".claude", ".codex"];
 
     fn new(place: &Place, profile: bool) -> Self {
         Self {
@@ -255,10 +264,21 @@ impl Guarded {
             .find_map(|absolute| self.what_at(absolute))
     }
 
+    /// What the store is, for a reason.
+    fn store_what(&self) -> &'static str {
+        "Orcho's store, which holds the receipts"
+    }
+
+    /// Whether the store lies in the checkout, where a clean of ignored
+    /// files reaches it.
+    fn store_inside(&self) -> bool {
+        self.store.starts_with(&self.checkout)
+    }
+
     fn what_at(&self, absolute: &Utf8Path) -> Option<&'static str> {
         let inside = |dir: &Utf8Path| absolute.starts_with(dir);
         if inside(&self.store) || self.real_store.as_deref().is_some_and(inside) {
-            return Some("Orcho's store, which holds the receipts");
+            return Some(self.store_what());
         }
         let relative = absolute
             .strip_prefix(&self.checkout)
@@ -273,6 +293,8 @@ impl Guarded {
             Some("Orcho's profile, which declares what proves readiness")
         } else if Self::SETTINGS.contains(&relative) {
             Some("the agent's hook settings, which run Orcho")
+        } else if Self::SETTINGS_DIRS.contains(&relative.trim_end_matches('/')) {
+            Some("the directory of the agent's hook settings, which run Orcho")
         } else {
             None
         }
@@ -325,22 +347,37 @@ fn shell_words(command: &str) -> Vec<String> {
         .collect()
 }
 
-/// Whether a shell command only reads: one program that does not write
-/// files (`git` only with a subcommand that does not), no redirection.
+/// Whether a shell command only reads: programs that do not write files
+/// (`git` only with a subcommand that does not), alone or piped into one
+/// another, with no redirection.
 fn only_reads(command: &str) -> bool {
     const READERS: &[&str] = &[
         "cat", "head", "tail", "less", "more", "grep", "rg", "ls", "wc", "diff", "stat", "file",
     ];
     const GIT_READERS: &[&str] = &["diff", "log", "show", "status", "blame"];
-    if command.contains(['>', ';', '|', '&', '`', '$', '\n']) {
+    if command.contains(['>', ';', '&', '`', '$', '\n']) || command.contains("||") {
         return false;
     }
-    let mut words = command.split_whitespace();
-    match words.next() {
-        Some("git") => words.next().is_some_and(|sub| GIT_READERS.contains(&sub)),
-        Some(program) => READERS.contains(&program),
-        None => true,
-    }
+    command.split('|').all(|part| {
+        let mut words = part.split_whitespace();
+        match words.next() {
+            Some("git") => words.next().is_some_and(|sub| GIT_READERS.contains(&sub)),
+            Some(program) => READERS.contains(&program),
+            None => false,
+        }
+    })
+}
+
+/// Whether a shell command is a `git clean` that removes ignored files
+/// (`-x`, `-X`), which takes an ignored store with them.
+fn cleans_ignored(command: &str) -> bool {
+    command.split(['|', ';', '&', '\n']).any(|part| {
+        let words: Vec<&str> = part.split_whitespace().collect();
+        words.windows(2).any(|w| w == ["git", "clean"])
+            && words
+                .iter()
+                .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains(['x', 'X']))
+    })
 }
 
 /// The most restrictive of `verdicts`.

@@ -268,6 +268,10 @@ fn orchos_own_files_are_guarded_through_links_and_in_shell_commands() -> Result 
         "rm -rf .orcho/receipts",
         "cp /tmp/forged.json storelink/receipts/test/latest.json",
         "python3 -c 'print(1)' >.claude/settings.json",
+        "rm -r .claude/",
+        "rm -rf .codex",
+        "git clean -fdx",
+        "git clean -X -f",
     ] {
         let (action, reason) = decision(&tool("Bash", serde_json::json!({ "command": command }))?)?;
         assert_eq!(action, "ask", "{command}: {reason}");
@@ -276,8 +280,10 @@ fn orchos_own_files_are_guarded_through_links_and_in_shell_commands() -> Result 
     // Reading them, or a command that names none of them, has no opinion.
     for command in [
         "cat orcho.yaml",
+        "cat orcho.yaml | head -5",
         "git diff orcho.yaml",
         "ls .orcho",
+        "git clean -fd",
         "pytest -q",
     ] {
         let out = tool("Bash", serde_json::json!({ "command": command }))?;
