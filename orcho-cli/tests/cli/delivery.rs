@@ -15,9 +15,7 @@ const WRITES_NOTES: &str = "implement=sh -c 'touch ok && echo run > notes.txt'";
 #[test]
 fn a_target_edited_while_the_gate_waits_takes_approve_and_apply_off_the_list() -> Result {
     let repo = Repo::new(QUICK)?;
-    let out = repo.orcho(&["run", "--phase", WRITES_NOTES, "--no-interactive", "--json"])?;
-    out.expect_code(4);
-    let run = run_id(&out.json()?)?;
+    let run = at_the_gate(&repo)?;
     // Meanwhile the user writes the same file in the target.
     repo.write("notes.txt", "mine\n")?;
 
@@ -112,9 +110,7 @@ fn the_gate_names_the_handoffs_the_run_was_moved_past() -> Result {
 #[test]
 fn approve_commits_as_the_identity_git_would_use_there() -> Result {
     let repo = Repo::new(QUICK)?;
-    let out = repo.orcho(&["run", "--phase", WRITES_NOTES, "--no-interactive", "--json"])?;
-    out.expect_code(4);
-    let run = run_id(&out.json()?)?;
+    let run = at_the_gate(&repo)?;
     repo.orcho(&["delivery", "decide", &run, "approve"])?
         .expect_code(0);
     // A CI job that names its identity in the environment alone.
