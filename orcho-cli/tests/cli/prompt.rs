@@ -224,11 +224,8 @@ fn ctrl_c_at_a_terminal_stops_the_phase_and_says_how_to_resume() -> Result {
     crate::support::wait_for_file(&repo.ctl("pid"), WAIT)?;
     let pid: u32 = std::fs::read_to_string(repo.ctl("pid"))?.trim().parse()?;
     assert!(running(pid));
-    writer.write_all(&[0x03])?;
-    writer.flush()?;
-    let status = crate::support::wait(&mut child, WAIT)?;
-    let shown = screen.until("orcho resume", WAIT)?.to_owned();
-    assert_eq!(status.code(), Some(130), "{shown}");
+    let (code, shown) = press(0x03, (&mut child, &mut writer, &mut screen), "orcho resume")?;
+    assert_eq!(code, Some(130), "{shown}");
     assert!(shown.contains("interrupted: run"), "{shown}");
     assert!(!running(pid), "the phase command outlived Ctrl-C\n{shown}");
     // The run resumes: the same attempt runs again.
@@ -264,11 +261,12 @@ fn ctrl_c_during_verify_stops_the_command_and_says_so() -> Result {
     screen.until("running `test`", WAIT)?;
     crate::support::wait_for_file(&repo.ctl("pid"), WAIT)?;
     let pid: u32 = std::fs::read_to_string(repo.ctl("pid"))?.trim().parse()?;
-    writer.write_all(&[0x03])?;
-    writer.flush()?;
-    let status = crate::support::wait(&mut child, WAIT)?;
-    let shown = screen.until("orcho verify test", WAIT)?.to_owned();
-    assert_eq!(status.code(), Some(130), "{shown}");
+    let (code, shown) = press(
+        0x03,
+        (&mut child, &mut writer, &mut screen),
+        "orcho verify test",
+    )?;
+    assert_eq!(code, Some(130), "{shown}");
     assert!(shown.contains("interrupted: `test` was stopped"), "{shown}");
     assert!(!running(pid), "the command outlived Ctrl-C\n{shown}");
     // Its receipt says what happened; the checkout is not ready.
@@ -295,6 +293,20 @@ fn in_a_session(repo: &Repo, args: &[&str]) -> Result<(std::process::Child, File
     started_at_a_terminal(command)
 }
 
+/// Writes the control character `key` (^C, ^D) to `orcho`'s terminal and
+/// waits for it to end; its exit code, and the screen once it shows
+/// `then`.
+fn press(
+    key: u8,
+    (child, writer, screen): (&mut std::process::Child, &mut File, &mut Screen),
+    then: &str,
+) -> Result<(Option<i32>, String)> {
+    writer.write_all(&[key])?;
+    writer.flush()?;
+    let status = crate::support::wait(child, WAIT)?;
+    Ok((status.code(), screen.until(then, WAIT)?.to_owned()))
+}
+
 #[test]
 fn ctrl_c_at_a_prompt_stops_at_once_and_the_run_resumes() -> Result {
     let repo = Repo::new(REVIEW)?;
@@ -302,11 +314,8 @@ fn ctrl_c_at_a_prompt_stops_at_once_and_the_run_resumes() -> Result {
         in_a_session(&repo, &["run", "--phase", "review=false", "--in-place"])?;
     screen.until("choose 1-", WAIT)?;
     // ^C with no line after it: the prompt must not wait for Enter.
-    writer.write_all(&[0x03])?;
-    writer.flush()?;
-    let status = crate::support::wait(&mut child, WAIT)?;
-    let shown = screen.until("orcho resume", WAIT)?.to_owned();
-    assert_eq!(status.code(), Some(130), "{shown}");
+    let (code, shown) = press(0x03, (&mut child, &mut writer, &mut screen), "orcho resume")?;
+    assert_eq!(code, Some(130), "{shown}");
     assert!(shown.contains("interrupted: run"), "{shown}");
     // Nothing was decided: the handoff still waits.
     let run = only_run(&repo)?;
@@ -323,11 +332,12 @@ fn ctrl_d_at_a_prompt_pauses_the_run_and_says_what_to_do() -> Result {
         at_a_terminal(&repo, &["run", "--phase", "review=false", "--in-place"])?;
     screen.until("choose 1-", WAIT)?;
     // ^D at the start of a line: the terminal's end of input.
-    writer.write_all(&[0x04])?;
-    writer.flush()?;
-    let status = crate::support::wait(&mut child, WAIT)?;
-    let shown = screen.until("orcho handoff decide", WAIT)?.to_owned();
-    assert_eq!(status.code(), Some(4), "{shown}");
+    let (code, shown) = press(
+        0x04,
+        (&mut child, &mut writer, &mut screen),
+        "orcho handoff decide",
+    )?;
+    assert_eq!(code, Some(4), "{shown}");
     Ok(())
 }
 
