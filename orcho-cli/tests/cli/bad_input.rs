@@ -4,7 +4,7 @@
 
 use crate::{
     Result,
-    support::{QUICK, REVIEW, Repo, run_id},
+    support::{QUICK, REVIEW, Repo, paused_at_review, run_id},
 };
 
 /// A well-formed run id that no run has.
@@ -232,16 +232,7 @@ fn arguments_that_name_nothing_declared_are_usage_errors_and_run_nothing() -> Re
 #[test]
 fn a_handoff_action_without_its_text_names_the_flag() -> Result {
     let repo = Repo::new(REVIEW)?;
-    let out = repo.orcho(&[
-        "run",
-        "--phase",
-        "review=false",
-        "--no-interactive",
-        "--in-place",
-        "--json",
-    ])?;
-    out.expect_code(4);
-    let run = run_id(&out.json()?)?;
+    let run = paused_at_review(&repo)?;
     let out = repo.orcho(&["handoff", "decide", &run, "continue_with_waiver"])?;
     out.expect_no_panic().expect_code(2);
     assert!(out.stderr.contains("requires text"), "{out}");

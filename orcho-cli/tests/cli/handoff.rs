@@ -4,7 +4,7 @@
 
 use crate::{
     Result,
-    support::{REVIEW, Repo, WAIT, finish, run_id},
+    support::{REVIEW, Repo, WAIT, finish, paused_at_review, run_id},
 };
 
 #[test]
@@ -107,15 +107,7 @@ fn racing_decisions_record_exactly_one() -> Result {
 #[test]
 fn a_recorded_halt_ends_the_run_on_resume_with_exit_5() -> Result {
     let repo = Repo::new(REVIEW)?;
-    let out = repo.orcho(&[
-        "run",
-        "--phase",
-        "review=false",
-        "--no-interactive",
-        "--json",
-    ])?;
-    out.expect_code(4);
-    let run = run_id(&out.json()?)?;
+    let run = paused_at_review(&repo)?;
     repo.orcho(&["handoff", "decide", &run, "halt"])?
         .expect_code(0);
     // Until it is resumed, the halt waits in the inbox.

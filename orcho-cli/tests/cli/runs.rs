@@ -3,21 +3,8 @@
 
 use crate::{
     Result,
-    support::{QUICK, REVIEW, Repo, WAIT, run_id, wait_for_file},
+    support::{QUICK, REVIEW, Repo, WAIT, paused_at_review, run_id, wait_for_file},
 };
-
-/// A run paused at its review handoff, in a worktree; its id.
-fn paused(repo: &Repo) -> Result<String> {
-    let out = repo.orcho(&[
-        "run",
-        "--phase",
-        "review=false",
-        "--no-interactive",
-        "--json",
-    ])?;
-    out.expect_code(4);
-    run_id(&out.json()?)
-}
 
 #[test]
 fn runs_are_listed_newest_first_and_named_by_prefix_or_latest() -> Result {
@@ -25,8 +12,8 @@ fn runs_are_listed_newest_first_and_named_by_prefix_or_latest() -> Result {
     let out = repo.orcho(&["runs"])?;
     out.expect_code(0);
     assert!(out.stdout.contains("no run"), "{out}");
-    let first = paused(&repo)?;
-    let second = paused(&repo)?;
+    let first = paused_at_review(&repo)?;
+    let second = paused_at_review(&repo)?;
     let out = repo.orcho(&["runs", "--json"])?;
     out.expect_code(0);
     let listed = out.json()?;
@@ -62,8 +49,8 @@ fn runs_are_listed_newest_first_and_named_by_prefix_or_latest() -> Result {
 #[test]
 fn a_cancelled_run_leaves_the_inbox_and_gc_removes_its_worktree_only() -> Result {
     let repo = Repo::new(REVIEW)?;
-    let cancelled = paused(&repo)?;
-    let waiting = paused(&repo)?;
+    let cancelled = paused_at_review(&repo)?;
+    let waiting = paused_at_review(&repo)?;
     let out = repo.orcho(&["cancel", &cancelled, "--reason", "wrong approach", "--json"])?;
     out.expect_code(0);
     assert_eq!(out.json()?["status"], "cancelled", "{out}");

@@ -345,6 +345,20 @@ pub(crate) fn wait_for_file(path: &Utf8Path, timeout: Duration) -> Result {
     Ok(())
 }
 
+/// Starts a run of [`REVIEW`] whose review rejects: it pauses at its
+/// handoff, in a worktree. Its id.
+pub(crate) fn paused_at_review(repo: &Repo) -> Result<String> {
+    let out = repo.orcho(&[
+        "run",
+        "--phase",
+        "review=false",
+        "--no-interactive",
+        "--json",
+    ])?;
+    out.expect_code(4);
+    run_id(&out.json()?)
+}
+
 /// The `run` field of a `--json` document.
 pub(crate) fn run_id(doc: &Value) -> Result<String> {
     doc["run"]
