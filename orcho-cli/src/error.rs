@@ -73,6 +73,14 @@ impl CliError {
         }
     }
 
+    /// The same error, ending the command with `code` (a program's own
+    /// convention, such as a shell's 127 for one that cannot start).
+    #[must_use]
+    pub fn with_code(mut self, code: u8) -> Self {
+        self.code = code;
+        self
+    }
+
     /// The same error with `hint`, in place of the one it had.
     #[must_use]
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {

@@ -238,7 +238,9 @@ pub(crate) async fn exec(
                 "`{}` could not be started: {message}",
                 entry.argv.first().map_or("", String::as_str)
             ))
-            .with_hint("the command runs from the environment's working directory with its PATH"));
+            .with_hint("the command runs from the environment's working directory with its PATH")
+            // What a shell says of a program it cannot start.
+            .with_code(127));
         }
         // No timeout is set; anything else is a failure.
         _ => 1,

@@ -65,7 +65,8 @@ fn exec_refuses_an_undeclared_environment_and_explains_a_missing_program() -> Re
     );
     assert!(out.stderr.contains("hint:"), "{out}");
     let out = repo.orcho(&["exec", "no-such-program-here"])?;
-    out.expect_no_panic().expect_code(1);
+    // As a shell says it.
+    out.expect_no_panic().expect_code(127);
     assert!(out.stderr.contains("could not be started"), "{out}");
     // Nothing to run is a usage error.
     repo.orcho(&["exec"])?.expect_code(2);
