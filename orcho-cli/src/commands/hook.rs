@@ -204,9 +204,12 @@ fn guard_control_files(
                 (store, guarded.store_what())
             }
             "bash" if !only_reads(argument) => {
+                let dirs = working_dirs(argument, cwd);
                 shell_words(argument).into_iter().find_map(|word| {
-                    let path = crate::hook::relative(&word, &place.checkout, cwd);
-                    guarded.what(&path).map(|what| (path, what))
+                    dirs.iter().find_map(|dir| {
+                        let path = crate::hook::relative(&word, &place.checkout, dir);
+                        guarded.what(&path).map(|what| (path, what))
+                    })
                 })?
             }
             _ => return None,
@@ -366,6 +369,24 @@ fn only_reads(command: &str) -> bool {
             None => false,
         }
     })
+}
+
+/// The directories a shell command's relative words may be read from: the
+/// agent's `cwd`, and each directory the command changes into with `cd`
+/// (`cd sub && rm ../orcho.yaml`).
+fn working_dirs(command: &str, cwd: &Utf8Path) -> Vec<Utf8PathBuf> {
+    let mut dirs = vec![cwd.to_owned()];
+    for part in command.split(['|', ';', '&', '\n', '(', ')']) {
+        let mut words = part.split_whitespace();
+        if words.next() == Some("cd")
+            && let Some(dir) = words.next()
+        {
+            let dir = dir.trim_matches(|c| c == '\'' || c == '"');
+            let base = dirs.last().map_or(cwd, Utf8PathBuf::as_path);
+            dirs.push(crate::hook::normalize(&base.join(dir)));
+        }
+    }
+    dirs
 }
 
 /// Whether a shell command is a `git clean` that removes ignored files

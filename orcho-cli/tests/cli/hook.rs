@@ -272,6 +272,7 @@ fn orchos_own_files_are_guarded_through_links_and_in_shell_commands() -> Result 
         "rm -rf .codex",
         "git clean -fdx",
         "git clean -X -f",
+        "mkdir -p sub && cd sub && rm ../orcho.yaml",
     ] {
         let (action, reason) = decision(&tool("Bash", serde_json::json!({ "command": command }))?)?;
         assert_eq!(action, "ask", "{command}: {reason}");
