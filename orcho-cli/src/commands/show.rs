@@ -1,4 +1,5 @@
-//! `orcho handoff show`, `orcho handoff advise`, `orcho delivery show`:
+//! `orcho handoff show`, `orcho handoff advise`, `orcho delivery show`,
+//! `orcho intake RUN`:
 //! what a decision is about.
 
 use orcho::{
