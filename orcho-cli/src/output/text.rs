@@ -346,33 +346,32 @@ pub(crate) fn gate(gate: &DeliveryGate, now: &GateNow) -> String {
 
 /// How to clear what the target's status stands in the way of.
 pub(crate) fn target_remedy(status: &TargetStatus) -> String {
-    let overlapping = status.overlapping();
-    let clear = if overlapping.is_empty() {
-        "commit or stash the target's uncommitted changes".to_owned()
-    } else {
-        format!(
-            "commit or stash the target's changes to {}",
-            orcho::core::spelling::quoted(overlapping)
-        )
-    };
-    format!("{clear}, then decide again; `skip` keeps the run's worktree as it is")
+    format!(
+        "{}, then decide again; `skip` keeps the run's worktree as it is",
+        clear_target(status)
+    )
 }
 
 /// How to clear the target for a decision already recorded: it stands.
 pub(crate) fn target_remedy_decided(status: &TargetStatus) -> String {
-    let overlapping = status.overlapping();
-    if overlapping.is_empty() {
-        "the recorded decision stands: commit or stash the target's uncommitted changes, then"
-            .to_owned()
-    } else {
-        format!(
-            "the recorded decision stands: commit or stash the target's changes to {}, then",
+    format!(
+        "the recorded decision stands: {}, then",
+        clear_target(status)
+    )
+}
+
+/// What clears the target: committing or stashing its changes, named when
+/// they touch the run's files.
+fn clear_target(status: &TargetStatus) -> String {
+    match status.overlapping() {
+        [] => "commit or stash the target's uncommitted changes".to_owned(),
+        overlapping => format!(
+            "commit or stash the target's changes to {}",
             orcho::core::spelling::quoted(overlapping)
-        )
+        ),
     }
 }
 
-/// The decision inbox, a line per pending decision and per unreadable run.
 /// A supervision touchpoint: the plan, the failed step or the questions.
 pub(crate) fn touchpoint(request: &orcho::SupervisionRequest) -> String {
     use orcho::handoff::supervision::Touchpoint;
@@ -416,6 +415,8 @@ pub(crate) fn touchpoint(request: &orcho::SupervisionRequest) -> String {
     out.trim_end().to_owned()
 }
 
+/// The decision inbox: a line per pending decision, per unreadable run and
+/// per run stopped mid-phase.
 pub(crate) fn inbox(inbox: &Inbox, stopped: &[orcho::RunView]) -> String {
     if inbox.is_empty() && stopped.is_empty() {
         return "no run is waiting for a decision".to_owned();

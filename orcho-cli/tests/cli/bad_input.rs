@@ -4,7 +4,7 @@
 
 use crate::{
     Result,
-    support::{QUICK, REVIEW, Repo, paused_at_review, run_id},
+    support::{QUICK, REVIEW, Repo, paused_at_review},
 };
 
 /// A well-formed run id that no run has.
@@ -97,23 +97,10 @@ fn malformed_arguments_are_usage_errors() -> Result {
     Ok(())
 }
 
-/// A run paused at its handoff, and its id.
-fn paused_run(repo: &Repo) -> Result<String> {
-    let out = repo.orcho(&[
-        "run",
-        "--phase",
-        "review=false",
-        "--no-interactive",
-        "--json",
-    ])?;
-    out.expect_code(4);
-    run_id(&out.json()?)
-}
-
 #[test]
 fn a_corrupt_journal_line_is_an_error_naming_it() -> Result {
     let repo = Repo::new(REVIEW)?;
-    let run = paused_run(&repo)?;
+    let run = paused_at_review(&repo)?;
     let path = repo.run_dir(&run).join("journal.jsonl");
     let text = std::fs::read_to_string(&path)?;
     let mut lines: Vec<&str> = text.lines().collect();
@@ -137,7 +124,7 @@ fn a_corrupt_journal_line_is_an_error_naming_it() -> Result {
 #[test]
 fn a_corrupt_state_snapshot_is_rebuilt_from_the_journal() -> Result {
     let repo = Repo::new(REVIEW)?;
-    let run = paused_run(&repo)?;
+    let run = paused_at_review(&repo)?;
     let path = repo.run_dir(&run).join("run.json");
     orcho::core::fs::write_atomic(&path, b"{ not json")?;
     // `run.json` is a snapshot; the journal is the source of truth, so the
@@ -153,7 +140,7 @@ fn a_corrupt_state_snapshot_is_rebuilt_from_the_journal() -> Result {
 #[test]
 fn a_corrupt_cli_record_is_an_error_naming_it() -> Result {
     let repo = Repo::new(REVIEW)?;
-    let run = paused_run(&repo)?;
+    let run = paused_at_review(&repo)?;
     let path = repo.run_dir(&run).join("host.json");
     for damage in [
         &b"[1, 2"[..],
@@ -177,7 +164,7 @@ fn a_corrupt_cli_record_is_an_error_naming_it() -> Result {
 #[test]
 fn a_run_recorded_by_the_first_cli_resumes() -> Result {
     let repo = Repo::new(REVIEW)?;
-    let run = paused_run(&repo)?;
+    let run = paused_at_review(&repo)?;
     let host = repo.run_dir(&run).join("host.json");
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&host)?)?;
     std::fs::remove_file(&host)?;

@@ -4,23 +4,14 @@
 
 use crate::{
     Result,
-    support::{REVIEW, Repo, WAIT, finish, paused_at_review, run_id},
+    support::{REVIEW, Repo, WAIT, finish, paused_at_review},
 };
 
 #[test]
 fn racing_decisions_record_exactly_one() -> Result {
     let repo = Repo::new(REVIEW)?;
-    let out = repo.orcho(&[
-        "run",
-        "--phase",
-        "review=false",
-        "--no-interactive",
-        "--json",
-    ])?;
-    out.expect_code(4);
-    let paused = out.json()?;
-    assert_eq!(paused["awaiting"], "handoff", "{out}");
-    let run = run_id(&paused)?;
+    // Paused at its handoff (the helper checks that it waits there).
+    let run = paused_at_review(&repo)?;
 
     let out = repo.orcho(&["handoff", "show", &run, "--json"])?;
     out.expect_code(0);

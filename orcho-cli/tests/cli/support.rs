@@ -356,7 +356,9 @@ pub(crate) fn paused_at_review(repo: &Repo) -> Result<String> {
         "--json",
     ])?;
     out.expect_code(4);
-    run_id(&out.json()?)
+    let paused = out.json()?;
+    assert_eq!(paused["awaiting"], "handoff", "{out}");
+    run_id(&paused)
 }
 
 /// The `run` field of a `--json` document.
