@@ -11,6 +11,7 @@ mod host;
 mod pause_always;
 mod profile;
 mod readme;
+mod store_paused;
 mod store_v1;
 mod supervision;
 

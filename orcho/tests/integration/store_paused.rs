@@ -1,0 +1,159 @@
+//! A store written by the code before the storage seam existed, kept as a
+//! fixture (`tests/fixtures/store-paused`): runs paused at every kind of
+//! decision point, decided and not yet resumed, with advice, a waiver,
+//! host metadata and a delivery gate. Every run still lists and reads, the
+//! inbox shows what waits, and each paused run takes its decision and
+//! resumes to its end.
+
+use std::fmt::Write as _;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho::{
+    Engine, Listed, PhaseReport, PhaseRole, RunPlan, Step,
+    core::Verdict,
+    gates::PhaseOutcome,
+    handoff::{DecidedBy, DecisionRequest, HandoffAction, HandoffChoice, supervision::Answer},
+};
+
+use super::{Result, phase};
+
+/// The plan the fixture's runs were started with.
+fn plan(approval: bool) -> RunPlan {
+    RunPlan::new(
+        "paused",
+        vec![
+            phase("plan", PhaseRole::Plan),
+            phase("implement", PhaseRole::Implement),
+            phase("review", PhaseRole::Review),
+        ],
+    )
+    .with_plan_approval(approval)
+}
+
+fn copy_dir(from: &Utf8Path, to: &Utf8Path) -> Result {
+    std::fs::create_dir_all(to)?;
+    for entry in from.read_dir_utf8()? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+fn fixture() -> Result<(tempfile::TempDir, Utf8PathBuf)> {
+    let fixture = Utf8Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/store-paused");
+    let tmp = tempfile::tempdir()?;
+    let root = Utf8PathBuf::try_from(tmp.path().to_owned())?.join("store");
+    copy_dir(&fixture, &root)?;
+    Ok((tmp, root))
+}
+
+/// Drives `step` to the run's end, approving every phase it asks for.
+async fn finish(run: &mut orcho::Run, mut step: Step) -> Result<Step> {
+    loop {
+        step = match step {
+            Step::RunPhase(_) => {
+                run.complete_phase(PhaseReport::new(PhaseOutcome::new(Verdict::Approved)))
+                    .await?
+            }
+            other => return Ok(other),
+        };
+    }
+}
+
+#[tokio::test]
+async fn a_store_of_paused_runs_lists_reads_decides_and_resumes() -> Result {
+    let (_tmp, root) = fixture()?;
+    let engine = Engine::builder(plan(false), &root).build()?;
+    let listed = engine.list()?;
+    assert_eq!(listed.len(), 10, "every run of the fixture is listed");
+    assert!(
+        listed.iter().all(|l| matches!(l, Listed::Run(_))),
+        "{listed:?}"
+    );
+    let mut inbox = String::new();
+    for entry in engine.inbox()?.pending() {
+        writeln!(
+            inbox,
+            "{} {} decided={:?} actions={:?}",
+            entry.phase(),
+            entry.trigger(),
+            entry.decision(),
+            entry.available_actions()
+        )?;
+    }
+    insta::assert_snapshot!(inbox, @r#"
+    delivery release decided=None actions=["approve", "apply", "skip", "halt"]
+    plan_approval plan_approval decided=Some("answered") actions=["Approve", "Request Changes", "Reject"]
+    deviation deviation decided=None actions=["Retry", "Replan", "Stop"]
+    plan_approval plan_approval decided=None actions=["Approve", "Request Changes", "Reject"]
+    planner_questions planner_questions decided=None actions=["answer"]
+    review verdict decided=None actions=["continue", "retry_feedback", "continue_with_waiver", "halt"]
+    implement verdict decided=Some("retry_feedback") actions=["continue", "retry_feedback", "continue_with_waiver", "halt"]
+    implement verdict decided=None actions=["continue", "retry_feedback", "continue_with_waiver", "halt"]
+    "#);
+
+    let runs: Vec<_> = listed.iter().rev().map(|l| l.run().clone()).collect();
+    let mut traces = String::new();
+    for (n, id) in runs.iter().enumerate() {
+        let approval = matches!(n, 4 | 6);
+        let engine = Engine::builder(plan(approval), &root).build()?;
+        let view = engine.status(id)?;
+        if view.status.is_terminal() || view.target.is_some() {
+            writeln!(traces, "run {n}: {} (left as it is)", view.status)?;
+            continue;
+        }
+        if let Some(handoff) = view.handoff()
+            && engine.handoffs().recorded_decision(id, handoff)?.is_none()
+        {
+            let advice = engine.handoffs().advice_records(id)?;
+            let mut request = DecisionRequest::new(
+                HandoffChoice::new(HandoffAction::RetryFeedback, Some("try again"))?,
+                DecidedBy::Operator,
+            );
+            if let Some(a) = advice.first() {
+                request = request.with_advice(a.id().clone());
+            }
+            engine.decide(id, handoff, request)?;
+        }
+        if let Some((touchpoint, _)) = view.touchpoint() {
+            let open = engine
+                .touchpoints(id)?
+                .into_iter()
+                .find(|t| &t.id == touchpoint)
+                .ok_or("the touchpoint")?;
+            if open.resolution.is_none() {
+                let first = open.touchpoint.questions()?.questions()[0].options()[0]
+                    .label
+                    .clone();
+                let mut answers = vec![Answer::select(first)];
+                if !matches!(
+                    open.touchpoint,
+                    orcho::handoff::supervision::Touchpoint::PlannerQuestions { .. }
+                ) {
+                    answers.push(Answer::none());
+                }
+                engine.answer(id, touchpoint, answers, DecidedBy::Operator)?;
+            }
+        }
+        let mut run = engine.open(id)?;
+        let step = run.resume().await?;
+        let end = finish(&mut run, step).await?;
+        let Step::Finished { status, .. } = end else {
+            return Err(format!("run {n} did not finish: {end:?}").into());
+        };
+        writeln!(traces, "run {n}: {status}")?;
+        traces.push_str(&engine.trace(id)?);
+    }
+    insta::assert_snapshot!(traces);
+    // What the host kept with the first run reads back.
+    assert_eq!(
+        engine.host_metadata(&runs[0])?,
+        Some(serde_json::json!({"schema": 1, "note": "kept by the host"}))
+    );
+    Ok(())
+}
