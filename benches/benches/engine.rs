@@ -92,8 +92,9 @@ fn main() {
                 .await
                 .expect("phase");
         }
-        run.dir().to_owned()
+        engine.store().journal_path(run.id())
     });
+    let probe = probe.parent().expect("the run's directory").to_owned();
     let snapshot = std::fs::read(probe.join("run.json")).expect("snapshot");
     let event = "x".repeat(
         std::fs::read(probe.join("journal.jsonl"))

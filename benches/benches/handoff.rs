@@ -48,7 +48,7 @@ impl Bench {
         let clock = Arc::new(FixedClock::new(
             "2026-11-21T12:00:00Z".parse().expect("time"),
         ));
-        let store = HandoffStore::new(root.join(".orcho"), clock);
+        let store = HandoffStore::in_dir(root.join(".orcho"), clock);
         let run: RunId = "bench".parse().expect("run id");
         // The decisions directory and the baseline's directory sit side by
         // side under the same run directory.

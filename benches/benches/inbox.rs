@@ -51,8 +51,8 @@ fn setup(root: &Utf8Path) -> Utf8PathBuf {
     let clock = Arc::new(FixedClock::new(
         "2026-11-21T12:00:00Z".parse().expect("time"),
     ));
-    let store = HandoffStore::new(store_root.clone(), clock.clone());
-    let gates = DeliveryGates::new(store_root.clone(), clock.clone());
+    let store = HandoffStore::in_dir(store_root.clone(), clock.clone());
+    let gates = DeliveryGates::in_dir(store_root.clone(), clock.clone());
     let readiness = ReadinessSummary::new(Vec::new(), Vec::new(), Vec::new(), 0);
     for i in 0..RUNS {
         clock.advance(Duration::from_secs(1));
@@ -137,14 +137,16 @@ fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = Utf8PathBuf::try_from(dir.path().to_owned()).expect("utf-8 temp dir");
     let store = setup(&root);
+    let storage: Arc<dyn orcho::core::storage::Storage> =
+        Arc::new(orcho::core::storage::FsStorage::new(store.clone()));
 
-    let inbox = pending_decisions(&store).expect("scan");
+    let inbox = pending_decisions(&storage).expect("scan");
     let pending = inbox.pending().count();
     assert_eq!(inbox.degraded().count(), 0);
     // Warm the page cache, then one timed scan for the record.
     black_box(plain_walk(&store));
     let start = Instant::now();
-    black_box(pending_decisions(&store).expect("scan"));
+    black_box(pending_decisions(&storage).expect("scan"));
     println!(
         "\ninbox: {RUNS} run directories, {pending} pending decisions; one warm scan {:.1} ms",
         start.elapsed().as_secs_f64() * 1e3
@@ -157,7 +159,7 @@ fn main() {
         .configure_from_args();
     let mut group = c.benchmark_group("inbox");
     group.bench_function("pending_decisions_1000_runs", |b| {
-        b.iter(|| black_box(pending_decisions(&store).expect("scan")));
+        b.iter(|| black_box(pending_decisions(&storage).expect("scan")));
     });
     group.bench_function("plain_walk_read_1000_runs", |b| {
         b.iter(|| black_box(plain_walk(&store)));

@@ -53,7 +53,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
             }
             Step::DecideHandoff(handoff) => {
                 let choice = ask_operator(&handoff)?;
-                engine.decide(
+                engine.store().decide(
                     run.id(),
                     handoff.id(),
                     DecisionRequest::new(choice, DecidedBy::Operator),

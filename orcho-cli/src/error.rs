@@ -244,7 +244,7 @@ mod tests {
         let engine = orcho::Engine::builder(orcho::RunPlan::new("t", Vec::new()), store)
             .build()
             .unwrap();
-        let e = CliError::from(engine.status(&"nope".parse().unwrap()).unwrap_err());
+        let e = CliError::from(engine.store().status(&"nope".parse().unwrap()).unwrap_err());
         assert_eq!(e.code(), exit::ERROR);
         assert!(e.hint().unwrap().contains("orcho inbox"), "{e:?}");
     }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use orcho::{
-    Engine, EngineError, Listed, Run, RunPlan, Start, Step,
+    Engine, EngineError, Listed, Run, RunPlan, Start, Step, Store,
     core::RunId,
     delivery::FollowUpSpec,
     receipts::exec::{self, BaseEnv, ExecRequest},
@@ -31,16 +31,15 @@ pub(crate) struct RunConfig {
 /// The schema of [`RunConfig`].
 const CONFIG_SCHEMA: u32 = 1;
 
-/// An engine with no phases: enough for the inbox, decisions and what the
-/// store says about a run.
-pub(crate) fn bare_engine(place: &Place) -> Result<Engine, CliError> {
-    Ok(Engine::builder(RunPlan::new("cli", Vec::new()), &place.store).build()?)
+/// The place's store: its runs, read and decided without a plan.
+pub(crate) fn store(place: &Place) -> Store {
+    Store::open(&place.store)
 }
 
 /// The runs of the store that no process drives any more, stopped while
 /// they ran ([`RunView::stopped`](orcho::RunView::stopped)), newest first.
-pub(crate) fn stopped_runs(engine: &Engine) -> Result<Vec<orcho::RunView>, CliError> {
-    Ok(engine
+pub(crate) fn stopped_runs(store: &Store) -> Result<Vec<orcho::RunView>, CliError> {
+    Ok(store
         .list()?
         .into_iter()
         .filter_map(|listed| match listed {
@@ -52,7 +51,7 @@ pub(crate) fn stopped_runs(engine: &Engine) -> Result<Vec<orcho::RunView>, CliEr
 
 /// The run `reference` names: an id, the start of one, or `latest`.
 pub(crate) fn find_run(place: &Place, reference: &str) -> Result<RunId, CliError> {
-    match bare_engine(place)?.find_run(reference) {
+    match store(place).find_run(reference) {
         Ok(run) => Ok(run),
         Err(e) if orcho::core::nearest(reference, ["latest"]).is_some() => {
             Err(CliError::from(e).with_hint("did you mean `latest`?"))
@@ -64,9 +63,9 @@ pub(crate) fn find_run(place: &Place, reference: &str) -> Result<RunId, CliError
 /// What `orcho run` kept with `run`; `None` for a run some other host
 /// started. An unknown run is an error.
 pub(crate) fn read_config(place: &Place, run: &RunId) -> Result<Option<RunConfig>, CliError> {
-    let engine = bare_engine(place)?;
-    let dir = engine.runs().layout().run(run);
-    let (value, path) = match engine.host_metadata(run)? {
+    let store = store(place);
+    let dir = orcho::core::layout::StoreDir::new(store.local_dir()).run(run);
+    let (value, path) = match store.host_metadata(run)? {
         Some(value) => (value, dir.host_metadata()),
         None => {
             // Written by the first CLI, beside the engine's files.
@@ -102,7 +101,7 @@ pub(crate) fn read_config(place: &Place, run: &RunId) -> Result<Option<RunConfig
 pub(crate) fn engine_for(place: &Place, run: &RunId) -> Result<Engine, CliError> {
     match read_config(place, run)? {
         Some(config) => engine_of(place, &config),
-        None => bare_engine(place),
+        None => Ok(Engine::builder(RunPlan::new("cli", Vec::new()), store(place)).build()?),
     }
 }
 
@@ -116,7 +115,7 @@ fn engine_of(place: &Place, config: &RunConfig) -> Result<Engine, CliError> {
 pub(crate) fn keyed_engine(place: &Place, plan: RunPlan) -> Result<Engine, CliError> {
     let advisor = advisor_of(&plan)?;
     let mut builder =
-        Engine::builder(plan, &place.store).receipt_key(crate::key::receipt_key(place)?);
+        Engine::builder(plan, store(place)).receipt_key(crate::key::receipt_key(place)?);
     if let Some(advisor) = advisor {
         builder = builder.advisor(advisor);
     }
@@ -208,13 +207,13 @@ pub(crate) fn decision_handoff(
     engine: &Engine,
     run: &RunId,
 ) -> Result<Option<orcho::core::HandoffId>, CliError> {
-    let view = engine.status(run)?;
+    let store = engine.store();
+    let view = store.status(run)?;
     if let Some(open) = view.handoff() {
         return Ok(Some(open.clone()));
     }
-    let handoffs = engine.handoffs();
-    for handoff in handoffs.handoffs(run)?.iter().rev() {
-        if handoffs.recorded_decision(run, handoff.id())?.is_some() {
+    for handoff in store.handoffs(run)?.iter().rev() {
+        if store.handoff_decision(run, handoff.id())?.is_some() {
             return Ok(Some(handoff.id().clone()));
         }
     }
@@ -222,8 +221,8 @@ pub(crate) fn decision_handoff(
 }
 
 /// The correction follow-up started for `parent`, if one was.
-pub(crate) fn follow_up_child(engine: &Engine, parent: &RunId) -> Result<Option<RunId>, CliError> {
-    Ok(engine.list()?.into_iter().find_map(|listed| match listed {
+pub(crate) fn follow_up_child(store: &Store, parent: &RunId) -> Result<Option<RunId>, CliError> {
+    Ok(store.list()?.into_iter().find_map(|listed| match listed {
         Listed::Run(view) if view.follow_up_of.as_ref() == Some(parent) => Some(view.run),
         _ => None,
     }))
@@ -254,7 +253,7 @@ pub(crate) fn begin_follow_up(
     if let Some((name, why)) = unknown_phase(engine.plan(), &phases) {
         return Err(CliError::usage(format!("`--phase {name}=…`: {why}")));
     }
-    if let Some(child) = follow_up_child(&engine, parent)? {
+    if let Some(child) = follow_up_child(engine.store(), parent)? {
         return Err(CliError::refused(format!(
             "run `{parent}` already has its follow-up: run `{child}`"
         ))
@@ -262,7 +261,7 @@ pub(crate) fn begin_follow_up(
             "`orcho resume {child}` drives it on; `orcho evidence {child}` shows where it stands"
         )));
     }
-    let spec = match engine.follow_up(parent) {
+    let spec = match engine.store().follow_up(parent) {
         Ok(spec) => spec,
         Err(e) if matches!(e.kind(), orcho::EngineErrorKind::NoFollowUp) => {
             return Err(CliError::refused(format!(

@@ -67,10 +67,10 @@ pub(crate) async fn run_phase(
         ));
     };
     let shown = shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| argv.join(" "));
-    let checkout = engine.status(&request.run)?.checkout;
+    let checkout = engine.store().status(&request.run)?.checkout;
     let checkout_shown = checkout.clone();
     place.progress(&format!("{label}: running `{shown}` …"));
-    let marker = engine.phase_group(&request.run);
+    let marker = engine.store().phase_group(&request.run);
     // Where the first CLI kept the marker.
     let legacy = GroupMarker::new(
         place
@@ -92,7 +92,7 @@ pub(crate) async fn run_phase(
         }
     }
     let input = serde_json::to_string(&request.input)?;
-    let (stdout_log, stderr_log) = engine.phase_logs(request);
+    let (stdout_log, stderr_log) = engine.store().phase_logs(request);
     let output_doc = stdout_log.with_file_name(
         stdout_log
             .file_name()

@@ -480,6 +480,15 @@ pub enum StoreErrorKind {
         #[source]
         source: io::Error,
     },
+    /// A storage backend other than the file system (a database) failed.
+    #[error("{what}")]
+    Backend {
+        /// What failed, in a few words (never a password).
+        what: String,
+        /// Why, when the backend says.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
 }
 
 impl StoreError {
@@ -488,6 +497,19 @@ impl StoreError {
     pub fn list_dir(dir: &Utf8Path, source: io::Error) -> Self {
         Self(Box::new(StoreErrorKind::ListDir {
             dir: dir.to_owned(),
+            source,
+        }))
+    }
+
+    /// A storage backend other than the file system failed: `what` says
+    /// what, in a few words (never a password), `source` why.
+    #[cold]
+    pub fn backend(
+        what: impl Into<String>,
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        Self(Box::new(StoreErrorKind::Backend {
+            what: what.into(),
             source,
         }))
     }
@@ -504,7 +526,8 @@ impl StoreError {
             StoreErrorKind::Document(e) => e.is_not_found(),
             StoreErrorKind::Journal(_)
             | StoreErrorKind::Lock(_)
-            | StoreErrorKind::ListDir { .. } => false,
+            | StoreErrorKind::ListDir { .. }
+            | StoreErrorKind::Backend { .. } => false,
         }
     }
 

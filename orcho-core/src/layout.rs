@@ -16,7 +16,7 @@
 //!     supervision/<touchpoint>.json
 //!     delivery/{gate.json, run.patch, outcome.json, .lock}
 //!     intake/{intake.json, seed.patch, outcome.json, .lock}
-//!   receipts/…  cache/…  worktrees/<run>/
+//!   receipts/…  cache/…  worktrees/<run>/  agent-hooks/…
 //! ```
 //!
 //! Run directories are named by validated [`RunId`]s, and every file name
@@ -38,6 +38,10 @@
 use camino::{Utf8Path, Utf8PathBuf};
 
 use crate::{HandoffId, RunId};
+
+/// The name of a checkout's store directory, unless told otherwise:
+/// `.orcho`.
+pub const DEFAULT_STORE_DIR: &str = ".orcho";
 
 /// A store root (`.orcho/` in the checkout by default) and the paths under
 /// it. Cheap to clone.
@@ -88,6 +92,12 @@ impl StoreDir {
     /// The retained worktree of `run`.
     pub fn worktree(&self, run: &RunId) -> Utf8PathBuf {
         self.worktrees().join(run.as_str())
+    }
+
+    /// `agent-hooks/`: what the hooks installed in coding agents keep
+    /// (refused stops, unproven stops).
+    pub fn agent_hooks(&self) -> Utf8PathBuf {
+        self.root.join("agent-hooks")
     }
 }
 

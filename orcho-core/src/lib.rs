@@ -19,6 +19,10 @@
 //!   append-only [`Journal`](fs::Journal) that survives a torn last line, and
 //!   cross-process [`LockFile`](fs::LockFile)s with typed guards, and
 //!   [`StoreError`], the storage failures every store shares.
+//! - **The storage seam** ([`storage`]): [`Storage`](storage::Storage),
+//!   where runs and their decisions are kept, named by what they are, and
+//!   [`FsStorage`](storage::FsStorage), the directory that keeps them by
+//!   default.
 //! - **The store layout** ([`layout`]): [`StoreDir`](layout::StoreDir) and
 //!   [`RunDir`](layout::RunDir) build every path under a store root, so the
 //!   layout is written once.
@@ -66,7 +70,9 @@
 //!
 //! # Crate features
 //!
-//! None. The crate has no optional parts.
+//! - `test-util`: `storage::conformance`, the checks every
+//!   [`Storage`](storage::Storage) backend passes, for a backend's own
+//!   tests.
 //!
 //! # Stability and MSRV
 //!
@@ -88,6 +94,7 @@ pub mod layout;
 mod run_status;
 pub mod schema;
 pub mod spelling;
+pub mod storage;
 mod suggest;
 pub mod unique_keys;
 mod verdict;

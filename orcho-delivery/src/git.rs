@@ -298,6 +298,9 @@ pub enum GitErrorKind {
     /// A half-created worktree directory could not be removed.
     #[error("the half-created worktree could not be removed")]
     RemoveWorktree(#[source] std::io::Error),
+    /// A patch could not be written to a temporary file for git to read.
+    #[error("the patch could not be written to a temporary file")]
+    TempPatch(#[source] std::io::Error),
 }
 
 impl GitError {
@@ -375,5 +378,30 @@ mod tests {
         assert_eq!(paths, ["f", "new file", "gone"]);
         assert!(parsed[1].is_untracked());
         assert_eq!(parsed[2].index, b'D');
+    }
+}
+
+/// A patch in a temporary file with an absolute path, for git to read in
+/// any directory; removed when dropped.
+#[derive(Debug)]
+pub(crate) struct PatchFile {
+    pub(crate) path: Utf8PathBuf,
+    _file: tempfile::TempPath,
+}
+
+impl PatchFile {
+    /// Writes `bytes` to a new temporary file.
+    pub(crate) fn write(bytes: &[u8]) -> std::io::Result<Self> {
+        use std::io::Write as _;
+        let mut file = tempfile::Builder::new()
+            .prefix("orcho-patch-")
+            .suffix(".patch")
+            .tempfile()?;
+        file.write_all(bytes)?;
+        file.flush()?;
+        let file = file.into_temp_path();
+        let path = Utf8PathBuf::try_from(file.to_path_buf())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
+        Ok(Self { path, _file: file })
     }
 }

@@ -2,8 +2,10 @@
 
 use std::sync::Arc;
 
-use camino::Utf8Path;
-use orcho_core::{RunId, SystemClock, error_chain, layout::StoreDir};
+use orcho_core::{
+    RunId, SystemClock, error_chain,
+    storage::{PointKind, Set, Storage},
+};
 use orcho_handoff::{
     Inbox, InboxError, PendingDecision, PendingPoint, PointErrorKind,
     inbox::{Scanner, pending_decisions_with, scan_handoffs},
@@ -23,21 +25,24 @@ pub const SCANNERS: &[Scanner] = &[
     orcho_handoff::supervision::SupervisionStore::scan,
 ];
 
-/// Lists every run under `store_root` paused on an actionable phase
-/// handoff, delivery gate or intake question, newest first (see
+/// Lists every run of `storage` paused on an actionable phase handoff,
+/// delivery gate, intake question or touchpoint, newest first (see
 /// [`orcho_handoff::inbox`]).
 ///
 /// # Errors
 ///
-/// Only when `store_root/runs` exists and cannot be listed.
-pub fn pending_decisions(store_root: &Utf8Path) -> Result<Inbox, InboxError> {
-    pending_decisions_with(store_root, SCANNERS)
+/// Only when the runs cannot be listed.
+pub fn pending_decisions(storage: &Arc<dyn Storage>) -> Result<Inbox, InboxError> {
+    pending_decisions_with(storage, SCANNERS)
 }
 
 /// The [`Scanner`] of delivery gates: a gate that is open, or decided and
 /// not delivered.
-pub fn scan_delivery(store: &StoreDir, run: &RunId) -> Result<Vec<PendingDecision>, String> {
-    let gates = DeliveryGates::new(store.root(), Arc::new(SystemClock::new()));
+pub fn scan_delivery(
+    storage: &Arc<dyn Storage>,
+    run: &RunId,
+) -> Result<Vec<PendingDecision>, String> {
+    let gates = DeliveryGates::new(Arc::clone(storage), Arc::new(SystemClock::new()));
     let points = gates.points();
     let point = delivery_point();
     let gate = match points.question(run, &point) {
@@ -69,11 +74,17 @@ pub fn scan_delivery(store: &StoreDir, run: &RunId) -> Result<Vec<PendingDecisio
 }
 
 /// The [`Scanner`] of intake questions: a question that is not applied.
-pub fn scan_intake(store: &StoreDir, run: &RunId) -> Result<Vec<PendingDecision>, String> {
-    let intakes = Intakes::new(store.root(), Arc::new(SystemClock::new()));
-    if !intakes.question_path(run).exists() {
+pub fn scan_intake(
+    storage: &Arc<dyn Storage>,
+    run: &RunId,
+) -> Result<Vec<PendingDecision>, String> {
+    let asked = storage
+        .list(run, Set::Questions(PointKind::Intake))
+        .map_err(|e| error_chain(&e))?;
+    if asked.is_empty() {
         return Ok(Vec::new());
     }
+    let intakes = Intakes::new(Arc::clone(storage), Arc::new(SystemClock::new()));
     if intakes.outcome(run).map_err(|e| error_chain(&e))?.is_some() {
         return Ok(Vec::new());
     }

@@ -42,7 +42,7 @@
 //!
 //! let report = detect_intake(".".into(), ".orcho".into())?;
 //! if !report.is_clean() {
-//!     let intakes = Intakes::new(".orcho", Arc::new(SystemClock::new()));
+//!     let intakes = Intakes::in_dir(".orcho", Arc::new(SystemClock::new()));
 //!     let run = "run-1".parse()?;
 //!     intakes.open(&run, &report)?;
 //!     let decision = intakes.decide(&run, DecisionRequest::new(IntakeChoice::new(IntakeAction::Exclude), DecidedBy::Operator))?;

@@ -232,7 +232,7 @@ pub fn diff_summary(path: &Utf8Path, base: &str) -> Result<crate::DiffSummary, G
     Ok(crate::DiffSummary { files })
 }
 
-/// Applies the binary patch at `patch` to the worktree `path`
+/// Applies the binary patch `patch` to the worktree `path`
 /// (`git apply --check`, then `git apply`). A worktree that already has the
 /// patch (it applies in reverse) is left as is. Returns whether the patch
 /// was applied now.
@@ -241,6 +241,20 @@ pub fn diff_summary(path: &Utf8Path, base: &str) -> Result<crate::DiffSummary, G
 ///
 /// A [`GitError`] when the patch applies neither way (the worktree is not
 /// touched) or git cannot be run.
+pub fn apply_patch_bytes(path: &Utf8Path, patch: &[u8]) -> Result<bool, GitError> {
+    if patch.is_empty() {
+        return Ok(false);
+    }
+    let file = crate::git::PatchFile::write(patch)
+        .map_err(|e| GitError::new(&["apply"], path, GitErrorKind::TempPatch(e)))?;
+    apply_patch(path, &file.path)
+}
+
+/// [`apply_patch_bytes`] of the patch in the file `patch`.
+///
+/// # Errors
+///
+/// As [`apply_patch_bytes`].
 pub fn apply_patch(path: &Utf8Path, patch: &Utf8Path) -> Result<bool, GitError> {
     if std::fs::metadata(patch).map(|m| m.len()).unwrap_or(0) == 0 {
         return Ok(false);

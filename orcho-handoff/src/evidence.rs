@@ -85,7 +85,7 @@ pub struct AutopilotStopRecord {
 ///
 /// # let tmp = tempfile::tempdir()?;
 /// # let root = camino::Utf8PathBuf::try_from(tmp.path().to_owned())?;
-/// # let store = HandoffStore::new(root, Arc::new(FixedClock::new("2026-11-21T12:00:00Z".parse()?)));
+/// # let store = HandoffStore::in_dir(root, Arc::new(FixedClock::new("2026-11-21T12:00:00Z".parse()?)));
 /// let evidence = HandoffAdviceEvidence::collect(&store, &"run-1".parse()?, &[])?;
 /// assert_eq!(evidence.advice_calls(), 0);
 /// let json = serde_json::to_value(&evidence)?;

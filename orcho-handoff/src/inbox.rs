@@ -1,6 +1,6 @@
 //! The decision inbox: every run of a store that waits for somebody.
 //!
-//! [`pending_decisions`] scans `runs/*/` under a store root and lists every
+//! [`pending_decisions`] reads every run of a [`Storage`] and lists every
 //! run paused on an actionable decision point — a phase handoff that is
 //! open or decided but not resumed, a delivery gate that is not delivered,
 //! an intake question that is not applied — newest first, with what a host
@@ -20,15 +20,16 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use orcho_core::{FixedClock, Verdict};
+//! use orcho_core::{FixedClock, Verdict, storage::{FsStorage, Storage}};
 //! use orcho_handoff::{HandoffSpec, HandoffStore, SuggestedStep, pending_decisions};
 //!
 //! # let tmp = tempfile::tempdir()?;
 //! # let root = camino::Utf8PathBuf::try_from(tmp.path().to_owned())?;
-//! let store = HandoffStore::new(&root, Arc::new(FixedClock::new("2026-11-21T12:00:00Z".parse()?)));
+//! let storage: Arc<dyn Storage> = Arc::new(FsStorage::new(&root));
+//! let store = HandoffStore::new(storage.clone(), Arc::new(FixedClock::new("2026-11-21T12:00:00Z".parse()?)));
 //! store.open(HandoffSpec::new("run-1".parse()?, "implement".parse()?, Verdict::Rejected))?;
 //!
-//! let inbox = pending_decisions(&root)?;
+//! let inbox = pending_decisions(&storage)?;
 //! let pending: Vec<_> = inbox.pending().collect();
 //! assert_eq!(pending.len(), 1);
 //! assert_eq!(pending[0].run().as_str(), "run-1");
@@ -41,7 +42,8 @@ use std::sync::Arc;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{
-    HandoffId, PhaseName, RunId, SystemClock, Timestamp, Verdict, error_chain, layout::StoreDir,
+    HandoffId, PhaseName, RunId, StoreError, SystemClock, Timestamp, Verdict, error_chain,
+    storage::{PointKind, Set, Storage},
 };
 
 use crate::{AvailableActions, DeliveryActions, HandoffStore, HandoffTrigger, IntakeActions};
@@ -286,77 +288,58 @@ impl Inbox {
     }
 }
 
-/// Lists the pending decision points of one kind in one run: what a kind of
-/// decision point contributes to the inbox. An `Err` is the reason the run
+/// One kind of decision point's contribution to the inbox: the pending
+/// points of one run, read from the store. An `Err` is the reason the run
 /// cannot be read; the run is then listed as degraded.
-pub type Scanner = fn(&StoreDir, &RunId) -> Result<Vec<PendingDecision>, String>;
+pub type Scanner = fn(&Arc<dyn Storage>, &RunId) -> Result<Vec<PendingDecision>, String>;
 
-/// Lists every run under `store_root` paused on an actionable phase
-/// handoff. See the [module docs](self); [`pending_decisions_with`] adds
-/// other kinds of decision points.
+/// Lists every run of `storage` paused on an actionable phase handoff. See
+/// the [module docs](self); [`pending_decisions_with`] adds other kinds of
+/// decision points.
 ///
 /// Read-only: it takes no locks and writes nothing.
 ///
 /// # Errors
 ///
-/// Only when `store_root/runs` exists and cannot be listed. A store with
-/// no runs directory has an empty inbox; an unreadable run is listed as
-/// degraded.
-pub fn pending_decisions(store_root: &Utf8Path) -> Result<Inbox, InboxError> {
-    pending_decisions_with(store_root, &[scan_handoffs])
+/// Only when the runs cannot be listed. A store with no runs has an empty
+/// inbox; an unreadable run is listed as degraded.
+pub fn pending_decisions(storage: &Arc<dyn Storage>) -> Result<Inbox, InboxError> {
+    pending_decisions_with(storage, &[scan_handoffs])
 }
 
-/// Lists every run under `store_root` paused on an actionable decision
-/// point of the kinds `scanners` list, newest first.
+/// Lists every run of `storage` paused on an actionable decision point of
+/// the kinds `scanners` list, newest first.
 ///
 /// # Errors
 ///
 /// As [`pending_decisions`].
 pub fn pending_decisions_with(
-    store_root: &Utf8Path,
+    storage: &Arc<dyn Storage>,
     scanners: &[Scanner],
 ) -> Result<Inbox, InboxError> {
-    let store = StoreDir::new(store_root);
-    let runs_dir = store.runs();
-    let entries = match std::fs::read_dir(&runs_dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Inbox::default()),
-        Err(e) => return Err(InboxError::new(&runs_dir, e)),
-    };
+    let listing = storage.runs().map_err(|source| InboxError {
+        location: storage.location(),
+        source,
+    })?;
+    let runs_dir = Utf8PathBuf::from(storage.location()).join("runs");
     let mut pending = Vec::new();
-    let mut degraded = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| InboxError::new(&runs_dir, e))?;
-        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-            degraded.push(DegradedRun {
-                dir: runs_dir.join(entry.file_name().to_string_lossy().as_ref()),
-                run: None,
-                reason: "the directory name is not valid UTF-8".to_owned(),
-            });
-            continue;
-        };
-        if name.starts_with('.') || !entry.file_type().is_ok_and(|t| t.is_dir()) {
-            continue;
-        }
-        let dir = runs_dir.join(&name);
-        let run = match name.parse::<RunId>() {
-            Ok(run) => run,
-            Err(e) => {
-                degraded.push(DegradedRun {
-                    dir,
-                    run: None,
-                    reason: error_chain(&e),
-                });
-                continue;
-            }
-        };
+    let mut degraded: Vec<DegradedRun> = listing
+        .unnamed
+        .into_iter()
+        .map(|(name, reason)| DegradedRun {
+            dir: runs_dir.join(name),
+            run: None,
+            reason,
+        })
+        .collect();
+    for run in listing.runs {
         match scanners.iter().try_fold(Vec::new(), |mut found, scan| {
-            found.extend(scan(&store, &run)?);
+            found.extend(scan(storage, &run)?);
             Ok::<_, String>(found)
         }) {
             Ok(found) => pending.extend(found),
             Err(reason) => degraded.push(DegradedRun {
-                dir,
+                dir: runs_dir.join(run.as_str()),
                 run: Some(run),
                 reason,
             }),
@@ -380,30 +363,23 @@ pub fn pending_decisions_with(
 /// The [`Scanner`] of phase handoffs: every handoff of the run that is open,
 /// or decided but not resumed (a `halt` too: the run ends only when it is
 /// resumed, and until then nothing else lists it).
-pub fn scan_handoffs(store: &StoreDir, run: &RunId) -> Result<Vec<PendingDecision>, String> {
-    let handoffs_dir = store.run(run).handoffs();
-    let stems = match std::fs::read_dir(&handoffs_dir) {
-        Ok(entries) => entries
-            .filter_map(|e| {
-                let name = e.ok()?.file_name().into_string().ok()?;
-                (!name.starts_with('.'))
-                    .then(|| name.strip_suffix(".json").map(str::to_owned))
-                    .flatten()
-            })
-            .collect::<Vec<_>>(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("failed to list `{handoffs_dir}`: {e}")),
-    };
+pub fn scan_handoffs(
+    storage: &Arc<dyn Storage>,
+    run: &RunId,
+) -> Result<Vec<PendingDecision>, String> {
+    let stems = storage
+        .list(run, Set::Questions(PointKind::Handoff))
+        .map_err(|e| error_chain(&e))?;
     if stems.is_empty() {
         return Ok(Vec::new());
     }
-    let handoffs = HandoffStore::new(store.root(), Arc::new(SystemClock::new()));
+    let handoffs = HandoffStore::new(Arc::clone(storage), Arc::new(SystemClock::new()));
     let resumed = handoffs.resumed(run).map_err(|e| error_chain(&e))?;
     let mut found = Vec::new();
     for stem in stems {
         let id = stem.parse::<HandoffId>().map_err(|e| {
             format!(
-                "`{stem}.json` in `{handoffs_dir}` is not named by a handoff id: {}",
+                "handoff `{stem}` of run `{run}` is not named by a handoff id: {}",
                 error_chain(&e)
             )
         })?;
@@ -431,27 +407,19 @@ pub fn scan_handoffs(store: &StoreDir, run: &RunId) -> Result<Vec<PendingDecisio
     Ok(found)
 }
 
-/// The inbox scan could not list the store's runs directory. (A run that
-/// cannot be read is not an error: it is listed as degraded.)
+/// The inbox scan could not list the store's runs. (A run that cannot be
+/// read is not an error: it is listed as degraded.)
 #[derive(Debug, thiserror::Error)]
-#[error("cannot list the runs in `{dir}`")]
+#[error("cannot list the runs in `{location}`")]
 pub struct InboxError {
-    dir: Utf8PathBuf,
+    location: String,
     #[source]
-    source: std::io::Error,
+    source: StoreError,
 }
 
 impl InboxError {
-    #[cold]
-    pub(crate) fn new(dir: &Utf8Path, source: std::io::Error) -> Self {
-        Self {
-            dir: dir.to_owned(),
-            source,
-        }
-    }
-
-    /// The directory.
-    pub fn dir(&self) -> &Utf8Path {
-        &self.dir
+    /// Where the store is.
+    pub fn location(&self) -> &str {
+        &self.location
     }
 }

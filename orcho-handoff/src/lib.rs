@@ -60,7 +60,7 @@
 //! # let tmp = tempfile::tempdir()?;
 //! # let root = camino::Utf8PathBuf::try_from(tmp.path().to_owned())?;
 //! let clock = Arc::new(FixedClock::new("2026-11-21T12:00:00Z".parse()?));
-//! let store = HandoffStore::new(root.join(".orcho"), clock);
+//! let store = HandoffStore::in_dir(root.join(".orcho"), clock);
 //! let run = "run-1".parse()?;
 //!
 //! // The engine: a phase was rejected and its policy pauses.

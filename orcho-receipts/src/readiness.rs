@@ -272,7 +272,8 @@ impl ReadinessSummary {
             .collect()
     }
 
-    /// The summary as pretty JSON, `schema` first.
+    /// The summary as pretty JSON, `schema` first (the document its
+    /// [`Serialize`](serde::Serialize) writes).
     pub fn to_json(&self) -> String {
         let doc = SummaryV1::from(self);
         orcho_core::schema::encode(&doc)
@@ -673,6 +674,14 @@ impl ExploratoryLog {
         let read = Journal::read::<ExploratoryV1>(&self.path, EXPLORATORY_SCHEMA)
             .map_err(|e| self.err(ReceiptErrorKind::Journal(e)))?;
         Ok(read.records.len() as u64 + read.skipped_newer as u64)
+    }
+}
+
+/// Writes the summary's JSON document, `schema` first, as
+/// [`to_json`](ReadinessSummary::to_json) prints it.
+impl Serialize for ReadinessSummary {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        SummaryV1::from(self).serialize(serializer)
     }
 }
 

@@ -199,15 +199,6 @@ pub enum EngineErrorKind {
         /// The first component of the program's path: what to link.
         first: String,
     },
-    /// `approve` was decided by someone other than an operator, and the
-    /// profile lets only an operator approve.
-    #[error(
-        "only an operator may approve this delivery (the profile says `delivery.approve_requires_operator`); it was decided by {by}"
-    )]
-    OperatorRequired {
-        /// Who decided.
-        by: String,
-    },
     /// A worktree or log could not be removed.
     #[error("cannot remove `{path}`")]
     Remove {
@@ -255,14 +246,6 @@ impl EngineError {
             path: None,
             kind,
         }
-    }
-
-    /// Names `run` as what the error is about, when nothing else is named.
-    pub(crate) fn about(mut self, run: &RunId) -> Self {
-        if self.run.is_none() && self.path.is_none() {
-            self.run = Some(run.clone());
-        }
-        self
     }
 
     #[cold]

@@ -37,8 +37,10 @@ pub struct PhaseEvidence {
     pub gates: Vec<GateRecord>,
     /// The gates' effect.
     pub effect: Option<String>,
-    /// Where the attempt sent the run.
-    pub next: Option<String>,
+    /// Where the attempt sent the run (written as its description, for
+    /// example `advance` or `retry, feeding tests`).
+    #[serde(serialize_with = "describe_transition")]
+    pub next: Option<crate::Transition>,
     /// What the attempt cost (the host's report, not its gates).
     pub cost: Cost,
 }
@@ -101,9 +103,9 @@ pub struct Evidence {
     pub reason: Option<String>,
     /// Every phase attempt, in order.
     pub phases: Vec<PhaseEvidence>,
-    /// The required receipts' classification at the time of the bundle, as
-    /// the readiness summary's JSON (absent when the run has no contract).
-    pub receipts: Option<serde_json::Value>,
+    /// The required receipts' classification at the time of the bundle
+    /// (absent when the run has no contract, or its checkout is gone).
+    pub receipts: Option<orcho_receipts::ReadinessSummary>,
     /// Every handoff and its decision.
     pub handoffs: Vec<HandoffEvidence>,
     /// Advice calls, recommended vs applied actions and retry outcomes.
@@ -144,6 +146,27 @@ pub struct DeliveryEvidence {
     pub action: Option<orcho_handoff::DeliveryAction>,
     /// What delivering did.
     pub detail: Option<String>,
+}
+
+impl PhaseEvidence {
+    /// Whether the attempt moved the run past its phase.
+    pub fn advanced(&self) -> bool {
+        matches!(self.next, Some(crate::Transition::Advance))
+    }
+}
+
+#[expect(
+    clippy::ref_option,
+    reason = "serde's `serialize_with` passes the field by reference"
+)]
+fn describe_transition<S: serde::Serializer>(
+    next: &Option<crate::Transition>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match next {
+        Some(transition) => serializer.serialize_some(&transition.describe()),
+        None => serializer.serialize_none(),
+    }
 }
 
 /// The decision points around the phases: intake, touchpoints, delivery.
@@ -264,7 +287,7 @@ pub(crate) fn phases(events: &[(u64, RunEvent)]) -> Vec<PhaseEvidence> {
             RunEvent::PhaseSettled { effect, transition } => {
                 if let Some(last) = out.last_mut() {
                     last.effect = Some(effect.clone());
-                    last.next = Some(transition.describe());
+                    last.next = Some(transition.clone());
                 }
             }
             _ => {}

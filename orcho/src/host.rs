@@ -14,7 +14,7 @@ use crate::{EngineError, PhaseReport, PhaseRequest, Run, Step, SupervisionReques
 /// phase, a way to ask an operator, and a place to report progress.
 ///
 /// Hosts that drive the step API themselves ([`Run::next`],
-/// [`Run::complete_phase`], [`Engine::decide`](crate::Engine::decide),
+/// [`Run::complete_phase`], [`Store::decide`](crate::Store::decide),
 /// [`Run::resume`]) need no trait.
 ///
 /// The methods return `Send` futures so `drive` can run on a multi-threaded
@@ -113,7 +113,9 @@ pub async fn drive<H: Host + Send>(
                 let Some(request) = host.decide(&handoff).await.map_err(DriveError::Host)? else {
                     return Ok(Step::DecideHandoff(handoff));
                 };
-                run.engine().decide(run.id(), handoff.id(), request)?;
+                run.engine()
+                    .store()
+                    .decide(run.id(), handoff.id(), request)?;
                 match run.resume().await {
                     Ok(next) => next,
                     Err(e) if e.is_terminal() => run.next().await?,
@@ -128,7 +130,7 @@ pub async fn drive<H: Host + Send>(
                 else {
                     return Ok(Step::DecideIntake(report));
                 };
-                run.engine().decide_intake(run.id(), request)?;
+                run.engine().store().decide_intake(run.id(), request)?;
                 run.resume().await?
             }
             Step::AnswerQuestions(ref request)
@@ -138,6 +140,7 @@ pub async fn drive<H: Host + Send>(
                     return Ok(step);
                 };
                 run.engine()
+                    .store()
                     .answer(run.id(), &request.id, answers, DecidedBy::Operator)?;
                 run.resume().await?
             }
@@ -149,7 +152,7 @@ pub async fn drive<H: Host + Send>(
                 else {
                     return Ok(Step::DecideDelivery(gate));
                 };
-                run.engine().decide_delivery(run.id(), request)?;
+                run.engine().store().decide_delivery(run.id(), request)?;
                 run.resume().await?
             }
             finished @ Step::Finished { .. } => return Ok(finished),

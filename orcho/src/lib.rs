@@ -15,21 +15,21 @@
 //!   ([`Step::DecideHandoff`]), or nothing more ([`Step::Finished`]).
 //!   [`Run::complete_phase`] takes the host's report, runs the phase's gates,
 //!   applies their effect and the verdict, and persists everything;
-//!   [`Engine::decide`] records a decision without advancing the run and
+//!   [`Store::decide`] records a decision without advancing the run and
 //!   [`Run::resume`] advances it.
 //! - [`Engine::start_with`] and [`Start::in_worktree`] run in a retained git
 //!   worktree of the target checkout: pre-run intake asks first when the
 //!   target has uncommitted changes ([`Step::DecideIntake`]), and the run
 //!   ends at its delivery gate ([`Step::DecideDelivery`]: approve, apply,
 //!   fix, skip, halt). A delivered `fix` gives the correction follow-up
-//!   ([`Engine::follow_up`]), a child run started with [`Start::follow_up`]
+//!   ([`Store::follow_up`]), a child run started with [`Start::follow_up`]
 //!   from the parent's diff and linked to it.
 //! - Supervision touchpoints are steps too: planner questions
 //!   ([`Step::AnswerQuestions`], from a [`PhaseReport::interrupted`]), plan
 //!   approval ([`Step::ApprovePlan`], when the plan asks for it) and
 //!   deviations ([`Step::HandleDeviation`]), answered with
-//!   [`Engine::answer`] in the one question schema.
-//! - [`Engine::inbox`] lists every run of the store waiting for a decision.
+//!   [`Store::answer`] in the one question schema.
+//! - [`Store::inbox`] lists every run of the store waiting for a decision.
 //! - Final acceptance reads receipts: before it runs, missing or stale
 //!   required receipts are re-run once; after its verdict, every unproven
 //!   required command becomes a gap that forces a rejection, unless a waiver
@@ -38,7 +38,7 @@
 //!   outcomes and durations, the receipts' classification, handoffs and
 //!   decisions, `handoff_advice`, costs.
 //! - [`Host`] and [`drive`] run the loop for hosts that want it.
-//! - The [`RunStore`] keeps `runs/<run_id>/` with the journal as the source
+//! - The [`Store`] keeps `runs/<run_id>/` with the journal as the source
 //!   of truth: a process killed at any line leaves a run that the next
 //!   process reopens and continues, with no transition applied twice. One
 //!   exclusive lock per run: a second driver gets a "busy" error.
@@ -76,14 +76,14 @@
 //!     step = match step {
 //!         Step::RunPhase(request) => run.complete_phase(my_runner(&request).await?).await?,
 //!         Step::DecideHandoff(handoff) => {
-//!             engine.decide(run.id(), handoff.id(), ask_my_operator(&handoff).await?)?;
+//!             engine.store().decide(run.id(), handoff.id(), ask_my_operator(&handoff).await?)?;
 //!             run.resume().await?
 //!         }
 //!         Step::Finished { .. } => break,
 //!         _ => unreachable!("this host handles every step"),
 //!     };
 //! }
-//! # assert_eq!(engine.status(run.id())?.status, orcho::core::RunStatus::Completed);
+//! # assert_eq!(engine.store().status(run.id())?.status, orcho::core::RunStatus::Completed);
 //! # Ok(())
 //! # }
 //! # let dir = tempfile::tempdir()?;
@@ -143,5 +143,5 @@ pub use state::{
     Cursor, Ending, FollowUpOf, InFlight, Pause, PauseTrigger, PhaseInput, Release, Resumption,
     RunEvent, RunState, Stage, Supervised, TouchpointKind, Transition, TransitionError, Workspace,
 };
-pub use store::{DEFAULT_LOCK_WAIT, RunStore, StoredRun};
+pub use store::{DEFAULT_LOCK_WAIT, Store};
 pub use view::{AttemptView, GcReport, Listed, Overridden, RunView, Waiting};

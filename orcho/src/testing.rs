@@ -293,7 +293,7 @@ impl Scenario {
                             break;
                         };
                         let halting = choice == HandoffChoice::Halt;
-                        engine.decide(
+                        engine.store().decide(
                             run.id(),
                             handoff.id(),
                             DecisionRequest::new(choice, DecidedBy::Operator),
@@ -310,7 +310,7 @@ impl Scenario {
                     let Some(choice) = self.intake.take() else {
                         break;
                     };
-                    engine.decide_intake(
+                    engine.store().decide_intake(
                         run.id(),
                         DecisionRequest::new(choice, DecidedBy::Operator),
                     )?;
@@ -323,7 +323,9 @@ impl Scenario {
                     let Some(answers) = self.answers.pop_front() else {
                         break;
                     };
-                    engine.answer(run.id(), &request.id, answers, DecidedBy::Operator)?;
+                    engine
+                        .store()
+                        .answer(run.id(), &request.id, answers, DecidedBy::Operator)?;
                     run.resume().await?
                 }
                 Step::DecideDelivery(gate) => {
@@ -331,7 +333,7 @@ impl Scenario {
                     let Some(choice) = self.deliveries.pop_front() else {
                         break;
                     };
-                    engine.decide_delivery(
+                    engine.store().decide_delivery(
                         run.id(),
                         DecisionRequest::new(choice, DecidedBy::Operator),
                     )?;
@@ -341,14 +343,14 @@ impl Scenario {
             };
         }
         if delivery.is_none()
-            && let Ok(gate) = engine.delivery_gate(run.id())
+            && let Ok(gate) = engine.store().delivery_gate(run.id())
         {
             delivery = Some(gate);
         }
         let state = run.state().clone();
         let id = run.id().clone();
         drop(run);
-        let trace = engine.trace(&id)?;
+        let trace = engine.store().trace(&id)?;
         Ok(ScenarioRun {
             run: id,
             status: state.status(),
@@ -422,7 +424,7 @@ fn git_repository(dir: &Utf8Path, dirty: &[(Utf8PathBuf, Vec<u8>)]) -> Result<()
 impl ScenarioRun {
     /// The store directory.
     pub fn store(&self) -> &Utf8Path {
-        self.engine.runs().root()
+        self.engine.store().local_dir()
     }
 
     /// The engine's error for resuming this run now (for refusal tests).

@@ -1,5 +1,5 @@
 //! What hosts read about a run: [`RunView`], built by
-//! [`Engine::status`](crate::Engine::status), so that no host reads the
+//! [`Store::status`](crate::Store::status), so that no host reads the
 //! engine's state or store directly.
 
 use camino::Utf8PathBuf;
@@ -51,8 +51,8 @@ pub struct RunView {
     /// A run that is created or running but that no process drives (nobody
     /// holds its lock): its host was stopped (Ctrl-C, a kill) or its phase
     /// could not start. [`Engine::open`](crate::Engine::open) and
-    /// [`Run::resume`](crate::Run::resume) continue it. Only [`Engine::status`](crate::Engine::status) and
-    /// [`Engine::list`](crate::Engine::list) look; a run a host holds is
+    /// [`Run::resume`](crate::Run::resume) continue it. Only [`Store::status`](crate::Store::status) and
+    /// [`Store::list`](crate::Store::list) look; a run a host holds is
     /// never stopped.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stopped: bool,
@@ -78,7 +78,7 @@ impl RunView {
 }
 
 /// A phase handoff a run was moved past with `continue`, despite what
-/// paused it ([`Engine::overridden`](crate::Engine::overridden)). A delivery
+/// paused it ([`Store::overridden`](crate::Store::overridden)). A delivery
 /// decision weighs it beside the gate's verdicts, which are the last
 /// review's alone.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -99,7 +99,7 @@ pub struct Overridden {
     pub client: Option<String>,
 }
 
-/// One run of the store as [`Engine::list`](crate::Engine::list) gives it.
+/// One run of the store as [`Store::list`](crate::Store::list) gives it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 #[non_exhaustive]
@@ -143,7 +143,7 @@ pub struct GcReport {
 }
 
 /// One phase attempt as the phase reported it, before its gates ran
-/// ([`Engine::attempts`](crate::Engine::attempts)).
+/// ([`Store::attempts`](crate::Store::attempts)).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct AttemptView {

@@ -152,7 +152,7 @@ async fn run() -> Result<(), Box<dyn Error>> {
                     "   It decides nothing. The operator reads it and confirms retry_feedback:"
                 );
                 println!("   \"{feedback}\" (recorded with advice {})", advice.id());
-                engine.decide(
+                engine.store().decide(
                     run.id(),
                     handoff.id(),
                     DecisionRequest::new(HandoffChoice::retry(feedback)?, DecidedBy::Operator)
@@ -165,7 +165,7 @@ async fn run() -> Result<(), Box<dyn Error>> {
                 show_gate(&gate);
                 let message = "Add parse: split on commas, no items for empty input";
                 println!("   The operator decides approve, with the message \"{message}\".");
-                engine.decide_delivery(
+                engine.store().decide_delivery(
                     run.id(),
                     DecisionRequest::new(
                         DeliveryChoice::approve_with_message(message)?,
@@ -195,16 +195,22 @@ async fn run() -> Result<(), Box<dyn Error>> {
     let worktree = run.state().checkout().to_owned();
     drop(run);
     println!("The trace of the run, one line per durable transition:\n");
-    for line in engine.trace(&id)?.lines() {
+    for line in engine.store().trace(&id)?.lines() {
         println!("   {line}");
     }
     let evidence = engine.evidence(&id)?;
+    engine.store().write_evidence(&evidence)?;
     println!(
         "\nThe evidence ({} phase attempts, {} handoff(s), the delivery) is on disk:",
         evidence.phases.len(),
         evidence.handoffs.len()
     );
-    let dir = engine.runs().run_dir(&id);
+    let dir = engine
+        .store()
+        .evidence_path(&id)
+        .parent()
+        .map(Utf8Path::to_owned)
+        .unwrap_or_default();
     for (path, what) in [
         (dir.join("evidence.json"), "the evidence bundle"),
         (
@@ -439,7 +445,7 @@ fn agent(request: &PhaseRequest, worktree: &Utf8Path) -> Result<PhaseReport, Box
 
 /// Prints what the last attempt did, from the journal.
 fn explain(engine: &Engine, run: &orcho::core::RunId) -> Result<(), Box<dyn Error>> {
-    let trace = engine.trace(run)?;
+    let trace = engine.store().trace(run)?;
     let last: Vec<&str> = trace
         .lines()
         .rev()

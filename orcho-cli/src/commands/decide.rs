@@ -51,8 +51,8 @@ pub(crate) fn handoff(
     if let Some(advice) = advice {
         // The advice must exist, and be about this handoff.
         let known = engine
-            .handoffs()
-            .advice_records(run)?
+            .store()
+            .advice(run)?
             .into_iter()
             .any(|a| *a.id() == advice && *a.handoff() == handoff);
         if !known {
@@ -65,7 +65,7 @@ pub(crate) fn handoff(
         }
         request = request.with_advice(advice);
     }
-    let recorded = engine.decide(run, &handoff, request)?;
+    let recorded = engine.store().decide(run, &handoff, request)?;
     if recorded.is_replay() {
         return replayed(place, run, "handoff", action.as_str());
     }
@@ -82,7 +82,9 @@ pub(crate) fn delivery(
 ) -> Result<Exit, CliError> {
     let engine = host::engine_for(place, run)?;
     let choice = DeliveryChoice::from_parts(action, message, note)?;
-    engine.decide_delivery(run, DecisionRequest::new(choice, DecidedBy::Operator))?;
+    engine
+        .store()
+        .decide_delivery(run, DecisionRequest::new(choice, DecidedBy::Operator))?;
     decided(place, run, "delivery", action.as_str())
 }
 
@@ -95,7 +97,9 @@ pub(crate) fn intake(
 ) -> Result<Exit, CliError> {
     let choice = IntakeChoice::from_parts(action, message)?;
     let engine = host::engine_for(place, run)?;
-    engine.decide_intake(run, DecisionRequest::new(choice, DecidedBy::Operator))?;
+    engine
+        .store()
+        .decide_intake(run, DecisionRequest::new(choice, DecidedBy::Operator))?;
     decided(place, run, "intake", action.as_str())
 }
 
@@ -108,7 +112,7 @@ pub(crate) fn plan(place: &Place, cmd: PlanCommand) -> Result<Exit, CliError> {
     };
     let run = host::find_run(place, &run)?;
     let engine = host::engine_for(place, &run)?;
-    let view = engine.status(&run)?;
+    let view = engine.store().status(&run)?;
     let touchpoint = match view.touchpoint() {
         Some((id, TouchpointKind::PlanApproval)) => id.clone(),
         _ => {
@@ -118,7 +122,7 @@ pub(crate) fn plan(place: &Place, cmd: PlanCommand) -> Result<Exit, CliError> {
         }
     };
     let context = feedback.map_or_else(Answer::none, Answer::text);
-    engine.answer(
+    engine.store().answer(
         &run,
         &touchpoint,
         vec![Answer::select(label), context],
@@ -133,7 +137,7 @@ fn open_touchpoint(
     run: &RunId,
     kind: TouchpointKind,
 ) -> Result<orcho::handoff::supervision::OpenTouchpoint, CliError> {
-    let waiting = engine.status(run)?;
+    let waiting = engine.store().status(run)?;
     let id = match waiting.touchpoint() {
         Some((id, k)) if k == kind => id.clone(),
         _ => {
@@ -149,6 +153,7 @@ fn open_touchpoint(
         }
     };
     engine
+        .store()
         .touchpoints(run)?
         .into_iter()
         .find(|t| t.id == id)
@@ -191,7 +196,9 @@ pub(crate) fn answer(place: &Place, run: &RunId, given: &[String]) -> Result<Exi
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    engine.answer(run, &open.id, answers, DecidedBy::Operator)?;
+    engine
+        .store()
+        .answer(run, &open.id, answers, DecidedBy::Operator)?;
     decided(place, run, "questions", "answered")
 }
 
@@ -221,7 +228,7 @@ pub(crate) fn deviation(
         DeviationArg::Stop => "Stop",
     };
     let context = note.map_or_else(Answer::none, Answer::text);
-    engine.answer(
+    engine.store().answer(
         run,
         &open.id,
         vec![Answer::select(label), context],

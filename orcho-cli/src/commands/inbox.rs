@@ -14,9 +14,9 @@ use crate::{
 
 /// Lists the runs of the store waiting for a decision, newest first.
 pub(crate) fn inbox(place: &Place) -> Result<Exit, CliError> {
-    let engine = host::bare_engine(place)?;
-    let inbox = engine.inbox()?;
-    let stopped = host::stopped_runs(&engine)?;
+    let store = host::store(place);
+    let inbox = store.inbox()?;
+    let stopped = host::stopped_runs(&store)?;
     if place.json {
         output::json(&InboxDoc::new(&inbox, &stopped, Naming::Cli));
     } else {

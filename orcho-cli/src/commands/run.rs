@@ -225,7 +225,7 @@ fn show_settled(place: &Place, engine: &Engine, request: &PhaseRequest) -> Resul
     if place.json {
         return Ok(());
     }
-    let phases = engine.phases(&request.run)?;
+    let phases = engine.store().phases(&request.run)?;
     let Some(attempt) = phases.iter().rev().find(|p| {
         p.phase == request.phase && p.attempt == request.attempt && p.round == request.round
     }) else {
@@ -421,17 +421,21 @@ async fn ask(run: &Run, step: &Step) -> Result<(), CliError> {
             if let Some(record) = advice.filter(|_| took) {
                 request = request.with_advice(record.id().clone());
             }
-            engine.decide(id, handoff.id(), request).map(drop)
+            engine.store().decide(id, handoff.id(), request).map(drop)
         }
         Step::DecideIntake(_) => {
             let request = DecisionRequest::new(prompt::intake()?, DecidedBy::Operator);
-            engine.decide_intake(id, request).map(drop)
+            engine.store().decide_intake(id, request).map(drop)
         }
         Step::DecideDelivery(gate) => loop {
             let now = show::GateNow::read(engine, id).unwrap_or_default();
-            let choice =
-                prompt::delivery(gate, now.target.as_ref(), || Ok(engine.delivery_patch(id)?))?;
-            match engine.decide_delivery(id, DecisionRequest::new(choice, DecidedBy::Operator)) {
+            let choice = prompt::delivery(gate, now.target.as_ref(), || {
+                Ok(engine.store().delivery_patch(id)?)
+            })?;
+            match engine
+                .store()
+                .decide_delivery(id, DecisionRequest::new(choice, DecidedBy::Operator))
+            {
                 // The target changed while the prompt waited: say so and
                 // ask again with what it refuses now.
                 Err(e) if e.target_conflict().is_some() => {
@@ -451,6 +455,7 @@ async fn ask(run: &Run, step: &Step) -> Result<(), CliError> {
         | Step::HandleDeviation(request) => {
             let answers = prompt::questions(request)?;
             engine
+                .store()
                 .answer(id, &request.id, answers, DecidedBy::Operator)
                 .map(drop)
         }
@@ -490,10 +495,11 @@ fn paused(place: &Place, run: &Run, point: &str, hint: &str) -> Result<Exit, Cli
 fn finished(place: &Place, run: &Run, status: RunStatus, reason: &str) -> Result<Exit, CliError> {
     let engine = run.engine();
     let evidence = engine.evidence(run.id())?;
-    let path = engine.runs().layout().run(run.id()).evidence();
+    engine.store().write_evidence(&evidence)?;
+    let path = engine.store().evidence_path(run.id());
     // After `fix`: the command that starts the correction follow-up.
-    let next = (engine.follow_up(run.id()).is_ok()
-        && host::follow_up_child(engine, run.id())?.is_none())
+    let next = (engine.store().follow_up(run.id()).is_ok()
+        && host::follow_up_child(engine.store(), run.id())?.is_none())
     .then(|| format!("orcho run --follow-up {}", run.id()));
     if place.json {
         output::json(&FinishedDoc {

@@ -14,7 +14,7 @@ use crate::{
 
 /// Lists every run of the store, newest first.
 pub(crate) fn list(place: &Place) -> Result<Exit, CliError> {
-    let runs = host::bare_engine(place)?.list()?;
+    let runs = host::store(place).list()?;
     if place.json {
         output::json(&runs);
         return Ok(Exit::Ok);
@@ -70,7 +70,7 @@ struct LogDoc<'a> {
 
 /// Prints a run's history, one numbered line per transition.
 pub(crate) fn log(place: &Place, run: &RunId) -> Result<Exit, CliError> {
-    let trace = host::bare_engine(place)?.trace(run)?;
+    let trace = host::store(place).trace(run)?;
     if place.json {
         output::json(&LogDoc {
             run,
@@ -88,10 +88,11 @@ pub(crate) fn log(place: &Place, run: &RunId) -> Result<Exit, CliError> {
 pub(crate) fn evidence(place: &Place, run: &RunId) -> Result<Exit, CliError> {
     let engine = host::engine_for(place, run)?;
     let evidence = engine.evidence(run)?;
+    engine.store().write_evidence(&evidence)?;
     if place.json {
         output::json(&evidence);
     } else {
-        let path = engine.runs().layout().run(run).evidence();
+        let path = engine.store().evidence_path(run);
         output::out(&text::evidence(&evidence, path.as_str()));
     }
     Ok(Exit::Ok)
@@ -99,7 +100,7 @@ pub(crate) fn evidence(place: &Place, run: &RunId) -> Result<Exit, CliError> {
 
 /// Ends a run where it stands.
 pub(crate) fn cancel(place: &Place, run: &RunId, reason: &str) -> Result<Exit, CliError> {
-    let view = host::engine_for(place, run)?.cancel(run, reason, DecidedBy::Operator)?;
+    let view = host::store(place).cancel(run, reason, DecidedBy::Operator)?;
     if place.json {
         output::json(&view);
     } else {

@@ -25,17 +25,17 @@ use crate::{
 /// recorded on it.
 pub(crate) fn handoff(place: &Place, run: &RunId) -> Result<Exit, CliError> {
     let engine = host::engine_for(place, run)?;
-    let handoffs = engine.handoffs().handoffs(run)?;
+    let handoffs = engine.store().handoffs(run)?;
     let Some(last) = handoffs.last() else {
         return Err(CliError::msg(format!("run `{run}` has no handoff")));
     };
-    let decision = engine.handoffs().recorded_decision(run, last.id())?;
+    let decision = engine.store().handoff_decision(run, last.id())?;
     let decided = decision.as_ref().map(|d| d.decision().payload());
     if place.json {
         output::json(&HandoffDoc::new(last, decided, Naming::Cli));
     } else {
         let mut shown = text::handoff(last, decided);
-        let view = engine.status(run)?;
+        let view = engine.store().status(run)?;
         if decided.is_none() && view.status.is_terminal() {
             shown.push_str("\nthe run is ");
             shown.push_str(view.status.as_str());
@@ -76,7 +76,7 @@ pub(crate) fn open_handoff(
     engine: &orcho::Engine,
     run: &RunId,
 ) -> Result<orcho::core::HandoffId, CliError> {
-    let view = engine.status(run)?;
+    let view = engine.store().status(run)?;
     view.handoff()
         .cloned()
         .ok_or_else(|| CliError::msg(format!("run `{run}` is not paused at a handoff")))
@@ -85,7 +85,7 @@ pub(crate) fn open_handoff(
 /// Shows the run's delivery gate.
 pub(crate) fn gate(place: &Place, run: &RunId) -> Result<Exit, CliError> {
     let engine = host::engine_for(place, run)?;
-    let gate = engine.delivery_gate(run)?;
+    let gate = engine.store().delivery_gate(run)?;
     let now = GateNow::read(&engine, run)?;
     if place.json {
         output::json(&GateDoc::new(&gate).with_now(&gate, &now));
@@ -112,14 +112,14 @@ pub(crate) struct GateNow {
 
 impl GateNow {
     pub(crate) fn read(engine: &orcho::Engine, run: &RunId) -> Result<Self, CliError> {
-        let view = engine.status(run)?;
+        let view = engine.store().status(run)?;
         let waits = view.status == RunStatus::AwaitingDelivery;
         let ended = view.status.is_terminal().then(|| match &view.reason {
             Some(reason) => format!("the run is {} ({reason})", view.status),
             None => format!("the run is {}", view.status),
         });
         let decided = if waits {
-            engine.delivery_decision(run)?.map(|recorded| {
+            engine.store().delivery_decision(run)?.map(|recorded| {
                 let decision = recorded.decision();
                 Decided {
                     action: decision.payload().action(),
@@ -133,8 +133,10 @@ impl GateNow {
             None
         };
         Ok(Self {
-            target: waits.then(|| engine.delivery_target(run).ok()).flatten(),
-            overridden: engine.overridden(run)?,
+            target: waits
+                .then(|| engine.store().delivery_target(run).ok())
+                .flatten(),
+            overridden: engine.store().overridden(run)?,
             decided,
             ended,
         })
@@ -152,7 +154,7 @@ pub(crate) struct Decided {
 /// Shows the run's pre-run intake question and what can be decided.
 pub(crate) fn intake(place: &Place, run: &RunId) -> Result<Exit, CliError> {
     let engine = host::engine_for(place, run)?;
-    let report = engine.intake_report(run)?;
+    let report = engine.store().intake_report(run)?;
     if place.json {
         output::json(&IntakeDoc::new(
             run,

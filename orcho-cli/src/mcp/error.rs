@@ -166,6 +166,14 @@ impl From<EngineError> for ToolError {
             }
             EngineErrorKind::Handoff(h) if h.is_not_found() => Self::new("not_found", message),
             EngineErrorKind::Delivery(d)
+                if d.is_refused(|r| {
+                    matches!(r, orcho::delivery::DeliveryRefusal::OperatorRequired { .. })
+                }) =>
+            {
+                Self::new("operator_required", message)
+                    .hint("an operator decides it with `orcho delivery decide` at a terminal")
+            }
+            EngineErrorKind::Delivery(d)
                 if d.is_refused(orcho::delivery::DeliveryRefusal::is_not_available) =>
             {
                 Self::invalid(message)
@@ -180,8 +188,6 @@ impl From<EngineError> for ToolError {
             EngineErrorKind::Delivery(d) if d.is_not_found() => Self::new("not_found", message)
                 .hint("the run has not reached its delivery gate; see orcho_run_status"),
             EngineErrorKind::NoDelivery => Self::new("not_found", message),
-            EngineErrorKind::OperatorRequired { .. } => Self::new("operator_required", message)
-                .hint("an operator decides it with `orcho delivery decide` at a terminal"),
             _ => Self::new("internal_error", message),
         }
     }

@@ -46,7 +46,7 @@ fn open_touchpoint(
     engine: &Engine,
     run: &RunId,
 ) -> Result<orcho::handoff::supervision::OpenTouchpoint, ToolError> {
-    let waiting = engine.status(run)?;
+    let waiting = engine.store().status(run)?;
     let Some((id, _)) = waiting.touchpoint() else {
         return Err(ToolError::invalid(format!(
             "run `{run}` is not waiting at a touchpoint (it is {})",
@@ -55,6 +55,7 @@ fn open_touchpoint(
     };
     let id = id.clone();
     engine
+        .store()
         .touchpoints(run)?
         .into_iter()
         .find(|t| t.id == id)
@@ -162,8 +163,8 @@ struct Shown {
 impl Shown {
     fn read(engine: &Engine, run: &RunId, handoff: PhaseHandoff) -> Result<Self, ToolError> {
         let decided = engine
-            .handoffs()
-            .recorded_decision(run, handoff.id())
+            .store()
+            .handoff_decision(run, handoff.id())
             .map_err(|e| ToolError::internal(&e))?
             .map(|d| d.decision().payload().clone());
         Ok(Self { handoff, decided })
@@ -179,7 +180,7 @@ fn open_handoff(engine: &Engine, view: &RunView) -> Result<Option<PhaseHandoff>,
     view.handoff()
         .map(|id| {
             engine
-                .handoffs()
+                .store()
                 .handoff(&view.run, id)
                 .map_err(|e| ToolError::internal(&e))
         })
@@ -201,7 +202,7 @@ fn awaiting(status: RunStatus) -> Option<&'static str> {
 
 /// Where the run stands and what it waits on.
 pub(super) fn status_doc(engine: &Engine, run: &RunId) -> ToolResult {
-    let view = engine.status(run)?;
+    let view = engine.store().status(run)?;
     let mut next = Vec::new();
     let shown = open_handoff(engine, &view)?
         .map(|h| Shown::read(engine, run, h))
@@ -215,7 +216,7 @@ pub(super) fn status_doc(engine: &Engine, run: &RunId) -> ToolResult {
     }
     let gate = if view.status == RunStatus::AwaitingDelivery {
         next.push("decide the delivery with orcho_delivery_decide, then orcho_run_resume");
-        Some(engine.delivery_gate(run)?)
+        Some(engine.store().delivery_gate(run)?)
     } else {
         None
     };
@@ -231,7 +232,9 @@ pub(super) fn status_doc(engine: &Engine, run: &RunId) -> ToolResult {
     }
     if view.status.is_terminal() {
         next.push("the run has ended; orcho_run_evidence has its evidence");
-        if engine.follow_up(run).is_ok() && host::follow_up_child(engine, run)?.is_none() {
+        if engine.store().follow_up(run).is_ok()
+            && host::follow_up_child(engine.store(), run)?.is_none()
+        {
             next.push("its delivery was decided `fix`: orcho_run_start with parent_run_id starts the correction follow-up");
         }
     }
@@ -264,9 +267,9 @@ pub(super) fn status_doc(engine: &Engine, run: &RunId) -> ToolResult {
 /// The findings a decision is about: the open (or last) handoff's, and the
 /// last reported attempt of each phase.
 fn findings_doc(engine: &Engine, run: &RunId) -> ToolResult {
-    let view = engine.status(run)?;
+    let view = engine.store().status(run)?;
     let mut handoffs = engine
-        .handoffs()
+        .store()
         .handoffs(run)
         .map_err(|e| ToolError::internal(&e))?;
     let handoff = match view.handoff() {
@@ -277,7 +280,7 @@ fn findings_doc(engine: &Engine, run: &RunId) -> ToolResult {
         None => handoffs.pop(),
     };
     let shown = handoff.map(|h| Shown::read(engine, run, h)).transpose()?;
-    let attempts = engine.attempts(run)?;
+    let attempts = engine.store().attempts(run)?;
     let mut last: BTreeMap<&str, AttemptDoc<'_>> = BTreeMap::new();
     for attempt in &attempts {
         last.insert(attempt.phase.as_str(), AttemptDoc::new(attempt));
@@ -304,7 +307,7 @@ impl OrchoMcp {
                 "`{key}` `{reference}` is not a run id, the start of one, or `latest`"
             )));
         }
-        Ok(host::bare_engine(&self.place)?.find_run(reference)?)
+        Ok(host::store(&self.place).find_run(reference)?)
     }
 
     /// Drives a run until it finishes or pauses, then releases it.
@@ -333,7 +336,7 @@ impl OrchoMcp {
     pub(super) fn decide_handoff(&self, input: &HandoffDecideInput, client: &str) -> ToolResult {
         let run = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&run)?;
-        let view = engine.status(&run)?;
+        let view = engine.store().status(&run)?;
         let handoff = match input.handoff_id.as_deref() {
             Some(named) => parse_handoff(named)?,
             None => match host::decision_handoff(&engine, &run)? {
@@ -349,8 +352,8 @@ impl OrchoMcp {
         // conflict, and a handoff nobody decided stays undecided.
         if view.status.is_terminal()
             && engine
-                .handoffs()
-                .recorded_decision(&run, &handoff)
+                .store()
+                .handoff_decision(&run, &handoff)
                 .map_err(|e| ToolError::internal(&e))?
                 .is_none()
         {
@@ -371,8 +374,8 @@ impl OrchoMcp {
                 .parse()
                 .map_err(|e| ToolError::invalid(format!("`advice_id`: {e}")))?;
             let known = engine
-                .handoffs()
-                .advice_records(&run)
+                .store()
+                .advice(&run)
                 .map_err(|e| ToolError::internal(&e))?
                 .into_iter()
                 .any(|a| *a.id() == advice && *a.handoff() == handoff);
@@ -384,7 +387,7 @@ impl OrchoMcp {
             }
             request = request.with_advice(advice);
         }
-        let recorded = engine.decide(&run, &handoff, request)?;
+        let recorded = engine.store().decide(&run, &handoff, request)?;
         value(&HandoffDecidedDoc {
             run_id: &run,
             handoff_id: &handoff,
@@ -446,7 +449,7 @@ impl OrchoMcp {
     pub(super) async fn resume_run(&self, input: RunInput) -> ToolResult {
         let id = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&id)?;
-        refuse_terminal(&id, &engine.status(&id)?)?;
+        refuse_terminal(&id, &engine.store().status(&id)?)?;
         if host::read_config(&self.place, &id)?.is_none() {
             return Err(ToolError::invalid(format!(
                 "run `{id}` was not started by `orcho run` or orcho_run_start (it has no run \
@@ -500,7 +503,7 @@ impl OrchoMcp {
         let run = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&run)?;
         let status = status_doc(&engine, &run)?;
-        let view = engine.status(&run)?;
+        let view = engine.store().status(&run)?;
         let Some(handoff) = open_handoff(&engine, &view)? else {
             return value(&ReviewDoc {
                 run_id: &run,
@@ -512,8 +515,8 @@ impl OrchoMcp {
         };
         let findings = findings_doc(&engine, &run)?;
         let mut advice = engine
-            .handoffs()
-            .advice_records(&run)
+            .store()
+            .advice(&run)
             .map_err(|e| ToolError::internal(&e))?
             .into_iter()
             .rfind(|a| a.handoff() == handoff.id());
@@ -574,7 +577,7 @@ impl OrchoMcp {
     pub(super) async fn advise(&self, input: AdviceInput) -> ToolResult {
         let run = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&run)?;
-        let view = engine.status(&run)?;
+        let view = engine.store().status(&run)?;
         let handoff = handoff_of(&view, input.handoff_id.as_deref())?;
         let record = engine.advise_for(&run, &handoff, DecidedBy::Client).await?;
         value(&AdviceDoc::of(
@@ -588,7 +591,7 @@ impl OrchoMcp {
     pub(super) fn gate(&self, input: &RunInput) -> ToolResult {
         let run = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&run)?;
-        let gate = engine.delivery_gate(&run)?;
+        let gate = engine.store().delivery_gate(&run)?;
         let now = crate::commands::GateNow::read(&engine, &run)?;
         value(&GateDoc::new(&gate).with_now(&gate, &now))
     }
@@ -596,7 +599,7 @@ impl OrchoMcp {
     pub(super) fn decide_delivery(&self, input: DeliveryDecideInput, client: &str) -> ToolResult {
         let run = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&run)?;
-        refuse_terminal(&run, &engine.status(&run)?)?;
+        refuse_terminal(&run, &engine.store().status(&run)?)?;
         let action: DeliveryAction = input.action.parse().map_err(|e| {
             ToolError::bad_action(
                 &e,
@@ -605,7 +608,9 @@ impl OrchoMcp {
         })?;
         let choice = DeliveryChoice::from_parts(action, input.message, input.note)
             .map_err(|e| ToolError::invalid(orcho::core::error_chain(&e)))?;
-        engine.decide_delivery(&run, DecisionRequest::by_client(choice, client))?;
+        engine
+            .store()
+            .decide_delivery(&run, DecisionRequest::by_client(choice, client))?;
         value(&DeliveryDecidedDoc {
             run_id: &run,
             action: action.as_str(),
@@ -662,7 +667,7 @@ impl OrchoMcp {
     pub(super) fn answer_touchpoint(&self, input: &TouchpointAnswerInput) -> ToolResult {
         let run = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&run)?;
-        refuse_terminal(&run, &engine.status(&run)?)?;
+        refuse_terminal(&run, &engine.store().status(&run)?)?;
         let open = open_touchpoint(&engine, &run)?;
         let batch = open
             .touchpoint
@@ -687,6 +692,7 @@ impl OrchoMcp {
             })
             .collect::<Result<Vec<_>, _>>()?;
         engine
+            .store()
             .answer(&run, &open.id, answers, DecidedBy::Client)
             .map_err(|e| {
                 if e.is_conflict() {
@@ -706,7 +712,7 @@ impl OrchoMcp {
     pub(super) fn intake_gate(&self, input: &RunInput) -> ToolResult {
         let run = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&run)?;
-        let report = engine.intake_report(&run)?;
+        let report = engine.store().intake_report(&run)?;
         value(&IntakeDoc::new(
             &run,
             &report,
@@ -718,7 +724,7 @@ impl OrchoMcp {
     pub(super) fn decide_intake(&self, input: IntakeDecideInput, client: &str) -> ToolResult {
         let run = self.find_run("run_id", &input.run_id)?;
         let engine = self.engine(&run)?;
-        refuse_terminal(&run, &engine.status(&run)?)?;
+        refuse_terminal(&run, &engine.store().status(&run)?)?;
         let action: IntakeAction = input.action.parse().map_err(|e| {
             ToolError::bad_action(
                 &e,
@@ -727,7 +733,9 @@ impl OrchoMcp {
         })?;
         let choice = IntakeChoice::from_parts(action, input.message)
             .map_err(|e| ToolError::invalid(orcho::core::error_chain(&e)))?;
-        engine.decide_intake(&run, DecisionRequest::by_client(choice, client))?;
+        engine
+            .store()
+            .decide_intake(&run, DecisionRequest::by_client(choice, client))?;
         value(&DeliveryDecidedDoc {
             run_id: &run,
             action: action.as_str(),
@@ -737,9 +745,9 @@ impl OrchoMcp {
     }
 
     pub(super) fn inbox(&self) -> ToolResult {
-        let engine = host::bare_engine(&self.place)?;
-        let inbox = engine.inbox()?;
-        let stopped = host::stopped_runs(&engine)?;
+        let store = host::store(&self.place);
+        let inbox = store.inbox()?;
+        let stopped = host::stopped_runs(&store)?;
         value(&InboxDoc::new(&inbox, &stopped, Naming::Mcp))
     }
 }

@@ -609,16 +609,11 @@ pub(crate) fn evidence(e: &orcho::Evidence, path: &str) -> String {
             None => text.push_str("undecided"),
         }
     }
-    if let Some(receipts) = e.receipts.as_ref().and_then(|r| r["required"].as_array()) {
+    if let Some(receipts) = &e.receipts {
         let shown: Vec<String> = receipts
+            .required
             .iter()
-            .map(|r| {
-                format!(
-                    "{} {}",
-                    r["command"].as_str().unwrap_or("?"),
-                    r["status"].as_str().unwrap_or("?")
-                )
-            })
+            .map(|r| format!("{} {}", r.command, r.status.as_str()))
             .collect();
         let _ = write!(text, "\nreceipts: {}", shown.join(", "));
     }

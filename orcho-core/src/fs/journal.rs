@@ -159,26 +159,38 @@ impl Journal {
         pub fn path(&self) -> &Utf8Path;
     }
 
-    /// Appends one record and flushes it to stable storage.
+    /// Appends one record as a line and fsyncs it. The record must
+    /// serialize to a JSON object whose first key is `schema` (every Orcho
+    /// journal line carries its version first).
     ///
     /// # Errors
     ///
-    /// [`JournalErrorKind::MissingSchema`] when `record` does not serialize
-    /// with `schema` first, an encoding error, or an I/O error. After an I/O
-    /// error the partial line is cut off again where possible, so the journal
-    /// stays readable.
+    /// An encoding error, [`JournalErrorKind::MissingSchema`], or an I/O
+    /// error; after an I/O error the journal is as it was before the call
+    /// (best effort: a partial line is truncated away).
     pub fn append<T: Serialize + ?Sized>(&mut self, record: &T) -> Result<(), JournalError> {
-        self.buf.clear();
-        serde_json::to_writer(&mut self.buf, record).map_err(|e| {
-            JournalError::new(&self.path, None, JournalErrorKind::Encode(Box::new(e)))
-        })?;
-        if !self.buf.starts_with(SCHEMA_PREFIX) {
+        let line = encode_line(record).map_err(|kind| JournalError::new(&self.path, None, kind))?;
+        self.append_line(&line)
+    }
+
+    /// Appends one encoded record (see [`encode_line`]), without its line
+    /// end, and fsyncs it.
+    ///
+    /// # Errors
+    ///
+    /// [`JournalErrorKind::MissingSchema`] when the line does not start with
+    /// its `schema`, or an I/O error (the journal is then as it was before
+    /// the call, best effort).
+    pub fn append_line(&mut self, line: &[u8]) -> Result<(), JournalError> {
+        if !line.starts_with(SCHEMA_PREFIX) || line.contains(&b'\n') {
             return Err(JournalError::new(
                 &self.path,
                 None,
                 JournalErrorKind::MissingSchema,
             ));
         }
+        self.buf.clear();
+        self.buf.extend_from_slice(line);
         self.buf.push(b'\n');
         let written = self
             .file
@@ -232,49 +244,78 @@ impl Journal {
                 ));
             }
         };
-        let mut out = JournalRead {
-            records: Vec::new(),
-            torn_tail: None,
-            skipped_newer: 0,
+        parse(&bytes, newest, path)
+    }
+}
+
+/// Encodes one journal record as a line, without its line end: JSON whose
+/// first key is `schema`.
+///
+/// # Errors
+///
+/// An encoding error, or [`JournalErrorKind::MissingSchema`].
+pub fn encode_line<T: Serialize + ?Sized>(record: &T) -> Result<Vec<u8>, JournalErrorKind> {
+    let line = serde_json::to_vec(record).map_err(|e| JournalErrorKind::Encode(Box::new(e)))?;
+    if !line.starts_with(SCHEMA_PREFIX) {
+        return Err(JournalErrorKind::MissingSchema);
+    }
+    Ok(line)
+}
+
+/// Reads the records of a journal's bytes, as [`Journal::read`] does for a
+/// file; `path` only names it in errors.
+///
+/// # Errors
+///
+/// [`JournalErrorKind::CorruptLine`] (with the line number) when a complete
+/// line that is not the last one is not a valid record.
+pub fn parse<T: DeserializeOwned>(
+    bytes: &[u8],
+    newest: SchemaVersion,
+    path: &Utf8Path,
+) -> Result<JournalRead<T>, JournalError> {
+    let mut out = JournalRead {
+        records: Vec::new(),
+        torn_tail: None,
+        skipped_newer: 0,
+    };
+    let last_start = last_nonblank_line_start(bytes);
+    let mut offset = 0usize;
+    for (index, line) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
+        let start = offset;
+        offset += line.len();
+        let complete = line.ends_with(b"\n");
+        let body = if complete {
+            &line[..line.len() - 1]
+        } else {
+            line
         };
-        let last_start = last_nonblank_line_start(&bytes);
-        let mut offset = 0usize;
-        for (index, line) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
-            let start = offset;
-            offset += line.len();
-            let complete = line.ends_with(b"\n");
-            let body = if complete {
-                &line[..line.len() - 1]
-            } else {
-                line
-            };
-            if body.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let is_last = Some(start) == last_start;
-            let torn = TornTail {
-                offset: start as u64,
-                len: line.len() as u64,
-            };
-            if !complete {
-                out.torn_tail = Some(torn);
-                break;
-            }
-            match parse_line::<T>(body, newest) {
-                Ok(Some(record)) => out.records.push(record),
-                Ok(None) => out.skipped_newer += 1,
-                Err(_) if is_last => out.torn_tail = Some(torn),
-                Err(e) => {
-                    return Err(JournalError::new(
-                        path,
-                        Some(index + 1),
-                        JournalErrorKind::CorruptLine(Box::new(e)),
-                    ));
-                }
+        if body.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let is_last = Some(start) == last_start;
+        let torn = TornTail {
+            offset: start as u64,
+            len: line.len() as u64,
+        };
+        if !complete {
+            out.torn_tail = Some(torn);
+            break;
+        }
+        match parse_line::<T>(body, newest) {
+            Ok(Some(record)) => out.records.push(record),
+            Ok(None) => out.skipped_newer += 1,
+            Err(_) if is_last => out.torn_tail = Some(torn),
+            Err(e) => {
+                return Err(JournalError::new(
+                    path,
+                    Some(index + 1),
+                    JournalErrorKind::CorruptLine(Box::new(e)),
+                ));
             }
         }
-        Ok(out)
     }
+    Ok(out)
 }
 
 /// Parses one line: `Ok(None)` for a record from a newer schema.

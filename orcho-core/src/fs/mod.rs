@@ -18,8 +18,9 @@ mod atomic;
 mod journal;
 mod lock;
 
+pub(crate) use atomic::sync_parent;
 pub use atomic::{
     create_dir_all, create_dir_whole, read_document, write_atomic, write_document, write_new_atomic,
 };
-pub use journal::{Journal, JournalRead, TornTail};
+pub use journal::{Journal, JournalRead, TornTail, encode_line, parse as parse_journal};
 pub use lock::{ExclusiveGuard, LockFile, SharedGuard};

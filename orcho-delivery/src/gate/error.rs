@@ -27,6 +27,15 @@ pub enum DeliveryRefusal {
         /// Why the action is blocked.
         reason: Option<DeliveryBlock>,
     },
+    /// `approve` was decided by someone other than an operator, and the
+    /// gate lets only an operator approve.
+    #[error(
+        "only an operator may approve this delivery (the profile says `delivery.approve_requires_operator`); it was decided by {by}"
+    )]
+    OperatorRequired {
+        /// Who decided: `the client \`name\``, `the ci_agent`.
+        by: String,
+    },
     /// The run's diff would conflict with the target checkout; the target
     /// was not touched.
     #[error("the target checkout would conflict with the run's diff ({0}); it was not touched")]

@@ -37,6 +37,8 @@ pub(crate) struct GateDoc {
     pub(crate) follow_up_of: Option<LinkRepr>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) waivers: Vec<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) approve_requires_operator: bool,
     pub(crate) created_at: Timestamp,
 }
 
@@ -46,8 +48,15 @@ impl Document for GateDoc {
     /// diff (files_changed, insertions, deletions, files), patch_digest,
     /// available_actions, blocked, findings, gaps, release_summary,
     /// follow_up_of, waivers (when any), created_at.
-    const SCHEMA: SchemaVersion = SchemaVersion::new(1);
+    ///
+    /// Version 2: `approve_requires_operator: true`, which a version-1
+    /// reader would ignore. A gate without it is still written as version
+    /// 1, byte for byte as before.
+    const SCHEMA: SchemaVersion = SchemaVersion::new(2);
 }
+
+/// The first version, written when no field of version 2 is used.
+const GATE_V1: SchemaVersion = SchemaVersion::new(1);
 
 /// The diff summary; the totals are written for readers and recomputed from
 /// `files` on read.
@@ -247,7 +256,12 @@ impl From<LinkRepr> for FollowUpLink {
 impl From<DeliveryGate> for GateDoc {
     fn from(g: DeliveryGate) -> Self {
         Self {
-            schema: Self::SCHEMA,
+            schema: if g.spec.approve_requires_operator {
+                Self::SCHEMA
+            } else {
+                GATE_V1
+            },
+            approve_requires_operator: g.spec.approve_requires_operator,
             diff: DiffRepr {
                 files_changed: g.diff.files_changed(),
                 insertions: g.diff.insertions(),
@@ -332,6 +346,7 @@ impl TryFrom<GateDoc> for DeliveryGate {
             findings: d.findings,
             follow_up: d.follow_up_of.map(FollowUpLink::from),
             waivers: d.waivers,
+            approve_requires_operator: d.approve_requires_operator,
         };
         Ok(Self {
             spec,

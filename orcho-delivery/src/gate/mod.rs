@@ -53,7 +53,7 @@
 //! use orcho_delivery::{DeliveryGates, DeliveryOutcome, DeliverySpec};
 //! use orcho_receipts::ReadinessSummary;
 //!
-//! let gates = DeliveryGates::new(".orcho", Arc::new(SystemClock::new()));
+//! let gates = DeliveryGates::in_dir(".orcho", Arc::new(SystemClock::new()));
 //! let readiness = ReadinessSummary::new(Vec::new(), Vec::new(), Vec::new(), 0);
 //! let gate = gates.open(
 //!     DeliverySpec::new("run-1".parse()?, Verdict::Approved, ".orcho/worktrees/run-1", "HEAD", ".", &readiness)

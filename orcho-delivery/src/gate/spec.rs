@@ -90,6 +90,7 @@ pub struct DeliverySpec {
     pub(crate) findings: Vec<Finding>,
     pub(crate) follow_up: Option<FollowUpLink>,
     pub(crate) waivers: Vec<String>,
+    pub(crate) approve_requires_operator: bool,
 }
 
 impl DeliverySpec {
@@ -124,6 +125,7 @@ impl DeliverySpec {
             findings: Vec::new(),
             follow_up: None,
             waivers: Vec::new(),
+            approve_requires_operator: false,
         }
     }
 
@@ -163,6 +165,12 @@ impl DeliverySpec {
         /// Marks the run as a correction follow-up of another
         /// ([`FollowUpSpec::link`]), so that `fix` is checked by the guard.
         pub fn with_follow_up(link: Some(FollowUpLink)) => follow_up;
+        /// Lets only an operator approve: `approve` decided by the CI
+        /// autopilot or a client is refused
+        /// ([`DeliveryRefusal::OperatorRequired`](crate::DeliveryRefusal::OperatorRequired)),
+        /// whoever records it and from wherever. The rule is kept with the
+        /// gate.
+        pub fn with_approve_requires_operator(required: bool) => approve_requires_operator;
     }
 }
 
@@ -184,6 +192,12 @@ impl DeliveryGate {
     /// The run.
     pub fn run(&self) -> &RunId {
         &self.spec.run
+    }
+
+    /// Whether only an operator may approve
+    /// ([`DeliverySpec::with_approve_requires_operator`]).
+    pub fn approve_requires_operator(&self) -> bool {
+        self.spec.approve_requires_operator
     }
 
     /// The release verdict that stands: the reviewer's, forced to rejected

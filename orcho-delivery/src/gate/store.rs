@@ -5,7 +5,8 @@ use std::{collections::BTreeSet, sync::Arc};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{
-    Clock, Digest, DocumentError, HandoffId, RunId, Timestamp, Verdict, fs, layout::RunDir, schema,
+    Clock, Digest, DocumentError, HandoffId, RunId, Timestamp, Verdict, schema,
+    storage::{FsStorage, Item, PointKind, Storage},
 };
 use orcho_handoff::{
     DELIVERY_POINT, DecisionPoint, DecisionRequest, DeliveryAction, DeliveryChoice, PointError,
@@ -46,14 +47,7 @@ impl DecisionPoint for Deliveries {
     type Choice = DeliveryChoice;
     type Outcome = DeliveryOutcome;
     type Refusal = DeliveryRefusal;
-
-    fn question_path(run: &RunDir, _id: &HandoffId) -> Utf8PathBuf {
-        run.delivery().join("gate.json")
-    }
-
-    fn lock_path(run: &RunDir, _id: &HandoffId) -> Utf8PathBuf {
-        run.delivery().join(".lock")
-    }
+    const KIND: PointKind = PointKind::Delivery;
 
     fn encode_question(
         _run: &RunId,
@@ -64,12 +58,13 @@ impl DecisionPoint for Deliveries {
         schema::encode(&GateDoc::from(gate.clone()))
     }
 
-    fn read_question(
-        path: &Utf8Path,
+    fn decode_question(
+        bytes: &[u8],
+        at: &Utf8Path,
         run: &RunId,
         _id: &HandoffId,
     ) -> Result<(DeliveryGate, Timestamp), Kind> {
-        let doc = fs::read_document::<GateDoc>(path)?;
+        let doc = schema::decode::<GateDoc>(bytes, Some(at))?;
         if doc.run_id != *run {
             return Err(Kind::misplaced(&doc.run_id, None));
         }
@@ -81,10 +76,9 @@ impl DecisionPoint for Deliveries {
     fn read_outcome(
         points: &Points<Self>,
         run: &RunId,
-        _id: &HandoffId,
+        id: &HandoffId,
     ) -> Result<Option<DeliveryOutcome>, Kind> {
-        let path = outcome_path(&points.run_dir(run));
-        match points.read_outcome_document::<OutcomeDoc>(&path)? {
+        match points.read_outcome_document::<OutcomeDoc>(run, id)? {
             Some(doc) if doc.run_id == *run => doc.into_outcome().map(Some),
             Some(doc) => Err(Kind::misplaced(&doc.run_id, None)),
             None => Ok(None),
@@ -98,16 +92,8 @@ impl DecisionPoint for Deliveries {
     ) -> Result<(), Kind> {
         let run = decision.run();
         let doc = OutcomeDoc::new(run.clone(), points.clock().now(), outcome);
-        points.write_outcome_document(&outcome_path(&points.run_dir(run)), &doc)
+        points.write_outcome_document(run, decision.point(), &doc)
     }
-}
-
-fn outcome_path(run: &RunDir) -> Utf8PathBuf {
-    run.delivery().join("outcome.json")
-}
-
-fn patch_path(run: &RunDir) -> Utf8PathBuf {
-    run.delivery().join("run.patch")
 }
 
 /// The id of every run's delivery decision point.
@@ -119,8 +105,8 @@ pub(crate) fn delivery_point() -> HandoffId {
 /// recorded).
 pub type DeliveryState = PointState<Deliveries>;
 
-/// The delivery gates of the runs under one store root. Synchronous; cheap
-/// to clone.
+/// The delivery gates of the runs of a [`Storage`]. Synchronous; cheap to
+/// clone.
 ///
 /// See the [module docs](crate::gate) for the rules, the layout and an
 /// example.
@@ -131,18 +117,21 @@ pub struct DeliveryGates {
 }
 
 impl DeliveryGates {
-    /// The gates under the store root `root` (for example `.orcho`), with
-    /// the default [`FollowUpGuard`].
-    pub fn new(root: impl Into<Utf8PathBuf>, clock: Arc<dyn Clock>) -> Self {
+    /// The gates kept in `storage`, with the default [`FollowUpGuard`].
+    pub fn new(storage: Arc<dyn Storage>, clock: Arc<dyn Clock>) -> Self {
         Self {
-            points: Points::new(root, clock),
+            points: Points::new(storage, clock),
             guard: FollowUpGuard::default(),
         }
     }
 
-    /// The store root.
-    pub fn root(&self) -> &Utf8Path {
-        self.points.root()
+    /// The gates of the directory store at `root` (for example `.orcho`).
+    pub fn in_dir(root: impl Into<Utf8PathBuf>, clock: Arc<dyn Clock>) -> Self {
+        Self::new(Arc::new(FsStorage::new(root)), clock)
+    }
+
+    fn storage(&self) -> &dyn Storage {
+        &**self.points.storage()
     }
 
     /// The lifecycle the gates run on.
@@ -150,19 +139,22 @@ impl DeliveryGates {
         &self.points
     }
 
-    /// The gate document of a run.
+    /// Where the gate document of a run is kept (its file, in a directory
+    /// store).
     pub fn gate_path(&self, run: &RunId) -> Utf8PathBuf {
-        Deliveries::question_path(&self.points.run_dir(run), &delivery_point())
+        self.storage()
+            .locate(run, Item::Question(PointKind::Delivery, &delivery_point()))
     }
 
-    /// The run's patch.
+    /// Where the run's patch is kept.
     pub fn patch_path(&self, run: &RunId) -> Utf8PathBuf {
-        patch_path(&self.points.run_dir(run))
+        self.storage().locate(run, Item::DeliveryPatch)
     }
 
-    /// The outcome document of a run.
+    /// Where the outcome document of a run is kept.
     pub fn outcome_path(&self, run: &RunId) -> Utf8PathBuf {
-        outcome_path(&self.points.run_dir(run))
+        self.storage()
+            .locate(run, Item::Outcome(PointKind::Delivery, &delivery_point()))
     }
 
     /// The decision slot of a run's gate.
@@ -228,14 +220,13 @@ impl DeliveryGates {
             blocked,
             created_at: self.points.clock().now(),
         };
-        let dir = self.points.run_dir(&run);
-        fs::create_dir_all(&dir.delivery()).map_err(|e| err(e.into()))?;
-        let _guard = self
-            .points
-            .lock(&run, &delivery_point())
-            .lock_exclusive()
-            .map_err(|e| err(e.into()))?;
-        if self.gate_path(&run).exists() {
+        let _guard = self.points.lock(&run, &delivery_point()).map_err(err)?;
+        if self
+            .storage()
+            .get(&run, Item::Question(PointKind::Delivery, &delivery_point()))
+            .map_err(|e| err(e.into()))?
+            .is_some()
+        {
             return Err(err(Kind::AlreadyOpen(Deliveries::ALREADY_OPEN)));
         }
         // A decision recorded on another patch (the gate was removed and is
@@ -249,19 +240,14 @@ impl DeliveryGates {
                 .patch()
                 .is_some_and(|decided| decided != gate.patch_digest)
         {
-            let path = slot.path();
-            let aside = (1..)
-                .map(|n| Utf8PathBuf::from(format!("{path}.superseded-{n}")))
-                .find(|p| !p.exists())
-                .unwrap_or_else(|| path.with_extension("superseded"));
-            std::fs::rename(path, &aside).map_err(|e| {
-                err(Kind::Invalid(format!(
-                    "the decision `{path}` was taken on another patch and cannot be kept aside as `{aside}`: {e}"
-                )))
-            })?;
+            self.storage()
+                .supersede_decision(&run, &delivery_point())
+                .map_err(|e| err(e.into()))?;
         }
         // The patch first: a gate on disk always has its patch.
-        fs::write_atomic(&patch_path(&dir), &patch).map_err(|e| err(e.into()))?;
+        self.storage()
+            .put(&run, Item::DeliveryPatch, &patch)
+            .map_err(|e| err(e.into()))?;
         self.points
             .open(&run, &delivery_point(), &gate)
             .map_err(err)?;
@@ -294,8 +280,9 @@ impl DeliveryGates {
     }
 
     fn check_target(&self, gate: &DeliveryGate) -> Result<TargetStatus, Kind> {
-        let patch = absolute(&self.patch_path(&gate.spec.run))?;
-        TargetStatus::check(gate, &patch).map_err(|e| refused(e.into()))
+        let (bytes, _) = self.patch_bytes(gate)?;
+        let patch = patch_file(&bytes)?;
+        TargetStatus::check(gate, &patch.path).map_err(|e| refused(e.into()))
     }
 
     /// Records the decision of the run's gate. Does not touch the target:
@@ -345,6 +332,16 @@ impl DeliveryGates {
                         }));
                     }
                     let action = request.payload().action();
+                    if action == DeliveryAction::Approve
+                        && gate.spec.approve_requires_operator
+                        && request.decided_by() != orcho_handoff::DecidedBy::Operator
+                    {
+                        let by = match request.client() {
+                            Some(client) => format!("the client `{client}`"),
+                            None => format!("the {}", request.decided_by()),
+                        };
+                        return Err(refused(DeliveryRefusal::OperatorRequired { by }));
+                    }
                     if !gate.available_actions.contains(action) {
                         return Err(refused(DeliveryRefusal::NotAvailable {
                             action,
@@ -452,14 +449,24 @@ impl DeliveryGates {
             .map_err(|kind| PointError::of_run("read the patch of", run, kind))
     }
 
-    fn read_patch(&self, gate: &DeliveryGate) -> Result<(Vec<u8>, Utf8PathBuf), Kind> {
+    /// The patch as it is kept, unchecked, and where it is kept.
+    fn patch_bytes(&self, gate: &DeliveryGate) -> Result<(Vec<u8>, Utf8PathBuf), Kind> {
         let path = self.patch_path(&gate.spec.run);
-        let bytes = std::fs::read(&path).map_err(|e| {
+        let missing = || {
             refused(DeliveryRefusal::ReadPatch {
                 path: path.clone(),
-                source: e,
+                source: std::io::Error::from(std::io::ErrorKind::NotFound),
             })
-        })?;
+        };
+        let bytes = self
+            .storage()
+            .get(&gate.spec.run, Item::DeliveryPatch)?
+            .ok_or_else(missing)?;
+        Ok((bytes, path))
+    }
+
+    fn read_patch(&self, gate: &DeliveryGate) -> Result<(Vec<u8>, Utf8PathBuf), Kind> {
+        let (bytes, path) = self.patch_bytes(gate)?;
         let computed = Digest::derive(PATCH_DIGEST_CONTEXT, &bytes);
         if computed != gate.patch_digest {
             return Err(refused(DeliveryRefusal::PatchAltered {
@@ -470,10 +477,10 @@ impl DeliveryGates {
         Ok((bytes, path))
     }
 
-    /// The patch, checked against the gate's digest, as an absolute path.
-    fn checked_patch(&self, gate: &DeliveryGate) -> Result<Utf8PathBuf, Kind> {
-        let (_, path) = self.read_patch(gate)?;
-        absolute(&path)
+    /// The patch, checked against the gate's digest, in a file git reads.
+    fn checked_patch(&self, gate: &DeliveryGate) -> Result<crate::git::PatchFile, Kind> {
+        let (bytes, _) = self.read_patch(gate)?;
+        patch_file(&bytes)
     }
 
     /// Whether the patch is already in the target (a delivery that died
@@ -491,7 +498,8 @@ impl DeliveryGates {
     }
 
     fn apply(&self, gate: &DeliveryGate) -> Result<(), Kind> {
-        let patch = self.checked_patch(gate)?;
+        let file = self.checked_patch(gate)?;
+        let patch = &file.path;
         let git = Git::new(&gate.spec.target);
         let git_err = |e| refused(DeliveryRefusal::from(e));
         if let Err(check) = git
@@ -509,13 +517,14 @@ impl DeliveryGates {
     }
 
     fn commit(&self, gate: &DeliveryGate, message: &str) -> Result<String, Kind> {
-        let patch = self.checked_patch(gate)?;
+        let file = self.checked_patch(gate)?;
+        let patch = &file.path;
         let git = Git::new(&gate.spec.target);
         let git_err = |e| refused(DeliveryRefusal::from(e));
         let paths: Vec<&str> = gate.diff.files.iter().map(|f| f.path.as_str()).collect();
         if let TargetStatus::Overlapping { .. } = self.check_target(gate)? {
             self.refuse_conflicting(gate, DeliveryAction::Approve)?;
-            return commit_over_uncommitted(&git, &patch, &paths, message).map_err(git_err);
+            return commit_over_uncommitted(&git, patch, &paths, message).map_err(git_err);
         }
         match git
             .check(&["apply", "--check", "--index", patch.as_str()])
@@ -647,8 +656,11 @@ fn commit_over_uncommitted(
     git.head()
 }
 
-/// `path` made absolute against the current directory, so that git can be
-/// run in another directory with it.
-pub(crate) fn absolute(path: &Utf8Path) -> Result<Utf8PathBuf, Kind> {
-    crate::git::absolute(path).ok_or_else(|| refused(DeliveryRefusal::NotUtf8(path.to_owned())))
+/// `bytes` in a temporary file for git to read.
+fn patch_file(bytes: &[u8]) -> Result<crate::git::PatchFile, Kind> {
+    crate::git::PatchFile::write(bytes).map_err(|e| {
+        Kind::Invalid(format!(
+            "the patch cannot be written to a temporary file for git: {e}"
+        ))
+    })
 }

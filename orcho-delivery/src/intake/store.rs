@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{
-    Clock, Digest, DocumentError, HandoffId, RunId, Timestamp, fs, layout::RunDir, schema,
+    Clock, Digest, DocumentError, HandoffId, RunId, Timestamp, schema,
+    storage::{FsStorage, Item, PointKind, Storage},
 };
 use orcho_handoff::{
     DecisionPoint, DecisionRequest, INTAKE_POINT, IntakeAction, IntakeChoice, PointError,
@@ -39,7 +40,7 @@ pub struct SeedPatch {
 
 impl SeedPatch {
     orcho_core::getters! {
-        /// The patch file.
+        /// Where the patch is kept (its file, in a directory store).
         pub fn path(&self) -> &Utf8Path;
         /// Its digest (context [`SEED_DIGEST_CONTEXT`]).
         pub fn digest(&self) -> Digest;
@@ -110,14 +111,7 @@ impl DecisionPoint for IntakeQuestions {
     type Choice = IntakeChoice;
     type Outcome = IntakeOutcome;
     type Refusal = IntakeRefusal;
-
-    fn question_path(run: &RunDir, _id: &HandoffId) -> Utf8PathBuf {
-        run.intake().join("intake.json")
-    }
-
-    fn lock_path(run: &RunDir, _id: &HandoffId) -> Utf8PathBuf {
-        run.intake().join(".lock")
-    }
+    const KIND: PointKind = PointKind::Intake;
 
     fn encode_question(
         run: &RunId,
@@ -128,12 +122,13 @@ impl DecisionPoint for IntakeQuestions {
         schema::encode(&IntakeDoc::new(run.clone(), report.clone(), at))
     }
 
-    fn read_question(
-        path: &Utf8Path,
+    fn decode_question(
+        bytes: &[u8],
+        at: &Utf8Path,
         run: &RunId,
         _id: &HandoffId,
     ) -> Result<(IntakeReport, Timestamp), Kind> {
-        let doc = fs::read_document::<IntakeDoc>(path)?;
+        let doc = schema::decode::<IntakeDoc>(bytes, Some(at))?;
         if doc.run_id != *run {
             return Err(Kind::misplaced(&doc.run_id, None));
         }
@@ -143,10 +138,9 @@ impl DecisionPoint for IntakeQuestions {
     fn read_outcome(
         points: &Points<Self>,
         run: &RunId,
-        _id: &HandoffId,
+        id: &HandoffId,
     ) -> Result<Option<IntakeOutcome>, Kind> {
-        let path = outcome_path(&points.run_dir(run));
-        match points.read_outcome_document::<IntakeOutcomeDoc>(&path)? {
+        match points.read_outcome_document::<IntakeOutcomeDoc>(run, id)? {
             Some(doc) if doc.run_id == *run => doc.into_outcome().map(Some),
             Some(doc) => Err(Kind::misplaced(&doc.run_id, None)),
             None => Ok(None),
@@ -160,16 +154,8 @@ impl DecisionPoint for IntakeQuestions {
     ) -> Result<(), Kind> {
         let run = decision.run();
         let doc = IntakeOutcomeDoc::new(run.clone(), points.clock().now(), outcome);
-        points.write_outcome_document(&outcome_path(&points.run_dir(run)), &doc)
+        points.write_outcome_document(run, decision.point(), &doc)
     }
-}
-
-fn outcome_path(run: &RunDir) -> Utf8PathBuf {
-    run.intake().join("outcome.json")
-}
-
-fn seed_path(run: &RunDir) -> Utf8PathBuf {
-    run.intake().join("seed.patch")
 }
 
 /// The id of every run's intake decision point.
@@ -186,7 +172,7 @@ pub(crate) fn intake_point() -> HandoffId {
 /// use orcho_handoff::{DecidedBy, DecisionRequest, IntakeAction, IntakeChoice};
 /// use orcho_delivery::{Intakes, detect_intake};
 ///
-/// let intakes = Intakes::new(".orcho", Arc::new(SystemClock::new()));
+/// let intakes = Intakes::in_dir(".orcho", Arc::new(SystemClock::new()));
 /// let run = "run-1".parse()?;
 /// let report = detect_intake(".".into(), ".orcho".into())?;
 /// if !report.is_clean() {
@@ -201,14 +187,36 @@ pub(crate) fn intake_point() -> HandoffId {
 #[derive(Debug, Clone)]
 pub struct Intakes {
     points: Points<IntakeQuestions>,
+    local: Option<Utf8PathBuf>,
 }
 
 impl Intakes {
-    /// The intake questions under the store root `root`.
-    pub fn new(root: impl Into<Utf8PathBuf>, clock: Arc<dyn Clock>) -> Self {
+    /// The intake questions kept in `storage`.
+    pub fn new(storage: Arc<dyn Storage>, clock: Arc<dyn Clock>) -> Self {
         Self {
-            points: Points::new(root, clock),
+            points: Points::new(storage, clock),
+            local: None,
         }
+    }
+
+    /// The intake questions of the directory store at `root`, which is
+    /// also the store's local directory ([`with_local_dir`](Self::with_local_dir)).
+    pub fn in_dir(root: impl Into<Utf8PathBuf>, clock: Arc<dyn Clock>) -> Self {
+        let root = root.into();
+        Self::new(Arc::new(FsStorage::new(root.clone())), clock).with_local_dir(root)
+    }
+
+    /// The directory where this machine keeps the store's own files
+    /// (receipts, worktrees): left out of the changes intake includes or
+    /// commits when it is inside the checkout.
+    #[must_use]
+    pub fn with_local_dir(mut self, dir: impl Into<Utf8PathBuf>) -> Self {
+        self.local = Some(dir.into());
+        self
+    }
+
+    fn storage(&self) -> &dyn Storage {
+        &**self.points.storage()
     }
 
     /// The lifecycle the questions run on.
@@ -216,19 +224,22 @@ impl Intakes {
         &self.points
     }
 
-    /// The question document of a run.
+    /// Where the question document of a run is kept (its file, in a
+    /// directory store).
     pub fn question_path(&self, run: &RunId) -> Utf8PathBuf {
-        IntakeQuestions::question_path(&self.points.run_dir(run), &intake_point())
+        self.storage()
+            .locate(run, Item::Question(PointKind::Intake, &intake_point()))
     }
 
-    /// The seed patch of a run.
+    /// Where the seed patch of a run is kept.
     pub fn seed_path(&self, run: &RunId) -> Utf8PathBuf {
-        seed_path(&self.points.run_dir(run))
+        self.storage().locate(run, Item::IntakeSeed)
     }
 
-    /// The outcome document of a run.
+    /// Where the outcome document of a run is kept.
     pub fn outcome_path(&self, run: &RunId) -> Utf8PathBuf {
-        outcome_path(&self.points.run_dir(run))
+        self.storage()
+            .locate(run, Item::Outcome(PointKind::Intake, &intake_point()))
     }
 
     /// The decision slot of a run's intake question.
@@ -333,7 +344,10 @@ impl Intakes {
         let run = decision.run();
         let git = Git::new(&report.checkout);
         let git_err = |e| refused(IntakeRefusal::from(e));
-        let excluded = store_prefix(&report.checkout, self.points.root());
+        let excluded = self
+            .local
+            .as_deref()
+            .and_then(|local| store_prefix(&report.checkout, local));
         let choice = decision.payload();
         Ok(match choice.action() {
             IntakeAction::Include => {
@@ -341,7 +355,7 @@ impl Intakes {
                     .snapshot_diff(&report.head, excluded.as_deref())
                     .map_err(git_err)?;
                 let path = self.seed_path(run);
-                fs::write_atomic(&path, &patch)?;
+                self.storage().put(run, Item::IntakeSeed, &patch)?;
                 IntakeOutcome::Included {
                     start: report.head.clone(),
                     seed: SeedPatch {
@@ -410,12 +424,16 @@ impl Intakes {
         else {
             return Err(err(refused(IntakeRefusal::NotIncluded)));
         };
-        let bytes = std::fs::read(&seed.path).map_err(|e| {
-            err(refused(IntakeRefusal::ReadSeed {
-                path: seed.path.clone(),
-                source: e,
-            }))
-        })?;
+        let bytes = self
+            .storage()
+            .get(run, Item::IntakeSeed)
+            .map_err(|e| err(e.into()))?
+            .ok_or_else(|| {
+                err(refused(IntakeRefusal::ReadSeed {
+                    path: seed.path.clone(),
+                    source: std::io::Error::from(std::io::ErrorKind::NotFound),
+                }))
+            })?;
         let computed = Digest::derive(SEED_DIGEST_CONTEXT, &bytes);
         if computed != seed.digest {
             return Err(err(refused(IntakeRefusal::SeedAltered {
@@ -426,8 +444,12 @@ impl Intakes {
         if seed.files == 0 {
             return Ok(seed);
         }
-        let patch = crate::git::absolute(&seed.path)
-            .ok_or_else(|| err(refused(IntakeRefusal::NotUtf8(seed.path.clone()))))?;
+        let file = crate::git::PatchFile::write(&bytes).map_err(|e| {
+            err(Kind::Invalid(format!(
+                "the seed patch cannot be written to a temporary file for git: {e}"
+            )))
+        })?;
+        let patch = &file.path;
         let git = Git::new(worktree);
         let git_err = |e| err(refused(IntakeRefusal::from(e)));
         if let Err(check) = git

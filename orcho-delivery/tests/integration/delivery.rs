@@ -21,7 +21,7 @@ use crate::{
 
 pub(crate) fn gates(r: &Repo) -> DeliveryGates {
     let clock = Arc::new(FixedClock::new(T0.parse().expect("time")));
-    DeliveryGates::new(r.store.clone(), clock)
+    DeliveryGates::in_dir(r.store.clone(), clock)
 }
 
 pub(crate) fn ready() -> ReadinessSummary {
@@ -744,7 +744,7 @@ fn documents_from_a_newer_orcho_are_refused() -> Result {
     let path = gates.gate_path(&run());
     write(
         &path,
-        br#"{"schema": 2, "run_id": "run-1", "quorum": true}"#,
+        br#"{"schema": 3, "run_id": "run-1", "quorum": true}"#,
     );
     let err = gates.gate(&run()).unwrap_err();
     assert!(
@@ -753,7 +753,7 @@ fn documents_from_a_newer_orcho_are_refused() -> Result {
         error_chain(&err)
     );
     // The inbox lists the run as degraded rather than guessing.
-    let inbox = orcho_delivery::pending_decisions(&r.store)?;
+    let inbox = orcho_delivery::pending_decisions(&crate::dir_store(&r.store))?;
     assert_eq!(inbox.degraded().count(), 1);
     Ok(())
 }
@@ -784,5 +784,51 @@ fn two_threads_delivering_the_same_decision_commit_once() -> Result {
         before,
         "one commit"
     );
+    Ok(())
+}
+
+#[test]
+fn a_gate_that_lets_only_an_operator_approve_keeps_the_rule_with_it() -> Result {
+    let r = repo();
+    r.run_changes();
+    let opened =
+        gates(&r).open(spec(&r, Verdict::Approved).with_approve_requires_operator(true))?;
+    assert!(opened.approve_requires_operator());
+    // The rule is in the gate's document (a version-2 document: a reader
+    // that does not know it refuses the gate instead of ignoring the rule).
+    let doc = String::from_utf8(read(&gates(&r).gate_path(&run())))?;
+    assert!(doc.starts_with("{\n  \"schema\": 2,"), "{doc}");
+    assert!(doc.contains("\"approve_requires_operator\": true"), "{doc}");
+    // Whoever decides next reads it from the gate, with no profile.
+    let again = gates(&r);
+    let by_client = again
+        .decide(
+            &run(),
+            DecisionRequest::by_client(DeliveryChoice::approve(), "bot 1.0"),
+        )
+        .unwrap_err();
+    assert!(
+        by_client.is_refused(|r| matches!(r, DeliveryRefusal::OperatorRequired { .. })),
+        "{}",
+        error_chain(&by_client)
+    );
+    insta::assert_snapshot!(error_chain(&by_client), @"cannot decide the delivery gate of run `run-1`: caused by: only an operator may approve this delivery (the profile says `delivery.approve_requires_operator`); it was decided by the client `bot 1.0`");
+    assert!(
+        again.recorded_decision(&run())?.is_none(),
+        "nothing was recorded"
+    );
+    // An operator approves.
+    again.decide(&run(), operator(DeliveryChoice::approve()))?;
+    Ok(())
+}
+
+#[test]
+fn a_gate_without_the_rule_is_written_as_before() -> Result {
+    let r = repo();
+    r.run_changes();
+    gates(&r).open(spec(&r, Verdict::Approved))?;
+    let doc = String::from_utf8(read(&gates(&r).gate_path(&run())))?;
+    assert!(doc.starts_with("{\n  \"schema\": 1,"), "{doc}");
+    assert!(!doc.contains("approve_requires_operator"), "{doc}");
     Ok(())
 }

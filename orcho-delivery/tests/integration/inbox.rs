@@ -61,8 +61,8 @@ fn render(inbox: &orcho_handoff::Inbox) -> String {
 fn the_inbox_lists_good_decided_and_corrupt_runs() -> Result {
     let r = repo();
     let clock = Arc::new(FixedClock::new(T0.parse()?));
-    let store = HandoffStore::new(r.store.clone(), clock.clone());
-    let gates = DeliveryGates::new(r.store.clone(), clock.clone());
+    let store = HandoffStore::in_dir(r.store.clone(), clock.clone());
+    let gates = DeliveryGates::in_dir(r.store.clone(), clock.clone());
     let tick = || clock.advance(Duration::from_secs(60));
 
     // An open handoff: decide.
@@ -116,7 +116,7 @@ fn the_inbox_lists_good_decided_and_corrupt_runs() -> Result {
     gates.deliver(&skip)?;
     tick();
     // An intake question.
-    let intakes = Intakes::new(r.store.clone(), clock.clone());
+    let intakes = Intakes::in_dir(r.store.clone(), clock.clone());
     write(&r.target.join("wip.txt"), b"wip\n");
     intakes.open(&id("run-i"), &detect_intake(&r.target, &r.store)?)?;
     tick();
@@ -151,7 +151,7 @@ fn the_inbox_lists_good_decided_and_corrupt_runs() -> Result {
     write(&runs.join("README"), b"not a run\n");
     write(&runs.join(".tmp/handoffs/x.json"), b"{}");
 
-    let inbox = pending_decisions(&r.store)?;
+    let inbox = pending_decisions(&crate::dir_store(&r.store))?;
     insta::assert_snapshot!(render(&inbox), @"
     run-i | intake | uncommitted_changes | - | [include, exclude, commit, halt] | decided: no | next: decide
     run-g | delivery | release | approved | [approve, apply, skip, halt] | decided: skip | next: deliver
@@ -203,11 +203,11 @@ fn the_inbox_lists_good_decided_and_corrupt_runs() -> Result {
 fn an_empty_or_missing_store_has_an_empty_inbox() -> Result {
     let dir = tempfile::tempdir()?;
     let root = camino::Utf8PathBuf::try_from(dir.path().to_owned())?;
-    assert!(pending_decisions(&root)?.is_empty());
-    assert!(pending_decisions(&root.join("nowhere"))?.is_empty());
+    assert!(pending_decisions(&crate::dir_store(&root))?.is_empty());
+    assert!(pending_decisions(&crate::dir_store(&root.join("nowhere")))?.is_empty());
     // A `runs` that is a file cannot be listed: the one error of the scan.
     write(&root.join("store/runs"), b"");
-    let err = pending_decisions(&root.join("store")).unwrap_err();
+    let err = pending_decisions(&crate::dir_store(&root.join("store"))).unwrap_err();
     assert!(
         error_chain(&err).starts_with("cannot list the runs in"),
         "{}",

@@ -34,7 +34,7 @@ fn user_status(r: &Repo) -> String {
 }
 
 fn intakes(r: &Repo) -> Intakes {
-    Intakes::new(
+    Intakes::in_dir(
         store(r),
         Arc::new(FixedClock::new(T0.parse().expect("time"))),
     )

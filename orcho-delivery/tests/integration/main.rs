@@ -12,3 +12,10 @@ mod repo;
 mod worktree;
 
 pub(crate) type Result<T = (), E = Box<dyn std::error::Error>> = std::result::Result<T, E>;
+
+/// The directory store at `root`, as the inbox reads it.
+pub(crate) fn dir_store(
+    root: &camino::Utf8Path,
+) -> std::sync::Arc<dyn orcho_core::storage::Storage> {
+    std::sync::Arc::new(orcho_core::storage::FsStorage::new(root))
+}

@@ -1,9 +1,12 @@
 //! Decisions, their records and the slot that holds a point's one decision.
 
-use std::{fmt, marker::PhantomData};
+use std::{fmt, marker::PhantomData, sync::Arc};
 
 use camino::{Utf8Path, Utf8PathBuf};
-use orcho_core::{Clock, Digest, HandoffId, RunId, Timestamp, fs, layout::StoreDir, schema};
+use orcho_core::{
+    Clock, Digest, HandoffId, RunId, StoreError, Timestamp, schema,
+    storage::{self, Created, FsStorage, Item, Storage},
+};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 use super::{
@@ -286,7 +289,7 @@ impl<P> RecordedDecision<P> {
     orcho_core::getters! {
         /// The decision.
         pub fn decision(&self) -> &Decision<P>;
-        /// The record's file.
+        /// Where the record is kept (its file, in a directory store).
         pub fn path(&self) -> &Utf8Path;
         /// Whether the call that returned this found the decision already
         /// recorded (an idempotent replay, or a read), rather than creating it.
@@ -307,41 +310,51 @@ impl<P> RecordedDecision<P> {
 pub struct DecisionSlot<P> {
     run: RunId,
     point: HandoffId,
+    storage: Arc<dyn Storage>,
     path: Utf8PathBuf,
     payload: PhantomData<fn() -> P>,
 }
 
 impl<P: DecisionPayload> DecisionSlot<P> {
-    /// The slot at an explicit file path.
-    pub fn new(path: impl Into<Utf8PathBuf>, run: RunId, point: HandoffId) -> Self {
+    /// The slot of `point` of `run` in `storage`.
+    pub fn new(storage: Arc<dyn Storage>, run: RunId, point: HandoffId) -> Self {
+        let path = storage.locate(&run, Item::Decision(&point));
         Self {
             run,
             point,
-            path: path.into(),
+            storage,
+            path,
             payload: PhantomData,
         }
     }
 
-    /// The slot in the standard layout: `<store>/runs/<run>/decisions/<point>.json`.
+    /// The slot in the directory store at `store`:
+    /// `<store>/runs/<run>/decisions/<point>.json`.
     pub fn in_run(store: &Utf8Path, run: &RunId, point: &HandoffId) -> Self {
-        let path = StoreDir::new(store).run(run).decision(point);
-        Self::new(path, run.clone(), point.clone())
+        Self::new(Arc::new(FsStorage::new(store)), run.clone(), point.clone())
     }
 
     orcho_core::getters! {
-        /// The record's file.
+        /// Where the record is kept (its file, in a directory store).
         pub fn path(&self) -> &Utf8Path;
-        /// The decision point's id.
+        /// The decision point.
         pub fn point(&self) -> &HandoffId;
         /// The run.
         pub fn run(&self) -> &RunId;
     }
 
-    /// Records the decision, stamped with `clock`'s time.
+    /// Records a decision made now (by `clock`).
+    ///
+    /// Of any number of processes recording at once, exactly one creates
+    /// the record. A caller whose decision has the same digest as the one
+    /// recorded gets the recorded one back ([`RecordedDecision::is_replay`],
+    /// with the original time); any other decision is a conflict.
     ///
     /// # Errors
     ///
-    /// See [`record_decision`](Self::record_decision).
+    /// [`DecisionError::is_conflict`] for a different recorded decision, a
+    /// digest mismatch when the record on disk was altered, or a storage
+    /// error.
     pub fn record(
         &self,
         request: DecisionRequest<P>,
@@ -351,18 +364,12 @@ impl<P: DecisionPayload> DecisionSlot<P> {
         self.record_decision(decision)
     }
 
-    /// Records `decision` with an exclusive create. Returns the recorded
-    /// decision: the new one, or — when an identical one is already on disk
-    /// — that one, unchanged ([`RecordedDecision::is_replay`]).
+    /// Records a decision that already carries its time.
     ///
     /// # Errors
     ///
-    /// - a conflict ([`DecisionError::is_conflict`]) when a different
-    ///   decision is already recorded; nothing is changed;
-    /// - [`DecisionErrorKind::WrongPoint`] when `decision` is for another
-    ///   run or point than this slot;
-    /// - an I/O or document error, and a digest mismatch when the existing
-    ///   record was altered.
+    /// As [`record`](Self::record), and
+    /// [`DecisionErrorKind::WrongPoint`] for a decision about another point.
     pub fn record_decision(
         &self,
         decision: Decision<P>,
@@ -376,47 +383,50 @@ impl<P: DecisionPayload> DecisionSlot<P> {
         let wanted = decision.digest;
         let bytes = schema::encode(&decision.clone().into_doc())
             .map_err(|e| self.error(DecisionErrorKind::Store(e.into())))?;
-        if let Some(dir) = self.path.parent() {
-            fs::create_dir_all(dir).map_err(|e| self.error(DecisionErrorKind::Store(e.into())))?;
-        }
-        match fs::write_new_atomic(&self.path, &bytes) {
-            Ok(()) => Ok(RecordedDecision {
+        let created = self
+            .storage
+            .create(&self.run, Item::Decision(&self.point), &bytes)
+            .map_err(|e| self.error(DecisionErrorKind::Store(e)))?;
+        if created == Created::New {
+            return Ok(RecordedDecision {
                 decision,
                 path: self.path.clone(),
                 replay: false,
-            }),
-            Err(e) if e.is_already_exists() => {
-                let existing = self
-                    .read()?
-                    .ok_or_else(|| self.error(DecisionErrorKind::Store(e.into())))?;
-                if existing.decision.digest == wanted {
-                    Ok(existing)
-                } else {
-                    Err(self.error(DecisionErrorKind::Conflict {
-                        recorded: existing.decision.payload().label(),
-                        recorded_by: existing.decision.decided_by(),
-                        recorded_at: existing.decision.decided_at,
-                        attempted: decision.payload().label(),
-                    }))
-                }
-            }
-            Err(e) => Err(self.error(DecisionErrorKind::Store(e.into()))),
+            });
+        }
+        let existing = self.read()?.ok_or_else(|| {
+            self.error(DecisionErrorKind::Store(StoreError::backend(
+                "the decision record was there and is gone",
+                None,
+            )))
+        })?;
+        if existing.decision.digest == wanted {
+            Ok(existing)
+        } else {
+            Err(self.error(DecisionErrorKind::Conflict {
+                recorded: existing.decision.payload().label(),
+                recorded_by: existing.decision.decided_by(),
+                recorded_at: existing.decision.decided_at,
+                attempted: decision.payload().label(),
+            }))
         }
     }
 
-    /// Reads the recorded decision, if there is one, and checks it.
+    /// The recorded decision, if any, with its digest checked.
     ///
     /// # Errors
     ///
-    /// A document error (unreadable, malformed, too new), a digest mismatch
-    /// when the record was altered, or [`DecisionErrorKind::WrongPoint`] /
-    /// [`DecisionErrorKind::WrongKind`] when the file holds a record for
-    /// another point or of another kind.
+    /// A record that cannot be read, is about another point or kind, or
+    /// whose digest does not match its content.
     pub fn read(&self) -> Result<Option<RecordedDecision<P>>, DecisionError> {
-        let doc = match fs::read_document::<DecisionDoc<P>>(&self.path) {
-            Ok(doc) => doc,
-            Err(e) if e.is_not_found() => return Ok(None),
-            Err(e) => return Err(self.error(DecisionErrorKind::Store(e.into()))),
+        let doc = match storage::get_document::<DecisionDoc<P>>(
+            &*self.storage,
+            &self.run,
+            Item::Decision(&self.point),
+        ) {
+            Ok(Some(doc)) => doc,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(self.error(DecisionErrorKind::Store(e))),
         };
         if doc.run_id != self.run || doc.handoff_id != self.point {
             return Err(self.error(DecisionErrorKind::WrongPoint {
@@ -440,7 +450,7 @@ impl<P: DecisionPayload> DecisionSlot<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use orcho_core::{FixedClock, error_chain};
+    use orcho_core::{FixedClock, error_chain, fs};
     use std::time::Duration;
 
     #[test]
@@ -531,11 +541,13 @@ mod tests {
         let (dir, slot, clock) = setup();
         slot.record(note("a"), &clock).unwrap();
         let root = Utf8PathBuf::try_from(dir.path().to_owned()).unwrap();
-        let other = DecisionSlot::<Note>::new(
-            slot.path(),
-            "run-1".parse().unwrap(),
-            "point-2".parse().unwrap(),
+        let other = DecisionSlot::<Note>::in_run(
+            &root,
+            &"run-1".parse().unwrap(),
+            &"point-2".parse().unwrap(),
         );
+        // point-1's record where point-2's belongs.
+        fs::write_atomic(other.path(), &std::fs::read(slot.path()).unwrap()).unwrap();
         assert!(matches!(
             other.read().unwrap_err().kind(),
             DecisionErrorKind::WrongPoint { .. }

@@ -4,10 +4,8 @@ use std::{collections::HashSet, sync::Arc};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{
-    Clock, Digest, DocumentError, HandoffId, PhaseName, RunId, StoreError, Timestamp, Usd,
-    fs::{self, ExclusiveGuard, Journal, LockFile},
-    layout::RunDir,
-    schema,
+    Clock, Digest, DocumentError, HandoffId, PhaseName, RunId, Timestamp, Usd, schema,
+    storage::{self, Created, FsStorage, Held, Item, Log, PointKind, Set, Storage},
 };
 
 use super::{
@@ -108,14 +106,7 @@ impl DecisionPoint for PhaseHandoffs {
     type Choice = HandoffChoice;
     type Outcome = NextStep;
     type Refusal = HandoffRefusal;
-
-    fn question_path(run: &RunDir, id: &HandoffId) -> Utf8PathBuf {
-        run.handoff(id)
-    }
-
-    fn lock_path(run: &RunDir, _id: &HandoffId) -> Utf8PathBuf {
-        run.handoff_lock()
-    }
+    const KIND: PointKind = PointKind::Handoff;
 
     fn encode_question(
         _run: &RunId,
@@ -126,12 +117,13 @@ impl DecisionPoint for PhaseHandoffs {
         schema::encode(&HandoffDoc::from(handoff.clone()))
     }
 
-    fn read_question(
-        path: &Utf8Path,
+    fn decode_question(
+        bytes: &[u8],
+        at: &Utf8Path,
         run: &RunId,
         id: &HandoffId,
     ) -> Result<(PhaseHandoff, Timestamp), Kind> {
-        let doc = fs::read_document::<HandoffDoc>(path)?;
+        let doc = schema::decode::<HandoffDoc>(bytes, Some(at))?;
         if doc.handoff_id != *id || doc.run_id != *run {
             return Err(Kind::Corrupt(format!(
                 "the file names handoff `{}` of run `{}`",
@@ -149,7 +141,7 @@ impl DecisionPoint for PhaseHandoffs {
         run: &RunId,
         id: &HandoffId,
     ) -> Result<Option<NextStep>, Kind> {
-        let resumed = read_journal(&points.run_dir(run))?
+        let resumed = read_journal(&**points.storage(), run)?
             .iter()
             .any(|e| e.handoff == *id && matches!(e.event, JournalEvent::Resumed { .. }));
         if !resumed {
@@ -171,18 +163,23 @@ impl DecisionPoint for PhaseHandoffs {
         next: &NextStep,
     ) -> Result<(), Kind> {
         let (run, id) = (decision.run(), decision.point());
-        let dir = points.run_dir(run);
+        let storage = &**points.storage();
         if let NextStep::ContinueWithWaiver(waiver) = next {
-            fs::create_dir_all(&dir.waivers())?;
-            fs::write_document(&dir.waiver(id), &WaiverDoc::from(waiver.clone()))?;
+            storage::put_document(
+                storage,
+                run,
+                Item::Waiver(id),
+                &WaiverDoc::from(waiver.clone()),
+            )?;
         }
         let action = decision.payload().action();
-        let journaled = read_journal(&dir)?
+        let journaled = read_journal(storage, run)?
             .iter()
             .any(|e| e.handoff == *id && matches!(e.event, JournalEvent::Decided { .. }));
         if !journaled {
             append(
-                &dir,
+                storage,
+                run,
                 JournalEntry {
                     at: decision.decided_at(),
                     handoff: id.clone(),
@@ -194,7 +191,8 @@ impl DecisionPoint for PhaseHandoffs {
             )?;
         }
         append(
-            &dir,
+            storage,
+            run,
             JournalEntry {
                 at: points.clock().now(),
                 handoff: id.clone(),
@@ -204,8 +202,8 @@ impl DecisionPoint for PhaseHandoffs {
     }
 }
 
-fn read_journal(dir: &RunDir) -> Result<Vec<JournalEntry>, Kind> {
-    let read = Journal::read::<JournalLine>(&dir.handoff_journal(), JOURNAL_SCHEMA)?;
+fn read_journal(storage: &dyn Storage, run: &RunId) -> Result<Vec<JournalEntry>, Kind> {
+    let read = storage::read_log::<JournalLine>(storage, run, Log::Handoffs, JOURNAL_SCHEMA)?;
     let mut entries = Vec::with_capacity(read.records.len());
     for (i, line) in read.records.into_iter().enumerate() {
         match line.into_entry() {
@@ -222,16 +220,15 @@ fn read_journal(dir: &RunDir) -> Result<Vec<JournalEntry>, Kind> {
     Ok(entries)
 }
 
-fn append(dir: &RunDir, entry: JournalEntry) -> Result<(), Kind> {
-    let mut journal = Journal::open(&dir.handoff_journal())?;
-    journal.append(&JournalLine::from(entry))?;
+fn append(storage: &dyn Storage, run: &RunId, entry: JournalEntry) -> Result<(), Kind> {
+    storage::append_record(storage, run, Log::Handoffs, &JournalLine::from(entry))?;
     Ok(())
 }
 
-/// The handoff store: phase handoffs, their decisions, advice and waivers on
-/// disk, on the shared decision-point lifecycle ([`Points`]).
+/// The handoff store: phase handoffs, their decisions, advice and waivers in
+/// a [`Storage`], on the shared decision-point lifecycle ([`Points`]).
 ///
-/// Layout, under the store root (`.orcho/` by default):
+/// Layout of a directory store (`.orcho/` by default):
 ///
 /// ```text
 /// runs/<run>/handoffs/<handoff>.json   the handoff, written once when it opens
@@ -267,17 +264,26 @@ pub struct HandoffStore {
 }
 
 impl HandoffStore {
-    /// A store rooted at `root` (for example `.orcho`), stamping documents
-    /// with `clock`.
-    pub fn new(root: impl Into<Utf8PathBuf>, clock: Arc<dyn Clock>) -> Self {
+    /// The handoffs kept in `storage`, stamping documents with `clock`.
+    pub fn new(storage: Arc<dyn Storage>, clock: Arc<dyn Clock>) -> Self {
         Self {
-            points: Points::new(root, clock),
+            points: Points::new(storage, clock),
         }
     }
 
-    /// The store root.
-    pub fn root(&self) -> &Utf8Path {
-        self.points.root()
+    /// The handoffs of the directory store at `root` (for example
+    /// `.orcho`).
+    pub fn in_dir(root: impl Into<Utf8PathBuf>, clock: Arc<dyn Clock>) -> Self {
+        Self::new(Arc::new(FsStorage::new(root)), clock)
+    }
+
+    /// Where they are kept.
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        self.points.storage()
+    }
+
+    fn storage_ref(&self) -> &dyn Storage {
+        &**self.points.storage()
     }
 
     /// The clock.
@@ -290,14 +296,15 @@ impl HandoffStore {
         &self.points
     }
 
-    /// The file of a handoff.
+    /// Where a handoff is kept (its file, in a directory store).
     pub fn handoff_path(&self, run: &RunId, handoff: &HandoffId) -> Utf8PathBuf {
-        self.points.run_dir(run).handoff(handoff)
+        self.storage_ref()
+            .locate(run, Item::Question(PointKind::Handoff, handoff))
     }
 
-    /// The run's handoff journal.
+    /// Where the run's handoff journal is kept.
     pub fn journal_path(&self, run: &RunId) -> Utf8PathBuf {
-        self.points.run_dir(run).handoff_journal()
+        self.storage_ref().locate_log(run, Log::Handoffs)
     }
 
     /// The decision slot of a handoff (see [`DecisionSlot`]).
@@ -305,11 +312,9 @@ impl HandoffStore {
         self.points.slot(run, handoff)
     }
 
-    /// Takes the run's handoff lock (creating its directory).
-    fn lock_run(&self, run: &RunId) -> Result<ExclusiveGuard, Kind> {
-        let dir = self.points.run_dir(run);
-        fs::create_dir_all(&dir.handoffs())?;
-        Ok(LockFile::new(dir.handoff_lock()).lock_exclusive()?)
+    /// Takes the run's handoff lock.
+    fn lock_run(&self, run: &RunId) -> Result<Box<dyn Held>, Kind> {
+        Ok(self.storage_ref().lock(run, PointKind::Handoff)?)
     }
 
     /// Opens a handoff: chooses its id (`NNNN-<phase>`, numbered in the
@@ -325,8 +330,7 @@ impl HandoffStore {
         let run = spec.run.clone();
         let err = |kind| error("open a", &run, None, kind);
         let _guard = self.lock_run(&run).map_err(err)?;
-        let dir = self.points.run_dir(&run);
-        let mut seq = self.list_ids(&dir).map_err(err)?.len() as u32 + 1;
+        let mut seq = self.list_ids(&run).map_err(err)?.len() as u32 + 1;
         let phase = spec.phase.clone();
         let mut handoff = PhaseHandoff::new(
             numbered_id(seq, &phase).map_err(err)?,
@@ -342,7 +346,8 @@ impl HandoffStore {
             }
         }
         append(
-            &dir,
+            self.storage_ref(),
+            &run,
             JournalEntry {
                 at: handoff.created_at,
                 handoff: handoff.id.clone(),
@@ -353,8 +358,9 @@ impl HandoffStore {
         Ok(handoff)
     }
 
-    fn list_ids(&self, dir: &RunDir) -> Result<Vec<HandoffId>, Kind> {
-        list_json_stems(&dir.handoffs())?
+    fn list_ids(&self, run: &RunId) -> Result<Vec<HandoffId>, Kind> {
+        self.storage_ref()
+            .list(run, Set::Questions(PointKind::Handoff))?
             .into_iter()
             .map(|stem| {
                 stem.parse::<HandoffId>().map_err(|e| {
@@ -388,7 +394,7 @@ impl HandoffStore {
     /// When the directory or a handoff cannot be read.
     pub fn handoffs(&self, run: &RunId) -> Result<Vec<PhaseHandoff>, HandoffError> {
         let err = |kind| error("list the handoffs", run, None, kind);
-        let mut ids = self.list_ids(&self.points.run_dir(run)).map_err(err)?;
+        let mut ids = self.list_ids(run).map_err(err)?;
         ids.sort_by_key(|id| (seq_of(id.as_str()), id.clone()));
         ids.iter().map(|id| self.handoff(run, id)).collect()
     }
@@ -400,7 +406,7 @@ impl HandoffStore {
     ///
     /// When the journal cannot be read or a complete line is corrupt.
     pub fn journal(&self, run: &RunId) -> Result<Vec<JournalEntry>, HandoffError> {
-        read_journal(&self.points.run_dir(run))
+        read_journal(self.storage_ref(), run)
             .map_err(|kind| error("read the journal", run, None, kind))
     }
 
@@ -434,7 +440,7 @@ impl HandoffStore {
             .recorded(run, id)?
             .map(RecordedDecision::into_decision);
         let mut state = HandoffState::open(handoff);
-        for entry in read_journal(&self.points.run_dir(run))? {
+        for entry in read_journal(self.storage_ref(), run)? {
             if entry.handoff != *id {
                 continue;
             }
@@ -598,17 +604,22 @@ impl HandoffStore {
     /// When a waiver cannot be read.
     pub fn waivers(&self, run: &RunId) -> Result<WaiverSet, HandoffError> {
         let err = |kind| error("read the waivers", run, None, kind);
-        let dir = self.points.run_dir(run).waivers();
-        let mut stems = list_json_stems(&dir).map_err(err)?;
+        let storage = self.storage_ref();
+        let mut stems = storage.list(run, Set::Waivers).map_err(|e| err(e.into()))?;
         stems.sort_by_key(|s| (seq_of(s), s.clone()));
-        let waivers = stems
-            .iter()
-            .map(|stem| {
-                fs::read_document::<WaiverDoc>(&dir.join(format!("{stem}.json")))
-                    .map(Waiver::from)
-                    .map_err(|e| err(e.into()))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut waivers = Vec::with_capacity(stems.len());
+        for stem in &stems {
+            let id = stem.parse::<HandoffId>().map_err(|e| {
+                err(Kind::Corrupt(format!(
+                    "waiver `{stem}` is not named by a handoff id ({e})"
+                )))
+            })?;
+            if let Some(doc) = storage::get_document::<WaiverDoc>(storage, run, Item::Waiver(&id))
+                .map_err(|e| err(e.into()))?
+            {
+                waivers.push(Waiver::from(doc));
+            }
+        }
         Ok(WaiverSet::new(waivers))
     }
 
@@ -633,10 +644,13 @@ impl HandoffStore {
             .validate()
             .map_err(|e| err(PointErrorKind::Refused(HandoffRefusal::Advice(e))))?;
         self.read_handoff(run, handoff).map_err(err)?;
-        let dir = self.points.run_dir(run).advice();
-        fs::create_dir_all(&dir).map_err(|e| err(e.into()))?;
+        let storage = self.storage_ref();
         let _guard = self.lock_run(run).map_err(err)?;
-        let mut seq = list_json_stems(&dir).map_err(err)?.len() as u32 + 1;
+        let mut seq = storage
+            .list(run, Set::Advice)
+            .map_err(|e| err(e.into()))?
+            .len() as u32
+            + 1;
         loop {
             let record = AdviceRecord {
                 id: AdviceId::numbered(seq, handoff),
@@ -647,12 +661,21 @@ impl HandoffStore {
                 created_at: self.points.clock().now(),
                 advice: advice.clone(),
             };
-            let bytes =
-                schema::encode(&AdviceDoc::from(record.clone())).map_err(|e| err(e.into()))?;
-            match fs::write_new_atomic(&dir.join(format!("{}.json", record.id)), &bytes) {
-                Ok(()) => return Ok(record),
-                Err(e) if e.is_already_exists() && seq < u32::MAX => seq += 1,
-                Err(e) => return Err(err(e.into())),
+            let created = storage::create_document(
+                storage,
+                run,
+                Item::Advice(record.id.as_str()),
+                &AdviceDoc::from(record.clone()),
+            )
+            .map_err(|e| err(e.into()))?;
+            match created {
+                Created::New => return Ok(record),
+                _ if seq < u32::MAX => seq += 1,
+                _ => {
+                    return Err(err(Kind::Corrupt(
+                        "no advice id is free in the run".to_owned(),
+                    )));
+                }
             }
         }
     }
@@ -669,17 +692,17 @@ impl HandoffStore {
     }
 
     fn read_advice(&self, run: &RunId, id: &AdviceId) -> Result<AdviceRecord, Kind> {
-        let path = self.points.run_dir(run).advice().join(format!("{id}.json"));
-        match fs::read_document::<AdviceDoc>(&path) {
-            Ok(doc) if doc.advice_id == *id && doc.run_id == *run => Ok(doc.into()),
-            Ok(doc) => Err(Kind::Corrupt(format!(
-                "`{path}` holds advice `{}` of run `{}`",
-                doc.advice_id, doc.run_id
+        let storage = self.storage_ref();
+        let item = Item::Advice(id.as_str());
+        match storage::get_document::<AdviceDoc>(storage, run, item)? {
+            Some(doc) if doc.advice_id == *id && doc.run_id == *run => Ok(doc.into()),
+            Some(doc) => Err(Kind::Corrupt(format!(
+                "`{}` holds advice `{}` of run `{}`",
+                storage.locate(run, item),
+                doc.advice_id,
+                doc.run_id
             ))),
-            Err(e) if e.is_not_found() => {
-                Err(Kind::Refused(HandoffRefusal::UnknownAdvice(id.clone())))
-            }
-            Err(e) => Err(e.into()),
+            None => Err(Kind::Refused(HandoffRefusal::UnknownAdvice(id.clone()))),
         }
     }
 
@@ -690,7 +713,10 @@ impl HandoffStore {
     /// When an artifact cannot be read.
     pub fn advice_records(&self, run: &RunId) -> Result<Vec<AdviceRecord>, HandoffError> {
         let err = |kind| error("list the advice", run, None, kind);
-        let mut stems = list_json_stems(&self.points.run_dir(run).advice()).map_err(err)?;
+        let mut stems = self
+            .storage_ref()
+            .list(run, Set::Advice)
+            .map_err(|e| err(e.into()))?;
         stems.sort_by_key(|s| (seq_of(s), s.clone()));
         stems
             .iter()
@@ -717,7 +743,8 @@ impl HandoffStore {
         let err = |kind| error("journal the autopilot stop on", run, Some(handoff), kind);
         let _guard = self.lock_run(run).map_err(err)?;
         append(
-            &self.points.run_dir(run),
+            self.storage_ref(),
+            run,
             JournalEntry {
                 at: self.points.clock().now(),
                 handoff: handoff.clone(),
@@ -788,32 +815,4 @@ fn seq_of(id: &str) -> u64 {
         .next()
         .and_then(|n| n.parse().ok())
         .unwrap_or(u64::MAX)
-}
-
-/// The stems of the `*.json` files in `dir` (none if it does not exist),
-/// ignoring hidden and temporary files.
-fn list_json_stems(dir: &Utf8Path) -> Result<Vec<String>, Kind> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(list_error(dir, e)),
-    };
-    let mut stems = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| list_error(dir, e))?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if name.starts_with('.') {
-            continue;
-        }
-        if let Some(stem) = name.strip_suffix(".json") {
-            stems.push(stem.to_owned());
-        }
-    }
-    Ok(stems)
-}
-
-#[cold]
-fn list_error(dir: &Utf8Path, source: std::io::Error) -> Kind {
-    Kind::Store(StoreError::list_dir(dir, source))
 }

@@ -6,25 +6,24 @@ use std::{marker::PhantomData, sync::Arc};
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{
     Clock, DocumentError, HandoffId, RunId, Timestamp,
-    fs::{self, LockFile},
-    layout::{RunDir, StoreDir},
-    schema::{self, Document},
+    schema::Document,
+    storage::{self, Created, FsStorage, Held, Item, PointKind, Storage},
 };
 
 use super::error::{PointError, PointErrorKind};
 use crate::decision::{Decision, DecisionPayload, DecisionRequest, DecisionSlot, RecordedDecision};
 
 /// One kind of decision point: what it asks, what can be decided, what
-/// acting on the decision did, and where its files are.
+/// acting on the decision did, and how its documents read and write.
 ///
 /// [`Points`] runs the lifecycle on top of it — open the question, record
 /// the decision once ([`DecisionSlot`]), read it back, act on it under the
 /// point's lock and record the outcome — so that a kind of point only says
-/// what is its own: its documents, its paths, and how its outcome is kept
-/// (most keep an outcome document, written with
-/// [`Points::write_outcome_document`]; a phase handoff journals it). Phase
-/// handoffs, delivery gates, intake questions and supervision touchpoints
-/// are kinds of points.
+/// what is its own: its documents and how its outcome is kept (most keep an
+/// outcome document, written with [`Points::write_outcome_document`]; a
+/// phase handoff journals it). Where they are kept is the [`Storage`]'s
+/// business. Phase handoffs, delivery gates, intake questions and
+/// supervision touchpoints are kinds of points.
 pub trait DecisionPoint: Sized + Send + Sync + 'static {
     /// The kind of point in messages, for example `delivery gate` or
     /// `handoff`.
@@ -44,11 +43,8 @@ pub trait DecisionPoint: Sized + Send + Sync + 'static {
     /// What only this kind of point refuses.
     type Refusal: super::Refusal;
 
-    /// The question's file.
-    fn question_path(run: &RunDir, id: &HandoffId) -> Utf8PathBuf;
-
-    /// The lock that serialises acting on the point.
-    fn lock_path(run: &RunDir, id: &HandoffId) -> Utf8PathBuf;
+    /// Which kind of point it is, to the [`Storage`].
+    const KIND: PointKind;
 
     /// The question's document, asked at `at`, encoded.
     ///
@@ -62,17 +58,17 @@ pub trait DecisionPoint: Sized + Send + Sync + 'static {
         at: Timestamp,
     ) -> Result<Vec<u8>, DocumentError>;
 
-    /// Reads the question's document at `path` with the time it was asked,
-    /// checked to be about `run` and `id`.
+    /// Decodes the question's document (`bytes`, kept at `at`) with the
+    /// time it was asked, checked to be about `run` and `id`.
     ///
     /// # Errors
     ///
-    /// A storage error (a missing file is reported by [`Points`] as
-    /// [`PointErrorKind::NotFound`]), [`PointErrorKind::Misplaced`] for a
-    /// document about another run or point, [`PointErrorKind::Invalid`] for
-    /// a value this build cannot use.
-    fn read_question(
-        path: &Utf8Path,
+    /// A document error, [`PointErrorKind::Misplaced`] for a document about
+    /// another run or point, [`PointErrorKind::Invalid`] for a value this
+    /// build cannot use.
+    fn decode_question(
+        bytes: &[u8],
+        at: &Utf8Path,
         run: &RunId,
         id: &HandoffId,
     ) -> Result<(Self::Question, Timestamp), PointErrorKind<Self::Refusal>>;
@@ -205,7 +201,7 @@ impl<O> Acted<O> {
     }
 }
 
-/// The decision points of one kind under a store root: the lifecycle, once.
+/// The decision points of one kind in a [`Storage`]: the lifecycle, once.
 /// Synchronous; cheap to clone.
 ///
 /// - [`open`](Self::open) writes the question with an exclusive create;
@@ -219,7 +215,7 @@ impl<O> Acted<O> {
 /// - [`state`](Self::state) reads where the point stands.
 #[derive(Debug)]
 pub struct Points<P> {
-    store: StoreDir,
+    storage: Arc<dyn Storage>,
     clock: Arc<dyn Clock>,
     point: PhantomData<fn() -> P>,
 }
@@ -227,7 +223,7 @@ pub struct Points<P> {
 impl<P> Clone for Points<P> {
     fn clone(&self) -> Self {
         Self {
-            store: self.store.clone(),
+            storage: Arc::clone(&self.storage),
             clock: Arc::clone(&self.clock),
             point: PhantomData,
         }
@@ -235,24 +231,24 @@ impl<P> Clone for Points<P> {
 }
 
 impl<P: DecisionPoint> Points<P> {
-    /// The points of this kind under the store root `root`, stamping
-    /// documents with `clock`.
-    pub fn new(root: impl Into<Utf8PathBuf>, clock: Arc<dyn Clock>) -> Self {
+    /// The points of this kind kept in `storage`, stamping documents with
+    /// `clock`.
+    pub fn new(storage: Arc<dyn Storage>, clock: Arc<dyn Clock>) -> Self {
         Self {
-            store: StoreDir::new(root),
+            storage,
             clock,
             point: PhantomData,
         }
     }
 
-    /// The store root.
-    pub fn root(&self) -> &Utf8Path {
-        self.store.root()
+    /// The points of this kind in the directory store at `root`.
+    pub fn in_dir(root: impl Into<Utf8PathBuf>, clock: Arc<dyn Clock>) -> Self {
+        Self::new(Arc::new(FsStorage::new(root)), clock)
     }
 
-    /// The store's layout.
-    pub fn store(&self) -> &StoreDir {
-        &self.store
+    /// Where they are kept.
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        &self.storage
     }
 
     /// The clock.
@@ -260,51 +256,61 @@ impl<P: DecisionPoint> Points<P> {
         &*self.clock
     }
 
-    /// The directory of `run`.
-    pub fn run_dir(&self, run: &RunId) -> RunDir {
-        self.store.run(run)
-    }
-
     /// The decision slot of point `id`.
     pub fn slot(&self, run: &RunId, id: &HandoffId) -> DecisionSlot<P::Choice> {
-        DecisionSlot::new(self.run_dir(run).decision(id), run.clone(), id.clone())
+        DecisionSlot::new(Arc::clone(&self.storage), run.clone(), id.clone())
     }
 
-    /// Reads an outcome document, `None` when there is none: the usual
-    /// [`DecisionPoint::read_outcome`].
+    /// Reads an outcome document of point `id`, `None` when there is none:
+    /// the usual [`DecisionPoint::read_outcome`].
     ///
     /// # Errors
     ///
     /// When the document cannot be read.
     pub fn read_outcome_document<D: Document>(
         &self,
-        path: &Utf8Path,
+        run: &RunId,
+        id: &HandoffId,
     ) -> Result<Option<D>, PointErrorKind<P::Refusal>> {
-        match fs::read_document::<D>(path) {
-            Ok(doc) => Ok(Some(doc)),
-            Err(e) if e.is_not_found() => Ok(None),
-            Err(e) => Err(e.into()),
-        }
+        Ok(storage::get_document(
+            &*self.storage,
+            run,
+            Item::Outcome(P::KIND, id),
+        )?)
     }
 
-    /// Creates an outcome document exclusively: the usual
-    /// [`DecisionPoint::write_outcome`].
+    /// Creates the outcome document of point `id`; it is written once: the
+    /// usual [`DecisionPoint::write_outcome`].
     ///
     /// # Errors
     ///
-    /// When the document cannot be encoded or written.
+    /// When the document cannot be encoded or written, or one exists.
     pub fn write_outcome_document<D: Document>(
         &self,
-        path: &Utf8Path,
+        run: &RunId,
+        id: &HandoffId,
         doc: &D,
     ) -> Result<(), PointErrorKind<P::Refusal>> {
-        fs::write_new_atomic(path, &schema::encode(doc)?)?;
-        Ok(())
+        match storage::create_document(&*self.storage, run, Item::Outcome(P::KIND, id), doc)? {
+            Created::New => Ok(()),
+            _ => Err(PointErrorKind::Corrupt(
+                "an outcome was recorded already".to_owned(),
+            )),
+        }
     }
 
-    /// The point's lock.
-    pub fn lock(&self, run: &RunId, id: &HandoffId) -> LockFile {
-        LockFile::new(P::lock_path(&self.run_dir(run), id))
+    /// Takes the point's lock, which serialises acting on points of this
+    /// kind in `run`.
+    ///
+    /// # Errors
+    ///
+    /// When it cannot be taken.
+    pub fn lock(
+        &self,
+        run: &RunId,
+        _id: &HandoffId,
+    ) -> Result<Box<dyn Held>, PointErrorKind<P::Refusal>> {
+        Ok(self.storage.lock(run, P::KIND)?)
     }
 
     /// An error about point `id` of `run`, named as this kind of point.
@@ -331,16 +337,14 @@ impl<P: DecisionPoint> Points<P> {
         id: &HandoffId,
         question: &P::Question,
     ) -> Result<Timestamp, PointErrorKind<P::Refusal>> {
-        let path = P::question_path(&self.run_dir(run), id);
-        if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir)?;
-        }
         let at = self.clock.now();
         let bytes = P::encode_question(run, id, question, at)?;
-        match fs::write_new_atomic(&path, &bytes) {
-            Ok(()) => Ok(at),
-            Err(e) if e.is_already_exists() => Err(PointErrorKind::AlreadyOpen(P::ALREADY_OPEN)),
-            Err(e) => Err(e.into()),
+        match self
+            .storage
+            .create(run, Item::Question(P::KIND, id), &bytes)?
+        {
+            Created::New => Ok(at),
+            _ => Err(PointErrorKind::AlreadyOpen(P::ALREADY_OPEN)),
         }
     }
 
@@ -355,11 +359,11 @@ impl<P: DecisionPoint> Points<P> {
         run: &RunId,
         id: &HandoffId,
     ) -> Result<(P::Question, Timestamp), PointErrorKind<P::Refusal>> {
-        let path = P::question_path(&self.run_dir(run), id);
-        P::read_question(&path, run, id).map_err(|kind| match kind {
-            PointErrorKind::Store(e) if e.is_not_found() => PointErrorKind::NotFound(P::NOT_FOUND),
-            kind => kind,
-        })
+        let item = Item::Question(P::KIND, id);
+        let Some(bytes) = self.storage.get(run, item)? else {
+            return Err(PointErrorKind::NotFound(P::NOT_FOUND));
+        };
+        P::decode_question(&bytes, &self.storage.locate(run, item), run, id)
     }
 
     /// Records a decision on point `id`. Does not act on it: call
@@ -443,11 +447,7 @@ impl<P: DecisionPoint> Points<P> {
     ) -> Result<Acted<P::Outcome>, PointErrorKind<P::Refusal>> {
         let (run, id) = (decision.decision().run(), decision.decision().point());
         let (question, _) = self.question(run, id)?;
-        let lock = self.lock(run, id);
-        if let Some(dir) = lock.path().parent() {
-            fs::create_dir_all(dir)?;
-        }
-        let _guard = lock.lock_exclusive()?;
+        let _guard = self.lock(run, id)?;
         if let Some(outcome) = P::read_outcome(self, run, id)? {
             return Ok(Acted {
                 outcome,

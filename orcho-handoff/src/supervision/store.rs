@@ -1,7 +1,7 @@
 //! Durable supervision pauses: a touchpoint opened before a restart is still
 //! pending after it, and its answers are recorded exactly once.
 //!
-//! Layout, inside the store directory:
+//! Layout of a directory store:
 //!
 //! ```text
 //! runs/<run_id>/supervision/<id>.json   the open touchpoint (created exclusively)
@@ -16,11 +16,11 @@
 
 use std::sync::Arc;
 
-use camino::{Utf8Path, Utf8PathBuf};
+use camino::Utf8Path;
 use orcho_core::{
-    Clock, DocumentError, HandoffId, RunId, SchemaVersion, StoreError, Timestamp, fs,
-    layout::RunDir,
+    Clock, DocumentError, HandoffId, RunId, SchemaVersion, Timestamp,
     schema::{self, Document},
+    storage::{FsStorage, PointKind, Set, Storage},
 };
 use serde::{Deserialize, Serialize};
 
@@ -190,14 +190,7 @@ impl DecisionPoint for Touchpoints {
     type Choice = TouchpointAnswers;
     type Outcome = Resolution;
     type Refusal = TouchpointRefusal;
-
-    fn question_path(run: &RunDir, id: &HandoffId) -> Utf8PathBuf {
-        run.touchpoint(id)
-    }
-
-    fn lock_path(run: &RunDir, _id: &HandoffId) -> Utf8PathBuf {
-        run.supervision().join(".lock")
-    }
+    const KIND: PointKind = PointKind::Touchpoint;
 
     fn encode_question(
         run: &RunId,
@@ -214,12 +207,13 @@ impl DecisionPoint for Touchpoints {
         })
     }
 
-    fn read_question(
-        path: &Utf8Path,
+    fn decode_question(
+        bytes: &[u8],
+        at: &Utf8Path,
         run: &RunId,
         id: &HandoffId,
     ) -> Result<(Touchpoint, Timestamp), Kind> {
-        let doc = fs::read_document::<TouchpointDoc>(path)?;
+        let doc = schema::decode::<TouchpointDoc>(bytes, Some(at))?;
         if doc.id != *id || doc.run != *run {
             return Err(Kind::misplaced(&doc.run, Some(&doc.id)));
         }
@@ -268,13 +262,13 @@ pub struct OpenTouchpoint {
 /// # let tmp = tempfile::tempdir()?;
 /// # let store_dir = camino::Utf8PathBuf::try_from(tmp.path().to_owned())?;
 /// let clock = Arc::new(FixedClock::new("2026-11-21T12:00:00Z".parse()?));
-/// let store = SupervisionStore::new(&store_dir, "run-1".parse()?, clock.clone());
+/// let store = SupervisionStore::in_dir(&store_dir, "run-1".parse()?, clock.clone());
 /// let id: HandoffId = "plan-1".parse()?;
 /// let plan = Plan::new("Add auth").with_step(PlanStep::new("coder", "Implement middleware"));
 /// store.open(&id, Touchpoint::PlanApproval { plan })?;
 ///
 /// // After a restart, a new process finds it still pending.
-/// let again = SupervisionStore::new(&store_dir, "run-1".parse()?, clock);
+/// let again = SupervisionStore::in_dir(&store_dir, "run-1".parse()?, clock);
 /// assert_eq!(again.pending()?.len(), 1);
 ///
 /// let resolution = again.answer(&id, vec![Answer::select("Approve"), Answer::none()], DecidedBy::Operator)?;
@@ -289,13 +283,17 @@ pub struct SupervisionStore {
 }
 
 impl SupervisionStore {
-    /// The touchpoints of `run` in the store directory `store`, stamped with
-    /// `clock`.
-    pub fn new(store: &Utf8Path, run: RunId, clock: Arc<dyn Clock>) -> Self {
+    /// The touchpoints of `run` kept in `storage`, stamped with `clock`.
+    pub fn new(storage: Arc<dyn Storage>, run: RunId, clock: Arc<dyn Clock>) -> Self {
         Self {
-            points: Points::new(store, clock),
+            points: Points::new(storage, clock),
             run,
         }
+    }
+
+    /// The touchpoints of `run` in the directory store at `store`.
+    pub fn in_dir(store: &Utf8Path, run: RunId, clock: Arc<dyn Clock>) -> Self {
+        Self::new(Arc::new(FsStorage::new(store)), run, clock)
     }
 
     fn err(&self, op: &'static str, id: &HandoffId, kind: Kind) -> SupervisionStoreError {
@@ -371,11 +369,11 @@ impl SupervisionStore {
     ///
     /// When one cannot be read.
     pub fn scan(
-        store: &orcho_core::layout::StoreDir,
+        storage: &Arc<dyn Storage>,
         run: &RunId,
     ) -> Result<Vec<crate::PendingDecision>, String> {
         let touchpoints = Self::new(
-            store.root(),
+            Arc::clone(storage),
             run.clone(),
             Arc::new(orcho_core::SystemClock::new()),
         )
@@ -425,25 +423,20 @@ impl SupervisionStore {
     ///
     /// The first touchpoint that cannot be read.
     pub fn all(&self) -> Result<Vec<OpenTouchpoint>, SupervisionStoreError> {
-        let dir = self.points.run_dir(&self.run).supervision();
-        let entries = match dir.read_dir_utf8() {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => {
-                return Err(PointError::in_run(
+        let names = self
+            .points
+            .storage()
+            .list(&self.run, Set::Questions(PointKind::Touchpoint))
+            .map_err(|e| {
+                PointError::in_run(
                     "list the supervision touchpoints",
                     &self.run,
-                    Kind::Store(StoreError::list_dir(&dir, e)),
-                ));
-            }
-        };
+                    Kind::Store(e),
+                )
+            })?;
         let mut out = Vec::new();
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let Some(stem) = name.strip_suffix(".json") else {
-                continue;
-            };
-            let Ok(id) = stem.parse::<HandoffId>() else {
+        for name in names {
+            let Ok(id) = name.parse::<HandoffId>() else {
                 continue;
             };
             out.push(self.get(&id)?);
@@ -500,6 +493,7 @@ impl SupervisionStore {
 mod tests {
     use super::*;
     use crate::supervision::{DeviationAction, PlanOutcome, PlanStep, Question, QuestionOption};
+    use camino::Utf8PathBuf;
     use orcho_core::FixedClock;
 
     fn setup() -> (tempfile::TempDir, Utf8PathBuf, Arc<FixedClock>) {
@@ -536,11 +530,11 @@ mod tests {
     #[test]
     fn a_pending_batch_survives_a_restart_and_is_answered_once() {
         let (_dir, root, clock) = setup();
-        SupervisionStore::new(&root, run(), clock.clone())
+        SupervisionStore::in_dir(&root, run(), clock.clone())
             .open(&id("questions-1"), questions())
             .unwrap();
 
-        let reopened = SupervisionStore::new(&root, run(), clock.clone());
+        let reopened = SupervisionStore::in_dir(&root, run(), clock.clone());
         let pending = reopened.pending().unwrap();
         assert_eq!(pending.len(), 1);
         assert_eq!(pending[0].touchpoint, questions());
@@ -581,7 +575,7 @@ mod tests {
     #[test]
     fn invalid_answers_are_never_recorded() {
         let (_dir, root, clock) = setup();
-        let store = SupervisionStore::new(&root, run(), clock);
+        let store = SupervisionStore::in_dir(&root, run(), clock);
         let plan = Plan::new("Add auth").with_step(PlanStep::new("coder", "Implement middleware"));
         store
             .open(
@@ -619,7 +613,7 @@ mod tests {
     #[test]
     fn deviation_touchpoints_keep_their_menu() {
         let (_dir, root, clock) = setup();
-        let store = SupervisionStore::new(&root, run(), clock);
+        let store = SupervisionStore::in_dir(&root, run(), clock);
         let touchpoint = Touchpoint::Deviation {
             deviation: Deviation::new(2, "Implement auth middleware", "Cannot find module")
                 .with_retries(10),
@@ -665,7 +659,7 @@ mod tests {
     #[test]
     fn reopening_is_idempotent_and_ids_are_not_reused() {
         let (_dir, root, clock) = setup();
-        let store = SupervisionStore::new(&root, run(), clock.clone());
+        let store = SupervisionStore::in_dir(&root, run(), clock.clone());
         let first = store.open(&id("t-1"), questions()).unwrap();
         clock.advance(std::time::Duration::from_secs(5));
         assert_eq!(
@@ -685,11 +679,13 @@ mod tests {
     #[test]
     fn touchpoint_document_shape() {
         let (_dir, root, clock) = setup();
-        let store = SupervisionStore::new(&root, run(), clock);
+        let store = SupervisionStore::in_dir(&root, run(), clock);
         store.open(&id("questions-1"), questions()).unwrap();
-        let text =
-            std::fs::read_to_string(store.points.run_dir(&run()).touchpoint(&id("questions-1")))
-                .unwrap();
+        let text = std::fs::read_to_string(store.points.storage().locate(
+            &run(),
+            orcho_core::storage::Item::Question(PointKind::Touchpoint, &id("questions-1")),
+        ))
+        .unwrap();
         insta::assert_snapshot!(text);
     }
 }

@@ -20,7 +20,7 @@ use crate::{
 const KILLS: u64 = 16;
 
 fn store(dir: &Utf8PathBuf) -> Result<HandoffStore> {
-    Ok(HandoffStore::new(
+    Ok(HandoffStore::in_dir(
         dir.join(".orcho"),
         Arc::new(FixedClock::new(T0.parse()?)),
     ))

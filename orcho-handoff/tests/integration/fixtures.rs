@@ -20,7 +20,7 @@ pub(crate) fn fixture() -> Fixture {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = Utf8PathBuf::try_from(dir.path().to_owned()).expect("utf-8 temp dir");
     let clock = Arc::new(FixedClock::new(T0.parse().expect("time")));
-    let store = HandoffStore::new(root.join(".orcho"), clock.clone());
+    let store = HandoffStore::in_dir(root.join(".orcho"), clock.clone());
     Fixture {
         _dir: dir,
         root,

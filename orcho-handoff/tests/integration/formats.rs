@@ -43,8 +43,8 @@ fn documents_on_disk() -> Result {
     insta::assert_snapshot!(
         "advice",
         read(
-            &f.store
-                .root()
+            &f.root
+                .join(".orcho")
                 .join("runs/run-1/advice")
                 .join(format!("{}.json", record.id()))
         )?
@@ -65,8 +65,8 @@ fn documents_on_disk() -> Result {
     insta::assert_snapshot!(
         "waiver",
         read(
-            &f.store
-                .root()
+            &f.root
+                .join(".orcho")
                 .join("runs/run-1/waivers/0001-implement.json")
         )?
     );
@@ -137,7 +137,7 @@ fn documents_from_a_newer_orcho_are_refused_not_misread() -> Result {
     );
 
     // A future advice artifact.
-    let advice_dir = f.store.root().join("runs/run-1/advice");
+    let advice_dir = f.root.join(".orcho").join("runs/run-1/advice");
     fs::create_dir_all(&advice_dir)?;
     fs::write_atomic(
         &advice_dir.join("0001-0001-implement.json"),
@@ -154,7 +154,7 @@ fn documents_from_a_newer_orcho_are_refused_not_misread() -> Result {
     );
 
     // A future waiver.
-    let waivers = f.store.root().join("runs/run-1/waivers");
+    let waivers = f.root.join(".orcho").join("runs/run-1/waivers");
     fs::create_dir_all(&waivers)?;
     fs::write_atomic(
         &waivers.join("0001-implement.json"),

@@ -60,7 +60,7 @@ fn child_decide_loop() -> Result {
     let (who, dir) = arg.split_once(':').ok_or("malformed child argument")?;
     let other = if who == "a" { "b" } else { "a" };
     let dir = Utf8PathBuf::from(dir);
-    let store = HandoffStore::new(dir.join(".orcho"), Arc::new(FixedClock::new(T0.parse()?)));
+    let store = HandoffStore::in_dir(dir.join(".orcho"), Arc::new(FixedClock::new(T0.parse()?)));
     let run: RunId = "race".parse()?;
     let mut log = OpenOptions::new()
         .append(true)
@@ -85,7 +85,7 @@ fn child_decide_loop() -> Result {
 fn two_processes_deciding_one_handoff_leave_exactly_one_decision() -> Result {
     let tmp = tempfile::tempdir()?;
     let dir = Utf8PathBuf::try_from(tmp.path().to_owned())?;
-    let store = HandoffStore::new(dir.join(".orcho"), Arc::new(FixedClock::new(T0.parse()?)));
+    let store = HandoffStore::in_dir(dir.join(".orcho"), Arc::new(FixedClock::new(T0.parse()?)));
     let run: RunId = "race".parse()?;
     let handoffs: Vec<_> = (0..ROUNDS)
         .map(|_| store.open(rejected(&run)))

@@ -179,7 +179,7 @@ fn run_ops(ops: &[Op]) -> Result<(), TestCaseError> {
             Op::Tick => f.clock.advance(Duration::from_millis(1500)),
         }
     }
-    let fresh = HandoffStore::new(f.store.root(), f.clock.clone());
+    let fresh = HandoffStore::new(f.store.storage().clone(), f.clock.clone());
     for state in &model {
         let id = state.handoff().id();
         let live = f

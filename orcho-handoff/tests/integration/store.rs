@@ -331,7 +331,7 @@ fn a_new_process_sees_the_same_state_and_can_resume_a_decision_made_by_another()
         .decide(&f.run, h.id(), operator(HandoffChoice::Continue))?;
 
     // "Another process": a fresh store over the same root.
-    let other = HandoffStore::new(f.store.root(), f.clock.clone());
+    let other = HandoffStore::new(f.store.storage().clone(), f.clock.clone());
     assert_eq!(other.state(&f.run, h.id())?, f.store.state(&f.run, h.id())?);
     let token = other
         .recorded_decision(&f.run, h.id())?

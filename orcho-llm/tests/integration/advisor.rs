@@ -265,7 +265,7 @@ async fn the_autopilot_stops_on_low_confidence_a_destructive_step_and_a_waiver()
     for (body, reason) in cases {
         let dir = tempfile::tempdir()?;
         let root = camino::Utf8PathBuf::try_from(dir.path().to_owned())?;
-        let store = HandoffStore::new(
+        let store = HandoffStore::in_dir(
             root.join(".orcho"),
             Arc::new(orcho_core::FixedClock::new("2026-11-23T12:00:00Z".parse()?)),
         );

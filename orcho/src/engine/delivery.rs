@@ -19,7 +19,7 @@ impl Run {
     /// nobody has decided.
     pub(super) async fn delivery_step(&mut self) -> Result<Option<Step>, EngineError> {
         let gate = self.open_delivery().await?;
-        let deliveries = self.engine.inner.deliveries.clone();
+        let deliveries = self.engine.inner.store.deliveries.clone();
         let recorded = deliveries
             .recorded_decision(self.id())
             .map_err(|e| self.delivery_err(e))?;
@@ -44,7 +44,7 @@ impl Run {
     }
 
     pub(super) async fn open_delivery(&mut self) -> Result<DeliveryGate, EngineError> {
-        let deliveries = self.engine.inner.deliveries.clone();
+        let deliveries = self.engine.inner.store.deliveries.clone();
         if self.state().delivery_opened() {
             return deliveries.gate(self.id()).map_err(|e| self.delivery_err(e));
         }
@@ -76,6 +76,7 @@ impl Run {
         let waivers = self
             .engine
             .inner
+            .store
             .handoffs
             .waivers(self.id())
             .map_err(|e| self.handoff_err(e))?;
@@ -98,6 +99,7 @@ impl Run {
             &readiness,
         )
         .with_findings(findings)
+        .with_approve_requires_operator(plan.approve_requires_operator)
         .with_waivers(
             |finding| waivers.covers_finding(finding),
             waivers.waivers().iter().map(|w| {
@@ -128,6 +130,7 @@ impl Run {
             let parent = self
                 .engine
                 .inner
+                .store
                 .deliveries
                 .gate(&of.parent)
                 .map_err(|e| self.delivery_err(e))?;
@@ -143,7 +146,7 @@ impl Run {
     /// Delivers the recorded decision and ends the run.
     pub(super) async fn deliver(&mut self) -> Result<(), EngineError> {
         self.open_delivery().await?;
-        let deliveries = self.engine.inner.deliveries.clone();
+        let deliveries = self.engine.inner.store.deliveries.clone();
         let Some(recorded) = deliveries
             .recorded_decision(self.id())
             .map_err(|e| self.delivery_err(e))?
@@ -187,13 +190,17 @@ impl Run {
     ///
     /// [`Verifier::adopt`]: orcho_receipts::Verifier::adopt
     fn carry_receipts_over(&self, target: &Utf8Path) -> String {
-        let store = self.engine.receipts_in(self.engine.inner.runs.root());
-        let verifier = match self.engine.verifier_in(target, store) {
+        let store = &self.engine.inner.store;
+        let verifier = match store.verifier_in(
+            target,
+            store.checkout_receipts(),
+            self.engine.inner.plan.verification.as_ref(),
+        ) {
             Ok(Some(verifier)) => verifier,
             Ok(None) => return String::new(),
             Err(e) => return format!("; receipts not carried over: {e}"),
         };
-        match verifier.adopt(&self.engine.run_receipts(self.id())) {
+        match verifier.adopt(&store.run_receipts(self.id())) {
             Ok(adopted) if adopted.is_empty() => String::new(),
             Ok(adopted) => format!(
                 "; receipts carried over: {}",

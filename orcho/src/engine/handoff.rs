@@ -19,6 +19,7 @@ impl Run {
             Some(id) => self
                 .engine
                 .inner
+                .store
                 .handoffs
                 .handoff(self.id(), id)
                 .map_err(|e| self.handoff_err(e))?,
@@ -28,6 +29,7 @@ impl Run {
         if let Some(decision) = self
             .engine
             .inner
+            .store
             .handoffs
             .recorded_decision(self.id(), handoff.id())
             .map_err(|e| self.handoff_err(e))?
@@ -49,7 +51,7 @@ impl Run {
             Some(id) => id.clone(),
             None => self.open_handoff()?.id().clone(),
         };
-        let store = self.engine.inner.handoffs.clone();
+        let store = self.engine.inner.store.handoffs.clone();
         let recorded = store
             .recorded_decision(self.id(), &handoff)
             .map_err(|e| self.handoff_err(e))?;
@@ -96,7 +98,7 @@ impl Run {
                 status: state.status(),
             }));
         };
-        let store = &self.engine.inner.handoffs;
+        let store = &self.engine.inner.store.handoffs;
         let existing = store.handoffs(self.id()).map_err(|e| self.handoff_err(e))?;
         let handoff = match existing.get(state.handoffs_opened() as usize) {
             Some(adopted) => adopted.clone(),

@@ -30,12 +30,12 @@ impl Run {
     /// changes, then opens the intake question or creates the worktree.
     pub(super) fn prepare(&mut self) -> Result<(), EngineError> {
         let ws = self.workspace()?;
-        let intakes = &self.engine.inner.intakes;
+        let intakes = &self.engine.inner.store.intakes;
         // A process that died after opening the question: adopt it.
         if intakes.question(self.id()).is_ok() {
             return self.commit(RunEvent::IntakeOpened);
         }
-        let report = detect_intake(&ws.target, self.engine.inner.runs.root())
+        let report = detect_intake(&ws.target, self.engine.inner.store.local_dir())
             .map_err(|e| EngineError::run(self.id(), EngineErrorKind::Detect(Box::new(e))))?;
         if report.is_clean() {
             return self.workspace_ready(&ws, report.head(), None);
@@ -49,7 +49,7 @@ impl Run {
     /// At the intake question: decides it when the plan has a default, and
     /// returns the question while nobody has decided.
     pub(super) fn intake_step(&mut self) -> Result<Option<Step>, EngineError> {
-        let intakes = self.engine.inner.intakes.clone();
+        let intakes = self.engine.inner.store.intakes.clone();
         let Some(default) = self.engine.inner.plan.intake else {
             let (report, _) = intakes
                 .question(self.id())
@@ -77,7 +77,7 @@ impl Run {
     /// Acts on the recorded intake decision: halts, or creates the worktree
     /// at the start commit (seeded with the included changes).
     pub(super) fn apply_intake(&mut self) -> Result<(), EngineError> {
-        let intakes = self.engine.inner.intakes.clone();
+        let intakes = self.engine.inner.store.intakes.clone();
         let Some(recorded) = intakes
             .recorded_decision(self.id())
             .map_err(|e| self.intake_err(e))?
@@ -136,8 +136,14 @@ impl Run {
         let Some(of) = &self.state().follow_up() else {
             return Ok(());
         };
-        let patch = self.engine.inner.deliveries.patch_path(&of.parent);
-        orcho_delivery::worktree::apply_patch(&ws.worktree, &patch)
+        let patch = self
+            .engine
+            .inner
+            .store
+            .deliveries
+            .patch(&of.parent)
+            .map_err(|e| self.delivery_err(e))?;
+        orcho_delivery::worktree::apply_patch_bytes(&ws.worktree, &patch)
             .map_err(|e| self.err(EngineErrorKind::Worktree(Box::new(e))))?;
         Ok(())
     }
@@ -155,7 +161,7 @@ impl Run {
             &ws.target,
             &ws.worktree,
             &contract.worktree.setup,
-            &self.engine.inner.base_env,
+            &self.engine.inner.store.base_env,
         )
         .map_err(|e| self.err(EngineErrorKind::WorktreeSetup(Box::new(e))))?;
         for spec in &contract.commands {

@@ -1,12 +1,12 @@
 //! The engine: runs of one plan in one store, driven step by step.
 
+mod advice;
 mod build;
 mod delivery;
 mod handoff;
 mod intake;
 mod manage;
 mod phase;
-mod query;
 mod run;
 mod start;
 mod step;

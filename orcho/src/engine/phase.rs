@@ -62,7 +62,7 @@ impl Run {
                     commands: rerun.iter().map(ToString::to_string).collect(),
                 })?;
             }
-            let events = self.engine.inner.runs.events(self.id())?;
+            let events = self.engine.inner.store.runs.events(self.id())?;
             let gates =
                 crate::evidence::delivery_gates(&crate::evidence::phases(&events), state.round());
             let summary = blocking_readiness(&verifier)
@@ -125,7 +125,7 @@ impl Run {
             )
             .with_attempt(state.attempt())
             .with_round(state.round())
-            .with_store(engine.inner.runs.root());
+            .with_store(engine.inner.store.local_dir());
             if let Some(v) = &verifier {
                 ctx = ctx.with_verifier(Arc::clone(v));
             }
@@ -163,6 +163,7 @@ impl Run {
         // does not).
         let waivers = engine
             .inner
+            .store
             .handoffs
             .waivers(self.id())
             .map_err(|e| self.handoff_err(e))?;
@@ -244,7 +245,7 @@ impl Run {
     fn attempts_in_round(&self) -> Result<Vec<u32>, EngineError> {
         let state = self.state();
         let mut last = vec![0u32; state.phases().len()];
-        for attempt in self.engine.attempts(self.id())? {
+        for attempt in self.engine.inner.store.attempts(self.id())? {
             if attempt.round != state.round() {
                 continue;
             }

@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use camino::Utf8Path;
 use orcho_core::{RunId, RunStatus};
 use orcho_handoff::{Autopilot, AutopilotOutcome};
 
@@ -42,18 +41,13 @@ impl Run {
         crate::RunView::from(&self.stored.state)
     }
 
-    /// The run's directory in the store.
-    pub fn dir(&self) -> &Utf8Path {
-        self.stored.dir()
-    }
-
     /// The engine driving it.
     pub fn engine(&self) -> &Engine {
         &self.engine
     }
 
     pub(super) fn commit(&mut self, event: RunEvent) -> Result<(), EngineError> {
-        let clock = Arc::clone(&self.engine.inner.clock);
+        let clock = Arc::clone(&self.engine.inner.store.clock);
         self.stored.commit(event, clock.as_ref())
     }
 
@@ -153,7 +147,7 @@ impl Run {
     /// process died before it could).
     pub(super) fn awaiting(&mut self) -> EngineError {
         let handoff = match &self.state().handoff() {
-            Some(id) => self.engine.inner.handoffs.handoff(self.id(), id),
+            Some(id) => self.engine.inner.store.handoffs.handoff(self.id(), id),
             None => match self.open_handoff() {
                 Ok(handoff) => Ok(handoff),
                 Err(e) => return e,
@@ -225,7 +219,7 @@ impl Run {
     /// The files the run's last approved plan says it affects (none without
     /// one).
     fn approved_plan_files(&self) -> Result<Vec<String>, EngineError> {
-        let events = self.engine.inner.runs.events(self.id())?;
+        let events = self.engine.inner.store.runs.events(self.id())?;
         let approved = events.iter().rev().find_map(|(_, event)| match event {
             RunEvent::TouchpointResolved {
                 id,
@@ -287,7 +281,7 @@ impl Run {
             .clone()
             .scoped_to_plan(&self.approved_plan_files()?);
         let context = self.engine.advice_context(self.id()).await;
-        let autopilot = Autopilot::new(self.engine.inner.handoffs.clone(), advisor, policy)
+        let autopilot = Autopilot::new(self.engine.inner.store.handoffs.clone(), advisor, policy)
             .with_context(context);
         let output = self.engine.phase_output(self.id(), &handoff);
         let outcome = autopilot

@@ -80,7 +80,7 @@ impl Start {
         /// What the host keeps with the run (for example the commands its phases
         /// run), written with the run's creation, atomically: a host killed at any
         /// instant after [`Engine::start_with`] returned finds it again with
-        /// [`Engine::host_metadata`], so it can drive the run on. The engine
+        /// [`Store::host_metadata`], so it can drive the run on. The engine
         /// never reads it.
         pub fn host_metadata(metadata: Some(serde_json::Value)) => host;
     }
@@ -104,7 +104,7 @@ impl Engine {
     /// [`EngineError::is_busy`] when another process drives it,
     /// [`EngineError::is_unknown_run`], or a damaged journal.
     pub fn open(&self, run: &RunId) -> Result<Run, EngineError> {
-        let stored = self.inner.runs.open(run)?;
+        let stored = self.inner.store.runs.open(run)?;
         Ok(Run {
             engine: self.clone(),
             stored,
@@ -126,9 +126,9 @@ impl Engine {
             follow_up,
             host,
         } = start;
-        let run = RunId::generate(&self.inner.clock);
+        let run = RunId::generate(&self.inner.store.clock);
         let (checkout, workspace) = if worktree {
-            let worktree = self.worktree_path(&run);
+            let worktree = self.inner.store.worktree_path(&run);
             (
                 worktree.clone(),
                 Some(Workspace {
@@ -156,10 +156,12 @@ impl Engine {
                 brief: spec.to_markdown(),
             }),
         };
-        let stored =
-            self.inner
-                .runs
-                .create(&run, &started, host.as_ref(), self.inner.clock.as_ref())?;
+        let stored = self.inner.store.runs.create(
+            &run,
+            &started,
+            host.as_ref(),
+            self.inner.store.clock.as_ref(),
+        )?;
         Ok(Run {
             engine: self.clone(),
             stored,

@@ -18,28 +18,28 @@ pub enum Step {
     /// [`Run::complete_phase`](crate::Run::complete_phase).
     RunPhase(PhaseRequest),
     /// A phase handoff is open: show it, get a decision recorded with
-    /// [`Engine::decide`](crate::Engine::decide), then
+    /// [`Store::decide`](crate::Store::decide), then
     /// [`Run::resume`](crate::Run::resume).
     DecideHandoff(PhaseHandoff),
     /// The target checkout has uncommitted changes: decide what the run
-    /// starts from with [`Engine::decide_intake`](crate::Engine::decide_intake),
+    /// starts from with [`Store::decide_intake`](crate::Store::decide_intake),
     /// then [`Run::resume`](crate::Run::resume).
     DecideIntake(IntakeReport),
     /// The planner asked questions: record answers with
-    /// [`Engine::answer`](crate::Engine::answer), then
+    /// [`Store::answer`](crate::Store::answer), then
     /// [`Run::resume`](crate::Run::resume); the same attempt runs again with
     /// the answers.
     AnswerQuestions(SupervisionRequest),
     /// A plan waits for approval: answer with
-    /// [`Engine::answer`](crate::Engine::answer), then
+    /// [`Store::answer`](crate::Store::answer), then
     /// [`Run::resume`](crate::Run::resume).
     ApprovePlan(SupervisionRequest),
     /// A step failed: retry, replan or stop, answered with
-    /// [`Engine::answer`](crate::Engine::answer), then
+    /// [`Store::answer`](crate::Store::answer), then
     /// [`Run::resume`](crate::Run::resume).
     HandleDeviation(SupervisionRequest),
     /// The run reached its release state: decide delivery with
-    /// [`Engine::decide_delivery`](crate::Engine::decide_delivery), then
+    /// [`Store::decide_delivery`](crate::Store::decide_delivery), then
     /// [`Run::resume`](crate::Run::resume) delivers.
     DecideDelivery(DeliveryGate),
     /// The run has ended.
@@ -58,7 +58,7 @@ pub enum Step {
 pub struct SupervisionRequest {
     /// The run.
     pub run: RunId,
-    /// The touchpoint's id, for [`Engine::answer`](crate::Engine::answer).
+    /// The touchpoint's id, for [`Store::answer`](crate::Store::answer).
     pub id: HandoffId,
     /// The phase that asked.
     pub phase: Option<PhaseName>,

@@ -137,7 +137,7 @@ async fn a_persisted_halt_skips_the_remaining_gates_without_running_them() {
         0,
         "gates after a persisted halt never run"
     );
-    let trace = engine.trace(&id).expect("trace");
+    let trace = engine.store().trace(&id).expect("trace");
     assert!(
         trace.contains("gate `tests` skipped (halted by gate `build`)"),
         "{trace}"
@@ -183,7 +183,9 @@ async fn a_handoff_opened_but_not_journalled_is_adopted_not_opened_twice() {
     })
     .expect("settle");
     let orphan = engine
-        .handoffs()
+        .inner
+        .store
+        .handoffs
         .open(HandoffSpec::new(
             run.id().clone(),
             "review".parse().expect("phase"),
@@ -199,7 +201,7 @@ async fn a_handoff_opened_but_not_journalled_is_adopted_not_opened_twice() {
     };
     assert_eq!(handoff.id(), orphan.id(), "the orphan is adopted");
     assert_eq!(
-        engine.handoffs().handoffs(&id).expect("handoffs").len(),
+        engine.store().handoffs(&id).expect("handoffs").len(),
         1,
         "no second handoff"
     );
@@ -215,6 +217,7 @@ async fn a_resume_the_store_did_but_the_journal_missed_is_recovered_from_the_dec
     drop(run);
     let choice = HandoffChoice::retry("add the missing test").expect("text");
     engine
+        .store()
         .decide(
             &id,
             &handoff,
@@ -223,7 +226,9 @@ async fn a_resume_the_store_did_but_the_journal_missed_is_recovered_from_the_dec
         .expect("decide");
     // The store resumed the handoff; the process died before journalling.
     engine
-        .handoffs()
+        .inner
+        .store
+        .handoffs
         .resume_handoff(&id, &handoff)
         .expect("store resume");
 
@@ -236,7 +241,7 @@ async fn a_resume_the_store_did_but_the_journal_missed_is_recovered_from_the_dec
         request.input.feedback.as_deref(),
         Some("add the missing test")
     );
-    let events = engine.runs().events(&id).expect("events");
+    let events = engine.store().events(&id).expect("events");
     let resumed = events
         .iter()
         .filter(|(_, e)| {

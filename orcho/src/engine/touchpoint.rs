@@ -19,9 +19,9 @@ use crate::{
 impl Run {
     pub(super) fn supervision(&self) -> SupervisionStore {
         SupervisionStore::new(
-            self.engine.inner.runs.root(),
+            std::sync::Arc::clone(&self.engine.inner.store.storage),
             self.id().clone(),
-            self.engine.inner.clock.clone(),
+            self.engine.inner.store.clock.clone(),
         )
     }
 
@@ -62,7 +62,7 @@ impl Run {
     /// run last went back to its planner, from the journal.
     fn step_retries(&self, step: u32) -> Result<u32, EngineError> {
         let mut retries = 0;
-        for (_, event) in self.engine.inner.runs.events(self.id())? {
+        for (_, event) in self.engine.inner.store.runs.events(self.id())? {
             match event {
                 RunEvent::TouchpointResolved {
                     resolution: Supervised::DeviationRetry { step: retried, .. },

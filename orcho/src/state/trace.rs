@@ -141,6 +141,13 @@ fn count(prefix: &str, n: usize, noun: &str) -> String {
     }
 }
 
+/// The transition's [`describe`](Transition::describe) text.
+impl std::fmt::Display for Transition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
 impl Transition {
     /// A short description for traces.
     pub fn describe(&self) -> String {

@@ -1,6 +1,12 @@
-//! The run store on disk: one directory per run under `<store>/runs/`.
+//! Where runs are kept: [`Store`], read and decided without a plan, over
+//! the storage seam ([`orcho_core::storage`]).
 
+mod command;
 mod format;
+mod handle;
 mod imp;
+mod query;
 
-pub use imp::{DEFAULT_LOCK_WAIT, RunStore, StoredRun};
+pub use handle::Store;
+pub use imp::DEFAULT_LOCK_WAIT;
+pub(crate) use imp::StoredRun;

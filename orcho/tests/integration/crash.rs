@@ -64,7 +64,7 @@ async fn drive(engine: &Engine, run: &RunId) -> Result<String> {
             }
             Step::DecideHandoff(handoff) => {
                 let choice = HandoffChoice::retry("add the test for empty input")?;
-                engine.decide(
+                engine.store().decide(
                     run,
                     handoff.id(),
                     DecisionRequest::new(choice, DecidedBy::Operator),
@@ -76,7 +76,7 @@ async fn drive(engine: &Engine, run: &RunId) -> Result<String> {
         };
     }
     drop(driver);
-    Ok(engine.trace(run)?)
+    Ok(engine.store().trace(run)?)
 }
 
 fn engine(store: &Utf8Path) -> Result<Engine> {
@@ -268,7 +268,7 @@ async fn drive_worktree(engine: &Engine, run: &RunId) -> Result<String> {
                 driver.complete_phase(report).await?
             }
             Step::ApprovePlan(request) => {
-                engine.answer(
+                engine.store().answer(
                     run,
                     &request.id,
                     vec![Answer::select("Approve"), Answer::none()],
@@ -278,7 +278,7 @@ async fn drive_worktree(engine: &Engine, run: &RunId) -> Result<String> {
             }
             Step::DecideHandoff(handoff) => {
                 let choice = HandoffChoice::retry("add the test for empty input")?;
-                engine.decide(
+                engine.store().decide(
                     run,
                     handoff.id(),
                     DecisionRequest::new(choice, DecidedBy::Operator),
@@ -286,7 +286,7 @@ async fn drive_worktree(engine: &Engine, run: &RunId) -> Result<String> {
                 driver.resume().await?
             }
             Step::DecideDelivery(_) => {
-                engine.decide_delivery(
+                engine.store().decide_delivery(
                     run,
                     DecisionRequest::new(
                         DeliveryChoice::approve_with_message("add parse")?,
@@ -300,7 +300,7 @@ async fn drive_worktree(engine: &Engine, run: &RunId) -> Result<String> {
         };
     }
     drop(driver);
-    Ok(engine.trace(run)?)
+    Ok(engine.store().trace(run)?)
 }
 
 /// A git repository with one commit and one uncommitted file (so intake
@@ -458,14 +458,23 @@ fn a_run_killed_while_it_is_created_is_whole_or_absent() -> Result {
         child.wait()?;
     }
     let engine = engine(&store)?;
-    let runs = engine.runs().runs()?;
+    let runs: Vec<_> = engine
+        .store()
+        .list()?
+        .iter()
+        .map(|l| l.run().clone())
+        .collect();
     assert!(!runs.is_empty(), "the children created runs");
     for run in &runs {
         let metadata = engine
+            .store()
             .host_metadata(run)?
             .ok_or_else(|| format!("run `{run}` lost its host metadata"))?;
         assert!(metadata["n"].is_u64(), "{metadata}");
-        assert_eq!(engine.status(run)?.status, orcho::core::RunStatus::Running);
+        assert_eq!(
+            engine.store().status(run)?.status,
+            orcho::core::RunStatus::Running
+        );
         drop(engine.open(run)?);
     }
     eprintln!("{} runs, each whole", runs.len());

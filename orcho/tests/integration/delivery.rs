@@ -127,7 +127,7 @@ async fn a_fix_on_a_rejected_release_starts_a_follow_up_linked_to_its_parent() -
     // The follow-up: a child run in the same target, starting from the
     // parent's diff, told what the parent was rejected for.
     let engine = &run.engine;
-    let spec = engine.follow_up(&run.run)?;
+    let spec = engine.store().follow_up(&run.run)?;
     assert_eq!(spec.parent(), &run.run);
     assert_eq!(spec.generation(), 1);
     let mut child = engine.start_with(Start::follow_up(spec))?;
@@ -160,7 +160,7 @@ async fn a_fix_on_a_rejected_release_starts_a_follow_up_linked_to_its_parent() -
         child_gate.follow_up_of().map(|l| l.parent().clone()),
         Some(run.run.clone())
     );
-    engine.decide_delivery(
+    engine.store().decide_delivery(
         child.id(),
         DecisionRequest::new(DeliveryChoice::approve(), DecidedBy::Operator),
     )?;
@@ -216,7 +216,7 @@ async fn a_dirty_target_asks_at_intake_and_include_seeds_the_worktree() -> Resul
         "no delivery scripted"
     );
     // A run parked at its gate is in the inbox, with the step to take.
-    let inbox = run.engine.inbox()?;
+    let inbox = run.engine.store().inbox()?;
     let pending: Vec<_> = inbox.pending().collect();
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].run(), &run.run);
@@ -267,12 +267,13 @@ async fn resuming_an_undecided_delivery_names_the_gate_and_its_actions() -> Resu
     assert!(message.contains("delivery gate"), "{message}");
     assert!(message.contains("approve"), "{message}");
     // Deciding twice with a different payload is a conflict.
-    run.engine.decide_delivery(
+    run.engine.store().decide_delivery(
         &run.run,
         DecisionRequest::new(DeliveryChoice::skip(), DecidedBy::Operator),
     )?;
     let conflict = run
         .engine
+        .store()
         .decide_delivery(
             &run.run,
             DecisionRequest::new(DeliveryChoice::halt(), DecidedBy::Operator),
@@ -323,7 +324,7 @@ async fn a_profile_default_acts_on_a_decision_recorded_before_a_restart() -> Res
         .run()
         .await?;
     assert_eq!(paused.status, RunStatus::AwaitingIntake);
-    paused.engine.decide_intake(
+    paused.engine.store().decide_intake(
         &paused.run,
         DecisionRequest::new(
             IntakeChoice::new(IntakeAction::Include),
@@ -350,7 +351,7 @@ async fn a_profile_default_acts_on_a_decision_recorded_before_a_restart() -> Res
         .run()
         .await?;
     assert_eq!(parked.status, RunStatus::AwaitingDelivery);
-    parked.engine.decide_delivery(
+    parked.engine.store().decide_delivery(
         &parked.run,
         DecisionRequest::new(DeliveryChoice::skip(), DecidedBy::Operator),
     )?;

@@ -219,7 +219,7 @@ async fn a_handoff_decided_with_a_waiver_proceeds_with_the_waiver_on_record() ->
     assert_eq!(run.status, RunStatus::Completed);
     let ship = run.requests.last().ok_or("no requests")?;
     assert_eq!(ship.input.waivers, ["known flake, tracked in #42"]);
-    let waivers = run.engine.handoffs().waivers(&run.run)?;
+    let waivers = run.engine.store().waivers(&run.run)?;
     assert_eq!(waivers.waivers().len(), 1);
     Ok(())
 }
@@ -301,7 +301,7 @@ async fn a_paused_run_reads_as_a_view_with_the_point_it_waits_on() -> Result {
         .report("review", rejected("naming"))
         .run()
         .await?;
-    let view = run.engine.status(&run.run)?;
+    let view = run.engine.store().status(&run.run)?;
     assert_eq!(view.status, RunStatus::AwaitingPhaseHandoff);
     let json = serde_json::to_string_pretty(&view)?
         .replace(run.run.as_str(), "<run>")
@@ -324,7 +324,7 @@ async fn a_paused_run_reads_as_a_view_with_the_point_it_waits_on() -> Result {
       }
     }
     "#);
-    let pending = run.engine.pending(&run.run)?;
+    let pending = run.engine.store().pending(&run.run)?;
     assert_eq!(pending.len(), 1);
     assert_eq!(
         pending[0].next_step(),

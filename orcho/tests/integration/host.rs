@@ -143,12 +143,13 @@ async fn the_evidence_bundle_has_phases_gates_handoffs_and_decisions() -> Result
     let id = run.id().clone();
     drop(run);
     let evidence = engine.evidence(&id)?;
+    engine.store().write_evidence(&evidence)?;
     assert_eq!(evidence.phases.len(), 4);
     assert_eq!(
         evidence.handoffs[0].decision.as_ref().map(|d| d.decided_by),
         Some(DecidedBy::Operator)
     );
-    let on_disk = std::fs::read_to_string(engine.runs().run_dir(&id).join("evidence.json"))?;
+    let on_disk = std::fs::read_to_string(engine.store().evidence_path(&id))?;
     let mut json: serde_json::Value = serde_json::from_str(&on_disk)?;
     json["run"] = serde_json::Value::String("<run>".into());
     // Wall times depend on the machine: a gate that takes a millisecond on

@@ -93,6 +93,7 @@ verification:
     assert_eq!(run.status, RunStatus::AwaitingPhaseHandoff);
     let err = run
         .engine
+        .store()
         .decide(
             &run.run,
             handoff.id(),

@@ -69,14 +69,14 @@ async fn finish(run: &mut orcho::Run, mut step: Step) -> Result<Step> {
 async fn a_store_of_paused_runs_lists_reads_decides_and_resumes() -> Result {
     let (_tmp, root) = fixture()?;
     let engine = Engine::builder(plan(false), &root).build()?;
-    let listed = engine.list()?;
+    let listed = engine.store().list()?;
     assert_eq!(listed.len(), 10, "every run of the fixture is listed");
     assert!(
         listed.iter().all(|l| matches!(l, Listed::Run(_))),
         "{listed:?}"
     );
     let mut inbox = String::new();
-    for entry in engine.inbox()?.pending() {
+    for entry in engine.store().inbox()?.pending() {
         writeln!(
             inbox,
             "{} {} decided={:?} actions={:?}",
@@ -102,15 +102,15 @@ async fn a_store_of_paused_runs_lists_reads_decides_and_resumes() -> Result {
     for (n, id) in runs.iter().enumerate() {
         let approval = matches!(n, 4 | 6);
         let engine = Engine::builder(plan(approval), &root).build()?;
-        let view = engine.status(id)?;
+        let view = engine.store().status(id)?;
         if view.status.is_terminal() || view.target.is_some() {
             writeln!(traces, "run {n}: {} (left as it is)", view.status)?;
             continue;
         }
         if let Some(handoff) = view.handoff()
-            && engine.handoffs().recorded_decision(id, handoff)?.is_none()
+            && engine.store().handoff_decision(id, handoff)?.is_none()
         {
-            let advice = engine.handoffs().advice_records(id)?;
+            let advice = engine.store().advice(id)?;
             let mut request = DecisionRequest::new(
                 HandoffChoice::new(HandoffAction::RetryFeedback, Some("try again"))?,
                 DecidedBy::Operator,
@@ -118,10 +118,11 @@ async fn a_store_of_paused_runs_lists_reads_decides_and_resumes() -> Result {
             if let Some(a) = advice.first() {
                 request = request.with_advice(a.id().clone());
             }
-            engine.decide(id, handoff, request)?;
+            engine.store().decide(id, handoff, request)?;
         }
         if let Some((touchpoint, _)) = view.touchpoint() {
             let open = engine
+                .store()
                 .touchpoints(id)?
                 .into_iter()
                 .find(|t| &t.id == touchpoint)
@@ -137,7 +138,9 @@ async fn a_store_of_paused_runs_lists_reads_decides_and_resumes() -> Result {
                 ) {
                     answers.push(Answer::none());
                 }
-                engine.answer(id, touchpoint, answers, DecidedBy::Operator)?;
+                engine
+                    .store()
+                    .answer(id, touchpoint, answers, DecidedBy::Operator)?;
             }
         }
         let mut run = engine.open(id)?;
@@ -147,12 +150,12 @@ async fn a_store_of_paused_runs_lists_reads_decides_and_resumes() -> Result {
             return Err(format!("run {n} did not finish: {end:?}").into());
         };
         writeln!(traces, "run {n}: {status}")?;
-        traces.push_str(&engine.trace(id)?);
+        traces.push_str(&engine.store().trace(id)?);
     }
     insta::assert_snapshot!(traces);
     // What the host kept with the first run reads back.
     assert_eq!(
-        engine.host_metadata(&runs[0])?,
+        engine.store().host_metadata(&runs[0])?,
         Some(serde_json::json!({"schema": 1, "note": "kept by the host"}))
     );
     Ok(())

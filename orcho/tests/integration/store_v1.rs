@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use orcho::{Engine, RunPlan, RunStore};
+use orcho::{Engine, RunPlan, Store};
 
 use crate::Result;
 
@@ -33,13 +33,18 @@ fn a_store_written_with_schema_1_opens_replays_and_keeps_its_snapshots() -> Resu
     let tmp = tempfile::tempdir()?;
     let root = Utf8PathBuf::try_from(tmp.path().to_owned())?.join("store");
     copy_dir(&fixture, &root)?;
-    let store = RunStore::new(&root);
+    let store = Store::open(&root);
     let engine = Engine::builder(RunPlan::new("fixture", Vec::new()), &root).build()?;
-    let runs = store.runs()?;
+    let runs = store
+        .list()?
+        .iter()
+        .rev()
+        .map(|l| l.run().clone())
+        .collect::<Vec<_>>();
     assert_eq!(runs.len(), 17, "every run of the fixture is listed");
     let mut summary = String::new();
     for run in &runs {
-        let state = store.read(run)?;
+        let state = store.state(run)?;
         assert_eq!(
             store.snapshot(run)?,
             state,
@@ -52,7 +57,7 @@ fn a_store_written_with_schema_1_opens_replays_and_keeps_its_snapshots() -> Resu
             state.reason().unwrap_or_default(),
             state.current_phase().map_or("-", |p| p.as_str())
         )?;
-        summary.push_str(&engine.trace(run)?);
+        summary.push_str(&engine.store().trace(run)?);
         summary.push('\n');
         // Opening a run rewrites its snapshot from the replayed journal: the
         // bytes are the ones the first format wrote.
@@ -73,11 +78,12 @@ fn a_snapshot_that_describes_no_stage_is_refused() -> Result {
     let tmp = tempfile::tempdir()?;
     let root = Utf8PathBuf::try_from(tmp.path().to_owned())?.join("store");
     copy_dir(&fixture, &root)?;
-    let store = RunStore::new(&root);
+    let store = Store::open(&root);
     let run = store
-        .runs()?
+        .list()?
         .into_iter()
-        .find(|r| store.read(r).is_ok_and(|s| s.handoff().is_some()))
+        .map(|l| l.run().clone())
+        .find(|r| store.state(r).is_ok_and(|s| s.handoff().is_some()))
         .ok_or("a run paused at a handoff")?;
     let path = root.join("runs").join(run.as_str()).join("run.json");
     let text = std::fs::read_to_string(&path)?;
@@ -89,6 +95,6 @@ fn a_snapshot_that_describes_no_stage_is_refused() -> Result {
         @"run `<run>`: caused by: its snapshot is invalid: a `awaiting_deviation` run has no touchpoint"
     );
     // The journal is the source of truth: the run still replays.
-    assert!(store.read(&run)?.handoff().is_some());
+    assert!(store.state(&run)?.handoff().is_some());
     Ok(())
 }

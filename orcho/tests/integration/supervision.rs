@@ -196,6 +196,7 @@ async fn the_retry_cap_removes_retry_from_the_deviation_menu() -> Result {
     let id = run.touchpoints[1].id.clone();
     let refused = run
         .engine
+        .store()
         .answer(
             &run.run,
             &id,
@@ -208,7 +209,7 @@ async fn the_retry_cap_removes_retry_from_the_deviation_menu() -> Result {
         "{refused}"
     );
     // Stop ends the run.
-    run.engine.answer(
+    run.engine.store().answer(
         &run.run,
         &id,
         vec![Answer::select("Stop"), Answer::none()],

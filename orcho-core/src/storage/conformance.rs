@@ -1,0 +1,463 @@
+//! The checks every [`Storage`] backend passes: one suite, run against the
+//! directory store here and against every other backend in its own tests.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use orcho_core::storage::{FsStorage, Storage, conformance};
+//!
+//! let dirs = std::sync::Mutex::new(Vec::new());
+//! conformance::check(&|| {
+//!     let dir = tempfile::tempdir().expect("a temporary directory");
+//!     let root = camino::Utf8PathBuf::try_from(dir.path().to_owned()).expect("UTF-8");
+//!     dirs.lock().expect("not poisoned").push(dir);
+//!     Arc::new(FsStorage::new(root)) as Arc<dyn Storage>
+//! });
+//! ```
+//!
+//! Each check starts from a new, empty store made by the closure, and
+//! panics with what the backend did wrong.
+
+use std::{
+    sync::{
+        Arc, Barrier,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use super::seam::{Created, Item, Log, NewRun, PointKind, Set, Storage};
+use crate::{HandoffId, RunId};
+
+/// A store that a check starts from.
+pub type MakeStorage<'a> = dyn Fn() -> Arc<dyn Storage> + Sync + 'a;
+
+/// Runs every check against stores made by `make`.
+///
+/// # Panics
+///
+/// When the backend breaks a rule, naming it.
+pub fn check(make: &MakeStorage<'_>) {
+    a_run_is_created_whole_with_its_lease(make);
+    a_run_is_created_once(make);
+    a_lease_is_exclusive_until_dropped(make);
+    of_racing_drivers_one_gets_the_lease(make);
+    the_run_log_keeps_every_line_in_order(make);
+    a_first_write_wins_and_changes_nothing_after(make);
+    of_racing_first_writes_exactly_one_wins(make);
+    a_put_replaces_the_document(make);
+    a_superseded_decision_is_no_longer_the_points(make);
+    sets_list_what_was_written(make);
+    the_handoff_log_keeps_every_line_in_order(make);
+    a_point_lock_is_exclusive(make);
+    runs_are_listed_oldest_first_and_apart(make);
+}
+
+fn run(name: &str) -> RunId {
+    name.parse().expect("a valid run id")
+}
+
+fn id(name: &str) -> HandoffId {
+    name.parse().expect("a valid point id")
+}
+
+const FIRST: &[u8] = br#"{"schema":1,"seq":1,"event":"started"}"#;
+
+fn with_newline(line: &[u8]) -> Vec<u8> {
+    let mut out = line.to_vec();
+    out.push(b'\n');
+    out
+}
+
+/// Creates a run: its journal, snapshot and host metadata are there, and
+/// its lease is held.
+pub fn a_run_is_created_whole_with_its_lease(make: &MakeStorage<'_>) {
+    let storage = make();
+    let r = run("run-1");
+    assert!(
+        !storage.has_run(&r).expect("has_run"),
+        "a new store has no run"
+    );
+    let lease = storage
+        .create_run(
+            &r,
+            NewRun::new(FIRST, b"{\"snapshot\":1}\n").with_host_metadata(Some(b"{\"host\":1}\n")),
+        )
+        .expect("create_run");
+    assert_eq!(lease.run(), &r);
+    assert!(storage.has_run(&r).expect("has_run"), "the run exists");
+    assert_eq!(
+        storage.read_log(&r, Log::Run).expect("read_log"),
+        with_newline(FIRST)
+    );
+    assert_eq!(
+        storage.get(&r, Item::Snapshot).expect("get"),
+        Some(b"{\"snapshot\":1}\n".to_vec())
+    );
+    assert_eq!(
+        storage.get(&r, Item::HostMetadata).expect("get"),
+        Some(b"{\"host\":1}\n".to_vec())
+    );
+    assert!(storage.is_leased(&r), "the creator holds the lease");
+    drop(lease);
+    assert!(!storage.is_leased(&r), "a dropped lease is let go");
+}
+
+/// Creating a run that exists fails and changes nothing.
+pub fn a_run_is_created_once(make: &MakeStorage<'_>) {
+    let storage = make();
+    let r = run("run-1");
+    drop(
+        storage
+            .create_run(&r, NewRun::new(FIRST, b"{}\n"))
+            .expect("create_run"),
+    );
+    assert!(
+        storage
+            .create_run(&r, NewRun::new(br#"{"schema":1,"seq":9}"#, b"[]\n"))
+            .is_err(),
+        "a second create_run of the same run is refused"
+    );
+    assert_eq!(
+        storage.read_log(&r, Log::Run).expect("read_log"),
+        with_newline(FIRST)
+    );
+    assert_eq!(
+        storage.get(&r, Item::Snapshot).expect("get"),
+        Some(b"{}\n".to_vec())
+    );
+}
+
+/// While a lease is held, nobody else gets it; once dropped, the next
+/// asker does.
+pub fn a_lease_is_exclusive_until_dropped(make: &MakeStorage<'_>) {
+    let storage = make();
+    let r = run("run-1");
+    let held = storage
+        .create_run(&r, NewRun::new(FIRST, b"{}\n"))
+        .expect("create_run");
+    assert!(
+        storage
+            .lease(&r, Duration::from_millis(50))
+            .expect("lease")
+            .is_none(),
+        "a held lease is not given twice"
+    );
+    drop(held);
+    let again = storage.lease(&r, Duration::ZERO).expect("lease");
+    assert!(again.is_some(), "a dropped lease can be taken");
+    assert!(storage.is_leased(&r));
+}
+
+/// Of drivers racing for a lease, exactly one gets it.
+pub fn of_racing_drivers_one_gets_the_lease(make: &MakeStorage<'_>) {
+    let storage = make();
+    let r = run("run-1");
+    drop(
+        storage
+            .create_run(&r, NewRun::new(FIRST, b"{}\n"))
+            .expect("create_run"),
+    );
+    let n = 4;
+    let barrier = Barrier::new(n);
+    let won = AtomicUsize::new(0);
+    let leases = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..n {
+            s.spawn(|| {
+                barrier.wait();
+                if let Some(lease) = storage.lease(&r, Duration::ZERO).expect("lease") {
+                    won.fetch_add(1, Ordering::SeqCst);
+                    leases.lock().expect("not poisoned").push(lease);
+                }
+            });
+        }
+    });
+    assert_eq!(
+        won.load(Ordering::SeqCst),
+        1,
+        "exactly one driver holds the lease"
+    );
+}
+
+/// The run's journal holds every appended line, in order; a snapshot
+/// written through the lease replaces the last.
+pub fn the_run_log_keeps_every_line_in_order(make: &MakeStorage<'_>) {
+    let storage = make();
+    let r = run("run-1");
+    let mut lease = storage
+        .create_run(&r, NewRun::new(FIRST, b"{}\n"))
+        .expect("create_run");
+    let mut expected = with_newline(FIRST);
+    for seq in 2..=20 {
+        let line = format!(r#"{{"schema":1,"seq":{seq}}}"#);
+        lease.append(line.as_bytes()).expect("append");
+        expected.extend(with_newline(line.as_bytes()));
+        lease
+            .write_snapshot(format!("{{\"seq\":{seq}}}\n").as_bytes())
+            .expect("write_snapshot");
+    }
+    assert_eq!(storage.read_log(&r, Log::Run).expect("read_log"), expected);
+    assert_eq!(
+        storage.get(&r, Item::Snapshot).expect("get"),
+        Some(b"{\"seq\":20}\n".to_vec())
+    );
+    // A lease taken again appends after what is there.
+    drop(lease);
+    let mut lease = storage
+        .lease(&r, Duration::ZERO)
+        .expect("lease")
+        .expect("free");
+    lease.append(br#"{"schema":1,"seq":21}"#).expect("append");
+    expected.extend(with_newline(br#"{"schema":1,"seq":21}"#));
+    assert_eq!(storage.read_log(&r, Log::Run).expect("read_log"), expected);
+}
+
+/// A first write creates a document; a second one changes nothing and says
+/// so. What was never written reads as nothing.
+pub fn a_first_write_wins_and_changes_nothing_after(make: &MakeStorage<'_>) {
+    let storage = make();
+    let r = run("run-1");
+    let point = id("0001-implement");
+    for item in [
+        Item::Decision(&point),
+        Item::Question(PointKind::Handoff, &point),
+        Item::Question(PointKind::Touchpoint, &point),
+        Item::Question(PointKind::Delivery, &point),
+        Item::Question(PointKind::Intake, &point),
+        Item::Outcome(PointKind::Delivery, &point),
+        Item::Outcome(PointKind::Intake, &point),
+        Item::Advice("0001-0001-implement"),
+    ] {
+        assert_eq!(
+            storage.get(&r, item).expect("get"),
+            None,
+            "{item:?} is not there yet"
+        );
+        assert_eq!(
+            storage.create(&r, item, b"first\n").expect("create"),
+            Created::New,
+            "{item:?}"
+        );
+        assert_eq!(
+            storage.create(&r, item, b"second\n").expect("create"),
+            Created::Exists,
+            "{item:?} is written once"
+        );
+        assert_eq!(
+            storage.get(&r, item).expect("get"),
+            Some(b"first\n".to_vec()),
+            "{item:?}"
+        );
+    }
+}
+
+/// Of processes racing to write a document first, exactly one wins, and
+/// the document is the winner's.
+pub fn of_racing_first_writes_exactly_one_wins(make: &MakeStorage<'_>) {
+    let storage = make();
+    let r = run("run-1");
+    let point = id("delivery");
+    let n = 8;
+    let barrier = Barrier::new(n);
+    let winners = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for i in 0..n {
+            let (storage, barrier, winners, r, point) = (&storage, &barrier, &winners, &r, &point);
+            s.spawn(move || {
+                barrier.wait();
+                let bytes = format!("decision {i}\n");
+                if storage
+                    .create(r, Item::Decision(point), bytes.as_bytes())
+                    .expect("create")
+                    == Created::New
+                {
+                    winners.lock().expect("not poisoned").push(bytes);
+                }
+            });
+        }
+    });
+    let winners = winners.into_inner().expect("not poisoned");
+    assert_eq!(winners.len(), 1, "exactly one first write: {winners:?}");
+    assert_eq!(
+        storage.get(&r, Item::Decision(&point)).expect("get"),
+        Some(winners[0].clone().into_bytes())
+    );
+}
+
+/// A put replaces what was there.
+pub fn a_put_replaces_the_document(make: &MakeStorage<'_>) {
+    let storage = make();
+    let r = run("run-1");
+    let handoff = id("0001-implement");
+    for item in [
+        Item::Evidence,
+        Item::Waiver(&handoff),
+        Item::DeliveryPatch,
+        Item::IntakeSeed,
+    ] {
+        storage.put(&r, item, b"one\n").expect("put");
+        storage.put(&r, item, b"two\0binary\n").expect("put");
+        assert_eq!(
+            storage.get(&r, item).expect("get"),
+            Some(b"two\0binary\n".to_vec()),
+            "{item:?}"
+        );
+    }
+}
+
+/// Each set lists the ids of what was written into it, and only those.
+pub fn sets_list_what_was_written(make: &MakeStorage<'_>) {
+    let storage = make();
+    let r = run("run-1");
+    let sorted = |set| {
+        let mut names = storage.list(&r, set).expect("list");
+        names.sort();
+        names
+    };
+    assert!(sorted(Set::Questions(PointKind::Handoff)).is_empty());
+    for name in ["0001-implement", "0002-review"] {
+        storage
+            .create(&r, Item::Question(PointKind::Handoff, &id(name)), b"{}\n")
+            .expect("create");
+    }
+    storage
+        .create(
+            &r,
+            Item::Question(PointKind::Touchpoint, &id("touchpoint-1")),
+            b"{}\n",
+        )
+        .expect("create");
+    storage
+        .create(
+            &r,
+            Item::Question(PointKind::Delivery, &id("delivery")),
+            b"{}\n",
+        )
+        .expect("create");
+    storage
+        .create(&r, Item::Advice("0001-0001-implement"), b"{}\n")
+        .expect("create");
+    storage
+        .put(&r, Item::Waiver(&id("0001-implement")), b"{}\n")
+        .expect("put");
+    assert_eq!(
+        sorted(Set::Questions(PointKind::Handoff)),
+        ["0001-implement", "0002-review"]
+    );
+    assert_eq!(
+        sorted(Set::Questions(PointKind::Touchpoint)),
+        ["touchpoint-1"]
+    );
+    assert_eq!(sorted(Set::Questions(PointKind::Delivery)), ["delivery"]);
+    assert!(sorted(Set::Questions(PointKind::Intake)).is_empty());
+    assert_eq!(sorted(Set::Advice), ["0001-0001-implement"]);
+    assert_eq!(sorted(Set::Waivers), ["0001-implement"]);
+}
+
+/// The handoffs' log keeps every appended line in order, from any number
+/// of writers.
+pub fn the_handoff_log_keeps_every_line_in_order(make: &MakeStorage<'_>) {
+    let storage = make();
+    let r = run("run-1");
+    assert!(
+        storage
+            .read_log(&r, Log::Handoffs)
+            .expect("read_log")
+            .is_empty()
+    );
+    let mut expected = Vec::new();
+    for n in 1..=10 {
+        let line = format!(r#"{{"schema":1,"n":{n}}}"#);
+        storage
+            .append_log(&r, Log::Handoffs, line.as_bytes())
+            .expect("append_log");
+        expected.extend(with_newline(line.as_bytes()));
+    }
+    assert_eq!(
+        storage.read_log(&r, Log::Handoffs).expect("read_log"),
+        expected
+    );
+}
+
+/// A point lock is held by one holder at a time.
+pub fn a_point_lock_is_exclusive(make: &MakeStorage<'_>) {
+    let storage = make();
+    let r = run("run-1");
+    let inside = AtomicUsize::new(0);
+    let most = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..5 {
+                    let _held = storage.lock(&r, PointKind::Handoff).expect("lock");
+                    let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(1));
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                }
+            });
+        }
+    });
+    assert_eq!(most.load(Ordering::SeqCst), 1, "never two holders at once");
+}
+
+/// Runs are listed oldest first (by id), and what one run keeps is not
+/// another's.
+pub fn runs_are_listed_oldest_first_and_apart(make: &MakeStorage<'_>) {
+    let storage = make();
+    let (older, newer) = (
+        run("20261126T100000000Z-aaaaaaaaaaaaaaaa"),
+        run("20261126T100001000Z-bbbbbbbbbbbbbbbb"),
+    );
+    drop(
+        storage
+            .create_run(&newer, NewRun::new(FIRST, b"{}\n"))
+            .expect("create_run"),
+    );
+    drop(
+        storage
+            .create_run(&older, NewRun::new(FIRST, b"{}\n"))
+            .expect("create_run"),
+    );
+    assert_eq!(
+        storage.runs().expect("runs").runs,
+        [older.clone(), newer.clone()]
+    );
+    let point = id("delivery");
+    storage
+        .create(&older, Item::Decision(&point), b"older\n")
+        .expect("create");
+    assert_eq!(
+        storage.get(&newer, Item::Decision(&point)).expect("get"),
+        None
+    );
+    assert!(storage.list(&newer, Set::Advice).expect("list").is_empty());
+}
+
+/// A decision set aside is no longer the point's: the next decision is a
+/// first one.
+pub fn a_superseded_decision_is_no_longer_the_points(make: &MakeStorage<'_>) {
+    let storage = make();
+    let r = run("run-1");
+    let point = id("delivery");
+    storage
+        .supersede_decision(&r, &point)
+        .expect("nothing to set aside is fine");
+    storage
+        .create(&r, Item::Decision(&point), b"old\n")
+        .expect("create");
+    storage
+        .supersede_decision(&r, &point)
+        .expect("supersede_decision");
+    assert_eq!(storage.get(&r, Item::Decision(&point)).expect("get"), None);
+    assert_eq!(
+        storage
+            .create(&r, Item::Decision(&point), b"new\n")
+            .expect("create"),
+        Created::New
+    );
+    storage
+        .supersede_decision(&r, &point)
+        .expect("a second one is set aside too");
+    assert_eq!(storage.get(&r, Item::Decision(&point)).expect("get"), None);
+}

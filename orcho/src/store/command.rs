@@ -1,0 +1,179 @@
+//! What hosts record about runs: decisions and answers at every kind of
+//! decision point, from any process, and a run's end.
+
+use orcho_core::{HandoffId, RunId};
+use orcho_handoff::{
+    DecidedBy, DecisionRequest, DeliveryChoice, HandoffChoice, IntakeChoice, RecordedDecision,
+    supervision::{Answer, Resolution, SupervisionStore},
+};
+
+use super::Store;
+use crate::{EngineError, RunView, error::EngineErrorKind};
+
+impl Store {
+    /// Refuses a first decision on a run that has ended: nothing would act
+    /// on it. Once a decision is recorded (`decided`), the same one again
+    /// stays an idempotent replay and another a conflict, ended or not.
+    fn refuse_ended(&self, run: &RunId, decided: impl FnOnce() -> bool) -> Result<(), EngineError> {
+        let state = self.runs.read(run)?;
+        if state.status().is_terminal() && !decided() {
+            return Err(EngineError::run(
+                run,
+                EngineErrorKind::Terminal {
+                    status: state.status(),
+                    reason: state.reason().unwrap_or_default().to_owned(),
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    /// Records a decision on a handoff. It does not advance the run: the run
+    /// moves on [`Run::resume`](crate::Run::resume) (or the next [`Run::next`](crate::Run::next)).
+    ///
+    /// # Errors
+    ///
+    /// A refused action (not on the handoff's menu, text missing), a conflict
+    /// with a different recorded decision ([`EngineError::is_conflict`]), an
+    /// unknown handoff, or a run that has ended ([`EngineError::is_terminal`]).
+    pub fn decide(
+        &self,
+        run: &RunId,
+        handoff: &HandoffId,
+        request: DecisionRequest<HandoffChoice>,
+    ) -> Result<RecordedDecision<HandoffChoice>, EngineError> {
+        self.refuse_ended(run, || {
+            self.handoffs
+                .recorded_decision(run, handoff)
+                .is_ok_and(|d| d.is_some())
+        })?;
+        self.handoffs
+            .decide(run, handoff, request)
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Handoff(Box::new(e))))
+    }
+
+    /// Records the pre-run intake decision. It does not start the run:
+    /// [`Run::resume`](crate::Run::resume) acts on it.
+    ///
+    /// # Errors
+    ///
+    /// No intake question for the run, a different decision recorded
+    /// first ([`EngineError::is_conflict`]), or a run that has ended
+    /// ([`EngineError::is_terminal`]).
+    pub fn decide_intake(
+        &self,
+        run: &RunId,
+        request: DecisionRequest<IntakeChoice>,
+    ) -> Result<RecordedDecision<IntakeChoice>, EngineError> {
+        self.refuse_ended(run, || {
+            self.intakes
+                .recorded_decision(run)
+                .is_ok_and(|d| d.is_some())
+        })?;
+        self.intakes
+            .decide(run, request)
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Intake(Box::new(e))))
+    }
+
+    /// Records answers to a supervision touchpoint (planner questions, plan
+    /// approval, deviation) after validating them against its questions. It
+    /// does not advance the run: [`Run::resume`](crate::Run::resume) does.
+    ///
+    /// # Errors
+    ///
+    /// Answers that do not fit the questions (nothing is recorded), an
+    /// unknown touchpoint, different answers recorded first
+    /// ([`EngineError::is_conflict`]), or a run that has ended
+    /// ([`EngineError::is_terminal`]).
+    pub fn answer(
+        &self,
+        run: &RunId,
+        touchpoint: &HandoffId,
+        answers: Vec<Answer>,
+        decided_by: DecidedBy,
+    ) -> Result<Resolution, EngineError> {
+        let store = SupervisionStore::new(
+            std::sync::Arc::clone(&self.storage),
+            run.clone(),
+            self.clock.clone(),
+        );
+        self.refuse_ended(run, || {
+            store.get(touchpoint).is_ok_and(|t| t.resolution.is_some())
+        })?;
+        store
+            .answer(touchpoint, answers, decided_by)
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Supervision(Box::new(e))))
+    }
+
+    /// Records the delivery decision. It changes nothing yet:
+    /// [`Run::resume`](crate::Run::resume) delivers it.
+    ///
+    /// # Errors
+    ///
+    /// An action the gate does not offer (with the reason it is blocked), a
+    /// target checkout that would conflict, a different decision recorded
+    /// first ([`EngineError::is_conflict`]), or a run that has ended
+    /// ([`EngineError::is_terminal`]).
+    pub fn decide_delivery(
+        &self,
+        run: &RunId,
+        request: DecisionRequest<DeliveryChoice>,
+    ) -> Result<RecordedDecision<DeliveryChoice>, EngineError> {
+        self.refuse_ended(run, || {
+            self.deliveries
+                .recorded_decision(run)
+                .is_ok_and(|d| d.is_some())
+        })?;
+        self.deliveries
+            .decide(run, request)
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e))))
+    }
+
+    /// Ends `run` where it stands: at a decision point nobody has to take
+    /// any more, or between steps. The decision points it waited on stay as
+    /// they were, and leave the inbox. Its evidence is written.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::is_busy`] while another process drives it,
+    /// [`EngineError::is_terminal`] when it has ended already.
+    pub fn cancel(&self, run: &RunId, reason: &str, by: DecidedBy) -> Result<RunView, EngineError> {
+        let mut stored = self.runs.open(run)?;
+        if stored.state.status().is_terminal() {
+            return Err(EngineError::run(
+                run,
+                EngineErrorKind::Terminal {
+                    status: stored.state.status(),
+                    reason: stored.state.reason().unwrap_or_default().to_owned(),
+                },
+            ));
+        }
+        stored.commit(
+            crate::state::RunEvent::Cancelled {
+                reason: reason.to_owned(),
+                by,
+            },
+            self.clock.as_ref(),
+        )?;
+        let view = RunView::from(&stored.state);
+        drop(stored);
+        self.write_evidence(&self.evidence(run, None)?)?;
+        Ok(view)
+    }
+
+    /// Writes `evidence` where the store keeps the run's evidence bundle
+    /// ([`evidence_path`](Self::evidence_path)), replacing what was there.
+    ///
+    /// # Errors
+    ///
+    /// When it cannot be encoded or written.
+    pub fn write_evidence(&self, evidence: &crate::Evidence) -> Result<(), EngineError> {
+        let run = &evidence.run;
+        let mut bytes = serde_json::to_vec_pretty(evidence)
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Encode(Box::new(e))))?;
+        bytes.push(b'\n');
+        self.storage
+            .put(run, orcho_core::storage::Item::Evidence, &bytes)
+            .map_err(|e| EngineError::run(run, e.into()))
+    }
+}

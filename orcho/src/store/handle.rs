@@ -1,0 +1,295 @@
+//! [`Store`]: the runs of a store, read and decided without a plan.
+
+use std::{sync::Arc, time::Duration};
+
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho_core::{
+    Clock, RunId, SystemClock,
+    layout::StoreDir,
+    storage::{FsStorage, Item, Storage},
+};
+use orcho_delivery::{DeliveryGates, Intakes};
+use orcho_handoff::HandoffStore;
+use orcho_receipts::{
+    ReceiptKey, ReceiptStore, VerificationContract, Verifier,
+    exec::{BaseEnv, GroupMarker},
+};
+
+use super::imp::{DEFAULT_LOCK_WAIT, RunStore};
+use crate::{EngineError, error::EngineErrorKind};
+
+/// The runs of a store, and everything hosts read and decide about them,
+/// with no [`RunPlan`](crate::RunPlan): list and find runs, read where one
+/// stands, its evidence and trace, the inbox and the touchpoints, and record
+/// every kind of decision and answer. An [`Engine`](crate::Engine) is a
+/// store plus a plan, for driving.
+///
+/// Runs and decisions are kept by a [`Storage`] (a directory by default,
+/// [`Store::open`]); receipts, worktrees and the logs of phase commands are
+/// kept in this machine's local directory, beside the checkout they belong
+/// to.
+///
+/// ```
+/// use orcho::Store;
+///
+/// # let tmp = tempfile::tempdir()?;
+/// # let root = camino::Utf8PathBuf::try_from(tmp.path().to_owned())?;
+/// let store = Store::open(root.join(".orcho"));
+/// assert!(store.list()?.is_empty());
+/// assert!(store.inbox()?.is_empty());
+/// assert!(store.find_run("latest").unwrap_err().is_unknown_run());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// Cheap to clone; a clone shares the storage.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pub(crate) storage: Arc<dyn Storage>,
+    pub(crate) local: StoreDir,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) runs: RunStore,
+    pub(crate) handoffs: HandoffStore,
+    pub(crate) intakes: Intakes,
+    pub(crate) deliveries: DeliveryGates,
+    pub(crate) receipt_key: Option<ReceiptKey>,
+    pub(crate) base_env: BaseEnv,
+    lock_wait: Duration,
+}
+
+impl Store {
+    /// The store in the directory `dir` (usually `<checkout>/.orcho`), which
+    /// keeps the runs and this machine's files alike. Nothing is created
+    /// until a run is.
+    pub fn open(dir: impl Into<Utf8PathBuf>) -> Self {
+        let dir = dir.into();
+        Self::new(Arc::new(FsStorage::new(dir.clone())), dir)
+    }
+
+    /// Runs and decisions kept in `storage`; receipts, worktrees and phase
+    /// logs in this machine's directory `local`.
+    pub fn new(storage: Arc<dyn Storage>, local: impl Into<Utf8PathBuf>) -> Self {
+        Self::assemble(
+            storage,
+            StoreDir::new(local),
+            Arc::new(SystemClock::new()),
+            None,
+            BaseEnv::inherit(),
+            DEFAULT_LOCK_WAIT,
+        )
+    }
+
+    fn assemble(
+        storage: Arc<dyn Storage>,
+        local: StoreDir,
+        clock: Arc<dyn Clock>,
+        receipt_key: Option<ReceiptKey>,
+        base_env: BaseEnv,
+        lock_wait: Duration,
+    ) -> Self {
+        Self {
+            runs: RunStore::new(Arc::clone(&storage), lock_wait),
+            handoffs: HandoffStore::new(Arc::clone(&storage), Arc::clone(&clock)),
+            intakes: Intakes::new(Arc::clone(&storage), Arc::clone(&clock))
+                .with_local_dir(local.root()),
+            deliveries: DeliveryGates::new(Arc::clone(&storage), Arc::clone(&clock)),
+            storage,
+            local,
+            clock,
+            receipt_key,
+            base_env,
+            lock_wait,
+        }
+    }
+
+    fn rebuilt(self) -> Self {
+        Self::assemble(
+            self.storage,
+            self.local,
+            self.clock,
+            self.receipt_key,
+            self.base_env,
+            self.lock_wait,
+        )
+    }
+
+    /// Uses `clock` for every timestamp (a fixed clock makes evidence
+    /// byte-stable in tests).
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self.rebuilt()
+    }
+
+    /// Signs every receipt written through this store with `key`, and
+    /// classifies a receipt without a valid MAC for it as invalid: an agent
+    /// that can write the store, but not read the key, cannot forge a
+    /// passing receipt. Keep the key where the agent's processes cannot read
+    /// it (no command is ever given it).
+    #[must_use]
+    pub fn with_receipt_key(mut self, key: Option<ReceiptKey>) -> Self {
+        self.receipt_key = key;
+        self
+    }
+
+    /// How long opening a run waits for its lease before it is busy
+    /// (default [`DEFAULT_LOCK_WAIT`](crate::DEFAULT_LOCK_WAIT)).
+    #[must_use]
+    pub fn with_lock_wait(mut self, wait: Duration) -> Self {
+        self.lock_wait = wait;
+        self.rebuilt()
+    }
+
+    /// The environment declared commands inherit (default: this
+    /// process's).
+    #[must_use]
+    pub fn with_base_env(mut self, base: BaseEnv) -> Self {
+        self.base_env = base;
+        self
+    }
+
+    /// Where runs and decisions are kept.
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        &self.storage
+    }
+
+    /// Where the store is, for messages: its directory, or a database
+    /// without its password.
+    pub fn location(&self) -> String {
+        self.storage.location()
+    }
+
+    /// This machine's directory of the store: receipts, worktrees, phase
+    /// logs, caches.
+    pub fn local_dir(&self) -> &Utf8Path {
+        self.local.root()
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// Where the evidence bundle of `run` is kept once written (its file,
+    /// in a directory store).
+    pub fn evidence_path(&self, run: &RunId) -> Utf8PathBuf {
+        self.storage.locate(run, Item::Evidence)
+    }
+
+    /// Where the journal of `run` is kept (its file, in a directory store).
+    pub fn journal_path(&self, run: &RunId) -> Utf8PathBuf {
+        self.storage.locate_log(run, orcho_core::storage::Log::Run)
+    }
+
+    /// The directory on this machine where the hooks a host installs in
+    /// coding agents keep their state (refused stops, unproven stops):
+    /// `<local>/agent-hooks`.
+    pub fn agent_hooks_dir(&self) -> Utf8PathBuf {
+        self.local.agent_hooks()
+    }
+
+    /// Where a run's retained worktree lives on this machine:
+    /// `<local>/worktrees/<run>`.
+    pub fn worktree_path(&self, run: &RunId) -> Utf8PathBuf {
+        self.local.worktree(run)
+    }
+
+    /// The marker that names the process group of the phase command a host
+    /// runs for `run`, for
+    /// [`ExecRequest::group_marker`](orcho_receipts::exec::ExecRequest::group_marker):
+    /// a host killed mid-phase leaves it behind, and the next host to run a
+    /// phase of the run stops what is left of that group first
+    /// ([`GroupMarker::stop_leftover`]).
+    pub fn phase_group(&self, run: &RunId) -> GroupMarker {
+        GroupMarker::new(self.local.run(run).phase_group())
+    }
+
+    /// Where the full output of a phase command a host runs for `request`
+    /// goes: `(stdout, stderr)` under the run's `logs/` on this machine, one
+    /// pair per attempt, for
+    /// [`ExecRequest::stdout_log`](orcho_receipts::exec::ExecRequest::stdout_log).
+    pub fn phase_logs(&self, request: &crate::PhaseRequest) -> (Utf8PathBuf, Utf8PathBuf) {
+        let logs = self.local.run(&request.run).logs();
+        let name = format!("{}-r{}-a{}", request.phase, request.round, request.attempt);
+        (
+            logs.join(format!("{name}.stdout.log")),
+            logs.join(format!("{name}.stderr.log")),
+        )
+    }
+
+    /// The receipt store of the checkout itself, with the store's key.
+    pub(crate) fn checkout_receipts(&self) -> ReceiptStore {
+        self.receipts_in(self.local.root())
+    }
+
+    /// Where a run in a worktree keeps its receipts: with the run on this
+    /// machine (`<local>/runs/<id>/receipts/`). They prove the worktree,
+    /// and the checkout's own receipts stay as they were.
+    pub(crate) fn run_receipts(&self, run: &RunId) -> ReceiptStore {
+        self.receipts_in(self.local.run(run).path())
+    }
+
+    /// The receipt store in `dir`, with the store's key when it has one.
+    fn receipts_in(&self, dir: &Utf8Path) -> ReceiptStore {
+        let store = ReceiptStore::new(dir);
+        match &self.receipt_key {
+            Some(key) => store.with_key(key.clone()),
+            None => store,
+        }
+    }
+
+    /// The verifier of a run's receipts under `contract`: a run in a
+    /// worktree proves its worktree with its own receipts, a run in place
+    /// proves the checkout in the store's.
+    pub(crate) fn verifier(
+        &self,
+        state: &crate::RunState,
+        contract: Option<&VerificationContract>,
+    ) -> Result<Option<Arc<Verifier>>, EngineError> {
+        let receipts = match state.workspace() {
+            Some(_) => self.run_receipts(state.run()),
+            None => self.checkout_receipts(),
+        };
+        self.verifier_in(state.checkout(), receipts, contract)
+    }
+
+    /// A verifier of `checkout` under `contract`, recording in `receipts`.
+    pub(crate) fn verifier_in(
+        &self,
+        checkout: &Utf8Path,
+        receipts: ReceiptStore,
+        contract: Option<&VerificationContract>,
+    ) -> Result<Option<Arc<Verifier>>, EngineError> {
+        let Some(contract) = contract else {
+            return Ok(None);
+        };
+        let inherited: Vec<String> = contract
+            .environments
+            .iter()
+            .flat_map(|e| e.inherit.iter().cloned())
+            .collect();
+        let verifier = Verifier::new(contract.clone(), checkout, receipts)
+            .map_err(|e| {
+                EngineError::store(self.local.root(), EngineErrorKind::Contract(Box::new(e)))
+            })?
+            .with_clock(Arc::clone(&self.clock))
+            .with_base_env(
+                self.base_env
+                    .clone()
+                    .with_host_vars(inherited.iter().map(String::as_str)),
+            );
+        Ok(Some(Arc::new(verifier)))
+    }
+}
+
+macro_rules! store_from_path {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Store {
+            /// The directory store at this path ([`Store::open`]).
+            fn from(dir: $t) -> Self {
+                Self::open(dir)
+            }
+        }
+    )*};
+}
+
+store_from_path!(Utf8PathBuf, &Utf8PathBuf, &Utf8Path, &str, String);
