@@ -21,7 +21,7 @@ pub fn main() -> ExitCode {
         Ok(exit) => exit.into(),
         Err(e) => {
             report(&e, json);
-            ExitCode::from(e.code())
+            ExitCode::from(e.exit_code())
         }
     }
 }
@@ -29,15 +29,16 @@ pub fn main() -> ExitCode {
 /// Prints an error with its causes and a hint: on standard output as one
 /// JSON document with `--json`, else on standard error.
 pub(crate) fn report(error: &CliError, json: bool) {
+    let hint = error.hint();
     if json {
         output::json(&output::doc::ErrorDoc {
             error: error.message(),
-            kind: error.kind(),
-            hint: error.hint(),
+            kind: error.label(),
+            hint: hint.as_deref(),
         });
     } else {
         output::err(&format!("error: {}", error.message()));
-        if let Some(hint) = error.hint() {
+        if let Some(hint) = hint {
             output::err(&format!("hint: {hint}"));
         }
     }

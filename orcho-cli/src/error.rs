@@ -1,83 +1,97 @@
-//! What a failed command reports: [`CliError`], which carries its exit code
-//! and a hint at what to do next.
+//! What a failed command reports: [`CliError`], one typed kind of failure
+//! ([`CliErrorKind`]) with its exit code and a hint at what to do next.
 
 use std::fmt;
 
-use orcho::{EngineError, EngineErrorKind, profile::ProfileError};
+use orcho::{EngineError, Remedy, profile::ProfileError};
 
 use crate::exit;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The error of [`CliError::refused`].
-#[derive(Debug)]
-pub(crate) struct Refused(String);
-
-impl fmt::Display for Refused {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+/// Why a command failed: its kind, a hint at what to do next, and the exit
+/// code it ends with ([`exit_code`](Self::exit_code)).
+///
+/// Errors of the engine and of profiles keep their type, so the code and
+/// the hint come from what they are (a decision recorded first is a
+/// [`CONFLICT`](exit::CONFLICT), an unknown run points at `orcho runs`),
+/// never from a guess at a message.
+pub struct CliError {
+    kind: Box<CliErrorKind>,
+    hint: Option<String>,
+    code: Option<u8>,
 }
 
-impl std::error::Error for Refused {}
-
-/// Why a command failed, the exit code it ends with, and what to do next.
-///
-/// Any error converts into one; errors of the engine and of profiles get the
-/// exit code and hint that fit them (a decision recorded first is a
-/// [`CONFLICT`](exit::CONFLICT), an unknown run points at `orcho runs`).
-pub struct CliError {
-    error: BoxError,
-    code: u8,
-    hint: Option<String>,
+/// What kind of failure a [`CliError`] is.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum CliErrorKind {
+    /// The engine refused or failed.
+    Engine(EngineError),
+    /// A profile did not load.
+    Profile(ProfileError),
+    /// Arguments that are malformed or name nothing the profile declares
+    /// ([`USAGE`](exit::USAGE), as `clap` exits on arguments it refuses).
+    Usage(String),
+    /// A request that is well formed but that where things stand does not
+    /// allow (a second follow-up of a run, say); an MCP client sees the
+    /// code `refused`.
+    Refused(String),
+    /// A phase command that cannot be started: bad input, not a rejected
+    /// attempt.
+    CannotStart(String),
+    /// Ctrl-C stopped the command ([`INTERRUPTED`](exit::INTERRUPTED)).
+    Interrupted(String),
+    /// Standard input ended (Ctrl-D) before an answer was given.
+    InputClosed,
+    /// Anything else that failed, said in words, with its cause.
+    Failed(BoxError),
 }
 
 impl CliError {
+    fn of(kind: CliErrorKind) -> Self {
+        Self {
+            kind: Box::new(kind),
+            hint: None,
+            code: None,
+        }
+    }
+
     /// A failure said in words, with [`ERROR`](exit::ERROR).
     pub fn msg(message: impl Into<String>) -> Self {
-        Self {
-            error: message.into().into(),
-            code: exit::ERROR,
-            hint: None,
-        }
+        Self::of(CliErrorKind::Failed(message.into().into()))
     }
 
-    /// A request that is well formed but that where the run stands does
-    /// not allow (a second follow-up of a run, say), with
-    /// [`ERROR`](exit::ERROR); an MCP client sees the code `refused`.
+    /// A request refused where things stand, with [`ERROR`](exit::ERROR).
     pub fn refused(message: impl Into<String>) -> Self {
-        Self {
-            error: Box::new(Refused(message.into())),
-            code: exit::ERROR,
-            hint: None,
-        }
+        Self::of(CliErrorKind::Refused(message.into()))
     }
 
-    /// Arguments that are malformed or name nothing the profile declares,
-    /// with [`USAGE`](exit::USAGE), as `clap` exits on arguments it
-    /// refuses.
+    /// Malformed arguments, with [`USAGE`](exit::USAGE).
     pub fn usage(message: impl Into<String>) -> Self {
-        Self {
-            error: message.into().into(),
-            code: exit::USAGE,
-            hint: None,
-        }
+        Self::of(CliErrorKind::Usage(message.into()))
     }
 
     /// Ctrl-C stopped the command, with [`INTERRUPTED`](exit::INTERRUPTED).
     pub fn interrupted(message: impl Into<String>) -> Self {
-        Self {
-            error: message.into().into(),
-            code: exit::INTERRUPTED,
-            hint: None,
-        }
+        Self::of(CliErrorKind::Interrupted(message.into()))
+    }
+
+    /// A phase command that cannot start.
+    pub(crate) fn cannot_start(message: impl Into<String>) -> Self {
+        Self::of(CliErrorKind::CannotStart(message.into()))
+    }
+
+    /// Standard input closed before an answer.
+    pub(crate) fn input_closed() -> Self {
+        Self::of(CliErrorKind::InputClosed)
     }
 
     /// The same error, ending the command with `code` (a program's own
     /// convention, such as a shell's 127 for one that cannot start).
     #[must_use]
     pub fn with_code(mut self, code: u8) -> Self {
-        self.code = code;
+        self.code = Some(code);
         self
     }
 
@@ -88,71 +102,119 @@ impl CliError {
         self
     }
 
+    /// What kind of failure it is.
+    pub fn kind(&self) -> &CliErrorKind {
+        &self.kind
+    }
+
     /// The exit code the command ends with.
-    pub fn code(&self) -> u8 {
-        self.code
+    pub fn exit_code(&self) -> u8 {
+        if let Some(code) = self.code {
+            return code;
+        }
+        match &*self.kind {
+            CliErrorKind::Engine(e) if e.is_conflict() => exit::CONFLICT,
+            CliErrorKind::Usage(_) => exit::USAGE,
+            CliErrorKind::Interrupted(_) => exit::INTERRUPTED,
+            _ => exit::ERROR,
+        }
     }
 
     /// `conflict` for a decision recorded first, `interrupted` after Ctrl-C,
     /// else `error`: the `kind` of the JSON error document.
-    pub fn kind(&self) -> &'static str {
-        match self.code {
+    pub fn label(&self) -> &'static str {
+        match self.exit_code() {
             exit::CONFLICT => "conflict",
             exit::INTERRUPTED => "interrupted",
             _ => "error",
         }
     }
 
-    /// What to do next, when there is something to say.
-    pub fn hint(&self) -> Option<&str> {
-        self.hint.as_deref()
+    /// What to do next, when there is something to say: the hint given, or
+    /// the one the error's kind calls for.
+    pub fn hint(&self) -> Option<String> {
+        if let Some(hint) = &self.hint {
+            return Some(hint.clone());
+        }
+        match &*self.kind {
+            CliErrorKind::Engine(e) => engine_hint(e),
+            CliErrorKind::Profile(e) if is_unreadable(e) => Some(PROFILE_HINT.to_owned()),
+            CliErrorKind::Profile(_) => Some(PROFILE_KEYS_HINT.to_owned()),
+            _ => None,
+        }
     }
 
     /// The message with its causes, `: `-separated.
     pub fn message(&self) -> String {
-        orcho::core::error_chain(self.error.as_ref())
-    }
-
-    /// The error itself, to look at its type.
-    pub fn get_ref(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
-        self.error.as_ref()
-    }
-
-    /// The error itself.
-    pub fn into_inner(self) -> Box<dyn std::error::Error + Send + Sync> {
-        self.error
-    }
-
-    fn classify(error: BoxError) -> Self {
-        let (code, hint) = match error.downcast_ref::<EngineError>() {
-            Some(e) => (
-                if e.is_conflict() {
-                    exit::CONFLICT
-                } else {
-                    exit::ERROR
-                },
-                engine_hint(e).map(str::to_owned).or_else(|| target_hint(e)),
-            ),
-            None => match error.downcast_ref::<ProfileError>() {
-                // The file or built-in is not there: what `--profile` takes.
-                Some(e) if is_unreadable(e) => (exit::ERROR, Some(PROFILE_HINT.to_owned())),
-                Some(_) => (exit::ERROR, Some(PROFILE_KEYS_HINT.to_owned())),
-                None => (exit::ERROR, None),
-            },
-        };
-        Self { error, code, hint }
+        match &*self.kind {
+            CliErrorKind::Engine(e) => orcho::core::error_chain(e),
+            CliErrorKind::Profile(e) => orcho::core::error_chain(e),
+            CliErrorKind::Failed(e) => orcho::core::error_chain(e.as_ref()),
+            CliErrorKind::Usage(m)
+            | CliErrorKind::Refused(m)
+            | CliErrorKind::CannotStart(m)
+            | CliErrorKind::Interrupted(m) => m.clone(),
+            CliErrorKind::InputClosed => {
+                "standard input closed before an answer was given".to_owned()
+            }
+        }
     }
 }
 
-/// What to do when the target's uncommitted changes refuse `approve` or
-/// `apply`.
-fn target_hint(e: &EngineError) -> Option<String> {
-    let status = e.target_conflict()?;
-    let run = e.run_id()?;
-    Some(format!(
-        "{}; `orcho delivery show {run}` shows the target's status",
-        crate::output::text::target_remedy(status)
-    ))
+/// What to do about an engine error, in the CLI's words: from the remedy
+/// the engine gives as data.
+fn engine_hint(e: &EngineError) -> Option<String> {
+    if let Some(status) = e.target_conflict()
+        && let Some(run) = e.run_id()
+    {
+        return Some(format!(
+            "{}; `orcho delivery show {run}` shows the target's status",
+            crate::output::text::target_remedy(status)
+        ));
+    }
+    if let (orcho::EngineErrorKind::Handoff(h), Some(run)) = (e.kind(), e.run_id())
+        && h.is_refused(|r| {
+            matches!(
+                r,
+                orcho::handoff::HandoffRefusal::UnknownAdvice(_)
+                    | orcho::handoff::HandoffRefusal::AdviceForOtherHandoff { .. }
+            )
+        })
+    {
+        return Some(format!(
+            "`orcho handoff advise {run}` asks for advice and prints its id"
+        ));
+    }
+    if e.is_conflict() && matches!(e.kind(), orcho::EngineErrorKind::Supervision(_)) {
+        return Some(
+            "answers are recorded once: those recorded first stand, and `orcho resume` acts on them"
+                .to_owned(),
+        );
+    }
+    if e.is_conflict() && matches!(e.kind(), orcho::EngineErrorKind::Intake(_)) {
+        return Some(
+            "a decision is recorded once; `orcho intake RUN` shows the one recorded first"
+                .to_owned(),
+        );
+    }
+    Some(
+        match e.remedy()? {
+            Remedy::WaitForDriver => "another process is driving this run; wait for it to stop",
+            Remedy::ListRuns => {
+                "`orcho runs` lists the runs of this store, `orcho inbox` those waiting for a decision"
+            }
+            Remedy::MoreOfTheId => "give more of the run's id; `orcho runs` lists them",
+            Remedy::StartANewRun => "the run has ended; start a new one with `orcho run`",
+            Remedy::ReadTheRecordedDecision => {
+                "a decision is recorded once; `orcho handoff show` / `orcho delivery show` shows it"
+            }
+            Remedy::ConfigureAnAdvisor => {
+                "add an `advisor:` block to the profile (docs/profile.md), or decide yourself"
+            }
+            _ => return None,
+        }
+        .to_owned(),
+    )
 }
 
 /// Where every key of a profile is described.
@@ -172,50 +234,67 @@ fn is_unreadable(e: &ProfileError) -> bool {
 /// What `--profile` takes.
 pub(crate) const PROFILE_HINT: &str = "`--profile` takes a YAML file or `builtin:default`, `builtin:quick`, `builtin:read_only_review`";
 
-fn engine_hint(e: &EngineError) -> Option<&'static str> {
-    if e.is_busy() {
-        Some("another process is driving this run; wait for it to stop")
-    } else if e.is_unknown_run() {
-        Some(
-            "`orcho runs` lists the runs of this store, `orcho inbox` those waiting for a decision",
-        )
-    } else if e.is_ambiguous_run() {
-        Some("give more of the run's id; `orcho runs` lists them")
-    } else if e.is_conflict() && matches!(e.kind(), EngineErrorKind::Supervision(_)) {
-        Some(
-            "answers are recorded once: those recorded first stand, and `orcho resume` acts on them",
-        )
-    } else if e.is_conflict() {
-        Some("a decision is recorded once; `orcho handoff show` / `orcho delivery show` shows it")
-    } else if e.is_awaiting_decision() {
-        Some(
-            "decide it first (`orcho handoff decide`, `orcho delivery decide`, `orcho plan …`), \
-             then `orcho resume`",
-        )
-    } else if e.is_terminal() {
-        Some("the run has ended; start a new one with `orcho run`")
-    } else if matches!(e.kind(), EngineErrorKind::NoAdvisor) {
-        Some("the CLI has no LLM advisor; embed Orcho in a host with one, or decide yourself")
-    } else {
-        None
+impl From<EngineError> for CliError {
+    fn from(e: EngineError) -> Self {
+        Self::of(CliErrorKind::Engine(e))
     }
 }
 
-impl<E> From<E> for CliError
-where
-    E: std::error::Error + Send + Sync + 'static,
-{
-    fn from(error: E) -> Self {
-        Self::classify(Box::new(error))
+impl From<ProfileError> for CliError {
+    fn from(e: ProfileError) -> Self {
+        Self::of(CliErrorKind::Profile(e))
     }
 }
+
+impl From<orcho::DriveError<Self>> for CliError {
+    fn from(e: orcho::DriveError<Self>) -> Self {
+        match e {
+            orcho::DriveError::Engine(e) => e.into(),
+            orcho::DriveError::Host(e) => e,
+            other => Self::of(CliErrorKind::Failed(Box::new(other))),
+        }
+    }
+}
+
+/// Failures with nothing to say beyond their message.
+macro_rules! failed_from {
+    ($($source:ty),* $(,)?) => {$(
+        impl From<$source> for CliError {
+            fn from(e: $source) -> Self {
+                Self::of(CliErrorKind::Failed(Box::new(e)))
+            }
+        }
+    )*};
+}
+
+failed_from!(
+    std::io::Error,
+    serde_json::Error,
+    tokio::task::JoinError,
+    camino::FromPathBufError,
+    orcho::core::IdError,
+    orcho::core::StoreError,
+    orcho::core::DocumentError,
+    orcho::core::JournalError,
+    orcho::receipts::ReceiptError,
+    orcho::receipts::ContractError,
+    orcho::receipts::ExecError,
+    orcho::handoff::ChoiceError,
+    orcho::handoff::DeliveryChoiceError,
+    orcho::handoff::IntakeChoiceError,
+    orcho::handoff::HandoffError,
+    orcho::core::FsError,
+    orcho::receipts::exec::LeftoverError,
+    orcho::receipts::NameError,
+    rmcp::service::ServerInitializeError,
+);
 
 impl fmt::Debug for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CliError")
             .field("error", &self.message())
-            .field("code", &self.code)
-            .field("hint", &self.hint)
+            .field("code", &self.exit_code())
+            .field("hint", &self.hint())
             .finish()
     }
 }
@@ -226,6 +305,8 @@ impl fmt::Display for CliError {
     }
 }
 
+impl std::error::Error for CliError {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,7 +314,10 @@ mod tests {
     #[test]
     fn a_plain_error_exits_1_without_a_hint() {
         let e = CliError::from(std::io::Error::other("disk on fire"));
-        assert_eq!((e.code(), e.kind(), e.hint()), (exit::ERROR, "error", None));
+        assert_eq!(
+            (e.exit_code(), e.label(), e.hint()),
+            (exit::ERROR, "error", None)
+        );
         assert_eq!(e.message(), "disk on fire");
     }
 
@@ -241,11 +325,12 @@ mod tests {
     fn an_unknown_run_points_at_the_inbox() {
         let store = tempfile::tempdir().unwrap();
         let store = camino::Utf8Path::from_path(store.path()).unwrap();
-        let engine = orcho::Engine::builder(orcho::RunPlan::new("t", Vec::new()), store)
-            .build()
-            .unwrap();
-        let e = CliError::from(engine.store().status(&"nope".parse().unwrap()).unwrap_err());
-        assert_eq!(e.code(), exit::ERROR);
+        let e = CliError::from(
+            orcho::Store::open(store)
+                .status(&"nope".parse().unwrap())
+                .unwrap_err(),
+        );
+        assert_eq!(e.exit_code(), exit::ERROR);
         assert!(e.hint().unwrap().contains("orcho inbox"), "{e:?}");
     }
 
@@ -253,6 +338,13 @@ mod tests {
     fn a_message_keeps_its_hint() {
         let e = CliError::msg("no such thing").with_hint("try another");
         assert_eq!(e.to_string(), "no such thing");
-        assert_eq!(e.hint(), Some("try another"));
+        assert_eq!(e.hint().as_deref(), Some("try another"));
+    }
+
+    #[test]
+    fn usage_and_interruption_have_their_codes() {
+        assert_eq!(CliError::usage("bad").exit_code(), exit::USAGE);
+        assert_eq!(CliError::interrupted("^C").exit_code(), exit::INTERRUPTED);
+        assert_eq!(CliError::msg("x").with_code(127).exit_code(), 127);
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use orcho::{
-    Engine, EngineError, Listed, Run, RunPlan, Start, Step, Store,
+    Engine, Listed, Run, RunPlan, Start, Store,
     core::RunId,
     delivery::FollowUpSpec,
     receipts::exec::{self, BaseEnv, ExecRequest},
@@ -33,7 +33,7 @@ const CONFIG_SCHEMA: u32 = 1;
 
 /// The place's store: its runs, read and decided without a plan.
 pub(crate) fn store(place: &Place) -> Store {
-    Store::open(&place.store)
+    place.store()
 }
 
 /// The runs of the store that no process drives any more, stopped while
@@ -204,10 +204,9 @@ pub(crate) fn begin(
 /// recorded decision, so that replaying that decision succeeds (nothing
 /// changes) and a different one is a conflict. `None` when neither exists.
 pub(crate) fn decision_handoff(
-    engine: &Engine,
+    store: &Store,
     run: &RunId,
 ) -> Result<Option<orcho::core::HandoffId>, CliError> {
-    let store = engine.store();
     let view = store.status(run)?;
     if let Some(open) = view.handoff() {
         return Ok(Some(open.clone()));
@@ -263,7 +262,7 @@ pub(crate) fn begin_follow_up(
     }
     let spec = match engine.store().follow_up(parent) {
         Ok(spec) => spec,
-        Err(e) if matches!(e.kind(), orcho::EngineErrorKind::NoFollowUp) => {
+        Err(e) if matches!(e.refusal(), Some(orcho::Refusal::NoFollowUp)) => {
             return Err(CliError::refused(format!(
                 "run `{parent}` has no correction follow-up: its delivery was not decided `fix`"
             ))
@@ -334,38 +333,6 @@ pub(crate) fn open_with(
     }
     let run = keyed_engine(place, plan)?.open(run)?;
     Ok((config, run))
-}
-
-/// Acts on what was recorded for `run` and returns its next step: a
-/// recorded decision is acted on, a run that was not paused is driven on,
-/// and a recorded `halt` ends the run, which is a step, not an error. A run
-/// that had ended before, or a decision nobody has taken, is an error.
-pub(crate) async fn resume(run: &mut Run) -> Result<Step, EngineError> {
-    let ended = run.view().status.is_terminal();
-    match run.resume().await {
-        Ok(step) => Ok(step),
-        Err(e) if matches!(e.kind(), orcho::EngineErrorKind::WrongState { .. }) => run.next().await,
-        Err(e) if e.is_terminal() && !ended => run.next().await,
-        Err(e) => Err(e),
-    }
-}
-
-/// Resumes when a decision was recorded (by another process, or before a
-/// restart); `None` while nobody has decided.
-pub(crate) async fn decided_elsewhere(run: &mut Run) -> Result<Option<Step>, EngineError> {
-    match resume_past(run).await {
-        Ok(step) => Ok(Some(step)),
-        Err(e) if e.is_awaiting_decision() => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
-/// Resumes; a `halt` decision ends the run, which is a step, not an error.
-pub(crate) async fn resume_past(run: &mut Run) -> Result<Step, EngineError> {
-    match run.resume().await {
-        Err(e) if e.is_terminal() => run.next().await,
-        other => other,
-    }
 }
 
 /// Splits a phase's command line into words as a POSIX shell would

@@ -41,5 +41,5 @@ mod place;
 mod prompt;
 
 pub use app::main;
-pub use error::CliError;
+pub use error::{CliError, CliErrorKind};
 pub use mcp::OrchoMcp;

@@ -17,19 +17,6 @@ use crate::{error::CliError, host::RunConfig, interrupt, output, place::Place};
 /// finding.
 const TAIL_BYTES: usize = 4 * 1024;
 
-/// A phase command that cannot be started: bad input, not a rejected
-/// attempt (and not a fault of Orcho's).
-#[derive(Debug)]
-pub(crate) struct CannotStart(String);
-
-impl std::fmt::Display for CannotStart {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for CannotStart {}
-
 /// How many lines of a failure's output are shown on the terminal.
 pub(crate) const TAIL_LINES: usize = 12;
 
@@ -134,9 +121,9 @@ pub(crate) async fn run_phase(
     // A program that cannot start says nothing about the work: it is an
     // error now, not a rejected attempt to retry.
     if let ExitStatus::SpawnFailed { message } = &outcome.status {
-        return Err(CliError::from(CannotStart(format!(
+        return Err(CliError::cannot_start(format!(
             "{label}: `{shown}` cannot start: {message}"
-        )))
+        ))
         .with_hint(format!(
             "the command runs in the run's checkout `{checkout_shown}`; make it start there, or give \
              another: `orcho resume {} --phase {}=COMMAND`",

@@ -58,7 +58,10 @@ impl Place {
             }
             None => discover(&cwd),
         };
-        let store = store.map_or_else(|| checkout.join(".orcho"), |s| absolute(&cwd, &s));
+        let store = store.map_or_else(
+            || checkout.join(orcho::core::layout::DEFAULT_STORE_DIR),
+            |s| absolute(&cwd, &s),
+        );
         Ok(Self {
             checkout,
             store,
@@ -99,6 +102,27 @@ impl Place {
         if !self.json {
             crate::output::err(line);
         }
+    }
+
+    /// A result said as it comes, on standard output, unless the output is
+    /// one JSON document (which says it at the end).
+    pub(crate) fn say(&self, line: &str) {
+        if !self.json {
+            crate::output::out(line);
+        }
+    }
+
+    /// The place's store: its runs, read and decided without a plan.
+    pub(crate) fn store(&self) -> orcho::Store {
+        orcho::Store::open(&self.store)
+    }
+
+    /// The place's store, signing and checking receipts with the host's
+    /// receipt key.
+    pub(crate) fn keyed_store(&self) -> Result<orcho::Store, CliError> {
+        Ok(self
+            .store()
+            .with_receipt_key(Some(crate::key::receipt_key(self)?)))
     }
 }
 

@@ -17,21 +17,9 @@ use orcho::{
 
 use crate::{error::CliError, output};
 
-/// Standard input ended (Ctrl-D) before an answer was given: the decision
-/// stays open, so the run pauses there.
-#[derive(Debug)]
-pub(crate) struct InputClosed;
-
-impl std::fmt::Display for InputClosed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("standard input closed before an answer was given")
-    }
-}
-
-impl std::error::Error for InputClosed {}
-
-/// Asks `question` and reads one line; a closed standard input is
-/// [`InputClosed`].
+/// Asks `question` and reads one line; a closed standard input (Ctrl-D) is
+/// [`CliErrorKind::InputClosed`](crate::error::CliErrorKind::InputClosed):
+/// the decision stays open, and the run pauses there.
 fn prompt(question: &str) -> Result<String, CliError> {
     {
         // Not held while reading: Ctrl-C's handler writes to standard
@@ -45,7 +33,7 @@ fn prompt(question: &str) -> Result<String, CliError> {
     if read == 0 {
         // The next output starts on a line of its own.
         output::err("");
-        return Err(InputClosed.into());
+        return Err(CliError::input_closed());
     }
     Ok(line.trim().to_owned())
 }

@@ -108,6 +108,7 @@ mod handoff;
 pub mod inbox;
 mod intake;
 pub mod point;
+mod rules;
 pub mod supervision;
 #[cfg(any(test, feature = "test-util"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
@@ -146,4 +147,5 @@ pub use orcho_core as core;
 pub use point::{
     ActionSet, DecisionPoint, PointError, PointErrorKind, PointState, Points, UnknownActionError,
 };
+pub use rules::RuleAdvisor;
 pub use waiver::{WaivedFinding, Waiver, WaiverSet};

@@ -1,21 +1,20 @@
-//! Errors of the engine.
+//! Errors of the engine: refusals, where the run stands saying no, and
+//! failures.
 
 use camino::{Utf8Path, Utf8PathBuf};
-use orcho_core::{
-    DocumentError, FsError, HandoffId, JournalError, LockError, RunId, RunStatus, StoreError,
-};
+use orcho_core::{DocumentError, FsError, JournalError, LockError, RunId, RunStatus, StoreError};
 use orcho_delivery::{DeliveryError, DetectError, FollowUpError, GitError, IntakeError};
-use orcho_handoff::{
-    AdvisorError, HandoffAction, HandoffError, InboxError, supervision::SupervisionStoreError,
-};
+use orcho_handoff::{AdvisorError, HandoffError, InboxError, supervision::SupervisionStoreError};
 use orcho_receipts::{ContractError, ReceiptError};
 
 use crate::state::TransitionError;
 
-/// The engine could not do what was asked.
+/// The engine did not do what was asked.
 ///
-/// The message names the run (or the store); [`kind`](Self::kind) and the
-/// `is_*` predicates tell the cases apart without matching strings.
+/// The message names the run (or the store). [`refusal`](Self::refusal)
+/// tells a request where the run stands refuses (with a
+/// [`remedy`](Self::remedy) as data) from a failure; [`kind`](Self::kind)
+/// tells every case apart without matching strings.
 #[derive(Debug, thiserror::Error)]
 #[error("{}", self.render())]
 pub struct EngineError {
@@ -25,54 +24,123 @@ pub struct EngineError {
     kind: EngineErrorKind,
 }
 
-/// What went wrong; see [`EngineError::kind`].
-#[derive(Debug, thiserror::Error)]
+/// What the engine refuses to do where the run (or the store) stands: the
+/// request is well formed, and the state says no. Each says what would let
+/// it through ([`remedy`](Self::remedy)), as data, for a host to put in its
+/// own words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum EngineErrorKind {
-    /// Another process is driving the run (it holds the run's lock).
+pub enum Refusal {
+    /// Another process is driving the run (it holds the run's lease).
     #[error("the run is busy: another process is driving it")]
     Busy,
-    /// No run with this id is in the store.
+    /// No run with this id (or starting with this prefix) is in the store.
     #[error("no such run in the store")]
     UnknownRun,
-    /// The run is waiting for a decision on a handoff.
-    #[error(
-        "the run is awaiting a decision on handoff `{handoff}`; decide it first (available: {})",
-        actions(available)
-    )]
-    AwaitingDecision {
-        /// The handoff.
-        handoff: HandoffId,
-        /// What can be decided.
-        available: Vec<HandoffAction>,
+    /// A run was named by a prefix that more than one run id starts with.
+    #[error("`{reference}` names {} runs: {}", candidates.len(), orcho_core::spelling::quoted(candidates))]
+    AmbiguousRun {
+        /// What named it.
+        reference: String,
+        /// The runs it could be, oldest first.
+        candidates: Vec<RunId>,
     },
-    /// The run is waiting for a decision at another point: pre-run intake,
-    /// a supervision touchpoint or its delivery gate.
-    #[error(
-        "the run is awaiting a decision on {point} `{id}`; decide it first (available: {})",
-        available.join(", ")
-    )]
-    AwaitingAnswer {
-        /// The decision point (`intake`, `planner questions`, `plan approval`,
-        /// `deviation`, `delivery gate`).
-        point: &'static str,
-        /// Its id (the run id for intake and delivery).
-        id: String,
-        /// What can be decided.
-        available: Vec<String>,
-    },
-    /// The run has ended and cannot move again.
+    /// The run has ended: nothing moves it any more, and nobody has to
+    /// decide for it.
     #[error("the run is {status}: {reason}")]
-    Terminal {
+    Ended {
         /// Its final status.
         status: RunStatus,
         /// Why it ended.
         reason: String,
     },
-    /// The call does not fit where the run stands (for example completing a
-    /// phase while the run is paused).
+    /// The run's delivery was not decided `fix`, so it has no correction
+    /// follow-up.
+    #[error("the run has no correction follow-up: its delivery gate was not decided `fix`")]
+    NoFollowUp,
+    /// The run was started in place, without a worktree, so it has no
+    /// delivery gate.
+    #[error("the run has no delivery gate: it was started in place, without a worktree")]
+    NoDelivery,
+    /// Advice was asked for, and no advisor is configured.
+    #[error("no advisor is configured")]
+    NoAdvisor,
+    /// A declared command runs a program of the checkout that the run's
+    /// worktree does not have.
+    #[error(
+        "command `{command}` runs `{program}`, which is in the checkout but not in the run's worktree: git does not track it. Declare it under `verification.worktree.setup` (for example `- link: {first}`)"
+    )]
+    ProgramNotInWorktree {
+        /// The command.
+        command: String,
+        /// Its program, relative to its working directory.
+        program: String,
+        /// The first component of the program's path: what to link.
+        first: String,
+    },
+}
+
+/// What would let a refused request through, as data: a host says it in
+/// its own words (the CLI names its commands, MCP its tools).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Remedy {
+    /// Wait for the process that drives the run to stop, then ask again.
+    WaitForDriver,
+    /// Name a run the store has: list them.
+    ListRuns,
+    /// Give more of the run's id.
+    MoreOfTheId,
+    /// The run has ended: start a new one.
+    StartANewRun,
+    /// A decision is recorded once: read the one that was.
+    ReadTheRecordedDecision,
+    /// Make the target checkout clean for the run's diff (commit or stash
+    /// what stands in the way), then decide or resume again.
+    ClearTheTarget(orcho_delivery::TargetStatus),
+    /// Configure an advisor, or decide without one.
+    ConfigureAnAdvisor,
+    /// Link the program into the run's worktree in the contract's worktree
+    /// setup.
+    LinkIntoTheWorktree {
+        /// What to link.
+        first: String,
+    },
+}
+
+impl Refusal {
+    /// What would let the request through.
+    pub fn remedy(&self) -> Option<Remedy> {
+        match self {
+            Self::Busy => Some(Remedy::WaitForDriver),
+            Self::UnknownRun => Some(Remedy::ListRuns),
+            Self::AmbiguousRun { .. } => Some(Remedy::MoreOfTheId),
+            Self::Ended { .. } => Some(Remedy::StartANewRun),
+            Self::NoAdvisor => Some(Remedy::ConfigureAnAdvisor),
+            Self::ProgramNotInWorktree { first, .. } => Some(Remedy::LinkIntoTheWorktree {
+                first: first.clone(),
+            }),
+            Self::NoFollowUp | Self::NoDelivery => None,
+        }
+    }
+}
+
+/// What went wrong; see [`EngineError::kind`]. [`Refused`](Self::Refused)
+/// is where the run stands saying no; the decision points' own refusals (a
+/// conflict, an action not on the menu) are inside their kinds
+/// ([`EngineError::is_conflict`], [`EngineError::target_conflict`]); every
+/// other kind is a failure.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineErrorKind {
+    /// Where the run stands refuses the request.
+    #[error(transparent)]
+    Refused(Refusal),
+    /// The host called for something the run does not expect now (a phase
+    /// attempt reported while the run waits at a decision point): a bug of
+    /// the host, not a state of the run.
     #[error("cannot {action} while the run is {status}")]
-    WrongState {
+    NotExpected {
         /// What was attempted.
         action: &'static str,
         /// Where the run stands.
@@ -102,8 +170,8 @@ pub enum EngineErrorKind {
         reason: String,
     },
     /// A decision point of the run cannot be read.
-    #[error("a decision point cannot be read: {0}")]
-    Unreadable(String),
+    #[error("a decision point cannot be read")]
+    Unreadable(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// The snapshot describes a state the run cannot be in.
     #[error("its snapshot is invalid: {0}")]
     InvalidSnapshot(String),
@@ -146,23 +214,12 @@ pub enum EngineErrorKind {
     /// The decision inbox could not be read.
     #[error(transparent)]
     Inbox(Box<InboxError>),
-    /// The run is not a correction follow-up candidate: its delivery was not
-    /// decided `fix`.
-    #[error("the run has no correction follow-up: its delivery gate was not decided `fix`")]
-    NoFollowUp,
-    /// The run does not deliver: it was started in place, without a
-    /// retained worktree.
-    #[error("the run has no delivery gate: it was started in place, without a worktree")]
-    NoDelivery,
     /// The advisor failed.
     #[error("the advisor failed")]
     Advisor(#[source] AdvisorError),
     /// A background task (a blocking file or process operation) failed.
-    #[error("a background task failed: {0}")]
-    Task(String),
-    /// No advisor is configured.
-    #[error("no advisor is configured")]
-    NoAdvisor,
+    #[error("a background task failed")]
+    Task(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// A gate result could not be recorded.
     #[error("recording a gate result failed")]
     Schedule(#[source] Box<orcho_gates::ScheduleError>),
@@ -172,33 +229,9 @@ pub enum EngineErrorKind {
     /// A file, document, journal or lock of the store failed.
     #[error(transparent)]
     Store(StoreError),
-    /// The runs directory could not be listed.
-    #[error("the runs directory could not be listed")]
-    ListRuns(#[source] std::io::Error),
-    /// A run was named by a prefix that more than one run id starts with.
-    #[error("`{reference}` names {} runs: {}", candidates.len(), orcho_core::spelling::quoted(candidates))]
-    AmbiguousRun {
-        /// What named it.
-        reference: String,
-        /// The runs it could be, oldest first.
-        candidates: Vec<RunId>,
-    },
     /// A step of the contract's worktree setup or teardown failed.
     #[error(transparent)]
     WorktreeSetup(Box<orcho_delivery::worktree::SetupError>),
-    /// A declared command runs a program of the checkout that its run's
-    /// worktree does not have.
-    #[error(
-        "command `{command}` runs `{program}`, which is in the checkout but not in the run's worktree: git does not track it. Declare it under `verification.worktree.setup` (for example `- link: {first}`)"
-    )]
-    ProgramNotInWorktree {
-        /// The command.
-        command: String,
-        /// Its program, relative to its working directory.
-        program: String,
-        /// The first component of the program's path: what to link.
-        first: String,
-    },
     /// A worktree or log could not be removed.
     #[error("cannot remove `{path}`")]
     Remove {
@@ -223,6 +256,20 @@ macro_rules! kind_from_store {
 
 kind_from_store!(StoreError, FsError, DocumentError, JournalError, LockError);
 
+impl From<Refusal> for EngineErrorKind {
+    #[cold]
+    fn from(refusal: Refusal) -> Self {
+        Self::Refused(refusal)
+    }
+}
+
+impl From<tokio::task::JoinError> for EngineErrorKind {
+    #[cold]
+    fn from(e: tokio::task::JoinError) -> Self {
+        Self::Task(Box::new(e))
+    }
+}
+
 impl From<FsError> for EngineError {
     #[cold]
     fn from(e: FsError) -> Self {
@@ -234,26 +281,22 @@ impl From<FsError> for EngineError {
     }
 }
 
-fn actions(available: &[HandoffAction]) -> String {
-    orcho_core::spelling::quoted(available)
-}
-
 impl EngineError {
     #[cold]
-    pub(crate) fn run(run: &RunId, kind: EngineErrorKind) -> Self {
+    pub(crate) fn run(run: &RunId, kind: impl Into<EngineErrorKind>) -> Self {
         Self {
             run: Some(run.clone()),
             path: None,
-            kind,
+            kind: kind.into(),
         }
     }
 
     #[cold]
-    pub(crate) fn store(path: &Utf8Path, kind: EngineErrorKind) -> Self {
+    pub(crate) fn store(path: &Utf8Path, kind: impl Into<EngineErrorKind>) -> Self {
         Self {
             run: None,
             path: Some(path.to_owned()),
-            kind,
+            kind: kind.into(),
         }
     }
 
@@ -275,32 +318,47 @@ impl EngineError {
         &self.kind
     }
 
-    /// Whether another process is driving the run.
-    pub fn is_busy(&self) -> bool {
-        matches!(self.kind, EngineErrorKind::Busy)
+    /// The refusal, when where the run stands said no (rather than
+    /// something failing).
+    pub fn refusal(&self) -> Option<&Refusal> {
+        match &self.kind {
+            EngineErrorKind::Refused(refusal) => Some(refusal),
+            _ => None,
+        }
     }
 
-    /// Whether the run is waiting for a decision.
-    pub fn is_awaiting_decision(&self) -> bool {
-        matches!(
-            self.kind,
-            EngineErrorKind::AwaitingDecision { .. } | EngineErrorKind::AwaitingAnswer { .. }
-        )
+    /// What would let the request through, when something would: the
+    /// refusal's, a conflict's (read the decision recorded first), or the
+    /// target checkout's state that refuses a delivery.
+    pub fn remedy(&self) -> Option<Remedy> {
+        if let Some(refusal) = self.refusal() {
+            return refusal.remedy();
+        }
+        if let Some(status) = self.target_conflict() {
+            return Some(Remedy::ClearTheTarget(status.clone()));
+        }
+        self.is_conflict()
+            .then_some(Remedy::ReadTheRecordedDecision)
+    }
+
+    /// Whether another process is driving the run.
+    pub fn is_busy(&self) -> bool {
+        matches!(self.refusal(), Some(Refusal::Busy))
     }
 
     /// Whether the run has ended.
     pub fn is_terminal(&self) -> bool {
-        matches!(self.kind, EngineErrorKind::Terminal { .. })
+        matches!(self.refusal(), Some(Refusal::Ended { .. }))
     }
 
     /// Whether the run does not exist (or a prefix names no run).
     pub fn is_unknown_run(&self) -> bool {
-        matches!(self.kind, EngineErrorKind::UnknownRun)
+        matches!(self.refusal(), Some(Refusal::UnknownRun))
     }
 
     /// Whether a prefix names more than one run.
     pub fn is_ambiguous_run(&self) -> bool {
-        matches!(self.kind, EngineErrorKind::AmbiguousRun { .. })
+        matches!(self.refusal(), Some(Refusal::AmbiguousRun { .. }))
     }
 
     /// The target checkout's status, when the delivery gate refused

@@ -1,26 +1,34 @@
-//! [`Host`]: for hosts that want the engine to drive the loop.
+//! [`Host`] and [`drive`]: the one loop that carries a run from step to
+//! step, for every host.
 
 use std::future::Future;
 
 use orcho_delivery::{DeliveryGate, IntakeReport};
 use orcho_handoff::{
-    DecidedBy, DecisionRequest, DeliveryChoice, HandoffChoice, IntakeChoice, PhaseHandoff,
-    supervision::Answer,
+    AutopilotOutcome, DecidedBy, DecisionRequest, DeliveryChoice, HandoffChoice, IntakeChoice,
+    PhaseHandoff, supervision::Answer,
 };
 
-use crate::{EngineError, PhaseReport, PhaseRequest, Run, Step, SupervisionRequest};
+use crate::{EngineError, PhaseEvidence, PhaseReport, PhaseRequest, Run, Step, SupervisionRequest};
 
 /// What a host provides when it lets [`drive`] run the loop: a way to run a
-/// phase, a way to ask an operator, and a place to report progress.
+/// phase, a way to ask whoever decides, and a place to report progress.
 ///
-/// Hosts that drive the step API themselves ([`Run::next`],
-/// [`Run::complete_phase`], [`Store::decide`](crate::Store::decide),
-/// [`Run::resume`]) need no trait.
+/// Every method but [`run_phase`](Self::run_phase) has a default: a host
+/// that decides nothing (an MCP server, a CI job) leaves each decision
+/// point open, and `drive` returns the run paused there, typed state on
+/// disk for a decision taken later from anywhere.
+///
+/// `drive` keeps the rules, so a host keeps none: a decision recorded
+/// elsewhere (another process, before a restart) is acted on before the
+/// host is asked; the CI autopilot acts at a handoff when the plan and the
+/// host allow it; a decision the store refuses as a conflict gives way to
+/// the one recorded first.
 ///
 /// The methods return `Send` futures so `drive` can run on a multi-threaded
 /// runtime.
 pub trait Host {
-    /// The host's own error (its runner or UI failing).
+    /// The host's own error (its runner or its UI failing).
     type Error: std::error::Error + Send + Sync + 'static;
 
     /// Runs one phase attempt and reports its outcome.
@@ -29,15 +37,18 @@ pub trait Host {
         request: &PhaseRequest,
     ) -> impl Future<Output = Result<PhaseReport, Self::Error>> + Send;
 
-    /// Asks an operator to decide a handoff. `None` means nobody can decide
-    /// now: `drive` returns, leaving the run paused (typed state on disk for
-    /// a later decision).
+    /// Asks whoever decides about a handoff. `None` (the default): nobody
+    /// can decide now, and the run stays paused there.
     fn decide(
         &mut self,
         handoff: &PhaseHandoff,
-    ) -> impl Future<Output = Result<Option<DecisionRequest<HandoffChoice>>, Self::Error>> + Send;
+    ) -> impl Future<Output = Result<Option<DecisionRequest<HandoffChoice>>, Self::Error>> + Send
+    {
+        let _ = handoff;
+        async { Ok(None) }
+    }
 
-    /// Asks an operator what a run starts from when the target checkout has
+    /// Asks what a run starts from when the target checkout has
     /// uncommitted changes. `None` (the default) leaves the question open.
     fn decide_intake(
         &mut self,
@@ -48,10 +59,10 @@ pub trait Host {
         async { Ok(None) }
     }
 
-    /// Asks an operator a supervision touchpoint's questions (planner
-    /// questions, plan approval, a deviation): render
-    /// [`SupervisionRequest::questions`] and return one answer per
-    /// question. `None` (the default) leaves the touchpoint open.
+    /// Asks a supervision touchpoint's questions (planner questions, plan
+    /// approval, a deviation): render [`SupervisionRequest::questions`] and
+    /// return one answer per question. `None` (the default) leaves the
+    /// touchpoint open.
     fn answer(
         &mut self,
         request: &SupervisionRequest,
@@ -60,8 +71,8 @@ pub trait Host {
         async { Ok(None) }
     }
 
-    /// Asks an operator to decide the delivery gate. `None` (the default)
-    /// leaves the run parked at its gate.
+    /// Asks to decide the delivery gate. `None` (the default) leaves the
+    /// run parked at its gate.
     fn decide_delivery(
         &mut self,
         gate: &DeliveryGate,
@@ -71,11 +82,48 @@ pub trait Host {
         async { Ok(None) }
     }
 
-    /// Hears about every step (for progress output). The default does
-    /// nothing.
-    fn progress(&mut self, step: &Step) {
-        let _ = step;
+    /// Who answers touchpoints through this host (default: an operator).
+    fn answered_by(&self) -> DecidedBy {
+        DecidedBy::Operator
     }
+
+    /// Whether the CI autopilot may act at a handoff before this host is
+    /// asked (default: no). It acts only where the plan turns it on and the
+    /// engine has an advisor.
+    fn autopilot(&self) -> bool {
+        false
+    }
+
+    /// A decision this host gave was refused without being recorded (a
+    /// delivery whose target changed while it was asked, say): `true` asks
+    /// the host again, `false` (the default) ends `drive` with the refusal.
+    fn refused(&mut self, step: &Step, error: &EngineError) -> bool {
+        let _ = (step, error);
+        false
+    }
+
+    /// Hears what happens, for progress output. The default does nothing.
+    fn progress(&mut self, event: Progress<'_>) {
+        let _ = event;
+    }
+}
+
+/// What [`drive`] tells its host as the run goes.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Progress<'a> {
+    /// The run needs this step; the host is asked next (or, for a phase,
+    /// runs it).
+    Step(&'a Step),
+    /// A phase attempt settled: what it reported, its gates and where it
+    /// sent the run.
+    Settled(&'a PhaseEvidence),
+    /// The CI autopilot acted, or stopped and left the handoff to a
+    /// person.
+    Autopilot(&'a AutopilotOutcome),
+    /// Another decision was recorded at this point first (from another
+    /// process or client); the run goes on with that one.
+    DecidedElsewhere(&'a Step),
 }
 
 /// Why [`drive`] stopped early.
@@ -86,13 +134,20 @@ pub enum DriveError<E: std::error::Error + Send + Sync + 'static> {
     #[error(transparent)]
     Engine(#[from] EngineError),
     /// The host failed.
-    #[error("the host failed")]
-    Host(#[source] E),
+    #[error(transparent)]
+    Host(E),
 }
 
-/// Runs `run` to its end (or to a pause nobody can decide now) with `host`
-/// doing the phases and the deciding. Returns the last step: finished, or
-/// the open decision point.
+/// Runs `run` to its end, or to a decision point nobody can decide now,
+/// with `host` running the phases and asked at each decision point.
+/// Returns the last step: [`Step::Finished`], or the decision point the run
+/// is paused at.
+///
+/// At each decision point, in order: a decision already recorded is acted
+/// on; the CI autopilot acts at a handoff where it may
+/// ([`Host::autopilot`]); the host is asked, and its decision recorded and
+/// acted on (one recorded first by somebody else stands instead,
+/// [`Progress::DecidedElsewhere`]).
 ///
 /// # Errors
 ///
@@ -103,59 +158,119 @@ pub async fn drive<H: Host + Send>(
 ) -> Result<Step, DriveError<H::Error>> {
     let mut step = run.next().await?;
     loop {
-        host.progress(&step);
+        host.progress(Progress::Step(&step));
         step = match step {
             Step::RunPhase(request) => {
                 let report = host.run_phase(&request).await.map_err(DriveError::Host)?;
-                run.complete_phase(report).await?
-            }
-            Step::DecideHandoff(handoff) => {
-                let Some(request) = host.decide(&handoff).await.map_err(DriveError::Host)? else {
-                    return Ok(Step::DecideHandoff(handoff));
-                };
-                run.engine()
-                    .store()
-                    .decide(run.id(), handoff.id(), request)?;
-                match run.resume().await {
-                    Ok(next) => next,
-                    Err(e) if e.is_terminal() => run.next().await?,
-                    Err(e) => return Err(e.into()),
+                let next = run.complete_phase(report).await?;
+                if let Some(attempt) =
+                    run.engine()
+                        .store()
+                        .phases(run.id())?
+                        .iter()
+                        .rev()
+                        .find(|p| {
+                            p.phase == request.phase
+                                && p.attempt == request.attempt
+                                && p.round == request.round
+                        })
+                {
+                    host.progress(Progress::Settled(attempt));
                 }
-            }
-            Step::DecideIntake(report) => {
-                let Some(request) = host
-                    .decide_intake(&report)
-                    .await
-                    .map_err(DriveError::Host)?
-                else {
-                    return Ok(Step::DecideIntake(report));
-                };
-                run.engine().store().decide_intake(run.id(), request)?;
-                run.resume().await?
-            }
-            Step::AnswerQuestions(ref request)
-            | Step::ApprovePlan(ref request)
-            | Step::HandleDeviation(ref request) => {
-                let Some(answers) = host.answer(request).await.map_err(DriveError::Host)? else {
-                    return Ok(step);
-                };
-                run.engine()
-                    .store()
-                    .answer(run.id(), &request.id, answers, DecidedBy::Operator)?;
-                run.resume().await?
-            }
-            Step::DecideDelivery(gate) => {
-                let Some(request) = host
-                    .decide_delivery(&gate)
-                    .await
-                    .map_err(DriveError::Host)?
-                else {
-                    return Ok(Step::DecideDelivery(gate));
-                };
-                run.engine().store().decide_delivery(run.id(), request)?;
-                run.resume().await?
+                next
             }
             finished @ Step::Finished { .. } => return Ok(finished),
+            waiting => {
+                // Decided elsewhere, or before a restart: act on it first.
+                let now = run.resume().await?;
+                if now.waiting() != waiting.waiting() {
+                    now
+                } else if let Some(next) = autopilot(run, host, &waiting).await? {
+                    next
+                } else if ask(run, host, &waiting).await? {
+                    run.resume().await?
+                } else {
+                    return Ok(waiting);
+                }
+            }
         };
+    }
+}
+
+/// The CI autopilot at a handoff, where the host and the plan let it act:
+/// the next step after a retry it recorded, `None` when it did not act.
+async fn autopilot<H: Host + Send>(
+    run: &mut Run,
+    host: &mut H,
+    waiting: &Step,
+) -> Result<Option<Step>, DriveError<H::Error>> {
+    let plan = run.engine().plan();
+    let acts = matches!(waiting, Step::DecideHandoff(_))
+        && host.autopilot()
+        && plan.autopilot_enabled
+        && run.engine().advisor().is_some();
+    if !acts {
+        return Ok(None);
+    }
+    let (outcome, next) = run.autopilot().await?;
+    host.progress(Progress::Autopilot(&outcome));
+    Ok(match outcome {
+        AutopilotOutcome::Retried { .. } => Some(next),
+        _ => None,
+    })
+}
+
+/// Asks the host at `waiting` and records its decision: `false` when
+/// nobody decided.
+async fn ask<H: Host + Send>(
+    run: &Run,
+    host: &mut H,
+    waiting: &Step,
+) -> Result<bool, DriveError<H::Error>> {
+    let store = run.engine().store();
+    let id = run.id();
+    loop {
+        let recorded = match waiting {
+            Step::DecideHandoff(handoff) => {
+                let Some(request) = host.decide(handoff).await.map_err(DriveError::Host)? else {
+                    return Ok(false);
+                };
+                store.decide(id, handoff.id(), request).map(drop)
+            }
+            Step::DecideIntake(report) => {
+                let Some(request) = host.decide_intake(report).await.map_err(DriveError::Host)?
+                else {
+                    return Ok(false);
+                };
+                store.decide_intake(id, request).map(drop)
+            }
+            Step::AnswerQuestions(request)
+            | Step::ApprovePlan(request)
+            | Step::HandleDeviation(request) => {
+                let Some(answers) = host.answer(request).await.map_err(DriveError::Host)? else {
+                    return Ok(false);
+                };
+                store
+                    .answer(id, &request.id, answers, host.answered_by())
+                    .map(drop)
+            }
+            Step::DecideDelivery(gate) => {
+                let Some(request) = host.decide_delivery(gate).await.map_err(DriveError::Host)?
+                else {
+                    return Ok(false);
+                };
+                store.decide_delivery(id, request).map(drop)
+            }
+            Step::RunPhase(_) | Step::Finished { .. } => return Ok(false),
+        };
+        match recorded {
+            Ok(()) => return Ok(true),
+            Err(e) if e.is_conflict() => {
+                host.progress(Progress::DecidedElsewhere(waiting));
+                return Ok(true);
+            }
+            Err(e) if host.refused(waiting, &e) => {}
+            Err(e) => return Err(e.into()),
+        }
     }
 }

@@ -125,12 +125,12 @@ pub use engine::{
     Engine, EngineBuilder, Interruption, PhaseReport, PhaseRequest, Run, Start, Step,
     SupervisionRequest,
 };
-pub use error::{EngineError, EngineErrorKind};
+pub use error::{EngineError, EngineErrorKind, Refusal, Remedy};
 pub use evidence::{
     DecisionEvidence, DeliveryEvidence, EVIDENCE_SCHEMA, Evidence, HandoffEvidence, PhaseEvidence,
     TouchpointEvidence,
 };
-pub use host::{DriveError, Host, drive};
+pub use host::{DriveError, Host, Progress, drive};
 pub use orcho_core as core;
 pub use orcho_delivery as delivery;
 pub use orcho_gates as gates;

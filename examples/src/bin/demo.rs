@@ -34,7 +34,7 @@ use orcho::{
     core::{Finding, Severity, Verdict, error_chain, fs},
     delivery::DeliveryGate,
     gates::{GateRegistry, PhaseOutcome},
-    handoff::{DecidedBy, DecisionRequest, DeliveryChoice, HandoffChoice},
+    handoff::{DecidedBy, DecisionRequest, DeliveryChoice, HandoffChoice, PhaseHandoff},
     profile::Profile,
     receipts::exec::{self, BaseEnv, ExecRequest},
 };
@@ -100,88 +100,19 @@ async fn run() -> Result<(), Box<dyn Error>> {
     );
 
     // The first step checks the target for uncommitted changes (intake)
-    // and creates the run's worktree.
-    let mut step = run.next().await?;
-    let base = run.state().base().unwrap_or_default();
-    println!(
-        "The target has no uncommitted changes, so intake asks nothing. The run works\n\
-         in its own git worktree, started at the target's HEAD {}:\n   {}\n\
-         Every phase works there; the target changes only if the delivery gate says so.\n",
-        short(base),
-        run.state().checkout()
-    );
-    loop {
-        step = match step {
-            Step::RunPhase(request) => {
-                announce(&request);
-                let worktree = run.state().checkout().to_owned();
-                let report = agent(&request, &worktree)?;
-                let next = run.complete_phase(report).await?;
-                explain(&engine, run.id())?;
-                next
-            }
-            Step::DecideHandoff(handoff) => {
-                println!(
-                    "⏸  The run pauses at handoff `{}` ({} {}).",
-                    handoff.id(),
-                    handoff.phase(),
-                    handoff.verdict()
-                );
-                for finding in handoff.findings() {
-                    println!("   finding: {}", finding.title);
-                }
-                let actions: Vec<String> = handoff
-                    .available_actions()
-                    .iter()
-                    .map(|a| a.to_string())
-                    .collect();
-                println!("   The operator may choose: {}", actions.join(", "));
-                let advice = engine.advise(run.id(), handoff.id()).await?;
-                let a = advice.advice();
-                println!(
-                    "   The advisor recommends {} (confidence {:.2}): {}",
-                    a.recommended_action,
-                    a.confidence.value().unwrap_or_default(),
-                    a.rationale
-                );
-                let feedback = a
-                    .retry_feedback
-                    .clone()
-                    .ok_or("the advisor gave no feedback")?;
-                println!(
-                    "   It decides nothing. The operator reads it and confirms retry_feedback:"
-                );
-                println!("   \"{feedback}\" (recorded with advice {})", advice.id());
-                engine.store().decide(
-                    run.id(),
-                    handoff.id(),
-                    DecisionRequest::new(HandoffChoice::retry(feedback)?, DecidedBy::Operator)
-                        .with_advice(advice.id().clone()),
-                )?;
-                println!("   (the decision is on disk; resuming advances the run)\n");
-                run.resume().await?
-            }
-            Step::DecideDelivery(gate) => {
-                show_gate(&gate);
-                let message = "Add parse: split on commas, no items for empty input";
-                println!("   The operator decides approve, with the message \"{message}\".");
-                engine.store().decide_delivery(
-                    run.id(),
-                    DecisionRequest::new(
-                        DeliveryChoice::approve_with_message(message)?,
-                        DecidedBy::Operator,
-                    ),
-                )?;
-                println!("   (the decision is on disk; resuming delivers it)\n");
-                run.resume().await?
-            }
-            Step::Finished { status, reason } => {
-                println!("✔  The run is {status}: {reason}.");
-                break;
-            }
-            _ => return Err("the engine asked for something this demo does not script".into()),
-        };
-    }
+    // and creates the run's worktree; `orcho::drive` then carries the run
+    // from step to step, asking the demo's host at each.
+    let mut host = Demo {
+        engine: engine.clone(),
+        run: run.id().clone(),
+        worktree: engine.store().worktree_path(run.id()),
+        announced: false,
+    };
+    let end = orcho::drive(&mut run, &mut host).await?;
+    let Step::Finished { status, reason } = end else {
+        return Err("the run stopped at a decision the demo does not script".into());
+    };
+    println!("✔  The run is {status}: {reason}.");
     println!("   In the target:");
     println!("   $ git log --oneline -1");
     println!("   {}", git(&target, &["log", "--oneline", "-1"])?);
@@ -239,6 +170,112 @@ async fn run() -> Result<(), Box<dyn Error>> {
 /// on 127.0.0.1: it answers every request with the same advice, so the demo
 /// needs no key and no network. A real profile names a real model in its
 /// `advisor:` block instead.
+/// The demo's host of [`orcho::drive`]: a scripted agent runs each phase,
+/// and a scripted operator decides, confirming the advisor's advice at the
+/// handoff and approving the delivery.
+struct Demo {
+    engine: Engine,
+    run: orcho::core::RunId,
+    worktree: Utf8PathBuf,
+    announced: bool,
+}
+
+/// What the demo's host can fail with.
+#[derive(Debug)]
+struct DemoError(String);
+
+impl std::fmt::Display for DemoError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Error for DemoError {}
+
+fn demo_error(e: impl std::fmt::Display) -> DemoError {
+    DemoError(e.to_string())
+}
+
+impl orcho::Host for Demo {
+    type Error = DemoError;
+
+    async fn run_phase(&mut self, request: &PhaseRequest) -> Result<PhaseReport, DemoError> {
+        if !self.announced {
+            self.announced = true;
+            println!(
+                "The target has no uncommitted changes, so intake asks nothing. The run works\n\
+                 in its own git worktree of the target:\n   {}\n\
+                 Every phase works there; the target changes only if the delivery gate says so.\n",
+                self.worktree
+            );
+        }
+        announce(request);
+        agent(request, &self.worktree).map_err(|e| demo_error(error_chain(e.as_ref())))
+    }
+
+    async fn decide(
+        &mut self,
+        handoff: &PhaseHandoff,
+    ) -> Result<Option<DecisionRequest<HandoffChoice>>, DemoError> {
+        println!(
+            "⏸  The run pauses at handoff `{}` ({} {}).",
+            handoff.id(),
+            handoff.phase(),
+            handoff.verdict()
+        );
+        for finding in handoff.findings() {
+            println!("   finding: {}", finding.title);
+        }
+        let actions: Vec<String> = handoff
+            .available_actions()
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+        println!("   The operator may choose: {}", actions.join(", "));
+        let advice = self
+            .engine
+            .advise(&self.run, handoff.id())
+            .await
+            .map_err(|e| demo_error(error_chain(&e)))?;
+        let a = advice.advice();
+        println!(
+            "   The advisor recommends {} (confidence {:.2}): {}",
+            a.recommended_action,
+            a.confidence.value().unwrap_or_default(),
+            a.rationale
+        );
+        let feedback = a
+            .retry_feedback
+            .clone()
+            .ok_or_else(|| demo_error("the advisor gave no feedback"))?;
+        println!("   It decides nothing. The operator reads it and confirms retry_feedback:");
+        println!("   \"{feedback}\" (recorded with advice {})", advice.id());
+        println!("   (the decision is on disk; resuming advances the run)\n");
+        let choice = HandoffChoice::retry(feedback).map_err(demo_error)?;
+        Ok(Some(
+            DecisionRequest::new(choice, DecidedBy::Operator).with_advice(advice.id().clone()),
+        ))
+    }
+
+    async fn decide_delivery(
+        &mut self,
+        gate: &DeliveryGate,
+    ) -> Result<Option<DecisionRequest<DeliveryChoice>>, DemoError> {
+        show_gate(gate);
+        let message = "Add parse: split on commas, no items for empty input";
+        println!("   The operator decides approve, with the message \"{message}\".");
+        println!("   (the decision is on disk; resuming delivers it)\n");
+        let choice = DeliveryChoice::approve_with_message(message).map_err(demo_error)?;
+        Ok(Some(DecisionRequest::new(choice, DecidedBy::Operator)))
+    }
+
+    fn progress(&mut self, event: orcho::Progress<'_>) {
+        if let orcho::Progress::Settled(attempt) = event {
+            explain(attempt);
+        }
+    }
+}
+
 fn local_advisor() -> Result<LlmAdvisor, Box<dyn Error>> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let port = listener.local_addr()?.port();
@@ -443,27 +480,35 @@ fn agent(request: &PhaseRequest, worktree: &Utf8Path) -> Result<PhaseReport, Box
     })
 }
 
-/// Prints what the last attempt did, from the journal.
-fn explain(engine: &Engine, run: &orcho::core::RunId) -> Result<(), Box<dyn Error>> {
-    let trace = engine.store().trace(run)?;
-    let last: Vec<&str> = trace
-        .lines()
-        .rev()
-        .take_while(|l| !l.starts_with("phase `"))
-        .collect();
-    for line in last.iter().rev() {
-        let line = line.trim();
-        if let Some(gate) = line.strip_prefix("gate ") {
-            println!("   gate {gate}");
-        } else if line.starts_with("acceptance") || line.starts_with("receipts ") {
-            println!("   {line}");
-        } else if let Some((_, next)) = line
-            .strip_prefix("settled ")
-            .and_then(|s| s.split_once("→ "))
-        {
-            println!("   → {next}");
+/// Prints what an attempt's gates did and where it sent the run.
+fn explain(attempt: &orcho::PhaseEvidence) {
+    for record in &attempt.gates {
+        let result = &record.result;
+        let mut line = format!(
+            "   gate `{}` {} [on_fail: {}]",
+            result.gate,
+            result.outcome.as_str(),
+            record.on_fail
+        );
+        if result.outcome.is_failure() {
+            let summary = result.summary.lines().next().unwrap_or_default();
+            if !summary.is_empty() {
+                line.push_str(": ");
+                line.push_str(summary);
+            }
         }
+        println!("{line}");
+    }
+    if let Some(verdict) = attempt.merged_verdict
+        && verdict != attempt.verdict
+    {
+        println!(
+            "   acceptance {verdict} (the reviewer said {})",
+            attempt.verdict
+        );
+    }
+    if let Some(next) = &attempt.next {
+        println!("   → {next}");
     }
     println!();
-    Ok(())
 }

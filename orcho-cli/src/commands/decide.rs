@@ -1,8 +1,9 @@
 //! `orcho handoff decide`, `orcho delivery decide`, `orcho intake`,
-//! `orcho plan …`: decisions recorded for `orcho resume` to act on.
+//! `orcho plan …`, `orcho answer`, `orcho deviation`: decisions recorded
+//! for `orcho resume` to act on, through the store, with no plan.
 
 use orcho::{
-    TouchpointKind,
+    Store, TouchpointKind,
     core::{HandoffId, RunId},
     handoff::{
         DecidedBy, DecisionRequest, DeliveryAction, DeliveryChoice, HandoffAction, HandoffChoice,
@@ -13,9 +14,8 @@ use orcho::{
 use crate::{
     cli::{DeviationArg, PlanCommand},
     error::CliError,
-    exit::Exit,
     host,
-    output::{self, doc::DecidedDoc, text},
+    output::{Report, doc::DecidedDoc, text},
     place::Place,
 };
 
@@ -27,11 +27,11 @@ pub(crate) fn handoff(
     text: Option<&str>,
     handoff: Option<HandoffId>,
     advice: Option<orcho::handoff::AdviceId>,
-) -> Result<Exit, CliError> {
-    let engine = host::engine_for(place, run)?;
+) -> Result<Report, CliError> {
+    let store = place.store();
     let handoff = match handoff {
         Some(h) => h,
-        None => match host::decision_handoff(&engine, run)? {
+        None => match host::decision_handoff(&store, run)? {
             Some(h) => h,
             None => {
                 return Err(CliError::msg(format!(
@@ -47,29 +47,13 @@ pub(crate) fn handoff(
     })?;
     // The recorded decision again is a replay: it succeeds and changes
     // nothing (also after the run acted on it); a different one conflicts.
+    // The store refuses advice that is not about this handoff.
     let mut request = DecisionRequest::new(choice, DecidedBy::Operator);
     if let Some(advice) = advice {
-        // The advice must exist, and be about this handoff.
-        let known = engine
-            .store()
-            .advice(run)?
-            .into_iter()
-            .any(|a| *a.id() == advice && *a.handoff() == handoff);
-        if !known {
-            return Err(CliError::msg(format!(
-                "run `{run}` has no advice `{advice}` on handoff `{handoff}`"
-            ))
-            .with_hint(format!(
-                "`orcho handoff advise {run}` asks for advice and prints its id"
-            )));
-        }
         request = request.with_advice(advice);
     }
-    let recorded = engine.store().decide(run, &handoff, request)?;
-    if recorded.is_replay() {
-        return replayed(place, run, "handoff", action.as_str());
-    }
-    decided(place, run, "handoff", action.as_str())
+    let recorded = store.decide(run, &handoff, request)?;
+    Ok(said(run, "handoff", action.as_str(), !recorded.is_replay()))
 }
 
 /// Records the delivery decision.
@@ -79,13 +63,12 @@ pub(crate) fn delivery(
     action: DeliveryAction,
     message: Option<String>,
     note: Option<String>,
-) -> Result<Exit, CliError> {
-    let engine = host::engine_for(place, run)?;
+) -> Result<Report, CliError> {
     let choice = DeliveryChoice::from_parts(action, message, note)?;
-    engine
+    place
         .store()
         .decide_delivery(run, DecisionRequest::new(choice, DecidedBy::Operator))?;
-    decided(place, run, "delivery", action.as_str())
+    Ok(said(run, "delivery", action.as_str(), true))
 }
 
 /// Records the pre-run intake decision.
@@ -94,25 +77,24 @@ pub(crate) fn intake(
     run: &RunId,
     action: IntakeAction,
     message: Option<String>,
-) -> Result<Exit, CliError> {
+) -> Result<Report, CliError> {
     let choice = IntakeChoice::from_parts(action, message)?;
-    let engine = host::engine_for(place, run)?;
-    engine
+    place
         .store()
         .decide_intake(run, DecisionRequest::new(choice, DecidedBy::Operator))?;
-    decided(place, run, "intake", action.as_str())
+    Ok(said(run, "intake", action.as_str(), true))
 }
 
 /// Answers a plan that waits for approval.
-pub(crate) fn plan(place: &Place, cmd: PlanCommand) -> Result<Exit, CliError> {
+pub(crate) fn plan(place: &Place, cmd: PlanCommand) -> Result<Report, CliError> {
     let (run, label, feedback) = match cmd {
         PlanCommand::Approve { run, feedback } => (run, "Approve", feedback),
         PlanCommand::RequestChanges { run, feedback } => (run, "Request Changes", Some(feedback)),
         PlanCommand::Reject { run, feedback } => (run, "Reject", feedback),
     };
     let run = host::find_run(place, &run)?;
-    let engine = host::engine_for(place, &run)?;
-    let view = engine.store().status(&run)?;
+    let store = place.store();
+    let view = store.status(&run)?;
     let touchpoint = match view.touchpoint() {
         Some((id, TouchpointKind::PlanApproval)) => id.clone(),
         _ => {
@@ -122,22 +104,22 @@ pub(crate) fn plan(place: &Place, cmd: PlanCommand) -> Result<Exit, CliError> {
         }
     };
     let context = feedback.map_or_else(Answer::none, Answer::text);
-    engine.store().answer(
+    store.answer(
         &run,
         &touchpoint,
         vec![Answer::select(label), context],
         DecidedBy::Operator,
     )?;
-    decided(place, &run, "plan", label)
+    Ok(said(&run, "plan", label, true))
 }
 
 /// The run's open touchpoint of `kind`, or an error saying there is none.
 fn open_touchpoint(
-    engine: &orcho::Engine,
+    store: &Store,
     run: &RunId,
     kind: TouchpointKind,
 ) -> Result<orcho::handoff::supervision::OpenTouchpoint, CliError> {
-    let waiting = engine.store().status(run)?;
+    let waiting = store.status(run)?;
     let id = match waiting.touchpoint() {
         Some((id, k)) if k == kind => id.clone(),
         _ => {
@@ -152,8 +134,7 @@ fn open_touchpoint(
             .with_hint(format!("`orcho log {run}` shows where it stands")));
         }
     };
-    engine
-        .store()
+    store
         .touchpoints(run)?
         .into_iter()
         .find(|t| t.id == id)
@@ -161,9 +142,9 @@ fn open_touchpoint(
 }
 
 /// Records answers to the planner's questions, in order.
-pub(crate) fn answer(place: &Place, run: &RunId, given: &[String]) -> Result<Exit, CliError> {
-    let engine = host::engine_for(place, run)?;
-    let open = open_touchpoint(&engine, run, TouchpointKind::Questions)?;
+pub(crate) fn answer(place: &Place, run: &RunId, given: &[String]) -> Result<Report, CliError> {
+    let store = place.store();
+    let open = open_touchpoint(&store, run, TouchpointKind::Questions)?;
     let batch = open
         .touchpoint
         .questions()
@@ -196,10 +177,8 @@ pub(crate) fn answer(place: &Place, run: &RunId, given: &[String]) -> Result<Exi
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    engine
-        .store()
-        .answer(run, &open.id, answers, DecidedBy::Operator)?;
-    decided(place, run, "questions", "answered")
+    store.answer(run, &open.id, answers, DecidedBy::Operator)?;
+    Ok(said(run, "questions", "answered", true))
 }
 
 /// The options of `question`, numbered, for a hint.
@@ -219,53 +198,37 @@ pub(crate) fn deviation(
     run: &RunId,
     action: DeviationArg,
     note: Option<String>,
-) -> Result<Exit, CliError> {
-    let engine = host::engine_for(place, run)?;
-    let open = open_touchpoint(&engine, run, TouchpointKind::Deviation)?;
+) -> Result<Report, CliError> {
+    let store = place.store();
+    let open = open_touchpoint(&store, run, TouchpointKind::Deviation)?;
     let label = match action {
         DeviationArg::Retry => "Retry",
         DeviationArg::Replan => "Replan",
         DeviationArg::Stop => "Stop",
     };
     let context = note.map_or_else(Answer::none, Answer::text);
-    engine.store().answer(
+    store.answer(
         run,
         &open.id,
         vec![Answer::select(label), context],
         DecidedBy::Operator,
     )?;
-    decided(place, run, "deviation", label)
+    Ok(said(run, "deviation", label, true))
 }
 
-fn decided(place: &Place, run: &RunId, point: &str, action: &str) -> Result<Exit, CliError> {
-    said(place, run, point, action, true)
-}
-
-/// The decision was recorded before, identically: nothing changed.
-fn replayed(place: &Place, run: &RunId, point: &str, action: &str) -> Result<Exit, CliError> {
-    said(place, run, point, action, false)
-}
-
-fn said(
-    place: &Place,
-    run: &RunId,
-    point: &str,
-    action: &str,
-    recorded: bool,
-) -> Result<Exit, CliError> {
-    if place.json {
-        output::json(&DecidedDoc {
-            run,
-            point,
-            decision: action,
-            recorded,
-        });
-    } else if recorded {
-        output::out(&text::decided(run, point, action));
+/// The report of a decision: recorded now, or recorded before, identically
+/// (a replay: nothing changed).
+fn said(run: &RunId, point: &str, action: &str, recorded: bool) -> Report {
+    let line = if recorded {
+        text::decided(run, point, action)
     } else {
-        output::out(&format!(
-            "`{action}` was recorded on the {point} of run {run} already; nothing changed"
-        ));
-    }
-    Ok(Exit::Ok)
+        format!("`{action}` was recorded on the {point} of run {run} already; nothing changed")
+    };
+    Report::new(&DecidedDoc {
+        run,
+        point,
+        decision: action,
+        recorded,
+    })
+    .line(line)
 }

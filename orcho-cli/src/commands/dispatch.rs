@@ -11,11 +11,13 @@ use crate::{
     },
     error::CliError,
     exit::Exit,
-    host, output,
+    host,
+    output::Report,
     place::Place,
 };
 
-/// Runs the command `cli` names.
+/// Runs the command `cli` names and prints what it reports, as text or
+/// (`--json`) one JSON document.
 pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
     if let Command::Hook {
         agent,
@@ -35,32 +37,38 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
             },
         ));
     }
-    let place = Place::new(cli.checkout, cli.store, cli.json)?;
-    let find = |reference: &str| host::find_run(&place, reference);
-    match cli.command {
+    let json = cli.json;
+    let place = Place::new(cli.checkout, cli.store, json)?;
+    Ok(command(&place, cli.command).await?.render(json))
+}
+
+/// Runs `command` at `place` and returns its report.
+async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
+    let find = |reference: &str| host::find_run(place, reference);
+    match command {
         Command::Verify { commands, profile } => {
-            verify::verify(&place, profile.profile.as_deref(), &commands).await
+            verify::verify(place, profile.profile.as_deref(), &commands).await
         }
-        Command::Status { profile } => verify::status(&place, profile.profile.as_deref()).await,
+        Command::Status { profile } => verify::status(place, profile.profile.as_deref()).await,
         Command::Exec {
             env,
             profile,
             command,
-        } => verify::exec(&place, profile.profile.as_deref(), env.as_deref(), command).await,
-        Command::Run(args) => run::start(&place, &args).await,
+        } => verify::exec(place, profile.profile.as_deref(), env.as_deref(), command).await,
+        Command::Run(args) => run::start(place, &args).await,
         Command::Resume {
             run,
             no_interactive,
             autopilot,
             phases,
-        } => run::resume(&place, &find(&run)?, no_interactive, autopilot, &phases).await,
-        Command::Inbox => inbox::inbox(&place),
-        Command::Runs => runs::list(&place),
-        Command::Log { run } => runs::log(&place, &find(&run)?),
-        Command::Evidence { run } => runs::evidence(&place, &find(&run)?),
-        Command::Cancel { run, reason } => runs::cancel(&place, &find(&run)?, &reason),
-        Command::Gc { keep_logs, dry_run } => runs::gc(&place, keep_logs, dry_run),
-        Command::Handoff(HandoffCommand::Show { run }) => show::handoff(&place, &find(&run)?),
+        } => run::resume(place, &find(&run)?, no_interactive, autopilot, &phases).await,
+        Command::Inbox => inbox::inbox(place),
+        Command::Runs => runs::list(place),
+        Command::Log { run } => runs::log(place, &find(&run)?),
+        Command::Evidence { run } => runs::evidence(place, &find(&run)?),
+        Command::Cancel { run, reason } => runs::cancel(place, &find(&run)?, &reason),
+        Command::Gc { keep_logs, dry_run } => runs::gc(place, keep_logs, dry_run),
+        Command::Handoff(HandoffCommand::Show { run }) => show::handoff(place, &find(&run)?),
         Command::Handoff(HandoffCommand::Decide {
             run,
             action,
@@ -68,49 +76,47 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
             handoff,
             advice,
         }) => decide::handoff(
-            &place,
+            place,
             &find(&run)?,
             action,
             text.as_deref(),
             handoff,
             advice,
         ),
-        Command::Handoff(HandoffCommand::Advise { run }) => {
-            show::advice(&place, &find(&run)?).await
-        }
-        Command::Delivery(DeliveryCommand::Show { run }) => show::gate(&place, &find(&run)?),
+        Command::Handoff(HandoffCommand::Advise { run }) => show::advice(place, &find(&run)?).await,
+        Command::Delivery(DeliveryCommand::Show { run }) => show::gate(place, &find(&run)?),
         Command::Delivery(DeliveryCommand::Decide {
             run,
             action,
             message,
             note,
-        }) => decide::delivery(&place, &find(&run)?, action, message, note),
-        Command::Plan(cmd) => decide::plan(&place, cmd),
+        }) => decide::delivery(place, &find(&run)?, action, message, note),
+        Command::Plan(cmd) => decide::plan(place, cmd),
         Command::Intake {
             run,
             action: Some(action),
             message,
-        } => decide::intake(&place, &find(&run)?, action, message),
+        } => decide::intake(place, &find(&run)?, action, message),
         Command::Intake {
             run, action: None, ..
-        } => show::intake(&place, &find(&run)?),
-        Command::Answer { run, answers } => decide::answer(&place, &find(&run)?, &answers),
+        } => show::intake(place, &find(&run)?),
+        Command::Answer { run, answers } => decide::answer(place, &find(&run)?, &answers),
         Command::Deviation { run, action, note } => {
-            decide::deviation(&place, &find(&run)?, action, note)
+            decide::deviation(place, &find(&run)?, action, note)
         }
-        Command::Mcp => crate::mcp::serve(place).await,
+        Command::Mcp => crate::mcp::serve(place.clone()).await.map(Report::silent),
         Command::Init {
             force,
             agent: None,
             dry_run: false,
-        } => init::init(&place, force),
+        } => init::init(place, force),
         Command::Init {
             force,
             agent,
             dry_run,
-        } => init::init_agent(&place, force, agent, dry_run),
+        } => init::init_agent(place, force, agent, dry_run),
         // Answered above, before the place is found.
-        Command::Hook { .. } => Ok(Exit::Ok),
+        Command::Hook { .. } => Ok(Report::silent(Exit::Ok)),
         Command::Permissions(PermissionsCommand::Check {
             profile,
             permissions,
@@ -135,24 +141,20 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
                 _ => permissions::Request::Command(command),
             };
             permissions::check(
-                &place,
+                place,
                 profile.profile.as_deref(),
                 permissions.map(Into::into),
                 request,
             )
         }
-        Command::Profile(ProfileCommand::Show { name }) => init::show(&place, name.as_deref()),
+        Command::Profile(ProfileCommand::Show { name }) => init::show(place, name.as_deref()),
         Command::Schema {
             document: SchemaDocument::PhaseOutput,
-        } => {
-            output::out(crate::phase_doc::schema().trim_end());
-            Ok(Exit::Ok)
-        }
+        } => Ok(Report::text(crate::phase_doc::schema().trim_end())),
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "orcho", &mut out);
-            output::out(String::from_utf8_lossy(&out).trim_end());
-            Ok(Exit::Ok)
+            Ok(Report::text(String::from_utf8_lossy(&out).trim_end()))
         }
     }
 }

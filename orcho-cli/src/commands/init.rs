@@ -9,9 +9,8 @@ use serde::Serialize;
 
 use crate::{
     error::CliError,
-    exit::Exit,
     hook::Agent,
-    output::{self, doc::ProfileDoc},
+    output::{Report, doc::ProfileDoc},
     place::{PROFILE_FILE, Place},
 };
 
@@ -96,12 +95,58 @@ struct InitDoc<'a> {
 
 /// Writes a starter `orcho.yaml` in the checkout and makes git ignore the
 /// store.
-pub(crate) fn init(place: &Place, force: bool) -> Result<Exit, CliError> {
-    write_starter(place, force, true)
+pub(crate) fn init(place: &Place, force: bool) -> Result<Report, CliError> {
+    let written = write_starter(place, force)?;
+    let mut report = Report::new(&InitDoc {
+        profile: written.path.as_str(),
+        project: written.project,
+        store: place.store.as_str(),
+        ignored_now: written.ignored_now,
+        caches_ignored: &written.caches_ignored,
+    });
+    for line in written.lines(place) {
+        report = report.line(line);
+    }
+    Ok(report)
 }
 
-/// [`init`]; with `--json`, its document only when `own_document`.
-fn write_starter(place: &Place, force: bool, own_document: bool) -> Result<Exit, CliError> {
+/// What writing the starter profile did.
+struct Written {
+    path: camino::Utf8PathBuf,
+    project: &'static str,
+    ignored_now: bool,
+    caches_ignored: Vec<&'static str>,
+}
+
+impl Written {
+    /// What it did, for a person.
+    fn lines(&self, place: &Place) -> Vec<String> {
+        let mut lines = vec![format!("wrote {} ({} project)", self.path, self.project)];
+        if self.ignored_now {
+            lines.push(format!(
+                "added the store {} to {}",
+                place.store,
+                place.checkout.join(".gitignore")
+            ));
+        }
+        if !self.caches_ignored.is_empty() {
+            lines.push(format!(
+                "added {} to {}: a test run writes them, and unignored they would make its own \
+                 receipt stale",
+                self.caches_ignored.join(", "),
+                place.checkout.join(".gitignore")
+            ));
+        }
+        lines.push(
+            "next: check the commands it declares, then `orcho verify` and `orcho status`"
+                .to_owned(),
+        );
+        lines
+    }
+}
+
+/// Writes the starter profile and the `.gitignore` lines it needs.
+fn write_starter(place: &Place, force: bool) -> Result<Written, CliError> {
     let path = place.checkout.join(PROFILE_FILE);
     if path.exists() && !force {
         return Err(CliError::msg(format!("`{path}` exists already"))
@@ -135,37 +180,12 @@ fn write_starter(place: &Place, force: bool, own_document: bool) -> Result<Exit,
             caches_ignored.push(*cache);
         }
     }
-    if place.json {
-        if !own_document {
-            return Ok(Exit::Ok);
-        }
-        output::json(&InitDoc {
-            profile: path.as_str(),
-            project: kind.name,
-            store: place.store.as_str(),
-            ignored_now,
-            caches_ignored: &caches_ignored,
-        });
-    } else {
-        output::out(&format!("wrote {path} ({} project)", kind.name));
-        if ignored_now {
-            output::out(&format!(
-                "added the store {} to {}",
-                place.store,
-                place.checkout.join(".gitignore")
-            ));
-        }
-        if !caches_ignored.is_empty() {
-            output::out(&format!(
-                "added {} to {}: a test run writes them, and unignored they would make its own \
-                 receipt stale",
-                caches_ignored.join(", "),
-                place.checkout.join(".gitignore")
-            ));
-        }
-        output::out("next: check the commands it declares, then `orcho verify` and `orcho status`");
-    }
-    Ok(Exit::Ok)
+    Ok(Written {
+        path,
+        project: kind.name,
+        ignored_now,
+        caches_ignored,
+    })
 }
 
 fn starter(name: &str, kind: &Kind, venv: bool) -> String {
@@ -284,7 +304,7 @@ fn has_python_tests(checkout: &Utf8Path) -> bool {
 }
 
 /// Prints a profile merged with what it extends.
-pub(crate) fn show(place: &Place, name: Option<&str>) -> Result<Exit, CliError> {
+pub(crate) fn show(place: &Place, name: Option<&str>) -> Result<Report, CliError> {
     let spec = match name {
         Some(name) => crate::place::spec_of(name)?,
         None => place.profile_spec()?,
@@ -295,16 +315,12 @@ pub(crate) fn show(place: &Place, name: Option<&str>) -> Result<Exit, CliError> 
     };
     // Shown only when it would run: every gate built from its `with:`.
     profile.resolve(&crate::place::registry())?;
-    if place.json {
-        output::json(&ProfileDoc {
-            source: &spec,
-            profile: &profile,
-        });
-    } else {
-        output::err(&format!("# {spec}"));
-        output::out(profile.to_yaml().trim_end());
-    }
-    Ok(Exit::Ok)
+    Ok(Report::new(&ProfileDoc {
+        source: &spec,
+        profile: &profile,
+    })
+    .note(format!("# {spec}"))
+    .line(profile.to_yaml().trim_end()))
 }
 
 /// The hook entries `orcho init --agent` adds: `(event, matcher)`, each
@@ -344,16 +360,20 @@ pub(crate) fn init_agent(
     force: bool,
     agent: Option<Agent>,
     dry_run: bool,
-) -> Result<Exit, CliError> {
+) -> Result<Report, CliError> {
     let writes_profile = force || !place.checkout.join(PROFILE_FILE).is_file();
+    let would_write = || {
+        format!(
+            "would write {} and make git ignore the store",
+            place.checkout.join(PROFILE_FILE)
+        )
+    };
     let Some(agent) = agent else {
+        let mut report = Report::silent(crate::exit::Exit::Ok);
         if writes_profile {
-            output::out(&format!(
-                "would write {} and make git ignore the store",
-                place.checkout.join(PROFILE_FILE)
-            ));
+            report = report.line(would_write());
         }
-        return Ok(Exit::Ok);
+        return Ok(report);
     };
     // The settings are read and merged first: a file that cannot take the
     // hooks stops everything before anything is written.
@@ -369,79 +389,68 @@ pub(crate) fn init_agent(
              changed",
         )
     })?;
-    if dry_run && writes_profile && !place.json {
-        output::out(&format!(
-            "would write {} and make git ignore the store",
-            place.checkout.join(PROFILE_FILE)
-        ));
+    let mut lines = Vec::new();
+    if dry_run && writes_profile {
+        lines.push(would_write());
     }
     if !dry_run && writes_profile {
-        write_starter(place, force, false)?;
+        lines.extend(write_starter(place, force)?.lines(place));
     }
-    let json_doc = || {
-        output::json(&serde_json::json!({
-            "settings": path.as_str(),
-            "added": added,
-            "profile_written": writes_profile && !dry_run,
-            "dry_run": dry_run,
-        }));
-    };
-    if place.json && (added.is_empty() || dry_run) {
-        json_doc();
-    }
-    if added.is_empty() {
-        if !place.json {
-            output::out(&format!(
-                "{path} runs `orcho hook {}` already",
-                agent.as_str()
-            ));
-        }
-        return Ok(Exit::Ok);
-    }
-    if dry_run {
-        if !place.json {
-            output::out(&format!(
-                "would add to {path}: {}{}\n{merged}",
-                added.join(", "),
-                if existing.is_some() {
-                    " (every other setting kept; the file rewritten with its keys sorted)"
-                } else {
-                    ""
-                }
-            ));
-        }
-        return Ok(Exit::Ok);
-    }
-    if let Some(parent) = path.parent() {
-        orcho::core::fs::create_dir_all(parent)?;
-    }
-    orcho::core::fs::write_atomic(&path, merged.as_bytes())?;
-    if place.json {
-        json_doc();
+    let kept = if existing.is_some() {
+        " (every other setting kept; the file is rewritten with its keys sorted)"
     } else {
-        output::out(&format!(
-            "added `orcho hook {}` to {path} for {}{}",
+        ""
+    };
+    if added.is_empty() {
+        lines.push(format!(
+            "{path} runs `orcho hook {}` already",
+            agent.as_str()
+        ));
+    } else if dry_run {
+        let kept = if existing.is_some() {
+            " (every other setting kept; the file rewritten with its keys sorted)"
+        } else {
+            ""
+        };
+        lines.push(format!(
+            "would add to {path}: {}{kept}\n{merged}",
+            added.join(", ")
+        ));
+    } else {
+        if let Some(parent) = path.parent() {
+            orcho::core::fs::create_dir_all(parent)?;
+        }
+        orcho::core::fs::write_atomic(&path, merged.as_bytes())?;
+        lines.push(format!(
+            "added `orcho hook {}` to {path} for {}{kept}",
             agent.as_str(),
             added.join(", "),
-            if existing.is_some() {
-                " (every other setting kept; the file is rewritten with its keys sorted)"
-            } else {
-                ""
-            }
         ));
-        output::out(match agent {
-            Agent::ClaudeCode => {
-                "next: `orcho` must be on the PATH Claude Code runs hooks with; `/hooks` in \
-                 Claude Code lists them"
+        lines.push(
+            match agent {
+                Agent::ClaudeCode => {
+                    "next: `orcho` must be on the PATH Claude Code runs hooks with; `/hooks` in \
+                     Claude Code lists them"
+                }
+                Agent::Codex => {
+                    "next: `orcho` must be on Codex's PATH; review and trust the hooks with \
+                     `/hooks` in Codex (older releases also need `[features] codex_hooks = true` \
+                     in config.toml)"
+                }
             }
-            Agent::Codex => {
-                "next: `orcho` must be on Codex's PATH; review and trust the hooks with `/hooks` \
-                 in Codex (older releases also need `[features] codex_hooks = true` in \
-                 config.toml)"
-            }
-        });
+            .to_owned(),
+        );
     }
-    Ok(Exit::Ok)
+    let mut report = Report::new(&serde_json::json!({
+        "settings": path.as_str(),
+        "added": added,
+        "profile_written": writes_profile && !dry_run,
+        "dry_run": dry_run,
+    }));
+    for line in lines {
+        report = report.line(line);
+    }
+    Ok(report)
 }
 
 /// `existing` settings with `orcho hook <agent>` added for every event that

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::{
     error::CliError,
     exit::{self, Exit},
-    output,
+    output::Report,
     place::Place,
 };
 
@@ -42,7 +42,7 @@ pub(crate) fn check(
     profile: Option<&str>,
     preset: Option<PermissionPreset>,
     request: Request,
-) -> Result<Exit, CliError> {
+) -> Result<Report, CliError> {
     let rules = match preset {
         Some(preset) => preset.rules(),
         None => {
@@ -80,22 +80,20 @@ pub(crate) fn check(
         Request::Tool(name, argument) => (crate::hook::permission_name(&name), argument),
     };
     let evaluation = rules.evaluate(&permission, &argument);
-    if place.json {
-        output::json(&CheckDoc {
-            permission: &permission,
-            argument: &argument,
-            action: evaluation.action,
-            explanation: evaluation.explain(),
-        });
-    } else {
-        output::out(&format!(
-            "{permission} `{argument}`: {}",
-            evaluation.explain()
-        ));
-    }
-    Ok(match evaluation.action {
+    let exit = match evaluation.action {
         PermissionAction::Allow => Exit::Ok,
         PermissionAction::Ask => Exit::Command(exit::ASKS),
         _ => Exit::Command(exit::DENIED),
+    };
+    Ok(Report::new(&CheckDoc {
+        permission: &permission,
+        argument: &argument,
+        action: evaluation.action,
+        explanation: evaluation.explain(),
     })
+    .line(format!(
+        "{permission} `{argument}`: {}",
+        evaluation.explain()
+    ))
+    .exit(exit))
 }

@@ -1,26 +1,29 @@
-//! `orcho run` and `orcho resume`: driving a run through the step API, with
-//! phases run as commands and decisions asked at a terminal prompt.
+//! `orcho run` and `orcho resume`: a run driven by [`orcho::drive`], with
+//! phases run as commands and decisions asked at a terminal prompt (or left
+//! open without one).
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 
 use orcho::{
-    Engine, PhaseRequest, Run, Step,
+    Engine, PhaseReport, PhaseRequest, Progress, Run, Step, SupervisionRequest,
     core::{RunId, RunStatus},
+    delivery::{DeliveryGate, IntakeReport},
     handoff::{
-        AdviceRecord, AutopilotOutcome, DecidedBy, DecisionRequest, Ineligible, StopReason,
-        supervision::Touchpoint,
+        AdviceRecord, AutopilotOutcome, DecidedBy, DecisionRequest, DeliveryChoice, HandoffChoice,
+        Ineligible, IntakeChoice, PhaseHandoff, StopReason,
+        supervision::{Answer, Touchpoint},
     },
 };
 
 use crate::{
     cli::RunArgs,
-    error::CliError,
+    error::{CliError, CliErrorKind},
     exit::Exit,
     host::{self, RunConfig},
     interrupt,
     output::{
-        self,
+        self, Report,
         doc::{FinishedDoc, PausedDoc},
         text,
     },
@@ -53,7 +56,7 @@ fn parse_phases(specs: &[String]) -> Result<BTreeMap<String, Vec<String>>, CliEr
 }
 
 /// `orcho run`: starts a run and drives it.
-pub(crate) async fn start(place: &Place, args: &RunArgs) -> Result<Exit, CliError> {
+pub(crate) async fn start(place: &Place, args: &RunArgs) -> Result<Report, CliError> {
     let phases = parse_phases(&args.phases)?;
     if let Some(parent) = &args.follow_up {
         let parent = host::find_run(place, parent)?;
@@ -68,15 +71,7 @@ pub(crate) async fn start(place: &Place, args: &RunArgs) -> Result<Exit, CliErro
             spec.generation(),
             spec.blockers().len()
         ));
-        let step = run.next().await?;
-        return drive(
-            place,
-            &config,
-            &mut run,
-            step,
-            interactive(args.no_interactive),
-        )
-        .await;
+        return drive(place, &config, &mut run, interactive(args.no_interactive)).await;
     }
     let (name, mut plan) = place.load_profile(args.profile.profile.as_deref())?;
     if let Some((name, why)) = host::unknown_phase(&plan, &phases) {
@@ -90,15 +85,7 @@ pub(crate) async fn start(place: &Place, args: &RunArgs) -> Result<Exit, CliErro
     check_autopilot(&run, args.autopilot)?;
     interrupt::driving_run(run.id());
     place.progress(&format!("run {} started", run.id()));
-    let step = run.next().await?;
-    drive(
-        place,
-        &config,
-        &mut run,
-        step,
-        interactive(args.no_interactive),
-    )
-    .await
+    drive(place, &config, &mut run, interactive(args.no_interactive)).await
 }
 
 /// `orcho resume`: acts on recorded decisions and drives the run on.
@@ -108,10 +95,14 @@ pub(crate) async fn resume(
     no_interactive: bool,
     autopilot: bool,
     phases: &[String],
-) -> Result<Exit, CliError> {
+) -> Result<Report, CliError> {
     interrupt::install(place.json);
     interrupt::driving_run(id);
     let (mut config, mut run) = host::open_with(place, id, autopilot)?;
+    // A run that is over has nothing to resume: said, as an error.
+    if let Some(ended) = run.refusal_if_ended() {
+        return Err(ended.into());
+    }
     check_autopilot(&run, autopilot)?;
     let phases = parse_phases(phases)?;
     let plan = run.engine().plan();
@@ -119,22 +110,21 @@ pub(crate) async fn resume(
         return Err(CliError::usage(format!("`--phase {name}=…`: {why}")));
     }
     config.phases.extend(phases);
-    let step = match host::resume(&mut run).await {
-        Ok(step) => step,
-        // Nobody has decided yet: ask again (or pause again).
-        Err(e) if e.is_awaiting_decision() => run.next().await?,
+    match drive(place, &config, &mut run, interactive(no_interactive)).await {
         // The recorded decision stands; the target has to make way for it.
-        Err(e) if e.target_conflict().is_some() => {
-            let remedy = e.target_conflict().map(text::target_remedy_decided);
-            let error = CliError::from(e);
-            return Err(match remedy {
-                Some(remedy) => error.with_hint(format!("{remedy} `orcho resume {id}` again")),
-                None => error,
-            });
+        Err(e) if matches!(e.kind(), CliErrorKind::Engine(engine) if engine.target_conflict().is_some()) =>
+        {
+            let CliErrorKind::Engine(engine) = e.kind() else {
+                return Err(e);
+            };
+            let remedy = engine.target_conflict().map(text::target_remedy_decided);
+            Err(match remedy {
+                Some(remedy) => e.with_hint(format!("{remedy} `orcho resume {id}` again")),
+                None => e,
+            })
         }
-        Err(e) => return Err(e.into()),
-    };
-    drive(place, &config, &mut run, step, interactive(no_interactive)).await
+        other => other,
+    }
 }
 
 /// `--autopilot` needs an advisor to ask; a profile that turns the
@@ -163,146 +153,252 @@ fn interactive(no_interactive: bool) -> bool {
     !no_interactive && std::io::stdin().is_terminal()
 }
 
-/// Drives `run` from `step` until it finishes, or pauses at a decision
-/// nobody took (asked at the terminal when `interactive`).
+/// Drives `run` with [`orcho::drive`] until it finishes, or pauses at a
+/// decision nobody took (asked at the terminal when `interactive`), and
+/// reports where it ended.
 async fn drive(
     place: &Place,
     config: &RunConfig,
     run: &mut Run,
-    mut step: Step,
     interactive: bool,
-) -> Result<Exit, CliError> {
-    let engine = run.engine().clone();
-    loop {
-        step = match step {
-            Step::RunPhase(request) => {
-                let report = phase::run_phase(place, &engine, config, &request).await?;
-                let next = run.complete_phase(report).await?;
-                show_settled(place, &engine, &request)?;
-                next
-            }
-            Step::Finished { status, reason } => return finished(place, run, status, &reason),
-            step => {
-                // At a terminal the prompt shows a touchpoint's questions.
-                if !(interactive && is_touchpoint(&step)) {
-                    show_point(place, run, &step);
-                }
-                if let Some(next) = host::decided_elsewhere(run).await? {
-                    next
-                } else if !interactive
-                    && matches!(step, Step::DecideHandoff(_))
-                    && autopilot_acts(run)
-                {
-                    match autopilot(run).await? {
-                        Some(next) => next,
-                        None => {
-                            let (point, hint) = pause_hint(&step, run.id())?;
-                            return paused(place, run, point, &hint);
-                        }
-                    }
-                } else if !interactive {
-                    let (point, hint) = pause_hint(&step, run.id())?;
-                    return paused(place, run, point, &hint);
-                } else {
-                    match ask(run, &step).await {
-                        // Ctrl-D: nobody decided, as without a terminal.
-                        Err(e) if e.get_ref().is::<prompt::InputClosed>() => {
-                            let (point, hint) = pause_hint(&step, run.id())?;
-                            return paused(place, run, point, &hint);
-                        }
-                        other => other?,
-                    }
-                    host::resume_past(run).await?
-                }
-            }
-        };
-    }
-}
-
-/// Shows how the attempt `request` asked for settled: each gate as it
-/// ended (with why, when it failed) and where the run goes next.
-fn show_settled(place: &Place, engine: &Engine, request: &PhaseRequest) -> Result<(), CliError> {
-    if place.json {
-        return Ok(());
-    }
-    let phases = engine.store().phases(&request.run)?;
-    let Some(attempt) = phases.iter().rev().find(|p| {
-        p.phase == request.phase && p.attempt == request.attempt && p.round == request.round
-    }) else {
-        return Ok(());
+) -> Result<Report, CliError> {
+    let mut cli = CliHost {
+        place,
+        config,
+        engine: run.engine().clone(),
+        run: run.id().clone(),
+        interactive,
     };
-    for record in &attempt.gates {
-        output::err(&text::gate_result(record, phase::TAIL_LINES));
+    let end = orcho::drive(run, &mut cli).await?;
+    match end {
+        Step::Finished { status, reason } => finished(run, status, &reason),
+        waiting => {
+            let (point, hint) = pause_hint(&waiting, run.id())?;
+            Ok(paused(run, point, &hint))
+        }
     }
-    if let Some(next) = &attempt.next {
-        output::err(&format!("  → {next}"));
-    }
-    Ok(())
 }
 
-/// At a terminal, the profile's advisor's advice on `handoff`, shown; `None`
-/// without an advisor, or when it gave none (said, not fatal: the person
-/// decides anyway).
-async fn advise(run: &Run, handoff: &orcho::handoff::PhaseHandoff) -> Option<AdviceRecord> {
-    run.engine().plan().advisor_config.as_ref()?;
-    output::err("asking the advisor …");
-    match run.engine().advise(run.id(), handoff.id()).await {
-        Ok(record) => {
-            output::err(&text::advice_shown(&record));
-            Some(record)
+/// The CLI as a host of [`orcho::drive`]: phases run as commands; decisions
+/// asked at the terminal when it is interactive, else left open (the
+/// autopilot may act at a handoff first).
+struct CliHost<'a> {
+    place: &'a Place,
+    config: &'a RunConfig,
+    engine: Engine,
+    run: RunId,
+    interactive: bool,
+}
+
+impl CliHost<'_> {
+    /// A prompt's answer; `None` when standard input closed (Ctrl-D):
+    /// nobody decided, as without a terminal.
+    fn asked<T>(&self, answer: Result<T, CliError>) -> Result<Option<T>, CliError> {
+        match answer {
+            Err(e) if matches!(e.kind(), CliErrorKind::InputClosed) => Ok(None),
+            other => other.map(Some),
         }
-        Err(e) => {
+    }
+
+    /// At a terminal, the advisor's advice on `handoff`, shown; `None`
+    /// without an advisor, or when it gave none (said, not fatal: the person
+    /// decides anyway).
+    async fn advise(&self, handoff: &PhaseHandoff) -> Option<AdviceRecord> {
+        self.engine.advisor()?;
+        output::err("asking the advisor …");
+        match self.engine.advise(&self.run, handoff.id()).await {
+            Ok(record) => {
+                output::err(&text::advice_shown(&record));
+                Some(record)
+            }
+            Err(e) => {
+                output::err(&format!(
+                    "the advisor gave no advice: {}",
+                    orcho::core::error_chain(&e)
+                ));
+                None
+            }
+        }
+    }
+}
+
+impl orcho::Host for CliHost<'_> {
+    type Error = CliError;
+
+    async fn run_phase(&mut self, request: &PhaseRequest) -> Result<PhaseReport, CliError> {
+        phase::run_phase(self.place, &self.engine, self.config, request).await
+    }
+
+    async fn decide(
+        &mut self,
+        handoff: &PhaseHandoff,
+    ) -> Result<Option<DecisionRequest<HandoffChoice>>, CliError> {
+        if !self.interactive {
+            return Ok(None);
+        }
+        let advice = self.advise(handoff).await;
+        let Some((choice, took)) = self.asked(prompt::handoff(
+            handoff,
+            advice.as_ref().map(|a| a.advice()),
+        ))?
+        else {
+            return Ok(None);
+        };
+        let mut request = DecisionRequest::new(choice, DecidedBy::Operator);
+        if let Some(record) = advice.filter(|_| took) {
+            request = request.with_advice(record.id().clone());
+        }
+        Ok(Some(request))
+    }
+
+    async fn decide_intake(
+        &mut self,
+        _report: &IntakeReport,
+    ) -> Result<Option<DecisionRequest<IntakeChoice>>, CliError> {
+        if !self.interactive {
+            return Ok(None);
+        }
+        Ok(self
+            .asked(prompt::intake())?
+            .map(|choice| DecisionRequest::new(choice, DecidedBy::Operator)))
+    }
+
+    async fn answer(
+        &mut self,
+        request: &SupervisionRequest,
+    ) -> Result<Option<Vec<Answer>>, CliError> {
+        if !self.interactive {
+            return Ok(None);
+        }
+        self.asked(prompt::questions(request))
+    }
+
+    async fn decide_delivery(
+        &mut self,
+        gate: &DeliveryGate,
+    ) -> Result<Option<DecisionRequest<DeliveryChoice>>, CliError> {
+        if !self.interactive {
+            return Ok(None);
+        }
+        let store = self.engine.store();
+        let now = show::GateNow::read(store, &self.run).unwrap_or_default();
+        let choice = prompt::delivery(gate, now.target.as_ref(), || {
+            Ok(store.delivery_patch(&self.run)?)
+        });
+        Ok(self
+            .asked(choice)?
+            .map(|choice| DecisionRequest::new(choice, DecidedBy::Operator)))
+    }
+
+    fn autopilot(&self) -> bool {
+        !self.interactive
+    }
+
+    fn refused(&mut self, step: &Step, error: &orcho::EngineError) -> bool {
+        // The target changed while the prompt waited: say so and ask again
+        // with what it refuses now.
+        if !(matches!(step, Step::DecideDelivery(_)) && error.target_conflict().is_some()) {
+            return false;
+        }
+        let Step::DecideDelivery(gate) = step else {
+            return false;
+        };
+        output::err(&format!(
+            "not recorded: {}",
+            orcho::core::error_chain(error)
+        ));
+        if let Some(status) = error.target_conflict() {
             output::err(&format!(
-                "the advisor gave no advice: {}",
-                orcho::core::error_chain(&e)
+                "hint: {}; `orcho delivery show {}` shows the target's status",
+                text::target_remedy(status),
+                self.run
             ));
-            None
+        }
+        let now = show::GateNow::read(self.engine.store(), &self.run).unwrap_or_default();
+        output::err(&text::gate(gate, &now));
+        true
+    }
+
+    fn progress(&mut self, event: Progress<'_>) {
+        match event {
+            Progress::Step(step) => self.show_point(step),
+            Progress::Settled(attempt) => {
+                if self.place.json {
+                    return;
+                }
+                for record in &attempt.gates {
+                    output::err(&text::gate_result(record, phase::TAIL_LINES));
+                }
+                if let Some(next) = &attempt.next {
+                    output::err(&format!("  → {next}"));
+                }
+            }
+            // What the autopilot did is never hidden, under `--json` too.
+            Progress::Autopilot(outcome) => say_autopilot(outcome, &self.run),
+            Progress::DecidedElsewhere(_) => output::err(
+                "a different decision was recorded meanwhile (from another terminal or a client); \
+                 the run goes on with that one",
+            ),
+            _ => {}
         }
     }
 }
 
-/// Whether the CI autopilot acts at this run's handoffs: on in the plan,
-/// with an advisor to ask.
-fn autopilot_acts(run: &Run) -> bool {
-    let plan = run.engine().plan();
-    plan.autopilot_enabled && plan.advisor_config.is_some()
+impl CliHost<'_> {
+    /// Shows the decision point `step` stops at (when the output is text;
+    /// at a terminal the prompt shows a touchpoint's questions).
+    fn show_point(&self, step: &Step) {
+        if self.place.json {
+            return;
+        }
+        match step {
+            Step::DecideHandoff(handoff) => output::err(&text::handoff(handoff, None)),
+            Step::DecideIntake(report) => output::err(&text::intake(report)),
+            Step::DecideDelivery(gate) => {
+                let now = show::GateNow::read(self.engine.store(), &self.run).unwrap_or_default();
+                output::err(&text::gate(gate, &now));
+            }
+            Step::AnswerQuestions(request)
+            | Step::ApprovePlan(request)
+            | Step::HandleDeviation(request)
+                if !self.interactive =>
+            {
+                output::err(&text::touchpoint(request));
+            }
+            _ => {}
+        }
+    }
 }
 
-/// The CI autopilot at the open handoff: the next step after a retry it
-/// decided, or `None` when it stopped (the handoff stays open), each step
-/// said.
-async fn autopilot(run: &mut Run) -> Result<Option<Step>, CliError> {
-    let id = run.id().clone();
-    let (outcome, next) = run.autopilot().await?;
+/// What the CI autopilot did, on standard error also under `--json` (where
+/// progress is otherwise quiet): what the autopilot did is never hidden.
+fn say_autopilot(outcome: &AutopilotOutcome, run: &RunId) {
     match outcome {
-        AutopilotOutcome::Retried { advice, .. } => {
-            say(&format!(
-                "autopilot: advice {} recommends a retry (confidence {}); the safety checks \
-                 passed; retrying with its feedback:\n  {}",
-                advice.id(),
-                advice
-                    .advice()
-                    .confidence
-                    .value()
-                    .map_or_else(|| "unknown".to_owned(), |c| format!("{c:.2}")),
-                advice
-                    .advice()
-                    .retry_feedback
-                    .as_deref()
-                    .unwrap_or_default()
-            ));
-            Ok(Some(next))
-        }
+        AutopilotOutcome::Retried { advice, .. } => output::err(&format!(
+            "autopilot: advice {} recommends a retry (confidence {}); the safety checks \
+             passed; retrying with its feedback:\n  {}",
+            advice.id(),
+            advice
+                .advice()
+                .confidence
+                .value()
+                .map_or_else(|| "unknown".to_owned(), |c| format!("{c:.2}")),
+            advice
+                .advice()
+                .retry_feedback
+                .as_deref()
+                .unwrap_or_default()
+        )),
         AutopilotOutcome::Stopped { reason, advice } => {
             let advice = advice
+                .as_ref()
                 .map(|a| format!(" (advice {})", a.id()))
                 .unwrap_or_default();
-            say(&format!(
+            output::err(&format!(
                 "autopilot stopped: {} — {reason}{advice}\n  what to do: {}",
                 reason.code(),
-                stop_hint(&reason, &id)
+                stop_hint(reason, run)
             ));
-            Ok(None)
         }
         AutopilotOutcome::NotEligible(why) => {
             let why = match why {
@@ -312,17 +408,10 @@ async fn autopilot(run: &mut Run) -> Result<Option<Step>, CliError> {
                 Ineligible::NoFindings => "there are no findings to give feedback on",
                 _ => "the handoff is not open",
             };
-            say(&format!("autopilot: not acting here: {why}"));
-            Ok(None)
+            output::err(&format!("autopilot: not acting here: {why}"));
         }
-        _ => Ok(None),
+        _ => {}
     }
-}
-
-/// An autopilot step, on standard error also under `--json` (where
-/// progress is otherwise quiet): what the autopilot did is never hidden.
-fn say(line: &str) {
-    output::err(line);
 }
 
 /// What an operator does after the autopilot stopped for `reason`.
@@ -346,32 +435,6 @@ fn stop_hint(reason: &StopReason, run: &RunId) -> String {
         _ => format!(
             "the advice is for a person to weigh; decide with {decide} (`--advice ID` follows it)"
         ),
-    }
-}
-
-fn is_touchpoint(step: &Step) -> bool {
-    matches!(
-        step,
-        Step::AnswerQuestions(_) | Step::ApprovePlan(_) | Step::HandleDeviation(_)
-    )
-}
-
-/// Shows the decision point `step` stops at (when the output is text).
-fn show_point(place: &Place, run: &Run, step: &Step) {
-    if place.json {
-        return;
-    }
-    match step {
-        Step::DecideHandoff(handoff) => output::err(&text::handoff(handoff, None)),
-        Step::DecideIntake(report) => output::err(&text::intake(report)),
-        Step::DecideDelivery(gate) => {
-            let now = show::GateNow::read(run.engine(), run.id()).unwrap_or_default();
-            output::err(&text::gate(gate, &now));
-        }
-        Step::AnswerQuestions(request)
-        | Step::ApprovePlan(request)
-        | Step::HandleDeviation(request) => output::err(&text::touchpoint(request)),
-        _ => {}
     }
 }
 
@@ -403,127 +466,56 @@ fn pause_hint(step: &Step, run: &RunId) -> Result<(&'static str, String), CliErr
                 format!("orcho deviation {run} retry|replan|stop"),
             ),
         },
-        other => return Err(unknown_step(other)),
+        other => {
+            return Err(CliError::msg(format!(
+                "this CLI does not know the step {other:?}"
+            )));
+        }
     })
 }
 
-/// Asks the operator at the terminal and records the answer. When a
-/// different decision was recorded meanwhile (from another terminal, or
-/// over MCP), that one stands: it is said, and the run goes on with it.
-async fn ask(run: &Run, step: &Step) -> Result<(), CliError> {
-    let engine = run.engine();
-    let id = run.id();
-    let recorded = match step {
-        Step::DecideHandoff(handoff) => {
-            let advice = advise(run, handoff).await;
-            let (choice, took) = prompt::handoff(handoff, advice.as_ref().map(|a| a.advice()))?;
-            let mut request = DecisionRequest::new(choice, DecidedBy::Operator);
-            if let Some(record) = advice.filter(|_| took) {
-                request = request.with_advice(record.id().clone());
-            }
-            engine.store().decide(id, handoff.id(), request).map(drop)
-        }
-        Step::DecideIntake(_) => {
-            let request = DecisionRequest::new(prompt::intake()?, DecidedBy::Operator);
-            engine.store().decide_intake(id, request).map(drop)
-        }
-        Step::DecideDelivery(gate) => loop {
-            let now = show::GateNow::read(engine, id).unwrap_or_default();
-            let choice = prompt::delivery(gate, now.target.as_ref(), || {
-                Ok(engine.store().delivery_patch(id)?)
-            })?;
-            match engine
-                .store()
-                .decide_delivery(id, DecisionRequest::new(choice, DecidedBy::Operator))
-            {
-                // The target changed while the prompt waited: say so and
-                // ask again with what it refuses now.
-                Err(e) if e.target_conflict().is_some() => {
-                    let e = CliError::from(e);
-                    output::err(&format!("not recorded: {}", e.message()));
-                    if let Some(hint) = e.hint() {
-                        output::err(&format!("hint: {hint}"));
-                    }
-                    let now = show::GateNow::read(engine, id).unwrap_or_default();
-                    output::err(&text::gate(gate, &now));
-                }
-                other => break other.map(drop),
-            }
-        },
-        Step::AnswerQuestions(request)
-        | Step::ApprovePlan(request)
-        | Step::HandleDeviation(request) => {
-            let answers = prompt::questions(request)?;
-            engine
-                .store()
-                .answer(id, &request.id, answers, DecidedBy::Operator)
-                .map(drop)
-        }
-        other => return Err(unknown_step(other)),
-    };
-    match recorded {
-        Err(e) if e.is_conflict() => {
-            output::err(
-                "a different decision was recorded meanwhile (from another terminal or a client); \
-                 the run goes on with that one",
-            );
-            Ok(())
-        }
-        other => Ok(other?),
-    }
-}
-
-fn unknown_step(step: &Step) -> CliError {
-    CliError::msg(format!("this CLI does not know the step {step:?}"))
-}
-
-fn paused(place: &Place, run: &Run, point: &str, hint: &str) -> Result<Exit, CliError> {
+fn paused(run: &Run, point: &str, hint: &str) -> Report {
     let status = run.view().status;
-    if place.json {
-        output::json(&PausedDoc {
-            run: run.id(),
-            status: status.as_str(),
-            awaiting: point,
-            hint,
-        });
-    } else {
-        output::out(&text::paused(run.id(), status.as_str(), point, hint));
-    }
-    Ok(Exit::Paused)
+    Report::new(&PausedDoc {
+        run: run.id(),
+        status: status.as_str(),
+        awaiting: point,
+        hint,
+    })
+    .line(text::paused(run.id(), status.as_str(), point, hint))
+    .exit(Exit::Paused)
 }
 
-fn finished(place: &Place, run: &Run, status: RunStatus, reason: &str) -> Result<Exit, CliError> {
+fn finished(run: &Run, status: RunStatus, reason: &str) -> Result<Report, CliError> {
     let engine = run.engine();
+    let store = engine.store();
     let evidence = engine.evidence(run.id())?;
-    engine.store().write_evidence(&evidence)?;
-    let path = engine.store().evidence_path(run.id());
+    store.write_evidence(&evidence)?;
+    let path = store.evidence_path(run.id());
     // After `fix`: the command that starts the correction follow-up.
-    let next = (engine.store().follow_up(run.id()).is_ok()
-        && host::follow_up_child(engine.store(), run.id())?.is_none())
+    let next = (store.follow_up(run.id()).is_ok()
+        && host::follow_up_child(store, run.id())?.is_none())
     .then(|| format!("orcho run --follow-up {}", run.id()));
-    if place.json {
-        output::json(&FinishedDoc {
-            run: run.id(),
-            status: status.as_str(),
-            reason,
-            evidence: path.as_str(),
-            cost_usd: evidence.cost.usd.map(|u| u.to_string()),
-            next: next.as_deref(),
-        });
-    } else {
-        output::out(&text::finished(
-            run.id(),
-            status.as_str(),
-            reason,
-            path.as_str(),
-        ));
-        if let Some(next) = &next {
-            output::out(&format!("next: `{next}` starts the correction follow-up"));
-        }
+    let mut report = Report::new(&FinishedDoc {
+        run: run.id(),
+        status: status.as_str(),
+        reason,
+        evidence: path.as_str(),
+        cost_usd: evidence.cost.usd.map(|u| u.to_string()),
+        next: next.as_deref(),
+    })
+    .line(text::finished(
+        run.id(),
+        status.as_str(),
+        reason,
+        path.as_str(),
+    ));
+    if let Some(next) = &next {
+        report = report.line(format!("next: `{next}` starts the correction follow-up"));
     }
-    Ok(if status == RunStatus::Halted {
+    Ok(report.exit(if status == RunStatus::Halted {
         Exit::Halted
     } else {
         Exit::Ok
-    })
+    }))
 }

@@ -1,4 +1,5 @@
-//! `orcho runs`, `orcho cancel`, `orcho gc`: runs as things you manage.
+//! `orcho runs`, `orcho log`, `orcho evidence`, `orcho cancel`, `orcho gc`:
+//! runs as things you manage.
 
 use std::{fmt::Write as _, time::Duration};
 
@@ -6,22 +7,21 @@ use orcho::{Listed, core::RunId, handoff::DecidedBy};
 
 use crate::{
     error::CliError,
-    exit::Exit,
     host,
-    output::{self, text},
+    output::{Report, text},
     place::Place,
 };
 
-/// Lists every run of the store, newest first.
-pub(crate) fn list(place: &Place) -> Result<Exit, CliError> {
-    let runs = host::store(place).list()?;
-    if place.json {
-        output::json(&runs);
-        return Ok(Exit::Ok);
-    }
+/// Every run of the store, newest first.
+pub(crate) fn list(place: &Place) -> Result<Report, CliError> {
+    let runs = place.store().list()?;
+    Ok(Report::new(&runs).line(runs_table(&runs)))
+}
+
+/// The runs as a table, or what to do when there is none.
+fn runs_table(runs: &[Listed]) -> String {
     if runs.is_empty() {
-        output::out("no run in this store yet; `orcho run` starts one");
-        return Ok(Exit::Ok);
+        return "no run in this store yet; `orcho run` starts one".to_owned();
     }
     let width = runs
         .iter()
@@ -32,7 +32,7 @@ pub(crate) fn list(place: &Place) -> Result<Exit, CliError> {
         "{:<width$}  {:<22}  {:<18}  WHERE\n",
         "RUN", "STATUS", "PHASE"
     );
-    for listed in &runs {
+    for listed in runs {
         match listed {
             Listed::Run(view) => {
                 let phase = view.phase.as_ref().map_or("-", |p| p.as_str());
@@ -57,8 +57,7 @@ pub(crate) fn list(place: &Place) -> Result<Exit, CliError> {
             _ => {}
         }
     }
-    output::out(table.trim_end());
-    Ok(Exit::Ok)
+    table.trim_end().to_owned()
 }
 
 /// What `orcho log --json` prints.
@@ -68,72 +67,62 @@ struct LogDoc<'a> {
     lines: Vec<&'a str>,
 }
 
-/// Prints a run's history, one numbered line per transition.
-pub(crate) fn log(place: &Place, run: &RunId) -> Result<Exit, CliError> {
-    let trace = host::store(place).trace(run)?;
-    if place.json {
-        output::json(&LogDoc {
-            run,
-            lines: trace.lines().collect(),
-        });
-    } else {
-        for (n, line) in trace.lines().enumerate() {
-            output::out(&format!("{:>3}  {line}", n + 1));
-        }
-    }
-    Ok(Exit::Ok)
+/// A run's history, one numbered line per transition.
+pub(crate) fn log(place: &Place, run: &RunId) -> Result<Report, CliError> {
+    let trace = place.store().trace(run)?;
+    let numbered: Vec<String> = trace
+        .lines()
+        .enumerate()
+        .map(|(n, line)| format!("{:>3}  {line}", n + 1))
+        .collect();
+    Ok(Report::new(&LogDoc {
+        run,
+        lines: trace.lines().collect(),
+    })
+    .line(numbered.join("\n")))
 }
 
-/// Prints a run's evidence bundle (and writes it beside the run).
-pub(crate) fn evidence(place: &Place, run: &RunId) -> Result<Exit, CliError> {
-    let engine = host::engine_for(place, run)?;
-    let evidence = engine.evidence(run)?;
-    engine.store().write_evidence(&evidence)?;
-    if place.json {
-        output::json(&evidence);
-    } else {
-        let path = engine.store().evidence_path(run);
-        output::out(&text::evidence(&evidence, path.as_str()));
-    }
-    Ok(Exit::Ok)
+/// A run's evidence bundle, written beside the run.
+pub(crate) fn evidence(place: &Place, run: &RunId) -> Result<Report, CliError> {
+    let store = place.keyed_store()?;
+    // The receipts are classified under the contract of the run's profile.
+    let contract = host::read_config(place, run)?
+        .map(|config| crate::place::load(&config.profile))
+        .transpose()?
+        .and_then(|(_, plan)| plan.verification);
+    let evidence = store.evidence(run, contract.as_ref())?;
+    store.write_evidence(&evidence)?;
+    let path = store.evidence_path(run);
+    Ok(Report::new(&evidence).line(text::evidence(&evidence, path.as_str())))
 }
 
 /// Ends a run where it stands.
-pub(crate) fn cancel(place: &Place, run: &RunId, reason: &str) -> Result<Exit, CliError> {
-    let view = host::store(place).cancel(run, reason, DecidedBy::Operator)?;
-    if place.json {
-        output::json(&view);
-    } else {
-        output::out(&format!(
-            "run {run} cancelled; its worktree stays until `orcho gc`"
-        ));
-    }
-    Ok(Exit::Ok)
+pub(crate) fn cancel(place: &Place, run: &RunId, reason: &str) -> Result<Report, CliError> {
+    let view = place.store().cancel(run, reason, DecidedBy::Operator)?;
+    Ok(Report::new(&view).line(format!(
+        "run {run} cancelled; its worktree stays until `orcho gc`"
+    )))
 }
 
 /// Removes what ended runs no longer need.
-pub(crate) fn gc(place: &Place, keep_logs_days: u32, dry_run: bool) -> Result<Exit, CliError> {
+pub(crate) fn gc(place: &Place, keep_logs_days: u32, dry_run: bool) -> Result<Report, CliError> {
     let keep = Duration::from_secs(u64::from(keep_logs_days) * 24 * 60 * 60);
     // The checkout's profile gives the worktree teardown.
     let (_, plan) = place.load_profile(None)?;
-    let engine = orcho::Engine::builder(plan, &place.store).build()?;
+    let engine = orcho::Engine::builder(plan, place.store()).build()?;
     let report = engine.gc(keep, dry_run)?;
-    if place.json {
-        output::json(&report);
-        return Ok(Exit::Ok);
-    }
     let verb = if dry_run { "would remove" } else { "removed" };
+    let mut shown = Report::new(&report);
     for (path, why) in &report.teardown_failed {
-        output::err(&format!("kept {path}: its teardown failed: {why}"));
+        shown = shown.note(format!("kept {path}: its teardown failed: {why}"));
     }
     for path in report.worktrees.iter().chain(&report.logs) {
-        output::out(&format!("{verb} {path}"));
+        shown = shown.line(format!("{verb} {path}"));
     }
-    output::out(&format!(
+    Ok(shown.line(format!(
         "{verb} {} worktree(s) and {} log director(ies); {} run(s) not over were left alone",
         report.worktrees.len(),
         report.logs.len(),
         report.kept.len()
-    ));
-    Ok(Exit::Ok)
+    )))
 }

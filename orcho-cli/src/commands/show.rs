@@ -3,7 +3,7 @@
 //! what a decision is about.
 
 use orcho::{
-    Overridden,
+    Overridden, Store,
     core::{RunId, RunStatus},
     delivery::TargetStatus,
     handoff::{DeliveryAction, IntakeAction},
@@ -11,88 +11,70 @@ use orcho::{
 
 use crate::{
     error::CliError,
-    exit::Exit,
     host,
     output::{
-        self,
+        Report,
         doc::{GateDoc, HandoffDoc, IntakeDoc, Naming},
         text,
     },
     place::Place,
 };
 
-/// Shows the run's open handoff, or its last one, with the decision
-/// recorded on it.
-pub(crate) fn handoff(place: &Place, run: &RunId) -> Result<Exit, CliError> {
-    let engine = host::engine_for(place, run)?;
-    let handoffs = engine.store().handoffs(run)?;
+/// The run's open handoff, or its last one, with the decision recorded on
+/// it.
+pub(crate) fn handoff(place: &Place, run: &RunId) -> Result<Report, CliError> {
+    let store = place.store();
+    let handoffs = store.handoffs(run)?;
     let Some(last) = handoffs.last() else {
         return Err(CliError::msg(format!("run `{run}` has no handoff")));
     };
-    let decision = engine.store().handoff_decision(run, last.id())?;
+    let decision = store.handoff_decision(run, last.id())?;
     let decided = decision.as_ref().map(|d| d.decision().payload());
-    if place.json {
-        output::json(&HandoffDoc::new(last, decided, Naming::Cli));
-    } else {
-        let mut shown = text::handoff(last, decided);
-        let view = engine.store().status(run)?;
-        if decided.is_none() && view.status.is_terminal() {
-            shown.push_str("\nthe run is ");
-            shown.push_str(view.status.as_str());
-            shown.push_str(": nothing to decide");
-        }
-        output::out(&shown);
+    let mut shown = text::handoff(last, decided);
+    let view = store.status(run)?;
+    if decided.is_none() && view.status.is_terminal() {
+        shown.push_str("\nthe run is ");
+        shown.push_str(view.status.as_str());
+        shown.push_str(": nothing to decide");
     }
-    Ok(Exit::Ok)
+    Ok(Report::new(&HandoffDoc::new(last, decided, Naming::Cli)).line(shown))
 }
 
-/// Asks the advisor for a recommendation on the run's open handoff.
-pub(crate) async fn advice(place: &Place, run: &RunId) -> Result<Exit, CliError> {
+/// Asks the run's advisor for a recommendation on its open handoff.
+pub(crate) async fn advice(place: &Place, run: &RunId) -> Result<Report, CliError> {
     let engine = host::engine_for(place, run)?;
-    if engine.plan().advisor_config.is_none() {
+    if engine.advisor().is_none() {
         return Err(CliError::msg(format!(
             "run `{run}`'s profile declares no `advisor:`, so there is nobody to ask"
         ))
         .with_hint("add an `advisor:` block (a model and its key variable; docs/profile.md)"));
     }
-    let handoff = open_handoff(&engine, run)?;
+    let handoff = open_handoff(engine.store(), run)?;
     place.progress("asking the advisor …");
     let record = engine.advise(run, &handoff).await?;
-    if place.json {
-        output::json(&crate::mcp::AdviceDoc::of(
-            run,
-            &handoff,
-            &record,
-            "advice is not a decision",
-        ));
-    } else {
-        output::out(&text::advice(run, &record));
-    }
-    Ok(Exit::Ok)
+    Ok(Report::new(&crate::mcp::AdviceDoc::of(
+        run,
+        &handoff,
+        &record,
+        "advice is not a decision",
+    ))
+    .line(text::advice(run, &record)))
 }
 
 /// The handoff `run` is paused at.
-pub(crate) fn open_handoff(
-    engine: &orcho::Engine,
-    run: &RunId,
-) -> Result<orcho::core::HandoffId, CliError> {
-    let view = engine.store().status(run)?;
+pub(crate) fn open_handoff(store: &Store, run: &RunId) -> Result<orcho::core::HandoffId, CliError> {
+    let view = store.status(run)?;
     view.handoff()
         .cloned()
         .ok_or_else(|| CliError::msg(format!("run `{run}` is not paused at a handoff")))
 }
 
-/// Shows the run's delivery gate.
-pub(crate) fn gate(place: &Place, run: &RunId) -> Result<Exit, CliError> {
-    let engine = host::engine_for(place, run)?;
-    let gate = engine.store().delivery_gate(run)?;
-    let now = GateNow::read(&engine, run)?;
-    if place.json {
-        output::json(&GateDoc::new(&gate).with_now(&gate, &now));
-    } else {
-        output::out(&text::gate(&gate, &now));
-    }
-    Ok(Exit::Ok)
+/// The run's delivery gate.
+pub(crate) fn gate(place: &Place, run: &RunId) -> Result<Report, CliError> {
+    let store = place.store();
+    let gate = store.delivery_gate(run)?;
+    let now = GateNow::read(&store, run)?;
+    Ok(Report::new(&GateDoc::new(&gate).with_now(&gate, &now)).line(text::gate(&gate, &now)))
 }
 
 /// What a delivery gate is shown with beside what it recorded: the
@@ -111,15 +93,15 @@ pub(crate) struct GateNow {
 }
 
 impl GateNow {
-    pub(crate) fn read(engine: &orcho::Engine, run: &RunId) -> Result<Self, CliError> {
-        let view = engine.store().status(run)?;
+    pub(crate) fn read(store: &Store, run: &RunId) -> Result<Self, CliError> {
+        let view = store.status(run)?;
         let waits = view.status == RunStatus::AwaitingDelivery;
         let ended = view.status.is_terminal().then(|| match &view.reason {
             Some(reason) => format!("the run is {} ({reason})", view.status),
             None => format!("the run is {}", view.status),
         });
         let decided = if waits {
-            engine.store().delivery_decision(run)?.map(|recorded| {
+            store.delivery_decision(run)?.map(|recorded| {
                 let decision = recorded.decision();
                 Decided {
                     action: decision.payload().action(),
@@ -133,10 +115,8 @@ impl GateNow {
             None
         };
         Ok(Self {
-            target: waits
-                .then(|| engine.store().delivery_target(run).ok())
-                .flatten(),
-            overridden: engine.store().overridden(run)?,
+            target: waits.then(|| store.delivery_target(run).ok()).flatten(),
+            overridden: store.overridden(run)?,
             decided,
             ended,
         })
@@ -151,23 +131,18 @@ pub(crate) struct Decided {
     pub(crate) at: String,
 }
 
-/// Shows the run's pre-run intake question and what can be decided.
-pub(crate) fn intake(place: &Place, run: &RunId) -> Result<Exit, CliError> {
-    let engine = host::engine_for(place, run)?;
-    let report = engine.store().intake_report(run)?;
-    if place.json {
-        output::json(&IntakeDoc::new(
-            run,
-            &report,
-            Naming::Cli,
-            "orcho intake RUN ACTION, then orcho resume RUN",
-        ));
-    } else {
-        output::out(&format!(
-            "{}\n{}\nnext: orcho intake {run} include|exclude|commit|halt, then `orcho resume {run}`",
-            text::intake(&report),
-            text::actions(IntakeAction::ALL),
-        ));
-    }
-    Ok(Exit::Ok)
+/// The run's pre-run intake question and what can be decided.
+pub(crate) fn intake(place: &Place, run: &RunId) -> Result<Report, CliError> {
+    let report = place.store().intake_report(run)?;
+    Ok(Report::new(&IntakeDoc::new(
+        run,
+        &report,
+        Naming::Cli,
+        "orcho intake RUN ACTION, then orcho resume RUN",
+    ))
+    .line(format!(
+        "{}\n{}\nnext: orcho intake {run} include|exclude|commit|halt, then `orcho resume {run}`",
+        text::intake(&report),
+        text::actions(IntakeAction::ALL),
+    )))
 }

@@ -15,7 +15,7 @@ use crate::{
     error::CliError,
     exit::Exit,
     output::{
-        self,
+        Report,
         doc::{CheckedEnvDoc, ExecDoc, StatusDoc, VerifiedDoc, VerifyDoc},
         text,
     },
@@ -47,7 +47,7 @@ pub(crate) async fn verify(
     place: &Place,
     profile: Option<&str>,
     commands: &[String],
-) -> Result<Exit, CliError> {
+) -> Result<Report, CliError> {
     let verifier = verifier(place, profile)?;
     let names: Vec<CommandName> = if commands.is_empty() {
         verifier.contract().required.clone()
@@ -93,20 +93,18 @@ pub(crate) async fn verify(
         let receipt = tokio::task::spawn_blocking(move || v.check_environment(&name)).await??;
         let failed = receipt.results.iter().find(|r| !r.passed);
         doc.passed &= failed.is_none();
-        if !place.json {
-            match failed {
-                None => output::out(&format!(
-                    "✓ environment `{env}`: {} assertion(s) held",
-                    receipt.results.len()
-                )),
-                Some(f) => output::out(&format!(
-                    "✗ environment `{env}`: {} failed: {}\n  \
-                     hint: its commands' receipts record this failure; fix the environment, \
-                     then `orcho verify` again",
-                    f.description, f.detail
-                )),
-            }
-        }
+        place.say(&match failed {
+            None => format!(
+                "✓ environment `{env}`: {} assertion(s) held",
+                receipt.results.len()
+            ),
+            Some(f) => format!(
+                "✗ environment `{env}`: {} failed: {}\n  \
+                 hint: its commands' receipts record this failure; fix the environment, \
+                 then `orcho verify` again",
+                f.description, f.detail
+            ),
+        });
         doc.environments.push(CheckedEnvDoc {
             environment: env.to_string(),
             passed: failed.is_none(),
@@ -134,26 +132,24 @@ pub(crate) async fn verify(
         }
         let passed = receipt.passed();
         doc.passed &= passed;
-        if !place.json {
-            output::out(&format!(
-                "{} `{name}` {} in {:.1}s",
-                if passed { "✓" } else { "✗" },
-                receipt.exit,
-                receipt.duration.as_secs_f64()
-            ));
-            if let Some(failure @ Failure::AssertionFailed { .. }) = receipt.failure() {
-                // The command's own output is not why it failed.
-                output::out(&format!("    failed: {failure}"));
-            } else if !passed {
-                let logs: Vec<Utf8PathBuf> = [&receipt.stdout.path, &receipt.stderr.path]
-                    .into_iter()
-                    .flatten()
-                    .map(|p| place.store.join(p))
-                    .collect();
-                let logs: Vec<&Utf8Path> = logs.iter().map(Utf8PathBuf::as_path).collect();
-                let detail = text::output_detail(&receipt.stdout.tail, &receipt.stderr.tail, &logs);
-                output::out(&text::indented(&detail, crate::phase::TAIL_LINES));
-            }
+        place.say(&format!(
+            "{} `{name}` {} in {:.1}s",
+            if passed { "✓" } else { "✗" },
+            receipt.exit,
+            receipt.duration.as_secs_f64()
+        ));
+        if let Some(failure @ Failure::AssertionFailed { .. }) = receipt.failure() {
+            // The command's own output is not why it failed.
+            place.say(&format!("    failed: {failure}"));
+        } else if !passed {
+            let logs: Vec<Utf8PathBuf> = [&receipt.stdout.path, &receipt.stderr.path]
+                .into_iter()
+                .flatten()
+                .map(|p| place.store.join(p))
+                .collect();
+            let logs: Vec<&Utf8Path> = logs.iter().map(Utf8PathBuf::as_path).collect();
+            let detail = text::output_detail(&receipt.stdout.tail, &receipt.stderr.tail, &logs);
+            place.say(&text::indented(&detail, crate::phase::TAIL_LINES));
         }
         doc.commands.push(VerifiedDoc {
             command: name.to_string(),
@@ -162,10 +158,9 @@ pub(crate) async fn verify(
             duration_ms: u64::try_from(receipt.duration.as_millis()).unwrap_or(u64::MAX),
         });
     }
-    if place.json {
-        output::json(&doc);
-    }
-    Ok(if doc.passed { Exit::Ok } else { Exit::NotReady })
+    let exit = if doc.passed { Exit::Ok } else { Exit::NotReady };
+    // The text said each result as it came.
+    Ok(Report::new(&doc).exit(exit))
 }
 
 /// Runs `argv` in the declared environment `env` as an exploratory command:
@@ -177,7 +172,7 @@ pub(crate) async fn exec(
     profile: Option<&str>,
     env: Option<&str>,
     argv: Vec<String>,
-) -> Result<Exit, CliError> {
+) -> Result<Report, CliError> {
     let (_, plan) = place.load_profile(profile)?;
     let verifier = keyed_verifier(place, plan.verification.unwrap_or_default())?;
     let env = env.map(str::parse::<EnvName>).transpose()?;
@@ -245,22 +240,19 @@ pub(crate) async fn exec(
         // No timeout is set; anything else is a failure.
         _ => 1,
     };
-    if place.json {
-        output::json(&ExecDoc {
-            argv: &entry.argv,
-            exit: outcome.status.to_string(),
-            exit_code: entry.exit_code,
-            authoritative: entry.is_authoritative(),
-            exploratory_commands: counted,
-        });
-    } else {
-        output::err(&format!(
-            "exploratory: {}; logged, not a receipt ({counted} exploratory command(s) so far); \
-             `orcho verify` proves the declared commands",
-            outcome.status
-        ));
-    }
-    Ok(Exit::Command(code))
+    Ok(Report::new(&ExecDoc {
+        argv: &entry.argv,
+        exit: outcome.status.to_string(),
+        exit_code: entry.exit_code,
+        authoritative: entry.is_authoritative(),
+        exploratory_commands: counted,
+    })
+    .note(format!(
+        "exploratory: {}; logged, not a receipt ({counted} exploratory command(s) so far); \
+         `orcho verify` proves the declared commands",
+        outcome.status
+    ))
+    .exit(Exit::Command(code)))
 }
 
 /// The declared environments `names` run in, each once, in declaration
@@ -287,7 +279,7 @@ fn environments_of(
 
 /// Classifies the receipts of the checkout; ready when every required one
 /// is present.
-pub(crate) async fn status(place: &Place, profile: Option<&str>) -> Result<Exit, CliError> {
+pub(crate) async fn status(place: &Place, profile: Option<&str>) -> Result<Report, CliError> {
     let verifier = verifier(place, profile)?;
     let summary = tokio::task::spawn_blocking(move || verifier.readiness()).await??;
     let ready = summary
@@ -295,40 +287,40 @@ pub(crate) async fn status(place: &Place, profile: Option<&str>) -> Result<Exit,
         .iter()
         .all(|r| r.status == ReceiptStatus::Present);
     let unproven_stops = crate::hook::unproven_stops(&place.store)?;
-    if place.json {
-        output::json(&StatusDoc {
-            summary: serde_json::from_str(&summary.to_json())?,
-            ready,
-            unproven_stops,
-        });
-    } else {
-        if let Some(last) = unproven_stops.last() {
-            output::out(&format!(
-                "agent stops let through unproven: {} (last {}, {}{} after {} refusal(s): {})",
-                unproven_stops.len(),
-                last.at,
-                last.agent,
-                last.session_id
-                    .as_deref()
-                    .map(|s| format!(" session {s}"))
-                    .unwrap_or_default(),
-                last.blocks,
-                last.unproven.join(", ")
-            ));
-            output::out("");
-        }
-        if let Some(table) = text::environment_table(&summary) {
-            output::out(&table);
-            output::out("");
-        }
-        output::out(&text::readiness_table(&summary));
-        if summary.exploratory_commands > 0 {
-            output::out(&format!(
-                "exploratory commands: {} (not authoritative: they never satisfy a requirement)",
-                summary.exploratory_commands
-            ));
-        }
-        output::out(&text::readiness_verdict(&summary));
+    let mut lines = Vec::new();
+    if let Some(last) = unproven_stops.last() {
+        lines.push(format!(
+            "agent stops let through unproven: {} (last {}, {}{} after {} refusal(s): {})",
+            unproven_stops.len(),
+            last.at,
+            last.agent,
+            last.session_id
+                .as_deref()
+                .map(|s| format!(" session {s}"))
+                .unwrap_or_default(),
+            last.blocks,
+            last.unproven.join(", ")
+        ));
+        lines.push(String::new());
     }
-    Ok(if ready { Exit::Ok } else { Exit::NotReady })
+    if let Some(table) = text::environment_table(&summary) {
+        lines.push(table);
+        lines.push(String::new());
+    }
+    lines.push(text::readiness_table(&summary));
+    if summary.exploratory_commands > 0 {
+        lines.push(format!(
+            "exploratory commands: {} (not authoritative: they never satisfy a requirement)",
+            summary.exploratory_commands
+        ));
+    }
+    lines.push(text::readiness_verdict(&summary));
+    let exit = if ready { Exit::Ok } else { Exit::NotReady };
+    Ok(Report::new(&StatusDoc {
+        summary: &summary,
+        ready,
+        unproven_stops,
+    })
+    .line(lines.join("\n"))
+    .exit(exit))
 }

@@ -18,9 +18,9 @@ use crate::error::CliError;
 const BLOCKS_SCHEMA: SchemaVersion = SchemaVersion::new(1);
 const UNPROVEN_SCHEMA: SchemaVersion = SchemaVersion::new(1);
 
-/// The store's directory for agent hooks.
+/// The store's directory for agent hooks, as its layout names it.
 fn dir(store: &Utf8Path) -> Utf8PathBuf {
-    store.join("agent-hooks")
+    orcho::core::layout::StoreDir::new(store).agent_hooks()
 }
 
 /// A session's refused stops in a row.

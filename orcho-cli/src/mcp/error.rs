@@ -1,12 +1,12 @@
 //! A refused tool call: [`ToolError`], with a stable code a client can act
 //! on.
 
-use orcho::{EngineError, EngineErrorKind, core::RunStatus, profile::ProfileError};
+use orcho::{EngineError, EngineErrorKind, Refusal, core::RunStatus};
 use rmcp::model::CallToolResult;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::{CliError, Refused};
+use crate::error::{CliError, CliErrorKind};
 
 /// A refused call: the tool result has `isError: true` and the structured
 /// content `{ "code", "message", "hint", "details" }`.
@@ -25,7 +25,7 @@ struct AwaitingDetails<'a> {
     point: &'a str,
     handoff_id: Option<&'a str>,
     id: Option<&'a str>,
-    available_actions: Vec<&'a str>,
+    available_actions: Vec<String>,
 }
 
 /// How a run ended.
@@ -88,6 +88,105 @@ impl ToolError {
             })
     }
 
+    /// A resume that found the run still waiting at `step`, with nobody's
+    /// decision to act on.
+    pub(crate) fn awaiting(run: &orcho::core::RunId, step: &orcho::Step) -> Self {
+        use orcho::Step;
+        let quoted = |actions: &[String]| {
+            actions
+                .iter()
+                .map(|a| format!("`{a}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match step {
+            Step::DecideHandoff(handoff) => {
+                let available: Vec<String> = handoff
+                    .available_actions()
+                    .iter()
+                    .map(|a| a.as_str().to_owned())
+                    .collect();
+                Self::new(
+                    "awaiting_decision",
+                    format!(
+                        "run `{run}`: caused by: the run is awaiting a decision on handoff `{}`; \
+                         decide it first (available: {})",
+                        handoff.id(),
+                        quoted(&available)
+                    ),
+                )
+                .hint("decide it with orcho_phase_handoff_decide, then call orcho_run_resume")
+                .details(&AwaitingDetails {
+                    point: "phase_handoff",
+                    handoff_id: Some(handoff.id().as_str()),
+                    id: None,
+                    available_actions: available,
+                })
+            }
+            other => {
+                let (point, id, available): (&str, String, Vec<String>) = match other {
+                    Step::DecideIntake(_) => (
+                        "intake",
+                        run.to_string(),
+                        orcho::handoff::IntakeAction::ALL
+                            .iter()
+                            .map(|a| a.as_str().to_owned())
+                            .collect(),
+                    ),
+                    Step::DecideDelivery(gate) => (
+                        "delivery gate",
+                        run.to_string(),
+                        gate.available_actions()
+                            .iter()
+                            .map(|a| a.as_str().to_owned())
+                            .collect(),
+                    ),
+                    Step::AnswerQuestions(request)
+                    | Step::ApprovePlan(request)
+                    | Step::HandleDeviation(request) => (
+                        match request.touchpoint {
+                            orcho::handoff::supervision::Touchpoint::PlannerQuestions {
+                                ..
+                            } => "planner questions",
+                            orcho::handoff::supervision::Touchpoint::PlanApproval { .. } => {
+                                "plan approval"
+                            }
+                            _ => "deviation",
+                        },
+                        request.id.to_string(),
+                        request
+                            .questions
+                            .questions()
+                            .first()
+                            .map(|q| q.options().iter().map(|o| o.label.clone()).collect())
+                            .unwrap_or_default(),
+                    ),
+                    _ => ("decision point", run.to_string(), Vec::new()),
+                };
+                Self::new(
+                    "awaiting_decision",
+                    format!(
+                        "run `{run}`: caused by: the run is awaiting a decision on {point} `{id}`; \
+                         decide it first (available: {})",
+                        available.join(", ")
+                    ),
+                )
+                .hint(match point {
+                    "delivery gate" => {
+                        "decide it with orcho_delivery_decide, then call orcho_run_resume"
+                    }
+                    _ => "answer it with the `orcho` CLI (`orcho intake`, `orcho plan …`, or `orcho resume` at a terminal), then call orcho_run_resume",
+                })
+                .details(&AwaitingDetails {
+                    point,
+                    handoff_id: None,
+                    id: Some(&id),
+                    available_actions: available,
+                })
+            }
+        }
+    }
+
     pub(crate) fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
@@ -106,53 +205,33 @@ impl ToolError {
 
 impl From<EngineError> for ToolError {
     fn from(e: EngineError) -> Self {
-        let message = orcho::core::error_chain(&e);
+        Self::from_engine(&e)
+    }
+}
+
+impl ToolError {
+    fn from_engine(e: &EngineError) -> Self {
+        let message = orcho::core::error_chain(e);
         if e.is_conflict() {
             return Self::new("decision_conflict", message).hint(
                 "a decision is recorded once; read it with orcho_run_status and resume with orcho_run_resume",
             );
         }
         match e.kind() {
-            EngineErrorKind::Busy => Self::new("run_busy", message)
+            EngineErrorKind::Refused(Refusal::Busy) => Self::new("run_busy", message)
                 .hint("another process is driving this run; retry when it stops"),
-            EngineErrorKind::AmbiguousRun { .. } => Self::invalid(message)
+            EngineErrorKind::Refused(Refusal::AmbiguousRun { .. }) => Self::invalid(message)
                 .hint("give more of the run's id; orcho_workspace_pending_decisions lists runs"),
-            EngineErrorKind::UnknownRun => Self::new("unknown_run", message)
+            EngineErrorKind::Refused(Refusal::UnknownRun) => Self::new("unknown_run", message)
                 .hint("orcho_workspace_pending_decisions lists the runs waiting for a decision"),
-            EngineErrorKind::AwaitingDecision { handoff, available } => {
-                Self::new("awaiting_decision", message)
-                    .hint("decide it with orcho_phase_handoff_decide, then call orcho_run_resume")
-                    .details(&AwaitingDetails {
-                        point: "phase_handoff",
-                        handoff_id: Some(handoff.as_str()),
-                        id: None,
-                        available_actions: available.iter().map(|a| a.as_str()).collect(),
-                    })
-            }
-            EngineErrorKind::AwaitingAnswer {
-                point,
-                id,
-                available,
-            } => Self::new("awaiting_decision", message)
-                .hint(match *point {
-                    "delivery gate" => {
-                        "decide it with orcho_delivery_decide, then call orcho_run_resume"
-                    }
-                    _ => "answer it with the `orcho` CLI (`orcho intake`, `orcho plan …`, or `orcho resume` at a terminal), then call orcho_run_resume",
-                })
-                .details(&AwaitingDetails {
-                    point,
-                    handoff_id: None,
-                    id: Some(id),
-                    available_actions: available.iter().map(String::as_str).collect(),
-                }),
-            EngineErrorKind::Terminal { status, reason } => {
+            EngineErrorKind::Refused(Refusal::Ended { status, reason }) => {
                 Self::terminal(message, *status, Some(reason))
             }
-            EngineErrorKind::NoAdvisor => Self::new("no_advisor", message).hint(
+            EngineErrorKind::Refused(Refusal::NoAdvisor) => Self::new("no_advisor", message).hint(
                 "`orcho mcp` has no LLM advisor: use orcho_review_paused_run for a deterministic proposal, \
                  or read the findings and decide with orcho_phase_handoff_decide",
             ),
+            EngineErrorKind::Refused(Refusal::NoDelivery) => Self::new("not_found", message),
             EngineErrorKind::Handoff(h) if h.is_terminal() => {
                 Self::new("run_terminal", message)
                     .hint("the handoff was halted; start a new run with orcho_run_start")
@@ -165,6 +244,18 @@ impl From<EngineError> for ToolError {
                 })
             }
             EngineErrorKind::Handoff(h) if h.is_not_found() => Self::new("not_found", message),
+            EngineErrorKind::Handoff(h)
+                if h.is_refused(|r| {
+                    matches!(
+                        r,
+                        orcho::handoff::HandoffRefusal::UnknownAdvice(_)
+                            | orcho::handoff::HandoffRefusal::AdviceForOtherHandoff { .. }
+                    )
+                }) =>
+            {
+                Self::invalid(message)
+                    .hint("orcho_handoff_advice asks for advice and returns its advice_id")
+            }
             EngineErrorKind::Delivery(d)
                 if d.is_refused(|r| {
                     matches!(r, orcho::delivery::DeliveryRefusal::OperatorRequired { .. })
@@ -187,7 +278,6 @@ impl From<EngineError> for ToolError {
             }
             EngineErrorKind::Delivery(d) if d.is_not_found() => Self::new("not_found", message)
                 .hint("the run has not reached its delivery gate; see orcho_run_status"),
-            EngineErrorKind::NoDelivery => Self::new("not_found", message),
             _ => Self::new("internal_error", message),
         }
     }
@@ -195,35 +285,29 @@ impl From<EngineError> for ToolError {
 
 impl From<CliError> for ToolError {
     fn from(e: CliError) -> Self {
-        let hint = e.hint().map(str::to_owned);
-        match e.into_inner().downcast::<EngineError>() {
-            Ok(engine) => Self::from(*engine),
-            Err(other) if other.downcast_ref::<Refused>().is_some() => {
-                let error = Self::new("refused", other.to_string());
-                match hint {
-                    Some(hint) => error.hint(hint),
-                    None => error,
-                }
-            }
-            Err(other) if other.downcast_ref::<crate::phase::CannotStart>().is_some() => {
-                Self::invalid(other.to_string()).hint(
+        let hint = e.hint();
+        let message = e.message();
+        let error = match e.kind() {
+            CliErrorKind::Engine(engine) => return Self::from_engine(engine),
+            CliErrorKind::Refused(_) => Self::new("refused", message),
+            CliErrorKind::CannotStart(_) => {
+                return Self::invalid(message).hint(
                     "the phase command runs in the run's worktree and must start there; start a \
                      new run with a command that does (this run stays stopped; `orcho cancel RUN` \
                      ends it)",
-                )
+                );
             }
-            Err(other) if other.downcast_ref::<ProfileError>().is_some() => {
-                Self::invalid(orcho::core::error_chain(other.as_ref())).hint(
+            CliErrorKind::Profile(_) => {
+                return Self::invalid(message).hint(
                     "`profile` takes a YAML file or `builtin:default`, `builtin:quick`, `builtin:read_only_review`",
-                )
+                );
             }
-            Err(other) => {
-                let error = Self::internal(other.as_ref());
-                match hint {
-                    Some(hint) => error.hint(hint),
-                    None => error,
-                }
-            }
+            CliErrorKind::Usage(_) => Self::invalid(message),
+            _ => Self::new("internal_error", message),
+        };
+        match hint {
+            Some(hint) => error.hint(hint),
+            None => error,
         }
     }
 }

@@ -20,7 +20,6 @@
 mod doc;
 mod error;
 mod input;
-mod propose;
 mod server;
 mod tools;
 

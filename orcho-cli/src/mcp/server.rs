@@ -41,7 +41,7 @@ impl OrchoMcp {
     /// A server for `checkout`, with its store at `store` (default:
     /// `.orcho` in the checkout).
     pub fn for_checkout(checkout: Utf8PathBuf, store: Option<Utf8PathBuf>) -> Self {
-        let store = store.unwrap_or_else(|| checkout.join(".orcho"));
+        let store = store.unwrap_or_else(|| checkout.join(orcho::core::layout::DEFAULT_STORE_DIR));
         Self::new(Place {
             checkout,
             store,
@@ -103,7 +103,7 @@ impl OrchoMcp {
     fn orcho_run_status(&self, Parameters(input): Parameters<RunInput>) -> CallToolResult {
         respond(
             self.find_run("run_id", &input.run_id)
-                .and_then(|run| status_doc(&self.engine(&run)?, &run)),
+                .and_then(|run| status_doc(&self.store(), &run)),
         )
     }
 

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use orcho::{
-    Engine, Run, RunView, Step,
+    PhaseReport, PhaseRequest, Run, RunView, Step, Store,
     core::{HandoffId, RunId, RunStatus},
     handoff::{
         DecidedBy, DecisionRequest, DeliveryAction, DeliveryChoice, HandoffAction, HandoffChoice,
@@ -24,7 +24,6 @@ use super::{
         AdviceInput, DeliveryDecideInput, EvidenceInput, HandoffDecideInput, IntakeDecideInput,
         PhaseCommand, RunInput, RunStartInput, TouchpointAnswerInput,
     },
-    propose,
 };
 use crate::{
     host::{self, RunConfig},
@@ -43,10 +42,10 @@ fn value(doc: &impl Serialize) -> ToolResult {
 
 /// The run's open touchpoint.
 fn open_touchpoint(
-    engine: &Engine,
+    store: &Store,
     run: &RunId,
 ) -> Result<orcho::handoff::supervision::OpenTouchpoint, ToolError> {
-    let waiting = engine.store().status(run)?;
+    let waiting = store.status(run)?;
     let Some((id, _)) = waiting.touchpoint() else {
         return Err(ToolError::invalid(format!(
             "run `{run}` is not waiting at a touchpoint (it is {})",
@@ -54,8 +53,7 @@ fn open_touchpoint(
         )));
     };
     let id = id.clone();
-    engine
-        .store()
+    store
         .touchpoints(run)?
         .into_iter()
         .find(|t| t.id == id)
@@ -137,23 +135,6 @@ fn client_profile(place: &Place, profile: Option<&str>) -> Result<Loaded, ToolEr
     Ok(crate::place::load(&spec)?)
 }
 
-/// Refuses a decision on a run that has ended.
-fn refuse_terminal(run: &RunId, view: &RunView) -> Result<(), ToolError> {
-    if view.status.is_terminal() {
-        let reason = view.reason.as_deref();
-        return Err(ToolError::terminal(
-            format!(
-                "run `{run}` is {}{}",
-                view.status,
-                reason.map(|r| format!(": {r}")).unwrap_or_default()
-            ),
-            view.status,
-            reason,
-        ));
-    }
-    Ok(())
-}
-
 /// The handoff `id` of `run`, and the decision recorded on it.
 struct Shown {
     handoff: PhaseHandoff,
@@ -161,11 +142,9 @@ struct Shown {
 }
 
 impl Shown {
-    fn read(engine: &Engine, run: &RunId, handoff: PhaseHandoff) -> Result<Self, ToolError> {
-        let decided = engine
-            .store()
-            .handoff_decision(run, handoff.id())
-            .map_err(|e| ToolError::internal(&e))?
+    fn read(store: &Store, run: &RunId, handoff: PhaseHandoff) -> Result<Self, ToolError> {
+        let decided = store
+            .handoff_decision(run, handoff.id())?
             .map(|d| d.decision().payload().clone());
         Ok(Self { handoff, decided })
     }
@@ -176,15 +155,11 @@ impl Shown {
 }
 
 /// The handoff `run` is paused at, if it is.
-fn open_handoff(engine: &Engine, view: &RunView) -> Result<Option<PhaseHandoff>, ToolError> {
-    view.handoff()
-        .map(|id| {
-            engine
-                .store()
-                .handoff(&view.run, id)
-                .map_err(|e| ToolError::internal(&e))
-        })
-        .transpose()
+fn open_handoff(store: &Store, view: &RunView) -> Result<Option<PhaseHandoff>, ToolError> {
+    Ok(view
+        .handoff()
+        .map(|id| store.handoff(&view.run, id))
+        .transpose()?)
 }
 
 /// What the run waits on, as `awaiting` names it.
@@ -201,11 +176,11 @@ fn awaiting(status: RunStatus) -> Option<&'static str> {
 }
 
 /// Where the run stands and what it waits on.
-pub(super) fn status_doc(engine: &Engine, run: &RunId) -> ToolResult {
-    let view = engine.store().status(run)?;
+pub(super) fn status_doc(store: &Store, run: &RunId) -> ToolResult {
+    let view = store.status(run)?;
     let mut next = Vec::new();
-    let shown = open_handoff(engine, &view)?
-        .map(|h| Shown::read(engine, run, h))
+    let shown = open_handoff(store, &view)?
+        .map(|h| Shown::read(store, run, h))
         .transpose()?;
     if let Some(shown) = &shown {
         next.push(if shown.decided.is_none() {
@@ -216,7 +191,7 @@ pub(super) fn status_doc(engine: &Engine, run: &RunId) -> ToolResult {
     }
     let gate = if view.status == RunStatus::AwaitingDelivery {
         next.push("decide the delivery with orcho_delivery_decide, then orcho_run_resume");
-        Some(engine.store().delivery_gate(run)?)
+        Some(store.delivery_gate(run)?)
     } else {
         None
     };
@@ -232,9 +207,7 @@ pub(super) fn status_doc(engine: &Engine, run: &RunId) -> ToolResult {
     }
     if view.status.is_terminal() {
         next.push("the run has ended; orcho_run_evidence has its evidence");
-        if engine.store().follow_up(run).is_ok()
-            && host::follow_up_child(engine.store(), run)?.is_none()
-        {
+        if store.follow_up(run).is_ok() && host::follow_up_child(store, run)?.is_none() {
             next.push("its delivery was decided `fix`: orcho_run_start with parent_run_id starts the correction follow-up");
         }
     }
@@ -266,12 +239,9 @@ pub(super) fn status_doc(engine: &Engine, run: &RunId) -> ToolResult {
 
 /// The findings a decision is about: the open (or last) handoff's, and the
 /// last reported attempt of each phase.
-fn findings_doc(engine: &Engine, run: &RunId) -> ToolResult {
-    let view = engine.store().status(run)?;
-    let mut handoffs = engine
-        .store()
-        .handoffs(run)
-        .map_err(|e| ToolError::internal(&e))?;
+fn findings_doc(store: &Store, run: &RunId) -> ToolResult {
+    let view = store.status(run)?;
+    let mut handoffs = store.handoffs(run)?;
     let handoff = match view.handoff() {
         Some(id) => handoffs
             .iter()
@@ -279,8 +249,8 @@ fn findings_doc(engine: &Engine, run: &RunId) -> ToolResult {
             .map(|i| handoffs.swap_remove(i)),
         None => handoffs.pop(),
     };
-    let shown = handoff.map(|h| Shown::read(engine, run, h)).transpose()?;
-    let attempts = engine.store().attempts(run)?;
+    let shown = handoff.map(|h| Shown::read(store, run, h)).transpose()?;
+    let attempts = store.attempts(run)?;
     let mut last: BTreeMap<&str, AttemptDoc<'_>> = BTreeMap::new();
     for attempt in &attempts {
         last.insert(attempt.phase.as_str(), AttemptDoc::new(attempt));
@@ -294,8 +264,9 @@ fn findings_doc(engine: &Engine, run: &RunId) -> ToolResult {
 }
 
 impl OrchoMcp {
-    pub(super) fn engine(&self, run: &RunId) -> Result<Engine, ToolError> {
-        Ok(host::engine_for(&self.place, run)?)
+    /// The workspace's store.
+    pub(super) fn store(&self) -> Store {
+        self.place.store()
     }
 
     /// The run `reference` names, as the CLI reads it: an id, the start of
@@ -307,58 +278,34 @@ impl OrchoMcp {
                 "`{key}` `{reference}` is not a run id, the start of one, or `latest`"
             )));
         }
-        Ok(host::store(&self.place).find_run(reference)?)
+        Ok(self.store().find_run(reference)?)
     }
 
-    /// Drives a run until it finishes or pauses, then releases it.
-    async fn drive_on(
-        &self,
-        run: &mut Run,
-        mut step: Step,
-        config: &RunConfig,
-    ) -> Result<(), ToolError> {
-        let engine = run.engine().clone();
-        loop {
-            step = match step {
-                Step::RunPhase(request) => {
-                    let report = phase::run_phase(&self.place, &engine, config, &request).await?;
-                    run.complete_phase(report).await?
-                }
-                Step::Finished { .. } => return Ok(()),
-                _ => match host::decided_elsewhere(run).await? {
-                    Some(step) => step,
-                    None => return Ok(()),
-                },
-            };
-        }
+    /// Drives a run with [`orcho::drive`] until it finishes or pauses, then
+    /// releases it: phases run as commands, and every decision point is
+    /// left to the client (or to anyone else who decides it).
+    async fn drive_on(&self, run: &mut Run, config: &RunConfig) -> Result<Step, ToolError> {
+        let mut host = McpHost {
+            place: &self.place,
+            config,
+            engine: run.engine().clone(),
+        };
+        Ok(orcho::drive(run, &mut host)
+            .await
+            .map_err(crate::error::CliError::from)?)
     }
 
     pub(super) fn decide_handoff(&self, input: &HandoffDecideInput, client: &str) -> ToolResult {
         let run = self.find_run("run_id", &input.run_id)?;
-        let engine = self.engine(&run)?;
-        let view = engine.store().status(&run)?;
+        let store = self.store();
+        let view = store.status(&run)?;
         let handoff = match input.handoff_id.as_deref() {
             Some(named) => parse_handoff(named)?,
-            None => match host::decision_handoff(&engine, &run)? {
+            None => match host::decision_handoff(&store, &run)? {
                 Some(h) => h,
-                None => {
-                    refuse_terminal(&run, &view)?;
-                    handoff_of(&view, None)?
-                }
+                None => handoff_of(&view, None)?,
             },
         };
-        // After the run ended, only the recorded decision may be given
-        // again (a replay, which changes nothing); a different one is a
-        // conflict, and a handoff nobody decided stays undecided.
-        if view.status.is_terminal()
-            && engine
-                .store()
-                .handoff_decision(&run, &handoff)
-                .map_err(|e| ToolError::internal(&e))?
-                .is_none()
-        {
-            refuse_terminal(&run, &view)?;
-        }
         let action: HandoffAction = input.action.parse().map_err(|e| {
             ToolError::bad_action(
                 &e,
@@ -373,21 +320,11 @@ impl OrchoMcp {
             let advice: orcho::handoff::AdviceId = advice
                 .parse()
                 .map_err(|e| ToolError::invalid(format!("`advice_id`: {e}")))?;
-            let known = engine
-                .store()
-                .advice(&run)
-                .map_err(|e| ToolError::internal(&e))?
-                .into_iter()
-                .any(|a| *a.id() == advice && *a.handoff() == handoff);
-            if !known {
-                return Err(ToolError::invalid(format!(
-                    "`advice_id`: run `{run}` has no advice `{advice}` on handoff `{handoff}`"
-                ))
-                .hint("orcho_handoff_advice asks for advice and returns its advice_id"));
-            }
             request = request.with_advice(advice);
         }
-        let recorded = engine.store().decide(&run, &handoff, request)?;
+        // The store refuses a first decision on an ended run, and advice
+        // that is not about this handoff.
+        let recorded = store.decide(&run, &handoff, request)?;
         value(&HandoffDecidedDoc {
             run_id: &run,
             handoff_id: &handoff,
@@ -439,17 +376,13 @@ impl OrchoMcp {
             host::begin(&self.place, profile, phases, input.in_place)?
         };
         let id = run.id().clone();
-        let step = run.next().await?;
-        self.drive_on(&mut run, step, &config).await?;
-        let engine = run.engine().clone();
+        self.drive_on(&mut run, &config).await?;
         drop(run);
-        status_doc(&engine, &id)
+        status_doc(&self.store(), &id)
     }
 
     pub(super) async fn resume_run(&self, input: RunInput) -> ToolResult {
         let id = self.find_run("run_id", &input.run_id)?;
-        let engine = self.engine(&id)?;
-        refuse_terminal(&id, &engine.store().status(&id)?)?;
         if host::read_config(&self.place, &id)?.is_none() {
             return Err(ToolError::invalid(format!(
                 "run `{id}` was not started by `orcho run` or orcho_run_start (it has no run \
@@ -457,10 +390,21 @@ impl OrchoMcp {
             )));
         }
         let (config, mut run) = host::open(&self.place, &id)?;
-        let step = host::resume(&mut run).await?;
-        self.drive_on(&mut run, step, &config).await?;
+        // A run that is over has nothing to resume.
+        if let Some(ended) = run.refusal_if_ended() {
+            return Err(ended.into());
+        }
+        let before = run.view().waiting;
+        let end = self.drive_on(&mut run, &config).await?;
         drop(run);
-        status_doc(&engine, &id)
+        // Still where it waited, nobody having decided: said as a refusal,
+        // naming what to decide.
+        if let (Some(before), Some(after)) = (&before, end.waiting())
+            && same_point(before, &after)
+        {
+            return Err(ToolError::awaiting(&id, &end));
+        }
+        status_doc(&self.store(), &id)
     }
 
     pub(super) fn evidence(&self, input: &EvidenceInput) -> ToolResult {
@@ -483,11 +427,19 @@ impl OrchoMcp {
                 SLICES.join(", ")
             )));
         }
-        let engine = self.engine(&run)?;
+        let store = self.place.keyed_store()?;
         if slice == "findings" {
-            return findings_doc(&engine, &run);
+            return findings_doc(&store, &run);
         }
-        let mut all = value(&engine.evidence(&run)?)?;
+        // The receipts are classified under the contract of the run's
+        // profile.
+        let contract = host::read_config(&self.place, &run)?
+            .map(|config| crate::place::load(&config.profile))
+            .transpose()?
+            .and_then(|(_, plan)| plan.verification);
+        let evidence = store.evidence(&run, contract.as_ref())?;
+        store.write_evidence(&evidence)?;
+        let mut all = value(&evidence)?;
         if slice == "all" {
             return Ok(all);
         }
@@ -501,10 +453,11 @@ impl OrchoMcp {
 
     pub(super) async fn review(&self, input: &RunInput) -> ToolResult {
         let run = self.find_run("run_id", &input.run_id)?;
-        let engine = self.engine(&run)?;
-        let status = status_doc(&engine, &run)?;
-        let view = engine.store().status(&run)?;
-        let Some(handoff) = open_handoff(&engine, &view)? else {
+        let engine = host::engine_for(&self.place, &run)?;
+        let store = engine.store();
+        let status = status_doc(store, &run)?;
+        let view = store.status(&run)?;
+        let Some(handoff) = open_handoff(store, &view)? else {
             return value(&ReviewDoc {
                 run_id: &run,
                 status,
@@ -513,17 +466,15 @@ impl OrchoMcp {
                 note: "the run is not paused at a phase handoff; nothing to propose",
             });
         };
-        let findings = findings_doc(&engine, &run)?;
-        let mut advice = engine
-            .store()
-            .advice(&run)
-            .map_err(|e| ToolError::internal(&e))?
+        let findings = findings_doc(store, &run)?;
+        let mut advice = store
+            .advice(&run)?
             .into_iter()
             .rfind(|a| a.handoff() == handoff.id());
         // With an advisor and no advice yet, ask it; when it fails, the
-        // proposal is the deterministic one and says why.
+        // proposal is the rule advisor's and says why.
         let mut advice_error = None;
-        if advice.is_none() && engine.plan().advisor_config.is_some() {
+        if advice.is_none() && engine.advisor().is_some() {
             match engine
                 .advise_for(&run, handoff.id(), DecidedBy::Client)
                 .await
@@ -533,12 +484,14 @@ impl OrchoMcp {
             }
         }
         let proposal = match &advice {
-            Some(record) => propose::Proposal {
-                action: record.advice().recommended_action,
-                feedback: record.advice().retry_feedback.clone(),
-                rationale: record.advice().rationale.clone(),
-            },
-            None => propose::propose(&handoff),
+            Some(record) => record.advice().clone(),
+            None => {
+                use orcho::handoff::Advisor as _;
+                orcho::handoff::RuleAdvisor
+                    .advise(&orcho::handoff::AdviceRequest::new(&handoff, "", &[]))
+                    .await
+                    .map_err(|e| ToolError::internal(&e))?
+            }
         };
         value(&ReviewDoc {
             run_id: &run,
@@ -555,16 +508,16 @@ impl OrchoMcp {
                 },
                 advice_id: advice.as_ref().map(|a| a.id().to_string()),
                 advice_error: advice_error.as_deref(),
-                action: proposal.action.as_str(),
-                feedback: proposal.feedback.as_deref(),
+                action: proposal.recommended_action.as_str(),
+                feedback: proposal.retry_feedback.as_deref(),
                 rationale: &proposal.rationale,
                 confirm_with: ConfirmDoc {
                     tool: "orcho_phase_handoff_decide",
                     arguments: DecideArgs {
                         run_id: &run,
                         handoff_id: handoff.id(),
-                        action: proposal.action.as_str(),
-                        feedback: proposal.feedback.as_deref(),
+                        action: proposal.recommended_action.as_str(),
+                        feedback: proposal.retry_feedback.as_deref(),
                         advice_id: advice.as_ref().map(|a| a.id().to_string()),
                     },
                 },
@@ -576,7 +529,7 @@ impl OrchoMcp {
 
     pub(super) async fn advise(&self, input: AdviceInput) -> ToolResult {
         let run = self.find_run("run_id", &input.run_id)?;
-        let engine = self.engine(&run)?;
+        let engine = host::engine_for(&self.place, &run)?;
         let view = engine.store().status(&run)?;
         let handoff = handoff_of(&view, input.handoff_id.as_deref())?;
         let record = engine.advise_for(&run, &handoff, DecidedBy::Client).await?;
@@ -590,16 +543,14 @@ impl OrchoMcp {
 
     pub(super) fn gate(&self, input: &RunInput) -> ToolResult {
         let run = self.find_run("run_id", &input.run_id)?;
-        let engine = self.engine(&run)?;
-        let gate = engine.store().delivery_gate(&run)?;
-        let now = crate::commands::GateNow::read(&engine, &run)?;
+        let store = self.store();
+        let gate = store.delivery_gate(&run)?;
+        let now = crate::commands::GateNow::read(&store, &run)?;
         value(&GateDoc::new(&gate).with_now(&gate, &now))
     }
 
     pub(super) fn decide_delivery(&self, input: DeliveryDecideInput, client: &str) -> ToolResult {
         let run = self.find_run("run_id", &input.run_id)?;
-        let engine = self.engine(&run)?;
-        refuse_terminal(&run, &engine.store().status(&run)?)?;
         let action: DeliveryAction = input.action.parse().map_err(|e| {
             ToolError::bad_action(
                 &e,
@@ -608,8 +559,7 @@ impl OrchoMcp {
         })?;
         let choice = DeliveryChoice::from_parts(action, input.message, input.note)
             .map_err(|e| ToolError::invalid(orcho::core::error_chain(&e)))?;
-        engine
-            .store()
+        self.store()
             .decide_delivery(&run, DecisionRequest::by_client(choice, client))?;
         value(&DeliveryDecidedDoc {
             run_id: &run,
@@ -621,8 +571,7 @@ impl OrchoMcp {
 
     pub(super) fn touchpoint(&self, input: &RunInput) -> ToolResult {
         let run = self.find_run("run_id", &input.run_id)?;
-        let engine = self.engine(&run)?;
-        let open = open_touchpoint(&engine, &run)?;
+        let open = open_touchpoint(&self.store(), &run)?;
         let questions = open
             .touchpoint
             .questions()
@@ -666,9 +615,8 @@ impl OrchoMcp {
 
     pub(super) fn answer_touchpoint(&self, input: &TouchpointAnswerInput) -> ToolResult {
         let run = self.find_run("run_id", &input.run_id)?;
-        let engine = self.engine(&run)?;
-        refuse_terminal(&run, &engine.store().status(&run)?)?;
-        let open = open_touchpoint(&engine, &run)?;
+        let store = self.store();
+        let open = open_touchpoint(&store, &run)?;
         let batch = open
             .touchpoint
             .questions()
@@ -691,11 +639,10 @@ impl OrchoMcp {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        engine
-            .store()
+        store
             .answer(&run, &open.id, answers, DecidedBy::Client)
             .map_err(|e| {
-                if e.is_conflict() {
+                if e.is_conflict() || e.refusal().is_some() {
                     ToolError::from(e)
                 } else {
                     ToolError::invalid(orcho::core::error_chain(&e))
@@ -711,8 +658,7 @@ impl OrchoMcp {
 
     pub(super) fn intake_gate(&self, input: &RunInput) -> ToolResult {
         let run = self.find_run("run_id", &input.run_id)?;
-        let engine = self.engine(&run)?;
-        let report = engine.store().intake_report(&run)?;
+        let report = self.store().intake_report(&run)?;
         value(&IntakeDoc::new(
             &run,
             &report,
@@ -723,8 +669,6 @@ impl OrchoMcp {
 
     pub(super) fn decide_intake(&self, input: IntakeDecideInput, client: &str) -> ToolResult {
         let run = self.find_run("run_id", &input.run_id)?;
-        let engine = self.engine(&run)?;
-        refuse_terminal(&run, &engine.store().status(&run)?)?;
         let action: IntakeAction = input.action.parse().map_err(|e| {
             ToolError::bad_action(
                 &e,
@@ -733,8 +677,7 @@ impl OrchoMcp {
         })?;
         let choice = IntakeChoice::from_parts(action, input.message)
             .map_err(|e| ToolError::invalid(orcho::core::error_chain(&e)))?;
-        engine
-            .store()
+        self.store()
             .decide_intake(&run, DecisionRequest::by_client(choice, client))?;
         value(&DeliveryDecidedDoc {
             run_id: &run,
@@ -745,9 +688,50 @@ impl OrchoMcp {
     }
 
     pub(super) fn inbox(&self) -> ToolResult {
-        let store = host::store(&self.place);
+        let store = self.store();
         let inbox = store.inbox()?;
         let stopped = host::stopped_runs(&store)?;
         value(&InboxDoc::new(&inbox, &stopped, Naming::Mcp))
+    }
+}
+
+/// Whether a run that waited at `before` waits at the same point `after`
+/// (a pause whose handoff or touchpoint opened meanwhile is the same
+/// point).
+fn same_point(before: &orcho::Waiting, after: &orcho::Waiting) -> bool {
+    use orcho::Waiting;
+    match (before, after) {
+        (Waiting::PhaseHandoff { id: None }, Waiting::PhaseHandoff { .. })
+        | (Waiting::Intake, Waiting::Intake)
+        | (Waiting::Delivery, Waiting::Delivery) => true,
+        (Waiting::PhaseHandoff { id: Some(a) }, Waiting::PhaseHandoff { id: Some(b) }) => a == b,
+        (Waiting::Touchpoint { id: None, kind: a }, Waiting::Touchpoint { kind: b, .. }) => a == b,
+        (Waiting::Touchpoint { id: Some(a), .. }, Waiting::Touchpoint { id: Some(b), .. }) => {
+            a == b
+        }
+        _ => false,
+    }
+}
+
+/// `orcho mcp` as a host of [`orcho::drive`]: phases run as commands, and
+/// every decision point is left open for the client.
+struct McpHost<'a> {
+    place: &'a Place,
+    config: &'a RunConfig,
+    engine: orcho::Engine,
+}
+
+impl orcho::Host for McpHost<'_> {
+    type Error = crate::error::CliError;
+
+    async fn run_phase(
+        &mut self,
+        request: &PhaseRequest,
+    ) -> Result<PhaseReport, crate::error::CliError> {
+        phase::run_phase(self.place, &self.engine, self.config, request).await
+    }
+
+    fn answered_by(&self) -> DecidedBy {
+        DecidedBy::Client
     }
 }

@@ -96,9 +96,9 @@ pub(crate) struct VerifiedDoc {
 /// `orcho status`: the readiness summary, and whether every required
 /// receipt is present.
 #[derive(Debug, Serialize)]
-pub(crate) struct StatusDoc {
+pub(crate) struct StatusDoc<'a> {
     #[serde(flatten)]
-    pub(crate) summary: serde_json::Map<String, serde_json::Value>,
+    pub(crate) summary: &'a orcho::receipts::ReadinessSummary,
     pub(crate) ready: bool,
     /// Stops an agent's stop hook let through while a required receipt was
     /// not present, oldest first.

@@ -1,14 +1,19 @@
 //! What the CLI prints: text for people, one JSON document for machines
 //! (`--json`).
 //!
-//! Every JSON document is a `Serialize` type in `doc`, printed with its
-//! keys sorted so that the output is stable to diff; the text forms are in
-//! `text`.
+//! A command returns a [`Report`]: its JSON document (a `Serialize` type in
+//! `doc`, printed with its keys sorted so that the output is stable to
+//! diff) and its text (built in `text`). [`Report::render`] prints one or
+//! the other. What a command says while it works (a command's result as it
+//! ends, a phase as it settles) goes through the place's progress, which
+//! `--json` keeps quiet.
 
 pub(crate) mod doc;
 mod print;
+mod report;
 #[cfg(test)]
 mod tests;
 pub(crate) mod text;
 
-pub(crate) use print::{err, json, out};
+pub(crate) use print::{err, json, json_line, out};
+pub(crate) use report::Report;

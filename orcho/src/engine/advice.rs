@@ -39,7 +39,7 @@ impl Engine {
             .inner
             .advisor
             .clone()
-            .ok_or_else(|| EngineError::run(run, EngineErrorKind::NoAdvisor))?;
+            .ok_or_else(|| EngineError::run(run, crate::Refusal::NoAdvisor))?;
         let handoff_err = |e| EngineError::run(run, EngineErrorKind::Handoff(Box::new(e)));
         let paused = self
             .inner

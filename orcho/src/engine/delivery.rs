@@ -143,7 +143,8 @@ impl Run {
         Ok(spec)
     }
 
-    /// Delivers the recorded decision and ends the run.
+    /// Delivers the recorded decision, if there is one, and ends the run;
+    /// without a decision, nothing.
     pub(super) async fn deliver(&mut self) -> Result<(), EngineError> {
         self.open_delivery().await?;
         let deliveries = self.engine.inner.store.deliveries.clone();
@@ -151,18 +152,7 @@ impl Run {
             .recorded_decision(self.id())
             .map_err(|e| self.delivery_err(e))?
         else {
-            let gate = deliveries
-                .gate(self.id())
-                .map_err(|e| self.delivery_err(e))?;
-            return Err(self.err(EngineErrorKind::AwaitingAnswer {
-                point: "delivery gate",
-                id: self.id().to_string(),
-                available: gate
-                    .available_actions()
-                    .iter()
-                    .map(|a| a.as_str().to_owned())
-                    .collect(),
-            }));
+            return Ok(());
         };
         let outcome = deliveries
             .deliver(&recorded)

@@ -44,8 +44,8 @@ impl Run {
         Ok(Some(Step::DecideHandoff(handoff)))
     }
 
-    /// Acts on the recorded decision of the run's handoff and journals how
-    /// the run was resumed.
+    /// Acts on the recorded decision of the run's handoff, if there is one,
+    /// and journals how the run was resumed; without a decision, nothing.
     pub(super) fn resume_handoff(&mut self) -> Result<(), EngineError> {
         let handoff = match self.state().handoff() {
             Some(id) => id.clone(),
@@ -56,16 +56,10 @@ impl Run {
             .recorded_decision(self.id(), &handoff)
             .map_err(|e| self.handoff_err(e))?;
         let Some(recorded) = recorded else {
-            return Err(self.awaiting());
+            return Ok(());
         };
         let resumption = match recorded.decision().payload() {
-            HandoffChoice::Halt => {
-                self.commit(RunEvent::HandoffResumed {
-                    handoff,
-                    resumption: Resumption::Halt,
-                })?;
-                return Err(self.terminal());
-            }
+            HandoffChoice::Halt => Resumption::Halt,
             _ => match store.resume(&recorded) {
                 Ok(next) => resumption_of(next),
                 // A process that died after resuming the handoff but before
@@ -93,7 +87,7 @@ impl Run {
             ..
         }) = state.pending_pause().cloned()
         else {
-            return Err(self.err(EngineErrorKind::WrongState {
+            return Err(self.err(EngineErrorKind::NotExpected {
                 action: "open a handoff",
                 status: state.status(),
             }));

@@ -19,7 +19,7 @@ impl Run {
         self.state()
             .workspace
             .clone()
-            .ok_or_else(|| self.err(EngineErrorKind::NoDelivery))
+            .ok_or_else(|| self.err(crate::Refusal::NoDelivery))
     }
 
     pub(super) fn intake_err(&self, e: orcho_delivery::IntakeError) -> EngineError {
@@ -74,15 +74,16 @@ impl Run {
         Ok(None)
     }
 
-    /// Acts on the recorded intake decision: halts, or creates the worktree
-    /// at the start commit (seeded with the included changes).
+    /// Acts on the recorded intake decision, if there is one: halts, or
+    /// creates the worktree at the start commit (seeded with the included
+    /// changes). Without a decision, nothing.
     pub(super) fn apply_intake(&mut self) -> Result<(), EngineError> {
         let intakes = self.engine.inner.store.intakes.clone();
         let Some(recorded) = intakes
             .recorded_decision(self.id())
             .map_err(|e| self.intake_err(e))?
         else {
-            return Err(self.awaiting_intake());
+            return Ok(());
         };
         let outcome = intakes.apply(&recorded).map_err(|e| self.intake_err(e))?;
         let Some(start) = outcome.start().map(str::to_owned) else {
@@ -186,7 +187,7 @@ impl Run {
                     .components()
                     .next()
                     .map_or_else(|| program.to_string(), |c| c.as_str().to_owned());
-                return Err(self.err(EngineErrorKind::ProgramNotInWorktree {
+                return Err(self.err(crate::Refusal::ProgramNotInWorktree {
                     command: spec.name.to_string(),
                     program: program.to_string(),
                     first,
@@ -194,16 +195,5 @@ impl Run {
             }
         }
         Ok(())
-    }
-
-    pub(super) fn awaiting_intake(&self) -> EngineError {
-        self.err(EngineErrorKind::AwaitingAnswer {
-            point: "intake",
-            id: self.id().to_string(),
-            available: IntakeAction::ALL
-                .iter()
-                .map(|a| a.as_str().to_owned())
-                .collect(),
-        })
     }
 }

@@ -55,7 +55,7 @@ impl Run {
                     let command = command.clone();
                     tokio::task::spawn_blocking(move || v.run_command(&command, None))
                         .await
-                        .map_err(|e| self.err(EngineErrorKind::Task(e.to_string())))?
+                        .map_err(|e| self.err(EngineErrorKind::from(e)))?
                         .map_err(|e| self.err(EngineErrorKind::Receipts(Box::new(e))))?;
                 }
                 self.commit(RunEvent::ReceiptsRerun {
@@ -278,6 +278,6 @@ pub(super) async fn blocking_readiness(
     let v = Arc::clone(verifier);
     tokio::task::spawn_blocking(move || v.readiness())
         .await
-        .map_err(|e| EngineErrorKind::Task(e.to_string()))?
+        .map_err(EngineErrorKind::from)?
         .map_err(|e| EngineErrorKind::Receipts(Box::new(e)))
 }

@@ -51,7 +51,7 @@ impl Run {
         self.stored.commit(event, clock.as_ref())
     }
 
-    pub(super) fn err(&self, kind: EngineErrorKind) -> EngineError {
+    pub(super) fn err(&self, kind: impl Into<EngineErrorKind>) -> EngineError {
         EngineError::run(self.id(), kind)
     }
 
@@ -109,20 +109,16 @@ impl Run {
     ///
     /// # Errors
     ///
-    /// [`EngineErrorKind::WrongState`] when no phase attempt is expected (the
-    /// run is paused or has ended), or a store error.
+    /// [`EngineErrorKind::NotExpected`] when no phase attempt was asked for
+    /// (the run waits at a decision point, or has ended): a bug of the
+    /// host; or a store error.
     pub async fn complete_phase(&mut self, report: PhaseReport) -> Result<Step, EngineError> {
         let state = self.state().clone();
-        match state.status() {
-            RunStatus::Running if state.in_flight().is_none() => {}
-            RunStatus::AwaitingPhaseHandoff => return Err(self.awaiting()),
-            status if status.is_terminal() => return Err(self.terminal()),
-            status => {
-                return Err(self.err(EngineErrorKind::WrongState {
-                    action: "complete a phase",
-                    status,
-                }));
-            }
+        if state.status() != RunStatus::Running || state.in_flight().is_some() {
+            return Err(self.err(EngineErrorKind::NotExpected {
+                action: "complete a phase",
+                status: state.status(),
+            }));
         }
         let Some(phase) = state.current_phase().cloned() else {
             return Ok(self.finished());
@@ -143,39 +139,21 @@ impl Run {
         self.next().await
     }
 
-    /// The "decide first" error, naming the open handoff (opening it if a
-    /// process died before it could).
-    pub(super) fn awaiting(&mut self) -> EngineError {
-        let handoff = match &self.state().handoff() {
-            Some(id) => self.engine.inner.store.handoffs.handoff(self.id(), id),
-            None => match self.open_handoff() {
-                Ok(handoff) => Ok(handoff),
-                Err(e) => return e,
-            },
-        };
-        match handoff {
-            Ok(handoff) => self.err(EngineErrorKind::AwaitingDecision {
-                handoff: handoff.id().clone(),
-                available: handoff.available_actions().iter().collect(),
-            }),
-            Err(e) => self.handoff_err(e),
-        }
-    }
-
     /// Ends the run where it stands: at a decision point nobody has to
     /// take any more, or between steps. The decision points it waited on
     /// stay as they were, and leave the inbox.
     ///
     /// # Errors
     ///
-    /// [`EngineError::is_terminal`] when the run has ended already.
+    /// [`Refusal::Ended`](crate::Refusal::Ended) when the run has ended
+    /// already.
     pub fn cancel(
         &mut self,
         reason: &str,
         by: orcho_handoff::DecidedBy,
     ) -> Result<(), EngineError> {
         if self.state().status().is_terminal() {
-            return Err(self.terminal());
+            return Err(self.ended());
         }
         self.commit(RunEvent::Cancelled {
             reason: reason.to_owned(),
@@ -183,35 +161,40 @@ impl Run {
         })
     }
 
-    pub(super) fn terminal(&self) -> EngineError {
-        self.err(EngineErrorKind::Terminal {
+    /// The refusal to move a run that has ended, once it has: for a host
+    /// asked to drive on a run that is over (`orcho resume` of a halted
+    /// run, say), which has nothing to do.
+    pub fn refusal_if_ended(&self) -> Option<EngineError> {
+        self.state().status().is_terminal().then(|| self.ended())
+    }
+
+    /// The refusal of a run that has ended.
+    pub(super) fn ended(&self) -> EngineError {
+        self.err(crate::Refusal::Ended {
             status: self.state().status(),
             reason: self.state().reason().unwrap_or_default().to_owned(),
         })
     }
 
-    /// Resumes the run past its decided handoff and returns what it needs
-    /// next.
+    /// Acts on what was decided where the run waits, and returns where it
+    /// stands then: the next step once a recorded decision moved it on, the
+    /// same decision point while nobody has decided, or how it ended (a
+    /// recorded `halt` ends it). A run that does not wait goes on as
+    /// [`next`](Self::next) does. Nothing here is an error of the run's
+    /// state: where it stands is the [`Step`].
     ///
     /// # Errors
     ///
-    /// [`EngineError::is_awaiting_decision`] while no decision is recorded
-    /// (naming the handoff and its available actions);
-    /// [`EngineError::is_terminal`] after `halt` or once the run has ended;
-    /// [`EngineErrorKind::WrongState`] when the run is not paused.
+    /// A store error, or acting on the decision failing (a delivery whose
+    /// target the run's diff would now conflict with, say:
+    /// [`EngineError::target_conflict`]).
     pub async fn resume(&mut self) -> Result<Step, EngineError> {
         match self.state().stage() {
             Stage::AwaitingIntake => self.apply_intake()?,
             Stage::Asking(_) | Stage::AtTouchpoint { .. } => self.resume_touchpoint()?,
             Stage::AtDelivery { .. } => self.deliver().await?,
             Stage::Pausing(_) | Stage::AtHandoff(_) => self.resume_handoff()?,
-            Stage::Ended(_) => return Err(self.terminal()),
-            Stage::Created | Stage::Ready | Stage::Gating(_) => {
-                return Err(self.err(EngineErrorKind::WrongState {
-                    action: "resume",
-                    status: self.state().status(),
-                }));
-            }
+            Stage::Ended(_) | Stage::Created | Stage::Ready | Stage::Gating(_) => {}
         }
         self.next().await
     }
@@ -254,7 +237,7 @@ impl Run {
     pub async fn autopilot(&mut self) -> Result<(AutopilotOutcome, Step), EngineError> {
         let step = self.next().await?;
         let Step::DecideHandoff(handoff) = step else {
-            return Err(self.err(EngineErrorKind::WrongState {
+            return Err(self.err(EngineErrorKind::NotExpected {
                 action: "run the autopilot",
                 status: self.state().status(),
             }));
@@ -270,7 +253,7 @@ impl Run {
             .inner
             .advisor
             .clone()
-            .ok_or_else(|| self.err(EngineErrorKind::NoAdvisor))?;
+            .ok_or_else(|| self.err(crate::Refusal::NoAdvisor))?;
         // With an approved plan, the files it affects are the scope of an
         // advice's expected changes.
         let policy = self

@@ -19,7 +19,8 @@ pub enum Step {
     RunPhase(PhaseRequest),
     /// A phase handoff is open: show it, get a decision recorded with
     /// [`Store::decide`](crate::Store::decide), then
-    /// [`Run::resume`](crate::Run::resume).
+    /// [`Run::resume`](crate::Run::resume) (which returns this step again
+    /// while nobody has decided).
     DecideHandoff(PhaseHandoff),
     /// The target checkout has uncommitted changes: decide what the run
     /// starts from with [`Store::decide_intake`](crate::Store::decide_intake),
@@ -49,6 +50,28 @@ pub enum Step {
         /// Why.
         reason: String,
     },
+}
+
+impl Step {
+    /// The decision point the run waits at, for a step that is one: what
+    /// tells "still waiting here" from "moved on" after
+    /// [`Run::resume`](crate::Run::resume).
+    pub fn waiting(&self) -> Option<crate::Waiting> {
+        Some(match self {
+            Self::DecideHandoff(handoff) => crate::Waiting::PhaseHandoff {
+                id: Some(handoff.id().clone()),
+            },
+            Self::DecideIntake(_) => crate::Waiting::Intake,
+            Self::AnswerQuestions(request)
+            | Self::ApprovePlan(request)
+            | Self::HandleDeviation(request) => crate::Waiting::Touchpoint {
+                id: Some(request.id.clone()),
+                kind: crate::TouchpointKind::of(&request.touchpoint),
+            },
+            Self::DecideDelivery(_) => crate::Waiting::Delivery,
+            Self::RunPhase(_) | Self::Finished { .. } => return None,
+        })
+    }
 }
 
 /// A supervision touchpoint for the host to render: its questions follow

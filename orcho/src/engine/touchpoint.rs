@@ -114,7 +114,7 @@ impl Run {
         }
         let state = self.state().clone();
         let Some(touchpoint) = state.pending_touchpoint() else {
-            return Err(self.err(EngineErrorKind::WrongState {
+            return Err(self.err(EngineErrorKind::NotExpected {
                 action: "open a touchpoint",
                 status: state.status(),
             }));
@@ -122,7 +122,7 @@ impl Run {
         let id: HandoffId = format!("touchpoint-{}", state.touchpoints_opened() + 1)
             .parse()
             .map_err(|_| {
-                self.err(EngineErrorKind::WrongState {
+                self.err(EngineErrorKind::NotExpected {
                     action: "name a touchpoint",
                     status: state.status(),
                 })
@@ -141,29 +141,12 @@ impl Run {
         Ok(open)
     }
 
-    /// Acts on a touchpoint's recorded answers.
+    /// Acts on a touchpoint's recorded answers, if there are any; without
+    /// answers, nothing.
     pub(super) fn resume_touchpoint(&mut self) -> Result<(), EngineError> {
         let open = self.open_touchpoint()?;
         let Some(resolution) = open.resolution.clone() else {
-            let questions = open
-                .touchpoint
-                .questions()
-                .map_err(|e| self.err(EngineErrorKind::Touchpoint(Box::new(e))))?;
-            let available = questions
-                .questions()
-                .first()
-                .map(|q| q.options().iter().map(|o| o.label.clone()).collect())
-                .unwrap_or_default();
-            let point = match open.touchpoint {
-                Touchpoint::PlannerQuestions { .. } => "planner questions",
-                Touchpoint::PlanApproval { .. } => "plan approval",
-                _ => "deviation",
-            };
-            return Err(self.err(EngineErrorKind::AwaitingAnswer {
-                point,
-                id: open.id.to_string(),
-                available,
-            }));
+            return Ok(());
         };
         let resolution = match resolution {
             Resolution::Answers(answers) => Supervised::Answered {
@@ -171,7 +154,7 @@ impl Run {
             },
             Resolution::Plan(decision) => {
                 let Touchpoint::PlanApproval { plan } = &open.touchpoint else {
-                    return Err(self.err(EngineErrorKind::WrongState {
+                    return Err(self.err(EngineErrorKind::NotExpected {
                         action: "apply a plan decision to a touchpoint that is not a plan approval",
                         status: self.state().status(),
                     }));

@@ -19,7 +19,7 @@ impl Store {
         if state.status().is_terminal() && !decided() {
             return Err(EngineError::run(
                 run,
-                EngineErrorKind::Terminal {
+                crate::Refusal::Ended {
                     status: state.status(),
                     reason: state.reason().unwrap_or_default().to_owned(),
                 },
@@ -142,7 +142,7 @@ impl Store {
         if stored.state.status().is_terminal() {
             return Err(EngineError::run(
                 run,
-                EngineErrorKind::Terminal {
+                crate::Refusal::Ended {
                     status: stored.state.status(),
                     reason: stored.state.reason().unwrap_or_default().to_owned(),
                 },
@@ -174,6 +174,6 @@ impl Store {
         bytes.push(b'\n');
         self.storage
             .put(run, orcho_core::storage::Item::Evidence, &bytes)
-            .map_err(|e| EngineError::run(run, e.into()))
+            .map_err(|e| EngineError::run(run, e))
     }
 }

@@ -59,7 +59,7 @@ impl RunStore {
         Ok(self
             .storage
             .runs()
-            .map_err(|e| EngineError::store(Utf8Path::new(&self.storage.location()), e.into()))?
+            .map_err(|e| EngineError::store(Utf8Path::new(&self.storage.location()), e))?
             .runs)
     }
 
@@ -123,7 +123,7 @@ impl RunStore {
         self.existing(run)?;
         Ok(
             storage::get_document::<HostDocV1>(&*self.storage, run, Item::HostMetadata)
-                .map_err(|e| EngineError::run(run, e.into()))?
+                .map_err(|e| EngineError::run(run, e))?
                 .map(|doc| doc.host),
         )
     }
@@ -131,8 +131,8 @@ impl RunStore {
     fn existing(&self, run: &RunId) -> Result<(), EngineError> {
         match self.storage.has_run(run) {
             Ok(true) => Ok(()),
-            Ok(false) => Err(EngineError::run(run, EngineErrorKind::UnknownRun)),
-            Err(e) => Err(EngineError::run(run, e.into())),
+            Ok(false) => Err(EngineError::run(run, crate::Refusal::UnknownRun)),
+            Err(e) => Err(EngineError::run(run, e)),
         }
     }
 
@@ -146,7 +146,7 @@ impl RunStore {
             .storage
             .lease(run, self.lock_wait)
             .map_err(|e| err(e.into()))?
-            .ok_or_else(|| err(EngineErrorKind::Busy))?;
+            .ok_or_else(|| err(crate::Refusal::Busy.into()))?;
         let state = self.read(run)?;
         let mut stored = StoredRun {
             state,

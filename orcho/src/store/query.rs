@@ -22,9 +22,9 @@ impl Store {
     pub fn find_run(&self, reference: &str) -> Result<RunId, EngineError> {
         let runs = self.runs.runs()?;
         let unknown = || match reference.parse::<RunId>() {
-            Ok(run) => EngineError::run(&run, EngineErrorKind::UnknownRun),
+            Ok(run) => EngineError::run(&run, crate::Refusal::UnknownRun),
             Err(_) => {
-                EngineError::store(Utf8Path::new(&self.location()), EngineErrorKind::UnknownRun)
+                EngineError::store(Utf8Path::new(&self.location()), crate::Refusal::UnknownRun)
             }
         };
         if reference == "latest" {
@@ -40,7 +40,7 @@ impl Store {
         if candidates.len() > 1 {
             return Err(EngineError::store(
                 Utf8Path::new(&self.location()),
-                EngineErrorKind::AmbiguousRun {
+                crate::Refusal::AmbiguousRun {
                     reference: reference.to_owned(),
                     candidates,
                 },
@@ -136,10 +136,9 @@ impl Store {
     pub fn pending(&self, run: &RunId) -> Result<Vec<orcho_handoff::PendingDecision>, EngineError> {
         let mut found = Vec::new();
         for scan in orcho_delivery::SCANNERS {
-            found
-                .extend(scan(&self.storage, run).map_err(|reason| {
-                    EngineError::run(run, EngineErrorKind::Unreadable(reason))
-                })?);
+            found.extend(scan(&self.storage, run).map_err(|reason| {
+                EngineError::run(run, EngineErrorKind::Unreadable(reason.into()))
+            })?);
         }
         Ok(found)
     }
@@ -335,7 +334,7 @@ impl Store {
     ///
     /// # Errors
     ///
-    /// [`EngineErrorKind::NoFollowUp`] when the run's delivery was not a
+    /// [`Refusal::NoFollowUp`](crate::Refusal::NoFollowUp) when the run's delivery was not a
     /// delivered `fix`.
     pub fn follow_up(&self, run: &RunId) -> Result<FollowUpSpec, EngineError> {
         match self
@@ -344,7 +343,7 @@ impl Store {
             .map_err(|e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e))))?
         {
             Some(DeliveryOutcome::CorrectionReady(spec)) => Ok(spec),
-            _ => Err(EngineError::run(run, EngineErrorKind::NoFollowUp)),
+            _ => Err(EngineError::run(run, crate::Refusal::NoFollowUp)),
         }
     }
 }

@@ -256,16 +256,18 @@ async fn the_profiles_delivery_default_delivers_without_asking() -> Result {
 }
 
 #[tokio::test]
-async fn resuming_an_undecided_delivery_names_the_gate_and_its_actions() -> Result {
+async fn resuming_an_undecided_delivery_stays_at_the_gate_with_its_actions() -> Result {
     let run = implementing(Scenario::new(plan()).in_worktree())
         .run()
         .await?;
     assert_eq!(run.status, RunStatus::AwaitingDelivery);
-    let err = run.resume().await.expect_err("nothing decided");
-    assert!(err.is_awaiting_decision(), "{err}");
-    let message = orcho::core::error_chain(&err);
-    assert!(message.contains("delivery gate"), "{message}");
-    assert!(message.contains("approve"), "{message}");
+    // Nothing decided: the run is where it was, at its gate.
+    let step = run.resume().await?;
+    let Step::DecideDelivery(gate) = &step else {
+        return Err(format!("expected the delivery gate, got {step:?}").into());
+    };
+    assert!(gate.available_actions().contains(DeliveryAction::Approve));
+    assert_eq!(step.waiting(), Some(orcho::Waiting::Delivery));
     // Deciding twice with a different payload is a conflict.
     run.engine.store().decide_delivery(
         &run.run,

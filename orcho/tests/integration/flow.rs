@@ -225,7 +225,7 @@ async fn a_handoff_decided_with_a_waiver_proceeds_with_the_waiver_on_record() ->
 }
 
 #[tokio::test]
-async fn a_handoff_decided_halt_ends_the_run_and_refuses_resume() -> Result {
+async fn a_handoff_decided_halt_ends_the_run_and_resume_says_so() -> Result {
     let run = Scenario::new(review_plan())
         .report("review", rejected("wrong approach"))
         .decide(HandoffChoice::Halt)
@@ -236,31 +236,52 @@ async fn a_handoff_decided_halt_ends_the_run_and_refuses_resume() -> Result {
         run.reason,
         "halted by the decision on handoff `0001-review`"
     );
+    // Resuming an ended run moves nothing: it says how the run ended.
+    let step = run.resume().await?;
+    assert_eq!(
+        step,
+        orcho::Step::Finished {
+            status: RunStatus::Halted,
+            reason: "halted by the decision on handoff `0001-review`".to_owned(),
+        }
+    );
+    // Deciding on it is refused, with what to do instead.
     let err = run
-        .resume()
-        .await
+        .engine
+        .store()
+        .decide(
+            &run.run,
+            &"0002-review".parse()?,
+            orcho::handoff::DecisionRequest::new(
+                HandoffChoice::Continue,
+                orcho::handoff::DecidedBy::Operator,
+            ),
+        )
         .err()
-        .ok_or("resume after halt succeeded")?;
-    assert!(err.is_terminal(), "{err}");
-    insta::assert_snapshot!(err.to_string().replace(run.run.as_str(), "<run>"), @"run `<run>`");
+        .ok_or("a decision on a halted run was recorded")?;
+    assert_eq!(err.remedy(), Some(orcho::Remedy::StartANewRun));
     insta::assert_snapshot!(orcho::core::error_chain(&err).replace(run.run.as_str(), "<run>"), @"run `<run>`: caused by: the run is halted: halted by the decision on handoff `0001-review`");
     Ok(())
 }
 
 #[tokio::test]
-async fn resuming_while_a_decision_is_pending_names_the_handoff() -> Result {
+async fn resuming_while_a_decision_is_pending_stays_at_the_handoff() -> Result {
     let run = Scenario::new(review_plan())
         .report("review", rejected("naming"))
         .run()
         .await?;
     assert_eq!(run.status, RunStatus::AwaitingPhaseHandoff);
-    let err = run
-        .resume()
-        .await
-        .err()
-        .ok_or("resume without a decision succeeded")?;
-    assert!(err.is_awaiting_decision());
-    insta::assert_snapshot!(orcho::core::error_chain(&err).replace(run.run.as_str(), "<run>"), @"run `<run>`: caused by: the run is awaiting a decision on handoff `0001-review`; decide it first (available: `continue`, `retry_feedback`, `continue_with_waiver`, `halt`)");
+    // Where the run stands is the step, not an error: still the handoff.
+    let step = run.resume().await?;
+    let orcho::Step::DecideHandoff(handoff) = &step else {
+        return Err(format!("expected the handoff, got {step:?}").into());
+    };
+    assert_eq!(handoff.id().as_str(), "0001-review");
+    assert_eq!(
+        handoff.available_actions().spellings(),
+        ["continue", "retry_feedback", "continue_with_waiver", "halt"]
+    );
+    // Reporting a phase nobody asked for is the host's mistake.
     let mut reopened = run.engine.open(&run.run)?;
     let err = reopened
         .complete_phase(orcho::PhaseReport::new(PhaseOutcome::new(
@@ -269,7 +290,11 @@ async fn resuming_while_a_decision_is_pending_names_the_handoff() -> Result {
         .await
         .err()
         .ok_or("completing a phase while paused succeeded")?;
-    assert!(err.is_awaiting_decision());
+    assert!(
+        matches!(err.kind(), orcho::EngineErrorKind::NotExpected { .. }),
+        "{err}"
+    );
+    insta::assert_snapshot!(orcho::core::error_chain(&err).replace(run.run.as_str(), "<run>"), @"run `<run>`: caused by: cannot complete a phase while the run is awaiting_phase_handoff");
     Ok(())
 }
 

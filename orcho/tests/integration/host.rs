@@ -3,7 +3,7 @@
 use std::{convert::Infallible, sync::Arc};
 
 use orcho::{
-    Engine, Host, PhaseReport, PhaseRequest, PhaseRole, RunPlan, Step,
+    Engine, Host, PhaseReport, PhaseRequest, PhaseRole, Progress, RunPlan, Step,
     core::{Finding, FixedClock, RunStatus, Severity, Verdict},
     drive,
     gates::{FailStrategy, PhaseOutcome},
@@ -49,7 +49,10 @@ impl Host for ScriptedHost {
         }))
     }
 
-    fn progress(&mut self, step: &Step) {
+    fn progress(&mut self, event: Progress<'_>) {
+        let Progress::Step(step) = event else {
+            return;
+        };
         self.seen.push(match step {
             Step::RunPhase(r) => format!("run {} #{}", r.phase, r.attempt),
             Step::DecideHandoff(h) => format!("decide {}", h.id()),
