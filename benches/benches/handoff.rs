@@ -28,7 +28,10 @@ use camino::{Utf8Path, Utf8PathBuf};
 use criterion::Criterion;
 use orcho::{
     core::{Finding, FixedClock, HandoffId, RunId, Severity, Verdict},
-    handoff::{DecidedBy, DecisionRequest, HandoffChoice, HandoffSpec, HandoffStore},
+    handoff::{
+        decision::{DecidedBy, DecisionRequest},
+        handoff::{HandoffChoice, HandoffSpec, HandoffStore},
+    },
 };
 use orcho_benches::{Ratio, report_ratios};
 

@@ -15,7 +15,9 @@ use orcho::{
     core::{FixedClock, RunId, Verdict},
     delivery::{DeliveryGates, DeliverySpec, pending_decisions},
     handoff::{
-        DecidedBy, DecisionRequest, DeliveryChoice, HandoffChoice, HandoffSpec, HandoffStore,
+        decision::{DecidedBy, DecisionRequest},
+        delivery::DeliveryChoice,
+        handoff::{HandoffChoice, HandoffSpec, HandoffStore},
     },
     receipts::ReadinessSummary,
 };

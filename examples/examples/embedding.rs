@@ -25,7 +25,10 @@ use orcho::{
     Engine, PhasePlan, PhaseReport, PhaseRequest, PhaseRole, RunPlan, Step,
     core::{Finding, Severity, Verdict, fs},
     gates::PhaseOutcome,
-    handoff::{DecidedBy, DecisionRequest, HandoffChoice, PhaseHandoff},
+    handoff::{
+        decision::{DecidedBy, DecisionRequest},
+        handoff::{HandoffChoice, PhaseHandoff},
+    },
 };
 
 #[tokio::main(flavor = "current_thread")]

@@ -39,7 +39,7 @@ impl QualityGate for NoTodo {
     }
 
     async fn evaluate(&self, ctx: &GateContext) -> Result<QualityGateResult, GateError> {
-        let found = ctx.phase_outcome.summary.contains(&self.word);
+        let found = ctx.phase_outcome().summary.contains(&self.word);
         let outcome = if found {
             GateOutcome::Failed
         } else {

@@ -360,7 +360,7 @@ pub(crate) enum HandoffCommand {
         /// The advice this decision follows (from `orcho handoff advise`),
         /// recorded as its provenance
         #[arg(long, value_name = "ADVICE_ID")]
-        advice: Option<orcho::handoff::AdviceId>,
+        advice: Option<orcho::handoff::advisor::AdviceId>,
     },
     /// Ask the profile's advisor (`advisor:`) what to do at the run's open
     /// handoff; prints its advice and keeps it as an artifact, decides

@@ -176,8 +176,8 @@ fn engine_hint(e: &EngineError) -> Option<String> {
         && h.is_refused(|r| {
             matches!(
                 r,
-                orcho::handoff::HandoffRefusal::UnknownAdvice(_)
-                    | orcho::handoff::HandoffRefusal::AdviceForOtherHandoff { .. }
+                orcho::handoff::handoff::HandoffRefusal::UnknownAdvice(_)
+                    | orcho::handoff::handoff::HandoffRefusal::AdviceForOtherHandoff { .. }
             )
         })
     {
@@ -279,10 +279,10 @@ failed_from!(
     orcho::receipts::ReceiptError,
     orcho::receipts::ContractError,
     orcho::receipts::ExecError,
-    orcho::handoff::ChoiceError,
-    orcho::handoff::DeliveryChoiceError,
-    orcho::handoff::IntakeChoiceError,
-    orcho::handoff::HandoffError,
+    orcho::handoff::handoff::ChoiceError,
+    orcho::handoff::delivery::DeliveryChoiceError,
+    orcho::handoff::intake::IntakeChoiceError,
+    orcho::handoff::handoff::HandoffError,
     orcho::core::FsError,
     orcho::receipts::exec::LeftoverError,
     orcho::receipts::NameError,

@@ -8,8 +8,10 @@ use orcho::{
     SupervisionRequest,
     delivery::{DeliveryGate, TargetStatus},
     handoff::{
-        Advice, DeliveryAction, DeliveryChoice, HandoffAction, HandoffChoice, IntakeAction,
-        IntakeChoice, PhaseHandoff,
+        Advice, DeliveryAction, HandoffAction, IntakeAction,
+        delivery::DeliveryChoice,
+        handoff::{HandoffChoice, PhaseHandoff},
+        intake::IntakeChoice,
         point::Action,
         supervision::{Answer, Question},
     },

@@ -38,7 +38,7 @@ use std::{collections::BTreeMap, fmt, fmt::Write as _};
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{Digest, Finding, RunId};
 
-use orcho_handoff::{DeliveryAction, DeliveryChoice, RecordedDecision};
+use orcho_handoff::{DeliveryAction, decision::RecordedDecision, delivery::DeliveryChoice};
 use orcho_receipts::Gap;
 
 use crate::gate::DeliveryGate;

@@ -7,8 +7,11 @@ use orcho_core::{
     storage::{PointKind, Set, Storage},
 };
 use orcho_handoff::{
-    Inbox, InboxError, PendingDecision, PendingPoint, PointErrorKind,
-    inbox::{Scanner, pending_decisions_with, scan_handoffs},
+    inbox::{
+        Inbox, InboxError, PendingDecision, PendingPoint, Scanner, pending_decisions_with,
+        scan_handoffs,
+    },
+    point::PointErrorKind,
 };
 
 use crate::{

@@ -27,7 +27,7 @@
 //!   the intake question beside phase handoffs.
 //!
 //! Both decision points run on `orcho-handoff`'s one decision-point
-//! lifecycle ([`Points`](orcho_handoff::Points)), so deciding and acting
+//! lifecycle ([`Points`](orcho_handoff::point::Points)), so deciding and acting
 //! are durable and idempotent exactly as for phase handoffs. Every git
 //! command runs through `orcho_receipts::exec` (argv only, a process group,
 //! a timeout).
@@ -38,7 +38,7 @@
 //! use std::sync::Arc;
 //! use orcho_core::SystemClock;
 //! use orcho_delivery::{Intakes, detect_intake};
-//! use orcho_handoff::{DecidedBy, DecisionRequest, IntakeAction, IntakeChoice};
+//! use orcho_handoff::{IntakeAction, decision::{DecidedBy, DecisionRequest}, intake::IntakeChoice};
 //!
 //! let report = detect_intake(".".into(), ".orcho".into())?;
 //! if !report.is_clean() {

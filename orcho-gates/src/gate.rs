@@ -12,7 +12,7 @@ use std::{
 use async_trait::async_trait;
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{Finding, GateName, PhaseName, RunId, Verdict};
-use orcho_receipts::Verifier;
+use orcho_receipts::{CommandName, CommandReceipt, Verifier};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
@@ -134,32 +134,35 @@ impl PhaseOutcome {
 
 /// Everything a gate gets when it evaluates: which run, phase and attempt,
 /// where the checkout is, what the phase reported, the gate's own
-/// configuration (the profile's `with:` block) and a cancellation signal.
+/// configuration (the profile's `with:` block), a cancellation signal and,
+/// for gates that run declared commands, the run's [`Verification`].
+///
+/// Read through its accessors; a host builds one with [`new`](Self::new)
+/// and the `with_*` methods.
+///
+/// ```
+/// use orcho_gates::{GateContext, PhaseOutcome};
+/// use orcho_core::Verdict;
+///
+/// let ctx = GateContext::new("run-1".parse()?, "implement".parse()?, "/work/repo", PhaseOutcome::new(Verdict::Approved))
+///     .with_attempt(2)
+///     .with_config(serde_json::json!({"command": "check"}));
+/// assert_eq!((ctx.attempt(), ctx.round()), (2, 1));
+/// assert_eq!(ctx.config()["command"], "check");
+/// assert!(ctx.verification().is_none());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
-#[non_exhaustive]
 pub struct GateContext {
-    /// The run.
-    pub run: RunId,
-    /// The phase the gate runs after.
-    pub phase: PhaseName,
-    /// The 1-based attempt of the phase.
-    pub attempt: u32,
-    /// The 1-based round of the run (a replan advances it).
-    pub round: u32,
-    /// The checkout root the phase worked in.
-    pub checkout: Utf8PathBuf,
-    /// The store directory (for gates that leave artefacts, like receipts).
-    pub store: Utf8PathBuf,
-    /// What the phase reported.
-    pub phase_outcome: PhaseOutcome,
-    /// The gate's own configuration, already validated by its factory.
-    pub config: serde_json::Value,
-    /// Fires when the gate should stop.
-    pub cancel: Cancellation,
-    /// The run's verification contract, bound to its checkout and receipt
-    /// store, for gates that run declared commands (like the built-in
-    /// `tests`) so that their runs are receipts.
-    pub verifier: Option<Arc<Verifier>>,
+    run: RunId,
+    phase: PhaseName,
+    attempt: u32,
+    round: u32,
+    checkout: Utf8PathBuf,
+    phase_outcome: PhaseOutcome,
+    config: serde_json::Value,
+    cancel: Cancellation,
+    verification: Option<Verification>,
 }
 
 impl GateContext {
@@ -170,39 +173,103 @@ impl GateContext {
         checkout: impl Into<Utf8PathBuf>,
         phase_outcome: PhaseOutcome,
     ) -> Self {
-        let checkout = checkout.into();
         Self {
             run,
             phase,
             attempt: 1,
             round: 1,
-            store: checkout.join(".orcho"),
-            checkout,
+            checkout: checkout.into(),
             phase_outcome,
             config: serde_json::Value::Null,
             cancel: Cancellation::new(),
-            verifier: None,
+            verification: None,
         }
     }
 
-    /// The checkout root.
-    pub fn checkout(&self) -> &Utf8Path {
-        &self.checkout
+    orcho_core::getters! {
+        /// The run.
+        pub fn run(&self) -> &RunId;
+        /// The phase the gate runs after.
+        pub fn phase(&self) -> &PhaseName;
+        /// The 1-based attempt of the phase.
+        pub fn attempt(&self) -> u32;
+        /// The 1-based round of the run (a replan advances it).
+        pub fn round(&self) -> u32;
+        /// The checkout root the phase worked in.
+        pub fn checkout(&self) -> &Utf8Path;
+        /// What the phase reported.
+        pub fn phase_outcome(&self) -> &PhaseOutcome;
+        /// The gate's own configuration, already validated by its factory.
+        pub fn config(&self) -> &serde_json::Value;
+        /// Fires when the gate should stop.
+        pub fn cancel(&self) -> &Cancellation;
+    }
+
+    /// The run's verification contract bound to its checkout, for gates
+    /// that run declared commands (like the built-in `tests`) so that their
+    /// runs are receipts; `None` when the run has no contract.
+    pub fn verification(&self) -> Option<&Verification> {
+        self.verification.as_ref()
     }
 }
 
 impl GateContext {
     orcho_core::setters! {
-        /// Hands over the run's verifier.
-        pub fn with_verifier(verifier: Some(Arc<Verifier>));
         /// Sets the attempt.
         pub fn with_attempt(attempt: u32);
         /// Sets the round.
         pub fn with_round(round: u32);
-        /// Sets the store directory.
-        pub fn with_store(store: impl Into<Utf8PathBuf>);
         /// Sets the gate's configuration.
         pub fn with_config(config: serde_json::Value);
+        /// Sets the signal that stops the gate.
+        pub fn with_cancel(cancel: Cancellation);
+        /// Sets what the phase reported.
+        pub fn with_phase_outcome(phase_outcome: PhaseOutcome);
+    }
+
+    /// Hands over the run's verifier, behind a [`Verification`].
+    #[must_use]
+    pub fn with_verifier(mut self, verifier: Arc<Verifier>) -> Self {
+        self.verification = Some(Verification(verifier));
+        self
+    }
+}
+
+/// What a gate may do with the run's verification contract: run one of its
+/// declared commands (the run is a receipt, classified like any other),
+/// and read the readiness the receipts show. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Verification(Arc<Verifier>);
+
+impl Verification {
+    /// Runs the declared command `name` in its environment and writes its
+    /// receipt; `cancel` stops it.
+    ///
+    /// # Errors
+    ///
+    /// An undeclared command, or one that could not be run or recorded.
+    pub fn run_command(
+        &self,
+        name: &CommandName,
+        cancel: Option<&orcho_receipts::exec::CancelToken>,
+    ) -> Result<CommandReceipt, orcho_receipts::ReceiptError> {
+        self.0.run_command(name, cancel)
+    }
+
+    /// The readiness the receipts show now.
+    ///
+    /// # Errors
+    ///
+    /// When the receipts cannot be read.
+    pub fn readiness(
+        &self,
+    ) -> Result<orcho_receipts::ReadinessSummary, orcho_receipts::ReceiptError> {
+        self.0.readiness()
+    }
+
+    /// The directory the receipts (and the logs they name) are kept in.
+    pub fn receipts_dir(&self) -> &Utf8Path {
+        self.0.store().dir()
     }
 }
 
@@ -219,7 +286,7 @@ impl GateContext {
 ///   for the gate's fail strategy but is shown as "could not run", never as
 ///   "failed".
 /// - The host guarantees: gates run after the phase handler, in declared
-///   order; `ctx.config` was accepted by the gate's factory; `ctx.cancel`
+///   order; `ctx.config()` was accepted by the gate's factory; `ctx.cancel()`
 ///   fires at the gate's timeout or when a halting gate in its wave failed.
 /// - Implementors must not: apply their own fail strategy (that is data in
 ///   the profile), write into the checkout, spawn processes except through
@@ -281,7 +348,7 @@ impl GateContext {
 ///
 ///     async fn evaluate(&self, ctx: &GateContext) -> Result<QualityGateResult, GateError> {
 ///         let gate = self.name.clone();
-///         Ok(if ctx.phase_outcome.summary.contains("skipped") {
+///         Ok(if ctx.phase_outcome().summary.contains("skipped") {
 ///             QualityGateResult::computational(gate, GateOutcome::Failed)
 ///                 .with_finding(Finding::new("no_skipped_tests", Severity::Medium, "the phase skipped tests"))
 ///         } else {

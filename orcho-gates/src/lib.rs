@@ -100,7 +100,8 @@ pub use error::{
 };
 pub use fail_strategy::FailStrategy;
 pub use gate::{
-    Cancellation, GateContext, GateKind, PhaseOutcome, QualityGate, QualityGateExt, WithTimeout,
+    Cancellation, GateContext, GateKind, PhaseOutcome, QualityGate, QualityGateExt, Verification,
+    WithTimeout,
 };
 pub use registry::{GateFactory, GateRegistry, GateRegistryBuilder, GateSpec};
 pub use result::{GateOutcome, ModelUsage, QualityGateResult, ResultKind};

@@ -2,11 +2,13 @@
 
 use std::{error::Error as StdError, fmt, sync::Arc};
 
+pub use crate::rules::RuleAdvisor;
+
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{Cost, HandoffId, RunId, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use crate::{HandoffAction, PhaseHandoff, decision::DecidedBy};
+use crate::{HandoffAction, decision::DecidedBy, handoff::PhaseHandoff};
 
 orcho_core::id_type! {
     /// Identifies one advice artifact within a run; safe as a file name (the
@@ -133,7 +135,7 @@ impl fmt::Display for Confidence {
 ///     .with_retry_feedback("return an empty list for empty input in parse()")
 ///     .with_expected_files(vec!["src/parse.rs".into()]);
 /// advice.validate()?;
-/// # Ok::<(), orcho_handoff::AdviceError>(())
+/// # Ok::<(), orcho_handoff::advisor::AdviceError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -337,9 +339,9 @@ impl AdvisorError {
 /// # The contract
 ///
 /// - [`advise`](Self::advise) returns [`Advice`], **never a decision**. The
-///   host writes it as an artifact ([`HandoffStore::record_advice`](crate::HandoffStore::record_advice))
+///   host writes it as an artifact ([`HandoffStore::record_advice`](crate::handoff::HandoffStore::record_advice))
 ///   and either shows it to an operator, who decides, or hands it to the
-///   [`Autopilot`](crate::Autopilot), which checks it against its safety
+///   [`Autopilot`](crate::autopilot::Autopilot), which checks it against its safety
 ///   stops before deciding `retry_feedback` itself.
 /// - `Ok(advice)` is the advisor's opinion, whatever it is. `Err` means no
 ///   opinion could be formed (a failed model call); the autopilot stops on
@@ -445,7 +447,7 @@ impl AdviceRecord {
 }
 
 /// Advice is malformed: the CI autopilot stops on it, and
-/// [`HandoffStore::record_advice`](crate::HandoffStore::record_advice)
+/// [`HandoffStore::record_advice`](crate::handoff::HandoffStore::record_advice)
 /// refuses it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("malformed advice: {kind}")]

@@ -9,9 +9,12 @@ use orcho_core::{Digest, Finding, HandoffId, RunId, Severity, Usd, Verdict};
 use orcho_core::glob::{FileGlob, GlobError};
 
 use crate::{
-    Advice, AdviceError, AdviceRecord, AdviceRequest, Advisor, AdvisorError, HandoffAction,
-    HandoffChoice, HandoffError, HandoffState, HandoffStateName, HandoffStore, PhaseHandoff,
+    Advice, AdviceRequest, Advisor, AdvisorError, HandoffAction,
+    advisor::{AdviceError, AdviceRecord},
     decision::{DecidedBy, DecisionRequest, RecordedDecision},
+    handoff::{
+        HandoffChoice, HandoffError, HandoffState, HandoffStateName, HandoffStore, PhaseHandoff,
+    },
 };
 
 /// The defaults of [`DestructivePatterns`].
@@ -51,7 +54,7 @@ pub const DEFAULT_DESTRUCTIVE_PATTERNS: &[&str] = &[
 /// `DROP TABLE users;`. Matching errs on the side of stopping.
 ///
 /// ```
-/// use orcho_handoff::DestructivePatterns;
+/// use orcho_handoff::autopilot::DestructivePatterns;
 ///
 /// let patterns = DestructivePatterns::default();
 /// assert_eq!(patterns.find("then `git push origin main --force`"), Some("git push --force"));
@@ -232,7 +235,7 @@ impl AutopilotPolicy {
     /// A builder starting from the defaults.
     ///
     /// ```
-    /// use orcho_handoff::AutopilotPolicy;
+    /// use orcho_handoff::autopilot::AutopilotPolicy;
     /// use orcho_core::Usd;
     ///
     /// let policy = AutopilotPolicy::builder()
@@ -689,7 +692,7 @@ impl Autopilot {
             Ok(advice) => advice,
             Err(e) if e.is_malformed() => {
                 let reason = StopReason::MalformedAdvice(AdviceError::new(
-                    crate::AdviceErrorKind::Unreadable(orcho_core::error_chain(e.inner())),
+                    crate::advisor::AdviceErrorKind::Unreadable(orcho_core::error_chain(e.inner())),
                 ));
                 return self.stop(run, id, reason, None);
             }
@@ -719,7 +722,7 @@ impl Autopilot {
         }
         let Ok(choice) = HandoffChoice::retry(advice.retry_feedback.unwrap_or_default()) else {
             let reason = StopReason::MalformedAdvice(AdviceError::new(
-                crate::AdviceErrorKind::MissingRetryFeedback,
+                crate::advisor::AdviceErrorKind::MissingRetryFeedback,
             ));
             return self.stop(run, id, reason, Some(record));
         };
@@ -848,7 +851,7 @@ fn repeated_blocker(handoff: &PhaseHandoff, earlier: &[PhaseHandoff]) -> Option<
     })
 }
 
-/// An [`AutopilotPolicy`](crate::AutopilotPolicy) is invalid.
+/// An [`AutopilotPolicy`] is invalid.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum AutopilotPolicyError {

@@ -24,7 +24,7 @@ action_enum! {
     /// assert_eq!("fix".parse::<DeliveryAction>()?, DeliveryAction::Fix);
     /// assert!(DeliveryAction::Approve.changes_target());
     /// assert!(!DeliveryAction::Skip.changes_target());
-    /// # Ok::<(), orcho_handoff::UnknownActionError>(())
+    /// # Ok::<(), orcho_handoff::point::UnknownActionError>(())
     /// ```
     pub enum DeliveryAction in "delivery" {
         /// Commit the run's diff into the target checkout.
@@ -58,12 +58,12 @@ pub type DeliveryActions = ActionSet<DeliveryAction>;
 /// (`{"action": …, "message": …, "note": …}`).
 ///
 /// ```
-/// use orcho_handoff::{DeliveryAction, DeliveryChoice};
+/// use orcho_handoff::{DeliveryAction, delivery::DeliveryChoice};
 ///
 /// let choice = DeliveryChoice::approve_with_message("Parse empty input")?.with_note("looks good");
 /// assert_eq!(choice.action(), DeliveryAction::Approve);
 /// assert!(DeliveryChoice::from_parts(DeliveryAction::Skip, Some("msg".into()), None).is_err());
-/// # Ok::<(), orcho_handoff::DeliveryChoiceError>(())
+/// # Ok::<(), orcho_handoff::delivery::DeliveryChoiceError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "DeliveryChoiceRepr", try_from = "DeliveryChoiceRepr")]
@@ -225,7 +225,7 @@ impl TryFrom<DeliveryChoiceRepr> for DeliveryChoice {
 }
 
 /// A delivery action and its message do not make a valid
-/// [`DeliveryChoice`](crate::DeliveryChoice).
+/// [`DeliveryChoice`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DeliveryChoiceError {

@@ -4,8 +4,11 @@ use orcho_core::{Cost, HandoffId, PhaseName, RunId, Usd};
 use serde::Serialize;
 
 use crate::{
-    AdviceId, HandoffAction, HandoffError, HandoffStore, JournalEvent, PhaseHandoff,
-    decision::DecidedBy, format::evidence::HandoffAdviceSection,
+    HandoffAction,
+    advisor::AdviceId,
+    decision::DecidedBy,
+    format::evidence::HandoffAdviceSection,
+    handoff::{HandoffError, HandoffStore, JournalEvent, PhaseHandoff},
 };
 
 /// What became of a retry that followed advice.
@@ -81,7 +84,7 @@ pub struct AutopilotStopRecord {
 /// ```
 /// # use std::sync::Arc;
 /// # use orcho_core::FixedClock;
-/// use orcho_handoff::{HandoffAdviceEvidence, HandoffStore};
+/// use orcho_handoff::{evidence::HandoffAdviceEvidence, handoff::HandoffStore};
 ///
 /// # let tmp = tempfile::tempdir()?;
 /// # let root = camino::Utf8PathBuf::try_from(tmp.path().to_owned())?;
@@ -140,7 +143,7 @@ impl HandoffAdviceEvidence {
                         || stopped_on(&record.handoff)
                         || store
                             .state(run, &record.handoff)
-                            .is_ok_and(|s| s.name() != crate::HandoffStateName::Open);
+                            .is_ok_and(|s| s.name() != crate::handoff::HandoffStateName::Open);
                     Some(if moved_on {
                         RetryOutcome::Stopped
                     } else {
@@ -155,7 +158,7 @@ impl HandoffAdviceEvidence {
                     |id| {
                         store
                             .state(run, id)
-                            .is_ok_and(|s| s.name() == crate::HandoffStateName::Halted)
+                            .is_ok_and(|s| s.name() == crate::handoff::HandoffStateName::Halted)
                     },
                 )),
                 _ => None,

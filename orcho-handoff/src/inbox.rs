@@ -21,7 +21,7 @@
 //! ```
 //! use std::sync::Arc;
 //! use orcho_core::{FixedClock, Verdict, storage::{FsStorage, Storage}};
-//! use orcho_handoff::{HandoffSpec, HandoffStore, SuggestedStep, pending_decisions};
+//! use orcho_handoff::{handoff::{HandoffSpec, HandoffStore}, inbox::{SuggestedStep, pending_decisions}};
 //!
 //! # let tmp = tempfile::tempdir()?;
 //! # let root = camino::Utf8PathBuf::try_from(tmp.path().to_owned())?;
@@ -46,7 +46,11 @@ use orcho_core::{
     storage::{PointKind, Set, Storage},
 };
 
-use crate::{AvailableActions, DeliveryActions, HandoffStore, HandoffTrigger, IntakeActions};
+use crate::{
+    delivery::DeliveryActions,
+    handoff::{AvailableActions, HandoffStore, HandoffTrigger},
+    intake::IntakeActions,
+};
 
 /// What to do next about a pending decision point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -20,7 +20,7 @@ action_enum! {
     ///
     /// assert_eq!("include".parse::<IntakeAction>()?, IntakeAction::Include);
     /// assert_eq!(IntakeAction::Commit.to_string(), "commit");
-    /// # Ok::<(), orcho_handoff::UnknownActionError>(())
+    /// # Ok::<(), orcho_handoff::point::UnknownActionError>(())
     /// ```
     pub enum IntakeAction in "intake" {
         /// Carry the changes into the run's worktree as a seed patch.
@@ -41,12 +41,12 @@ pub type IntakeActions = ActionSet<IntakeAction>;
 /// The payload of the intake decision record (`{"action": …, "message": …}`).
 ///
 /// ```
-/// use orcho_handoff::{IntakeAction, IntakeChoice};
+/// use orcho_handoff::{IntakeAction, intake::IntakeChoice};
 ///
 /// let choice = IntakeChoice::commit_with_message("wip: before the agent run")?;
 /// assert_eq!(choice.action(), IntakeAction::Commit);
 /// assert!(IntakeChoice::from_parts(IntakeAction::Include, Some("m".into())).is_err());
-/// # Ok::<(), orcho_handoff::IntakeChoiceError>(())
+/// # Ok::<(), orcho_handoff::intake::IntakeChoiceError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "IntakeChoiceRepr", try_from = "IntakeChoiceRepr")]
@@ -113,7 +113,7 @@ impl DecisionPayload for IntakeChoice {
 }
 
 /// An intake action and its message do not make a valid
-/// [`IntakeChoice`](crate::IntakeChoice).
+/// [`IntakeChoice`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum IntakeChoiceError {

@@ -10,41 +10,46 @@
 //! Orcho's crates: an advisor or a host's UI compiles no git, no processes,
 //! no receipts.
 //!
+//! The crate's root holds what an advisor's author needs ([`Advisor`],
+//! [`Advice`], [`AdviceRequest`], [`AdvisorError`], [`Confidence`]) and the
+//! three actions every host names ([`HandoffAction`], [`DeliveryAction`],
+//! [`IntakeAction`]); everything else lives in its module.
+//!
 //! - [`point`]: the one decision-point lifecycle every kind of point runs
-//!   on ([`Points`], generic over a [`DecisionPoint`]): open the question,
+//!   on ([`Points`](crate::point::Points), generic over a [`DecisionPoint`](crate::point::DecisionPoint)): open the question,
 //!   record the decision once, read it back, act on it under a lock, record
-//!   the outcome. Menus are [`ActionSet`]s; the shared failures are
-//!   [`PointError`]s.
+//!   the outcome. Menus are [`ActionSet`](crate::point::ActionSet)s; the shared failures are
+//!   [`PointError`](crate::point::PointError)s.
 //! - [`decision`]: the durable, idempotent record of one decision
-//!   ([`decision::DecisionSlot`]); [`RecordedDecision`] is the proof token
+//!   ([`decision::DecisionSlot`]); [`RecordedDecision`](crate::decision::RecordedDecision) is the proof token
 //!   acting requires.
-//! - Phase handoffs: [`HandoffStore`] persists them under `runs/<run>/`;
-//!   [`PhaseHandoff`] is the pause, its [`AvailableActions`] computed from
-//!   the verdict and the phase's [`HandoffPolicy`]; [`HandoffAction`] is
-//!   what can be decided, [`HandoffChoice`] a validated decision;
-//!   [`HandoffState`] is the state machine with pure, consuming
-//!   transitions ([`HandoffState::apply`]); [`HandoffStore::resume`]
-//!   returns the [`NextStep`].
+//! - Phase handoffs: [`HandoffStore`](crate::handoff::HandoffStore) persists them under `runs/<run>/`;
+//!   [`PhaseHandoff`](crate::handoff::PhaseHandoff) is the pause, its [`AvailableActions`](crate::handoff::AvailableActions) computed from
+//!   the verdict and the phase's [`HandoffPolicy`](crate::handoff::HandoffPolicy); [`HandoffAction`] is
+//!   what can be decided, [`HandoffChoice`](crate::handoff::HandoffChoice) a validated decision;
+//!   [`HandoffState`](crate::handoff::HandoffState) is the state machine with pure, consuming
+//!   transitions ([`HandoffState::apply`](crate::handoff::HandoffState::apply)); [`HandoffStore::resume`](crate::handoff::HandoffStore::resume)
+//!   returns the [`NextStep`](crate::handoff::NextStep).
 //! - [`Advisor`] is the plugin trait for advice; advice is an artifact
-//!   ([`AdviceRecord`]), never a decision.
-//! - [`Autopilot`] is the CI path with no operator: it asks the advisor,
-//!   checks its safety stops ([`StopReason`], limits in
-//!   [`AutopilotPolicy`]) and, only when all pass, decides `retry_feedback`
+//!   ([`AdviceRecord`](crate::advisor::AdviceRecord)), never a decision.
+//! - [`Autopilot`](crate::autopilot::Autopilot) is the CI path with no operator: it asks the advisor,
+//!   checks its safety stops ([`StopReason`](crate::autopilot::StopReason), limits in
+//!   [`AutopilotPolicy`](crate::autopilot::AutopilotPolicy)) and, only when all pass, decides `retry_feedback`
 //!   as the CI agent through the same decide/resume path.
-//! - [`Waiver`]s are durable records of accepted risk, read back through
-//!   [`WaiverSet`].
-//! - [`HandoffAdviceEvidence`] is the evidence bundle's `handoff_advice`
+//! - [`Waiver`](crate::waiver::Waiver)s are durable records of accepted risk, read back through
+//!   [`WaiverSet`](crate::waiver::WaiverSet).
+//! - [`HandoffAdviceEvidence`](crate::evidence::HandoffAdviceEvidence) is the evidence bundle's `handoff_advice`
 //!   section: advice calls, recommended vs applied actions, retry outcomes,
 //!   observed usage and cost.
 //! - [`supervision`] holds the human-in-the-loop touchpoints: the question
 //!   schema, the two-question pattern, planner questions, plan approval and
 //!   deviation handling.
 //! - The vocabulary of the other decision points: [`DeliveryAction`] and
-//!   [`DeliveryChoice`] for a run's delivery gate, [`IntakeAction`] and
-//!   [`IntakeChoice`] for pre-run intake (the gate and the intake question
+//!   [`DeliveryChoice`](crate::delivery::DeliveryChoice) for a run's delivery gate, [`IntakeAction`] and
+//!   [`IntakeChoice`](crate::intake::IntakeChoice) for pre-run intake (the gate and the intake question
 //!   themselves, which need git, are `orcho-delivery`'s).
 //! - [`inbox`]: every run of a store paused on an actionable decision point,
-//!   newest first, with the [`SuggestedStep`]; each kind of point lists its
+//!   newest first, with the [`SuggestedStep`](crate::inbox::SuggestedStep); each kind of point lists its
 //!   own with an [`inbox::Scanner`]. Unreadable runs are listed as degraded,
 //!   never fatal.
 //!
@@ -53,9 +58,7 @@
 //! ```
 //! use std::sync::Arc;
 //! use orcho_core::{Finding, FixedClock, Severity, Verdict};
-//! use orcho_handoff::{
-//!     DecidedBy, DecisionRequest, HandoffAction, HandoffChoice, HandoffSpec, HandoffStore, NextStep,
-//! };
+//! use orcho_handoff::{HandoffAction, decision::{DecidedBy, DecisionRequest}, handoff::{HandoffChoice, HandoffSpec, HandoffStore, NextStep}};
 //!
 //! # let tmp = tempfile::tempdir()?;
 //! # let root = camino::Utf8PathBuf::try_from(tmp.path().to_owned())?;
@@ -98,54 +101,28 @@
 //! and never silently re-interpreted. The minimum supported Rust version is
 //! 1.95.
 
-mod advisor;
-mod autopilot;
+pub mod advisor;
+pub mod autopilot;
 pub mod decision;
-mod delivery;
-mod evidence;
+pub mod delivery;
+pub mod evidence;
 mod format;
-mod handoff;
+pub mod handoff;
 pub mod inbox;
-mod intake;
+pub mod intake;
 pub mod point;
 mod rules;
 pub mod supervision;
 #[cfg(any(test, feature = "test-util"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
 pub mod testing;
-mod waiver;
+pub mod waiver;
 
-pub use advisor::{
-    Advice, AdviceError, AdviceErrorKind, AdviceId, AdviceRecord, AdviceRequest, Advisor,
-    AdvisorError, Confidence, ConfidenceBand,
-};
+// The root holds what an advisor's author needs, and the three actions
+// hosts name everywhere; the rest lives in its module.
+pub use advisor::{Advice, AdviceRequest, Advisor, AdvisorError, Confidence};
 pub use async_trait::async_trait;
-pub use autopilot::{
-    Autopilot, AutopilotCall, AutopilotOutcome, AutopilotPolicy, AutopilotPolicyBuilder,
-    AutopilotPolicyError, DEFAULT_DESTRUCTIVE_PATTERNS, DestructivePatterns, Ineligible, Prepared,
-    StopReason,
-};
-pub use decision::{
-    DecidedBy, DecisionError, DecisionErrorKind, DecisionRequest, RecordedDecision,
-};
-pub use delivery::{
-    DELIVERY_POINT, DeliveryAction, DeliveryActions, DeliveryChoice, DeliveryChoiceError,
-};
-pub use evidence::{AdviceCall, AutopilotStopRecord, HandoffAdviceEvidence, RetryOutcome};
-pub use handoff::{
-    AvailableActions, ChoiceError, HandoffAction, HandoffChoice, HandoffError, HandoffEvent,
-    HandoffPolicy, HandoffRefusal, HandoffSpec, HandoffState, HandoffStateName, HandoffStore,
-    HandoffTrigger, JournalEntry, JournalEvent, NextStep, PhaseHandoff, PhaseHandoffs, RetryGrant,
-    TransitionError, TransitionErrorKind,
-};
-pub use inbox::{
-    DegradedRun, Inbox, InboxEntry, InboxError, PendingDecision, PendingPoint, SuggestedStep,
-    pending_decisions, pending_decisions_with,
-};
-pub use intake::{INTAKE_POINT, IntakeAction, IntakeActions, IntakeChoice, IntakeChoiceError};
+pub use delivery::DeliveryAction;
+pub use handoff::HandoffAction;
+pub use intake::IntakeAction;
 pub use orcho_core as core;
-pub use point::{
-    ActionSet, DecisionPoint, PointError, PointErrorKind, PointState, Points, UnknownActionError,
-};
-pub use rules::RuleAdvisor;
-pub use waiver::{WaivedFinding, Waiver, WaiverSet};

@@ -3,7 +3,8 @@
 use orcho_core::{Finding, Verdict};
 
 use crate::{
-    Advice, AdviceRequest, Advisor, AdvisorError, Confidence, ConfidenceBand, HandoffAction,
+    Advice, AdviceRequest, Advisor, AdvisorError, Confidence, HandoffAction,
+    advisor::ConfidenceBand,
 };
 
 /// An advisor that needs nothing but the handoff: continue an approved
@@ -15,7 +16,7 @@ use crate::{
 /// ```
 /// # tokio_test_block(async {
 /// use orcho_core::{Finding, FixedClock, Severity, Verdict};
-/// use orcho_handoff::{AdviceRequest, Advisor, HandoffAction, HandoffSpec, HandoffStore, RuleAdvisor};
+/// use orcho_handoff::{AdviceRequest, Advisor, HandoffAction, handoff::{HandoffSpec, HandoffStore}, advisor::RuleAdvisor};
 /// # let tmp = tempfile::tempdir()?;
 /// # let root = camino::Utf8PathBuf::try_from(tmp.path().to_owned())?;
 /// let store = HandoffStore::in_dir(&root, std::sync::Arc::new(FixedClock::new("2026-11-21T12:00:00Z".parse()?)));

@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 use orcho_core::{Digest, Finding, GateName, HandoffId, PhaseName, RunId, Timestamp};
 
 use crate::{
-    HandoffChoice, HandoffTrigger, PhaseHandoff,
     decision::{DecidedBy, Decision},
+    handoff::{HandoffChoice, HandoffTrigger, PhaseHandoff},
 };
 
 /// One finding a waiver covers, identified by its fingerprint.
@@ -34,7 +34,7 @@ impl WaivedFinding {
 /// It covers exactly the findings the handoff showed (by fingerprint) and
 /// the gate that triggered it, if one did — nothing else: a waiver for one
 /// finding or gate never covers another. Later gates and acceptance read
-/// waivers through [`HandoffStore::waivers`](crate::HandoffStore::waivers).
+/// waivers through [`HandoffStore::waivers`](crate::handoff::HandoffStore::waivers).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Waiver {
     pub(crate) run: RunId,

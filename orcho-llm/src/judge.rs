@@ -193,12 +193,14 @@ fn parse_verdict(text: &str) -> Result<Verdict, LlmError> {
 
 /// The material: which phase and attempt, what it reported, the criteria.
 fn user_message(ctx: &GateContext, instructions: Option<&str>) -> String {
-    let outcome = &ctx.phase_outcome;
+    let outcome = &ctx.phase_outcome();
     let mut m = String::new();
     let _ = writeln!(
         m,
         "Phase: `{}`, attempt {}, round {}.",
-        ctx.phase, ctx.attempt, ctx.round
+        ctx.phase(),
+        ctx.attempt(),
+        ctx.round()
     );
     let _ = writeln!(m, "The phase's own verdict: `{}`.", outcome.verdict);
     m.push_str("\nThe phase's summary:\n");
@@ -269,12 +271,12 @@ impl QualityGate for LlmJudge {
             )
             .with_duration(started.elapsed())
         };
-        if ctx.cancel.is_cancelled() {
+        if ctx.cancel().is_cancelled() {
             return Ok(skipped());
         }
         let client = self.client.clone();
         let user = user_message(ctx, client.config().instructions.as_deref());
-        let cancel = ctx.cancel.clone();
+        let cancel = ctx.cancel().clone();
         let asked = tokio::task::spawn_blocking(move || {
             let schema = verdict_schema();
             let ask = Ask {
@@ -292,7 +294,7 @@ impl QualityGate for LlmJudge {
                 Ok(Err(e)) => return Err(GateError::new(e)),
                 Err(e) => return Err(GateError::new(LlmError::Task(e.to_string()))),
             },
-            () = ctx.cancel.cancelled() => return Ok(skipped()),
+            () = ctx.cancel().cancelled() => return Ok(skipped()),
         };
         let verdict = parse_verdict(&answer.text).map_err(GateError::new)?;
         Ok(self

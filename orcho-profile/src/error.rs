@@ -10,7 +10,7 @@ use std::{fmt, io};
 
 use orcho_core::SchemaVersion;
 use orcho_gates::RegistryError;
-use orcho_handoff::AutopilotPolicyError;
+use orcho_handoff::autopilot::AutopilotPolicyError;
 use orcho_receipts::ContractError;
 
 use crate::{

@@ -241,7 +241,7 @@ orcho_core::spelled!(Exhausted {
 });
 
 /// The CI autopilot: retry the honest low-risk case when no operator is
-/// present, within these limits (see `orcho_handoff::AutopilotPolicy`).
+/// present, within these limits (see `orcho_handoff::autopilot::AutopilotPolicy`).
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

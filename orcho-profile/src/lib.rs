@@ -17,9 +17,9 @@
 //!   [`GateRegistry`](orcho_gates::GateRegistry) and returns a
 //!   [`ResolvedProfile`]: [`ResolvedPhase`]s with
 //!   [`ScheduledGate`](orcho_gates::ScheduledGate)s and a
-//!   [`HandoffPolicy`](orcho_handoff::HandoffPolicy), the validated
+//!   [`HandoffPolicy`](orcho_handoff::handoff::HandoffPolicy), the validated
 //!   [`VerificationContract`](orcho_receipts::VerificationContract), the
-//!   [`AutopilotPolicy`](orcho_handoff::AutopilotPolicy), delivery and intake
+//!   [`AutopilotPolicy`](orcho_handoff::autopilot::AutopilotPolicy), delivery and intake
 //!   defaults, supervision's
 //!   [`DeviationPolicy`](orcho_handoff::supervision::DeviationPolicy) and the
 //!   permission [`RuleSet`](orcho_permissions::RuleSet).

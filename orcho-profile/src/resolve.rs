@@ -5,7 +5,10 @@ use orcho_gates::{
     FailStrategy, GateRegistry, GateSpec, RegistryError, ScheduledGate, builtin::TESTS,
 };
 use orcho_handoff::{
-    AutopilotPolicy, AvailableActions, HandoffAction, HandoffPolicy, supervision::DeviationPolicy,
+    HandoffAction,
+    autopilot::AutopilotPolicy,
+    handoff::{AvailableActions, HandoffPolicy},
+    supervision::DeviationPolicy,
 };
 use orcho_permissions::RuleSet;
 use orcho_receipts::{HumanDuration, VerificationContract};

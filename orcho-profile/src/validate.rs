@@ -15,7 +15,10 @@ use std::collections::{HashMap, hash_map::Entry};
 
 use orcho_core::{PhaseName, glob::FileGlob};
 use orcho_gates::FailStrategy;
-use orcho_handoff::{AutopilotPolicy, DestructivePatterns, HandoffAction};
+use orcho_handoff::{
+    HandoffAction,
+    autopilot::{AutopilotPolicy, DestructivePatterns},
+};
 use orcho_receipts::{ContractLocation, ContractProblem, VerificationContract};
 
 use crate::{

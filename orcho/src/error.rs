@@ -4,7 +4,9 @@
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{DocumentError, FsError, JournalError, LockError, RunId, RunStatus, StoreError};
 use orcho_delivery::{DeliveryError, DetectError, FollowUpError, GitError, IntakeError};
-use orcho_handoff::{AdvisorError, HandoffError, InboxError, supervision::SupervisionStoreError};
+use orcho_handoff::{
+    AdvisorError, handoff::HandoffError, inbox::InboxError, supervision::SupervisionStoreError,
+};
 use orcho_receipts::{ContractError, ReceiptError};
 
 use crate::state::TransitionError;

@@ -3,7 +3,7 @@
 
 use orcho_core::{Cost, HandoffId, PhaseName, RunId, RunStatus, SchemaVersion, Timestamp, Verdict};
 use orcho_gates::GateRecord;
-use orcho_handoff::{DecidedBy, HandoffAction, HandoffAdviceEvidence};
+use orcho_handoff::{HandoffAction, decision::DecidedBy, evidence::HandoffAdviceEvidence};
 use serde::Serialize;
 
 use crate::state::{FollowUpOf, RunEvent, Supervised};

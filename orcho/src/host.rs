@@ -5,8 +5,12 @@ use std::future::Future;
 
 use orcho_delivery::{DeliveryGate, IntakeReport};
 use orcho_handoff::{
-    AutopilotOutcome, DecidedBy, DecisionRequest, DeliveryChoice, HandoffChoice, IntakeChoice,
-    PhaseHandoff, supervision::Answer,
+    autopilot::AutopilotOutcome,
+    decision::{DecidedBy, DecisionRequest},
+    delivery::DeliveryChoice,
+    handoff::{HandoffChoice, PhaseHandoff},
+    intake::IntakeChoice,
+    supervision::Answer,
 };
 
 use crate::{EngineError, PhaseEvidence, PhaseReport, PhaseRequest, Run, Step, SupervisionRequest};

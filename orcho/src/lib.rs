@@ -57,7 +57,7 @@
 //! # use orcho::{Engine, PhaseReport, PhaseRequest, RunPlan, Step};
 //! # use orcho::core::Verdict;
 //! # use orcho::gates::{GateRegistry, PhaseOutcome};
-//! # use orcho::handoff::{DecidedBy, DecisionRequest, HandoffChoice, PhaseHandoff};
+//! # use orcho::handoff::{decision::{DecidedBy, DecisionRequest}, handoff::{HandoffChoice, PhaseHandoff}};
 //! # use orcho::profile::Profile;
 //! # type Error = Box<dyn std::error::Error>;
 //! # async fn my_runner(request: &PhaseRequest) -> Result<PhaseReport, Error> {

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use orcho_core::{GateName, PhaseName};
 use orcho_gates::ScheduledGate;
 use orcho_handoff::{
-    AutopilotPolicy, AvailableActions, DeliveryAction, HandoffPolicy, IntakeAction,
+    DeliveryAction, IntakeAction,
+    autopilot::AutopilotPolicy,
+    handoff::{AvailableActions, HandoffPolicy},
     supervision::DeviationPolicy,
 };
 use orcho_receipts::VerificationContract;

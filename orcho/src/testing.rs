@@ -10,7 +10,7 @@
 //! use orcho::{testing::Scenario, PhasePlan, PhaseRole, RunPlan};
 //! use orcho::core::{Finding, RunStatus, Severity, Verdict};
 //! use orcho::gates::PhaseOutcome;
-//! use orcho::handoff::HandoffChoice;
+//! use orcho::handoff::handoff::HandoffChoice;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
@@ -39,8 +39,13 @@ use orcho_core::{FixedClock, RunId, RunStatus, Timestamp, Verdict};
 use orcho_delivery::{DeliveryGate, IntakeReport};
 use orcho_gates::PhaseOutcome;
 use orcho_handoff::{
-    Advisor, AutopilotOutcome, DecidedBy, DecisionRequest, DeliveryChoice, HandoffChoice,
-    IntakeChoice, PhaseHandoff, supervision::Answer,
+    Advisor,
+    autopilot::AutopilotOutcome,
+    decision::{DecidedBy, DecisionRequest},
+    delivery::DeliveryChoice,
+    handoff::{HandoffChoice, PhaseHandoff},
+    intake::IntakeChoice,
+    supervision::Answer,
 };
 
 use crate::{

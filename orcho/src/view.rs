@@ -5,7 +5,7 @@
 use camino::Utf8PathBuf;
 use orcho_core::{Cost, HandoffId, PhaseName, RunId, RunStatus, Verdict};
 use orcho_gates::PhaseOutcome;
-use orcho_handoff::DecidedBy;
+use orcho_handoff::decision::DecidedBy;
 use serde::Serialize;
 
 use crate::state::{RunState, Stage, TouchpointKind};

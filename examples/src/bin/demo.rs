@@ -34,7 +34,11 @@ use orcho::{
     core::{Finding, Severity, Verdict, error_chain, fs},
     delivery::DeliveryGate,
     gates::{GateRegistry, PhaseOutcome},
-    handoff::{DecidedBy, DecisionRequest, DeliveryChoice, HandoffChoice, PhaseHandoff},
+    handoff::{
+        decision::{DecidedBy, DecisionRequest},
+        delivery::DeliveryChoice,
+        handoff::{HandoffChoice, PhaseHandoff},
+    },
     profile::Profile,
     receipts::exec::{self, BaseEnv, ExecRequest},
 };

@@ -6,8 +6,12 @@ use orcho::{
     Store, TouchpointKind,
     core::{HandoffId, RunId},
     handoff::{
-        DecidedBy, DecisionRequest, DeliveryAction, DeliveryChoice, HandoffAction, HandoffChoice,
-        IntakeAction, IntakeChoice, supervision::Answer,
+        DeliveryAction, HandoffAction, IntakeAction,
+        decision::{DecidedBy, DecisionRequest},
+        delivery::DeliveryChoice,
+        handoff::HandoffChoice,
+        intake::IntakeChoice,
+        supervision::Answer,
     },
 };
 
@@ -26,7 +30,7 @@ pub(crate) fn handoff(
     action: HandoffAction,
     text: Option<&str>,
     handoff: Option<HandoffId>,
-    advice: Option<orcho::handoff::AdviceId>,
+    advice: Option<orcho::handoff::advisor::AdviceId>,
 ) -> Result<Report, CliError> {
     let store = place.store();
     let handoff = match handoff {

@@ -10,8 +10,12 @@ use orcho::{
     core::{RunId, RunStatus},
     delivery::{DeliveryGate, IntakeReport},
     handoff::{
-        AdviceRecord, AutopilotOutcome, DecidedBy, DecisionRequest, DeliveryChoice, HandoffChoice,
-        Ineligible, IntakeChoice, PhaseHandoff, StopReason,
+        advisor::AdviceRecord,
+        autopilot::{AutopilotOutcome, Ineligible, StopReason},
+        decision::{DecidedBy, DecisionRequest},
+        delivery::DeliveryChoice,
+        handoff::{HandoffChoice, PhaseHandoff},
+        intake::IntakeChoice,
         supervision::{Answer, Touchpoint},
     },
 };

@@ -3,7 +3,7 @@
 
 use std::{fmt::Write as _, time::Duration};
 
-use orcho::{Listed, core::RunId, handoff::DecidedBy};
+use orcho::{Listed, core::RunId, handoff::decision::DecidedBy};
 
 use crate::{
     error::CliError,

@@ -160,7 +160,7 @@ impl<'a> AdviceDoc<'a> {
     pub(crate) fn of(
         run_id: &'a RunId,
         handoff_id: &'a HandoffId,
-        record: &'a orcho::handoff::AdviceRecord,
+        record: &'a orcho::handoff::advisor::AdviceRecord,
         note: &'static str,
     ) -> Self {
         let a = record.advice();

@@ -248,8 +248,8 @@ impl ToolError {
                 if h.is_refused(|r| {
                     matches!(
                         r,
-                        orcho::handoff::HandoffRefusal::UnknownAdvice(_)
-                            | orcho::handoff::HandoffRefusal::AdviceForOtherHandoff { .. }
+                        orcho::handoff::handoff::HandoffRefusal::UnknownAdvice(_)
+                            | orcho::handoff::handoff::HandoffRefusal::AdviceForOtherHandoff { .. }
                     )
                 }) =>
             {

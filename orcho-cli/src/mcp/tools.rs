@@ -6,8 +6,12 @@ use orcho::{
     PhaseReport, PhaseRequest, Run, RunView, Step, Store,
     core::{HandoffId, RunId, RunStatus},
     handoff::{
-        DecidedBy, DecisionRequest, DeliveryAction, DeliveryChoice, HandoffAction, HandoffChoice,
-        IntakeAction, IntakeChoice, PhaseHandoff, supervision::Touchpoint,
+        DeliveryAction, HandoffAction, IntakeAction,
+        decision::{DecidedBy, DecisionRequest},
+        delivery::DeliveryChoice,
+        handoff::{HandoffChoice, PhaseHandoff},
+        intake::IntakeChoice,
+        supervision::Touchpoint,
     },
 };
 use serde::Serialize;
@@ -317,7 +321,7 @@ impl OrchoMcp {
             .map_err(|e| ToolError::invalid(orcho::core::error_chain(&e)))?;
         let mut request = DecisionRequest::by_client(choice, client);
         if let Some(advice) = input.advice_id.as_deref() {
-            let advice: orcho::handoff::AdviceId = advice
+            let advice: orcho::handoff::advisor::AdviceId = advice
                 .parse()
                 .map_err(|e| ToolError::invalid(format!("`advice_id`: {e}")))?;
             request = request.with_advice(advice);
@@ -487,7 +491,7 @@ impl OrchoMcp {
             Some(record) => record.advice().clone(),
             None => {
                 use orcho::handoff::Advisor as _;
-                orcho::handoff::RuleAdvisor
+                orcho::handoff::advisor::RuleAdvisor
                     .advise(&orcho::handoff::AdviceRequest::new(&handoff, "", &[]))
                     .await
                     .map_err(|e| ToolError::internal(&e))?

@@ -7,7 +7,11 @@ use orcho::{
     Overridden, RunView,
     core::{Finding, HandoffId, RunId},
     delivery::{DeliveryGate, IntakeReport, TargetStatus},
-    handoff::{HandoffChoice, Inbox, IntakeAction, PendingDecision, PhaseHandoff},
+    handoff::{
+        IntakeAction,
+        handoff::{HandoffChoice, PhaseHandoff},
+        inbox::{Inbox, PendingDecision},
+    },
     receipts::Gap,
 };
 use serde::Serialize;

@@ -9,7 +9,10 @@ use crate::commands::GateNow;
 use orcho::{
     core::{Finding, RunId},
     delivery::{DeliveryGate, IntakeReport, TargetStatus},
-    handoff::{HandoffChoice, Inbox, PhaseHandoff},
+    handoff::{
+        handoff::{HandoffChoice, PhaseHandoff},
+        inbox::Inbox,
+    },
     receipts::{EnvStatus, ReadinessSummary, ReceiptStatus},
 };
 
@@ -86,14 +89,14 @@ pub(crate) fn environment_table(summary: &ReadinessSummary) -> Option<String> {
 }
 
 /// Advice as the interactive prompt shows it, before asking.
-pub(crate) fn advice_shown(record: &orcho::handoff::AdviceRecord) -> String {
+pub(crate) fn advice_shown(record: &orcho::handoff::advisor::AdviceRecord) -> String {
     let full = advice_lines(record);
     format!("{full}\nadvice decides nothing: `a` takes it, or choose yourself")
 }
 
 /// Advice as `orcho handoff advise` prints it, with the command that
 /// follows it.
-pub(crate) fn advice(run: &RunId, record: &orcho::handoff::AdviceRecord) -> String {
+pub(crate) fn advice(run: &RunId, record: &orcho::handoff::advisor::AdviceRecord) -> String {
     let mut text = advice_lines(record);
     let a = record.advice();
     let action = a.recommended_action;
@@ -110,7 +113,7 @@ pub(crate) fn advice(run: &RunId, record: &orcho::handoff::AdviceRecord) -> Stri
     text
 }
 
-fn advice_lines(record: &orcho::handoff::AdviceRecord) -> String {
+fn advice_lines(record: &orcho::handoff::advisor::AdviceRecord) -> String {
     let a = record.advice();
     let mut text = format!(
         "advice {} by {} on handoff {}: {}",

@@ -3,7 +3,11 @@
 
 use camino::Utf8PathBuf;
 use orcho_core::Digest;
-use orcho_handoff::{DeliveryAction, DeliveryActions, PointError, point::Refusal};
+use orcho_handoff::{
+    DeliveryAction,
+    delivery::DeliveryActions,
+    point::{PointError, Refusal},
+};
 
 use super::{DeliveryBlock, TargetStatus};
 use crate::{followup::FollowUpError, git::GitError};

@@ -6,7 +6,7 @@ use camino::Utf8PathBuf;
 use orcho_core::{Digest, Finding, RunId, SchemaVersion, Timestamp, Verdict, schema::Document};
 use serde::{Deserialize, Serialize};
 
-use orcho_handoff::{DeliveryAction, DeliveryActions, PointErrorKind};
+use orcho_handoff::{DeliveryAction, delivery::DeliveryActions, point::PointErrorKind};
 use orcho_receipts::{Gap, GapStatus, NextAction};
 
 use super::{

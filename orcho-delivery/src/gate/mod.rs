@@ -18,11 +18,11 @@
 //!
 //! Deciding and delivering are two steps, as for phase handoffs:
 //! [`DeliveryGates::decide`] records the one decision of the gate through
-//! the shared decision-point lifecycle ([`Points`](orcho_handoff::Points):
+//! the shared decision-point lifecycle ([`Points`](orcho_handoff::point::Points):
 //! first writer wins across processes, an identical decision is an
 //! idempotent replay, a different one a conflict), and
 //! [`DeliveryGates::deliver`] acts on the
-//! [`RecordedDecision`](orcho_handoff::RecordedDecision), once, and records
+//! [`RecordedDecision`](orcho_handoff::decision::RecordedDecision), once, and records
 //! the [`DeliveryOutcome`].
 //!
 //! **The target is never half-written.** Before `approve` or `apply`
@@ -49,7 +49,7 @@
 //! ```no_run
 //! use std::sync::Arc;
 //! use orcho_core::{SystemClock, Verdict};
-//! use orcho_handoff::{DecidedBy, DecisionRequest, DeliveryChoice};
+//! use orcho_handoff::{decision::{DecidedBy, DecisionRequest}, delivery::DeliveryChoice};
 //! use orcho_delivery::{DeliveryGates, DeliveryOutcome, DeliverySpec};
 //! use orcho_receipts::ReadinessSummary;
 //!

@@ -5,7 +5,10 @@ use std::fmt;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_core::{Digest, Finding, RunId, Timestamp, Verdict};
-use orcho_handoff::{DeliveryAction, DeliveryActions, DeliveryChoice};
+use orcho_handoff::{
+    DeliveryAction,
+    delivery::{DeliveryActions, DeliveryChoice},
+};
 use orcho_receipts::{Gap, ReadinessSummary};
 
 use super::diff::DiffSummary;

@@ -9,8 +9,10 @@ use orcho_core::{
     storage::{FsStorage, Item, PointKind, Storage},
 };
 use orcho_handoff::{
-    DELIVERY_POINT, DecisionPoint, DecisionRequest, DeliveryAction, DeliveryChoice, PointError,
-    PointErrorKind, PointState, Points, RecordedDecision, decision::Decision,
+    DeliveryAction,
+    decision::{Decision, DecisionRequest, RecordedDecision},
+    delivery::{DELIVERY_POINT, DeliveryChoice},
+    point::{DecisionPoint, PointError, PointErrorKind, PointState, Points},
 };
 
 use super::{
@@ -334,7 +336,7 @@ impl DeliveryGates {
                     let action = request.payload().action();
                     if action == DeliveryAction::Approve
                         && gate.spec.approve_requires_operator
-                        && request.decided_by() != orcho_handoff::DecidedBy::Operator
+                        && request.decided_by() != orcho_handoff::decision::DecidedBy::Operator
                     {
                         let by = match request.client() {
                             Some(client) => format!("the client `{client}`"),

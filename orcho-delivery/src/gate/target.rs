@@ -68,8 +68,8 @@ impl TargetStatus {
     /// The actions the target as it is refuses: `approve` and `apply` when
     /// the diff conflicts, `approve` alone when the diff builds on
     /// uncommitted changes, none otherwise.
-    pub fn refused(&self) -> orcho_handoff::DeliveryActions {
-        orcho_handoff::DeliveryActions::all()
+    pub fn refused(&self) -> orcho_handoff::delivery::DeliveryActions {
+        orcho_handoff::delivery::DeliveryActions::all()
             .iter()
             .filter(|action| self.refuses(*action))
             .collect()

@@ -3,7 +3,7 @@
 
 use camino::Utf8PathBuf;
 use orcho_core::Digest;
-use orcho_handoff::{PointError, point::Refusal};
+use orcho_handoff::point::{PointError, Refusal};
 
 use crate::git::GitError;
 

@@ -5,7 +5,7 @@ use camino::Utf8PathBuf;
 use orcho_core::{Digest, RunId, SchemaVersion, Timestamp, schema::Document};
 use serde::{Deserialize, Serialize};
 
-use orcho_handoff::{IntakeAction, PointErrorKind};
+use orcho_handoff::{IntakeAction, point::PointErrorKind};
 
 use super::{ChangeKind, IntakeOutcome, IntakeRefusal, IntakeReport, SeedPatch, TrackedChange};
 

@@ -14,7 +14,7 @@
 //! | `halt` | the run does not start. |
 //!
 //! The decision is recorded through the shared decision-point lifecycle
-//! ([`Points`](orcho_handoff::Points): first writer wins, an identical
+//! ([`Points`](orcho_handoff::point::Points): first writer wins, an identical
 //! decision replays, a different one is a conflict), and [`Intakes::apply`]
 //! acts on it once, recording the [`IntakeOutcome`].
 //! The engine then creates the run's worktree at

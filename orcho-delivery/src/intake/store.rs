@@ -9,8 +9,10 @@ use orcho_core::{
     storage::{FsStorage, Item, PointKind, Storage},
 };
 use orcho_handoff::{
-    DecisionPoint, DecisionRequest, INTAKE_POINT, IntakeAction, IntakeChoice, PointError,
-    PointErrorKind, Points, RecordedDecision, decision::Decision,
+    IntakeAction,
+    decision::{Decision, DecisionRequest, RecordedDecision},
+    intake::{INTAKE_POINT, IntakeChoice},
+    point::{DecisionPoint, PointError, PointErrorKind, Points},
 };
 
 use super::{
@@ -169,7 +171,7 @@ pub(crate) fn intake_point() -> HandoffId {
 /// ```no_run
 /// use std::sync::Arc;
 /// use orcho_core::SystemClock;
-/// use orcho_handoff::{DecidedBy, DecisionRequest, IntakeAction, IntakeChoice};
+/// use orcho_handoff::{IntakeAction, decision::{DecidedBy, DecisionRequest}, intake::IntakeChoice};
 /// use orcho_delivery::{Intakes, detect_intake};
 ///
 /// let intakes = Intakes::in_dir(".orcho", Arc::new(SystemClock::new()));

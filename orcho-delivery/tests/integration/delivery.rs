@@ -9,7 +9,10 @@ use orcho_delivery::{
     DeliveryBlock, DeliveryGates, DeliveryOutcome, DeliveryRefusal, DeliverySpec, TargetStatus,
 };
 use orcho_handoff::{
-    DecidedBy, DecisionRequest, DeliveryAction, DeliveryChoice, PointErrorKind, PointState,
+    DeliveryAction,
+    decision::{DecidedBy, DecisionRequest},
+    delivery::DeliveryChoice,
+    point::{PointErrorKind, PointState},
 };
 use orcho_receipts::{CommandReadiness, ReadinessSummary, ReceiptStatus};
 

@@ -1,7 +1,7 @@
 //! Fixed ids, times and stores, so that documents are byte-stable.
 
 use orcho_core::{Finding, RunId, Severity, Verdict};
-use orcho_handoff::{HandoffSpec, HandoffTrigger};
+use orcho_handoff::handoff::{HandoffSpec, HandoffTrigger};
 
 pub(crate) const T0: &str = "2026-11-21T12:00:00Z";
 

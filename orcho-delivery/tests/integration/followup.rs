@@ -6,7 +6,11 @@ use orcho_delivery::{
     DeliveryBlock, DeliveryGates, DeliveryOutcome, DeliveryRefusal, DeliverySpec, FollowUpGuard,
     FollowUpSpec, NonConvergence,
 };
-use orcho_handoff::{DecidedBy, DecisionRequest, DeliveryAction, DeliveryChoice};
+use orcho_handoff::{
+    DeliveryAction,
+    decision::{DecidedBy, DecisionRequest},
+    delivery::DeliveryChoice,
+};
 
 use crate::{
     Result,

@@ -6,8 +6,12 @@ use std::{fmt::Write as _, sync::Arc, time::Duration};
 use orcho_core::{FixedClock, RunId, Verdict, error_chain};
 use orcho_delivery::{DeliveryGates, DeliverySpec, Intakes, detect_intake, pending_decisions};
 use orcho_handoff::{
-    DecidedBy, DecisionRequest, DeliveryChoice, HandoffChoice, HandoffSpec, HandoffStore,
-    InboxEntry, IntakeAction, IntakeChoice, SuggestedStep,
+    IntakeAction,
+    decision::{DecidedBy, DecisionRequest},
+    delivery::DeliveryChoice,
+    handoff::{HandoffChoice, HandoffSpec, HandoffStore},
+    inbox::{InboxEntry, SuggestedStep},
+    intake::IntakeChoice,
 };
 
 use crate::{
@@ -25,7 +29,7 @@ fn operator<P: orcho_handoff::decision::DecisionPayload>(p: P) -> DecisionReques
     DecisionRequest::new(p, DecidedBy::Operator)
 }
 
-fn render(inbox: &orcho_handoff::Inbox) -> String {
+fn render(inbox: &orcho_handoff::inbox::Inbox) -> String {
     let mut out = String::new();
     for entry in inbox.entries() {
         match entry {

@@ -7,7 +7,12 @@ use std::sync::Arc;
 use camino::Utf8PathBuf;
 use orcho_core::{FixedClock, RunId, error_chain};
 use orcho_delivery::{ChangeKind, IntakeOutcome, IntakeRefusal, Intakes, detect_intake};
-use orcho_handoff::{DecidedBy, DecisionRequest, IntakeAction, IntakeChoice, PointErrorKind};
+use orcho_handoff::{
+    IntakeAction,
+    decision::{DecidedBy, DecisionRequest},
+    intake::IntakeChoice,
+    point::PointErrorKind,
+};
 
 use crate::{
     Result,
@@ -60,7 +65,7 @@ fn decide(
     r: &Repo,
     i: &Intakes,
     choice: IntakeChoice,
-) -> Result<orcho_handoff::RecordedDecision<IntakeChoice>> {
+) -> Result<orcho_handoff::decision::RecordedDecision<IntakeChoice>> {
     let report = detect_intake(&r.target, &store(r))?;
     i.open(&run(), &report)?;
     Ok(i.decide(&run(), DecisionRequest::new(choice, DecidedBy::Operator))?)

@@ -171,17 +171,17 @@ impl CommandGate {
         let input = ContextV1 {
             schema: COMMAND_GATE_SCHEMA,
             gate: self.name.as_str(),
-            run: ctx.run.as_str(),
-            phase: ctx.phase.as_str(),
-            attempt: ctx.attempt,
-            round: ctx.round,
-            checkout: ctx.checkout.as_str(),
+            run: ctx.run().as_str(),
+            phase: ctx.phase().as_str(),
+            attempt: ctx.attempt(),
+            round: ctx.round(),
+            checkout: ctx.checkout().as_str(),
             kind: self.config.kind,
             phase_outcome: PhaseOutcomeV1 {
-                verdict: ctx.phase_outcome.verdict.as_str(),
-                summary: &ctx.phase_outcome.summary,
+                verdict: ctx.phase_outcome().verdict.as_str(),
+                summary: &ctx.phase_outcome().summary,
                 findings: ctx
-                    .phase_outcome
+                    .phase_outcome()
                     .findings
                     .iter()
                     .map(FindingV1::from)
@@ -193,13 +193,13 @@ impl CommandGate {
         let base =
             BaseEnv::inherit().with_host_vars(self.config.inherit.iter().map(String::as_str));
         Ok(ExecRequest::new(&self.config.argv)
-            .cwd(ctx.checkout.clone())
+            .cwd(ctx.checkout().to_owned())
             .envs(base)
             .envs(self.config.env.clone())
-            .env("ORCHO_RUN", ctx.run.as_str())
-            .env("ORCHO_PHASE", ctx.phase.as_str())
-            .env("ORCHO_ATTEMPT", ctx.attempt.to_string())
-            .env("ORCHO_ROUND", ctx.round.to_string())
+            .env("ORCHO_RUN", ctx.run().as_str())
+            .env("ORCHO_PHASE", ctx.phase().as_str())
+            .env("ORCHO_ATTEMPT", ctx.attempt().to_string())
+            .env("ORCHO_ROUND", ctx.round().to_string())
             .env("ORCHO_GATE", self.name.as_str())
             .timeout(
                 self.config

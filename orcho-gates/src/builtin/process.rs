@@ -16,7 +16,7 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// Runs `work` on the blocking pool with a token that `ctx.cancel` fires,
+/// Runs `work` on the blocking pool with a token that `ctx.cancel()` fires,
 /// and that fires too when this future is dropped (the scheduler gave up on
 /// the gate): the process `work` starts never outlives the gate.
 pub(super) async fn run_cancellable<T, E>(
@@ -32,7 +32,7 @@ where
         let token = token.clone();
         tokio::task::spawn_blocking(move || work(token))
     };
-    let cancel = ctx.cancel.clone();
+    let cancel = ctx.cancel().clone();
     let bridge = tokio::spawn({
         let token = token.clone();
         async move {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use camino::Utf8Path;
 
 use orcho_core::{Finding, GateName, Severity};
-use orcho_receipts::{CommandName, CommandReceipt, Failure, Verifier};
+use orcho_receipts::{CommandName, CommandReceipt, Failure};
 use serde::{Deserialize, Serialize};
 
 use super::process::run_cancellable;
@@ -37,8 +37,8 @@ pub struct TestsGateConfig {
 /// Runs one declared verification command and turns its receipt into a
 /// result.
 ///
-/// - The command runs through the run's [`Verifier`] (handed over in
-///   [`GateContext::verifier`]), so every run of the gate leaves a receipt
+/// - The command runs through the run's verification contract (handed over
+///   as [`GateContext::verification`]), so every run of the gate leaves a receipt
 ///   that final acceptance can read; the gate adds no proof of its own.
 /// - A passing receipt passes. A non-zero exit, a signal, a failed
 ///   environment assertion, or a command that changed the files it verifies
@@ -170,16 +170,16 @@ impl QualityGate for TestsGate {
     }
 
     async fn evaluate(&self, ctx: &GateContext) -> Result<QualityGateResult, GateError> {
-        let verifier: Arc<Verifier> = ctx.verifier.clone().ok_or_else(|| {
+        let verification = ctx.verification().cloned().ok_or_else(|| {
             GateError::msg(format!(
                 "gate `{}` needs the run's verification contract, and none was given to the gate context",
                 self.name
             ))
         })?;
         let command = self.command.clone();
-        let store = verifier.store().dir().to_owned();
+        let store = verification.receipts_dir().to_owned();
         let receipt = run_cancellable(ctx, move |token| {
-            verifier.run_command(&command, Some(&token))
+            verification.run_command(&command, Some(&token))
         })
         .await?;
         self.result(&receipt, &store)

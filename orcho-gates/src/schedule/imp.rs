@@ -164,7 +164,7 @@ impl Scheduler {
     }
 
     /// Runs `gates` after the phase described by `ctx`, handing every record
-    /// to `record` as described on the type. Cancelling `ctx.cancel` cancels
+    /// to `record` as described on the type. Cancelling `ctx.cancel()` cancels
     /// the running gates and skips the rest.
     ///
     /// # Errors
@@ -193,7 +193,7 @@ impl Scheduler {
 
         let mut i = 0;
         while i < gates.len() && stop.is_none() {
-            if ctx.cancel.is_cancelled() {
+            if ctx.cancel().is_cancelled() {
                 stop = Some(RUN_CANCELLED.to_owned());
                 break;
             }
@@ -295,7 +295,7 @@ impl Scheduler {
                 }
             }
         }
-        if stop.is_none() && ctx.cancel.is_cancelled() {
+        if stop.is_none() && ctx.cancel().is_cancelled() {
             // The runners stopped taking gates: the rest are skipped.
             stop = Some(RUN_CANCELLED.to_owned());
         }
@@ -358,7 +358,7 @@ async fn run_runner(
     records: mpsc::UnboundedSender<GateRecord>,
 ) {
     loop {
-        if wave.halted.load(Ordering::Acquire) || ctx.cancel.is_cancelled() {
+        if wave.halted.load(Ordering::Acquire) || ctx.cancel().is_cancelled() {
             return;
         }
         let at = wave.next.fetch_add(1, Ordering::AcqRel);
@@ -473,7 +473,7 @@ async fn run_one(
     let _guard = match &gate.lock_group {
         Some(group) => tokio::select! {
             biased;
-            () = ctx.cancel.cancelled() => return record(skipped(RUN_CANCELLED)),
+            () = ctx.cancel().cancelled() => return record(skipped(RUN_CANCELLED)),
             () = cancel.cancelled() => return record(skipped("cancelled")),
             locked = lock(lock_dir, group) => match locked {
                 Ok(guard) => Some(guard),
@@ -483,9 +483,10 @@ async fn run_one(
         None => None,
     };
 
-    let mut gctx = ctx.clone();
-    gctx.cancel = cancel.clone();
-    gctx.config = gate.config.clone();
+    let gctx = ctx
+        .clone()
+        .with_cancel(cancel.clone())
+        .with_config(gate.config.clone());
     let start = Instant::now();
     let evaluation = catch_unwind(gate.gate.evaluate(&gctx));
     let deadline = async {
@@ -498,7 +499,7 @@ async fn run_one(
     // is never polled.
     let result = tokio::select! {
         biased;
-        () = ctx.cancel.cancelled() => {
+        () = ctx.cancel().cancelled() => {
             cancel.cancel();
             skipped(RUN_CANCELLED)
         },

@@ -33,11 +33,13 @@ async fn the_context_goes_in_and_a_failed_result_comes_back() -> Result {
     let (dir, ctx) = context();
     let root = Utf8PathBuf::try_from(dir.path().to_owned())?;
     let mut ctx = ctx;
-    ctx.phase_outcome = PhaseOutcome::new(Verdict::Approved).with_findings([Finding::new(
-        "implement",
-        Severity::Low,
-        "left a TODO",
-    )]);
+    ctx = ctx.with_phase_outcome(
+        PhaseOutcome::new(Verdict::Approved).with_findings([Finding::new(
+            "implement",
+            Severity::Low,
+            "left a TODO",
+        )]),
+    );
     let with = serde_json::json!({
         "argv": ["sh", "-c", r#"cat > context.json; echo "$ORCHO_GATE $ORCHO_PHASE $STYLE" > env.txt
 printf '%s' '{"schema": 1, "outcome": "failed", "summary": "1 line too long",
@@ -182,7 +184,8 @@ async fn a_large_context_is_written_while_the_output_is_read() -> Result {
     let (_dir, ctx) = context();
     let mut ctx = ctx;
     // Larger than a pipe buffer, both ways.
-    ctx.phase_outcome = PhaseOutcome::new(Verdict::Rejected).with_summary("x".repeat(300_000));
+    ctx = ctx
+        .with_phase_outcome(PhaseOutcome::new(Verdict::Rejected).with_summary("x".repeat(300_000)));
     let echoed = gate(sh("cat >&2"))?.evaluate(&ctx).await?;
     assert_eq!(echoed.outcome, GateOutcome::Passed);
     // A program that never reads its input does not hang the gate.

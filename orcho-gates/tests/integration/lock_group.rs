@@ -140,7 +140,7 @@ fn lock_groups_exclude_across_processes() -> Result {
 #[tokio::test]
 async fn waiting_for_a_lock_ends_with_the_run() -> Result {
     let (_dir, mut ctx) = crate::context();
-    let locks = ctx.store.join("locks");
+    let locks = ctx.checkout().join(".orcho").join("locks");
     std::fs::create_dir_all(&locks)?;
     // Another holder keeps the group's lock for the whole test.
     let _held = orcho_core::fs::LockFile::new(locks.join("cargo.lock")).lock_exclusive()?;
@@ -153,7 +153,7 @@ async fn waiting_for_a_lock_ends_with_the_run() -> Result {
     )
     .with_lock_group("cargo")];
     let run = orcho_gates::Cancellation::new();
-    ctx.cancel = run.clone();
+    ctx = ctx.with_cancel(run.clone());
     let canceller = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(50)).await;
         run.cancel();

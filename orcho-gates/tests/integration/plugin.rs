@@ -44,7 +44,7 @@ impl QualityGate for BannedWordJudge {
             Some(Usd::new(0.001).map_err(GateError::new)?),
             Some(Tokens::new(50, 5)),
         );
-        let result = if ctx.phase_outcome.summary.contains(&self.word) {
+        let result = if ctx.phase_outcome().summary.contains(&self.word) {
             QualityGateResult::inferential(self.name.clone(), GateOutcome::Failed).with_finding(
                 Finding::new(
                     self.name.as_str(),
@@ -86,8 +86,12 @@ async fn a_third_party_gate_registers_validates_and_runs() -> Result {
         .with_config(serde_json::json!({"word": "TODO"}));
     let gate = registry.build(&spec)?;
     let (_dir, mut ctx) = context();
-    ctx.phase_outcome.summary = "Done, except a TODO in parse.rs".into();
-    let scheduler = Scheduler::builder(ctx.store.join("locks")).build();
+    let outcome = ctx
+        .phase_outcome()
+        .clone()
+        .with_summary("Done, except a TODO in parse.rs");
+    ctx = ctx.with_phase_outcome(outcome);
+    let scheduler = Scheduler::builder(ctx.checkout().join(".orcho").join("locks")).build();
     let phase = scheduler
         .run(
             &ctx,

@@ -15,7 +15,7 @@ use orcho_gates::{
 use crate::{Result, context, name};
 
 fn scheduler(ctx: &orcho_gates::GateContext) -> Scheduler {
-    Scheduler::builder(ctx.store.join("locks"))
+    Scheduler::builder(ctx.checkout().join(".orcho").join("locks"))
         .inferential_concurrency(4)
         .build()
 }
@@ -264,7 +264,7 @@ async fn no_gate_of_a_wave_starts_after_a_halting_failure() -> Result {
         hanging_judge(&log),
     ];
     gates.extend(later_judges(&log, 6));
-    let scheduler = Scheduler::builder(ctx.store.join("locks"))
+    let scheduler = Scheduler::builder(ctx.checkout().join(".orcho").join("locks"))
         .inferential_concurrency(2)
         .cancel_grace(Duration::from_millis(50))
         .build();
@@ -307,7 +307,7 @@ async fn a_result_that_finished_alongside_a_halt_is_kept() -> Result {
             FailStrategy::Informational,
         ),
     ];
-    let scheduler = Scheduler::builder(ctx.store.join("locks"))
+    let scheduler = Scheduler::builder(ctx.checkout().join(".orcho").join("locks"))
         .inferential_concurrency(2)
         .build();
     let mut order = Vec::new();
@@ -339,12 +339,12 @@ async fn cancelling_the_run_mid_wave_starts_no_further_gate() -> Result {
     let mut gates = vec![hanging_judge(&log)];
     gates.extend(later_judges(&log, 3));
     let run = Cancellation::new();
-    ctx.cancel = run.clone();
+    ctx = ctx.with_cancel(run.clone());
     let canceller = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(50)).await;
         run.cancel();
     });
-    let scheduler = Scheduler::builder(ctx.store.join("locks"))
+    let scheduler = Scheduler::builder(ctx.checkout().join(".orcho").join("locks"))
         .inferential_concurrency(1)
         .build();
     let phase = scheduler.run(&ctx, &gates, |_| Ok(())).await?;
@@ -388,7 +388,7 @@ async fn a_halt_in_a_wave_cancels_the_rest_of_the_wave() -> Result {
             FailStrategy::FeedIntoNext,
         ),
     ];
-    let scheduler = Scheduler::builder(ctx.store.join("locks"))
+    let scheduler = Scheduler::builder(ctx.checkout().join(".orcho").join("locks"))
         .cancel_grace(Duration::from_millis(50))
         .build();
     let mut order = Vec::new();

@@ -61,7 +61,7 @@ async fn a_passing_command_passes_and_leaves_a_present_receipt() -> Result {
 #[tokio::test]
 async fn a_failing_command_feeds_its_output_into_the_next_attempt() -> Result {
     let (_dir, ctx, verifier) = setup()?;
-    let scheduler = Scheduler::builder(ctx.store.join("locks")).build();
+    let scheduler = Scheduler::builder(ctx.checkout().join(".orcho").join("locks")).build();
     let phase = scheduler
         .run(
             &ctx,
@@ -98,7 +98,7 @@ async fn a_failing_command_feeds_its_output_into_the_next_attempt() -> Result {
 #[tokio::test]
 async fn a_hanging_command_is_killed_at_the_gate_timeout() -> Result {
     let (_dir, ctx, verifier) = setup()?;
-    let scheduler = Scheduler::builder(ctx.store.join("locks")).build();
+    let scheduler = Scheduler::builder(ctx.checkout().join(".orcho").join("locks")).build();
     let gates = [
         ScheduledGate::new(gate("slow", "slow")?, FailStrategy::FeedIntoNext)
             .with_timeout(Duration::from_millis(300)),

@@ -276,7 +276,7 @@ fn digest_of<P: DecisionPayload>(
 /// Only [`DecisionSlot::record`] and [`DecisionSlot::read`] (and the stores
 /// of this crate built on them) construct one, after the record was created
 /// or read back and its digest checked. Operations that act on a decision,
-/// such as [`HandoffStore::resume`](crate::HandoffStore::resume), take it, so
+/// such as [`HandoffStore::resume`](crate::handoff::HandoffStore::resume), take it, so
 /// that acting on an unrecorded decision does not compile.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordedDecision<P> {

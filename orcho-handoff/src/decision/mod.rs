@@ -21,7 +21,7 @@
 //! acted on.
 //!
 //! The payload is any type implementing [`DecisionPayload`]; the phase
-//! handoff uses [`HandoffChoice`](crate::HandoffChoice). A new kind of
+//! handoff uses [`HandoffChoice`](crate::handoff::HandoffChoice). A new kind of
 //! decision point reuses the mechanism by defining its payload type and a
 //! slot path:
 //!

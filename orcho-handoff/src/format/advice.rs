@@ -5,7 +5,9 @@ use orcho_core::{Cost, HandoffId, RunId, SchemaVersion, Timestamp, schema::Docum
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    Advice, AdviceId, AdviceRecord, Confidence, ConfidenceBand, HandoffAction, decision::DecidedBy,
+    Advice, Confidence, HandoffAction,
+    advisor::{AdviceId, AdviceRecord, ConfidenceBand},
+    decision::DecidedBy,
 };
 
 #[serde_with::skip_serializing_none]

@@ -4,7 +4,8 @@ use orcho_core::{Cost, HandoffId, PhaseName, SchemaVersion, Usd};
 use serde::Serialize;
 
 use crate::{
-    AdviceId, HandoffAction,
+    HandoffAction,
+    advisor::AdviceId,
     decision::DecidedBy,
     evidence::{AdviceCall, AutopilotStopRecord, HandoffAdviceEvidence},
 };
@@ -85,7 +86,7 @@ impl From<AdviceCall> for CallRepr {
             requested_by: c.requested_by,
             recommended_action: c.recommended,
             applied_action: c.applied,
-            retry_outcome: c.retry_outcome.map(crate::RetryOutcome::as_str),
+            retry_outcome: c.retry_outcome.map(crate::evidence::RetryOutcome::as_str),
             usage: c.usage,
         }
     }

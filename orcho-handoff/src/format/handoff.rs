@@ -8,7 +8,8 @@ use orcho_core::{
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    AvailableActions, ChoiceError, HandoffAction, HandoffChoice, HandoffTrigger, PhaseHandoff,
+    HandoffAction,
+    handoff::{AvailableActions, ChoiceError, HandoffChoice, HandoffTrigger, PhaseHandoff},
 };
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -4,7 +4,11 @@
 use orcho_core::{Digest, HandoffId, SchemaVersion, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use crate::{HandoffAction, JournalEntry, JournalEvent, advisor::AdviceId};
+use crate::{
+    HandoffAction,
+    advisor::AdviceId,
+    handoff::{JournalEntry, JournalEvent},
+};
 
 /// Version 1: schema, at, handoff_id, event (`opened`, `decided`,
 /// `resumed`, `autopilot_stopped`), and per event: `action` and `digest`

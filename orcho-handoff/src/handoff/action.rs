@@ -26,7 +26,7 @@ action_enum! {
     /// assert!(action.requires_text());
     /// assert_eq!(HandoffAction::ContinueWithWaiver.to_string(), "continue_with_waiver");
     /// assert_eq!("HALT".parse::<HandoffAction>()?, HandoffAction::Halt);
-    /// # Ok::<(), orcho_handoff::UnknownActionError>(())
+    /// # Ok::<(), orcho_handoff::point::UnknownActionError>(())
     /// ```
     pub enum HandoffAction in "handoff" {
         /// Proceed despite the verdict. Recorded as an override.
@@ -58,7 +58,7 @@ impl HandoffAction {
 ///
 /// ```
 /// use orcho_core::Verdict;
-/// use orcho_handoff::{AvailableActions, HandoffAction, HandoffPolicy};
+/// use orcho_handoff::{HandoffAction, handoff::{AvailableActions, HandoffPolicy}};
 ///
 /// let menu = AvailableActions::compute(Verdict::Incomplete, HandoffPolicy::default());
 /// assert!(!menu.contains(HandoffAction::Continue), "no bare continue on incomplete work");
@@ -98,7 +98,7 @@ impl ActionSet<HandoffAction> {
     ///
     /// ```
     /// use orcho_core::Verdict;
-    /// use orcho_handoff::{AvailableActions, HandoffAction, HandoffPolicy};
+    /// use orcho_handoff::{HandoffAction, handoff::{AvailableActions, HandoffPolicy}};
     ///
     /// let profile: AvailableActions = [HandoffAction::RetryFeedback, HandoffAction::ContinueWithWaiver].into_iter().collect();
     /// let menu = AvailableActions::compute(Verdict::Rejected, HandoffPolicy::default()).restricted_to(profile);
@@ -116,7 +116,7 @@ impl ActionSet<HandoffAction> {
 /// [`AvailableActions::compute`].
 ///
 /// ```
-/// use orcho_handoff::HandoffPolicy;
+/// use orcho_handoff::handoff::HandoffPolicy;
 ///
 /// let policy = HandoffPolicy::default().with_retry_available(false).with_always_pause(true);
 /// assert!(!policy.retry_available());
@@ -168,13 +168,13 @@ impl HandoffPolicy {
 /// decision's digest covers exactly what the operator wrote.
 ///
 /// ```
-/// use orcho_handoff::{HandoffAction, HandoffChoice};
+/// use orcho_handoff::{HandoffAction, handoff::HandoffChoice};
 ///
 /// let retry = HandoffChoice::new(HandoffAction::RetryFeedback, Some("handle the empty input case"))?;
 /// assert_eq!(retry.text(), Some("handle the empty input case"));
 /// assert!(HandoffChoice::new(HandoffAction::RetryFeedback, Some("  \n")).is_err());
 /// assert_eq!(HandoffChoice::new(HandoffAction::Halt, None)?, HandoffChoice::Halt);
-/// # Ok::<(), orcho_handoff::ChoiceError>(())
+/// # Ok::<(), orcho_handoff::handoff::ChoiceError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(into = "ChoiceRepr", try_from = "ChoiceRepr")]

@@ -172,8 +172,8 @@ impl TransitionError {
     }
 }
 
-/// An operation of the [`HandoffStore`](crate::HandoffStore) or the
-/// [`Autopilot`](crate::Autopilot) failed: the shared failures of every
+/// An operation of the [`HandoffStore`](crate::handoff::HandoffStore) or the
+/// [`Autopilot`](crate::autopilot::Autopilot) failed: the shared failures of every
 /// decision point, or a [`HandoffRefusal`].
 pub type HandoffError = PointError<HandoffRefusal>;
 

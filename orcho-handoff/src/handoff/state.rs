@@ -17,7 +17,7 @@
 //!
 //! [`HandoffState::apply`] consumes the state and returns the next one, or
 //! hands the unchanged state back inside the [`TransitionError`]. It does no
-//! I/O; the [`HandoffStore`](crate::HandoffStore) persists around it.
+//! I/O; the [`HandoffStore`](crate::handoff::HandoffStore) persists around it.
 
 use std::fmt;
 
@@ -51,12 +51,12 @@ impl fmt::Display for HandoffTrigger {
 }
 
 /// What the engine knows when a phase pauses: the input to
-/// [`HandoffStore::open`](crate::HandoffStore::open) and
+/// [`HandoffStore::open`](crate::handoff::HandoffStore::open) and
 /// [`PhaseHandoff::new`].
 ///
 /// ```
 /// use orcho_core::{Finding, Severity, Verdict};
-/// use orcho_handoff::{HandoffSpec, HandoffTrigger};
+/// use orcho_handoff::handoff::{HandoffSpec, HandoffTrigger};
 ///
 /// let spec = HandoffSpec::new("run-1".parse()?, "implement".parse()?, Verdict::Rejected)
 ///     .with_round(2)
@@ -139,7 +139,7 @@ pub struct PhaseHandoff {
 
 impl PhaseHandoff {
     /// Opens a handoff with this id, computing its menu from the spec's
-    /// verdict and policy. Pure; [`HandoffStore::open`](crate::HandoffStore::open)
+    /// verdict and policy. Pure; [`HandoffStore::open`](crate::handoff::HandoffStore::open)
     /// also chooses the id and persists it.
     pub fn new(id: HandoffId, spec: HandoffSpec, created_at: Timestamp) -> Self {
         Self {
@@ -363,10 +363,7 @@ impl HandoffState {
     ///
     /// ```
     /// use orcho_core::{Timestamp, Verdict};
-    /// use orcho_handoff::{
-    ///     decision::Decision, DecidedBy, DecisionRequest, HandoffChoice, HandoffEvent, HandoffSpec,
-    ///     HandoffState, HandoffStateName, PhaseHandoff,
-    /// };
+    /// use orcho_handoff::{decision::{Decision, DecidedBy, DecisionRequest}, handoff::{HandoffChoice, HandoffEvent, HandoffSpec, HandoffState, HandoffStateName, PhaseHandoff}};
     ///
     /// let at: Timestamp = "2026-11-21T12:00:00Z".parse()?;
     /// let spec = HandoffSpec::new("run-1".parse()?, "implement".parse()?, Verdict::Rejected);

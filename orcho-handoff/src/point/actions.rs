@@ -197,7 +197,7 @@ impl UnknownActionError {
 /// as a JSON list of spellings; displayed as `a, b, c` (`none` when empty).
 ///
 /// ```
-/// use orcho_handoff::{ActionSet, DeliveryAction};
+/// use orcho_handoff::{DeliveryAction, point::ActionSet};
 ///
 /// let menu: ActionSet<DeliveryAction> = [DeliveryAction::Skip, DeliveryAction::Approve].into_iter().collect();
 /// assert_eq!(menu.to_string(), "approve, skip");

@@ -39,9 +39,12 @@ use crate::{
 type Kind = PointErrorKind<TouchpointRefusal>;
 
 /// A supervision touchpoint, as persisted when it opens.
+///
+/// Exhaustive on purpose: a run's journal records touchpoints in its own
+/// format, and a new kind must be taught to it (and to every host that
+/// renders touchpoints), so adding one should break the build there.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-#[non_exhaustive]
 pub enum Touchpoint {
     /// A planner asked clarifying questions.
     PlannerQuestions {
@@ -371,7 +374,7 @@ impl SupervisionStore {
     pub fn scan(
         storage: &Arc<dyn Storage>,
         run: &RunId,
-    ) -> Result<Vec<crate::PendingDecision>, String> {
+    ) -> Result<Vec<crate::inbox::PendingDecision>, String> {
         let touchpoints = Self::new(
             Arc::clone(storage),
             run.clone(),
@@ -402,9 +405,9 @@ impl SupervisionStore {
                     ),
                 };
                 let decision = open.resolution.as_ref().map(|_| "answered".to_owned());
-                crate::PendingDecision::new(
+                crate::inbox::PendingDecision::new(
                     run.clone(),
-                    crate::PendingPoint::Touchpoint {
+                    crate::inbox::PendingPoint::Touchpoint {
                         touchpoint: open.id,
                         kind,
                         actions,

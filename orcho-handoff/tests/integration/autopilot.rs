@@ -5,9 +5,12 @@ use std::{sync::Arc, time::Duration};
 
 use orcho_core::{Cost, Finding, HandoffId, Severity, Usd, Verdict};
 use orcho_handoff::{
-    Advice, Autopilot, AutopilotOutcome, AutopilotPolicy, Confidence, ConfidenceBand, DecidedBy,
-    DecisionRequest, HandoffAction, HandoffChoice, HandoffPolicy, HandoffSpec, HandoffStateName,
-    Ineligible, JournalEvent, StopReason, testing::ScriptedAdvisor,
+    Advice, Confidence, HandoffAction,
+    advisor::ConfidenceBand,
+    autopilot::{Autopilot, AutopilotOutcome, AutopilotPolicy, Ineligible, StopReason},
+    decision::{DecidedBy, DecisionRequest},
+    handoff::{HandoffChoice, HandoffPolicy, HandoffSpec, HandoffStateName, JournalEvent},
+    testing::ScriptedAdvisor,
 };
 
 use crate::{
@@ -97,7 +100,7 @@ async fn the_honest_low_risk_case_is_retried_as_the_ci_agent() -> Result {
         HandoffStateName::Decided
     );
     let next = f.store.resume(&decision)?;
-    assert!(matches!(next, orcho_handoff::NextStep::Retry(_)));
+    assert!(matches!(next, orcho_handoff::handoff::NextStep::Retry(_)));
     Ok(())
 }
 
@@ -128,7 +131,7 @@ async fn stops_on_a_destructive_action_in_the_advice() -> Result {
 
     let custom = AutopilotPolicy::builder()
         .destructive_patterns(
-            orcho_handoff::DestructivePatterns::default().with(["cargo publish"])?,
+            orcho_handoff::autopilot::DestructivePatterns::default().with(["cargo publish"])?,
         )
         .build()?;
     let advice = retry_advice().with_retry_feedback("fix parse() and run cargo --locked publish");
@@ -378,7 +381,7 @@ fn prepare_and_conclude_run_the_same_checks_without_an_async_runtime() -> Result
     let h = f.store.open(rejected(&f.run))?;
     let advisor = Arc::new(ScriptedAdvisor::new("scripted"));
     let pilot = pilot(&f, &advisor, policy());
-    let orcho_handoff::Prepared::Ask(call) = pilot.prepare(&f.run, h.id())? else {
+    let orcho_handoff::autopilot::Prepared::Ask(call) = pilot.prepare(&f.run, h.id())? else {
         return Err("an eligible handoff asks the advisor".into());
     };
     assert_eq!(call.handoff().id(), h.id());
@@ -386,7 +389,7 @@ fn prepare_and_conclude_run_the_same_checks_without_an_async_runtime() -> Result
     let outcome = pilot.conclude(call, Ok(retry_advice()))?;
     assert!(matches!(outcome, AutopilotOutcome::Retried { .. }));
     // Decided now: prepare knows the outcome without the advisor.
-    let orcho_handoff::Prepared::Done(outcome) = pilot.prepare(&f.run, h.id())? else {
+    let orcho_handoff::autopilot::Prepared::Done(outcome) = pilot.prepare(&f.run, h.id())? else {
         return Err("a decided handoff needs no advisor".into());
     };
     assert!(matches!(

@@ -8,7 +8,8 @@ use std::{sync::Arc, thread::sleep, time::Duration};
 use camino::Utf8PathBuf;
 use orcho_core::{FixedClock, RunId, error_chain};
 use orcho_handoff::{
-    DecidedBy, DecisionRequest, HandoffChoice, HandoffState, HandoffStore, NextStep,
+    decision::{DecidedBy, DecisionRequest},
+    handoff::{HandoffChoice, HandoffState, HandoffStore, NextStep},
 };
 
 use crate::{

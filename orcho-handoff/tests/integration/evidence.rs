@@ -4,8 +4,11 @@ use std::{sync::Arc, time::Duration};
 
 use orcho_core::{Cost, PhaseName, Tokens, Usd, Verdict};
 use orcho_handoff::{
-    Advice, Autopilot, AutopilotOutcome, AutopilotPolicy, Confidence, DecidedBy, DecisionRequest,
-    HandoffAction, HandoffAdviceEvidence, HandoffChoice, HandoffSpec, RetryOutcome,
+    Advice, Confidence, HandoffAction,
+    autopilot::{Autopilot, AutopilotOutcome, AutopilotPolicy},
+    decision::{DecidedBy, DecisionRequest},
+    evidence::{HandoffAdviceEvidence, RetryOutcome},
+    handoff::{HandoffChoice, HandoffSpec},
     testing::ScriptedAdvisor,
 };
 

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use camino::Utf8PathBuf;
 use orcho_core::{Finding, FixedClock, RunId, Severity, Verdict};
-use orcho_handoff::{HandoffPolicy, HandoffSpec, HandoffStore, HandoffTrigger};
+use orcho_handoff::handoff::{HandoffPolicy, HandoffSpec, HandoffStore, HandoffTrigger};
 
 pub(crate) const T0: &str = "2026-11-21T12:00:00Z";
 

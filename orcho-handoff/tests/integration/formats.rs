@@ -3,7 +3,10 @@
 
 use orcho_core::{Cost, Tokens, Usd, error_chain, fs};
 use orcho_handoff::{
-    Advice, Confidence, ConfidenceBand, DecidedBy, DecisionRequest, HandoffAction, HandoffChoice,
+    Advice, Confidence, HandoffAction,
+    advisor::ConfidenceBand,
+    decision::{DecidedBy, DecisionRequest},
+    handoff::HandoffChoice,
 };
 
 use crate::{
@@ -82,10 +85,10 @@ fn an_autopilot_stop_journal_line() -> Result {
     let advisor = std::sync::Arc::new(
         orcho_handoff::testing::ScriptedAdvisor::new("scripted").then_fail("quota exceeded"),
     );
-    let pilot = orcho_handoff::Autopilot::new(
+    let pilot = orcho_handoff::autopilot::Autopilot::new(
         f.store.clone(),
         advisor,
-        orcho_handoff::AutopilotPolicy::default(),
+        orcho_handoff::autopilot::AutopilotPolicy::default(),
     );
     rt.block_on(pilot.run(&f.run, h.id(), ""))?;
     let journal = read(&f.store.journal_path(&f.run))?;
@@ -184,7 +187,7 @@ fn journal_lines_from_a_newer_orcho_are_skipped() -> Result {
     assert_eq!(f.store.journal(&f.run)?.len(), 1);
     assert_eq!(
         f.store.state(&f.run, h.id())?.name(),
-        orcho_handoff::HandoffStateName::Open
+        orcho_handoff::handoff::HandoffStateName::Open
     );
     // A torn last line (a crash mid-append) is ignored, then repaired.
     let mut text = read(&path)?;

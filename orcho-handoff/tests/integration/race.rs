@@ -12,7 +12,10 @@ use std::{
 
 use camino::Utf8PathBuf;
 use orcho_core::{FixedClock, HandoffId, RunId, error_chain};
-use orcho_handoff::{DecidedBy, DecisionRequest, HandoffChoice, HandoffStore};
+use orcho_handoff::{
+    decision::{DecidedBy, DecisionRequest},
+    handoff::{HandoffChoice, HandoffStore},
+};
 
 use crate::{
     Result,

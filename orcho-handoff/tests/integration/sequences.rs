@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use orcho_core::{Clock, HandoffId, error_chain};
 use orcho_handoff::{
-    DecidedBy, DecisionRequest, HandoffChoice, HandoffEvent, HandoffState, HandoffStore,
-    JournalEvent, TransitionErrorKind, decision::Decision,
+    decision::{DecidedBy, Decision, DecisionRequest},
+    handoff::{
+        HandoffChoice, HandoffEvent, HandoffState, HandoffStore, JournalEvent, TransitionErrorKind,
+    },
 };
 use proptest::prelude::*;
 
@@ -212,7 +214,7 @@ proptest! {
     #[test]
     fn pure_transitions_never_panic(events in prop::collection::vec((0..6usize, 0..5usize), 0..40)) {
         let f = fixture();
-        let h = orcho_handoff::PhaseHandoff::new("0001-implement".parse().unwrap(), rejected(&f.run), f.clock.now());
+        let h = orcho_handoff::handoff::PhaseHandoff::new("0001-implement".parse().unwrap(), rejected(&f.run), f.clock.now());
         let mut state = HandoffState::open(h);
         for (kind, c) in events {
             let event = if kind == 0 {

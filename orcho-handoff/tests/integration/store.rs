@@ -5,8 +5,12 @@ use std::time::Duration;
 
 use orcho_core::{Severity, error_chain};
 use orcho_handoff::{
-    Advice, Confidence, DecidedBy, DecisionRequest, HandoffAction, HandoffChoice, HandoffRefusal,
-    HandoffStateName, HandoffStore, JournalEvent, NextStep, PointErrorKind,
+    Advice, Confidence, HandoffAction,
+    decision::{DecidedBy, DecisionRequest},
+    handoff::{
+        HandoffChoice, HandoffRefusal, HandoffStateName, HandoffStore, JournalEvent, NextStep,
+    },
+    point::PointErrorKind,
 };
 
 use crate::{

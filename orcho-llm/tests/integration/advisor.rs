@@ -6,8 +6,9 @@ use std::{sync::Arc, time::Duration};
 
 use orcho_core::{Finding, Severity, Verdict};
 use orcho_handoff::{
-    AdviceRequest, Advisor, Autopilot, AutopilotOutcome, AutopilotPolicy, HandoffAction,
-    HandoffSpec, HandoffStore, HandoffTrigger, PhaseHandoff,
+    AdviceRequest, Advisor, HandoffAction,
+    autopilot::{Autopilot, AutopilotOutcome, AutopilotPolicy},
+    handoff::{HandoffSpec, HandoffStore, HandoffTrigger, PhaseHandoff},
 };
 use orcho_llm::{LlmAdvisor, LlmError};
 use serde_json::{Value, json};

@@ -3,7 +3,9 @@
 use std::fmt::Write as _;
 
 use orcho_core::{HandoffId, RunId};
-use orcho_handoff::{AdviceRecord, AdviceRequest, DecidedBy, PhaseHandoff};
+use orcho_handoff::{
+    AdviceRequest, advisor::AdviceRecord, decision::DecidedBy, handoff::PhaseHandoff,
+};
 
 use super::build::Engine;
 use crate::{EngineError, error::EngineErrorKind, state::RunEvent};

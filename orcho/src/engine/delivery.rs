@@ -3,7 +3,11 @@
 use camino::Utf8Path;
 use orcho_core::Verdict;
 use orcho_delivery::{DeliveryGate, DeliveryOutcome, DeliverySpec, FollowUpLink};
-use orcho_handoff::{DecidedBy, DecisionRequest, DeliveryAction, DeliveryChoice};
+use orcho_handoff::{
+    DeliveryAction,
+    decision::{DecidedBy, DecisionRequest},
+    delivery::DeliveryChoice,
+};
 use orcho_receipts::ReadinessSummary;
 
 use super::{phase::blocking_readiness, run::Run, step::Step};

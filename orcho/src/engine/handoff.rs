@@ -1,7 +1,7 @@
 //! Opening the phase handoff of a pause, and how a resumed handoff reads
 //! in the journal.
 
-use orcho_handoff::{HandoffChoice, HandoffSpec, NextStep, PhaseHandoff};
+use orcho_handoff::handoff::{HandoffChoice, HandoffSpec, NextStep, PhaseHandoff};
 
 use super::{run::Run, step::Step};
 use crate::{

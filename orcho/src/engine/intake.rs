@@ -1,7 +1,11 @@
 //! Pre-run intake and the retained worktree of a run that delivers.
 
 use orcho_delivery::{IntakeOutcome, detect_intake};
-use orcho_handoff::{DecidedBy, DecisionRequest, IntakeAction, IntakeChoice};
+use orcho_handoff::{
+    IntakeAction,
+    decision::{DecidedBy, DecisionRequest},
+    intake::IntakeChoice,
+};
 
 use super::{run::Run, step::Step};
 use crate::{

@@ -124,8 +124,7 @@ impl Run {
                 flight.outcome.clone(),
             )
             .with_attempt(state.attempt())
-            .with_round(state.round())
-            .with_store(engine.inner.store.local_dir());
+            .with_round(state.round());
             if let Some(v) = &verifier {
                 ctx = ctx.with_verifier(Arc::clone(v));
             }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use orcho_core::{RunId, RunStatus};
-use orcho_handoff::{Autopilot, AutopilotOutcome};
+use orcho_handoff::autopilot::{Autopilot, AutopilotOutcome};
 
 use super::{
     build::Engine,
@@ -55,7 +55,7 @@ impl Run {
         EngineError::run(self.id(), kind)
     }
 
-    pub(super) fn handoff_err(&self, e: orcho_handoff::HandoffError) -> EngineError {
+    pub(super) fn handoff_err(&self, e: orcho_handoff::handoff::HandoffError) -> EngineError {
         self.err(EngineErrorKind::Handoff(Box::new(e)))
     }
 
@@ -150,7 +150,7 @@ impl Run {
     pub fn cancel(
         &mut self,
         reason: &str,
-        by: orcho_handoff::DecidedBy,
+        by: orcho_handoff::decision::DecidedBy,
     ) -> Result<(), EngineError> {
         if self.state().status().is_terminal() {
             return Err(self.ended());
@@ -228,7 +228,7 @@ impl Run {
     /// agent and resumes. A stop leaves the handoff pending with its typed
     /// reason. A plan whose autopilot is off
     /// ([`RunPlan::autopilot_enabled`](crate::RunPlan::autopilot_enabled))
-    /// is [`Ineligible::Disabled`](orcho_handoff::Ineligible::Disabled):
+    /// is [`Ineligible::Disabled`](orcho_handoff::autopilot::Ineligible::Disabled):
     /// nothing is asked or written.
     ///
     /// # Errors
@@ -244,7 +244,7 @@ impl Run {
         };
         if !self.engine.inner.plan.autopilot_enabled {
             return Ok((
-                AutopilotOutcome::NotEligible(orcho_handoff::Ineligible::Disabled),
+                AutopilotOutcome::NotEligible(orcho_handoff::autopilot::Ineligible::Disabled),
                 Step::DecideHandoff(handoff),
             ));
         }

@@ -4,7 +4,7 @@ use orcho_core::{Cost, HandoffId, PhaseName, RunId, RunStatus, Verdict};
 use orcho_delivery::{DeliveryGate, IntakeReport};
 use orcho_gates::PhaseOutcome;
 use orcho_handoff::{
-    PhaseHandoff,
+    handoff::PhaseHandoff,
     supervision::{Deviation, Plan, QuestionBatch, Touchpoint},
 };
 

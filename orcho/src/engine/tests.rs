@@ -11,7 +11,10 @@ use orcho_gates::{
     FailStrategy, GateContext, GateError, GateOutcome, GateRecord, PhaseOutcome, QualityGate,
     QualityGateResult, ScheduledGate,
 };
-use orcho_handoff::{DecidedBy, DecisionRequest, HandoffChoice, HandoffSpec};
+use orcho_handoff::{
+    decision::{DecidedBy, DecisionRequest},
+    handoff::{HandoffChoice, HandoffSpec},
+};
 
 use super::*;
 use crate::{

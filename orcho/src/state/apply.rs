@@ -438,7 +438,7 @@ mod tests {
     fn a_run_is_cancelled_from_any_stage_but_the_end() {
         let cancel = RunEvent::Cancelled {
             reason: "wrong approach".into(),
-            by: orcho_handoff::DecidedBy::Operator,
+            by: orcho_handoff::decision::DecidedBy::Operator,
         };
         for state in [started(), started().apply(&reported()).unwrap()] {
             let cancelled = state.apply(&cancel).unwrap();

@@ -5,7 +5,8 @@ use camino::Utf8PathBuf;
 use orcho_core::{Cost, Finding, HandoffId, PhaseName, RunId, Verdict};
 use orcho_gates::{GateFailure, GateRecord, PhaseOutcome};
 use orcho_handoff::{
-    DeliveryAction, HandoffTrigger,
+    DeliveryAction,
+    handoff::HandoffTrigger,
     supervision::{Plan, Touchpoint},
 };
 use serde::{Deserialize, Serialize};
@@ -363,7 +364,7 @@ pub enum RunEvent {
         /// Why, in their words.
         reason: String,
         /// Who cancelled it.
-        by: orcho_handoff::DecidedBy,
+        by: orcho_handoff::decision::DecidedBy,
     },
 }
 

@@ -3,7 +3,10 @@
 
 use orcho_core::{HandoffId, RunId};
 use orcho_handoff::{
-    DecidedBy, DecisionRequest, DeliveryChoice, HandoffChoice, IntakeChoice, RecordedDecision,
+    decision::{DecidedBy, DecisionRequest, RecordedDecision},
+    delivery::DeliveryChoice,
+    handoff::HandoffChoice,
+    intake::IntakeChoice,
     supervision::{Answer, Resolution, SupervisionStore},
 };
 

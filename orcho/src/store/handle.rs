@@ -9,7 +9,7 @@ use orcho_core::{
     storage::{FsStorage, Item, Storage},
 };
 use orcho_delivery::{DeliveryGates, Intakes};
-use orcho_handoff::HandoffStore;
+use orcho_handoff::handoff::HandoffStore;
 use orcho_receipts::{
     ReceiptKey, ReceiptStore, VerificationContract, Verifier,
     exec::{BaseEnv, GroupMarker},

@@ -5,7 +5,8 @@ use camino::Utf8Path;
 use orcho_core::{RunId, RunStatus};
 use orcho_delivery::{DeliveryGate, DeliveryOutcome, FollowUpSpec, TargetStatus};
 use orcho_handoff::{
-    DeliveryChoice, HandoffChoice, Inbox, RecordedDecision, supervision::SupervisionStore,
+    decision::RecordedDecision, delivery::DeliveryChoice, handoff::HandoffChoice, inbox::Inbox,
+    supervision::SupervisionStore,
 };
 
 use super::Store;
@@ -108,7 +109,7 @@ impl Store {
         // A touchpoint is pending only while its run waits at it.
         let mut states = std::collections::BTreeMap::new();
         inbox.retain(|entry| match entry {
-            orcho_handoff::InboxEntry::Pending(p) => {
+            orcho_handoff::inbox::InboxEntry::Pending(p) => {
                 let state = states
                     .entry(p.run().clone())
                     .or_insert_with(|| self.runs.read(p.run()).ok());
@@ -116,7 +117,7 @@ impl Store {
                     return true;
                 };
                 match p.point() {
-                    orcho_handoff::PendingPoint::Touchpoint { touchpoint, .. } => {
+                    orcho_handoff::inbox::PendingPoint::Touchpoint { touchpoint, .. } => {
                         state.touchpoint() == Some(touchpoint)
                     }
                     _ => !state.status().is_terminal(),
@@ -133,7 +134,10 @@ impl Store {
     /// # Errors
     ///
     /// When one of them cannot be read.
-    pub fn pending(&self, run: &RunId) -> Result<Vec<orcho_handoff::PendingDecision>, EngineError> {
+    pub fn pending(
+        &self,
+        run: &RunId,
+    ) -> Result<Vec<orcho_handoff::inbox::PendingDecision>, EngineError> {
         let mut found = Vec::new();
         for scan in orcho_delivery::SCANNERS {
             found.extend(scan(&self.storage, run).map_err(|reason| {
@@ -354,7 +358,10 @@ impl Store {
     /// # Errors
     ///
     /// An unknown run, or a handoff that cannot be read.
-    pub fn handoffs(&self, run: &RunId) -> Result<Vec<orcho_handoff::PhaseHandoff>, EngineError> {
+    pub fn handoffs(
+        &self,
+        run: &RunId,
+    ) -> Result<Vec<orcho_handoff::handoff::PhaseHandoff>, EngineError> {
         self.handoffs
             .handoffs(run)
             .map_err(|e| EngineError::run(run, EngineErrorKind::Handoff(Box::new(e))))
@@ -380,7 +387,10 @@ impl Store {
     /// # Errors
     ///
     /// When one cannot be read.
-    pub fn advice(&self, run: &RunId) -> Result<Vec<orcho_handoff::AdviceRecord>, EngineError> {
+    pub fn advice(
+        &self,
+        run: &RunId,
+    ) -> Result<Vec<orcho_handoff::advisor::AdviceRecord>, EngineError> {
         self.handoffs
             .advice_records(run)
             .map_err(|e| EngineError::run(run, EngineErrorKind::Handoff(Box::new(e))))
@@ -466,8 +476,9 @@ impl Store {
             .filter(|p| p.advanced())
             .map(|p| p.phase.clone())
             .collect();
-        let handoff_advice = orcho_handoff::HandoffAdviceEvidence::collect(store, run, &passed)
-            .map_err(handoff_err)?;
+        let handoff_advice =
+            orcho_handoff::evidence::HandoffAdviceEvidence::collect(store, run, &passed)
+                .map_err(handoff_err)?;
         // A run halted before its worktree existed (or whose worktree was
         // removed since) has no tree to classify receipts against.
         let verifier = match state.checkout().is_dir() {
@@ -511,7 +522,7 @@ impl Store {
         &self,
         run: &RunId,
         handoff: &orcho_core::HandoffId,
-    ) -> Result<orcho_handoff::PhaseHandoff, EngineError> {
+    ) -> Result<orcho_handoff::handoff::PhaseHandoff, EngineError> {
         self.handoffs
             .handoff(run, handoff)
             .map_err(|e| EngineError::run(run, EngineErrorKind::Handoff(Box::new(e))))
@@ -522,7 +533,7 @@ impl Store {
     /// # Errors
     ///
     /// When one cannot be read.
-    pub fn waivers(&self, run: &RunId) -> Result<orcho_handoff::WaiverSet, EngineError> {
+    pub fn waivers(&self, run: &RunId) -> Result<orcho_handoff::waiver::WaiverSet, EngineError> {
         self.handoffs
             .waivers(run)
             .map_err(|e| EngineError::run(run, EngineErrorKind::Handoff(Box::new(e))))

@@ -8,7 +8,7 @@ use orcho::{
     PhaseRole, RunPlan,
     core::{RunStatus, Verdict},
     gates::{FailStrategy, GateRegistry, GateSpec, PhaseOutcome, ScheduledGate},
-    handoff::HandoffChoice,
+    handoff::handoff::HandoffChoice,
     receipts::VerificationContract,
     testing::Scenario,
 };

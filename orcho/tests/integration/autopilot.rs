@@ -8,7 +8,9 @@ use orcho::{
     core::{Finding, RunStatus, Severity, Verdict},
     gates::PhaseOutcome,
     handoff::{
-        Advice, AutopilotOutcome, Confidence, HandoffAction, StopReason, testing::ScriptedAdvisor,
+        Advice, Confidence, HandoffAction,
+        autopilot::{AutopilotOutcome, StopReason},
+        testing::ScriptedAdvisor,
     },
     testing::Scenario,
 };
@@ -130,7 +132,7 @@ async fn a_profile_that_turns_the_autopilot_off_keeps_it_from_deciding() -> Resu
         matches!(
             outcomes[1].1[..],
             [AutopilotOutcome::NotEligible(
-                orcho::handoff::Ineligible::Disabled
+                orcho::handoff::autopilot::Ineligible::Disabled
             )]
         ),
         "{:?}",

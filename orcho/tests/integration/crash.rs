@@ -13,7 +13,10 @@ use orcho::{
     Engine, PhaseReport, PhaseRole, RunPlan, Step,
     core::{Finding, RunId, Severity, Verdict},
     gates::{FailStrategy, PhaseOutcome},
-    handoff::{DecidedBy, DecisionRequest, HandoffChoice},
+    handoff::{
+        decision::{DecidedBy, DecisionRequest},
+        handoff::HandoffChoice,
+    },
 };
 
 use crate::{Result, gate, phase};
@@ -244,7 +247,7 @@ fn worktree_plan() -> RunPlan {
 /// Drives a worktree run to its end: every decision point decided the same
 /// way, so a repeat after a crash replays.
 async fn drive_worktree(engine: &Engine, run: &RunId) -> Result<String> {
-    use orcho::handoff::{DeliveryChoice, supervision::Answer};
+    use orcho::handoff::{delivery::DeliveryChoice, supervision::Answer};
     let mut driver = engine.open(run)?;
     let mut step = driver.next().await?;
     loop {

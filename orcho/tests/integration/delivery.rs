@@ -8,8 +8,12 @@ use orcho::{
     core::{Finding, RunStatus, Severity, Verdict},
     gates::PhaseOutcome,
     handoff::{
-        DecidedBy, DecisionRequest, DeliveryAction, DeliveryChoice, HandoffChoice, IntakeAction,
-        IntakeChoice, SuggestedStep,
+        DeliveryAction, IntakeAction,
+        decision::{DecidedBy, DecisionRequest},
+        delivery::DeliveryChoice,
+        handoff::HandoffChoice,
+        inbox::SuggestedStep,
+        intake::IntakeChoice,
     },
     testing::Scenario,
 };

@@ -4,7 +4,7 @@ use orcho::{
     PhaseRole, RunPlan,
     core::{Finding, RunStatus, Severity, Verdict},
     gates::{FailStrategy, PhaseOutcome},
-    handoff::{HandoffAction, HandoffChoice},
+    handoff::{HandoffAction, handoff::HandoffChoice},
     testing::Scenario,
 };
 
@@ -252,9 +252,9 @@ async fn a_handoff_decided_halt_ends_the_run_and_resume_says_so() -> Result {
         .decide(
             &run.run,
             &"0002-review".parse()?,
-            orcho::handoff::DecisionRequest::new(
+            orcho::handoff::decision::DecisionRequest::new(
                 HandoffChoice::Continue,
-                orcho::handoff::DecidedBy::Operator,
+                orcho::handoff::decision::DecidedBy::Operator,
             ),
         )
         .err()
@@ -353,7 +353,7 @@ async fn a_paused_run_reads_as_a_view_with_the_point_it_waits_on() -> Result {
     assert_eq!(pending.len(), 1);
     assert_eq!(
         pending[0].next_step(),
-        orcho::handoff::SuggestedStep::Decide
+        orcho::handoff::inbox::SuggestedStep::Decide
     );
     Ok(())
 }

@@ -7,7 +7,10 @@ use orcho::{
     core::{Finding, FixedClock, RunStatus, Severity, Verdict},
     drive,
     gates::{FailStrategy, PhaseOutcome},
-    handoff::{DecidedBy, DecisionRequest, HandoffChoice, PhaseHandoff},
+    handoff::{
+        decision::{DecidedBy, DecisionRequest},
+        handoff::{HandoffChoice, PhaseHandoff},
+    },
 };
 
 use crate::{Result, gate, phase};

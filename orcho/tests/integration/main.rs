@@ -47,7 +47,7 @@ impl QualityGate for FailsOn {
         &self,
         ctx: &GateContext,
     ) -> std::result::Result<QualityGateResult, GateError> {
-        Ok(if self.when.contains(&(ctx.round, ctx.attempt)) {
+        Ok(if self.when.contains(&(ctx.round(), ctx.attempt())) {
             QualityGateResult::computational(self.name.clone(), GateOutcome::Failed)
                 .with_finding(
                     Finding::new(

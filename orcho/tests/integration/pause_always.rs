@@ -5,7 +5,7 @@ use orcho::{
     PausePolicy, PhaseRole, RunPlan,
     core::{RunStatus, Verdict},
     gates::{FailStrategy, PhaseOutcome},
-    handoff::HandoffChoice,
+    handoff::handoff::HandoffChoice,
     testing::Scenario,
 };
 

@@ -97,9 +97,9 @@ verification:
         .decide(
             &run.run,
             handoff.id(),
-            orcho::handoff::DecisionRequest::new(
-                orcho::handoff::HandoffChoice::Continue,
-                orcho::handoff::DecidedBy::Operator,
+            orcho::handoff::decision::DecisionRequest::new(
+                orcho::handoff::handoff::HandoffChoice::Continue,
+                orcho::handoff::decision::DecidedBy::Operator,
             ),
         )
         .err()

@@ -12,7 +12,12 @@ use orcho::{
     Engine, Listed, PhaseReport, PhaseRole, RunPlan, Step,
     core::Verdict,
     gates::PhaseOutcome,
-    handoff::{DecidedBy, DecisionRequest, HandoffAction, HandoffChoice, supervision::Answer},
+    handoff::{
+        HandoffAction,
+        decision::{DecidedBy, DecisionRequest},
+        handoff::HandoffChoice,
+        supervision::Answer,
+    },
 };
 
 use super::{Result, phase};

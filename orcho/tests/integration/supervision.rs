@@ -7,7 +7,7 @@ use orcho::{
     core::RunStatus,
     gates::PhaseOutcome,
     handoff::{
-        DecidedBy,
+        decision::DecidedBy,
         supervision::{
             Answer, Deviation, DeviationPolicy, Plan, PlanStep, Question, QuestionBatch,
             QuestionOption,

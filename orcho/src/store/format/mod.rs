@@ -3,6 +3,7 @@
 //! versioned types, and so are the gate types the journal records.
 
 mod gates;
+mod touchpoint;
 mod v1;
 
 pub(crate) use v1::{EventLineV1, HostDocV1, RUN_SCHEMA, StateDocV1, StateV1};

@@ -8,13 +8,13 @@ use orcho_core::{
     Cost, Finding, HandoffId, PhaseName, RunId, RunStatus, SchemaVersion, Timestamp, Verdict,
     schema::Document,
 };
-use orcho_handoff::{
-    DecidedBy, DeliveryAction,
-    supervision::{Plan, Touchpoint},
-};
+use orcho_handoff::{DeliveryAction, decision::DecidedBy};
 use serde::{Deserialize, Serialize};
 
-use super::gates::{GateFailureV1, GateRecordV1, PhaseOutcomeV1};
+use super::{
+    gates::{GateFailureV1, GateRecordV1, PhaseOutcomeV1},
+    touchpoint::{PlanV1, TouchpointV1},
+};
 use crate::state::{
     Cursor, Ending, FollowUpOf, InFlight, Pause, PauseTrigger, PhaseInput, Release, Resumption,
     RunEvent, RunState, Stage, Supervised, TouchpointKind, Transition, Workspace,
@@ -23,7 +23,8 @@ use crate::state::{
 /// The schema of run journals and snapshots.
 ///
 /// Version 1: the first format. Touchpoints and plans inside events are
-/// recorded in `orcho-handoff`'s own touchpoint format.
+/// the journal's own types ([`TouchpointV1`], [`PlanV1`]), written as
+/// `orcho-handoff`'s touchpoint format was when version 1 was made.
 pub(crate) const RUN_SCHEMA: SchemaVersion = SchemaVersion::new(1);
 
 /// One line of `journal.jsonl`: `schema`, `seq`, `at`, `event`.
@@ -63,13 +64,13 @@ pub(crate) enum EventV1 {
         round: u32,
         outcome: PhaseOutcomeV1,
         cost: Cost,
-        plan: Option<Plan>,
+        plan: Option<PlanV1>,
     },
     PhaseInterrupted {
         phase: PhaseName,
         attempt: u32,
         cost: Cost,
-        touchpoint: Touchpoint,
+        touchpoint: TouchpointV1,
     },
     GateRecorded {
         record: GateRecordV1,
@@ -168,7 +169,7 @@ pub(crate) enum TransitionV1 {
         reason: String,
     },
     Supervise {
-        touchpoint: Touchpoint,
+        touchpoint: TouchpointV1,
     },
 }
 
@@ -227,7 +228,7 @@ pub(crate) struct InFlightV1 {
     cost: Cost,
     records: Vec<GateRecordV1>,
     acceptance: Option<(Verdict, Vec<Finding>)>,
-    plan: Option<Plan>,
+    plan: Option<PlanV1>,
 }
 
 #[serde_with::skip_serializing_none]
@@ -303,7 +304,7 @@ pub(crate) struct StateV1 {
     base: Option<String>,
     follow_up: Option<FollowUpOfV1>,
     touchpoint: Option<HandoffId>,
-    pending_touchpoint: Option<Touchpoint>,
+    pending_touchpoint: Option<TouchpointV1>,
     #[serde(default)]
     touchpoints_opened: u32,
     #[serde(default)]
@@ -394,7 +395,7 @@ impl From<&Transition> for TransitionV1 {
                 reason: reason.clone(),
             },
             Transition::Supervise { touchpoint } => Self::Supervise {
-                touchpoint: touchpoint.clone(),
+                touchpoint: touchpoint.into(),
             },
         }
     }
@@ -467,7 +468,7 @@ impl From<&RunEvent> for EventV1 {
                 round: *round,
                 outcome: outcome.into(),
                 cost: *cost,
-                plan: plan.clone(),
+                plan: plan.as_ref().map(Into::into),
             },
             RunEvent::PhaseInterrupted {
                 phase,
@@ -478,7 +479,7 @@ impl From<&RunEvent> for EventV1 {
                 phase: phase.clone(),
                 attempt: *attempt,
                 cost: *cost,
-                touchpoint: touchpoint.clone(),
+                touchpoint: touchpoint.into(),
             },
             RunEvent::GateRecorded { record } => Self::GateRecorded {
                 record: record.into(),
@@ -537,7 +538,7 @@ impl From<&InFlight> for InFlightV1 {
             cost: f.cost,
             records: f.records.iter().map(Into::into).collect(),
             acceptance: f.acceptance.clone(),
-            plan: f.plan.clone(),
+            plan: f.plan.as_ref().map(Into::into),
         }
     }
 }
@@ -577,7 +578,7 @@ impl From<&RunState> for StateV1 {
             base: s.base().map(str::to_owned),
             follow_up: s.follow_up().map(Into::into),
             touchpoint: s.touchpoint().cloned(),
-            pending_touchpoint: s.pending_touchpoint().cloned(),
+            pending_touchpoint: s.pending_touchpoint().map(Into::into),
             touchpoints_opened: s.touchpoints_opened(),
             deviation_retries: s.deviation_retries(),
             deviation_replans: s.deviation_replans(),
@@ -675,7 +676,9 @@ impl TryFrom<TransitionV1> for Transition {
                 findings,
             },
             TransitionV1::Halt { reason } => Self::Halt { reason },
-            TransitionV1::Supervise { touchpoint } => Self::Supervise { touchpoint },
+            TransitionV1::Supervise { touchpoint } => Self::Supervise {
+                touchpoint: touchpoint.try_into()?,
+            },
         })
     }
 }
@@ -742,7 +745,7 @@ impl TryFrom<EventV1> for RunEvent {
                 round,
                 outcome: outcome.into(),
                 cost,
-                plan,
+                plan: plan.map(Into::into),
             },
             EventV1::PhaseInterrupted {
                 phase,
@@ -753,7 +756,7 @@ impl TryFrom<EventV1> for RunEvent {
                 phase,
                 attempt,
                 cost,
-                touchpoint,
+                touchpoint: touchpoint.try_into()?,
             },
             EventV1::GateRecorded { record } => Self::GateRecorded {
                 record: record.try_into()?,
@@ -804,7 +807,7 @@ impl TryFrom<InFlightV1> for InFlight {
                 .map(TryInto::try_into)
                 .collect::<Result<_, _>>()?,
             acceptance: f.acceptance,
-            plan: f.plan,
+            plan: f.plan.map(Into::into),
         })
     }
 }
@@ -851,7 +854,7 @@ impl TryFrom<StateV1> for RunState {
                         _ => TouchpointKind::Deviation,
                     },
                 },
-                (None, Some(touchpoint)) => Stage::Asking(touchpoint.clone()),
+                (None, Some(touchpoint)) => Stage::Asking(touchpoint.clone().try_into()?),
                 (None, None) => return Err(invalid("has no touchpoint")),
             },
             RunStatus::AwaitingDelivery => Stage::AtDelivery {
