@@ -615,11 +615,7 @@ impl ExploratoryLog {
     /// The log of `store` (`receipts/_exploratory/log.jsonl`).
     pub fn new(store: &ReceiptStore) -> Self {
         Self {
-            path: store
-                .dir()
-                .join("receipts")
-                .join(EXPLORATORY_DIR)
-                .join("log.jsonl"),
+            path: store.receipts_dir().join(EXPLORATORY_DIR).join("log.jsonl"),
         }
     }
 

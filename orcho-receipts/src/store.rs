@@ -191,22 +191,29 @@ impl ReceiptStore {
         &self.dir
     }
 
+    /// `receipts/` under the store directory, as the store's layout names
+    /// it.
+    pub fn receipts_dir(&self) -> Utf8PathBuf {
+        orcho_core::layout::StoreDir::new(&self.dir).receipts()
+    }
+
     /// The directory of a command's receipts and logs.
     pub fn command_dir(&self, name: &CommandName) -> Utf8PathBuf {
-        self.dir.join("receipts").join(name.as_str())
+        self.receipts_dir().join(name.as_str())
     }
 
     /// The directory of an environment's receipts.
     pub fn environment_dir(&self, name: &EnvName) -> Utf8PathBuf {
-        self.dir
-            .join("receipts")
+        self.receipts_dir()
             .join(ENVIRONMENTS_DIR)
             .join(name.as_str())
     }
 
     /// The directory of fingerprint stat caches.
     pub fn cache_dir(&self) -> Utf8PathBuf {
-        self.dir.join("cache").join("fingerprint")
+        orcho_core::layout::StoreDir::new(&self.dir)
+            .cache()
+            .join("fingerprint")
     }
 
     /// Reserves a fresh directory for the logs of a run that starts at `at`
@@ -265,7 +272,7 @@ impl ReceiptStore {
         let io = |path: &Utf8Path, source: io::Error| {
             ReceiptError::command("", ReceiptErrorKind::io(path.to_owned(), source))
         };
-        let root = self.dir.join("receipts");
+        let root = self.receipts_dir();
         let commands = match root.read_dir_utf8() {
             Ok(entries) => entries,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),

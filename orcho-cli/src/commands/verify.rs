@@ -42,44 +42,15 @@ pub(crate) fn keyed_verifier(
 }
 
 /// Runs `commands` (default: the required ones) and writes their receipts;
-/// not ready when one fails.
+/// not ready when one fails. Each result is said as it comes; the report
+/// is the JSON document of them all.
 pub(crate) async fn verify(
     place: &Place,
     profile: Option<&str>,
     commands: &[String],
 ) -> Result<Report, CliError> {
     let verifier = verifier(place, profile)?;
-    let names: Vec<CommandName> = if commands.is_empty() {
-        verifier.contract().required.clone()
-    } else {
-        let declared: Vec<&str> = verifier
-            .contract()
-            .commands
-            .iter()
-            .map(|c| c.name.as_str())
-            .collect();
-        let mut names = Vec::with_capacity(commands.len());
-        for command in commands {
-            // Refused before anything runs, as a misspelled flag is.
-            let name = command
-                .parse::<CommandName>()
-                .map_err(|e| CliError::usage(e.to_string()))?;
-            if !declared.contains(&name.as_str()) {
-                let near = orcho::core::nearest(command, declared.iter().copied())
-                    .map(|n| format!(" (did you mean `{n}`?)"))
-                    .unwrap_or_default();
-                return Err(CliError::usage(format!(
-                    "the profile declares no verification command `{command}`{near}"
-                ))
-                .with_hint(format!(
-                    "its commands: {}",
-                    orcho::core::spelling::quoted(&declared)
-                )));
-            }
-            names.push(name);
-        }
-        names
-    };
+    let names = declared_names(verifier.contract(), commands)?;
     let mut doc = VerifyDoc {
         passed: true,
         environments: Vec::new(),
@@ -88,79 +59,132 @@ pub(crate) async fn verify(
     // The declared environments first: a command's result means something
     // only in the environment it declares.
     for env in environments_of(verifier.contract(), &names, commands.is_empty()) {
-        let v = Arc::clone(&verifier);
-        let name = env.clone();
-        let receipt = tokio::task::spawn_blocking(move || v.check_environment(&name)).await??;
-        let failed = receipt.results.iter().find(|r| !r.passed);
-        doc.passed &= failed.is_none();
-        place.say(&match failed {
-            None => format!(
-                "✓ environment `{env}`: {} assertion(s) held",
-                receipt.results.len()
-            ),
-            Some(f) => format!(
-                "✗ environment `{env}`: {} failed: {}\n  \
-                 hint: its commands' receipts record this failure; fix the environment, \
-                 then `orcho verify` again",
-                f.description, f.detail
-            ),
-        });
-        doc.environments.push(CheckedEnvDoc {
-            environment: env.to_string(),
-            passed: failed.is_none(),
-            assertions: receipt.results.len(),
-            failed: failed.map(|f| format!("{}: {}", f.description, f.detail)),
-        });
+        let checked = check_environment(place, &verifier, env).await?;
+        doc.passed &= checked.passed;
+        doc.environments.push(checked);
     }
     // Ctrl-C stops the running command's process group and ends the
     // verify; the command's receipt records that it was cancelled.
     crate::interrupt::install(place.json);
     for name in names {
-        place.progress(&format!("running `{name}` …"));
-        let v = Arc::clone(&verifier);
-        let command = name.clone();
-        let cancel = crate::interrupt::phase_started();
-        let receipt =
-            tokio::task::spawn_blocking(move || v.run_command(&command, Some(&cancel))).await;
-        crate::interrupt::phase_ended();
-        let receipt = receipt??;
-        if receipt.exit == ExitStatus::Cancelled {
-            return Err(CliError::interrupted(format!(
-                "interrupted: `{name}` was stopped; its receipt says it was cancelled"
-            ))
-            .with_hint(format!("`orcho verify {name}` runs it again")));
-        }
-        let passed = receipt.passed();
-        doc.passed &= passed;
-        place.say(&format!(
-            "{} `{name}` {} in {:.1}s",
-            if passed { "✓" } else { "✗" },
-            receipt.exit,
-            receipt.duration.as_secs_f64()
-        ));
-        if let Some(failure @ Failure::AssertionFailed { .. }) = receipt.failure() {
-            // The command's own output is not why it failed.
-            place.say(&format!("    failed: {failure}"));
-        } else if !passed {
-            let logs: Vec<Utf8PathBuf> = [&receipt.stdout.path, &receipt.stderr.path]
-                .into_iter()
-                .flatten()
-                .map(|p| place.store.join(p))
-                .collect();
-            let logs: Vec<&Utf8Path> = logs.iter().map(Utf8PathBuf::as_path).collect();
-            let detail = text::output_detail(&receipt.stdout.tail, &receipt.stderr.tail, &logs);
-            place.say(&text::indented(&detail, crate::phase::TAIL_LINES));
-        }
-        doc.commands.push(VerifiedDoc {
-            command: name.to_string(),
-            passed,
-            exit: receipt.exit.to_string(),
-            duration_ms: u64::try_from(receipt.duration.as_millis()).unwrap_or(u64::MAX),
-        });
+        let verified = run_command(place, &verifier, name).await?;
+        doc.passed &= verified.passed;
+        doc.commands.push(verified);
     }
     let exit = if doc.passed { Exit::Ok } else { Exit::NotReady };
-    // The text said each result as it came.
     Ok(Report::new(&doc).exit(exit))
+}
+
+/// The commands `given` names (default: the required ones), each one the
+/// profile declares: refused before anything runs, as a misspelled flag is.
+fn declared_names(
+    contract: &VerificationContract,
+    given: &[String],
+) -> Result<Vec<CommandName>, CliError> {
+    if given.is_empty() {
+        return Ok(contract.required.clone());
+    }
+    let declared: Vec<&str> = contract.commands.iter().map(|c| c.name.as_str()).collect();
+    given
+        .iter()
+        .map(|command| {
+            let name = command
+                .parse::<CommandName>()
+                .map_err(|e| CliError::usage(e.to_string()))?;
+            if declared.contains(&name.as_str()) {
+                return Ok(name);
+            }
+            let near = orcho::core::nearest(command, declared.iter().copied())
+                .map(|n| format!(" (did you mean `{n}`?)"))
+                .unwrap_or_default();
+            Err(CliError::usage(format!(
+                "the profile declares no verification command `{command}`{near}"
+            ))
+            .with_hint(format!(
+                "its commands: {}",
+                orcho::core::spelling::quoted(&declared)
+            )))
+        })
+        .collect()
+}
+
+/// Checks the assertions of environment `env` (writing its receipt) and
+/// says how it went.
+async fn check_environment(
+    place: &Place,
+    verifier: &Arc<Verifier>,
+    env: EnvName,
+) -> Result<CheckedEnvDoc, CliError> {
+    let v = Arc::clone(verifier);
+    let name = env.clone();
+    let receipt = tokio::task::spawn_blocking(move || v.check_environment(&name)).await??;
+    let failed = receipt.results.iter().find(|r| !r.passed);
+    place.say(&match failed {
+        None => format!(
+            "✓ environment `{env}`: {} assertion(s) held",
+            receipt.results.len()
+        ),
+        Some(f) => format!(
+            "✗ environment `{env}`: {} failed: {}\n  \
+             hint: its commands' receipts record this failure; fix the environment, \
+             then `orcho verify` again",
+            f.description, f.detail
+        ),
+    });
+    Ok(CheckedEnvDoc {
+        environment: env.to_string(),
+        passed: failed.is_none(),
+        assertions: receipt.results.len(),
+        failed: failed.map(|f| format!("{}: {}", f.description, f.detail)),
+    })
+}
+
+/// Runs the declared command `name` (writing its receipt) and says how it
+/// went; Ctrl-C stops it and ends the verify.
+async fn run_command(
+    place: &Place,
+    verifier: &Arc<Verifier>,
+    name: CommandName,
+) -> Result<VerifiedDoc, CliError> {
+    place.progress(&format!("running `{name}` …"));
+    let v = Arc::clone(verifier);
+    let command = name.clone();
+    let cancel = crate::interrupt::phase_started();
+    let receipt = tokio::task::spawn_blocking(move || v.run_command(&command, Some(&cancel))).await;
+    crate::interrupt::phase_ended();
+    let receipt = receipt??;
+    if receipt.exit == ExitStatus::Cancelled {
+        return Err(CliError::interrupted(format!(
+            "interrupted: `{name}` was stopped; its receipt says it was cancelled"
+        ))
+        .with_hint(format!("`orcho verify {name}` runs it again")));
+    }
+    let passed = receipt.passed();
+    place.say(&format!(
+        "{} `{name}` {} in {:.1}s",
+        if passed { "✓" } else { "✗" },
+        receipt.exit,
+        receipt.duration.as_secs_f64()
+    ));
+    if let Some(failure @ Failure::AssertionFailed { .. }) = receipt.failure() {
+        // The command's own output is not why it failed.
+        place.say(&format!("    failed: {failure}"));
+    } else if !passed {
+        let logs: Vec<Utf8PathBuf> = [&receipt.stdout.path, &receipt.stderr.path]
+            .into_iter()
+            .flatten()
+            .map(|p| place.store.join(p))
+            .collect();
+        let logs: Vec<&Utf8Path> = logs.iter().map(Utf8PathBuf::as_path).collect();
+        let detail = text::output_detail(&receipt.stdout.tail, &receipt.stderr.tail, &logs);
+        place.say(&text::indented(&detail, crate::phase::TAIL_LINES));
+    }
+    Ok(VerifiedDoc {
+        command: name.to_string(),
+        passed,
+        exit: receipt.exit.to_string(),
+        duration_ms: u64::try_from(receipt.duration.as_millis()).unwrap_or(u64::MAX),
+    })
 }
 
 /// Runs `argv` in the declared environment `env` as an exploratory command:
