@@ -20,6 +20,8 @@ pub(crate) type Result<T = (), E = Box<dyn std::error::Error + Send + Sync>> =
 
 use std::sync::Arc;
 
+use camino::Utf8Path;
+
 use orcho::{
     ExhaustedPolicy, PausePolicy, PhasePlan, PhaseRole,
     core::{Finding, GateName, Severity},
@@ -78,4 +80,19 @@ pub(crate) fn phase(name: &str, role: PhaseRole) -> PhasePlan {
     PhasePlan::new(name.parse().expect("phase name"), role)
         .with_pause(PausePolicy::OnRejected)
         .with_on_exhausted(ExhaustedPolicy::Halt)
+}
+
+/// Copies a fixture tree, so a test changes a copy and never the fixture.
+pub(crate) fn copy_dir(from: &Utf8Path, to: &Utf8Path) -> Result {
+    std::fs::create_dir_all(to)?;
+    for entry in from.read_dir_utf8()? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
 }

@@ -20,7 +20,7 @@ use orcho::{
     },
 };
 
-use super::{Result, phase};
+use super::{Result, copy_dir, phase};
 
 /// The plan the fixture's runs were started with.
 fn plan(approval: bool) -> RunPlan {
@@ -33,20 +33,6 @@ fn plan(approval: bool) -> RunPlan {
         ],
     )
     .with_plan_approval(approval)
-}
-
-fn copy_dir(from: &Utf8Path, to: &Utf8Path) -> Result {
-    std::fs::create_dir_all(to)?;
-    for entry in from.read_dir_utf8()? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_dir(entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target)?;
-        }
-    }
-    Ok(())
 }
 
 fn fixture() -> Result<(tempfile::TempDir, Utf8PathBuf)> {

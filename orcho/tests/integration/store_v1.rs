@@ -11,21 +11,7 @@ use std::fmt::Write as _;
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho::{Engine, RunPlan, Store};
 
-use crate::Result;
-
-fn copy_dir(from: &Utf8Path, to: &Utf8Path) -> Result {
-    std::fs::create_dir_all(to)?;
-    for entry in from.read_dir_utf8()? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_dir(entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target)?;
-        }
-    }
-    Ok(())
-}
+use crate::{Result, copy_dir};
 
 #[test]
 fn a_store_written_with_schema_1_opens_replays_and_keeps_its_snapshots() -> Result {
