@@ -210,7 +210,8 @@ pub(crate) enum Command {
     Profile(ProfileCommand),
     /// Print the JSON Schema of a document orcho reads
     Schema {
-        /// `phase-output`: what a phase command writes to `ORCHO_OUTPUT`
+        /// `phase-output`: what a phase command writes to `ORCHO_OUTPUT`;
+        /// `phase-input`: what it is given in `ORCHO_INPUT`
         document: SchemaDocument,
     },
     /// Print shell completions
@@ -283,6 +284,8 @@ pub(crate) enum PermissionsCommand {
 pub(crate) enum SchemaDocument {
     /// What a phase command writes to `ORCHO_OUTPUT`
     PhaseOutput,
+    /// What a phase command is given in `ORCHO_INPUT`
+    PhaseInput,
 }
 
 #[derive(Debug, Args)]
@@ -315,6 +318,15 @@ pub(crate) struct RunArgs {
     /// approved.
     #[arg(long = "phase", value_name = "PHASE=COMMAND")]
     pub(crate) phases: Vec<String>,
+    /// What the run is to do: every phase receives it (`ORCHO_INPUT`,
+    /// `ORCHO_INPUT_TEXT`), the run keeps it, and its first line is the
+    /// subject of the delivered commit. A follow-up has its parent's unless
+    /// given one
+    #[arg(long, value_name = "TEXT", conflicts_with = "task_file")]
+    pub(crate) task: Option<String>,
+    /// The task, read from FILE (`-`: standard input)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) task_file: Option<String>,
     /// Work in the checkout itself (no worktree, no intake, no delivery)
     #[arg(long, conflicts_with = "follow_up")]
     pub(crate) in_place: bool,

@@ -177,10 +177,19 @@ pub(crate) fn unknown_phase<'a>(
 /// A run that cannot be created.
 pub(crate) fn begin(
     place: &Place,
-    (profile, plan): (String, RunPlan),
-    phases: BTreeMap<String, Vec<String>>,
-    in_place: bool,
+    (profile, mut plan): (String, RunPlan),
+    launch: Launch,
 ) -> Result<(RunConfig, Run), CliError> {
+    let Launch {
+        phases,
+        in_place,
+        task,
+        autopilot,
+    } = launch;
+    if autopilot {
+        plan = plan.with_autopilot_enabled(true);
+    }
+    check_autopilot(&plan, autopilot)?;
     let config = RunConfig {
         schema: CONFIG_SCHEMA,
         profile,
@@ -195,8 +204,72 @@ pub(crate) fn begin(
     } else {
         Start::in_worktree(&place.checkout)
     };
-    let run = engine.start_with(start.host_metadata(serde_json::to_value(&config)?))?;
+    let mut start = start.host_metadata(serde_json::to_value(&config)?);
+    if let Some(task) = task {
+        start = start.task(task);
+    }
+    let run = engine.start_with(start)?;
     Ok((config, run))
+}
+
+/// How a run is to start: what `orcho run` and `orcho_run_start` were
+/// given besides the profile.
+#[derive(Debug, Default)]
+pub(crate) struct Launch {
+    /// The command of each phase.
+    pub(crate) phases: BTreeMap<String, Vec<String>>,
+    /// In the checkout itself, not a worktree (not for a follow-up).
+    pub(crate) in_place: bool,
+    /// What the run is to do.
+    pub(crate) task: Option<String>,
+    /// `--autopilot`.
+    pub(crate) autopilot: bool,
+}
+
+/// `--autopilot` needs an advisor to ask, said before a run is created; a
+/// profile that turns the autopilot on without one is noted.
+pub(crate) fn check_autopilot(plan: &RunPlan, asked: bool) -> Result<(), CliError> {
+    if plan.advisor_config.is_some() || !plan.autopilot_enabled {
+        return Ok(());
+    }
+    if asked {
+        return Err(CliError::msg(
+            "`--autopilot` needs an advisor to ask, and the profile declares no `advisor:`",
+        )
+        .with_hint("add an `advisor:` block (a model and its key variable; docs/profile.md)"));
+    }
+    // `autopilot.enabled` in the profile, without an advisor: nothing acts.
+    if !plan.phases.is_empty() {
+        crate::output::err(
+            "note: the profile turns the autopilot on but declares no `advisor:`, so it never acts",
+        );
+    }
+    Ok(())
+}
+
+/// The longest task a run takes: it reaches every phase in its
+/// environment, where Linux refuses a variable of more than 128 KiB.
+pub(crate) const MAX_TASK_BYTES: usize = 64 * 1024;
+
+/// Checks a task as given (`what` names where, for messages): not blank,
+/// and at most [`MAX_TASK_BYTES`].
+pub(crate) fn check_task(task: String, what: &str) -> Result<String, CliError> {
+    if task.trim().is_empty() {
+        return Err(CliError::usage(format!("{what} is empty"))
+            .with_hint("say what the run is to do, for example --task 'Parse empty input as []'"));
+    }
+    if task.len() > MAX_TASK_BYTES {
+        return Err(CliError::usage(format!(
+            "{what} is {} bytes, more than the {} KiB a task may be",
+            task.len(),
+            MAX_TASK_BYTES / 1024
+        ))
+        .with_hint(
+            "put the details in a file of the project and name it in the task: phases read the \
+             checkout",
+        ));
+    }
+    Ok(task)
 }
 
 /// The handoff a decision without a named handoff is about: the one the run
@@ -235,9 +308,14 @@ pub(crate) fn follow_up_child(store: &Store, parent: &RunId) -> Result<Option<Ru
 pub(crate) fn begin_follow_up(
     place: &Place,
     parent: &RunId,
-    phases: BTreeMap<String, Vec<String>>,
-    autopilot: bool,
+    launch: Launch,
 ) -> Result<(RunConfig, Run, FollowUpSpec), CliError> {
+    let Launch {
+        phases,
+        task,
+        autopilot,
+        ..
+    } = launch;
     let Some(mut config) = read_config(place, parent)? else {
         return Err(CliError::refused(format!(
             "run `{parent}` was not started by `orcho run` or `orcho mcp`; start its follow-up \
@@ -248,6 +326,7 @@ pub(crate) fn begin_follow_up(
     if autopilot {
         plan = plan.with_autopilot_enabled(true);
     }
+    check_autopilot(&plan, autopilot)?;
     let engine = keyed_engine(place, plan)?;
     if let Some((name, why)) = unknown_phase(engine.plan(), &phases) {
         return Err(CliError::usage(format!("`--phase {name}=…`: {why}")));
@@ -274,8 +353,11 @@ pub(crate) fn begin_follow_up(
         Err(e) => return Err(e.into()),
     };
     config.phases.extend(phases);
-    let run = engine
-        .start_with(Start::follow_up(spec.clone()).host_metadata(serde_json::to_value(&config)?))?;
+    let mut start = Start::follow_up(spec.clone()).host_metadata(serde_json::to_value(&config)?);
+    if let Some(task) = task {
+        start = start.task(task);
+    }
+    let run = engine.start_with(start)?;
     Ok((config, run, spec))
 }
 

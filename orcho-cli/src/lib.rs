@@ -37,6 +37,7 @@ mod mcp;
 mod output;
 mod phase;
 mod phase_doc;
+mod phase_input;
 mod place;
 mod prompt;
 

@@ -78,19 +78,29 @@ pub(crate) async fn run_phase(
             _ => {}
         }
     }
-    let input = serde_json::to_string(&request.input)?;
+    let input = serde_json::to_string(&crate::phase_input::PhaseInputDoc::new(request))?;
     let (stdout_log, stderr_log) = engine.store().phase_logs(request);
-    let output_doc = stdout_log.with_file_name(
-        stdout_log
-            .file_name()
-            .unwrap_or_default()
-            .replace(".stdout.log", ".output.json"),
-    );
+    let beside = |suffix: &str| {
+        stdout_log.with_file_name(
+            stdout_log
+                .file_name()
+                .unwrap_or_default()
+                .replace(".stdout.log", suffix),
+        )
+    };
+    let output_doc = beside(".output.json");
+    let input_file = beside(".input.json");
     // The same attempt runs again after an interruption (questions, a
     // deviation, Ctrl-C): what the earlier run left is kept beside.
     for path in [&stdout_log, &stderr_log, &output_doc] {
         keep_earlier(path)?;
     }
+    if let Some(logs) = input_file.parent() {
+        orcho::core::fs::create_dir_all(logs)?;
+    }
+    orcho::core::fs::write_atomic(&input_file, input.as_bytes())?;
+    let artifacts = engine.store().artifacts_dir(request);
+    orcho::core::fs::create_dir_all(&artifacts)?;
     let mut command = ExecRequest::new(argv.iter().map(String::as_str))
         .cwd(checkout)
         .envs(BaseEnv::inherit())
@@ -98,14 +108,19 @@ pub(crate) async fn run_phase(
         .env("ORCHO_PHASE", request.phase.as_str())
         .env("ORCHO_ATTEMPT", request.attempt.to_string())
         .env("ORCHO_ROUND", request.round.to_string())
-        .env("ORCHO_INPUT", input)
+        .env("ORCHO_INPUT_FILE", input_file.as_str())
         .env("ORCHO_INPUT_TEXT", bounded_text(&request.input.to_text()))
         .env("ORCHO_OUTPUT", output_doc.as_str())
+        .env("ORCHO_ARTIFACTS", artifacts.as_str())
         .tail_bytes(TAIL_BYTES)
         .stdout_log(stdout_log.clone())
         .stderr_log(stderr_log.clone())
         .group_marker(marker)
         .cancel(interrupt::phase_started());
+    // A document too large for the environment is only in the file.
+    if input.len() <= MAX_INPUT_JSON {
+        command = command.env("ORCHO_INPUT", input);
+    }
     if let Some(rules) = &request.permissions {
         command = command.env("ORCHO_PERMISSIONS", serde_json::to_string(rules)?);
     }
@@ -209,6 +224,10 @@ pub(crate) async fn run_phase(
 /// 128 KiB does not reach the program on Linux.
 const MAX_INPUT_TEXT: usize = 64 * 1024;
 
+/// The longest `ORCHO_INPUT`; a larger document is only in
+/// `ORCHO_INPUT_FILE`.
+const MAX_INPUT_JSON: usize = 96 * 1024;
+
 fn bounded_text(text: &str) -> String {
     if text.len() <= MAX_INPUT_TEXT {
         return text.to_owned();
@@ -218,7 +237,7 @@ fn bounded_text(text: &str) -> String {
         end -= 1;
     }
     format!(
-        "{}\n\n[cut at {MAX_INPUT_TEXT} bytes; ORCHO_INPUT has everything]\n",
+        "{}\n\n[cut at {MAX_INPUT_TEXT} bytes; the file ORCHO_INPUT_FILE names has everything]\n",
         &text[..end]
     )
 }
@@ -249,7 +268,9 @@ mod tests {
         let long = "é".repeat(MAX_INPUT_TEXT);
         let cut = bounded_text(&long);
         assert!(cut.len() < MAX_INPUT_TEXT + 100);
-        assert!(cut.ends_with("[cut at 65536 bytes; ORCHO_INPUT has everything]\n"));
+        assert!(
+            cut.ends_with("[cut at 65536 bytes; the file ORCHO_INPUT_FILE names has everything]\n")
+        );
         assert!(cut.starts_with("éé"));
     }
 }

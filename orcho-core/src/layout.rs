@@ -158,6 +158,12 @@ impl RunDir {
         self.path.join("logs")
     }
 
+    /// `artifacts/`: what a host's phases kept beside the work (a plan, a
+    /// transcript, a report), a directory per attempt; never delivered.
+    pub fn artifacts(&self) -> Utf8PathBuf {
+        self.path.join("artifacts")
+    }
+
     /// `evidence.json`: the evidence bundle, once written.
     pub fn evidence(&self) -> Utf8PathBuf {
         self.path.join("evidence.json")

@@ -295,6 +295,8 @@ pub struct FollowUpSpec {
     pub(crate) findings: Vec<Finding>,
     pub(crate) gaps: Vec<Gap>,
     pub(crate) note: Option<String>,
+    pub(crate) waived: Vec<String>,
+    pub(crate) waived_findings: Vec<Finding>,
 }
 
 impl FollowUpSpec {
@@ -355,6 +357,8 @@ impl FollowUpSpec {
             findings: gate.findings().to_vec(),
             gaps: gate.gaps().to_vec(),
             note,
+            waived: gate.waivers().to_vec(),
+            waived_findings: gate.waived_findings().to_vec(),
         })
     }
 
@@ -378,6 +382,17 @@ impl FollowUpSpec {
         self.note.as_deref()
     }
 
+    /// The waivers the parent's release stood on, as its gate shows them:
+    /// what was accepted as it is, and need not be fixed.
+    pub fn waived(&self) -> &[String] {
+        &self.waived
+    }
+
+    /// The findings those waivers took off the parent's release.
+    pub fn waived_findings(&self) -> &[Finding] {
+        &self.waived_findings
+    }
+
     /// The blockers the follow-up must fix.
     pub fn blockers(&self) -> BlockerSet {
         BlockerSet::new(&self.findings, &self.gaps)
@@ -389,11 +404,15 @@ impl FollowUpSpec {
         FollowUpLink::new(self.parent.clone(), self.generation, self.blockers())
     }
 
-    /// A prompt-ready text of the follow-up's input.
+    /// A prompt-ready text of the follow-up's input: the operator's note,
+    /// every blocker of the parent (its findings and the receipts not
+    /// present) and what was waived.
     pub fn to_markdown(&self) -> String {
         let mut out = format!(
-            "Correction follow-up {} of run `{}`.\n",
-            self.generation, self.parent
+            "Correction follow-up {} of run `{}`: {}.\n",
+            self.generation,
+            self.parent,
+            self.counted()
         );
         if let Some(note) = &self.note {
             out.push_str("\nOperator note: ");
@@ -403,16 +422,11 @@ impl FollowUpSpec {
         if !self.findings.is_empty() {
             out.push_str("\nRejected findings:\n");
             for f in &self.findings {
-                let place = match (&f.file, f.line) {
-                    (Some(file), Some(line)) => format!(" ({file}:{line})"),
-                    (Some(file), None) => format!(" ({file})"),
-                    _ => String::new(),
-                };
-                let _ = writeln!(out, "- [{}] {}: {}{place}", f.severity, f.source, f.title);
+                finding_line(&mut out, "", f);
             }
         }
         if !self.gaps.is_empty() {
-            out.push_str("\nMissing verification receipts:\n");
+            out.push_str("\nRequired receipts not present:\n");
             for g in &self.gaps {
                 let _ = writeln!(
                     out,
@@ -424,7 +438,54 @@ impl FollowUpSpec {
                 );
             }
         }
+        if !self.waived_findings.is_empty() || !self.waived.is_empty() {
+            out.push_str("\nWaived in the parent (accepted as they are; not to fix):\n");
+            for f in &self.waived_findings {
+                finding_line(&mut out, "[waived] ", f);
+            }
+            for w in &self.waived {
+                let _ = writeln!(out, "- waiver: {w}");
+            }
+        }
         out
+    }
+
+    /// What the follow-up is for, counted: `2 blockers and 1 waived`,
+    /// `1 waived blocker`, or `no blocker named` when the parent named none.
+    pub fn counted(&self) -> String {
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        let blockers = self.blockers().len();
+        let waived = if self.waived_findings.is_empty() {
+            self.waived.len()
+        } else {
+            self.waived_findings.len()
+        };
+        match (blockers, waived) {
+            (0, 0) => "no blocker named".to_owned(),
+            (0, w) => format!("{w} waived blocker{}", plural(w)),
+            (b, 0) => format!("{b} blocker{}", plural(b)),
+            (b, w) => format!("{b} blocker{} and {w} waived", plural(b)),
+        }
+    }
+}
+
+/// One finding of a follow-up's brief, with the start of its detail.
+fn finding_line(out: &mut String, mark: &str, f: &Finding) {
+    let place = match (&f.file, f.line) {
+        (Some(file), Some(line)) => format!(" ({file}:{line})"),
+        (Some(file), None) => format!(" ({file})"),
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "- {mark}[{}] {}: {}{place}",
+        f.severity, f.source, f.title
+    );
+    // The detail's first lines say what the title only names (a failed
+    // command's output); the whole of it is in the parent's evidence.
+    const DETAIL_LINES: usize = 12;
+    for line in f.detail.trim().lines().take(DETAIL_LINES) {
+        let _ = writeln!(out, "  {line}");
     }
 }
 
@@ -432,11 +493,10 @@ impl fmt::Display for FollowUpSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "follow-up {} of `{}` ({} findings, {} gaps)",
+            "follow-up {} of `{}` ({})",
             self.generation,
             self.parent,
-            self.findings.len(),
-            self.gaps.len()
+            self.counted()
         )
     }
 }

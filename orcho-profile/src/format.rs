@@ -280,7 +280,8 @@ pub struct DeliverySpec {
     /// `apply` (default `true`).
     pub require_receipts: Option<bool>,
     /// The commit message of `approve`, with the placeholders `{profile}`,
-    /// `{run_id}` and `{verdict}`.
+    /// `{run_id}`, `{verdict}` and `{task}` (the first line of the run's
+    /// task).
     pub commit_message: Option<String>,
     /// Whether only an operator may decide `approve` (default `false`): a
     /// client such as an agent over MCP, or the autopilot, is refused.

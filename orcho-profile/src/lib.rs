@@ -131,7 +131,9 @@ pub use resolve::{
     DEFAULT_COMMIT_MESSAGE, DEFAULT_MAX_STOP_BLOCKS, DeliveryDefaults, IntakeDefaults,
     ResolvedAutopilot, ResolvedGate, ResolvedHandoff, ResolvedPhase, ResolvedProfile, Supervision,
 };
-pub use validate::{MAX_ATTEMPTS, MAX_AUTOPILOT_RETRIES, MAX_ROUNDS, fill_commit_message};
+pub use validate::{
+    CommitValues, MAX_ATTEMPTS, MAX_AUTOPILOT_RETRIES, MAX_ROUNDS, fill_commit_message,
+};
 
 pub use orcho_core as core;
 pub use orcho_gates as gates;

@@ -21,8 +21,9 @@ use crate::{
     validate::{self, at_gate, at_phase, at_section},
 };
 
-/// The default `delivery.commit_message`.
-pub const DEFAULT_COMMIT_MESSAGE: &str = "{profile}: {verdict} run {run_id}";
+/// The default `delivery.commit_message`: the task's first line as the
+/// subject, when the run has a task, then the profile, verdict and run.
+pub const DEFAULT_COMMIT_MESSAGE: &str = "{task}\n\n{profile}: {verdict} run {run_id}";
 
 /// A profile resolved against a gate registry: everything the engine needs,
 /// typed, validated, with every gate built.

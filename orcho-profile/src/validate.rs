@@ -33,7 +33,7 @@ pub const MAX_ROUNDS: u32 = 20;
 /// The most CI retries the autopilot may be allowed per run.
 pub const MAX_AUTOPILOT_RETRIES: u32 = 100;
 /// The placeholders of `delivery.commit_message`.
-pub(crate) const PLACEHOLDERS: [&str; 3] = ["profile", "run_id", "verdict"];
+pub(crate) const PLACEHOLDERS: [&str; 4] = ["profile", "run_id", "verdict", "task"];
 
 pub(crate) fn at_phase(profile: &Profile, phase: &PhaseSpec, key: Option<&str>) -> Located {
     let path = key.map_or_else(|| phase.origin.path(), |k| phase.origin.path().key(k));
@@ -546,20 +546,66 @@ pub(crate) fn check_template(template: &str) -> Result<(), ProfileErrorKind> {
     Ok(())
 }
 
-/// Fills a `delivery.commit_message` template: `{profile}`, `{run_id}` and
-/// `{verdict}` become their values, `{{` and `}}` literal braces. Anything
-/// else is kept as written (a resolved profile's template was checked).
+/// What the placeholders of a `delivery.commit_message` template stand
+/// for ([`fill_commit_message`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CommitValues<'a> {
+    /// `{profile}`: the profile's name.
+    pub profile: &'a str,
+    /// `{run_id}`: the run.
+    pub run_id: &'a str,
+    /// `{verdict}`: the release verdict.
+    pub verdict: &'a str,
+    /// `{task}`: the first line of the run's task (empty without one).
+    pub task: &'a str,
+}
+
+impl<'a> CommitValues<'a> {
+    /// The values of a run without a task.
+    pub fn new(profile: &'a str, run_id: &'a str, verdict: &'a str) -> Self {
+        Self {
+            profile,
+            run_id,
+            verdict,
+            task: "",
+        }
+    }
+
+    /// With the run's task: `{task}` is its first line that is not blank.
+    #[must_use]
+    pub fn with_task(mut self, task: &'a str) -> Self {
+        self.task = task
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("");
+        self
+    }
+}
+
+/// Fills a `delivery.commit_message` template: `{profile}`, `{run_id}`,
+/// `{verdict}` and `{task}` become their values, `{{` and `}}` literal
+/// braces. Anything else is kept as written (a resolved profile's template
+/// was checked). What is blank at the start and end of the filled message
+/// is left out, so that `{task}` on a line of its own disappears, with the
+/// blank line after it, for a run without a task.
 ///
 /// ```
-/// let message = orcho_profile::fill_commit_message(
-///     "{profile}: {verdict} run {run_id} {{ok}}",
-///     "default",
-///     "20260101-abc",
-///     "approved",
+/// use orcho_profile::{CommitValues, fill_commit_message};
+///
+/// let values = CommitValues::new("default", "20260101-abc", "approved");
+/// let template = "{task}\n\n{profile}: {verdict} run {run_id} {{ok}}";
+/// assert_eq!(
+///     fill_commit_message(template, &values),
+///     "default: approved run 20260101-abc {ok}"
 /// );
-/// assert_eq!(message, "default: approved run 20260101-abc {ok}");
+/// assert_eq!(
+///     fill_commit_message(template, &values.with_task("Parse empty input\n\nas []")),
+///     "Parse empty input\n\ndefault: approved run 20260101-abc {ok}"
+/// );
 /// ```
-pub fn fill_commit_message(template: &str, profile: &str, run_id: &str, verdict: &str) -> String {
+pub fn fill_commit_message(template: &str, values: &CommitValues<'_>) -> String {
     let mut out = String::with_capacity(template.len() + 32);
     let mut rest = template;
     while let Some(at) = rest.find(['{', '}']) {
@@ -573,9 +619,10 @@ pub fn fill_commit_message(template: &str, profile: &str, run_id: &str, verdict:
         let close = here.starts_with('{').then(|| here.find('}')).flatten();
         let value = close.and_then(|close| {
             let value = match &here[1..close] {
-                "profile" => profile,
-                "run_id" => run_id,
-                "verdict" => verdict,
+                "profile" => values.profile,
+                "run_id" => values.run_id,
+                "verdict" => values.verdict,
+                "task" => values.task,
                 _ => return None,
             };
             Some((value, close))
@@ -592,7 +639,7 @@ pub fn fill_commit_message(template: &str, profile: &str, run_id: &str, verdict:
         }
     }
     out.push_str(rest);
-    out
+    out.trim().to_owned()
 }
 
 #[cfg(test)]
@@ -601,12 +648,28 @@ mod tests {
 
     #[test]
     fn a_filled_template_keeps_what_is_not_a_placeholder() {
-        assert_eq!(fill_commit_message("", "p", "r", "v"), "");
-        assert_eq!(fill_commit_message("{x} }{", "p", "r", "v"), "{x} }{");
+        let values = CommitValues::new("p", "r", "v");
+        assert_eq!(fill_commit_message("", &values), "");
+        assert_eq!(fill_commit_message("{x} }{", &values), "{x} }{");
         assert_eq!(
-            fill_commit_message("é{verdict}é {{run_id}}", "p", "r", "v"),
+            fill_commit_message("é{verdict}é {{run_id}}", &values),
             "évé {run_id}"
         );
+    }
+
+    #[test]
+    fn the_task_placeholder_is_the_first_line_that_says_something() {
+        let values = CommitValues::new("p", "r", "v").with_task("\n  Fix the parser  \nmore\n");
+        assert_eq!(
+            fill_commit_message("{task} ({run_id})", &values),
+            "Fix the parser (r)"
+        );
+        let blank = CommitValues::new("p", "r", "v").with_task(" \n ");
+        assert_eq!(
+            fill_commit_message("{task}\n\nrun {run_id}", &blank),
+            "run r"
+        );
+        assert!(check_template("{task}").is_ok());
     }
 
     #[test]

@@ -97,6 +97,8 @@ pub struct Evidence {
     pub run: RunId,
     /// The plan's name.
     pub plan: String,
+    /// What the run was started to do, if it was told.
+    pub task: Option<String>,
     /// Where it stands.
     pub status: RunStatus,
     /// Why it ended.
@@ -122,6 +124,10 @@ pub struct Evidence {
     pub delivery: Option<DeliveryEvidence>,
     /// For a correction follow-up: its parent.
     pub follow_up_of: Option<FollowUpOf>,
+    /// What the phases kept beside the work (plans, transcripts, reports),
+    /// never delivered.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<crate::Artifact>,
 }
 
 /// A supervision touchpoint in the evidence.

@@ -140,8 +140,9 @@ pub use orcho_profile as profile;
 pub use orcho_receipts as receipts;
 pub use plan::{ExhaustedPolicy, PausePolicy, PhasePlan, PhaseRole, RunPlan};
 pub use state::{
-    Cursor, Ending, FollowUpOf, InFlight, Pause, PauseTrigger, PhaseInput, Release, Resumption,
-    RunEvent, RunState, Stage, Supervised, TouchpointKind, Transition, TransitionError, Workspace,
+    Cursor, Ending, FollowUpOf, InFlight, Pause, PauseTrigger, PhaseInput, PlanInput, Release,
+    Resumption, RunEvent, RunState, Stage, Supervised, TouchpointKind, Transition, TransitionError,
+    Workspace,
 };
 pub use store::{DEFAULT_LOCK_WAIT, Store};
-pub use view::{AttemptView, GcReport, Listed, Overridden, RunView, Waiting};
+pub use view::{Artifact, AttemptView, GcReport, Listed, Overridden, RunView, Waiting};

@@ -72,6 +72,7 @@ pub struct Scenario {
     answers: VecDeque<Vec<Answer>>,
     intake: Option<IntakeChoice>,
     deliveries: VecDeque<DeliveryChoice>,
+    task: Option<String>,
 }
 
 impl std::fmt::Debug for Scenario {
@@ -137,6 +138,7 @@ impl Scenario {
             answers: VecDeque::new(),
             intake: None,
             deliveries: VecDeque::new(),
+            task: None,
         }
     }
 
@@ -252,12 +254,16 @@ impl Scenario {
             builder = builder.advisor(Arc::clone(advisor));
         }
         let engine = builder.build()?;
-        let mut run = if self.worktree {
+        let mut start = if self.worktree {
             git_repository(&checkout, &self.dirty)?;
-            engine.start_with(Start::in_worktree(&checkout))?
+            Start::in_worktree(&checkout)
         } else {
-            engine.start(&checkout)?
+            Start::in_place(&checkout)
         };
+        if let Some(task) = &self.task {
+            start = start.task(task);
+        }
+        let mut run = engine.start_with(start)?;
         let target = self.worktree.then(|| checkout.clone());
         let mut requests = Vec::new();
         let mut handoffs = Vec::new();
@@ -381,6 +387,8 @@ impl Scenario {
         pub fn intake(choice: Some(IntakeChoice)) => intake;
         /// Uses `advisor` (for the autopilot).
         pub fn advisor(advisor: Some(Arc<dyn Advisor>));
+        /// Starts the run with this task.
+        pub fn task(task: Some(impl Into<String>));
     }
 }
 

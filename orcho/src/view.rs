@@ -38,6 +38,9 @@ pub struct RunView {
     /// For a run that delivers: the checkout its delivery targets.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<Utf8PathBuf>,
+    /// What the run was started to do, if it was told.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
     /// For a correction follow-up: its parent run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub follow_up_of: Option<RunId>,
@@ -123,6 +126,21 @@ impl Listed {
             Self::Unreadable { run, .. } => run,
         }
     }
+}
+
+/// A file a phase attempt kept in its artifacts directory
+/// ([`Store::artifacts_dir`](crate::Store::artifacts_dir)).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Artifact {
+    /// The attempt, as its directory is named: `<phase>-r<round>-a<attempt>`.
+    pub attempt: String,
+    /// The file, relative to the attempt's directory.
+    pub file: Utf8PathBuf,
+    /// Where it is on this machine.
+    pub path: Utf8PathBuf,
+    /// Its size in bytes.
+    pub bytes: u64,
 }
 
 /// What [`Engine::gc`](crate::Engine::gc) removed (or, on a dry run,
@@ -217,6 +235,7 @@ impl From<&RunState> for RunView {
             cost: state.cost(),
             checkout: state.checkout().to_owned(),
             target: state.workspace().map(|w| w.target.clone()),
+            task: state.task().map(str::to_owned),
             follow_up_of: state.follow_up().map(|f| f.parent.clone()),
             follow_up_generation: state.follow_up().map(|f| f.generation),
             waiting: Waiting::of(state.stage()),

@@ -59,34 +59,67 @@ fn parse_phases(specs: &[String]) -> Result<BTreeMap<String, Vec<String>>, CliEr
     Ok(phases)
 }
 
+/// The task `--task` or `--task-file` gives, checked.
+fn read_task(args: &RunArgs) -> Result<Option<String>, CliError> {
+    if let Some(task) = &args.task {
+        return host::check_task(task.clone(), "`--task`").map(Some);
+    }
+    let Some(file) = &args.task_file else {
+        return Ok(None);
+    };
+    let what = format!("`--task-file {file}`");
+    let bytes = if file == "-" {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
+            .map_err(|e| CliError::msg(format!("cannot read the task from standard input: {e}")))?;
+        bytes
+    } else {
+        std::fs::read(file).map_err(|e| {
+            CliError::usage(format!("{what}: cannot read it: {e}")).with_hint(
+                "a relative path is relative to where `orcho` runs; `-` reads standard input",
+            )
+        })?
+    };
+    let text = String::from_utf8(bytes)
+        .map_err(|e| CliError::usage(format!("{what} is not UTF-8 text: {e}")))?;
+    host::check_task(text, &what).map(Some)
+}
+
 /// `orcho run`: starts a run and drives it.
 pub(crate) async fn start(place: &Place, args: &RunArgs) -> Result<Report, CliError> {
     let phases = parse_phases(&args.phases)?;
+    let task = read_task(args)?;
     if let Some(parent) = &args.follow_up {
         let parent = host::find_run(place, parent)?;
         interrupt::install(place.json);
-        let (config, mut run, spec) =
-            host::begin_follow_up(place, &parent, phases, args.autopilot)?;
-        check_autopilot(&run, args.autopilot)?;
+        let launch = host::Launch {
+            phases,
+            task,
+            autopilot: args.autopilot,
+            ..host::Launch::default()
+        };
+        let (config, mut run, spec) = host::begin_follow_up(place, &parent, launch)?;
         interrupt::driving_run(run.id());
         place.progress(&format!(
-            "run {} started: follow-up generation {} of run {parent}, with {} blocker(s) to resolve",
+            "run {} started: follow-up generation {} of run {parent}, for {}",
             run.id(),
             spec.generation(),
-            spec.blockers().len()
+            spec.counted()
         ));
         return drive(place, &config, &mut run, interactive(args.no_interactive)).await;
     }
-    let (name, mut plan) = place.load_profile(args.profile.profile.as_deref())?;
+    let (name, plan) = place.load_profile(args.profile.profile.as_deref())?;
     if let Some((name, why)) = host::unknown_phase(&plan, &phases) {
         return Err(CliError::usage(format!("`--phase {name}=…`: {why}")));
     }
-    if args.autopilot {
-        plan = plan.with_autopilot_enabled(true);
-    }
     interrupt::install(place.json);
-    let (config, mut run) = host::begin(place, (name, plan), phases, args.in_place)?;
-    check_autopilot(&run, args.autopilot)?;
+    let launch = host::Launch {
+        phases,
+        in_place: args.in_place,
+        task,
+        autopilot: args.autopilot,
+    };
+    let (config, mut run) = host::begin(place, (name, plan), launch)?;
     interrupt::driving_run(run.id());
     place.progress(&format!("run {} started", run.id()));
     drive(place, &config, &mut run, interactive(args.no_interactive)).await
@@ -107,7 +140,7 @@ pub(crate) async fn resume(
     if let Some(ended) = run.refusal_if_ended() {
         return Err(ended.into());
     }
-    check_autopilot(&run, autopilot)?;
+    host::check_autopilot(run.engine().plan(), autopilot)?;
     let phases = parse_phases(phases)?;
     let plan = run.engine().plan();
     if let Some((name, why)) = host::unknown_phase(plan, &phases) {
@@ -129,28 +162,6 @@ pub(crate) async fn resume(
         }
         other => other,
     }
-}
-
-/// `--autopilot` needs an advisor to ask; a profile that turns the
-/// autopilot on without one is said once.
-fn check_autopilot(run: &Run, asked: bool) -> Result<(), CliError> {
-    let plan = run.engine().plan();
-    if plan.advisor_config.is_some() || !plan.autopilot_enabled {
-        return Ok(());
-    }
-    if asked {
-        return Err(CliError::msg(
-            "`--autopilot` needs an advisor to ask, and the profile declares no `advisor:`",
-        )
-        .with_hint("add an `advisor:` block (a model and its key variable; docs/profile.md)"));
-    }
-    // `autopilot.enabled` in the profile, without an advisor: nothing acts.
-    if plan.autopilot_enabled && !plan.phases.is_empty() {
-        output::err(
-            "note: the profile turns the autopilot on but declares no `advisor:`, so it never acts",
-        );
-    }
-    Ok(())
 }
 
 fn interactive(no_interactive: bool) -> bool {

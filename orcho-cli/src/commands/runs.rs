@@ -44,6 +44,9 @@ fn runs_table(runs: &[Listed]) -> String {
                     text::status(view),
                     phase
                 );
+                if let Some(task) = &view.task {
+                    let _ = writeln!(table, "{:<width$}  task: {}", "", text::task_line(task));
+                }
             }
             Listed::Unreadable { run, reason } => {
                 let _ = writeln!(

@@ -90,6 +90,8 @@ pub(crate) struct GateNow {
     /// showing; deciding says what is wrong).
     pub(crate) target: Option<TargetStatus>,
     pub(crate) overridden: Vec<Overridden>,
+    /// What the run was started to do.
+    pub(crate) task: Option<String>,
 }
 
 impl GateNow {
@@ -119,6 +121,7 @@ impl GateNow {
             overridden: store.overridden(run)?,
             decided,
             ended,
+            task: view.task,
         })
     }
 }

@@ -39,6 +39,11 @@ pub(crate) struct RunStartInput {
     /// out.
     #[serde(default)]
     pub(crate) parent_run_id: Option<String>,
+    /// What the run is to do: every phase receives it, the run keeps it,
+    /// and its first line is the subject of the delivered commit. A
+    /// follow-up has its parent's unless given one.
+    #[serde(default)]
+    pub(crate) task: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -361,6 +361,10 @@ impl OrchoMcp {
             }
             phases.insert(phase, argv);
         }
+        let task = input
+            .task
+            .map(|task| host::check_task(task, "`task`"))
+            .transpose()?;
         let (config, mut run) = if let Some(parent) = &input.parent_run_id {
             if input.profile.is_some() || input.in_place {
                 return Err(ToolError::invalid(
@@ -369,7 +373,12 @@ impl OrchoMcp {
                 ));
             }
             let parent = self.find_run("parent_run_id", parent)?;
-            let (config, run, _) = host::begin_follow_up(&self.place, &parent, phases, false)?;
+            let launch = host::Launch {
+                phases,
+                task,
+                ..host::Launch::default()
+            };
+            let (config, run, _) = host::begin_follow_up(&self.place, &parent, launch)?;
             (config, run)
         } else {
             // Unknown phase names are bad input, said before anything starts.
@@ -377,7 +386,13 @@ impl OrchoMcp {
             if let Some((name, why)) = host::unknown_phase(&profile.1, &phases) {
                 return Err(ToolError::invalid(format!("`phases.{name}`: {why}")));
             }
-            host::begin(&self.place, profile, phases, input.in_place)?
+            let launch = host::Launch {
+                phases,
+                in_place: input.in_place,
+                task,
+                ..host::Launch::default()
+            };
+            host::begin(&self.place, profile, launch)?
         };
         let id = run.id().clone();
         self.drive_on(&mut run, &config).await?;

@@ -254,6 +254,9 @@ impl<'a> HandoffDoc<'a> {
 #[derive(Debug, Serialize)]
 pub(crate) struct GateDoc<'a> {
     pub(crate) run: &'a RunId,
+    /// What the run was started to do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) task: Option<&'a str>,
     pub(crate) verdict: &'static str,
     pub(crate) reviewer_verdict: &'static str,
     pub(crate) worktree: &'a str,
@@ -339,6 +342,7 @@ impl<'a> GateDoc<'a> {
     pub(crate) fn new(gate: &'a DeliveryGate) -> Self {
         Self {
             run: gate.run(),
+            task: None,
             verdict: gate.verdict().as_str(),
             reviewer_verdict: gate.reviewer_verdict().as_str(),
             worktree: gate.worktree().as_str(),
@@ -385,6 +389,7 @@ impl<'a> GateDoc<'a> {
         self.overridden = &now.overridden;
         self.decision = now.decided.as_ref();
         self.ended = now.ended.as_deref();
+        self.task = now.task.as_deref();
         self
     }
 }

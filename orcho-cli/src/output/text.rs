@@ -256,12 +256,15 @@ pub(crate) fn gate(gate: &DeliveryGate, now: &GateNow) -> String {
         n => format!(", after {n} handoffs overridden"),
     };
     let mut text = format!(
-        "delivery gate of run {} — release {} (reviewer {}{overrides})\ndiff: {}\n",
+        "delivery gate of run {} — release {} (reviewer {}{overrides})\n",
         gate.run(),
         gate.verdict(),
         gate.reviewer_verdict(),
-        gate.diff()
     );
+    if let Some(task) = &now.task {
+        let _ = writeln!(text, "task: {}", task_line(task));
+    }
+    let _ = writeln!(text, "diff: {}", gate.diff());
     // The files, as many as a screen holds; `--json` lists every one.
     const FILES: usize = 20;
     for file in gate.diff().files().iter().take(FILES) {
@@ -577,6 +580,9 @@ pub(crate) fn evidence(e: &orcho::Evidence, path: &str) -> String {
     if let Some(reason) = &e.reason {
         let _ = write!(text, " — {reason}");
     }
+    if let Some(task) = &e.task {
+        let _ = write!(text, "\ntask: {}", task_line(task));
+    }
     if let Some(intake) = &e.intake {
         let _ = write!(text, "\nintake: {intake}");
     }
@@ -626,6 +632,12 @@ pub(crate) fn evidence(e: &orcho::Evidence, path: &str) -> String {
             let _ = write!(text, "; {action}: {detail}");
         }
     }
+    if !e.artifacts.is_empty() {
+        let _ = write!(text, "\nartifacts (kept with the run, never delivered):");
+        for a in &e.artifacts {
+            let _ = write!(text, "\n  {}/{} ({} bytes)", a.attempt, a.file, a.bytes);
+        }
+    }
     let _ = write!(text, "\nevidence: {path}");
     text
 }
@@ -638,4 +650,17 @@ pub(crate) fn actions<A: orcho::handoff::point::Action>(actions: &[A]) -> String
         .map(|a| format!("  {:<width$}  {}", a.as_str(), a.description()))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// A task on one line: its first line that says something, cut at 100
+/// characters, with `…` when there is more (`--json` has all of it).
+pub(crate) fn task_line(task: &str) -> String {
+    const WIDTH: usize = 100;
+    let mut lines = task.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or_default();
+    let mut shown: String = first.chars().take(WIDTH).collect();
+    if shown.len() < first.len() || lines.next().is_some() {
+        shown.push_str(" …");
+    }
+    shown
 }

@@ -8,14 +8,14 @@ use crate::{
 };
 
 /// `implement` writes `work.txt`, and `fixed` once its input carries the
-/// note of a `fix` that says "empty input"; `final_acceptance` rejects
-/// until `fixed` exists.
+/// note of a `fix` that says "handle the empty input"; `final_acceptance`
+/// rejects until `fixed` exists.
 const PHASE: &str = r#"#!/bin/sh
 echo "$ORCHO_RUN $ORCHO_PHASE" >> "@CTL@/log"
 if [ "$ORCHO_PHASE" = implement ]; then
   echo work >> work.txt
   printf '%s' "$ORCHO_INPUT_TEXT" > "@CTL@/input-$ORCHO_RUN.txt"
-  case "$ORCHO_INPUT_TEXT" in *"empty input"*) touch fixed ;; esac
+  case "$ORCHO_INPUT_TEXT" in *"note: handle the empty input"*) touch fixed ;; esac
   exit 0
 fi
 test -f fixed || { echo "parse() ignores empty input"; exit 1; }
@@ -120,6 +120,17 @@ fn fix_then_follow_up_starts_the_child_once_with_its_blockers() -> Result {
         .ok_or("the follow-up is listed")?;
     let input = std::fs::read_to_string(repo.ctl(&format!("input-{child}.txt")))?;
     assert!(input.contains("handle the empty input"), "{input}");
+    // Every blocker of the parent is named, the waived one marked so, with
+    // the output it failed with; the count is never "0 blockers".
+    assert!(input.contains("## What this follow-up corrects"), "{input}");
+    assert!(input.contains("Waived in the parent"), "{input}");
+    assert!(
+        input.contains("- [waived] [high] final_acceptance: `./phase.sh` exit code 1"),
+        "{input}"
+    );
+    assert!(input.contains("parse() ignores empty input"), "{input}");
+    assert!(!out.stderr.contains("0 blocker"), "{out}");
+    assert!(out.stderr.contains("for 1 waived blocker"), "{out}");
     // The child's acceptance passed; approving it delivers the parent's
     // work and the correction.
     orcho(&repo, &["delivery", "decide", &child, "approve"])?.expect_code(0);

@@ -9,6 +9,7 @@
 mod advisor;
 mod bad_input;
 mod bootstrap;
+mod carry;
 mod command_gate;
 mod crash;
 mod delivery;

@@ -39,6 +39,8 @@ pub(crate) struct GateDoc {
     pub(crate) waivers: Vec<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) approve_requires_operator: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) waived_findings: Vec<Finding>,
     pub(crate) created_at: Timestamp,
 }
 
@@ -49,9 +51,10 @@ impl Document for GateDoc {
     /// available_actions, blocked, findings, gaps, release_summary,
     /// follow_up_of, waivers (when any), created_at.
     ///
-    /// Version 2: `approve_requires_operator: true`, which a version-1
-    /// reader would ignore. A gate without it is still written as version
-    /// 1, byte for byte as before.
+    /// Version 2: `approve_requires_operator: true`, and
+    /// `waived_findings` (what a waiver took off the release, kept for a
+    /// follow-up), which a version-1 reader would ignore. A gate with
+    /// neither is still written as version 1, byte for byte as before.
     const SCHEMA: SchemaVersion = SchemaVersion::new(2);
 }
 
@@ -256,12 +259,13 @@ impl From<LinkRepr> for FollowUpLink {
 impl From<DeliveryGate> for GateDoc {
     fn from(g: DeliveryGate) -> Self {
         Self {
-            schema: if g.spec.approve_requires_operator {
+            schema: if g.spec.approve_requires_operator || !g.spec.waived_findings.is_empty() {
                 Self::SCHEMA
             } else {
                 GATE_V1
             },
             approve_requires_operator: g.spec.approve_requires_operator,
+            waived_findings: g.spec.waived_findings,
             diff: DiffRepr {
                 files_changed: g.diff.files_changed(),
                 insertions: g.diff.insertions(),
@@ -347,6 +351,7 @@ impl TryFrom<GateDoc> for DeliveryGate {
             follow_up: d.follow_up_of.map(FollowUpLink::from),
             waivers: d.waivers,
             approve_requires_operator: d.approve_requires_operator,
+            waived_findings: d.waived_findings,
         };
         Ok(Self {
             spec,
@@ -398,6 +403,13 @@ pub(crate) struct FollowUpRepr {
     pub(crate) findings: Vec<Finding>,
     pub(crate) gaps: Vec<GapRepr>,
     pub(crate) note: Option<String>,
+    /// The waivers the parent's release stood on, and the findings they
+    /// took off it (added within version 1: optional, and a build that
+    /// does not know them reads the rest).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) waived: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) waived_findings: Vec<Finding>,
 }
 
 impl From<FollowUpSpec> for FollowUpRepr {
@@ -410,6 +422,8 @@ impl From<FollowUpSpec> for FollowUpRepr {
             findings: s.findings,
             gaps: s.gaps.into_iter().map(GapRepr::from).collect(),
             note: s.note,
+            waived: s.waived,
+            waived_findings: s.waived_findings,
         }
     }
 }
@@ -430,6 +444,8 @@ impl TryFrom<FollowUpRepr> for FollowUpSpec {
                 .map(Gap::try_from)
                 .collect::<Result<_, _>>()?,
             note: r.note,
+            waived: r.waived,
+            waived_findings: r.waived_findings,
         })
     }
 }

@@ -94,6 +94,7 @@ pub struct DeliverySpec {
     pub(crate) follow_up: Option<FollowUpLink>,
     pub(crate) waivers: Vec<String>,
     pub(crate) approve_requires_operator: bool,
+    pub(crate) waived_findings: Vec<Finding>,
 }
 
 impl DeliverySpec {
@@ -129,6 +130,7 @@ impl DeliverySpec {
             follow_up: None,
             waivers: Vec::new(),
             approve_requires_operator: false,
+            waived_findings: Vec::new(),
         }
     }
 
@@ -141,8 +143,19 @@ impl DeliverySpec {
         waived: impl Fn(&Finding) -> bool,
         shown: impl IntoIterator<Item = String>,
     ) -> Self {
-        self.gaps.retain(|gap| !waived(&gap.to_finding()));
-        self.findings.retain(|finding| !waived(finding));
+        let (kept, dropped): (Vec<_>, Vec<_>) = self
+            .gaps
+            .drain(..)
+            .partition(|gap| !waived(&gap.to_finding()));
+        self.gaps = kept;
+        self.waived_findings
+            .extend(dropped.iter().map(Gap::to_finding));
+        let (kept, dropped): (Vec<_>, Vec<_>) = self
+            .findings
+            .drain(..)
+            .partition(|finding| !waived(finding));
+        self.findings = kept;
+        self.waived_findings.extend(dropped);
         self.waivers = shown.into_iter().collect();
         self
     }
@@ -262,6 +275,12 @@ impl DeliveryGate {
     /// which handoff made it, who, why, and what it covers.
     pub fn waivers(&self) -> &[String] {
         &self.spec.waivers
+    }
+
+    /// The findings (receipt gaps as findings) that a waiver took off the
+    /// release: accepted as they are, kept to tell a follow-up.
+    pub fn waived_findings(&self) -> &[Finding] {
+        &self.spec.waived_findings
     }
 
     /// The release summary, if any.

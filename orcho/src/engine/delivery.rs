@@ -1,7 +1,7 @@
 //! The delivery gate at the release state, and delivering its decision.
 
 use camino::Utf8Path;
-use orcho_core::Verdict;
+use orcho_core::{Finding, Severity, Verdict};
 use orcho_delivery::{DeliveryGate, DeliveryOutcome, DeliverySpec, FollowUpLink};
 use orcho_handoff::{
     DeliveryAction,
@@ -61,7 +61,7 @@ impl Run {
             }
             Err(e) => return Err(self.delivery_err(e)),
         };
-        self.commit(RunEvent::DeliveryOpened {
+        self.commit(&RunEvent::DeliveryOpened {
             verdict: gate.verdict(),
         })?;
         Ok(gate)
@@ -72,11 +72,16 @@ impl Run {
         let ws = self.workspace()?;
         // The reviewer's verdict: receipt gaps are merged in again below,
         // from the receipts as they are now, less what a waiver covers.
-        let (verdict, findings) = match &state.release() {
+        let (verdict, mut findings) = match &state.release() {
             Some(release) => (release.reviewer, release.findings.clone()),
             // A plan without final acceptance: every phase passed.
             None => (Verdict::Approved, Vec::new()),
         };
+        if verdict != Verdict::Approved && findings.is_empty() {
+            // A reviewer that rejects without a finding still blocks the
+            // release: its rejection is the blocker a follow-up must fix.
+            findings.push(self.bare_rejection(verdict)?);
+        }
         let waivers = self
             .engine
             .inner
@@ -124,9 +129,12 @@ impl Run {
         .with_release_summary(match &plan.commit_message {
             Some(template) => orcho_profile::fill_commit_message(
                 template,
-                state.plan(),
-                state.run().as_str(),
-                verdict.as_str(),
+                &orcho_profile::CommitValues::new(
+                    state.plan(),
+                    state.run().as_str(),
+                    verdict.as_str(),
+                )
+                .with_task(state.task().unwrap_or_default()),
             ),
             None => format!("{} (orcho run {})", state.plan(), state.run()),
         });
@@ -145,6 +153,41 @@ impl Run {
             ));
         }
         Ok(spec)
+    }
+
+    /// The finding of a release reviewer that said `verdict` and named
+    /// nothing: its summary, as the last report of final acceptance has it.
+    fn bare_rejection(&self, verdict: Verdict) -> Result<Finding, EngineError> {
+        let phase = self
+            .engine
+            .inner
+            .plan
+            .phases
+            .iter()
+            .find(|p| p.role == crate::plan::PhaseRole::FinalAcceptance)
+            .map(|p| p.name.clone());
+        let summary = self
+            .engine
+            .inner
+            .store
+            .runs
+            .events(self.id())?
+            .into_iter()
+            .rev()
+            .find_map(|(_, event)| match event {
+                RunEvent::PhaseReported {
+                    phase: p, outcome, ..
+                } if Some(&p) == phase.as_ref() => Some(outcome.summary),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let source = phase.map_or_else(|| "final_acceptance".to_owned(), |p| p.to_string());
+        Ok(Finding::new(
+            source,
+            Severity::High,
+            format!("the release reviewer said {verdict} and named no finding"),
+        )
+        .with_detail(summary))
     }
 
     /// Delivers the recorded decision, if there is one, and ends the run;
@@ -169,7 +212,7 @@ impl Run {
         ) {
             detail.push_str(&self.carry_receipts_over(&target));
         }
-        self.commit(RunEvent::Delivered {
+        self.commit(&RunEvent::Delivered {
             action: outcome.action(),
             detail,
         })
@@ -230,9 +273,9 @@ fn describe_outcome(outcome: &DeliveryOutcome, target: &Utf8Path) -> String {
         }
         DeliveryOutcome::Applied => format!("applied uncommitted to {target}"),
         DeliveryOutcome::CorrectionReady(spec) => format!(
-            "correction-ready: start follow-up {} for {} blockers",
+            "correction-ready: start follow-up {} for {}",
             spec.generation(),
-            spec.blockers().len()
+            spec.counted()
         ),
         DeliveryOutcome::Skipped => "skipped; the target is unchanged".to_owned(),
         DeliveryOutcome::Halted { worktree } => {

@@ -35,7 +35,7 @@ impl Run {
             .map_err(|e| self.handoff_err(e))?
             && *decision.decision().payload() == HandoffChoice::Halt
         {
-            self.commit(RunEvent::HandoffResumed {
+            self.commit(&RunEvent::HandoffResumed {
                 handoff: handoff.id().clone(),
                 resumption: Resumption::Halt,
             })?;
@@ -70,7 +70,7 @@ impl Run {
                 Err(e) => return Err(self.handoff_err(e)),
             },
         };
-        self.commit(RunEvent::HandoffResumed {
+        self.commit(&RunEvent::HandoffResumed {
             handoff,
             resumption,
         })
@@ -109,7 +109,7 @@ impl Run {
                 store.open(spec).map_err(|e| self.handoff_err(e))?
             }
         };
-        self.commit(RunEvent::HandoffOpened {
+        self.commit(&RunEvent::HandoffOpened {
             handoff: handoff.id().clone(),
         })?;
         Ok(handoff)

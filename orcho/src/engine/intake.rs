@@ -37,7 +37,7 @@ impl Run {
         let intakes = &self.engine.inner.store.intakes;
         // A process that died after opening the question: adopt it.
         if intakes.question(self.id()).is_ok() {
-            return self.commit(RunEvent::IntakeOpened);
+            return self.commit(&RunEvent::IntakeOpened);
         }
         let report = detect_intake(&ws.target, self.engine.inner.store.local_dir())
             .map_err(|e| EngineError::run(self.id(), EngineErrorKind::Detect(Box::new(e))))?;
@@ -47,7 +47,7 @@ impl Run {
         intakes
             .open(self.id(), &report)
             .map_err(|e| self.intake_err(e))?;
-        self.commit(RunEvent::IntakeOpened)
+        self.commit(&RunEvent::IntakeOpened)
     }
 
     /// At the intake question: decides it when the plan has a default, and
@@ -91,7 +91,7 @@ impl Run {
         };
         let outcome = intakes.apply(&recorded).map_err(|e| self.intake_err(e))?;
         let Some(start) = outcome.start().map(str::to_owned) else {
-            return self.commit(RunEvent::IntakeHalted);
+            return self.commit(&RunEvent::IntakeHalted);
         };
         let ws = self.workspace()?;
         let action = outcome.action();
@@ -110,7 +110,7 @@ impl Run {
         };
         self.seed_follow_up(&ws)?;
         self.set_up_worktree(&ws)?;
-        self.commit(RunEvent::WorkspaceReady {
+        self.commit(&RunEvent::WorkspaceReady {
             base,
             intake: Some(action.as_str().to_owned()),
         })
@@ -125,7 +125,7 @@ impl Run {
         self.create_worktree(ws, start)?;
         self.seed_follow_up(ws)?;
         self.set_up_worktree(ws)?;
-        self.commit(RunEvent::WorkspaceReady {
+        self.commit(&RunEvent::WorkspaceReady {
             base: start.to_owned(),
             intake: intake.map(|a| a.as_str().to_owned()),
         })

@@ -2,6 +2,7 @@
 
 mod advice;
 mod build;
+mod carry;
 mod delivery;
 mod handoff;
 mod intake;

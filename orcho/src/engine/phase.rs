@@ -28,6 +28,13 @@ impl Run {
         };
         let mut input = state.input().clone();
         input.follow_up = state.follow_up().as_ref().map(|f| f.brief.clone());
+        let journal = self.engine.inner.store.runs.events(self.id())?;
+        super::carry::Carried::read(plan, journal.iter().map(|(_, e)| e)).fill(
+            &mut input,
+            state.task(),
+            &phase.name,
+            &phase.role,
+        );
         if phase.role == PhaseRole::FinalAcceptance
             && let Some(verifier) = self.engine.verifier(&state)?
         {
@@ -58,7 +65,7 @@ impl Run {
                         .map_err(|e| self.err(EngineErrorKind::from(e)))?
                         .map_err(|e| self.err(EngineErrorKind::Receipts(Box::new(e))))?;
                 }
-                self.commit(RunEvent::ReceiptsRerun {
+                self.commit(&RunEvent::ReceiptsRerun {
                     commands: rerun.iter().map(ToString::to_string).collect(),
                 })?;
             }
@@ -114,7 +121,7 @@ impl Run {
             // the rest as skipped, never run them.
             for (index, scheduled) in remaining {
                 let record = skipped_record(index, &scheduled, &format!("halted by gate `{gate}`"));
-                self.commit(RunEvent::GateRecorded { record })?;
+                self.commit(&RunEvent::GateRecorded { record })?;
             }
         } else if !remaining.is_empty() {
             let mut ctx = GateContext::new(
@@ -137,11 +144,12 @@ impl Run {
                 .run(&ctx, &gates, |record| {
                     let mut record = record.clone();
                     record.index = indices[record.index];
-                    self.commit(RunEvent::GateRecorded { record }).map_err(|e| {
-                        let message = orcho_core::error_chain(&e);
-                        failure = Some(e);
-                        message.into()
-                    })
+                    self.commit(&RunEvent::GateRecorded { record })
+                        .map_err(|e| {
+                            let message = orcho_core::error_chain(&e);
+                            failure = Some(e);
+                            message.into()
+                        })
                 })
                 .await
                 .map_err(|e| {
@@ -205,7 +213,7 @@ impl Run {
                     } else {
                         Verdict::Rejected
                     };
-                    self.commit(RunEvent::AcceptanceMerged {
+                    self.commit(&RunEvent::AcceptanceMerged {
                         reviewer: verdict,
                         verdict: merged,
                         gaps: gaps.clone(),
@@ -230,7 +238,7 @@ impl Run {
                 touchpoint: orcho_handoff::supervision::Touchpoint::PlanApproval { plan: reported },
             };
         }
-        self.commit(RunEvent::PhaseSettled {
+        self.commit(&RunEvent::PhaseSettled {
             effect: effect.as_str().to_owned(),
             transition,
         })?;

@@ -46,7 +46,7 @@ impl Run {
         &self.engine
     }
 
-    pub(super) fn commit(&mut self, event: RunEvent) -> Result<(), EngineError> {
+    pub(super) fn commit(&mut self, event: &RunEvent) -> Result<(), EngineError> {
         let clock = Arc::clone(&self.engine.inner.store.clock);
         self.stored.commit(event, clock.as_ref())
     }
@@ -127,7 +127,7 @@ impl Run {
             self.interrupt(interruption, report.cost)?;
             return self.next().await;
         }
-        self.commit(RunEvent::PhaseReported {
+        self.commit(&RunEvent::PhaseReported {
             phase,
             attempt: state.attempt(),
             round: state.round(),
@@ -155,7 +155,7 @@ impl Run {
         if self.state().status().is_terminal() {
             return Err(self.ended());
         }
-        self.commit(RunEvent::Cancelled {
+        self.commit(&RunEvent::Cancelled {
             reason: reason.to_owned(),
             by,
         })

@@ -28,6 +28,7 @@ pub struct Start {
     worktree: bool,
     follow_up: Option<FollowUpSpec>,
     host: Option<serde_json::Value>,
+    task: Option<String>,
 }
 
 impl Start {
@@ -39,6 +40,7 @@ impl Start {
             worktree: false,
             follow_up: None,
             host: None,
+            task: None,
         }
     }
 
@@ -66,6 +68,7 @@ impl Start {
             worktree: true,
             follow_up: Some(spec),
             host: None,
+            task: None,
         }
     }
 
@@ -83,6 +86,17 @@ impl Start {
         /// [`Store::host_metadata`], so it can drive the run on. The engine
         /// never reads it.
         pub fn host_metadata(metadata: Some(serde_json::Value)) => host;
+    }
+
+    /// What the run is to do, in the words of whoever starts it: kept in
+    /// its journal, shown with it, and given to every phase
+    /// ([`PhaseInput::task`](crate::PhaseInput::task)). Blank text is no
+    /// task. A correction follow-up without a task of its own carries its
+    /// parent's.
+    pub fn task(mut self, task: impl Into<String>) -> Self {
+        let task = task.into();
+        self.task = (!task.trim().is_empty()).then_some(task);
+        self
     }
 }
 
@@ -125,7 +139,12 @@ impl Engine {
             worktree,
             follow_up,
             host,
+            task,
         } = start;
+        let task = match (task, &follow_up) {
+            (None, Some(spec)) => self.inner.store.runs.read(spec.parent())?.task,
+            (task, _) => task,
+        };
         let run = RunId::generate(&self.inner.store.clock);
         let (checkout, workspace) = if worktree {
             let worktree = self.inner.store.worktree_path(&run);
@@ -155,6 +174,7 @@ impl Engine {
                 generation: spec.generation(),
                 brief: spec.to_markdown(),
             }),
+            task,
         };
         let stored = self.inner.store.runs.create(
             &run,

@@ -102,7 +102,7 @@ async fn a_persisted_halt_skips_the_remaining_gates_without_running_them() {
     // then died before the rest was recorded.
     let halting =
         QualityGateResult::computational("build".parse().expect("gate"), GateOutcome::Failed);
-    run.commit(RunEvent::PhaseReported {
+    run.commit(&RunEvent::PhaseReported {
         phase: "implement".parse().expect("phase"),
         attempt: 1,
         round: 1,
@@ -111,7 +111,7 @@ async fn a_persisted_halt_skips_the_remaining_gates_without_running_them() {
         plan: None,
     })
     .expect("report");
-    run.commit(RunEvent::GateRecorded {
+    run.commit(&RunEvent::GateRecorded {
         record: GateRecord::new(0, FailStrategy::Halt, halting),
     })
     .expect("record");
@@ -167,7 +167,7 @@ async fn a_handoff_opened_but_not_journalled_is_adopted_not_opened_twice() {
     run.next().await.expect("next");
     // Settle the attempt into a pause by hand, then open the handoff in
     // the store without journalling it: a crash between the two.
-    run.commit(RunEvent::PhaseReported {
+    run.commit(&RunEvent::PhaseReported {
         phase: "review".parse().expect("phase"),
         attempt: 1,
         round: 1,
@@ -176,7 +176,7 @@ async fn a_handoff_opened_but_not_journalled_is_adopted_not_opened_twice() {
         plan: None,
     })
     .expect("report");
-    run.commit(RunEvent::PhaseSettled {
+    run.commit(&RunEvent::PhaseSettled {
         effect: "continue".into(),
         transition: Transition::Pause {
             trigger: crate::PauseTrigger::Verdict,

@@ -50,7 +50,7 @@ impl Run {
                 spent: DeviationSpent::new(state.deviation_retries(), state.deviation_replans()),
             },
         };
-        self.commit(RunEvent::PhaseInterrupted {
+        self.commit(&RunEvent::PhaseInterrupted {
             phase,
             attempt: state.attempt(),
             cost,
@@ -137,7 +137,7 @@ impl Run {
                 store.get(&id).map_err(|e| sup_err(self, e))?
             }
         };
-        self.commit(RunEvent::TouchpointOpened { id })?;
+        self.commit(&RunEvent::TouchpointOpened { id })?;
         Ok(open)
     }
 
@@ -190,7 +190,7 @@ impl Run {
             },
             _ => Supervised::DeviationStopped { note: None },
         };
-        self.commit(RunEvent::TouchpointResolved {
+        self.commit(&RunEvent::TouchpointResolved {
             id: open.id,
             resolution,
         })

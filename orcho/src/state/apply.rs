@@ -5,7 +5,8 @@ use orcho_core::{Cost, RunStatus};
 use orcho_handoff::DeliveryAction;
 
 use super::{
-    event::{PhaseInput, Release, Resumption, RunEvent, Supervised, Transition},
+    event::{Release, Resumption, RunEvent, Supervised, Transition},
+    input::PhaseInput,
     run::{Cursor, Ending, InFlight, Pause, RunState, Stage, TouchpointKind},
 };
 
@@ -57,6 +58,7 @@ impl RunState {
             phases,
             workspace,
             follow_up,
+            task,
         } = started
         else {
             return Err(started.name());
@@ -75,6 +77,7 @@ impl RunState {
             phases: phases.clone(),
             workspace: workspace.clone(),
             follow_up: follow_up.clone(),
+            task: task.clone(),
             seq: 1,
             stage,
             cursor: Cursor::START,
@@ -324,11 +327,9 @@ impl RunState {
                 self.input.answers = Some(answers.clone());
                 Stage::Ready
             }
-            Supervised::PlanApproved { feedback } => {
-                let stage = self.advance();
-                self.input.feedback.clone_from(feedback);
-                stage
-            }
+            // The approval's notes reach the executors with the plan
+            // (the engine adds it to every later phase's input).
+            Supervised::PlanApproved { .. } => self.advance(),
             Supervised::PlanRevised { feedback } => self.extra_attempt(feedback),
             Supervised::PlanRejected { feedback } => ended(
                 RunStatus::Halted,
@@ -339,12 +340,19 @@ impl RunState {
             ),
             Supervised::DeviationRetry { context, .. } => {
                 self.deviation_retries += 1;
-                self.extra_attempt(context)
+                self.cursor.extra_attempts += 1;
+                self.cursor.attempt += 1;
+                self.input = PhaseInput {
+                    deviation: Some(context.clone()),
+                    waivers: self.waivers.clone(),
+                    ..PhaseInput::default()
+                };
+                Stage::Ready
             }
             Supervised::DeviationReplan { to, failure } => {
                 self.deviation_replans += 1;
                 let input = PhaseInput {
-                    feedback: Some(failure.clone()),
+                    deviation: Some(failure.clone()),
                     waivers: self.waivers.clone(),
                     ..PhaseInput::default()
                 };
@@ -405,6 +413,7 @@ mod tests {
                 phases: vec!["implement".parse().unwrap()],
                 workspace: None,
                 follow_up: None,
+                task: None,
             },
         )
         .unwrap()

@@ -3,53 +3,15 @@
 
 use camino::Utf8PathBuf;
 use orcho_core::{Cost, Finding, HandoffId, PhaseName, RunId, Verdict};
-use orcho_gates::{GateFailure, GateRecord, PhaseOutcome};
+use orcho_gates::{GateRecord, PhaseOutcome};
 use orcho_handoff::{
     DeliveryAction,
     handoff::HandoffTrigger,
     supervision::{Plan, Touchpoint},
 };
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-/// What the next attempt of a phase receives besides the task: failures fed
-/// in by gates, a replan critique, the previous attempt's findings, operator
-/// feedback, waivers, and (for final acceptance) the readiness summary.
-#[serde_with::skip_serializing_none]
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[non_exhaustive]
-pub struct PhaseInput {
-    /// Gate failures of the previous attempt with `feed_into_next`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub fed_failures: Vec<GateFailure>,
-    /// The critique that triggered a replan.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub critique: Vec<GateFailure>,
-    /// Findings of the previous attempt's rejected or incomplete verdict.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub findings: Vec<Finding>,
-    /// The operator's `retry_feedback`.
-    pub feedback: Option<String>,
-    /// Reasons of `continue_with_waiver` decisions in force.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub waivers: Vec<String>,
-    /// For final acceptance: the readiness summary built from receipts, as
-    /// Markdown for a reviewer.
-    pub readiness: Option<String>,
-    /// The operator's answers to the planner's questions, as plain text for
-    /// the planner's prompt.
-    pub answers: Option<String>,
-    /// For a correction follow-up: what the parent run was rejected for, as
-    /// Markdown (every phase of the follow-up receives it).
-    pub follow_up: Option<String>,
-}
-
-impl PhaseInput {
-    /// Whether there is nothing in it.
-    pub fn is_empty(&self) -> bool {
-        *self == Self::default()
-    }
-}
+use super::PhaseInput;
 
 /// Where a settled phase sends the run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -253,6 +215,8 @@ pub enum RunEvent {
         workspace: Option<Workspace>,
         /// For a correction follow-up: its parent.
         follow_up: Option<FollowUpOf>,
+        /// What the run was started to do, if it was told.
+        task: Option<String>,
     },
     /// The target checkout had uncommitted changes: the pre-run intake
     /// question is open.

@@ -10,15 +10,15 @@
 
 mod apply;
 mod event;
-mod input_text;
+mod input;
 mod run;
 mod settle;
 mod trace;
 
 pub use apply::TransitionError;
 pub use event::{
-    FollowUpOf, PauseTrigger, PhaseInput, Release, Resumption, RunEvent, Supervised, Transition,
-    Workspace,
+    FollowUpOf, PauseTrigger, Release, Resumption, RunEvent, Supervised, Transition, Workspace,
 };
+pub use input::{PhaseInput, PlanInput};
 pub use run::{Cursor, Ending, InFlight, Pause, RunState, Stage, TouchpointKind};
 pub(crate) use settle::settle;

@@ -6,7 +6,10 @@ use orcho_core::{Cost, Finding, HandoffId, PhaseName, RunId, RunStatus, Verdict}
 use orcho_gates::{GateRecord, PhaseOutcome};
 use orcho_handoff::supervision::{Plan, Touchpoint};
 
-use super::event::{FollowUpOf, PauseTrigger, PhaseInput, Release, Workspace};
+use super::{
+    event::{FollowUpOf, PauseTrigger, Release, Workspace},
+    input::PhaseInput,
+};
 
 /// A phase attempt that was reported and whose gates are running.
 #[derive(Debug, Clone, PartialEq)]
@@ -201,6 +204,7 @@ pub struct RunState {
     pub(crate) phases: Vec<PhaseName>,
     pub(crate) workspace: Option<Workspace>,
     pub(crate) follow_up: Option<FollowUpOf>,
+    pub(crate) task: Option<String>,
     pub(crate) seq: u64,
     pub(crate) stage: Stage,
     pub(crate) cursor: Cursor,
@@ -353,6 +357,11 @@ impl RunState {
     /// The commit the worktree started from, once ready.
     pub fn base(&self) -> Option<&str> {
         self.base.as_deref()
+    }
+
+    /// What the run was started to do, if it was told.
+    pub fn task(&self) -> Option<&str> {
+        self.task.as_deref()
     }
 
     /// For a correction follow-up: its parent.

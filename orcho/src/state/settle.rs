@@ -5,7 +5,8 @@ use orcho_core::{Finding, Verdict};
 use orcho_gates::PhaseEffect;
 
 use super::{
-    event::{PauseTrigger, PhaseInput, Transition},
+    event::{PauseTrigger, Transition},
+    input::PhaseInput,
     run::RunState,
 };
 use crate::plan::{ExhaustedPolicy, PausePolicy, RunPlan};

@@ -152,7 +152,7 @@ impl Store {
             ));
         }
         stored.commit(
-            crate::state::RunEvent::Cancelled {
+            &crate::state::RunEvent::Cancelled {
                 reason: reason.to_owned(),
                 by,
             },

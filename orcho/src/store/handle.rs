@@ -216,6 +216,49 @@ impl Store {
         )
     }
 
+    /// The directory where a phase attempt keeps what is not the work (a
+    /// plan, a transcript, a report): `<local>/runs/<id>/artifacts/<phase>-r<round>-a<attempt>/`,
+    /// on this machine and outside any worktree, so nothing in it is ever
+    /// delivered. A host creates it and names it to the phase;
+    /// [`artifacts`](Self::artifacts) lists what it holds.
+    pub fn artifacts_dir(&self, request: &crate::PhaseRequest) -> Utf8PathBuf {
+        self.local.run(&request.run).artifacts().join(format!(
+            "{}-r{}-a{}",
+            request.phase, request.round, request.attempt
+        ))
+    }
+
+    /// The files the phases of `run` kept in their artifacts directories
+    /// ([`artifacts_dir`](Self::artifacts_dir)), by attempt, then path.
+    /// Links are listed, not followed; a directory that cannot be read is
+    /// left out.
+    pub fn artifacts(&self, run: &RunId) -> Vec<crate::Artifact> {
+        let root = self.local.run(run).artifacts();
+        let mut found = Vec::new();
+        let Ok(attempts) = root.read_dir_utf8() else {
+            return found;
+        };
+        let mut attempts: Vec<_> = attempts
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.file_name().to_owned())
+            .collect();
+        attempts.sort();
+        for attempt in attempts {
+            let dir = root.join(&attempt);
+            let mut files = Vec::new();
+            collect_files(&dir, Utf8Path::new(""), &mut files, 0);
+            files.sort_by(|a, b| a.0.cmp(&b.0));
+            found.extend(files.into_iter().map(|(file, bytes)| crate::Artifact {
+                attempt: attempt.clone(),
+                path: dir.join(&file),
+                file,
+                bytes,
+            }));
+        }
+        found
+    }
+
     /// The receipt store of the checkout itself, with the store's key.
     pub(crate) fn checkout_receipts(&self) -> ReceiptStore {
         self.receipts_in(self.local.root())
@@ -293,3 +336,32 @@ macro_rules! store_from_path {
 }
 
 store_from_path!(Utf8PathBuf, &Utf8PathBuf, &Utf8Path, &str, String);
+
+/// How deep [`Store::artifacts`] looks into an attempt's directory.
+const ARTIFACT_DEPTH: usize = 8;
+
+/// Adds the files below `dir` (as paths relative to the attempt's
+/// directory, under `prefix`) with their sizes to `out`.
+fn collect_files(
+    dir: &Utf8Path,
+    prefix: &Utf8Path,
+    out: &mut Vec<(Utf8PathBuf, u64)>,
+    depth: usize,
+) {
+    let Ok(entries) = dir.read_dir_utf8() else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let Ok(meta) = entry.path().symlink_metadata() else {
+            continue;
+        };
+        let relative = prefix.join(entry.file_name());
+        if meta.is_dir() {
+            if depth < ARTIFACT_DEPTH {
+                collect_files(entry.path(), &relative, out, depth + 1);
+            }
+        } else {
+            out.push((relative, meta.len()));
+        }
+    }
+}

@@ -81,18 +81,13 @@ impl RunStore {
             &*self.storage,
             run,
             Log::Run,
-            &EventLineV1 {
-                schema: RUN_SCHEMA,
-                seq: 1,
-                at: clock.now(),
-                event: started.into(),
-            },
+            &EventLineV1::new(1, clock.now(), started),
         )
         .map_err(|e| err(e.into()))?;
         let host = host
             .map(|host| {
                 schema::encode(&HostDocV1 {
-                    schema: RUN_SCHEMA,
+                    schema: HostDocV1::WRITTEN,
                     host: host.clone(),
                 })
             })
@@ -226,24 +221,23 @@ impl RunStore {
 impl StoredRun {
     /// Journals `event`, applies it, and writes the snapshot: the one way a
     /// run changes.
-    pub(crate) fn commit(&mut self, event: RunEvent, clock: &dyn Clock) -> Result<(), EngineError> {
+    pub(crate) fn commit(
+        &mut self,
+        event: &RunEvent,
+        clock: &dyn Clock,
+    ) -> Result<(), EngineError> {
         let run = self.state.run().clone();
         let err = run_err(&run);
         let next = self
             .state
             .clone()
-            .apply(&event)
+            .apply(event)
             .map_err(|e| err(EngineErrorKind::Transition(e)))?;
         let line = storage::encode_record(
             &*self.storage,
             &run,
             Log::Run,
-            &EventLineV1 {
-                schema: RUN_SCHEMA,
-                seq: next.seq(),
-                at: clock.now(),
-                event: event.into(),
-            },
+            &EventLineV1::new(next.seq(), clock.now(), event),
         )
         .map_err(|e| err(e.into()))?;
         self.lease.append(&line).map_err(|e| err(e.into()))?;
@@ -262,9 +256,10 @@ impl StoredRun {
 }
 
 fn encode_snapshot(state: &RunState) -> Result<Vec<u8>, EngineErrorKind> {
+    let state = StateV1::from(state);
     schema::encode(&StateDocV1 {
-        schema: RUN_SCHEMA,
-        state: StateV1::from(state),
+        schema: state.schema(),
+        state,
     })
     .map_err(Into::into)
 }

@@ -497,6 +497,7 @@ impl Store {
             schema: crate::evidence::EVIDENCE_SCHEMA,
             run: run.clone(),
             plan: state.plan().to_owned(),
+            task: state.task().map(str::to_owned),
             status: state.status(),
             reason: state.reason().map(str::to_owned),
             phases,
@@ -508,6 +509,7 @@ impl Store {
             touchpoints,
             delivery,
             follow_up_of: state.follow_up().cloned(),
+            artifacts: self.artifacts(run),
         })
     }
 }

@@ -108,6 +108,7 @@ async fn a_fix_on_a_rejected_release_starts_a_follow_up_linked_to_its_parent() -
         "parse() ignores empty input",
     )]);
     let run = implementing(Scenario::new(plan()).in_worktree())
+        .task("Parse the config files")
         .report("final_acceptance", rejected)
         .decide(HandoffChoice::Continue)
         .deliver(DeliveryChoice::fix().with_note("handle the empty input"))
@@ -140,6 +141,12 @@ async fn a_fix_on_a_rejected_release_starts_a_follow_up_linked_to_its_parent() -
     };
     let brief = request.input.follow_up.clone().expect("the parent's brief");
     assert!(brief.contains("parse() ignores empty input"), "{brief}");
+    assert_eq!(
+        request.input.task.as_deref(),
+        Some("Parse the config files"),
+        "a follow-up carries its parent's task"
+    );
+    assert_eq!(child.state().task(), Some("Parse the config files"));
     assert!(brief.contains("handle the empty input"), "{brief}");
     assert!(
         child.state().checkout().join("src/parse.rs").exists(),
@@ -372,5 +379,77 @@ async fn a_profile_default_acts_on_a_decision_recorded_before_a_restart() -> Res
     };
     assert_eq!(status, RunStatus::Completed);
     assert!(reason.contains("skipped"), "{reason}");
+    Ok(())
+}
+
+/// Starts the follow-up of `run` and returns its first phase's input.
+async fn follow_up_input(run: &orcho::testing::ScenarioRun) -> Result<orcho::PhaseInput> {
+    let spec = run.engine.store().follow_up(&run.run)?;
+    let mut child = run.engine.start_with(Start::follow_up(spec))?;
+    let Step::RunPhase(request) = child.next().await? else {
+        panic!("the follow-up runs its first phase");
+    };
+    Ok(request.input)
+}
+
+#[tokio::test]
+async fn a_reviewer_that_rejects_naming_nothing_still_leaves_its_follow_up_a_blocker() -> Result {
+    let run = implementing(Scenario::new(plan()).in_worktree())
+        .report(
+            "final_acceptance",
+            PhaseOutcome::new(Verdict::Rejected).with_summary("the parser is not finished"),
+        )
+        .decide(HandoffChoice::Continue)
+        .deliver(DeliveryChoice::fix())
+        .run()
+        .await?;
+    assert_eq!(
+        run.reason, "correction-ready: start follow-up 1 for 1 blocker",
+        "{}",
+        run.trace
+    );
+    let brief = follow_up_input(&run).await?.follow_up.expect("a brief");
+    assert!(
+        brief.contains("final_acceptance: the release reviewer said rejected and named no finding"),
+        "{brief}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_follow_up_is_told_what_its_parent_waived() -> Result {
+    let run = implementing(Scenario::new(plan()).in_worktree())
+        .report(
+            "final_acceptance",
+            PhaseOutcome::new(Verdict::Rejected).with_findings([
+                Finding::new("reviewer", Severity::Low, "the log line is noisy"),
+                Finding::new("reviewer", Severity::High, "parse() ignores empty input"),
+            ]),
+        )
+        .decide(HandoffChoice::Continue)
+        .deliver(DeliveryChoice::fix())
+        .run()
+        .await?;
+    assert!(run.reason.ends_with("for 2 blockers"), "{}", run.reason);
+
+    let waived = implementing(Scenario::new(plan()).in_worktree())
+        .report(
+            "final_acceptance",
+            PhaseOutcome::new(Verdict::Rejected).with_findings([Finding::new(
+                "reviewer",
+                Severity::Low,
+                "the log line is noisy",
+            )]),
+        )
+        .decide(HandoffChoice::ContinueWithWaiver {
+            reason: "noise is fine for now".into(),
+        })
+        .deliver(DeliveryChoice::fix())
+        .run()
+        .await?;
+    assert!(!waived.reason.contains("0 blockers"), "{}", waived.reason);
+    let brief = follow_up_input(&waived).await?.follow_up.expect("a brief");
+    assert!(brief.contains("[waived]"), "{brief}");
+    assert!(brief.contains("noise is fine for now"), "{brief}");
     Ok(())
 }

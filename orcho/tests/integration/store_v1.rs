@@ -84,3 +84,43 @@ fn a_snapshot_that_describes_no_stage_is_refused() -> Result {
     assert!(store.state(&run)?.handoff().is_some());
     Ok(())
 }
+
+#[test]
+fn only_a_run_with_a_task_is_written_with_schema_2() -> Result {
+    let tmp = tempfile::tempdir()?;
+    let root = Utf8PathBuf::try_from(tmp.path().to_owned())?;
+    let checkout = root.join("checkout");
+    std::fs::create_dir_all(&checkout)?;
+    let engine = Engine::builder(
+        RunPlan::new(
+            "p",
+            vec![super::phase("implement", orcho::PhaseRole::Implement)],
+        ),
+        root.join("store"),
+    )
+    .build()?;
+    let read = |run: &orcho::core::RunId, file: &str| {
+        std::fs::read_to_string(root.join("store/runs").join(run.as_str()).join(file))
+    };
+    let plain = engine.start_with(orcho::Start::in_place(&checkout))?;
+    assert!(read(plain.id(), "journal.jsonl")?.starts_with("{\"schema\":1,"));
+    assert!(read(plain.id(), "run.json")?.contains("\"schema\": 1"));
+    let blank = engine.start_with(orcho::Start::in_place(&checkout).task("  \n"))?;
+    assert_eq!(blank.state().task(), None, "blank text is no task");
+    assert!(read(blank.id(), "journal.jsonl")?.starts_with("{\"schema\":1,"));
+
+    let tasked = engine.start_with(orcho::Start::in_place(&checkout).task("Parse empty input"))?;
+    let journal = read(tasked.id(), "journal.jsonl")?;
+    assert!(journal.starts_with("{\"schema\":2,"), "{journal}");
+    assert!(
+        journal.contains("\"task\":\"Parse empty input\""),
+        "{journal}"
+    );
+    assert!(read(tasked.id(), "run.json")?.contains("\"schema\": 2"));
+    let id = tasked.id().clone();
+    drop(tasked);
+    let store = Store::open(root.join("store"));
+    assert_eq!(store.state(&id)?.task(), Some("Parse empty input"));
+    assert_eq!(store.snapshot(&id)?.task(), Some("Parse empty input"));
+    Ok(())
+}

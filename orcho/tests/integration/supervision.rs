@@ -101,16 +101,89 @@ async fn a_plan_waits_for_approval_and_request_changes_sends_it_back() -> Result
         .map(|r| (r.phase.as_str(), r.attempt))
         .collect();
     assert_eq!(phases, [("plan", 1), ("plan", 2), ("implement", 1)]);
+    // The planner runs again with its plan and what to change.
+    let again = &run.requests[1].input;
     assert_eq!(
-        run.requests[1].input.feedback.as_deref(),
+        again.feedback.as_deref(),
         Some("split the parser from the lexer")
     );
-    assert_eq!(
-        run.requests[2].input.feedback.as_deref(),
-        Some("keep it small")
+    assert_eq!(again.previous_plan.as_deref(), Some(&the_plan()));
+    assert!(
+        again.plan.is_none(),
+        "the planner is given its previous plan"
     );
+    // The implementer carries out the approved plan, with the approval's
+    // notes, whatever happens to its own attempts.
+    let implement = &run.requests[2].input;
+    let carried = implement.plan.as_ref().expect("the approved plan");
+    assert_eq!(carried.plan, the_plan());
+    assert_eq!(carried.digest, the_plan().digest());
+    assert!(carried.approved);
+    assert_eq!(carried.notes.as_deref(), Some("keep it small"));
+    assert_eq!(implement.feedback, None);
+    assert!(implement.previous_plan.is_none());
+    let text = implement.to_text();
+    assert!(text.contains("1. [coder] Write parse()"), "{text}");
+    assert!(text.contains("keep it small"), "{text}");
     let evidence = run.engine.evidence(&run.run)?;
     assert_eq!(evidence.touchpoints.len(), 2);
+    Ok(())
+}
+
+#[tokio::test]
+async fn answers_given_once_reach_every_later_attempt_of_the_planner() -> Result {
+    let batch = QuestionBatch::new([Question::new(
+        "Storage",
+        "Where should parsed documents be kept?",
+        [QuestionOption::new("Memory"), QuestionOption::new("Disk")],
+    )?])?;
+    let run = Scenario::new(plan(true))
+        .task("Parse the config files")
+        .report_with(
+            "plan",
+            PhaseReport::interrupted(Interruption::Questions(batch)),
+        )
+        .report_with("plan", approved_with_plan())
+        .report_with("plan", approved_with_plan())
+        .answer(vec![Answer::select("Disk")])
+        .answer(vec![
+            Answer::select("Request Changes"),
+            Answer::text("one step per file"),
+        ])
+        .answer(vec![Answer::select("Approve"), Answer::none()])
+        .run()
+        .await?;
+    assert_eq!(run.status, RunStatus::Completed, "{}", run.trace);
+    let attempts: Vec<(&str, u32)> = run
+        .requests
+        .iter()
+        .map(|r| (r.phase.as_str(), r.attempt))
+        .collect();
+    assert_eq!(
+        attempts,
+        [("plan", 1), ("plan", 1), ("plan", 2), ("implement", 1)]
+    );
+    // After request-changes the planner still has the answers, its plan
+    // and the feedback: nothing it was told is lost.
+    let revised = &run.requests[2].input;
+    assert!(
+        revised
+            .answers
+            .as_deref()
+            .is_some_and(|a| a.contains("Disk")),
+        "{revised:?}"
+    );
+    assert_eq!(revised.previous_plan.as_deref(), Some(&the_plan()));
+    assert_eq!(revised.feedback.as_deref(), Some("one step per file"));
+    // Every phase has the task.
+    for request in &run.requests {
+        assert_eq!(
+            request.input.task.as_deref(),
+            Some("Parse the config files")
+        );
+    }
+    let state = run.engine.store().state(&run.run)?;
+    assert_eq!(state.task(), Some("Parse the config files"));
     Ok(())
 }
 
@@ -158,7 +231,8 @@ async fn a_deviation_retry_runs_the_step_again_with_the_failure_and_guidance() -
     assert_eq!(run.status, RunStatus::Completed, "{}", run.trace);
     let retry = run.requests.last().expect("a retry");
     assert_eq!((retry.phase.as_str(), retry.attempt), ("implement", 2));
-    let context = retry.input.feedback.clone().expect("context");
+    let context = retry.input.deviation.clone().expect("context");
+    assert_eq!(retry.input.feedback, None);
     assert!(context.contains("write the lexer first"), "{context}");
     assert!(context.contains("cannot find module"), "{context}");
     Ok(())
@@ -174,7 +248,14 @@ async fn a_deviation_replan_goes_back_to_the_planner_in_a_new_round() -> Result 
     assert_eq!(run.status, RunStatus::Completed, "{}", run.trace);
     let replanned = &run.requests[2];
     assert_eq!((replanned.phase.as_str(), replanned.round), ("plan", 2));
-    assert!(replanned.input.feedback.is_some());
+    let failure = replanned.input.deviation.clone().expect("the failed step");
+    assert!(failure.contains("Write parse()"), "{failure}");
+    assert!(failure.contains("cannot find module `lexer`"), "{failure}");
+    assert!(
+        replanned.input.to_text().contains("## The failed step"),
+        "{}",
+        replanned.input.to_text()
+    );
     Ok(())
 }
 

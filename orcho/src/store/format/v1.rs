@@ -20,12 +20,59 @@ use crate::state::{
     RunEvent, RunState, Stage, Supervised, TouchpointKind, Transition, Workspace,
 };
 
-/// The schema of run journals and snapshots.
+/// The newest schema of run journals and snapshots: what this build reads.
 ///
 /// Version 1: the first format. Touchpoints and plans inside events are
 /// the journal's own types ([`TouchpointV1`], [`PlanV1`]), written as
 /// `orcho-handoff`'s touchpoint format was when version 1 was made.
-pub(crate) const RUN_SCHEMA: SchemaVersion = SchemaVersion::new(1);
+///
+/// Version 2 adds two optional fields: a run's task (`task` on `started`
+/// and in the snapshot) and a failed step's input (`deviation` in the
+/// snapshot's `input`). A line or snapshot that holds neither is written as
+/// version 1, so an older build reads every run that does not use them, and
+/// refuses, as newer, one that does.
+pub(crate) const RUN_SCHEMA: SchemaVersion = SchemaVersion::new(2);
+
+const FIRST: SchemaVersion = SchemaVersion::new(1);
+
+impl EventLineV1 {
+    /// The line of event `seq`, at `at`, with the schema its event needs.
+    pub(crate) fn new(seq: u64, at: Timestamp, event: &RunEvent) -> Self {
+        let event = EventV1::from(event);
+        Self {
+            schema: event.schema(),
+            seq,
+            at,
+            event,
+        }
+    }
+}
+
+impl HostDocV1 {
+    /// The schema `host.json` is written with: it has not changed.
+    pub(crate) const WRITTEN: SchemaVersion = FIRST;
+}
+
+impl EventV1 {
+    /// The schema a line holding this event is written with.
+    pub(crate) fn schema(&self) -> SchemaVersion {
+        match self {
+            Self::Started { task: Some(_), .. } => RUN_SCHEMA,
+            _ => FIRST,
+        }
+    }
+}
+
+impl StateV1 {
+    /// The schema a snapshot of this state is written with.
+    pub(crate) fn schema(&self) -> SchemaVersion {
+        if self.task.is_some() || self.input.deviation.is_some() {
+            RUN_SCHEMA
+        } else {
+            FIRST
+        }
+    }
+}
 
 /// One line of `journal.jsonl`: `schema`, `seq`, `at`, `event`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,6 +95,8 @@ pub(crate) enum EventV1 {
         phases: Vec<PhaseName>,
         workspace: Option<WorkspaceV1>,
         follow_up: Option<FollowUpOfV1>,
+        /// Version 2.
+        task: Option<String>,
     },
     IntakeOpened,
     IntakeHalted,
@@ -142,6 +191,8 @@ pub(crate) struct PhaseInputV1 {
     readiness: Option<String>,
     answers: Option<String>,
     follow_up: Option<String>,
+    /// Version 2, in snapshots only.
+    deviation: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -303,6 +354,8 @@ pub(crate) struct StateV1 {
     workspace: Option<WorkspaceV1>,
     base: Option<String>,
     follow_up: Option<FollowUpOfV1>,
+    /// Version 2.
+    task: Option<String>,
     touchpoint: Option<HandoffId>,
     pending_touchpoint: Option<TouchpointV1>,
     #[serde(default)]
@@ -348,6 +401,7 @@ impl From<&PhaseInput> for PhaseInputV1 {
             readiness: i.readiness.clone(),
             answers: i.answers.clone(),
             follow_up: i.follow_up.clone(),
+            deviation: i.deviation.clone(),
         }
     }
 }
@@ -439,12 +493,14 @@ impl From<&RunEvent> for EventV1 {
                 phases,
                 workspace,
                 follow_up,
+                task,
             } => Self::Started {
                 checkout: checkout.clone(),
                 plan: plan.clone(),
                 phases: phases.clone(),
                 workspace: workspace.as_ref().map(Into::into),
                 follow_up: follow_up.as_ref().map(Into::into),
+                task: task.clone(),
             },
             RunEvent::IntakeOpened => Self::IntakeOpened,
             RunEvent::IntakeHalted => Self::IntakeHalted,
@@ -577,6 +633,7 @@ impl From<&RunState> for StateV1 {
             workspace: s.workspace().map(Into::into),
             base: s.base().map(str::to_owned),
             follow_up: s.follow_up().map(Into::into),
+            task: s.task().map(str::to_owned),
             touchpoint: s.touchpoint().cloned(),
             pending_touchpoint: s.pending_touchpoint().map(Into::into),
             touchpoints_opened: s.touchpoints_opened(),
@@ -630,6 +687,8 @@ impl TryFrom<PhaseInputV1> for PhaseInput {
             readiness: i.readiness,
             answers: i.answers,
             follow_up: i.follow_up,
+            deviation: i.deviation,
+            ..Self::default()
         })
     }
 }
@@ -721,12 +780,14 @@ impl TryFrom<EventV1> for RunEvent {
                 phases,
                 workspace,
                 follow_up,
+                task,
             } => Self::Started {
                 checkout,
                 plan,
                 phases,
                 workspace: workspace.map(Into::into),
                 follow_up: follow_up.map(Into::into),
+                task,
             },
             EventV1::IntakeOpened => Self::IntakeOpened,
             EventV1::IntakeHalted => Self::IntakeHalted,
@@ -876,6 +937,7 @@ impl TryFrom<StateV1> for RunState {
             phases: s.phases,
             workspace: s.workspace.map(Into::into),
             follow_up: s.follow_up.map(Into::into),
+            task: s.task,
             seq: s.seq,
             stage,
             cursor: Cursor {

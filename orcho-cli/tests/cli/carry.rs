@@ -1,0 +1,235 @@
+//! A run carries the work from its task to its delivery: the task and the
+//! approved plan reach every later phase, the planner sent back sees its
+//! own plan, and what a phase keeps in `ORCHO_ARTIFACTS` is listed with the
+//! run and never delivered.
+
+use crate::{
+    Result,
+    support::{Out, Repo},
+};
+
+const PROFILE: &str = "\
+schema: 1
+name: carried
+phases:
+  - name: plan
+    role: plan
+    max_attempts: 3
+  - name: implement
+    role: implement
+supervision:
+  plan_approval: true
+";
+
+/// Keeps its input, writes its plan as Markdown into its artifacts and
+/// reports it.
+const PLANNER: &str = r#"#!/bin/sh
+cp "$ORCHO_INPUT_FILE" "@CTL@/plan-input-$ORCHO_ATTEMPT.json"
+printf '%s' "$ORCHO_INPUT_TEXT" > "@CTL@/plan-input-$ORCHO_ATTEMPT.txt"
+printf '# The plan\n\nReturn [] for empty input.\n' > "$ORCHO_ARTIFACTS/plan.md"
+cat > "$ORCHO_OUTPUT" <<'JSON'
+{"schema": 1, "summary": "plan in plan.md",
+ "plan": {"goal": "Parse empty input as an empty list",
+          "steps": [{"role": "coder", "description": "Return [] for empty input"}],
+          "files_affected": ["parse.py"], "risks": ["callers that expect None"]}}
+JSON
+"#;
+
+/// Keeps its input (from the environment) and does the work.
+const IMPLEMENTER: &str = r#"#!/bin/sh
+printf '%s' "$ORCHO_INPUT" > "@CTL@/implement-input.json"
+printf '%s' "$ORCHO_INPUT_TEXT" > "@CTL@/implement-input.txt"
+printf 'def parse(text):\n    return []\n' > parse.py
+"#;
+
+fn json(path: &camino::Utf8Path) -> Result<serde_json::Value> {
+    Ok(serde_json::from_str(&std::fs::read_to_string(path)?)?)
+}
+
+fn ok(out: Out, code: i32) -> Result<Out> {
+    out.expect_no_panic();
+    out.expect_code(code);
+    Ok(out)
+}
+
+#[test]
+fn the_task_and_the_approved_plan_reach_the_implementer_and_artifacts_stay_behind() -> Result {
+    let repo = Repo::with_files(
+        PROFILE,
+        &[("plan.sh", PLANNER), ("implement.sh", IMPLEMENTER)],
+    )?;
+    let task = "Parse empty input as []\n\nparse('') raises today.";
+    ok(
+        repo.orcho(&[
+            "run",
+            "--no-interactive",
+            "--task",
+            task,
+            "--phase",
+            "plan=./plan.sh",
+            "--phase",
+            "implement=./implement.sh",
+        ])?,
+        4,
+    )?;
+    let first = json(&repo.ctl("plan-input-1.json"))?;
+    assert_eq!(first["task"], task, "{first}");
+    assert_eq!(first["schema"], 1);
+    assert!(first.get("previous_plan").is_none(), "{first}");
+
+    // Sent back: the planner sees its plan and what to change.
+    ok(
+        repo.orcho(&[
+            "plan",
+            "request-changes",
+            "latest",
+            "--feedback",
+            "test the None callers too",
+        ])?,
+        0,
+    )?;
+    ok(repo.orcho(&["resume", "latest", "--no-interactive"])?, 4)?;
+    let second = json(&repo.ctl("plan-input-2.json"))?;
+    assert_eq!(
+        second["previous_plan"]["goal"], "Parse empty input as an empty list",
+        "{second}"
+    );
+    assert_eq!(second["feedback"], "test the None callers too");
+    assert_eq!(second["task"], task);
+    let text = std::fs::read_to_string(repo.ctl("plan-input-2.txt"))?;
+    assert!(
+        text.starts_with("## Task\n\nParse empty input as []"),
+        "{text}"
+    );
+    assert!(text.contains("## Your previous plan"), "{text}");
+
+    // Approved with notes: the implementer has the task, the plan and the
+    // notes, in its environment and as text.
+    ok(
+        repo.orcho(&["plan", "approve", "latest", "--feedback", "keep it small"])?,
+        0,
+    )?;
+    ok(repo.orcho(&["resume", "latest", "--no-interactive"])?, 4)?;
+    let implement = json(&repo.ctl("implement-input.json"))?;
+    assert_eq!(implement["task"], task, "{implement}");
+    let plan = &implement["plan"];
+    assert_eq!(
+        plan["goal"], "Parse empty input as an empty list",
+        "{implement}"
+    );
+    assert_eq!(plan["steps"][0]["role"], "coder");
+    assert_eq!(plan["files_affected"][0], "parse.py");
+    assert_eq!(plan["approved"], true);
+    assert_eq!(plan["notes"], "keep it small");
+    assert!(
+        plan["digest"].as_str().is_some_and(|d| d.len() > 20),
+        "{implement}"
+    );
+    let text = std::fs::read_to_string(repo.ctl("implement-input.txt"))?;
+    assert!(
+        text.contains("## The approved plan (carry it out)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1. [coder] Return [] for empty input"),
+        "{text}"
+    );
+
+    // The run shows its task, and its evidence lists the plan the planner
+    // kept as an artifact.
+    let runs = ok(repo.orcho(&["runs"])?, 0)?;
+    assert!(
+        runs.stdout.contains("task: Parse empty input as [] …"),
+        "{runs}"
+    );
+    let evidence = ok(repo.orcho(&["evidence", "latest", "--json"])?, 0)?.json()?;
+    assert_eq!(evidence["task"], task);
+    let artifacts = evidence["artifacts"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let files: Vec<(&str, &str)> = artifacts
+        .iter()
+        .filter_map(|a| Some((a["attempt"].as_str()?, a["file"].as_str()?)))
+        .collect();
+    assert_eq!(
+        files,
+        [("plan-r1-a1", "plan.md"), ("plan-r1-a2", "plan.md")]
+    );
+    let shown = ok(repo.orcho(&["evidence", "latest"])?, 0)?;
+    assert!(shown.stdout.contains("plan-r1-a2/plan.md"), "{shown}");
+
+    // The gate shows the task; approve commits the work with the task as
+    // its subject, and no artifact.
+    let gate = ok(repo.orcho(&["delivery", "show", "latest"])?, 0)?;
+    assert!(
+        gate.stdout.contains("task: Parse empty input as [] …"),
+        "{gate}"
+    );
+    ok(repo.orcho(&["delivery", "decide", "latest", "approve"])?, 0)?;
+    ok(repo.orcho(&["resume", "latest", "--no-interactive"])?, 0)?;
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%s"])?,
+        "Parse empty input as []"
+    );
+    let delivered = repo.git(&["show", "--name-only", "--format=", "HEAD"])?;
+    assert_eq!(delivered, "parse.py", "only the work is delivered");
+    Ok(())
+}
+
+#[test]
+fn a_task_comes_from_a_file_or_standard_input_and_a_blank_one_is_refused() -> Result {
+    let repo = Repo::with_files(PROFILE, &[("implement.sh", IMPLEMENTER)])?;
+    repo.write("../task.txt", "Handle the empty case\n")?;
+    let out = ok(
+        repo.orcho(&[
+            "run",
+            "--in-place",
+            "--no-interactive",
+            "--task-file",
+            "../task.txt",
+            "--phase",
+            "implement=./implement.sh",
+        ])?,
+        0,
+    )?;
+    drop(out);
+    let view = ok(repo.orcho(&["runs", "--json"])?, 0)?.json()?;
+    assert_eq!(view[0]["task"], "Handle the empty case\n", "{view}");
+
+    let piped = repo.orcho_with_input(
+        &["run", "--in-place", "--no-interactive", "--task-file", "-"],
+        "From standard input",
+    )?;
+    piped.expect_no_panic();
+    piped.expect_code(0);
+    let view = ok(repo.orcho(&["runs", "--json"])?, 0)?.json()?;
+    assert_eq!(view[0]["task"], "From standard input", "{view}");
+
+    for (args, said) in [
+        (vec!["--task", "  "], "`--task` is empty"),
+        (
+            vec!["--task-file", "missing.txt"],
+            "`--task-file missing.txt`: cannot read it",
+        ),
+        (
+            vec!["--task", "a", "--task-file", "-"],
+            "cannot be used with",
+        ),
+    ] {
+        let mut all = vec!["run", "--in-place", "--no-interactive"];
+        all.extend(args);
+        let out = repo.orcho(&all)?;
+        out.expect_no_panic();
+        out.expect_code(2);
+        assert!(
+            out.stderr.contains(said) || out.stdout.contains(said),
+            "{out}"
+        );
+    }
+    let long = "x".repeat(70 * 1024);
+    let out = repo.orcho(&["run", "--in-place", "--no-interactive", "--task", &long])?;
+    out.expect_code(2);
+    assert!(out.stderr.contains("more than the 64 KiB"), "{out}");
+    Ok(())
+}
