@@ -152,3 +152,26 @@ fn a_run_nothing_drives_any_more_is_listed_stopped_and_waits_in_the_inbox() -> R
     assert_eq!(inbox["stopped"], serde_json::json!([]), "{inbox}");
     Ok(())
 }
+
+#[test]
+fn a_run_refused_before_it_starts_leaves_no_run_behind() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    // `--autopilot` with no advisor to ask.
+    let out = repo.orcho(&["run", "--autopilot", "--no-interactive"])?;
+    out.expect_no_panic();
+    out.expect_code(1);
+    assert!(out.stderr.contains("needs an advisor"), "{out}");
+    // A blank task.
+    let out = repo.orcho(&["run", "--task", "", "--no-interactive"])?;
+    out.expect_code(2);
+    let runs = repo.orcho(&["runs"])?;
+    runs.expect_code(0);
+    assert!(runs.stdout.contains("no run"), "{runs}");
+    let inbox = repo.orcho(&["inbox", "--json"])?.json()?;
+    assert_eq!(
+        inbox["stopped"].as_array().map(Vec::len),
+        Some(0),
+        "{inbox}"
+    );
+    Ok(())
+}
