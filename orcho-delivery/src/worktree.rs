@@ -232,6 +232,32 @@ pub fn diff_summary(path: &Utf8Path, base: &str) -> Result<crate::DiffSummary, G
     Ok(crate::DiffSummary { files })
 }
 
+/// What the working tree at `path` changed since `base` (tracked edits,
+/// deletions, untracked files git does not ignore), as a unified diff for a
+/// reader: binary files are named, not shown. Computed in a private index;
+/// the tree and its index are not touched. Returns the commit `base`
+/// resolved to, and the diff.
+///
+/// # Errors
+///
+/// A [`GitError`] when git fails (`path` is not a git tree, `base` does not
+/// resolve).
+pub fn diff_text(path: &Utf8Path, base: &str) -> Result<(String, Vec<u8>), GitError> {
+    let git = Git::new(path);
+    let base = git.rev_parse(base)?;
+    let (private, _tmp) = git.private_index(&base)?;
+    private.add_all_but(&base, None)?;
+    let diff = private.run(&[
+        "diff",
+        "--cached",
+        "--no-renames",
+        "--no-color",
+        "--no-ext-diff",
+        &base,
+    ])?;
+    Ok((base, diff))
+}
+
 /// Applies the binary patch `patch` to the worktree `path`
 /// (`git apply --check`, then `git apply`). A worktree that already has the
 /// patch (it applies in reverse) is left as is. Returns whether the patch

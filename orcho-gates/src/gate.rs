@@ -163,6 +163,98 @@ pub struct GateContext {
     config: serde_json::Value,
     cancel: Cancellation,
     verification: Option<Verification>,
+    work: Work,
+}
+
+/// What the run is doing, for gates that judge the change rather than run
+/// a command (an inferential gate): the task, the plan, and the attempt's
+/// diff. The engine fills the diff only for inferential gates. Cheap to
+/// clone.
+#[derive(Debug, Clone, Default)]
+pub struct Work {
+    task: Option<Arc<str>>,
+    plan: Option<Arc<str>>,
+    diff: Option<Diff>,
+}
+
+/// The attempt's change against the run's base, as a unified diff.
+#[derive(Debug, Clone)]
+pub struct Diff {
+    base: Arc<str>,
+    text: Arc<str>,
+    total_bytes: usize,
+}
+
+impl Diff {
+    /// The diff `text` against `base`, cut from a diff of `total_bytes`
+    /// (equal to the text's length when nothing was cut).
+    pub fn new(base: impl Into<Arc<str>>, text: impl Into<Arc<str>>, total_bytes: usize) -> Self {
+        let text = text.into();
+        Self {
+            base: base.into(),
+            total_bytes: total_bytes.max(text.len()),
+            text,
+        }
+    }
+
+    /// The commit the diff is against.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The diff (git's unified format; binary files named, not shown).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// How long the whole diff was: more than [`text`](Self::text) when the
+    /// host cut it.
+    pub fn total_bytes(&self) -> usize {
+        self.total_bytes
+    }
+}
+
+impl Work {
+    /// Nothing known of the run's work.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// With the run's task.
+    #[must_use]
+    pub fn with_task(mut self, task: impl Into<Arc<str>>) -> Self {
+        self.task = Some(task.into());
+        self
+    }
+
+    /// With the plan the run carries out, as text.
+    #[must_use]
+    pub fn with_plan(mut self, plan: impl Into<Arc<str>>) -> Self {
+        self.plan = Some(plan.into());
+        self
+    }
+
+    /// With the attempt's diff.
+    #[must_use]
+    pub fn with_diff(mut self, diff: Diff) -> Self {
+        self.diff = Some(diff);
+        self
+    }
+
+    /// What the run was started to do.
+    pub fn task(&self) -> Option<&str> {
+        self.task.as_deref()
+    }
+
+    /// The plan the run carries out, as text.
+    pub fn plan(&self) -> Option<&str> {
+        self.plan.as_deref()
+    }
+
+    /// The attempt's change against the run's base.
+    pub fn diff(&self) -> Option<&Diff> {
+        self.diff.as_ref()
+    }
 }
 
 impl GateContext {
@@ -183,6 +275,7 @@ impl GateContext {
             config: serde_json::Value::Null,
             cancel: Cancellation::new(),
             verification: None,
+            work: Work::default(),
         }
     }
 
@@ -211,6 +304,11 @@ impl GateContext {
     pub fn verification(&self) -> Option<&Verification> {
         self.verification.as_ref()
     }
+
+    /// What the run is doing: its task, its plan, the attempt's diff.
+    pub fn work(&self) -> &Work {
+        &self.work
+    }
 }
 
 impl GateContext {
@@ -225,6 +323,8 @@ impl GateContext {
         pub fn with_cancel(cancel: Cancellation);
         /// Sets what the phase reported.
         pub fn with_phase_outcome(phase_outcome: PhaseOutcome);
+        /// Sets what the run is doing.
+        pub fn with_work(work: Work);
     }
 
     /// Hands over the run's verifier, behind a [`Verification`].

@@ -100,8 +100,8 @@ pub use error::{
 };
 pub use fail_strategy::FailStrategy;
 pub use gate::{
-    Cancellation, GateContext, GateKind, PhaseOutcome, QualityGate, QualityGateExt, Verification,
-    WithTimeout,
+    Cancellation, Diff, GateContext, GateKind, PhaseOutcome, QualityGate, QualityGateExt,
+    Verification, WithTimeout, Work,
 };
 pub use registry::{GateFactory, GateRegistry, GateRegistryBuilder, GateSpec};
 pub use result::{GateOutcome, ModelUsage, QualityGateResult, ResultKind};

@@ -78,28 +78,151 @@ pub fn register(builder: GateRegistryBuilder) -> Result<GateRegistryBuilder, Reg
     builder.register(LLM_JUDGE, LlmJudge::from_spec)
 }
 
+/// How many bytes of the attempt's diff the judge is shown when
+/// `max_diff_bytes` is not given.
+pub const DEFAULT_MAX_DIFF_BYTES: usize = 64 * 1024;
+/// The most `max_diff_bytes` may be.
+pub const MAX_DIFF_BYTES: usize = 1024 * 1024;
+
+/// What the judge is shown besides its criteria: the parts of the `with:`
+/// block's `include` list (default: every part), and how much of the diff.
+///
+/// ```yaml
+/// include: [task, plan, diff, summary, findings]   # the default: all of them
+/// max_diff_bytes: 65536                              # the diff is cut there, and says so
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Material {
+    task: bool,
+    plan: bool,
+    diff: bool,
+    summary: bool,
+    findings: bool,
+    max_diff_bytes: usize,
+}
+
+/// The parts `include` may name.
+const PARTS: [&str; 5] = ["task", "plan", "diff", "summary", "findings"];
+
+impl Default for Material {
+    /// Every part, and [`DEFAULT_MAX_DIFF_BYTES`] of the diff.
+    fn default() -> Self {
+        Self {
+            task: true,
+            plan: true,
+            diff: true,
+            summary: true,
+            findings: true,
+            max_diff_bytes: DEFAULT_MAX_DIFF_BYTES,
+        }
+    }
+}
+
+impl Material {
+    /// Takes `include` and `max_diff_bytes` out of a `with:` block; what is
+    /// left is the model's configuration ([`LlmConfig`]).
+    ///
+    /// # Errors
+    ///
+    /// [`LlmError::Config`] for an `include` that is not a list of known
+    /// parts (with the nearest), or a `max_diff_bytes` that is not a whole
+    /// number from 1 to [`MAX_DIFF_BYTES`].
+    pub fn split(with: &Value) -> Result<(Self, Value), LlmError> {
+        let mut rest = with.clone();
+        let mut material = Self::default();
+        let Some(map) = rest.as_object_mut() else {
+            return Ok((material, rest));
+        };
+        if let Some(include) = map.remove("include") {
+            let Some(parts) = include.as_array() else {
+                return Err(LlmError::config(
+                    "include",
+                    format!("must be a list of parts, some of {}", PARTS.join(", ")),
+                ));
+            };
+            material.task = false;
+            material.plan = false;
+            material.diff = false;
+            material.summary = false;
+            material.findings = false;
+            for part in parts {
+                match part.as_str() {
+                    Some("task") => material.task = true,
+                    Some("plan") => material.plan = true,
+                    Some("diff") => material.diff = true,
+                    Some("summary") => material.summary = true,
+                    Some("findings") => material.findings = true,
+                    other => {
+                        let shown = other.map_or_else(|| part.to_string(), str::to_owned);
+                        let near = other
+                            .and_then(|o| orcho_core::nearest(o, PARTS))
+                            .map(|n| format!(" (did you mean `{n}`?)"))
+                            .unwrap_or_default();
+                        return Err(LlmError::config(
+                            "include",
+                            format!(
+                                "has the unknown part `{shown}`{near}; the parts are {}",
+                                PARTS.join(", ")
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        if let Some(max) = map.remove("max_diff_bytes") {
+            material.max_diff_bytes = max
+                .as_u64()
+                .and_then(|m| usize::try_from(m).ok())
+                .filter(|m| (1..=MAX_DIFF_BYTES).contains(m))
+                .ok_or_else(|| {
+                    LlmError::config(
+                        "max_diff_bytes",
+                        format!("must be a whole number from 1 to {MAX_DIFF_BYTES}, not {max}"),
+                    )
+                })?;
+        }
+        Ok((material, rest))
+    }
+}
+
 /// An inferential gate that asks a model whether a phase passes the gate's
-/// `instructions`. A bad answer is an error of the gate, never a pass.
+/// `instructions`, shown the run's task, its plan, the attempt's diff
+/// against the run's base and what the phase reported ([`Material`]). A
+/// bad answer is an error of the gate, never a pass.
 #[derive(Debug, Clone)]
 pub struct LlmJudge {
     name: GateName,
     client: Client,
+    material: Material,
 }
 
 impl LlmJudge {
-    /// A gate named `name` asking through `client`.
+    /// A gate named `name` asking through `client`, shown every part.
     pub fn new(name: GateName, client: Client) -> Self {
-        Self { name, client }
+        Self {
+            name,
+            client,
+            material: Material::default(),
+        }
     }
 
-    /// Builds the gate from its spec, validating the `with:` block.
+    /// The same gate, shown `material`.
+    #[must_use]
+    pub fn with_material(mut self, material: Material) -> Self {
+        self.material = material;
+        self
+    }
+
+    /// Builds the gate from its spec, validating the `with:` block: the
+    /// model's keys ([`LlmConfig`]) and what it is shown ([`Material`]).
     ///
     /// # Errors
     ///
-    /// See [`LlmConfig::from_value`].
+    /// See [`LlmConfig::from_value`] and [`Material::split`].
     pub fn try_from_spec(spec: &GateSpec) -> Result<Self, GateError> {
-        let config = LlmConfig::from_value(&spec.config).map_err(GateError::new)?;
-        Ok(Self::new(spec.name.clone(), Client::new(config)))
+        let (material, rest) = Material::split(&spec.config).map_err(GateError::new)?;
+        let config = LlmConfig::from_value(&rest).map_err(GateError::new)?;
+        Ok(Self::new(spec.name.clone(), Client::new(config)).with_material(material))
     }
 
     /// The registry's factory for `llm_judge`.
@@ -191,9 +314,11 @@ fn parse_verdict(text: &str) -> Result<Verdict, LlmError> {
     Ok(verdict)
 }
 
-/// The material: which phase and attempt, what it reported, the criteria.
-fn user_message(ctx: &GateContext, instructions: Option<&str>) -> String {
+/// The material: which phase and attempt, the task, the plan, the diff,
+/// what the phase reported (as `material` includes them), the criteria.
+fn user_message(ctx: &GateContext, material: &Material, instructions: Option<&str>) -> String {
     let outcome = &ctx.phase_outcome();
+    let work = ctx.work();
     let mut m = String::new();
     let _ = writeln!(
         m,
@@ -202,20 +327,87 @@ fn user_message(ctx: &GateContext, instructions: Option<&str>) -> String {
         ctx.attempt(),
         ctx.round()
     );
-    let _ = writeln!(m, "The phase's own verdict: `{}`.", outcome.verdict);
-    m.push_str("\nThe phase's summary:\n");
-    let summary = outcome.summary.trim();
-    if summary.is_empty() {
-        m.push_str("(none)\n");
-    } else {
-        m.push_str(&clip(summary, MAX_SUMMARY_CHARS));
+    if material.task {
+        m.push_str("\nThe run's task:\n");
+        m.push_str(work.task().map_or("(none given)", str::trim));
         m.push('\n');
     }
+    if material.plan
+        && let Some(plan) = work.plan()
+    {
+        m.push_str("\nThe plan the run carries out:\n");
+        m.push_str(plan.trim_end());
+        m.push('\n');
+    }
+    if material.diff {
+        diff_section(&mut m, work.diff(), material.max_diff_bytes);
+    }
+    let _ = writeln!(m, "\nThe phase's own verdict: `{}`.", outcome.verdict);
+    if material.summary {
+        m.push_str("\nThe phase's summary:\n");
+        let summary = outcome.summary.trim();
+        if summary.is_empty() {
+            m.push_str("(none)\n");
+        } else {
+            m.push_str(&clip(summary, MAX_SUMMARY_CHARS));
+            m.push('\n');
+        }
+    }
+    if material.findings {
+        findings_section(&mut m, &outcome.findings);
+    }
+    m.push_str("\nYour criteria:\n");
+    m.push_str(
+        instructions
+            .map(str::trim)
+            .filter(|i| !i.is_empty())
+            .unwrap_or(DEFAULT_CRITERIA),
+    );
+    m.push('\n');
+    m
+}
+
+/// The attempt's diff, at most `max` bytes of it, saying what was cut.
+fn diff_section(m: &mut String, diff: Option<&orcho_gates::Diff>, max: usize) {
+    let Some(diff) = diff else {
+        m.push_str("\nThe change: (no diff: the checkout is not a tree git could compare)\n");
+        return;
+    };
+    let text = diff.text();
+    if text.trim().is_empty() {
+        let _ = writeln!(m, "\nThe change: nothing changed since `{}`.", diff.base());
+        return;
+    }
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let _ = writeln!(
+        m,
+        "\nThe change (git diff against `{}`; binary files are named, not shown):",
+        diff.base()
+    );
+    m.push_str("```diff\n");
+    m.push_str(&text[..end]);
+    if !text[..end].ends_with('\n') {
+        m.push('\n');
+    }
+    m.push_str("```\n");
+    if end < diff.total_bytes() {
+        let _ = writeln!(
+            m,
+            "(the diff was cut: {end} of its {} bytes are shown)",
+            diff.total_bytes()
+        );
+    }
+}
+
+fn findings_section(m: &mut String, findings: &[Finding]) {
     m.push_str("\nFindings the phase reported:\n");
-    if outcome.findings.is_empty() {
+    if findings.is_empty() {
         m.push_str("(none)\n");
     }
-    for finding in outcome.findings.iter().take(MAX_FINDINGS) {
+    for finding in findings.iter().take(MAX_FINDINGS) {
         let _ = write!(m, "- [{}] {}", finding.severity, finding.title);
         if let Some(file) = &finding.file {
             let _ = write!(
@@ -232,22 +424,13 @@ fn user_message(ctx: &GateContext, instructions: Option<&str>) -> String {
             let _ = writeln!(m, "  {line}");
         }
     }
-    if outcome.findings.len() > MAX_FINDINGS {
+    if findings.len() > MAX_FINDINGS {
         let _ = writeln!(
             m,
             "(and {} more findings, cut)",
-            outcome.findings.len() - MAX_FINDINGS
+            findings.len() - MAX_FINDINGS
         );
     }
-    m.push_str("\nYour criteria:\n");
-    m.push_str(
-        instructions
-            .map(str::trim)
-            .filter(|i| !i.is_empty())
-            .unwrap_or(DEFAULT_CRITERIA),
-    );
-    m.push('\n');
-    m
 }
 
 #[orcho_gates::async_trait]
@@ -275,7 +458,7 @@ impl QualityGate for LlmJudge {
             return Ok(skipped());
         }
         let client = self.client.clone();
-        let user = user_message(ctx, client.config().instructions.as_deref());
+        let user = user_message(ctx, &self.material, client.config().instructions.as_deref());
         let cancel = ctx.cancel().clone();
         let asked = tokio::task::spawn_blocking(move || {
             let schema = verdict_schema();
@@ -315,5 +498,48 @@ mod tests {
         insta::assert_snapshot!(parse_verdict("Looks good!").unwrap_err(), @"malformed verdict: expected value at line 1 column 1, in: Looks good!");
         insta::assert_snapshot!(parse_verdict(r#"{"verdict":"maybe"}"#).unwrap_err(), @"malformed verdict: `verdict` is `maybe`; expected `pass` or `fail`");
         insta::assert_snapshot!(parse_verdict(r#"{"verdict":"fail","findings":[{"severity":"urgent","message":"x"}]}"#).unwrap_err(), @r#"malformed verdict: unknown variant `urgent`, expected one of `info`, `low`, `medium`, `high`, `critical` at line 1 column 50, in: {"verdict":"fail","findings":[{"severity":"urgent","message":"x"}]}"#);
+    }
+
+    #[test]
+    fn the_material_is_taken_out_of_the_with_block_and_checked() {
+        let (material, rest) = Material::split(&json!({
+            "base_url": "http://x/v1", "model": "m", "include": ["diff", "task"], "max_diff_bytes": 100,
+        }))
+        .unwrap();
+        assert!(material.diff && material.task);
+        assert!(!material.plan && !material.summary && !material.findings);
+        assert_eq!(material.max_diff_bytes, 100);
+        assert_eq!(rest, json!({"base_url": "http://x/v1", "model": "m"}));
+        let (all, _) = Material::split(&json!({"model": "m"})).unwrap();
+        assert_eq!(all, Material::default());
+        for (with, said) in [
+            (json!({"include": "diff"}), "must be a list"),
+            (
+                json!({"include": ["plann"]}),
+                "unknown part `plann` (did you mean `plan`?)",
+            ),
+            (json!({"include": [3]}), "unknown part `3`"),
+            (json!({"max_diff_bytes": 0}), "from 1 to 1048576, not 0"),
+            (json!({"max_diff_bytes": "big"}), "not \"big\""),
+            (json!({"max_diff_bytes": 2_000_000}), "not 2000000"),
+        ] {
+            let err = Material::split(&with).unwrap_err().to_string();
+            assert!(err.contains(said), "{with}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_long_diff_is_cut_on_a_character_and_says_how_much_is_shown() {
+        let diff = orcho_gates::Diff::new("abc123", "+é\n".repeat(100), 5000);
+        let mut m = String::new();
+        diff_section(&mut m, Some(&diff), 10);
+        assert!(m.contains("```diff\n+é\n+é\n+"), "{m}");
+        assert!(
+            m.contains("(the diff was cut: 9 of its 5000 bytes are shown)"),
+            "{m}"
+        );
+        let mut m = String::new();
+        diff_section(&mut m, None, 10);
+        assert!(m.contains("no diff"), "{m}");
     }
 }

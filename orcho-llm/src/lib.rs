@@ -74,5 +74,5 @@ pub use config::{
     DEFAULT_DEADLINE_SECS, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_SECS, LlmConfig, Provider,
 };
 pub use error::{KeyProblem, LlmError};
-pub use judge::{LLM_JUDGE, LlmJudge, register};
+pub use judge::{DEFAULT_MAX_DIFF_BYTES, LLM_JUDGE, LlmJudge, MAX_DIFF_BYTES, Material, register};
 pub use provider::Ask;

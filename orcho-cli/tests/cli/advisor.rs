@@ -336,14 +336,11 @@ fn a_broken_advisor_block_is_said_when_the_profile_loads() -> Result {
     Ok(())
 }
 
-#[test]
-fn an_llm_judge_gate_runs_in_the_cli() -> Result {
-    let llm = Llm::start(vec![serde_json::json!({
-        "verdict": "fail",
-        "summary": "the change has no test",
-        "findings": [{"severity": "high", "message": "no test for parse()", "file": "parse.txt", "line": null}],
-    })]);
-    let profile = format!(
+/// Writes a change the judge should see.
+const PARSER: &str = "#!/bin/sh\nprintf 'def parse(text):\\n    return [] if not text else text.split()\\n' > parse.py\n";
+
+fn judged(base_url: &str, extra: &str) -> String {
+    format!(
         "\
 schema: 1
 name: judged
@@ -355,26 +352,102 @@ phases:
         uses: llm_judge
         on_fail: halt
         with:
-          base_url: {}
+          base_url: {base_url}
           model: judge
           api_key_env: ORCHO_TEST_ADVISOR_KEY
           instructions: Fail a change without a test.
-supervision:
+{extra}supervision:
   plan_approval: false
-",
-        llm.base_url
-    );
-    let repo = Repo::with_files(&profile, &[])?;
+"
+    )
+}
+
+#[test]
+fn an_llm_judge_gate_runs_in_the_cli_and_judges_the_change() -> Result {
+    let verdict = serde_json::json!({
+        "verdict": "fail",
+        "summary": "the change has no test",
+        "findings": [{"severity": "high", "message": "no test for parse()", "file": "parse.py", "line": null}],
+    });
+    let llm = Llm::start(vec![verdict.clone()]);
+    let repo = Repo::with_files(&judged(&llm.base_url, ""), &[("implement.sh", PARSER)])?;
     repo.orcho(&["profile", "show"])?.expect_code(0);
-    let out = repo.orcho_in(".", &[KEY], &["run", "--in-place", "--no-interactive"])?;
+    let out = repo.orcho_in(
+        ".",
+        &[KEY],
+        &[
+            "run",
+            "--no-interactive",
+            "--task",
+            "Parse empty input as an empty list",
+            "--phase",
+            "implement=./implement.sh",
+        ],
+    )?;
     out.expect_no_panic().expect_code(5);
     assert!(
-        out.stderr.contains("no test for parse() (parse.txt)"),
+        out.stderr.contains("no test for parse() (parse.py)"),
         "{out}"
     );
     let asked = llm.request();
     let user = asked["messages"][1]["content"].as_str().unwrap_or_default();
     assert!(user.contains("Fail a change without a test."), "{user}");
+    // The judge sees the change (a line of the diff, untracked file and
+    // all), the task, and what the phase said.
+    assert!(
+        user.contains("+    return [] if not text else text.split()"),
+        "{user}"
+    );
+    assert!(user.contains("+++ b/parse.py"), "{user}");
+    assert!(
+        user.contains("Parse empty input as an empty list"),
+        "{user}"
+    );
+    assert!(!user.contains("the diff was cut"), "{user}");
+
+    // `include` leaves parts out; `max_diff_bytes` cuts the diff and says so.
+    let llm = Llm::start(vec![verdict.clone(), verdict]);
+    let repo = Repo::with_files(
+        &judged(
+            &llm.base_url,
+            "          include: [diff, summary]\n          max_diff_bytes: 40\n",
+        ),
+        &[("implement.sh", PARSER)],
+    )?;
+    let out = repo.orcho_in(
+        ".",
+        &[KEY],
+        &[
+            "run",
+            "--no-interactive",
+            "--task",
+            "Parse it",
+            "--phase",
+            "implement=./implement.sh",
+        ],
+    )?;
+    out.expect_no_panic().expect_code(5);
+    let user = llm.request()["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(!user.contains("Parse it"), "the task is left out: {user}");
+    assert!(!user.contains("Findings the phase reported"), "{user}");
+    assert!(user.contains("(the diff was cut: 40 of its"), "{user}");
+
+    // A part the judge does not know is said when the profile loads.
+    let repo = Repo::with_files(
+        &judged("http://127.0.0.1:9/v1", "          include: [difff]\n"),
+        &[],
+    )?;
+    let out = repo.orcho(&["profile", "show"])?;
+    out.expect_no_panic();
+    assert_ne!(out.code(), Some(0), "{out}");
+    assert!(
+        out.stderr
+            .contains("unknown part `difff` (did you mean `diff`?)"),
+        "{out}"
+    );
     Ok(())
 }
 

@@ -103,6 +103,11 @@ impl Carried {
         carried
     }
 
+    /// The plan the run went on with last, if any.
+    pub(crate) fn plan(&self) -> Option<&PlanInput> {
+        self.plan.as_deref()
+    }
+
     /// Adds what `phase` (of `role`) should know to `input`: the task; the
     /// plan, for a phase after the planner; for the planner, its previous
     /// plan; and every answer its questions were given.

@@ -124,6 +124,10 @@ impl Run {
                 self.commit(&RunEvent::GateRecorded { record })?;
             }
         } else if !remaining.is_empty() {
+            let inferential = remaining
+                .iter()
+                .any(|(_, g)| g.gate.kind() == orcho_gates::GateKind::Inferential);
+            let work = self.work(&state, inferential).await?;
             let mut ctx = GateContext::new(
                 state.run().clone(),
                 phase.name.clone(),
@@ -131,7 +135,8 @@ impl Run {
                 flight.outcome.clone(),
             )
             .with_attempt(state.attempt())
-            .with_round(state.round());
+            .with_round(state.round())
+            .with_work(work);
             if let Some(v) = &verifier {
                 ctx = ctx.with_verifier(Arc::clone(v));
             }
@@ -246,7 +251,59 @@ impl Run {
     }
 }
 
+/// The most of an attempt's diff a gate is handed: a judge cuts it to
+/// its own `max_diff_bytes`, and this keeps a huge change (a vendored
+/// tree) out of memory.
+const MAX_GATE_DIFF: usize = 1024 * 1024;
+
 impl Run {
+    /// What the gates of the attempt in flight may read of the run's work:
+    /// the task and the plan; with `diff` (an inferential gate is to run),
+    /// the attempt's change against the run's base (the commit its worktree
+    /// started from; `HEAD` for a run in place). A checkout git cannot diff
+    /// gives no diff, said in the gate's material, not an error.
+    async fn work(
+        &self,
+        state: &crate::RunState,
+        diff: bool,
+    ) -> Result<orcho_gates::Work, EngineError> {
+        let mut work = orcho_gates::Work::new();
+        if let Some(task) = state.task() {
+            work = work.with_task(task);
+        }
+        // A planner's gates judge the plan it reported; every other phase's,
+        // the plan the run carries out.
+        let reported = state
+            .in_flight()
+            .and_then(|f| f.plan.clone())
+            .map(|plan| crate::PlanInput::new(plan, false, None));
+        let journal = self.engine.inner.store.runs.events(self.id())?;
+        let carried =
+            super::carry::Carried::read(&self.engine.inner.plan, journal.iter().map(|(_, e)| e));
+        if let Some(plan) = reported.as_ref().or(carried.plan()) {
+            work = work.with_plan(plan.to_text());
+        }
+        if diff {
+            let checkout = state.checkout().to_owned();
+            let base = state.base().unwrap_or("HEAD").to_owned();
+            let diffed = tokio::task::spawn_blocking(move || {
+                orcho_delivery::worktree::diff_text(&checkout, &base)
+            })
+            .await
+            .map_err(|e| self.err(EngineErrorKind::from(e)))?;
+            if let Ok((base, bytes)) = diffed {
+                let total = bytes.len();
+                let kept = &bytes[..total.min(MAX_GATE_DIFF)];
+                work = work.with_diff(orcho_gates::Diff::new(
+                    base,
+                    String::from_utf8_lossy(kept).into_owned(),
+                    total,
+                ));
+            }
+        }
+        Ok(work)
+    }
+
     /// The last attempt of each phase in the current round, by phase index,
     /// from the journal.
     fn attempts_in_round(&self) -> Result<Vec<u32>, EngineError> {

@@ -93,6 +93,17 @@ impl PlanInput {
             notes,
         }
     }
+
+    /// The plan as text: its goal, numbered steps with their roles, the
+    /// files it touches, its risks, its digest and the approval's notes.
+    pub fn to_text(&self) -> String {
+        let mut body = plan_text(&self.plan);
+        let _ = writeln!(body, "\nDigest: {}", self.digest);
+        if let Some(notes) = &self.notes {
+            let _ = writeln!(body, "\nNotes from the approval: {}", notes.trim());
+        }
+        body
+    }
 }
 
 impl PhaseInput {
@@ -138,12 +149,7 @@ impl PhaseInput {
             } else {
                 "The plan (carry it out)"
             };
-            let mut body = plan_text(&plan.plan);
-            let _ = writeln!(body, "\nDigest: {}", plan.digest);
-            if let Some(notes) = &plan.notes {
-                let _ = writeln!(body, "\nNotes from the approval: {}", notes.trim());
-            }
-            section(title, &body);
+            section(title, &plan.to_text());
         }
         if let Some(previous) = &self.previous_plan {
             section("Your previous plan", &plan_text(previous));
