@@ -179,6 +179,23 @@ impl Git {
             .is_ok())
     }
 
+    /// This tree with a private, empty index, and the directory that holds
+    /// it (removed when dropped).
+    pub(crate) fn fresh_index(&self) -> Result<(Self, tempfile::TempDir), GitError> {
+        let tmp = tempfile::Builder::new()
+            .prefix("orcho-index-")
+            .tempdir()
+            .map_err(|e| GitError::new(&["add"], &self.dir, GitErrorKind::TempIndex(e)))?;
+        let index = Utf8PathBuf::try_from(tmp.path().join("index")).map_err(|e| {
+            GitError::new(
+                &["add"],
+                &self.dir,
+                GitErrorKind::TempIndex(e.into_io_error()),
+            )
+        })?;
+        Ok((self.with_index(&index), tmp))
+    }
+
     /// This tree with a private index read from `rev`, and the directory
     /// that holds the index (removed when dropped).
     pub(crate) fn private_index(&self, rev: &str) -> Result<(Self, tempfile::TempDir), GitError> {

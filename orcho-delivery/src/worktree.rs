@@ -258,6 +258,85 @@ pub fn diff_text(path: &Utf8Path, base: &str) -> Result<(String, Vec<u8>), GitEr
     Ok((base, diff))
 }
 
+/// The content of the working tree at `path` as git sees it (tracked and
+/// untracked files, not what git ignores), written to the repository's
+/// object store as a tree; its id. Computed in a private index: the tree
+/// and its own index are not touched.
+///
+/// # Errors
+///
+/// A [`GitError`] when git fails (`path` is not in a git repository).
+pub fn tree_id(path: &Utf8Path) -> Result<String, GitError> {
+    let git = Git::new(path);
+    let (private, _tmp) = git.fresh_index()?;
+    private.run(&["add", "--all"])?;
+    let id = private.run(&["write-tree"])?;
+    Ok(String::from_utf8_lossy(&id).trim().to_owned())
+}
+
+/// What changed in a working tree between two of its [`tree_id`]s.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeChange {
+    /// The paths that changed, added or were removed, relative to the tree.
+    pub files: Vec<Utf8PathBuf>,
+    /// The change as a binary patch (`git apply` takes it).
+    pub patch: Vec<u8>,
+}
+
+/// What changed in the working tree at `path` from tree `before` to tree
+/// `after`; `None` when nothing did.
+///
+/// # Errors
+///
+/// A [`GitError`] when git fails.
+pub fn tree_change(
+    path: &Utf8Path,
+    before: &str,
+    after: &str,
+) -> Result<Option<TreeChange>, GitError> {
+    if before == after {
+        return Ok(None);
+    }
+    let git = Git::new(path);
+    let names = git.run(&["diff", "--name-only", "-z", "--no-renames", before, after])?;
+    let files: Vec<Utf8PathBuf> = names
+        .split(|b| *b == 0)
+        .filter(|n| !n.is_empty())
+        .map(|n| Utf8PathBuf::from(String::from_utf8_lossy(n).into_owned()))
+        .collect();
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let patch = git.run(&[
+        "diff",
+        "--binary",
+        "--no-renames",
+        "--no-color",
+        "--no-ext-diff",
+        before,
+        after,
+    ])?;
+    Ok(Some(TreeChange { files, patch }))
+}
+
+/// Takes `change` back out of the working tree at `path` (its patch,
+/// applied in reverse to the files; the index is not touched), so that
+/// the tree is as it was before it.
+///
+/// # Errors
+///
+/// A [`GitError`] when the patch no longer reverses cleanly (the tree
+/// changed again since) or git cannot be run; the tree is not touched.
+pub fn take_back(path: &Utf8Path, change: &TreeChange) -> Result<(), GitError> {
+    let file = crate::git::PatchFile::write(&change.patch)
+        .map_err(|e| GitError::new(&["apply"], path, GitErrorKind::TempPatch(e)))?;
+    let git = Git::new(path);
+    let patch = file.path.as_str();
+    git.run(&["apply", "--check", "-R", "--binary", patch])?;
+    git.run(&["apply", "-R", "--binary", patch])?;
+    Ok(())
+}
+
 /// Applies the binary patch `patch` to the worktree `path`
 /// (`git apply --check`, then `git apply`). A worktree that already has the
 /// patch (it applies in reverse) is left as is. Returns whether the patch

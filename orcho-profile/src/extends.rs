@@ -184,6 +184,12 @@ fn merge(base: Profile, child: Profile) -> Profile {
                 if phase.handoff.is_some() {
                     existing.handoff = phase.handoff;
                 }
+                if phase.read_only.is_some() {
+                    existing.read_only = phase.read_only;
+                }
+                if phase.runner.is_some() {
+                    existing.runner = phase.runner;
+                }
                 for gate in phase.gates {
                     match existing.gates.iter_mut().find(|g| g.name == gate.name) {
                         Some(slot) => *slot = gate,

@@ -111,9 +111,116 @@ pub struct PhaseSpec {
     pub gates: Vec<GateDecl>,
     /// When the phase pauses for a decision.
     pub handoff: Option<HandoffSpec>,
+    /// Whether the phase may not change the checkout (default `false`; every
+    /// phase is read-only under `permissions: {preset: read_only}`). A
+    /// read-only phase that changes it is rejected and its change taken
+    /// back out.
+    pub read_only: Option<bool>,
+    /// A coding agent that runs the phase, for a host that runs agents (the
+    /// `orcho` command line runs `claude-code` and `codex`).
+    pub runner: Option<RunnerSpec>,
     #[serde(skip)]
     pub(crate) origin: Origin,
 }
+
+/// A coding agent that runs a phase: `runner: claude-code`, or its name
+/// with options.
+///
+/// ```yaml
+/// runner: codex
+/// runner:
+///   agent: claude-code
+///   model: claude-sonnet-4-5         # passed to the agent
+///   args: [--max-turns, "40"]        # added to its command line
+///   timeout_secs: 1800               # it is stopped after this long
+/// ```
+#[serde_with::skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct RunnerSpec {
+    /// Which agent.
+    pub agent: Agent,
+    /// The model the agent uses (its own default when not given).
+    pub model: Option<String>,
+    /// Arguments added to the agent's command line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// How long the agent may run before it is stopped.
+    pub timeout_secs: Option<u64>,
+}
+
+impl RunnerSpec {
+    /// `agent` with its defaults.
+    pub fn new(agent: Agent) -> Self {
+        Self {
+            agent,
+            model: None,
+            args: Vec::new(),
+            timeout_secs: None,
+        }
+    }
+}
+
+/// The long form of `runner:`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunnerMap {
+    agent: Agent,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    timeout_secs: Option<u64>,
+}
+
+impl<'de> Deserialize<'de> for RunnerSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = RunnerSpec;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an agent's name (`claude-code`, `codex`) or a map with `agent`")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<RunnerSpec, E> {
+                let agent = Agent::deserialize(serde::de::value::StrDeserializer::<E>::new(name))?;
+                Ok(RunnerSpec::new(agent))
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<RunnerSpec, A::Error> {
+                let m = RunnerMap::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(RunnerSpec {
+                    agent: m.agent,
+                    model: m.model,
+                    args: m.args,
+                    timeout_secs: m.timeout_secs,
+                })
+            }
+        }
+        deserializer.deserialize_any(Visit)
+    }
+}
+
+/// A coding agent a host can run a phase with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Agent {
+    /// Claude Code (`claude`, from the npm package `@anthropic-ai/claude-code`).
+    ClaudeCode,
+    /// Codex (`codex`, from the npm package `@openai/codex`).
+    Codex,
+}
+
+orcho_core::spelled!(Agent {
+    ClaudeCode => "claude-code",
+    Codex => "codex",
+});
 
 /// What a phase does. The engine picks the prompt, the reviewer and the
 /// receipts it reads by role.

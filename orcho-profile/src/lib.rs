@@ -121,9 +121,9 @@ pub use error::{
 };
 pub use extends::MAX_EXTENDS_DEPTH;
 pub use format::{
-    AutopilotSpec, DeliveryDefault, DeliverySpec, Exhausted, GateDecl, HandoffSpec, IntakeDefault,
-    IntakeSpec, PROFILE_SCHEMA, PauseWhen, PermissionsSpec, PhaseSpec, Profile, Role,
-    SupervisionSpec,
+    Agent, AutopilotSpec, DeliveryDefault, DeliverySpec, Exhausted, GateDecl, HandoffSpec,
+    IntakeDefault, IntakeSpec, PROFILE_SCHEMA, PauseWhen, PermissionsSpec, PhaseSpec, Profile,
+    Role, RunnerSpec, SupervisionSpec,
 };
 pub use locate::DocPath;
 pub use parse::{MAX_ALIAS_NODES, MAX_PROFILE_BYTES};
@@ -132,7 +132,8 @@ pub use resolve::{
     ResolvedAutopilot, ResolvedGate, ResolvedHandoff, ResolvedPhase, ResolvedProfile, Supervision,
 };
 pub use validate::{
-    CommitValues, MAX_ATTEMPTS, MAX_AUTOPILOT_RETRIES, MAX_ROUNDS, fill_commit_message,
+    CommitValues, MAX_ATTEMPTS, MAX_AUTOPILOT_RETRIES, MAX_ROUNDS, MAX_RUNNER_TIMEOUT_SECS,
+    fill_commit_message,
 };
 
 pub use orcho_core as core;

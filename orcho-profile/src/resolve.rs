@@ -91,6 +91,12 @@ pub struct ResolvedPhase {
     pub gates: Vec<ResolvedGate>,
     /// When it pauses and what a decision may be.
     pub handoff: ResolvedHandoff,
+    /// Whether it may not change the checkout: `read_only: true`, or the
+    /// profile's permissions are the `read_only` preset.
+    pub read_only: bool,
+    /// The coding agent that runs it, if the profile names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runner: Option<crate::RunnerSpec>,
 }
 
 impl ResolvedPhase {
@@ -297,11 +303,15 @@ impl Profile {
                     WarningKind::AcceptanceWithoutRequired,
                 ));
             }
+            let read_only_preset = self.permissions.as_ref().and_then(|p| p.preset)
+                == Some(orcho_permissions::PermissionPreset::ReadOnly);
             phases.push(ResolvedPhase {
                 name: phase.name.clone(),
                 role,
                 max_attempts: phase.max_attempts.unwrap_or(1),
                 max_rounds: phase.max_rounds.unwrap_or(1),
+                read_only: phase.read_only.unwrap_or(read_only_preset),
+                runner: phase.runner.clone(),
                 gates,
                 handoff: ResolvedHandoff {
                     pause,

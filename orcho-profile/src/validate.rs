@@ -200,6 +200,9 @@ pub(crate) fn check(profile: &Profile) -> Result<(), ProfileError> {
             check_feeds_back(profile, phase, gate)?;
         }
         check_handoff(profile, phase, role)?;
+        if let Some(runner) = &phase.runner {
+            check_runner(profile, phase, runner)?;
+        }
     }
     check_verification(profile)?;
     check_delivery(profile)?;
@@ -544,6 +547,55 @@ pub(crate) fn check_template(template: &str) -> Result<(), ProfileErrorKind> {
         rest = &after[close + 1..];
     }
     Ok(())
+}
+
+/// The longest a runner's `timeout_secs` may be: a week.
+pub const MAX_RUNNER_TIMEOUT_SECS: u64 = 7 * 24 * 60 * 60;
+
+fn check_runner(
+    profile: &Profile,
+    phase: &PhaseSpec,
+    runner: &crate::RunnerSpec,
+) -> Result<(), ProfileError> {
+    let at = |key: &str| {
+        let path = phase.origin.path().key("runner").key(key);
+        profile.provenance.locate(phase.origin.source, path)
+    };
+    let invalid = |key: &str, message: String| {
+        ProfileError::new(
+            at(key),
+            ProfileErrorKind::Invalid {
+                message,
+                nearest: None,
+            },
+        )
+    };
+    if let Some(model) = &runner.model
+        && (model.trim().is_empty() || model.contains(['\0', '\n']))
+    {
+        return Err(invalid(
+            "model",
+            "`runner.model` must be a model's name, on one line".to_owned(),
+        ));
+    }
+    if let Some(i) = runner.args.iter().position(|a| a.contains('\0')) {
+        return Err(invalid(
+            "args",
+            format!("`runner.args` has a NUL byte in argument {}", i + 1),
+        ));
+    }
+    match runner.timeout_secs {
+        Some(v) if v == 0 || v > MAX_RUNNER_TIMEOUT_SECS => Err(ProfileError::new(
+            at("timeout_secs"),
+            ProfileErrorKind::OutOfRange {
+                key: "runner.timeout_secs",
+                value: v,
+                min: 1,
+                max: MAX_RUNNER_TIMEOUT_SECS,
+            },
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// What the placeholders of a `delivery.commit_message` template stand

@@ -213,6 +213,11 @@ pub enum EngineErrorKind {
     /// The run's worktree could not be created or seeded.
     #[error("the run's worktree could not be prepared")]
     Worktree(#[source] Box<GitError>),
+    /// A read-only phase's checkout could not be compared with the tree it
+    /// started from, or its change taken back: the checkout must be a git
+    /// tree for a read-only phase.
+    #[error("a read-only phase's checkout could not be checked for changes")]
+    ReadOnly(#[source] Box<GitError>),
     /// The decision inbox could not be read.
     #[error(transparent)]
     Inbox(Box<InboxError>),

@@ -100,6 +100,13 @@ pub struct PhasePlan {
     /// `handoff.actions`); `None` for every action the verdict and policy
     /// allow. `halt` is always offered.
     pub allowed_actions: Option<AvailableActions>,
+    /// Whether the phase may not change the checkout: an attempt that
+    /// changes it is rejected, and its change taken back out of the
+    /// checkout and kept as a patch in the attempt's artifacts.
+    pub read_only: bool,
+    /// The coding agent the profile names to run the phase. The engine
+    /// does not run it: a host that runs agents reads it.
+    pub runner: Option<orcho_profile::RunnerSpec>,
 }
 
 impl PhasePlan {
@@ -117,6 +124,8 @@ impl PhasePlan {
             on_exhausted: ExhaustedPolicy::Halt,
             handoff: HandoffPolicy::default(),
             allowed_actions: None,
+            read_only: false,
+            runner: None,
         }
     }
 
@@ -160,6 +169,10 @@ impl PhasePlan {
         pub fn with_on_exhausted(on_exhausted: ExhaustedPolicy);
         /// Sets the handoff menu rules.
         pub fn with_handoff(handoff: HandoffPolicy);
+        /// Makes the phase read-only (or not).
+        pub fn with_read_only(read_only: bool);
+        /// Names the coding agent that runs the phase.
+        pub fn with_runner(runner: Some(orcho_profile::RunnerSpec));
     }
 }
 
@@ -327,6 +340,8 @@ impl RunPlan {
                     on_exhausted,
                     handoff: p.handoff.policy,
                     allowed_actions: Some(p.handoff.actions),
+                    read_only: p.read_only,
+                    runner: p.runner.clone(),
                 }
             })
             .collect();

@@ -183,6 +183,7 @@ async fn drive(
         engine: run.engine().clone(),
         run: run.id().clone(),
         interactive,
+        reported: None,
     };
     let end = orcho::drive(run, &mut cli).await?;
     match end {
@@ -203,6 +204,9 @@ struct CliHost<'a> {
     engine: Engine,
     run: RunId,
     interactive: bool,
+    /// The verdict the last phase command gave, to say when the engine
+    /// recorded another (a read-only phase that wrote).
+    reported: Option<orcho::core::Verdict>,
 }
 
 impl CliHost<'_> {
@@ -241,7 +245,9 @@ impl orcho::Host for CliHost<'_> {
     type Error = CliError;
 
     async fn run_phase(&mut self, request: &PhaseRequest) -> Result<PhaseReport, CliError> {
-        phase::run_phase(self.place, &self.engine, self.config, request).await
+        let report = phase::run_phase(self.place, &self.engine, self.config, request).await?;
+        self.reported = Some(report.outcome.verdict);
+        Ok(report)
     }
 
     async fn decide(
@@ -341,6 +347,9 @@ impl orcho::Host for CliHost<'_> {
                 if self.place.json {
                     return;
                 }
+                if self.reported.take().is_some_and(|v| v != attempt.verdict) {
+                    self.say_overruled(attempt);
+                }
                 for record in &attempt.gates {
                     output::err(&text::gate_result(record, phase::TAIL_LINES));
                 }
@@ -360,6 +369,29 @@ impl orcho::Host for CliHost<'_> {
 }
 
 impl CliHost<'_> {
+    /// Says why the engine recorded another verdict than the phase gave:
+    /// the finding it added first.
+    fn say_overruled(&self, attempt: &orcho::PhaseEvidence) {
+        let recorded = self
+            .engine
+            .store()
+            .attempts(&self.run)
+            .ok()
+            .and_then(|all| {
+                all.into_iter().rev().find(|a| {
+                    a.phase == attempt.phase
+                        && a.attempt == attempt.attempt
+                        && a.round == attempt.round
+                })
+            });
+        if let Some(finding) = recorded.as_ref().and_then(|a| a.outcome.findings.first()) {
+            output::err(&format!("  {}: {}", attempt.verdict, finding.title));
+            if !finding.detail.is_empty() {
+                output::err(&text::indented(&finding.detail, phase::TAIL_LINES));
+            }
+        }
+    }
+
     /// Shows the decision point `step` stops at (when the output is text;
     /// at a terminal the prompt shows a touchpoint's questions).
     fn show_point(&self, step: &Step) {

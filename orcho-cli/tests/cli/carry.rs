@@ -233,3 +233,50 @@ fn a_task_comes_from_a_file_or_standard_input_and_a_blank_one_is_refused() -> Re
     assert!(out.stderr.contains("more than the 64 KiB"), "{out}");
     Ok(())
 }
+
+/// Writes a file and edits the README: what a read-only phase may not do.
+const WRITER: &str = "#!/bin/sh\necho draft > notes.txt\necho edited >> README\n";
+
+#[test]
+fn a_read_only_phase_that_writes_is_rejected_and_the_checkout_is_given_back() -> Result {
+    for profile in [
+        // Every phase of a profile under the read-only preset.
+        "schema: 1\nname: ro\nphases:\n  - name: review\n    role: review\n    handoff: {pause: never, on_exhausted: halt}\n\
+         permissions:\n  preset: read_only\nsupervision:\n  plan_approval: false\n",
+        // One phase that says so.
+        "schema: 1\nname: ro\nphases:\n  - name: review\n    role: review\n    read_only: true\n    \
+         handoff: {pause: never, on_exhausted: halt}\nsupervision:\n  plan_approval: false\n",
+    ] {
+        let repo = Repo::with_files(profile, &[("review.sh", WRITER)])?;
+        let out = repo.orcho(&[
+            "run",
+            "--in-place",
+            "--no-interactive",
+            "--phase",
+            "review=./review.sh",
+        ])?;
+        out.expect_no_panic();
+        out.expect_code(5);
+        assert!(
+            out.stderr
+                .contains("a read-only phase changed the checkout: `README`, `notes.txt`"),
+            "{out}"
+        );
+        // The checkout is as it was, and the change is kept with the run.
+        assert_eq!(repo.git(&["status", "--porcelain"])?, "", "{out}");
+        let evidence = repo.orcho(&["evidence", "latest", "--json"])?.json()?;
+        let artifacts = evidence["artifacts"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let patch = artifacts
+            .iter()
+            .find(|a| a["file"] == "read-only-changes.patch")
+            .and_then(|a| a["path"].as_str())
+            .ok_or("the patch is listed")?;
+        let patch = std::fs::read_to_string(patch)?;
+        assert!(patch.contains("+edited"), "{patch}");
+        assert!(patch.contains("+draft"), "{patch}");
+    }
+    Ok(())
+}

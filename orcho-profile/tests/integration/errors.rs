@@ -100,6 +100,35 @@ fn cases() -> Vec<(&'static str, String)> {
             ),
         ),
         (
+            "unknown runner",
+            edit("max_attempts: 3\n", "max_attempts: 3\n    runner: claude\n"),
+        ),
+        (
+            "unknown runner key",
+            edit(
+                "max_attempts: 3\n",
+                "max_attempts: 3\n    runner: { agent: codex, modle: o4 }\n",
+            ),
+        ),
+        (
+            "runner timeout of zero",
+            edit(
+                "max_attempts: 3\n",
+                "max_attempts: 3\n    runner:\n      agent: codex\n      timeout_secs: 0\n",
+            ),
+        ),
+        (
+            "empty runner model",
+            edit(
+                "max_attempts: 3\n",
+                "max_attempts: 3\n    runner: { agent: claude-code, model: \"\" }\n",
+            ),
+        ),
+        (
+            "read_only that is not a boolean",
+            edit("role: review\n", "role: review\n    read_only: sometimes\n"),
+        ),
+        (
             "misspelt handoff action",
             edit("retry_feedback, halt]", "retry_feedbak, halt]"),
         ),

@@ -8,6 +8,7 @@ mod handoff;
 mod intake;
 mod manage;
 mod phase;
+mod read_only;
 mod run;
 mod start;
 mod step;

@@ -78,6 +78,14 @@ impl Run {
                 .with_gates(gates);
             input.readiness = Some(summary.to_markdown());
         }
+        if phase.read_only {
+            self.note_tree_before(&super::read_only::Attempt {
+                phase: &phase.name,
+                round: state.round(),
+                attempt: state.attempt(),
+            })
+            .await?;
+        }
         Ok(Step::RunPhase(PhaseRequest {
             run: state.run().clone(),
             phase: phase.name.clone(),
@@ -86,6 +94,7 @@ impl Run {
             round: state.round(),
             input,
             permissions: self.engine.inner.plan.permissions.clone(),
+            read_only: phase.read_only,
         }))
     }
 

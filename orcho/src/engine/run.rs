@@ -123,15 +123,40 @@ impl Run {
         let Some(phase) = state.current_phase().cloned() else {
             return Ok(self.finished());
         };
+        let read_only = self
+            .engine
+            .inner
+            .plan
+            .phases
+            .get(state.phase_index())
+            .is_some_and(|p| p.read_only);
+        // A read-only attempt's change is taken back out whatever it
+        // reported; an attempt that stopped to ask runs again from where it
+        // started.
+        let taken_back = if read_only {
+            self.take_back_changes(&super::read_only::Attempt {
+                phase: &phase,
+                round: state.round(),
+                attempt: state.attempt(),
+            })
+            .await?
+        } else {
+            None
+        };
         if let Some(interruption) = report.interruption {
             self.interrupt(interruption, report.cost)?;
             return self.next().await;
+        }
+        let mut outcome = report.outcome;
+        if let Some(finding) = taken_back {
+            outcome.verdict = orcho_core::Verdict::Rejected;
+            outcome.findings.insert(0, finding);
         }
         self.commit(&RunEvent::PhaseReported {
             phase,
             attempt: state.attempt(),
             round: state.round(),
-            outcome: report.outcome,
+            outcome,
             cost: report.cost,
             plan: report.plan,
         })?;

@@ -124,6 +124,10 @@ pub struct PhaseRequest {
     /// on the agent's tool calls, e.g. through an agent's hooks. `None`: no
     /// rules.
     pub permissions: Option<orcho_permissions::RuleSet>,
+    /// Whether the phase may not change the checkout
+    /// ([`PhasePlan::read_only`](crate::PhasePlan::read_only)): the engine
+    /// rejects an attempt that did, and takes its change back out.
+    pub read_only: bool,
 }
 
 /// What the host reports after running a phase attempt.

@@ -222,10 +222,36 @@ impl Store {
     /// delivered. A host creates it and names it to the phase;
     /// [`artifacts`](Self::artifacts) lists what it holds.
     pub fn artifacts_dir(&self, request: &crate::PhaseRequest) -> Utf8PathBuf {
-        self.local.run(&request.run).artifacts().join(format!(
-            "{}-r{}-a{}",
-            request.phase, request.round, request.attempt
-        ))
+        self.attempt_artifacts(&request.run, &request.phase, request.round, request.attempt)
+    }
+
+    /// The artifacts directory of attempt `attempt` of `phase` in `round`.
+    pub(crate) fn attempt_artifacts(
+        &self,
+        run: &RunId,
+        phase: &orcho_core::PhaseName,
+        round: u32,
+        attempt: u32,
+    ) -> Utf8PathBuf {
+        self.local
+            .run(run)
+            .artifacts()
+            .join(format!("{phase}-r{round}-a{attempt}"))
+    }
+
+    /// The logs of attempt `attempt` of `phase` in `round`, without an
+    /// extension: `logs/<phase>-r<round>-a<attempt>`.
+    pub(crate) fn attempt_logs(
+        &self,
+        run: &RunId,
+        phase: &orcho_core::PhaseName,
+        round: u32,
+        attempt: u32,
+    ) -> Utf8PathBuf {
+        self.local
+            .run(run)
+            .logs()
+            .join(format!("{phase}-r{round}-a{attempt}"))
     }
 
     /// The files the phases of `run` kept in their artifacts directories

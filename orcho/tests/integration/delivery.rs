@@ -453,3 +453,74 @@ async fn a_follow_up_is_told_what_its_parent_waived() -> Result {
     assert!(brief.contains("noise is fine for now"), "{brief}");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_read_only_phase_that_writes_is_rejected_and_its_change_taken_back() -> Result {
+    let plan = RunPlan::new(
+        "reviewed",
+        vec![
+            phase("implement", PhaseRole::Implement),
+            phase("review", PhaseRole::Review)
+                .with_read_only(true)
+                .with_max_attempts(2),
+        ],
+    );
+    let run = implementing(Scenario::new(plan).in_worktree())
+        // The reviewer edits a file of the work and adds one of its own.
+        .before("review", 1, |worktree| {
+            orcho::core::fs::write_atomic(&worktree.join("src/parse.rs"), b"// reviewed\n")
+                .expect("write");
+            orcho::core::fs::write_atomic(&worktree.join("NOTES.md"), b"notes\n").expect("write");
+        })
+        .decide(HandoffChoice::Halt)
+        .run()
+        .await?;
+    // The second attempt writes nothing and passes; the first was rejected.
+    assert_eq!(run.status, RunStatus::AwaitingDelivery, "{}", run.trace);
+    let first = run
+        .engine
+        .store()
+        .events(&run.run)?
+        .into_iter()
+        .find_map(|(_, event)| match event {
+            orcho::RunEvent::PhaseReported { phase, outcome, .. } if phase.as_str() == "review" => {
+                Some(outcome)
+            }
+            _ => None,
+        })
+        .ok_or("the first review")?;
+    assert_eq!(first.verdict, Verdict::Rejected);
+    let finding = &first.findings[0];
+    assert_eq!(
+        finding.title,
+        "a read-only phase changed the checkout: `NOTES.md`, `src/parse.rs`"
+    );
+    // Taken back: the worktree is as the implementer left it.
+    let worktree = &run.checkout;
+    assert_eq!(
+        std::fs::read_to_string(worktree.join("src/parse.rs"))?,
+        "pub fn parse() {}\n"
+    );
+    assert!(!worktree.join("NOTES.md").exists());
+    // Kept: the patch is an artifact of the attempt, never delivered.
+    let kept = run
+        .engine
+        .store()
+        .artifacts(&run.run)
+        .into_iter()
+        .find(|a| a.file.as_str() == "read-only-changes.patch")
+        .ok_or("the patch is kept")?;
+    assert_eq!(kept.attempt, "review-r1-a1");
+    let patch = std::fs::read_to_string(&kept.path)?;
+    assert!(patch.contains("+// reviewed"), "{patch}");
+    assert!(patch.contains("NOTES.md"), "{patch}");
+    let gate = run.delivery.clone().ok_or("the gate")?;
+    let files: Vec<&str> = gate
+        .diff()
+        .files()
+        .iter()
+        .map(|f| f.path().as_str())
+        .collect();
+    assert_eq!(files, ["src/parse.rs"]);
+    Ok(())
+}
