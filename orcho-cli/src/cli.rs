@@ -208,6 +208,16 @@ pub(crate) enum Command {
     /// Show a profile
     #[command(subcommand)]
     Profile(ProfileCommand),
+    /// Inside a phase: write its output document (`ORCHO_OUTPUT`), checked
+    /// against `orcho schema phase-output` first
+    Report {
+        /// The document, as JSON [default: read from standard input]
+        #[arg(value_name = "DOCUMENT", conflicts_with = "file")]
+        document: Option<String>,
+        /// Read the document from FILE (`-`: standard input)
+        #[arg(long, value_name = "FILE")]
+        file: Option<String>,
+    },
     /// Print the JSON Schema of a document orcho reads
     Schema {
         /// `phase-output`: what a phase command writes to `ORCHO_OUTPUT`;
@@ -314,8 +324,9 @@ pub(crate) struct RunArgs {
     /// The command a phase runs, as `PHASE=COMMAND`: split into words as a
     /// shell would (quotes, escapes) but never run by one; exit 0 approves,
     /// anything else rejects, and the JSON it writes to `$ORCHO_OUTPUT` may
-    /// say more (`orcho schema phase-output`). Phases without one are
-    /// approved.
+    /// say more (`orcho schema phase-output`). `PHASE=@claude-code` or
+    /// `PHASE=@codex` runs the phase with that coding agent. Phases without
+    /// one run what the profile's `runner` names, or are approved.
     #[arg(long = "phase", value_name = "PHASE=COMMAND")]
     pub(crate) phases: Vec<String>,
     /// What the run is to do: every phase receives it (`ORCHO_INPUT`,
@@ -448,4 +459,16 @@ fn run_ref(s: &str) -> Result<String, String> {
     s.parse::<orcho::core::RunId>()
         .map(|_| s.to_owned())
         .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
 }

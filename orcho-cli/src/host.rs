@@ -198,6 +198,7 @@ pub(crate) fn begin(
     if !in_place {
         require_repository(place)?;
     }
+    crate::runner::check_agents(&plan, &config)?;
     let engine = keyed_engine(place, plan)?;
     let start = if in_place {
         Start::in_place(&place.checkout)
@@ -353,6 +354,7 @@ pub(crate) fn begin_follow_up(
         Err(e) => return Err(e.into()),
     };
     config.phases.extend(phases);
+    crate::runner::check_agents(engine.plan(), &config)?;
     let mut start = Start::follow_up(spec.clone()).host_metadata(serde_json::to_value(&config)?);
     if let Some(task) = task {
         start = start.task(task);

@@ -40,6 +40,7 @@ mod phase_doc;
 mod phase_input;
 mod place;
 mod prompt;
+mod runner;
 
 pub use app::main;
 pub use error::{CliError, CliErrorKind};

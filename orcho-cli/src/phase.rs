@@ -11,7 +11,13 @@ use orcho::{
     },
 };
 
-use crate::{error::CliError, host::RunConfig, interrupt, output, place::Place};
+use crate::{
+    error::CliError,
+    host::RunConfig,
+    interrupt, output,
+    place::Place,
+    runner::{self, PhaseRunner},
+};
 
 /// How much of a phase command's output is kept for its summary and
 /// finding.
@@ -36,14 +42,9 @@ pub(crate) async fn run_phase(
         "phase `{}` attempt {} (round {})",
         request.phase, request.attempt, request.round
     );
-    let Some(argv) = config.phases.get(request.phase.as_str()) else {
+    let Some(runner) = runner::of(engine.plan(), config, request.phase.as_str()) else {
         // Final acceptance has its say from the receipts, after this.
-        let acceptance = engine
-            .plan()
-            .phases
-            .iter()
-            .any(|p| p.name == request.phase && p.role == orcho::PhaseRole::FinalAcceptance);
-        let said = if acceptance {
+        let said = if request.role == orcho::PhaseRole::FinalAcceptance {
             "no command given; the receipts decide"
         } else {
             "no command given; approved"
@@ -53,10 +54,8 @@ pub(crate) async fn run_phase(
             PhaseOutcome::new(Verdict::Approved).with_summary(said),
         ));
     };
-    let shown = shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| argv.join(" "));
     let checkout = engine.store().status(&request.run)?.checkout;
     let checkout_shown = checkout.clone();
-    place.progress(&format!("{label}: running `{shown}` …"));
     let marker = engine.store().phase_group(&request.run);
     // Where the first CLI kept the marker.
     let legacy = GroupMarker::new(
@@ -101,9 +100,49 @@ pub(crate) async fn run_phase(
     orcho::core::fs::write_atomic(&input_file, input.as_bytes())?;
     let artifacts = engine.store().artifacts_dir(request);
     orcho::core::fs::create_dir_all(&artifacts)?;
+    let store = engine.store().receipts_store(&request.run)?;
+    let run_dir = engine.store().run_dir(&request.run);
+    let paths = runner::AttemptPaths {
+        checkout: &checkout,
+        artifacts: &artifacts,
+        output: &output_doc,
+        store: &store,
+        run_dir: &run_dir,
+    };
+    let (argv, envs, launch, timeout) = match &runner {
+        PhaseRunner::Command(argv) => (argv.clone(), Vec::new(), None, None),
+        PhaseRunner::Agent(spec) => {
+            let launch = runner::prepare(spec, request, config, &paths)?;
+            (
+                launch.argv.clone(),
+                launch.envs.clone(),
+                Some(launch),
+                spec.timeout_secs.map(std::time::Duration::from_secs),
+            )
+        }
+    };
+    let shown = match &launch {
+        Some(launch) => runner::display(launch.agent).to_owned(),
+        None => format!(
+            "`{}`",
+            shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| argv.join(" "))
+        ),
+    };
+    place.progress(&format!("{label}: running {shown} …"));
+    // An agent is the user's own program: it runs with the user's
+    // environment (its credentials, endpoints, proxies), the receipt key
+    // excepted; a command gets the documented base.
+    let base = if launch.is_some() {
+        let names: Vec<String> = std::env::vars_os()
+            .filter_map(|(name, _)| name.into_string().ok())
+            .collect();
+        BaseEnv::inherit().with_host_vars(names.iter().map(String::as_str))
+    } else {
+        BaseEnv::inherit()
+    };
     let mut command = ExecRequest::new(argv.iter().map(String::as_str))
-        .cwd(checkout)
-        .envs(BaseEnv::inherit())
+        .cwd(checkout.clone())
+        .envs(base)
         .env("ORCHO_RUN", request.run.as_str())
         .env("ORCHO_PHASE", request.phase.as_str())
         .env("ORCHO_ATTEMPT", request.attempt.to_string())
@@ -117,6 +156,12 @@ pub(crate) async fn run_phase(
         .stderr_log(stderr_log.clone())
         .group_marker(marker)
         .cancel(interrupt::phase_started());
+    for (name, value) in &envs {
+        command = command.env(name, value);
+    }
+    if let Some(timeout) = timeout {
+        command = command.timeout(timeout);
+    }
     // A document too large for the environment is only in the file.
     if input.len() <= MAX_INPUT_JSON {
         command = command.env("ORCHO_INPUT", input);
@@ -137,12 +182,24 @@ pub(crate) async fn run_phase(
     // error now, not a rejected attempt to retry.
     if let ExitStatus::SpawnFailed { message } = &outcome.status {
         return Err(CliError::cannot_start(format!(
-            "{label}: `{shown}` cannot start: {message}"
+            "{label}: {shown} cannot start: {message}"
         ))
         .with_hint(format!(
             "the command runs in the run's checkout `{checkout_shown}`; make it start there, or give \
              another: `orcho resume {} --phase {}=COMMAND`",
             request.run, request.phase
+        )));
+    }
+    let agent = launch
+        .as_ref()
+        .map(|launch| runner::finish(launch, &stdout_log, &paths));
+    // An agent whose model failed did no work: the run stops here, and
+    // resuming runs the attempt again.
+    if let Some(failed) = agent.as_ref().and_then(|a| a.failed.clone()) {
+        return Err(CliError::msg(format!("{label}: {failed}")).with_hint(format!(
+            "its output is in `{stdout_log}`; once the model answers, `orcho resume {}` runs the \
+             attempt again",
+            request.run
         )));
     }
     let said = match std::fs::read_to_string(&output_doc) {
@@ -163,14 +220,20 @@ pub(crate) async fn run_phase(
             )));
         }
     };
-    let stdout = outcome.stdout.tail_lossy();
+    let stdout = match agent.as_ref().and_then(|a| a.result.clone()) {
+        Some(result) => result,
+        None => outcome.stdout.tail_lossy(),
+    };
     let summary = said
         .summary
         .clone()
         .unwrap_or_else(|| stdout.trim().lines().last().unwrap_or("").to_owned());
     // A phase command is not a model: its cost is its wall time, plus what
-    // it reported.
+    // it reported; an agent's adds the tokens and money it reported.
     let mut cost = Cost::wall(outcome.duration);
+    if let Some(reported) = agent.as_ref().map(|a| a.cost) {
+        cost += reported;
+    }
     if let Some(reported) = said.cost {
         cost += reported;
     }
@@ -189,8 +252,14 @@ pub(crate) async fn run_phase(
         }
         return Ok(report);
     }
+    let stopped_early = agent.as_ref().is_some_and(|a| a.incomplete);
     let report = if outcome.status.success() {
-        PhaseOutcome::new(said.verdict.unwrap_or(Verdict::Approved))
+        let fallback = if stopped_early {
+            Verdict::Incomplete
+        } else {
+            Verdict::Approved
+        };
+        PhaseOutcome::new(said.verdict.unwrap_or(fallback))
             .with_summary(summary)
             .with_findings(said.findings)
     } else {
@@ -204,12 +273,24 @@ pub(crate) async fn run_phase(
             .with_findings([Finding::new(
                 request.phase.as_str(),
                 Severity::High,
-                format!("`{shown}` {}", outcome.status),
+                format!("{shown} {}", outcome.status),
             )
             .with_detail(detail)])
             .with_findings(said.findings)
     };
     place.progress(&format!("{label}: {}", report.verdict));
+    // What the phase said it found, then the first finding's detail (a
+    // failed command's output).
+    const SHOWN: usize = 5;
+    for finding in report.findings.iter().take(SHOWN) {
+        place.progress(&format!("  - [{}] {}", finding.severity, finding.title));
+    }
+    if report.findings.len() > SHOWN {
+        place.progress(&format!(
+            "  … {} more finding(s); `orcho evidence` lists every one",
+            report.findings.len() - SHOWN
+        ));
+    }
     if let Some(finding) = report.findings.first() {
         place.progress(&output::text::indented(&finding.detail, TAIL_LINES));
     }
@@ -228,7 +309,7 @@ const MAX_INPUT_TEXT: usize = 64 * 1024;
 /// `ORCHO_INPUT_FILE`.
 const MAX_INPUT_JSON: usize = 96 * 1024;
 
-fn bounded_text(text: &str) -> String {
+pub(crate) fn bounded_text(text: &str) -> String {
     if text.len() <= MAX_INPUT_TEXT {
         return text.to_owned();
     }

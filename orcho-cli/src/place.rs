@@ -184,6 +184,15 @@ fn absolute(base: &Utf8Path, path: &Utf8Path) -> Utf8PathBuf {
     }
 }
 
+/// The host variable `name` of this `orcho`, when set, not empty and
+/// UTF-8: for what the command line reads of its own environment (an
+/// agent's home, a phase's output file).
+pub(crate) fn env_text(name: &str) -> Option<String> {
+    std::env::var_os(name)
+        .and_then(|v| v.into_string().ok())
+        .filter(|v| !v.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -148,6 +148,9 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
             )
         }
         Command::Profile(ProfileCommand::Show { name }) => init::show(place, name.as_deref()),
+        Command::Report { document, file } => {
+            super::report::report(document.as_deref(), file.as_deref())
+        }
         Command::Schema {
             document: SchemaDocument::PhaseOutput,
         } => Ok(Report::text(crate::phase_doc::schema().trim_end())),

@@ -121,6 +121,20 @@ fn respond(agent: Agent, at: &HookPlace<'_>, doc: &HookDoc) -> Result<Answer, Cl
                 .unwrap_or(&place.checkout);
             let asked = requests(agent, tool, input, &place.checkout, cwd)
                 .map_err(|BadDocument(m)| CliError::msg(m))?;
+            // A phase's agent reports through its output document and keeps
+            // notes in its artifacts, whatever else the rules say.
+            let own = PhaseOwn::from_env();
+            if !asked.is_empty() && asked.iter().all(|(p, a)| own.covers(p, a, cwd)) {
+                return Ok(Answer::Tool {
+                    event,
+                    verdict: Verdict {
+                        action: PermissionAction::Allow,
+                        reason: "the phase's own report (ORCHO_OUTPUT, `orcho report`) or \
+                                 artifacts (ORCHO_ARTIFACTS)"
+                            .to_owned(),
+                    },
+                });
+            }
             let guarded = guard_control_files(&place, at, &asked, cwd);
             let decided = rules.and_then(|rules| verdict(&rules, &asked));
             Ok(strictest(decided.into_iter().chain(guarded))
@@ -145,6 +159,113 @@ fn respond(agent: Agent, at: &HookPlace<'_>, doc: &HookDoc) -> Result<Answer, Cl
         }
         Event::Other(_) => Ok(Answer::Silent),
     }
+}
+
+/// What the agent running a phase may always do: write the phase's output
+/// document (the file `ORCHO_OUTPUT` names, or `orcho report`) and files in
+/// its artifacts directory (`ORCHO_ARTIFACTS`). Both are in the hook's
+/// environment only when a host started the agent for a phase: the agent's
+/// own commands cannot change what its hooks inherit.
+struct PhaseOwn {
+    output: Option<Utf8PathBuf>,
+    artifacts: Option<Utf8PathBuf>,
+}
+
+impl PhaseOwn {
+    fn from_env() -> Self {
+        let path = |var: &str| {
+            place::env_text(var)
+                .map(Utf8PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .map(|p| crate::hook::normalize(&p))
+        };
+        Self {
+            output: path("ORCHO_OUTPUT"),
+            artifacts: path("ORCHO_ARTIFACTS"),
+        }
+    }
+
+    /// Whether the request `(permission, argument)` is the phase's own.
+    fn covers(&self, permission: &str, argument: &str, cwd: &Utf8Path) -> bool {
+        if self.output.is_none() {
+            return false;
+        }
+        match permission {
+            "write" | "edit" => {
+                let path = Utf8Path::new(argument);
+                let path = if path.is_absolute() {
+                    crate::hook::normalize(path)
+                } else {
+                    crate::hook::normalize(&cwd.join(path))
+                };
+                self.output.as_deref() == Some(path.as_path())
+                    || self.artifacts.as_deref().is_some_and(|dir| {
+                        path.strip_prefix(dir).is_ok_and(|r| !r.as_str().is_empty())
+                    })
+            }
+            "bash" => simple_words(argument).is_some_and(|words| {
+                words.len() >= 2
+                    && Utf8Path::new(&words[0]).file_name() == Some("orcho")
+                    && words[1] == "report"
+            }),
+            _ => false,
+        }
+    }
+}
+
+/// The words of `command` when it is one simple command: nothing outside
+/// quotes that chains, redirects, substitutes or expands (`;`, `&`, `|`,
+/// `<`, `>`, `$`, a backquote, parentheses, braces, a line break), and no
+/// `$` or backquote inside double quotes. `None` otherwise.
+fn simple_words(command: &str) -> Option<Vec<String>> {
+    #[derive(PartialEq)]
+    enum In {
+        Plain,
+        Single,
+        Double,
+    }
+    let mut state = In::Plain;
+    let mut escaped = false;
+    for c in command.chars() {
+        match state {
+            In::Single => {
+                if c == '\'' {
+                    state = In::Plain;
+                }
+            }
+            In::Double => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == '"' {
+                    state = In::Plain;
+                } else if matches!(c, '$' | '`') {
+                    return None;
+                }
+            }
+            In::Plain => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == '\'' {
+                    state = In::Single;
+                } else if c == '"' {
+                    state = In::Double;
+                } else if matches!(
+                    c,
+                    ';' | '&' | '|' | '<' | '>' | '$' | '`' | '(' | ')' | '{' | '}' | '\n' | '\r'
+                ) {
+                    return None;
+                }
+            }
+        }
+    }
+    if state != In::Plain || escaped {
+        return None;
+    }
+    shlex::split(command)
 }
 
 /// The checkout: `--checkout`, else Claude Code's project directory, else

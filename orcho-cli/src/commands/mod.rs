@@ -6,6 +6,7 @@ mod hook;
 mod inbox;
 mod init;
 mod permissions;
+mod report;
 mod run;
 mod runs;
 mod show;

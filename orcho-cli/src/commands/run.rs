@@ -54,6 +54,9 @@ fn parse_phases(specs: &[String]) -> Result<BTreeMap<String, Vec<String>>, CliEr
             ))
             .with_hint("quote the command as a shell would: --phase 'test=sh -c \"echo hi\"'"));
         };
+        if let Some(Err(why)) = crate::runner::agent_of(&argv) {
+            return Err(CliError::usage(format!("`--phase {spec}`: {why}")));
+        }
         phases.insert(phase.trim().to_owned(), argv);
     }
     Ok(phases)
@@ -147,6 +150,7 @@ pub(crate) async fn resume(
         return Err(CliError::usage(format!("`--phase {name}=…`: {why}")));
     }
     config.phases.extend(phases);
+    crate::runner::check_agents(run.engine().plan(), &config)?;
     match drive(place, &config, &mut run, interactive(no_interactive)).await {
         // The recorded decision stands; the target has to make way for it.
         Err(e) if matches!(e.kind(), CliErrorKind::Engine(engine) if engine.target_conflict().is_some()) =>

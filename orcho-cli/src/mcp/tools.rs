@@ -359,6 +359,9 @@ impl OrchoMcp {
                     "`phases.{phase}`: the command is empty"
                 )));
             }
+            if let Some(Err(why)) = crate::runner::agent_of(&argv) {
+                return Err(ToolError::invalid(format!("`phases.{phase}`: {why}")));
+            }
             phases.insert(phase, argv);
         }
         let task = input

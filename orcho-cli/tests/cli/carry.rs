@@ -280,3 +280,46 @@ fn a_read_only_phase_that_writes_is_rejected_and_the_checkout_is_given_back() ->
     }
     Ok(())
 }
+
+/// Reports through `orcho report`, with a document that says more than
+/// its exit code.
+const REPORTER: &str = r#"#!/bin/sh
+"@ORCHO@" report '{"schema": 1, "verdict": "rejected", "summary": "found one", "findings": [{"title": "no test"}]}'
+"#;
+
+#[test]
+fn orcho_report_writes_the_phase_output_document_and_checks_it_first() -> Result {
+    let orcho = env!("CARGO_BIN_EXE_orcho");
+    let repo = Repo::with_files(
+        "schema: 1\nname: r\nphases:\n  - name: review\n    role: review\n    handoff: {pause: never, on_exhausted: halt}\nsupervision:\n  plan_approval: false\n",
+        &[("review.sh", &REPORTER.replace("@ORCHO@", orcho))],
+    )?;
+    let out = repo.orcho(&[
+        "run",
+        "--in-place",
+        "--no-interactive",
+        "--phase",
+        "review=./review.sh",
+    ])?;
+    out.expect_no_panic();
+    out.expect_code(5);
+    assert!(out.stderr.contains("no test"), "{out}");
+    // Outside a phase it says what it is for; a bad document is refused
+    // with where it is wrong, and nothing is written.
+    let out = repo.orcho(&["report", "{}"])?;
+    out.expect_no_panic();
+    out.expect_code(2);
+    assert!(out.stderr.contains("ORCHO_OUTPUT is not set"), "{out}");
+    let target = repo.ctl("out.json");
+    let out = repo.orcho_in(
+        ".",
+        &[("ORCHO_OUTPUT", target.as_str())],
+        &["report", r#"{"schema": 1, "verdikt": "approved"}"#],
+    )?;
+    out.expect_code(2);
+    assert!(out.stderr.contains("unknown field `verdikt`"), "{out}");
+    assert!(!target.exists());
+    let out = repo.orcho_with_input(&["report", "--file", "-"], r#"{"schema": 1}"#)?;
+    out.expect_code(2);
+    Ok(())
+}

@@ -225,6 +225,29 @@ impl Store {
         self.attempt_artifacts(&request.run, &request.phase, request.round, request.attempt)
     }
 
+    /// The store a program run in the checkout of `run` names as its own
+    /// (`orcho verify --store`) so that the receipts it writes are the
+    /// run's: `<local>/runs/<id>` for a run in a worktree, the store itself
+    /// for a run in place.
+    ///
+    /// # Errors
+    ///
+    /// An unknown run, or one that cannot be read.
+    pub fn receipts_store(&self, run: &RunId) -> Result<Utf8PathBuf, EngineError> {
+        let state = self.runs.read(run)?;
+        Ok(if state.workspace().is_some() {
+            self.local.run(run).path().to_owned()
+        } else {
+            self.local.root().to_owned()
+        })
+    }
+
+    /// The directory of `run` on this machine (`<local>/runs/<id>`): its
+    /// logs, receipts and artifacts.
+    pub fn run_dir(&self, run: &RunId) -> Utf8PathBuf {
+        self.local.run(run).path().to_owned()
+    }
+
     /// The artifacts directory of attempt `attempt` of `phase` in `round`.
     pub(crate) fn attempt_artifacts(
         &self,

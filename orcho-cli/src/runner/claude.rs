@@ -1,0 +1,143 @@
+//! Claude Code: `claude -p` with the prompt, `--output-format json`, and
+//! Orcho's hooks in a settings file of the attempt (`--settings`), merged
+//! with the user's own settings.
+
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho::{
+    core::{Cost, Tokens, Usd},
+    profile::{Agent, RunnerSpec},
+};
+use serde_json::{Value, json};
+
+use super::{AgentReport, AttemptPaths, HookCommand, Launch, keep};
+use crate::error::CliError;
+
+/// The settings file with Orcho's hooks, in the attempt's artifacts.
+const SETTINGS: &str = "claude-settings.json";
+
+pub(super) fn launch(
+    program: &Utf8Path,
+    spec: &RunnerSpec,
+    prompt: &str,
+    hook: &HookCommand,
+    paths: &AttemptPaths<'_>,
+) -> Result<Launch, CliError> {
+    let mut hooks = serde_json::Map::new();
+    for (event, matcher) in hook.events(Agent::ClaudeCode) {
+        let mut group = json!({ "hooks": [{ "type": "command", "command": hook.line }] });
+        if let Some(matcher) = matcher {
+            group["matcher"] = json!(matcher);
+        }
+        hooks.insert(event.to_owned(), json!([group]));
+    }
+    let settings = paths.artifacts.join(SETTINGS);
+    let text = serde_json::to_string_pretty(&json!({ "hooks": hooks }))?;
+    orcho::core::fs::write_atomic(&settings, text.as_bytes())?;
+    let mut argv = vec![
+        program.to_string(),
+        "-p".to_owned(),
+        prompt.to_owned(),
+        "--output-format".to_owned(),
+        "json".to_owned(),
+        "--settings".to_owned(),
+        settings.to_string(),
+        // Edits and commands go through; Orcho's PreToolUse hook applies
+        // the phase's rules to each.
+        "--permission-mode".to_owned(),
+        "acceptEdits".to_owned(),
+        "--allowedTools".to_owned(),
+        "Bash".to_owned(),
+    ];
+    if let Some(model) = &spec.model {
+        argv.extend(["--model".to_owned(), model.clone()]);
+    }
+    argv.extend(spec.args.iter().cloned());
+    Ok(Launch {
+        agent: Agent::ClaudeCode,
+        argv,
+        envs: Vec::new(),
+    })
+}
+
+/// Reads `claude -p --output-format json`'s result object.
+pub(super) fn finish(out: &str, paths: &AttemptPaths<'_>) -> AgentReport {
+    let Some(result) = out
+        .lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+        .find(|v| v["type"] == "result")
+    else {
+        return AgentReport::default();
+    };
+    let _ = orcho::core::fs::write_atomic(
+        &paths.artifacts.join("claude-result.json"),
+        serde_json::to_string_pretty(&result)
+            .unwrap_or_default()
+            .as_bytes(),
+    );
+    if let Some(session) = result["session_id"].as_str()
+        && let Some(transcript) = transcript(paths.checkout, session)
+    {
+        keep(&transcript, paths, "transcript.jsonl");
+    }
+    let text = result["result"].as_str().map(str::to_owned);
+    let mut cost = Cost::default();
+    if let Some(usd) = result["total_cost_usd"]
+        .as_f64()
+        .and_then(|u| Usd::new(u).ok())
+    {
+        cost = cost.with_usd(usd);
+    }
+    let usage = &result["usage"];
+    if let (Some(input), Some(output)) = (
+        usage["input_tokens"].as_u64(),
+        usage["output_tokens"].as_u64(),
+    ) {
+        let cached = usage["cache_read_input_tokens"].as_u64().unwrap_or(0)
+            + usage["cache_creation_input_tokens"].as_u64().unwrap_or(0);
+        cost = cost.with_tokens(Tokens::new(input + cached, output));
+    }
+    let api_failed =
+        !result["api_error_status"].is_null() || result["terminal_reason"] == "api_error";
+    let failed = (result["is_error"] == true && api_failed).then(|| {
+        format!(
+            "Claude Code could not get an answer from its model: {}",
+            text.as_deref().unwrap_or("no message")
+        )
+    });
+    AgentReport {
+        incomplete: result["is_error"] == true,
+        result: text,
+        cost,
+        failed,
+    }
+}
+
+/// Where Claude Code keeps the transcript of `session` run in `checkout`:
+/// `<config>/projects/<checkout, each character not a letter or digit as
+/// `-`>/<session>.jsonl`, `<config>` being `CLAUDE_CONFIG_DIR` or
+/// `~/.claude`.
+fn transcript(checkout: &Utf8Path, session: &str) -> Option<Utf8PathBuf> {
+    let config = match crate::place::env_text("CLAUDE_CONFIG_DIR") {
+        Some(dir) => Utf8PathBuf::from(dir),
+        None => Utf8PathBuf::from(crate::place::env_text("HOME")?).join(".claude"),
+    };
+    let cwd = std::fs::canonicalize(checkout)
+        .ok()
+        .and_then(|p| Utf8PathBuf::try_from(p).ok())
+        .unwrap_or_else(|| checkout.to_owned());
+    let slug: String = cwd
+        .as_str()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let safe = session
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-');
+    safe.then(|| {
+        config
+            .join("projects")
+            .join(slug)
+            .join(format!("{session}.jsonl"))
+    })
+}

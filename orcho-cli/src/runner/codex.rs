@@ -1,0 +1,160 @@
+//! Codex: `codex exec --json` with the prompt, in its workspace-write
+//! sandbox (the run's directory writable too), and Orcho's hooks given on
+//! its command line for this run only (`-c hooks.…`, trusted for this
+//! invocation with `--dangerously-bypass-hook-trust`).
+
+use std::fmt::Write as _;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho::{
+    core::{Cost, Tokens},
+    profile::{Agent, RunnerSpec},
+};
+use serde_json::Value;
+
+use super::{AgentReport, AttemptPaths, HookCommand, Launch, keep};
+
+pub(super) fn launch(
+    program: &Utf8Path,
+    spec: &RunnerSpec,
+    prompt: &str,
+    hook: &HookCommand,
+    paths: &AttemptPaths<'_>,
+) -> Launch {
+    let mut argv = vec![
+        program.to_string(),
+        "exec".to_owned(),
+        "--json".to_owned(),
+        "--sandbox".to_owned(),
+        "workspace-write".to_owned(),
+        "-c".to_owned(),
+        format!(
+            "sandbox_workspace_write.writable_roots=[{}]",
+            toml_string(paths.run_dir.as_str())
+        ),
+        "--dangerously-bypass-hook-trust".to_owned(),
+    ];
+    for (event, matcher) in hook.events(Agent::Codex) {
+        let mut group = String::from("{");
+        if let Some(matcher) = matcher {
+            let _ = write!(group, "matcher={},", toml_string(matcher));
+        }
+        let _ = write!(
+            group,
+            "hooks=[{{type=\"command\",command={}}}]}}",
+            toml_string(&hook.line)
+        );
+        argv.extend(["-c".to_owned(), format!("hooks.{event}=[{group}]")]);
+    }
+    if let Some(model) = &spec.model {
+        argv.extend(["-m".to_owned(), model.clone()]);
+    }
+    argv.extend(spec.args.iter().cloned());
+    argv.push(prompt.to_owned());
+    Launch {
+        agent: Agent::Codex,
+        argv,
+        envs: Vec::new(),
+    }
+}
+
+/// A TOML basic string.
+fn toml_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04X}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Reads `codex exec --json`'s events.
+pub(super) fn finish(out: &str, paths: &AttemptPaths<'_>) -> AgentReport {
+    let _ =
+        orcho::core::fs::write_atomic(&paths.artifacts.join("codex-events.jsonl"), out.as_bytes());
+    let mut report = AgentReport::default();
+    let mut input = 0;
+    let mut output = 0;
+    let mut thread = None;
+    for event in out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+    {
+        match event["type"].as_str() {
+            Some("thread.started") => thread = event["thread_id"].as_str().map(str::to_owned),
+            Some("item.completed") if event["item"]["type"] == "agent_message" => {
+                report.result = event["item"]["text"].as_str().map(str::to_owned);
+            }
+            Some("turn.completed") => {
+                input += event["usage"]["input_tokens"].as_u64().unwrap_or(0);
+                output += event["usage"]["output_tokens"].as_u64().unwrap_or(0);
+            }
+            Some("turn.failed") => {
+                report.failed = Some(format!(
+                    "Codex's turn failed: {}",
+                    event["error"]["message"].as_str().unwrap_or("no message")
+                ));
+            }
+            _ => {}
+        }
+    }
+    if input + output > 0 {
+        report.cost = Cost::default().with_tokens(Tokens::new(input, output));
+    }
+    if let Some(rollout) = thread.as_deref().and_then(rollout) {
+        keep(&rollout, paths, "transcript.jsonl");
+    }
+    report
+}
+
+/// Codex's rollout of `thread`: `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-<thread>.jsonl`.
+fn rollout(thread: &str) -> Option<Utf8PathBuf> {
+    if !thread
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-')
+    {
+        return None;
+    }
+    let home = match crate::place::env_text("CODEX_HOME") {
+        Some(dir) => Utf8PathBuf::from(dir),
+        None => Utf8PathBuf::from(crate::place::env_text("HOME")?).join(".codex"),
+    };
+    let suffix = format!("-{thread}.jsonl");
+    find(&home.join("sessions"), &suffix, 4)
+}
+
+fn find(dir: &Utf8Path, suffix: &str, depth: usize) -> Option<Utf8PathBuf> {
+    for entry in dir.read_dir_utf8().ok()?.filter_map(Result::ok) {
+        let path = entry.path();
+        if path.is_dir() && depth > 0 {
+            if let Some(found) = find(path, suffix, depth - 1) {
+                return Some(found);
+            }
+        } else if entry.file_name().ends_with(suffix) {
+            return Some(path.to_owned());
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_are_quoted_as_toml_reads_them() {
+        assert_eq!(toml_string(r#"a "b" \c"#), r#""a \"b\" \\c""#);
+        assert_eq!(toml_string("x\ny\u{1}"), "\"x\\ny\\u0001\"");
+    }
+}

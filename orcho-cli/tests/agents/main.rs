@@ -1,0 +1,502 @@
+//! The real coding agents as phase runners: Claude Code and Codex, from
+//! npm at the versions `.ci/agents/package-lock.json` pins, run one whole
+//! `orcho run` each against a scripted model server the test starts on
+//! 127.0.0.1 (`model_server.py`): task → plan (approved) → implement (its
+//! prompt holds the task and the plan; its edit lands) → a read-only review
+//! → final acceptance from the receipts → delivery `approve`.
+//!
+//! Where the machine allows it, everything runs inside a private network
+//! namespace (`unshare -rn`, only loopback), so no request can leave the
+//! machine; telemetry and updates are off either way.
+//!
+//! Without node or the agents (`npm ci --prefix .ci/agents`), the tests
+//! say why and pass; with `CI=true` they fail instead. `ORCHO_TEST_AGENTS`
+//! names another directory of the agents' programs; `ORCHO_TEST_KEEP=1`
+//! keeps each run's directory (the requests the model server saw, every
+//! command's output) and prints where.
+
+use std::time::Duration;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use orcho::receipts::exec::{self, BaseEnv, ExecOutcome, ExecRequest};
+
+type Result<T = (), E = Box<dyn std::error::Error + Send + Sync>> = std::result::Result<T, E>;
+
+const TASK: &str = "Make parse() return [] for empty input\n\nparse('') returns [''] today.";
+
+/// Runs `argv` with the test's own base environment; its outcome, or why
+/// it could not start.
+fn run(argv: &[&str]) -> std::result::Result<ExecOutcome, String> {
+    exec::run(
+        &ExecRequest::new(argv.iter().copied())
+            .envs(BaseEnv::inherit())
+            .keep_stdout(1 << 20)
+            .timeout(Duration::from_secs(60)),
+    )
+    .map_err(|e| e.to_string())
+}
+
+fn host(name: &str) -> Option<String> {
+    std::env::var_os(name).and_then(|v| v.into_string().ok())
+}
+
+fn workspace() -> Utf8PathBuf {
+    Utf8Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Utf8Path::to_owned)
+        .unwrap_or_default()
+}
+
+/// The agents' programs, or why they cannot run here.
+fn agents() -> std::result::Result<(Utf8PathBuf, Utf8PathBuf), String> {
+    let bin = host("ORCHO_TEST_AGENTS")
+        .map(Utf8PathBuf::from)
+        .unwrap_or_else(|| workspace().join(".ci/agents/node_modules/.bin"));
+    let claude = bin.join("claude");
+    let codex = bin.join("codex");
+    for program in [&claude, &codex] {
+        if !program.exists() {
+            return Err(format!(
+                "`{program}` is missing; `npm ci --prefix .ci/agents` installs the pinned agents"
+            ));
+        }
+    }
+    if !run(&["node", "--version"]).is_ok_and(|o| o.status.success()) {
+        return Err("`node` is not on PATH (Codex's launcher needs it)".to_owned());
+    }
+    Ok((claude, codex))
+}
+
+/// Skips with the reason printed; in CI, fails instead.
+fn unavailable(reason: &str) {
+    if host("CI").is_some_and(|v| v == "true") {
+        panic!("the real-agent tests cannot run in CI: {reason}");
+    }
+    note(&format!(
+        "skipped: the real-agent test needs what is missing here: {reason}"
+    ));
+}
+
+/// Says something on standard error, where `cargo test` shows it.
+#[expect(
+    clippy::print_stderr,
+    reason = "a test that skips or keeps its files says so"
+)]
+fn note(text: &str) {
+    eprintln!("{text}");
+}
+
+/// Whether `unshare -rn` gives a private network namespace with loopback.
+fn private_network() -> std::result::Result<(), String> {
+    let out = run(&["unshare", "-rn", "sh", "-c", "ip link set lo up"])
+        .map_err(|e| format!("`unshare` cannot run: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(out.stderr.tail_lossy().trim().to_owned())
+    }
+}
+
+struct Agent {
+    /// The runner as the profile names it.
+    runner: &'static str,
+    /// What ends a phase's settings file name, in its artifacts.
+    settings: &'static str,
+    /// The file the agent's own output is kept as, in the artifacts.
+    result: &'static str,
+    /// The request path of its API.
+    api: &'static str,
+}
+
+const CLAUDE: Agent = Agent {
+    runner: "{agent: claude-code, model: claude-sonnet-4-5}",
+    settings: "claude-settings.json",
+    result: "claude-result.json",
+    api: "/v1/messages",
+};
+
+const CODEX: Agent = Agent {
+    runner: "{agent: codex, model: gpt-5.5}",
+    settings: "",
+    result: "codex-events.jsonl",
+    api: "/v1/responses",
+};
+
+fn profile(agent: &Agent) -> String {
+    format!(
+        "\
+schema: 1
+name: agents
+phases:
+  - name: plan
+    role: plan
+    runner: {runner}
+  - name: implement
+    role: implement
+    runner: {runner}
+  - name: review
+    role: review
+    read_only: true
+    runner: {runner}
+  - name: final_acceptance
+    role: final_acceptance
+verification:
+  commands:
+    - name: test
+      argv: [python3, -c, \"from parse import parse; assert parse('') == []\"]
+  required: [test]
+supervision:
+  plan_approval: true
+",
+        runner = agent.runner
+    )
+}
+
+/// The steps of the whole run, each an `orcho` command whose output and
+/// exit code the driver keeps as `<name>.out`, `<name>.err`, `<name>.code`.
+const DRIVER: &str = r#"
+set -u
+if [ "${PRIVATE_NET:-0}" = 1 ]; then ip link set lo up; fi
+"$PYTHON" "$SERVER" --log "$CTL/requests.jsonl" --port-file "$CTL/port" 2>"$CTL/server.err" &
+server=$!
+trap 'kill $server 2>/dev/null' EXIT
+for _ in $(seq 1 200); do [ -s "$CTL/port" ] && break; sleep 0.05; done
+if [ ! -s "$CTL/port" ]; then echo "the model server did not start" >"$CTL/driver.err"; exit 1; fi
+port=$(cat "$CTL/port")
+export ANTHROPIC_BASE_URL="http://127.0.0.1:$port"
+mkdir -p "$CODEX_HOME"
+cat > "$CODEX_HOME/config.toml" <<TOML
+model = "gpt-5.5"
+model_provider = "scripted"
+check_for_update_on_startup = false
+
+[model_providers.scripted]
+name = "scripted"
+base_url = "http://127.0.0.1:$port/v1"
+wire_api = "responses"
+env_key = "SCRIPTED_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[features]
+plugins = false
+TOML
+cd "$REPO"
+step() { name=$1; shift; "$ORCHO" "$@" >"$CTL/$name.out" 2>"$CTL/$name.err" </dev/null; echo $? >"$CTL/$name.code"; }
+step start run --no-interactive --task "$TASK"
+step approve plan approve latest --feedback "keep it small"
+step resume resume latest --no-interactive
+step evidence evidence latest --json
+step decide delivery decide latest approve
+step deliver resume latest --no-interactive
+"#;
+
+struct Walked {
+    ctl: Utf8PathBuf,
+    repo: Utf8PathBuf,
+    _tmp: tempfile::TempDir,
+}
+
+impl Walked {
+    fn code(&self, step: &str) -> Option<i32> {
+        std::fs::read_to_string(self.ctl.join(format!("{step}.code")))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    fn said(&self, step: &str) -> String {
+        let read = |name: &str| std::fs::read_to_string(self.ctl.join(name)).unwrap_or_default();
+        format!(
+            "--- {step}: exit {:?}\n--- stdout\n{}\n--- stderr\n{}\n--- driver\n{}{}",
+            self.code(step),
+            read(&format!("{step}.out")),
+            read(&format!("{step}.err")),
+            read("driver.err"),
+            read("server.err"),
+        )
+    }
+
+    fn git(&self, args: &[&str]) -> Result<String> {
+        git(&self.repo, args)
+    }
+
+    fn requests(&self) -> Result<Vec<serde_json::Value>> {
+        Ok(std::fs::read_to_string(self.ctl.join("requests.jsonl"))?
+            .lines()
+            .map(serde_json::from_str)
+            .collect::<std::result::Result<_, _>>()?)
+    }
+}
+
+fn write(path: impl AsRef<Utf8Path>, text: impl AsRef<[u8]>) -> Result {
+    Ok(orcho::core::fs::write_atomic(path.as_ref(), text.as_ref())?)
+}
+
+fn git(dir: &Utf8Path, args: &[&str]) -> Result<String> {
+    let out = exec::run(
+        &ExecRequest::new(std::iter::once("git").chain(args.iter().copied()))
+            .cwd(dir.to_owned())
+            .envs(BaseEnv::inherit())
+            .keep_stdout(1 << 20),
+    )?;
+    if !out.status.success() {
+        return Err(format!("git {args:?} failed: {}", out.stderr.tail_lossy()).into());
+    }
+    Ok(out.stdout.tail_lossy().trim().to_owned())
+}
+
+/// Runs the whole flow with `agent`'s programs; `None` when it cannot run
+/// here (said).
+fn walk(agent: &Agent) -> Result<Option<Walked>> {
+    let (claude, codex) = match agents() {
+        Ok(programs) => programs,
+        Err(reason) => {
+            unavailable(&reason);
+            return Ok(None);
+        }
+    };
+    let private = private_network();
+    if let Err(reason) = &private {
+        note(&format!(
+            "note: no private network namespace here ({reason}); the agents run with telemetry \
+             and updates off, against 127.0.0.1 only"
+        ));
+    }
+    let tmp = tempfile::tempdir()?;
+    let root = Utf8PathBuf::try_from(tmp.path().to_owned())?;
+    let (repo, ctl, home) = (root.join("repo"), root.join("ctl"), root.join("home"));
+    for dir in [&repo, &ctl, &home] {
+        std::fs::create_dir_all(dir)?;
+    }
+    write(repo.join("orcho.yaml"), profile(agent))?;
+    write(repo.join(".gitignore"), ".orcho/\n__pycache__/\n")?;
+    write(
+        repo.join("parse.py"),
+        "def parse(text):\n    return text.split(' ')\n",
+    )?;
+    git(&repo, &["init", "-q"])?;
+    git(&repo, &["config", "user.name", "Agent Test"])?;
+    git(&repo, &["config", "user.email", "agent-test@orcho.invalid"])?;
+    git(&repo, &["config", "commit.gpgsign", "false"])?;
+    git(&repo, &["add", "-A"])?;
+    git(&repo, &["commit", "-q", "-m", "initial"])?;
+
+    // The interpreter itself: the driver's environment is cleared, and a
+    // version manager's shim may need what it clears.
+    let python = run(&["python3", "-c", "import sys; print(sys.executable)"])
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| o.stdout.tail_lossy().trim().to_owned());
+    let Some(python) = python else {
+        unavailable("`python3` (the scripted model server) cannot run");
+        return Ok(None);
+    };
+    let orcho = Utf8PathBuf::from(env!("CARGO_BIN_EXE_orcho"));
+    let bin = orcho.parent().ok_or("orcho's directory")?;
+    let path = format!("{bin}:{}", host("PATH").unwrap_or_default());
+    let driver = root.join("driver.sh");
+    write(&driver, DRIVER)?;
+    let argv: Vec<&str> = if private.is_ok() {
+        vec!["unshare", "-rn", "bash", driver.as_str()]
+    } else {
+        vec!["bash", driver.as_str()]
+    };
+    std::fs::create_dir_all(root.join("tmp"))?;
+    let driven = exec::run(
+        &ExecRequest::new(argv)
+            // Only what is set here: no key, no host configuration.
+            .envs(BaseEnv::empty())
+            .env("PATH", path)
+            .env("HOME", home.as_str())
+            .env("TMPDIR", root.join("tmp").as_str())
+            .env("XDG_DATA_HOME", root.join("data").as_str())
+            .env("LANG", "C.UTF-8")
+            .env("PRIVATE_NET", if private.is_ok() { "1" } else { "0" })
+            .env("PYTHON", &python)
+            .env(
+                "SERVER",
+                workspace()
+                    .join("orcho-cli/tests/agents/model_server.py")
+                    .as_str(),
+            )
+            .env("CTL", ctl.as_str())
+            .env("REPO", repo.as_str())
+            .env("ORCHO", orcho.as_str())
+            .env("TASK", TASK)
+            .env("ORCHO_CLAUDE", claude.as_str())
+            .env("ORCHO_CODEX", codex.as_str())
+            // Claude Code: the scripted server, a key it sends there, no
+            // traffic but the model's, one retry.
+            .env("ANTHROPIC_API_KEY", "scripted")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            .env("CLAUDE_CODE_MAX_RETRIES", "1")
+            // Codex: its home with the scripted provider.
+            .env("CODEX_HOME", home.join(".codex").as_str())
+            .env("SCRIPTED_API_KEY", "scripted")
+            .timeout(Duration::from_secs(600)),
+    )?;
+    if let exec::ExitStatus::TimedOut { .. } | exec::ExitStatus::SpawnFailed { .. } = driven.status
+    {
+        return Err(format!("the agents' run {}", driven.status).into());
+    }
+    if std::env::var_os("ORCHO_TEST_KEEP").is_some() {
+        note(&format!("kept: {root}"));
+        std::mem::forget(tmp);
+        let tmp = tempfile::tempdir()?;
+        return Ok(Some(Walked {
+            ctl,
+            repo,
+            _tmp: tmp,
+        }));
+    }
+    Ok(Some(Walked {
+        ctl,
+        repo,
+        _tmp: tmp,
+    }))
+}
+
+fn whole_run(agent: &Agent) -> Result {
+    let Some(w) = walk(agent)? else {
+        return Ok(());
+    };
+    // Paused at plan approval, with the agent's plan.
+    assert_eq!(w.code("start"), Some(4), "{}", w.said("start"));
+    assert!(
+        w.said("start")
+            .contains("Make parse() return an empty list for empty input"),
+        "{}",
+        w.said("start")
+    );
+    assert_eq!(w.code("approve"), Some(0), "{}", w.said("approve"));
+    // Implemented, reviewed read-only, accepted from the receipts: the run
+    // waits at its delivery gate.
+    assert_eq!(w.code("resume"), Some(4), "{}", w.said("resume"));
+    assert!(
+        w.said("resume").contains("release approved"),
+        "{}",
+        w.said("resume")
+    );
+
+    // The implementer's prompt held the task, the approved plan and the
+    // approval's notes.
+    let requests = w.requests()?;
+    assert!(
+        requests.iter().all(|r| r["path"] == agent.api),
+        "only the model API was asked: {requests:#?}"
+    );
+    let implement = requests
+        .iter()
+        .map(|r| r["body"].to_string())
+        .find(|b| b.contains("# Your role: implement"))
+        .ok_or("the implementer asked the model")?;
+    assert!(
+        implement.contains("Make parse() return [] for empty input"),
+        "{implement}"
+    );
+    assert!(
+        implement.contains("The approved plan (carry it out)"),
+        "{implement}"
+    );
+    assert!(
+        implement.contains("Return [] from parse() when the text is empty"),
+        "{implement}"
+    );
+    assert!(implement.contains("keep it small"), "{implement}");
+
+    // The evidence: the agent's output, its settings and transcript kept
+    // as artifacts; its tokens added to the cost.
+    let evidence: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(w.ctl.join("evidence.out")).unwrap_or_default(),
+    )?;
+    let artifacts: Vec<String> = evidence["artifacts"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|a| {
+            Some(format!(
+                "{}/{}",
+                a["attempt"].as_str()?,
+                a["file"].as_str()?
+            ))
+        })
+        .collect();
+    for expected in [
+        format!("implement-r1-a1/{}", agent.result),
+        "implement-r1-a1/transcript.jsonl".to_owned(),
+        "review-r1-a1/transcript.jsonl".to_owned(),
+    ] {
+        assert!(artifacts.contains(&expected), "{expected} in {artifacts:?}");
+    }
+    if !agent.settings.is_empty() {
+        let settings = format!("implement-r1-a1/{}", agent.settings);
+        assert!(artifacts.contains(&settings), "{settings} in {artifacts:?}");
+    }
+    let tokens = evidence["cost"]["tokens"]["input"].as_u64().unwrap_or(0);
+    assert!(
+        tokens >= 300,
+        "the agents' tokens are the run's cost: {evidence:#}"
+    );
+    // The review is read-only: its agent's hooks refused its write before
+    // it ran, so nothing had to be taken back.
+    let refused = requests
+        .iter()
+        .map(|r| r["body"].to_string())
+        .filter(|b| b.contains("# Your role: review"))
+        .any(|b| b.contains("REVIEW.md`: ask by rule"));
+    assert!(
+        refused,
+        "the read-only rules refused the review's write before it ran"
+    );
+    let review = evidence["phases"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["phase"] == "review"))
+        .ok_or("the review in the evidence")?;
+    assert_eq!(review["verdict"], "approved", "{review:#}");
+
+    // Delivered: the task's first line is the commit's subject, and the
+    // commit holds the agent's edit and nothing of Orcho's.
+    assert_eq!(w.code("decide"), Some(0), "{}", w.said("decide"));
+    assert_eq!(w.code("deliver"), Some(0), "{}", w.said("deliver"));
+    assert_eq!(
+        w.git(&["log", "-1", "--format=%s"])?,
+        "Make parse() return [] for empty input"
+    );
+    assert_eq!(
+        w.git(&["show", "--name-only", "--format=", "HEAD"])?,
+        "parse.py"
+    );
+    let parse = std::fs::read_to_string(w.repo.join("parse.py"))?;
+    assert!(
+        parse.contains("return text.split() if text else []"),
+        "{parse}"
+    );
+    assert!(
+        !w.repo.join(".claude").exists() && !w.repo.join(".codex").exists(),
+        "no agent settings in the user's checkout"
+    );
+    assert!(!w.repo.join("REVIEW.md").exists());
+    Ok(())
+}
+
+#[test]
+fn claude_code_runs_a_whole_run_from_task_to_delivery() -> Result {
+    whole_run(&CLAUDE)
+}
+
+#[test]
+fn codex_runs_a_whole_run_from_task_to_delivery() -> Result {
+    whole_run(&CODEX)
+}
