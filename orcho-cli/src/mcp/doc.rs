@@ -16,6 +16,9 @@ pub(crate) struct StatusDoc<'a> {
     pub(crate) status: &'static str,
     pub(crate) reason: Option<&'a str>,
     pub(crate) plan: &'a str,
+    /// What the run was started to do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) task: Option<&'a str>,
     pub(crate) phase: Option<&'a str>,
     pub(crate) attempt: u32,
     pub(crate) round: u32,

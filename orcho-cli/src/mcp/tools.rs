@@ -220,6 +220,7 @@ pub(super) fn status_doc(store: &Store, run: &RunId) -> ToolResult {
         status: view.status.as_str(),
         reason: view.reason.as_deref(),
         plan: &view.plan,
+        task: view.task.as_deref(),
         phase: view.phase.as_ref().map(|p| p.as_str()),
         attempt: view.attempt,
         round: view.round,

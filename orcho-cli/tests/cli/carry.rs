@@ -323,3 +323,30 @@ fn orcho_report_writes_the_phase_output_document_and_checks_it_first() -> Result
     out.expect_code(2);
     Ok(())
 }
+
+#[test]
+fn an_agent_that_cannot_start_is_said_before_anything_runs() -> Result {
+    let repo = Repo::new(
+        "schema: 1\nname: a\nphases:\n  - name: implement\n    role: implement\n    runner: codex\nsupervision:\n  plan_approval: false\n",
+    )?;
+    // The profile's agent is not installed.
+    let out = repo.orcho_in(
+        ".",
+        &[("ORCHO_CODEX", "/nonexistent/codex")],
+        &["run", "--no-interactive"],
+    )?;
+    out.expect_no_panic();
+    out.expect_code(1);
+    assert!(out.stderr.contains("phase `implement` runs Codex"), "{out}");
+    assert!(out.stderr.contains("npm install -g @openai/codex"), "{out}");
+    let runs = repo.orcho(&["runs"])?;
+    assert!(
+        runs.stdout.contains("no run"),
+        "nothing was started: {runs}"
+    );
+    // A misspelt agent on the command line.
+    let out = repo.orcho(&["run", "--no-interactive", "--phase", "implement=@claude"])?;
+    out.expect_code(2);
+    assert!(out.stderr.contains("did you mean `@claude-code`?"), "{out}");
+    Ok(())
+}

@@ -186,9 +186,11 @@ async def follow_up(session):
         {
             "profile": "correcting.yaml",
             "phases": {"implement": IMPLEMENT, "final_acceptance": ACCEPT},
+            "task": "Parse the documents",
         },
     )
     check(started["status"] == "awaiting_phase_handoff", "final acceptance rejects")
+    check(started.get("task") == "Parse the documents", f"the run keeps its task ({started})")
     parent = started["run_id"]
     await ok(
         session,

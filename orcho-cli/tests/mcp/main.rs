@@ -784,3 +784,36 @@ async fn intake_is_decided_through_its_tools_and_receipts_carry_the_servers_key(
     client.cancel().await?;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_run_started_with_a_task_keeps_it_and_bad_input_is_refused() -> TestResult {
+    let (_tmp, dir) = repo()?;
+    let client = connect_binary(&dir).await?;
+    let started = ok(
+        &client,
+        "orcho_run_start",
+        json!({ "phases": { "review": ["true"] }, "task": "Parse empty input as []" }),
+    )
+    .await?;
+    assert_eq!(started["task"], "Parse empty input as []", "{started}");
+    let (refused_blank, said) = call(
+        &client,
+        "orcho_run_start",
+        json!({ "phases": { "review": ["true"] }, "task": "  " }),
+    )
+    .await?;
+    assert!(refused_blank, "{said}");
+    assert!(said.to_string().contains("`task` is empty"), "{said}");
+    let (refused_agent, said) = call(
+        &client,
+        "orcho_run_start",
+        json!({ "phases": { "review": "@claude" } }),
+    )
+    .await?;
+    assert!(refused_agent, "{said}");
+    assert!(
+        said.to_string().contains("did you mean `@claude-code`?"),
+        "{said}"
+    );
+    Ok(())
+}
