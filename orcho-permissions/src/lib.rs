@@ -40,6 +40,6 @@ mod permission;
 mod rules;
 
 pub use error::RuleError;
-pub use pattern::Pattern;
+pub use pattern::{MAX_PATTERN_CHARS, Pattern};
 pub use permission::{Permission, PermissionAction};
 pub use rules::{Evaluation, PermissionPreset, Reason, Rule, RuleSet, SAFE_COMMANDS, ShadowedRule};

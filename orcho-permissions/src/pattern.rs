@@ -73,13 +73,12 @@ impl Pattern {
     }
 
     pub(crate) fn matches_in(&self, mode: Mode, s: &str) -> bool {
-        let text: Vec<char> = s.chars().collect();
         match mode {
-            Mode::Path => glob_match(&self.path, &text, true),
+            Mode::Path => glob_match(&self.path, s, true),
             Mode::Plain => {
-                glob_match(&self.plain, &text, false)
+                glob_match(&self.plain, s, false)
                     || without_trailing_words(&self.plain)
-                        .is_some_and(|head| glob_match(head, &text, false))
+                        .is_some_and(|head| glob_match(head, s, false))
             }
         }
     }
@@ -168,35 +167,157 @@ fn alternatives(tokens: &[Token]) -> Vec<&[Token]> {
 }
 
 /// Whether `tokens` match all of `text`; in a path, `*` and `?` stop at `/`.
-fn glob_match(tokens: &[Token], text: &[char], path: bool) -> bool {
-    // at[p * width + t]: tokens[p..] match text[t..], filled from the end.
-    let width = text.len() + 1;
-    let mut at = vec![false; (tokens.len() + 1) * width];
-    at[tokens.len() * width + text.len()] = true;
-    for p in (0..tokens.len()).rev() {
-        // For `**/`: whether some `/` at or after t is followed by a match
-        // of the rest.
-        let mut slash_then_rest = false;
-        for t in (0..=text.len()).rev() {
-            let next = |p: usize, t: usize| at[p * width + t];
-            let here = text.get(t).copied();
-            let in_segment = here.is_some_and(|c| !path || c != '/');
-            let value = match tokens[p] {
-                Token::Char(c) => here == Some(c) && next(p + 1, t + 1),
-                Token::One => in_segment && next(p + 1, t + 1),
-                Token::Run => next(p + 1, t) || (in_segment && at[p * width + t + 1]),
-                Token::Deep => next(p + 1, t) || (here.is_some() && at[p * width + t + 1]),
-                Token::DeepDir => {
-                    if here == Some('/') && next(p + 1, t + 1) {
-                        slash_then_rest = true;
-                    }
-                    next(p + 1, t) || slash_then_rest
+///
+/// The pattern is run as a nondeterministic automaton over the text, its
+/// states a bit set (state `p`: the first `p` tokens matched): time linear
+/// in the text (times the pattern's length in 64-bit words), memory in the
+/// pattern alone, whatever the text.
+fn glob_match(tokens: &[Token], text: &str, path: bool) -> bool {
+    Automaton::new(tokens, path).accepts(text)
+}
+
+/// [`glob_match`]'s automaton. Token `p` leads from state `p` to `p + 1`:
+/// a character or `?` by consuming one, `*` and `**` also without consuming
+/// (an ε-step), while they stay at `p` on what they take. `**/` (nothing, or
+/// anything that ends in `/`) takes three states: its entry steps to the
+/// second, which stays on any character and steps to the third, which
+/// takes the `/`; and the entry jumps past all three (matching nothing).
+struct Automaton {
+    words: usize,
+    /// States that take the character.
+    chars: std::collections::HashMap<char, Vec<u64>>,
+    /// States that take one character within a segment (`?`).
+    one: Vec<u64>,
+    /// States that stay on a character within a segment (`*`).
+    run: Vec<u64>,
+    /// States that stay on any character (`**`, the first of `**/`).
+    deep: Vec<u64>,
+    /// States with an ε-step to the next.
+    epsilon: Vec<u64>,
+    /// ε-steps further than the next state: `**/` matching nothing.
+    jumps: Vec<(usize, usize)>,
+    accept: usize,
+    path: bool,
+}
+
+impl Automaton {
+    fn new(tokens: &[Token], path: bool) -> Self {
+        let states = tokens.len() + 2 * tokens.iter().filter(|t| **t == Token::DeepDir).count() + 1;
+        let words = states.div_ceil(64);
+        let zero = vec![0u64; words];
+        let mut a = Self {
+            words,
+            chars: std::collections::HashMap::new(),
+            one: zero.clone(),
+            run: zero.clone(),
+            deep: zero.clone(),
+            epsilon: zero,
+            jumps: Vec::new(),
+            accept: states - 1,
+            path,
+        };
+        let mut p = 0;
+        for token in tokens {
+            let (w, bit) = (p / 64, 1u64 << (p % 64));
+            match token {
+                Token::Char(c) => a.take(*c, p),
+                Token::One => a.one[w] |= bit,
+                Token::Run => {
+                    a.run[w] |= bit;
+                    a.epsilon[w] |= bit;
                 }
-            };
-            at[p * width + t] = value;
+                Token::Deep => {
+                    a.deep[w] |= bit;
+                    a.epsilon[w] |= bit;
+                }
+                Token::DeepDir => {
+                    // Entry: on to the loop, or past everything.
+                    a.epsilon[w] |= bit;
+                    a.jumps.push((p, p + 3));
+                    // The loop: any character, then on to the slash.
+                    p += 1;
+                    a.deep[p / 64] |= 1 << (p % 64);
+                    a.epsilon[p / 64] |= 1 << (p % 64);
+                    p += 1;
+                    a.take('/', p);
+                }
+            }
+            p += 1;
+        }
+        a
+    }
+
+    fn take(&mut self, c: char, p: usize) {
+        let words = self.words;
+        self.chars.entry(c).or_insert_with(|| vec![0; words])[p / 64] |= 1 << (p % 64);
+    }
+
+    /// Adds every state ε-steps reach from `states`. A chain of ε-steps to
+    /// the next state is followed by a carry through the run of ε-states
+    /// (from an active one to the first state past the run); steps past
+    /// the next state are followed until nothing is added.
+    fn close(&self, states: &mut [u64]) {
+        loop {
+            let mut carry = 0u64;
+            for (w, state) in states.iter_mut().enumerate() {
+                let e = self.epsilon[w];
+                let x = *state & e;
+                let (sum, c1) = e.overflowing_add(x);
+                let (sum, c2) = sum.overflowing_add(carry);
+                carry = u64::from(c1 || c2);
+                *state |= sum ^ e;
+            }
+            let mut added = false;
+            for &(from, to) in &self.jumps {
+                let on = states[from / 64] & (1 << (from % 64)) != 0;
+                let there = &mut states[to / 64];
+                if on && *there & (1 << (to % 64)) == 0 {
+                    *there |= 1 << (to % 64);
+                    added = true;
+                }
+            }
+            if !added {
+                return;
+            }
         }
     }
-    at[0]
+
+    fn accepts(&self, text: &str) -> bool {
+        let mut states = vec![0u64; self.words];
+        states[0] = 1;
+        self.close(&mut states);
+        let mut next = vec![0u64; self.words];
+        for c in text.chars() {
+            let in_segment = !self.path || c != '/';
+            let chars = self.chars.get(&c);
+            let mut shifted_out = 0u64;
+            let mut alive = 0u64;
+            for w in 0..self.words {
+                let s = states[w];
+                // Consuming steps p → p + 1.
+                let mut step = chars.map_or(0, |m| m[w]);
+                if in_segment {
+                    step |= self.one[w];
+                }
+                let moved = s & step;
+                // Staying steps p → p.
+                let mut stay = self.deep[w];
+                if in_segment {
+                    stay |= self.run[w];
+                }
+                let word = (moved << 1) | shifted_out | (s & stay);
+                shifted_out = moved >> 63;
+                next[w] = word;
+                alive |= word;
+            }
+            if alive == 0 {
+                return false;
+            }
+            self.close(&mut next);
+            std::mem::swap(&mut states, &mut next);
+        }
+        states[self.accept / 64] & (1 << (self.accept % 64)) != 0
+    }
 }
 
 /// Whether every string `a` matches is matched by `b`.
@@ -271,15 +392,86 @@ impl Serialize for Pattern {
     }
 }
 
+/// The longest pattern a rule read from a document may have, in
+/// characters: matching and linting cost grows with it.
+pub const MAX_PATTERN_CHARS: usize = 1024;
+
 impl<'de> Deserialize<'de> for Pattern {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = <Cow<'de, str>>::deserialize(deserializer)?;
+        let chars = text.chars().count();
+        if chars > MAX_PATTERN_CHARS {
+            return Err(serde::de::Error::custom(format!(
+                "a pattern of {chars} characters; at most {MAX_PATTERN_CHARS}"
+            )));
+        }
         Ok(Self::new(&text))
     }
 }
 
 #[cfg(test)]
 mod tests {
+    /// The former matcher, a table over pattern × text: the reference the
+    /// automaton is checked against.
+    fn reference(tokens: &[Token], text: &str, path: bool) -> bool {
+        let text: Vec<char> = text.chars().collect();
+        let width = text.len() + 1;
+        let mut at = vec![false; (tokens.len() + 1) * width];
+        at[tokens.len() * width + text.len()] = true;
+        for p in (0..tokens.len()).rev() {
+            let mut slash_then_rest = false;
+            for t in (0..=text.len()).rev() {
+                let next = |p: usize, t: usize| at[p * width + t];
+                let here = text.get(t).copied();
+                let in_segment = here.is_some_and(|c| !path || c != '/');
+                let value = match tokens[p] {
+                    Token::Char(c) => here == Some(c) && next(p + 1, t + 1),
+                    Token::One => in_segment && next(p + 1, t + 1),
+                    Token::Run => next(p + 1, t) || (in_segment && at[p * width + t + 1]),
+                    Token::Deep => next(p + 1, t) || (here.is_some() && at[p * width + t + 1]),
+                    Token::DeepDir => {
+                        if here == Some('/') && next(p + 1, t + 1) {
+                            slash_then_rest = true;
+                        }
+                        next(p + 1, t) || slash_then_rest
+                    }
+                };
+                at[p * width + t] = value;
+            }
+        }
+        at[0]
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_automaton_matches_as_the_table_did(
+            pattern in "[ab/*?]{0,12}",
+            text in "[ab/]{0,16}",
+        ) {
+            for path in [false, true] {
+                let tokens = if path { path_tokens(&pattern) } else { plain_tokens(&pattern) };
+                proptest::prop_assert_eq!(
+                    glob_match(&tokens, &text, path),
+                    reference(&tokens, &text, path),
+                    "pattern {:?} text {:?} path {}", pattern, text, path
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn patterns_longer_than_a_word_match_across_words() {
+        let long = format!("{}*{}", "a".repeat(100), "b".repeat(70));
+        let p = Pattern::new(&long);
+        assert!(p.matches(&format!("{}xyz{}", "a".repeat(100), "b".repeat(70))));
+        assert!(!p.matches(&format!("{}xyz{}", "a".repeat(99), "b".repeat(70))));
+        let stars = Pattern::new(&"*".repeat(200));
+        assert!(stars.matches("anything"));
+        let deep = Pattern::new(&format!("{}/**/x", "d".repeat(130)));
+        assert!(deep.matches_path(&format!("{}/x", "d".repeat(130))));
+        assert!(deep.matches_path(&format!("{}/a/b/x", "d".repeat(130))));
+    }
+
     use super::*;
 
     #[test]

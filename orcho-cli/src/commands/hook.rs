@@ -121,6 +121,24 @@ fn respond(agent: Agent, at: &HookPlace<'_>, doc: &HookDoc) -> Result<Answer, Cl
                 .unwrap_or(&place.checkout);
             let asked = requests(agent, tool, input, &place.checkout, cwd)
                 .map_err(|BadDocument(m)| CliError::msg(m))?;
+            // A command (or any argument) too long to check in the hook's
+            // time is refused before anything reads it.
+            if let Some((permission, long)) =
+                asked.iter().find(|(_, a)| a.len() > MAX_ARGUMENT_BYTES)
+            {
+                return Ok(Answer::Tool {
+                    event,
+                    verdict: Verdict {
+                        action: PermissionAction::Deny,
+                        reason: format!(
+                            "{permission}: deny: its argument is {} bytes, more than the {} KiB \
+                             orcho checks; write what it carries to a file first, or split it",
+                            long.len(),
+                            MAX_ARGUMENT_BYTES / 1024
+                        ),
+                    },
+                });
+            }
             // A phase's agent reports through its output document and keeps
             // notes in its artifacts, whatever else the rules say.
             let own = PhaseOwn::from_env();
@@ -326,7 +344,29 @@ fn guard_control_files(
             }
             "bash" if !only_reads(argument) => {
                 let dirs = working_dirs(argument, cwd);
-                shell_words(argument).into_iter().find_map(|word| {
+                let mut words = shell_words(argument);
+                words.sort_unstable();
+                words.dedup();
+                // Every word is looked up in every directory the command
+                // changes into: past these bounds a person decides, so
+                // that no command takes the hook past the agent's timeout.
+                if dirs.len() > MAX_GUARDED_DIRS || words.len() * dirs.len() > MAX_LOOKUPS {
+                    return Some(Verdict {
+                        action: PermissionAction::Ask,
+                        reason: format!(
+                            "bash `{}`: ask: it changes directory {} times and names {} \
+                             distinct words, more than orcho checks against its own files \
+                             (at most {} changes of directory, {} words looked up in all), so \
+                             a person approves it",
+                            shorten(argument, 160),
+                            dirs.len() - 1,
+                            words.len(),
+                            MAX_GUARDED_DIRS - 1,
+                            MAX_LOOKUPS
+                        ),
+                    });
+                }
+                words.into_iter().find_map(|word| {
                     dirs.iter().find_map(|dir| {
                         let path = crate::hook::relative(&word, &place.checkout, dir);
                         guarded.what(&path).map(|what| (path, what))
@@ -346,6 +386,17 @@ fn guard_control_files(
         })
     })
 }
+
+/// The longest argument of a tool call (a shell command, a path) the hook
+/// checks; a longer one is denied.
+const MAX_ARGUMENT_BYTES: usize = 256 * 1024;
+
+/// The most directories (the agent's and each `cd`) a shell command's words
+/// are looked up in.
+const MAX_GUARDED_DIRS: usize = 9;
+/// The most lookups (distinct words times directories) of one shell
+/// command: each resolves a path on disk.
+const MAX_LOOKUPS: usize = 8192;
 
 /// What [`guard_control_files`] guards, as paths relative to the checkout
 /// and, for the store, absolute (it may lie outside the checkout).

@@ -683,3 +683,61 @@ fn init_agent_merges_hooks_into_existing_settings() -> Result {
     assert!(repo.dir().join("orcho.yaml").is_file());
     Ok(())
 }
+
+/// Shell commands built to make the guard slow or to exhaust the rules'
+/// matcher: each is answered, and never allowed.
+#[test]
+fn commands_built_to_stall_the_hook_are_answered_and_never_allowed() -> Result {
+    let repo = Repo::new(
+        "schema: 1\nname: guarded\nphases:\n  - name: implement\n    role: implement\npermissions:\n  preset: read_only\n  rules:\n    - { permission: bash, pattern: \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa*b*c*d*e*f*g*h*i*j*k*l*m*n*o*p*q*r*s*t*u*v*w*x*y*z*\", action: allow }\n",
+    )?;
+    let cwd = repo.dir().to_string();
+    let doc = |command: &str| {
+        serde_json::json!({
+            "hook_event_name": "PreToolUse", "session_id": "s", "cwd": cwd,
+            "tool_name": "Bash", "tool_input": {"command": command},
+        })
+        .to_string()
+    };
+    let answer = |command: &str| -> Result<String> {
+        let out = repo.orcho_with_input(&["hook", "claude-code"], &doc(command))?;
+        out.expect_no_panic();
+        out.expect_code(0);
+        Ok(out.stdout)
+    };
+    // `cd` four hundred times, then remove the profile: cubic before.
+    let cds = format!("{}rm orcho.yaml", "cd a; ".repeat(400));
+    let said = answer(&cds)?;
+    assert!(said.contains("\"permissionDecision\":\"ask\""), "{said}");
+    assert!(said.contains("changes directory 400 times"), "{said}");
+    // A command of a megabyte: refused, with the reason.
+    let said = answer(&format!("echo {}", "a".repeat(1 << 20)))?;
+    assert!(said.contains("\"permissionDecision\":\"deny\""), "{said}");
+    assert!(
+        said.contains("more than the 256 KiB orcho checks"),
+        "{said}"
+    );
+    // Under the size cap, the long rule's pattern against a long command:
+    // linear, and the command is compound, so never allowed.
+    let said = answer(&format!("{} ; rm -rf .", "a".repeat(200 * 1024)))?;
+    assert!(!said.contains("\"permissionDecision\":\"allow\""), "{said}");
+    Ok(())
+}
+
+#[test]
+fn a_pattern_past_its_cap_is_refused_where_it_is_written() -> Result {
+    let long = "x".repeat(2000);
+    let repo = Repo::new(&format!(
+        "schema: 1\nname: long\nphases:\n  - name: implement\n    role: implement\npermissions:\n  rules:\n    - {{ permission: bash, pattern: \"{long}\", action: allow }}\n"
+    ))?;
+    let out = repo.orcho(&["profile", "show"])?;
+    out.expect_no_panic();
+    assert_ne!(out.code(), Some(0));
+    assert!(
+        out.stderr
+            .contains("a pattern of 2000 characters; at most 1024"),
+        "{out}"
+    );
+    assert!(out.stderr.contains("line 8"), "{out}");
+    Ok(())
+}
