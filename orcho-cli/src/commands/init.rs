@@ -498,7 +498,11 @@ fn merge_hooks(
         if present {
             continue;
         }
-        let mut group = json!({ "hooks": [{ "type": "command", "command": command }] });
+        let mut group = json!({ "hooks": [{
+            "type": "command",
+            "command": command,
+            "timeout": crate::hook::HOOK_TIMEOUT_SECS,
+        }] });
         if let Some(matcher) = matcher {
             group["matcher"] = json!(matcher);
         }

@@ -12,6 +12,12 @@ pub(crate) use input::{
 };
 pub(crate) use stops::{StopGuard, UnprovenStop, unproven_stops};
 
+/// The timeout, in seconds, written with every hook Orcho installs: an
+/// agent lets a tool call through when its hook runs past it, so it is
+/// said rather than left to the agent's default, and the hook answers
+/// within a fraction of it whatever its input.
+pub(crate) const HOOK_TIMEOUT_SECS: u64 = 60;
+
 /// The agents whose hooks `orcho hook` answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Agent {

@@ -24,7 +24,11 @@ pub(super) fn launch(
 ) -> Result<Launch, CliError> {
     let mut hooks = serde_json::Map::new();
     for (event, matcher) in hook.events(Agent::ClaudeCode) {
-        let mut group = json!({ "hooks": [{ "type": "command", "command": hook.line }] });
+        let mut group = json!({ "hooks": [{
+            "type": "command",
+            "command": hook.line,
+            "timeout": crate::hook::HOOK_TIMEOUT_SECS,
+        }] });
         if let Some(matcher) = matcher {
             group["matcher"] = json!(matcher);
         }

@@ -41,8 +41,9 @@ pub(super) fn launch(
         }
         let _ = write!(
             group,
-            "hooks=[{{type=\"command\",command={}}}]}}",
-            toml_string(&hook.line)
+            "hooks=[{{type=\"command\",command={},timeout={}}}]}}",
+            toml_string(&hook.line),
+            crate::hook::HOOK_TIMEOUT_SECS
         );
         argv.extend(["-c".to_owned(), format!("hooks.{event}=[{group}]")]);
     }
