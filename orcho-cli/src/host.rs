@@ -53,7 +53,9 @@ pub(crate) fn stopped_runs(store: &Store) -> Result<Vec<orcho::RunView>, CliErro
 pub(crate) fn find_run(place: &Place, reference: &str) -> Result<RunId, CliError> {
     match store(place).find_run(reference) {
         Ok(run) => Ok(run),
-        Err(e) if orcho::core::nearest(reference, ["latest"]).is_some() => {
+        Err(e)
+            if reference != "latest" && orcho::core::nearest(reference, ["latest"]).is_some() =>
+        {
             Err(CliError::from(e).with_hint("did you mean `latest`?"))
         }
         Err(e) => Err(e.into()),

@@ -1,4 +1,4 @@
-//! Ctrl-C while a run is driven.
+//! Ctrl-C (and `SIGTERM`, `SIGHUP`) while a run is driven.
 //!
 //! A phase command runs in a process group of its own, so the terminal's
 //! `SIGINT` reaches `orcho` alone. `orcho` forwards it: the phase command's
@@ -7,7 +7,9 @@
 //! naming the run and how to resume it. Outside a phase (at a prompt, say),
 //! or at a second Ctrl-C, `orcho` says the same and exits at once: every
 //! transition is on disk before it is acted on, so the run resumes from
-//! where it stood.
+//! where it stood. `SIGTERM` (a `timeout`, a cancelled CI job, `docker
+//! stop`) and `SIGHUP` (the terminal closed) are handled the same way, so
+//! that no phase command or agent is left running without its `orcho`.
 
 use std::sync::{Mutex, PoisonError};
 
@@ -49,13 +51,18 @@ pub(crate) fn install(json: bool) {
             .and_then(|runtime| {
                 // Listening before this returns: a Ctrl-C from now on is
                 // handled here, never by the default that kills.
-                let signal = {
+                let signals = {
                     let _inside = runtime.enter();
-                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?
+                    use tokio::signal::unix::{SignalKind, signal};
+                    [
+                        signal(SignalKind::interrupt())?,
+                        signal(SignalKind::terminate())?,
+                        signal(SignalKind::hangup())?,
+                    ]
                 };
                 std::thread::Builder::new()
                     .name("ctrl-c".to_owned())
-                    .spawn(move || runtime.block_on(handle(signal)))
+                    .spawn(move || runtime.block_on(handle(signals)))
             });
         if let Err(e) = spawned {
             // Ctrl-C then ends the process as it does any program.
@@ -64,8 +71,14 @@ pub(crate) fn install(json: bool) {
     });
 }
 
-async fn handle(mut signal: tokio::signal::unix::Signal) {
-    while signal.recv().await.is_some() {
+async fn handle(signals: [tokio::signal::unix::Signal; 3]) {
+    let [mut interrupt, mut terminate, mut hangup] = signals;
+    loop {
+        tokio::select! {
+            got = interrupt.recv() => if got.is_none() { return },
+            got = terminate.recv() => if got.is_none() { return },
+            got = hangup.recv() => if got.is_none() { return },
+        }
         let mut state = driving();
         match state.phase.take() {
             Some(phase) if !phase.is_cancelled() => {

@@ -29,6 +29,9 @@ mod cli;
 mod commands;
 mod error;
 pub mod exit;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod hook;
 mod host;
 mod interrupt;

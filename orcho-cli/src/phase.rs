@@ -117,7 +117,10 @@ pub(crate) async fn run_phase(
                 launch.argv.clone(),
                 launch.envs.clone(),
                 Some(launch),
-                spec.timeout_secs.map(std::time::Duration::from_secs),
+                Some(std::time::Duration::from_secs(
+                    spec.timeout_secs
+                        .unwrap_or(runner::DEFAULT_AGENT_TIMEOUT_SECS),
+                )),
             )
         }
     };
@@ -253,15 +256,30 @@ pub(crate) async fn run_phase(
         return Ok(report);
     }
     let stopped_early = agent.as_ref().is_some_and(|a| a.incomplete);
+    // An agent's exit code says it ran, not what it found: without a
+    // report, its attempt is incomplete (a command's exit 0 approves).
+    let unreported = agent.is_some() && !output_doc.exists();
     let report = if outcome.status.success() {
-        let fallback = if stopped_early {
+        let fallback = if stopped_early || unreported {
             Verdict::Incomplete
         } else {
             Verdict::Approved
         };
-        PhaseOutcome::new(said.verdict.unwrap_or(fallback))
+        let mut outcome = PhaseOutcome::new(said.verdict.unwrap_or(fallback))
             .with_summary(summary)
-            .with_findings(said.findings)
+            .with_findings(said.findings);
+        if unreported {
+            outcome = outcome.with_findings([Finding::new(
+                request.phase.as_str(),
+                Severity::High,
+                format!("{shown} wrote no report (the phase output document)"),
+            )
+            .with_detail(format!(
+                "It was asked to report with `orcho report` or by writing `{output_doc}`; its \
+                 last message is kept as the summary, and its transcript in `{artifacts}`."
+            ))]);
+        }
+        outcome
     } else {
         let detail = output::text::output_detail(
             &stdout,

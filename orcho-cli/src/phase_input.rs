@@ -64,16 +64,16 @@ pub(crate) struct PhaseInputDoc<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     deviation: Option<&'a str>,
     /// Failures of the previous attempt's gates that feed the next attempt.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     fed_failures: Vec<GateFailureDoc<'a>>,
     /// The gate failures that sent the run back to its planner.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     critique: Vec<GateFailureDoc<'a>>,
     /// The findings of the previous attempt's verdict.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     findings: Vec<FindingDoc<'a>>,
     /// What was accepted as it is (`continue_with_waiver` reasons).
-    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    #[serde(default, skip_serializing_if = "<[String]>::is_empty")]
     waivers: &'a [String],
     /// For a correction follow-up: what its parent was rejected for, every
     /// blocker with the waived ones marked, as Markdown.
@@ -135,13 +135,13 @@ struct GateFailureDoc<'a> {
     /// Its fail strategy.
     on_fail: String,
     /// Its summary.
-    #[serde(skip_serializing_if = "str::is_empty")]
+    #[serde(default, skip_serializing_if = "str::is_empty")]
     summary: &'a str,
     /// Its findings.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     findings: Vec<FindingDoc<'a>>,
     /// The end of its output.
-    #[serde(skip_serializing_if = "str::is_empty")]
+    #[serde(default, skip_serializing_if = "str::is_empty")]
     output_tail: &'a str,
 }
 
@@ -156,7 +156,7 @@ struct FindingDoc<'a> {
     /// One line.
     title: &'a str,
     /// The details.
-    #[serde(skip_serializing_if = "str::is_empty")]
+    #[serde(default, skip_serializing_if = "str::is_empty")]
     detail: &'a str,
     /// The file it is about, relative to the checkout.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -255,6 +255,36 @@ pub(crate) fn schema() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_what_every_document_holds_is_required() {
+        let schema: serde_json::Value = serde_json::from_str(&schema()).unwrap();
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect();
+        assert_eq!(required, ["schema", "run", "phase", "attempt", "round"]);
+        for (name, def) in schema["$defs"].as_object().unwrap() {
+            for field in def["required"].as_array().into_iter().flatten() {
+                let field = field.as_str().unwrap();
+                let optional = [
+                    "findings",
+                    "summary",
+                    "output_tail",
+                    "detail",
+                    "notes",
+                    "file",
+                    "line",
+                ];
+                assert!(
+                    !optional.contains(&field),
+                    "`{name}.{field}` is left out when empty"
+                );
+            }
+        }
+    }
 
     #[test]
     fn the_shipped_schema_is_the_one_the_types_make() {

@@ -62,6 +62,9 @@
 //! 1.95.
 
 pub mod followup;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod gate;
 mod git;
 mod inbox;

@@ -222,20 +222,34 @@ impl PhaseOwn {
                     })
             }
             "bash" => simple_words(argument).is_some_and(|words| {
-                words.len() >= 2
-                    && Utf8Path::new(&words[0]).file_name() == Some("orcho")
-                    && words[1] == "report"
+                words.len() >= 2 && words[1] == "report" && is_orcho(&words[0])
             }),
             _ => false,
         }
     }
 }
 
+/// Whether `program` is Orcho: a program named `orcho` (as `PATH` finds
+/// it), or this very program by its path (as a host names it in an
+/// agent's prompt, whatever the file is called).
+fn is_orcho(program: &str) -> bool {
+    let path = Utf8Path::new(program);
+    if path.file_name() == Some("orcho") {
+        return true;
+    }
+    if !path.is_absolute() {
+        return false;
+    }
+    let this = std::env::current_exe().and_then(std::fs::canonicalize);
+    let that = std::fs::canonicalize(path);
+    matches!((this, that), (Ok(a), Ok(b)) if a == b)
+}
+
 /// The words of `command` when it is one simple command: nothing outside
 /// quotes that chains, redirects, substitutes or expands (`;`, `&`, `|`,
 /// `<`, `>`, `$`, a backquote, parentheses, braces, a line break), and no
 /// `$` or backquote inside double quotes. `None` otherwise.
-fn simple_words(command: &str) -> Option<Vec<String>> {
+pub(crate) fn simple_words(command: &str) -> Option<Vec<String>> {
     #[derive(PartialEq)]
     enum In {
         Plain,
@@ -385,6 +399,13 @@ fn guard_control_files(
             reason: format!("{subject}: ask: it is {what}, so a person approves a change to it"),
         })
     })
+}
+
+/// The words of a shell command the control-file guard looks up and the
+/// directories it looks them up in (for the fuzz targets).
+#[cfg(feature = "fuzzing")]
+pub(crate) fn guard_reads(command: &str, cwd: &Utf8Path) -> (Vec<String>, Vec<Utf8PathBuf>) {
+    (shell_words(command), working_dirs(command, cwd))
 }
 
 /// The longest argument of a tool call (a shell command, a path) the hook

@@ -157,7 +157,7 @@ fn write_starter(place: &Place, force: bool) -> Result<Written, CliError> {
         .find(|(marker, _)| place.checkout.join(marker).is_file())
         .map(|(_, kind)| kind)
         .or_else(|| {
-            has_python_tests(&place.checkout).then(|| {
+            has_python(&place.checkout).then(|| {
                 KINDS
                     .iter()
                     .find(|(marker, _)| *marker == "setup.py")
@@ -169,10 +169,23 @@ fn write_starter(place: &Place, force: bool) -> Result<Written, CliError> {
     // A Python project with its own virtual environment: tests run with it,
     // and each run's worktree links it in (git does not track it).
     let venv = kind.name == "Python" && place.checkout.join(".venv/bin/python").exists();
-    let text = starter(name, kind, venv);
+    // Python's tests run with pytest where it is installed, else with the
+    // standard library's unittest.
+    let venv_python = place.checkout.join(".venv/bin/python");
+    let test = match (kind.name, venv) {
+        ("Python", true) if python_has(venv_python.as_str(), "pytest") => {
+            "[.venv/bin/python, -m, pytest, -q]"
+        }
+        ("Python", true) => "[.venv/bin/python, -m, unittest, discover, -q]",
+        ("Python", false) if !python_has("python3", "pytest") => {
+            "[python3, -m, unittest, discover, -q]"
+        }
+        _ => kind.test,
+    };
+    let text = starter(name, kind, venv, test);
     // What is written must load: a profile that does not is a bug here.
     Profile::from_yaml_str(&text)?;
-    orcho::core::fs::write_atomic(&path, text.as_bytes())?;
+    write_project_file(&path, text.as_bytes())?;
     let ignored_now = ignore_store(place)?;
     let mut caches_ignored = Vec::new();
     for cache in caches(kind) {
@@ -188,7 +201,7 @@ fn write_starter(place: &Place, force: bool) -> Result<Written, CliError> {
     })
 }
 
-fn starter(name: &str, kind: &Kind, venv: bool) -> String {
+fn starter(name: &str, kind: &Kind, venv: bool, test: &str) -> String {
     let name: String = name
         .chars()
         .map(|c| {
@@ -199,11 +212,7 @@ fn starter(name: &str, kind: &Kind, venv: bool) -> String {
             }
         })
         .collect();
-    let test = if venv {
-        "[.venv/bin/python, -m, pytest, -q]"
-    } else {
-        kind.test
-    };
+
     let worktree = if venv {
         "  # What a run's worktree needs that git does not track.\n  worktree:\n    setup:\n      - link: .venv\n"
     } else {
@@ -284,12 +293,41 @@ fn ignore(place: &Place, probe: &str, pattern: &str) -> Result<bool, CliError> {
     }
     text.push_str(pattern);
     text.push('\n');
-    orcho::core::fs::write_atomic(&gitignore, text.as_bytes())?;
+    write_project_file(&gitignore, text.as_bytes())?;
     Ok(true)
 }
 
+/// Writes a file of the project (atomically) with the mode it had, or, for
+/// a new one, the mode of a file anybody may read (`0644`): the project's
+/// files are shared, unlike the store's.
+fn write_project_file(path: &Utf8Path, bytes: &[u8]) -> Result<(), CliError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(path).map_or(0o644, |m| m.permissions().mode() & 0o7777);
+    orcho::core::fs::write_atomic(path, bytes)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| CliError::msg(format!("cannot set the mode of `{path}`: {e}")))
+}
+
+/// Whether `python` (a program) imports `module`.
+fn python_has(python: &str, module: &str) -> bool {
+    let check = ExecRequest::new([python, "-c", &format!("import {module}")])
+        .envs(BaseEnv::inherit())
+        .timeout(std::time::Duration::from_secs(20));
+    exec::run(&check).is_ok_and(|o| o.status.success())
+}
+
+/// Whether the checkout is Python without a file that names its kind:
+/// `.py` files at its root, or tests (`test_*.py`, `conftest.py`) in
+/// `tests/`.
+fn has_python(checkout: &Utf8Path) -> bool {
+    let root_py = checkout
+        .read_dir_utf8()
+        .is_ok_and(|entries| entries.flatten().any(|e| e.file_name().ends_with(".py")));
+    root_py || has_python_tests(checkout)
+}
+
 /// Whether the checkout holds pytest-style tests (`test_*.py` at its root
-/// or in `tests/`) without a file that names its kind.
+/// or in `tests/`).
 fn has_python_tests(checkout: &Utf8Path) -> bool {
     [checkout.to_owned(), checkout.join("tests")]
         .iter()
@@ -420,7 +458,7 @@ pub(crate) fn init_agent(
         if let Some(parent) = path.parent() {
             orcho::core::fs::create_dir_all(parent)?;
         }
-        orcho::core::fs::write_atomic(&path, merged.as_bytes())?;
+        write_project_file(&path, merged.as_bytes())?;
         lines.push(format!(
             "added `orcho hook {}` to {path} for {}{kept}",
             agent.as_str(),

@@ -2,7 +2,7 @@
 
 mod decide;
 mod dispatch;
-mod hook;
+pub(crate) mod hook;
 mod inbox;
 mod init;
 mod permissions;

@@ -39,5 +39,14 @@ pub(crate) fn report(json: Option<&str>, file: Option<&str>) -> Result<Report, C
         (None, None, Some(_)) => "a plan".to_owned(),
         _ => "a report".to_owned(),
     };
-    Ok(Report::text(format!("reported {what} to {output}")))
+    #[derive(serde::Serialize)]
+    struct Reported<'a> {
+        reported: &'a str,
+        output: &'a camino::Utf8Path,
+    }
+    Ok(Report::new(&Reported {
+        reported: &what,
+        output: &output,
+    })
+    .line(format!("reported {what} to {output}")))
 }

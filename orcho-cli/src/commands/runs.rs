@@ -101,10 +101,33 @@ pub(crate) fn evidence(place: &Place, run: &RunId) -> Result<Report, CliError> {
 
 /// Ends a run where it stands.
 pub(crate) fn cancel(place: &Place, run: &RunId, reason: &str) -> Result<Report, CliError> {
-    let view = place.store().cancel(run, reason, DecidedBy::Operator)?;
-    Ok(Report::new(&view).line(format!(
+    let store = place.store();
+    let view = store.cancel(run, reason, DecidedBy::Operator)?;
+    let mut report = Report::new(&view);
+    // A phase command or agent its `orcho` left running (killed, or its
+    // terminal closed) stops with the run.
+    if let Some(note) = stop_leftover(&store, run) {
+        report = report.note(note);
+    }
+    Ok(report.line(format!(
         "run {run} cancelled; its worktree stays until `orcho gc`"
     )))
+}
+
+/// Stops the process group of a phase command (or agent) of `run` that a
+/// killed `orcho` left running, and says so.
+fn stop_leftover(store: &orcho::Store, run: &RunId) -> Option<String> {
+    use orcho::receipts::exec::{LEFTOVER_GRACE, Leftover};
+    match store.phase_group(run).stop_leftover(LEFTOVER_GRACE) {
+        Ok(Leftover::Stopped(group)) => Some(format!(
+            "stopped process group {group}, left running by an `orcho` that was killed"
+        )),
+        Ok(Leftover::Unreadable(reason)) => Some(format!("warning: {reason}")),
+        Ok(_) => None,
+        Err(e) => Some(format!(
+            "warning: cannot stop what run {run} left running: {e}"
+        )),
+    }
 }
 
 /// Removes what ended runs no longer need.
@@ -113,9 +136,24 @@ pub(crate) fn gc(place: &Place, keep_logs_days: u32, dry_run: bool) -> Result<Re
     // The checkout's profile gives the worktree teardown.
     let (_, plan) = place.load_profile(None)?;
     let engine = orcho::Engine::builder(plan, place.store()).build()?;
+    // Nothing of a run keeps running in a worktree gc removes.
+    let mut stopped = Vec::new();
+    if !dry_run {
+        for listed in engine.store().list()? {
+            if let Listed::Run(view) = listed
+                && view.status.is_terminal()
+                && let Some(note) = stop_leftover(engine.store(), &view.run)
+            {
+                stopped.push(note);
+            }
+        }
+    }
     let report = engine.gc(keep, dry_run)?;
     let verb = if dry_run { "would remove" } else { "removed" };
     let mut shown = Report::new(&report);
+    for note in stopped {
+        shown = shown.note(note);
+    }
     for (path, why) in &report.teardown_failed {
         shown = shown.note(format!("kept {path}: its teardown failed: {why}"));
     }

@@ -144,3 +144,30 @@ pub(crate) struct DeliveryDecideInput {
     #[serde(default)]
     pub(crate) message: Option<String>,
 }
+
+/// Reads `json` as the arguments of tool `tool` (for the fuzz targets);
+/// an unknown tool is refused.
+#[cfg(feature = "fuzzing")]
+pub(crate) fn arguments(tool: &str, json: &[u8]) -> Result<(), String> {
+    fn read<'a, T: Deserialize<'a>>(json: &'a [u8]) -> Result<(), String> {
+        serde_json::from_slice::<T>(json)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+    match tool {
+        "orcho_run_start" => read::<RunStartInput>(json),
+        "orcho_run_evidence" => read::<EvidenceInput>(json),
+        "orcho_phase_handoff_decide" => read::<HandoffDecideInput>(json),
+        "orcho_handoff_advice" => read::<AdviceInput>(json),
+        "orcho_delivery_decide" => read::<DeliveryDecideInput>(json),
+        "orcho_touchpoint_answer" => read::<TouchpointAnswerInput>(json),
+        "orcho_intake_decide" => read::<IntakeDecideInput>(json),
+        "orcho_run_status"
+        | "orcho_run_resume"
+        | "orcho_review_paused_run"
+        | "orcho_delivery_gate"
+        | "orcho_touchpoint"
+        | "orcho_intake_gate" => read::<RunInput>(json),
+        other => Err(format!("no tool `{other}`")),
+    }
+}

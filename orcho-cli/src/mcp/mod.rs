@@ -24,5 +24,7 @@ mod server;
 mod tools;
 
 pub(crate) use doc::AdviceDoc;
+#[cfg(feature = "fuzzing")]
+pub(crate) use input::arguments;
 pub use server::OrchoMcp;
 pub(crate) use server::serve;

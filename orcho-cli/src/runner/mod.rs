@@ -22,6 +22,10 @@ use orcho::{
 
 use crate::{error::CliError, host::RunConfig};
 
+/// How long an agent may run when its `runner` says no `timeout_secs`: an
+/// agent that cannot reach its model may retry for as long as it is let.
+pub(crate) const DEFAULT_AGENT_TIMEOUT_SECS: u64 = 3600;
+
 /// How the command line names an agent in `--phase PHASE=@AGENT`.
 pub(crate) const AGENT_SIGIL: char = '@';
 
@@ -36,10 +40,14 @@ pub(crate) enum PhaseRunner {
 
 /// The agent `@NAME` names, if `argv` is that one word.
 pub(crate) fn agent_of(argv: &[String]) -> Option<Result<Agent, String>> {
-    let [word] = argv else {
-        return None;
-    };
+    let (word, rest) = argv.split_first()?;
     let name = word.strip_prefix(AGENT_SIGIL)?;
+    if !rest.is_empty() {
+        return Some(Err(format!(
+            "`{word}` names an agent and takes nothing after it on the command line; give its \
+             model and arguments as the phase's `runner` in the profile (`model`, `args`)"
+        )));
+    }
     Some(match name {
         "claude-code" => Ok(Agent::ClaudeCode),
         "codex" => Ok(Agent::Codex),
@@ -319,7 +327,7 @@ mod tests {
         assert_eq!(agent_of(&one("@codex")), Some(Ok(Agent::Codex)));
         assert_eq!(agent_of(&one("@claude-code")), Some(Ok(Agent::ClaudeCode)));
         assert_eq!(agent_of(&one("./agent.sh")), None);
-        assert_eq!(agent_of(&["@codex".to_owned(), "x".to_owned()]), None);
+        assert!(agent_of(&["@codex".to_owned(), "--fast".to_owned()]).is_some_and(|r| r.is_err()));
         let err = agent_of(&one("@claude")).unwrap().unwrap_err();
         assert!(err.contains("did you mean `@claude-code`?"), "{err}");
     }

@@ -465,6 +465,11 @@ fn whole_run(agent: &Agent) -> Result {
         .and_then(|p| p.iter().find(|p| p["phase"] == "review"))
         .ok_or("the review in the evidence")?;
     assert_eq!(review["verdict"], "approved", "{review:#}");
+    // What the review approved with is its report, not an exit code.
+    assert_eq!(
+        review["summary"], "the change does what the plan says",
+        "{review:#}"
+    );
 
     // Delivered: the task's first line is the commit's subject, and the
     // commit holds the agent's edit and nothing of Orcho's.

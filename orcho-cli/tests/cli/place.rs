@@ -134,14 +134,40 @@ fn init_knows_a_python_project_by_its_tests_alone() -> Result {
     assert!(out.stdout.contains("(Python project)"), "{out}");
     assert!(out.stdout.contains("added .pytest_cache/ to"), "{out}");
     let profile = std::fs::read_to_string(dir.join("orcho.yaml"))?;
-    assert!(
-        profile.contains("argv: [python3, -m, pytest, -q]"),
-        "{profile}"
-    );
+    assert!(profile.contains(python_tests()), "{profile}");
     assert_eq!(
         std::fs::read_to_string(dir.join(".gitignore"))?,
         "*.pyc\n__pycache__/\n/.orcho/\n.pytest_cache/\n"
     );
+    Ok(())
+}
+
+/// The test command `orcho init` writes for Python here: pytest where it
+/// is installed, else the standard library's unittest.
+fn python_tests() -> &'static str {
+    let pytest = orcho::receipts::exec::run(
+        &orcho::receipts::exec::ExecRequest::new(["python3", "-c", "import pytest"])
+            .envs(orcho::receipts::exec::BaseEnv::inherit()),
+    )
+    .is_ok_and(|o| o.status.success());
+    if pytest {
+        "argv: [python3, -m, pytest, -q]"
+    } else {
+        "argv: [python3, -m, unittest, discover, -q]"
+    }
+}
+
+#[test]
+fn init_knows_a_python_project_by_a_module_at_its_root() -> Result {
+    let (_tmp, dir) = bare_dir(true)?;
+    std::fs::remove_file(dir.join("orcho.yaml"))?;
+    orcho::core::fs::write_atomic(&dir.join("parse.py"), b"def parse(t): return t.split()\n")?;
+    let out = orcho_at(&dir, &[], &["init"])?;
+    out.expect_code(0);
+    assert!(out.stdout.contains("(Python project)"), "{out}");
+    let profile = std::fs::read_to_string(dir.join("orcho.yaml"))?;
+    assert!(profile.contains(python_tests()), "{profile}");
+    assert!(std::fs::read_to_string(dir.join(".gitignore"))?.contains("__pycache__/"));
     Ok(())
 }
 
@@ -154,10 +180,7 @@ fn init_writes_a_profile_that_loads_and_ignores_the_store() -> Result {
     let out = orcho_at(&dir.join("src"), &[], &["init"])?;
     out.expect_code(0);
     let profile = std::fs::read_to_string(dir.join("orcho.yaml"))?;
-    assert!(
-        profile.contains("argv: [python3, -m, pytest, -q]"),
-        "{profile}"
-    );
+    assert!(profile.contains(python_tests()), "{profile}");
     assert_eq!(
         std::fs::read_to_string(dir.join(".gitignore"))?,
         "/.orcho/\n__pycache__/\n.pytest_cache/\n",
@@ -176,6 +199,30 @@ fn init_writes_a_profile_that_loads_and_ignores_the_store() -> Result {
         std::fs::read_to_string(dir.join(".gitignore"))?,
         "/.orcho/\n__pycache__/\n.pytest_cache/\n",
         "the store, and the caches a test run writes"
+    );
+    Ok(())
+}
+
+#[test]
+fn init_writes_project_files_anybody_may_read_and_keeps_a_files_mode() -> Result {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (_tmp, dir) = bare_dir(true)?;
+    std::fs::remove_file(dir.join("orcho.yaml"))?;
+    orcho::core::fs::write_atomic(&dir.join(".gitignore"), b"target/\n")?;
+    std::fs::set_permissions(
+        dir.join(".gitignore"),
+        std::fs::Permissions::from_mode(0o640),
+    )?;
+    orcho_at(&dir, &[], &["init", "--agent", "claude-code"])?.expect_code(0);
+    let mode = |p: &str| -> Result<u32> {
+        Ok(std::fs::metadata(dir.join(p))?.permissions().mode() & 0o777)
+    };
+    assert_eq!(mode("orcho.yaml")?, 0o644);
+    assert_eq!(mode(".claude/settings.json")?, 0o644);
+    assert_eq!(
+        mode(".gitignore")?,
+        0o640,
+        "an existing file keeps its mode"
     );
     Ok(())
 }

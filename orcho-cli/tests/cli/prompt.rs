@@ -621,3 +621,42 @@ fn at_a_terminal_the_advisors_advice_is_shown_and_can_be_taken() -> Result {
     assert_eq!(decision["text"], "handle empty input", "{decision}");
     Ok(())
 }
+
+/// Sends `signal` to the process `pid`.
+fn signal(pid: u32, signal: rustix::process::Signal) -> Result {
+    let pid = rustix::process::Pid::from_raw(i32::try_from(pid)?).ok_or("a process id")?;
+    rustix::process::kill_process(pid, signal)?;
+    Ok(())
+}
+
+#[test]
+fn sigterm_or_sighup_stops_the_phase_as_ctrl_c_does() -> Result {
+    for sent in [rustix::process::Signal::TERM, rustix::process::Signal::HUP] {
+        let repo = Repo::with_files(REVIEW, &[("review.sh", SLOW_PHASE)])?;
+        let child = repo.spawn(&["run", "--no-interactive", "--phase", "review=./review.sh"])?;
+        crate::support::wait_for_file(&repo.ctl("pid"), WAIT)?;
+        let pid: u32 = std::fs::read_to_string(repo.ctl("pid"))?.trim().parse()?;
+        signal(child.id(), sent)?;
+        let out = finish(child, WAIT)?;
+        assert_eq!(out.code(), Some(130), "{sent:?}: {out}");
+        assert!(out.stderr.contains("orcho resume"), "{out}");
+        assert!(!running(pid), "the phase command outlived {sent:?}\n{out}");
+    }
+    Ok(())
+}
+
+#[test]
+fn cancelling_a_run_whose_orcho_was_killed_stops_what_it_left_running() -> Result {
+    let repo = Repo::with_files(REVIEW, &[("review.sh", SLOW_PHASE)])?;
+    let mut child = repo.spawn(&["run", "--no-interactive", "--phase", "review=./review.sh"])?;
+    crate::support::wait_for_file(&repo.ctl("pid"), WAIT)?;
+    let pid: u32 = std::fs::read_to_string(repo.ctl("pid"))?.trim().parse()?;
+    child.kill()?;
+    child.wait()?;
+    assert!(running(pid), "SIGKILL leaves the phase command running");
+    let out = repo.orcho(&["cancel", "latest", "--reason", "gone"])?;
+    out.expect_code(0);
+    assert!(out.stderr.contains("stopped process group"), "{out}");
+    assert!(!running(pid), "cancel stopped it");
+    Ok(())
+}

@@ -569,6 +569,12 @@ pub(crate) fn cache_file(
     dir.join(format!("{}.tree", &h.finalize().to_hex()[..32]))
 }
 
+/// Whether `bytes` read as a cache file (for the fuzz targets).
+#[cfg(feature = "fuzzing")]
+pub(crate) fn parse_bytes(bytes: Vec<u8>) -> bool {
+    TreeCache::parse(bytes).is_some()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -47,6 +47,9 @@
 //! ignored folder changes none of it.
 
 mod cache;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod git;
 mod ignore;
 mod imp;
