@@ -16,7 +16,7 @@ for target in "${targets[@]}"; do
   cargo +nightly fuzz run --release "$target" "$work" -- \
     -max_total_time="$seconds" -timeout=5 -rss_limit_mb=1024 -max_len=65536 -print_final_stats=1 2>&1 \
     | grep -E "^stat::number_of_executed_units|^==|Done|ERROR|SUMMARY|Test unit written|panicked" || true
-  if ls artifacts/"$target"/crash-* artifacts/"$target"/timeout-* artifacts/"$target"/oom-* >/dev/null 2>&1; then
+  if [ -n "$(find "artifacts/$target" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'leak-*' \) 2>/dev/null)" ]; then
     echo "fuzz target $target found an input it fails on: fuzz/artifacts/$target/" >&2
     exit 1
   fi

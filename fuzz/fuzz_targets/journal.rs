@@ -8,12 +8,17 @@ use libfuzzer_sys::fuzz_target;
 use orcho_core::SchemaVersion;
 
 fuzz_target!(|data: &[u8]| {
-    let written: Vec<serde_json::Value> = (1..=3)
-        .map(|seq| serde_json::json!({"schema": 1, "seq": seq, "event": {"kind": "x"}}))
+    // Lines as the journal writes them: `schema` first.
+    let lines: Vec<String> = (1..=3)
+        .map(|seq| format!(r#"{{"schema":1,"seq":{seq},"event":{{"kind":"x"}}}}"#))
+        .collect();
+    let written: Vec<serde_json::Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
         .collect();
     let mut bytes = Vec::new();
-    for record in &written {
-        bytes.extend(orcho_core::fs::encode_line(record).expect("a line"));
+    for line in &lines {
+        bytes.extend_from_slice(line.as_bytes());
         bytes.push(b'\n');
     }
     bytes.extend_from_slice(data);

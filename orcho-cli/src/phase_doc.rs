@@ -221,6 +221,18 @@ pub(crate) struct Said {
 /// Reads a document: JSON errors at their line and column, rules broken
 /// at the field that breaks them.
 pub(crate) fn parse(text: &str, source: &str) -> Result<Said, String> {
+    // serde reads a struct from a JSON array too, field by field: `[1]`
+    // would be `{"schema": 1}`. The document is an object.
+    if let Some(first) = text.trim_start().chars().next()
+        && first != '{'
+    {
+        let at = text.len() - text.trim_start().len();
+        let line = text[..at].matches('\n').count() + 1;
+        let column = at - text[..at].rfind('\n').map_or(0, |nl| nl + 1) + 1;
+        return Err(format!(
+            "line {line}, column {column}: the document is a JSON object (`{{\"schema\": 1, …}}`)"
+        ));
+    }
     let doc: PhaseOutput = serde_json::from_str(text).map_err(|e| {
         let message = e.to_string();
         let message = message
@@ -395,6 +407,13 @@ mod tests {
             ),
             ("{\"schema\": 1, \"cost\": {\"usd\": -1}}", "`cost.usd`"),
             ("", "line 1, column 0"),
+            // Found by the `phase_output` fuzz target: an array read as an
+            // object, field by field.
+            (
+                "[ 1]  \n",
+                "line 1, column 1: the document is a JSON object",
+            ),
+            ("\n  [1]", "line 2, column 3"),
         ] {
             let err = parse(text, "p").unwrap_err();
             assert!(err.contains(expect), "{text:?}: {err}");

@@ -261,6 +261,13 @@ impl CommandGate {
                     )
             });
         }
+        // serde would read an array field by field as the object.
+        if stdout.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            return Err(GateError::msg(format!(
+                "`{program}` printed a result that is not a JSON object; a command-gate \
+                 document (schema {COMMAND_GATE_SCHEMA}) is `{{\"schema\": {COMMAND_GATE_SCHEMA}, …}}`"
+            )));
+        }
         let doc: ResultV1 = serde_json::from_slice(stdout).map_err(|e| {
             GateError::msg(format!(
                 "`{program}` printed a result that is not a command-gate document \
