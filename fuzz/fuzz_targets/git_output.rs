@@ -1,6 +1,7 @@
 //! What git writes, read by Orcho: the index, ignore files (and git's
-//! wildmatch), `status --porcelain -z`, `diff --numstat -z`, and the
-//! fingerprint cache file. Nothing panics on any bytes.
+//! wildmatch), `status --porcelain -z`, `diff --numstat -z`, `config -z
+//! --list --show-origin`, a repository's config for its object format, and
+//! the fingerprint cache file. Nothing panics on any bytes.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -9,7 +10,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&selector, rest)) = data.split_first() else {
         return;
     };
-    match selector % 6 {
+    match selector % 8 {
         0 => {
             let _ = orcho_receipts::fingerprint::fuzzing::git_index(rest);
         }
@@ -29,8 +30,14 @@ fuzz_target!(|data: &[u8]| {
         4 => {
             let _ = orcho_delivery::fuzzing::git_numstat(rest);
         }
-        _ => {
+        5 => {
             let _ = orcho_receipts::fingerprint::fuzzing::cache(rest.to_vec());
+        }
+        6 => {
+            let _ = orcho_receipts::fingerprint::fuzzing::git_config(rest);
+        }
+        _ => {
+            let _ = orcho_receipts::fingerprint::fuzzing::object_format(rest);
         }
     }
 });

@@ -28,3 +28,18 @@ pub fn wildmatch(pattern: &[u8], text: &[u8], pathname: bool) -> bool {
 pub fn cache(bytes: Vec<u8>) -> bool {
     super::cache::parse_bytes(bytes)
 }
+
+/// Reads `bytes` as `git config -z --list --show-origin` output; how many
+/// entries, and what their booleans read as.
+pub fn git_config(bytes: &[u8]) -> Option<usize> {
+    let config = super::git::parse_config_list(bytes, std::path::Path::new("/repo"))?;
+    for entry in &config.values {
+        let _ = super::git::git_bool(entry.value.as_deref());
+    }
+    Some(config.values.len())
+}
+
+/// Reads `bytes` as a repository's `.git/config` for its object format.
+pub fn object_format(bytes: &[u8]) -> Option<usize> {
+    super::git::object_format(bytes)
+}

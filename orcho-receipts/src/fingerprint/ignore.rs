@@ -22,6 +22,8 @@
 //! negated pattern cannot bring back a file there. The walks that use these
 //! rules never enter an ignored directory.
 
+use std::collections::HashMap;
+
 /// The patterns of one file, with the directory they apply below.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PatternFile {
@@ -188,8 +190,33 @@ impl Pattern {
 
 /// Git's wildmatch of `text` against `pattern`; with `pathname`, `*`, `?`
 /// and classes never match `/`, and `**` is special as a whole component.
+///
+/// Git's own matcher backtracks, which takes time exponential in the
+/// number of `**/` in a pattern (an ignore file is the checkout's, so
+/// anyone who can write one could stall every fingerprint). Here each
+/// suffix of the pattern is matched against each suffix of the text at
+/// most once: the answer is remembered, so the time stays polynomial.
 pub(crate) fn wildmatch(pattern: &[u8], text: &[u8], pathname: bool) -> bool {
-    dowild(pattern, text, pathname) == Wild::Match
+    let mut wild = Wildmatch {
+        p: pattern,
+        t: text,
+        pathname,
+        calls: 0,
+        seen: HashMap::new(),
+    };
+    wild.dowild(0, 0) == Wild::Match
+}
+
+/// One match under way: the pattern, the text, and what each pair of
+/// suffixes already gave.
+struct Wildmatch<'a> {
+    p: &'a [u8],
+    t: &'a [u8],
+    pathname: bool,
+    /// How many suffix pairs were matched: the first few (all a usual
+    /// pattern needs) are not remembered, which would cost an allocation.
+    calls: usize,
+    seen: HashMap<(usize, usize), Wild>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,129 +239,145 @@ fn is_glob_special(c: u8) -> bool {
     matches!(c, b'*' | b'?' | b'[' | b'\\')
 }
 
-fn dowild(p: &[u8], t: &[u8], pathname: bool) -> Wild {
-    let (mut pi, mut ti) = (0usize, 0usize);
-    while pi < p.len() {
-        let pc = p[pi];
-        let tc = at(t, ti);
-        if tc == 0 && pc != b'*' {
-            return Wild::AbortAll;
+impl Wildmatch<'_> {
+    /// The pattern from `p0` against the text from `t0`, remembered.
+    fn dowild(&mut self, p0: usize, t0: usize) -> Wild {
+        self.calls += 1;
+        if self.calls <= 32 {
+            return self.step(p0, t0);
         }
-        match pc {
-            b'\\' => {
-                // The next byte, literally; a trailing backslash matches
-                // nothing.
-                pi += 1;
-                if pi == p.len() || tc != p[pi] {
-                    return Wild::NoMatch;
-                }
-            }
-            b'?' => {
-                if pathname && tc == b'/' {
-                    return Wild::NoMatch;
-                }
-            }
-            b'*' => {
-                pi += 1;
-                let match_slash;
-                if at(p, pi) == b'*' {
-                    let before = pi.checked_sub(2).map(|i| p[i]);
-                    while at(p, pi) == b'*' {
-                        pi += 1;
-                    }
-                    let after = at(p, pi);
-                    let whole_component = matches!(before, None | Some(b'/'))
-                        && (after == 0
-                            || after == b'/'
-                            || (after == b'\\' && at(p, pi + 1) == b'/'));
-                    if whole_component {
-                        // `**/`: first try matching no directory at all.
-                        if after == b'/' && dowild(&p[pi + 1..], &t[ti..], pathname) == Wild::Match
-                        {
-                            return Wild::Match;
-                        }
-                        match_slash = true;
-                    } else {
-                        match_slash = false;
-                    }
-                } else {
-                    match_slash = !pathname;
-                }
-                if pi == p.len() {
-                    // A trailing `**` matches everything, a trailing `*` the
-                    // rest of this component only.
-                    if !match_slash && t[ti..].contains(&b'/') {
-                        return Wild::NoMatch;
-                    }
-                    return Wild::Match;
-                }
-                if !match_slash && p[pi] == b'/' {
-                    // `*/`: the rest of this component, then the slash.
-                    let Some(slash) = t[ti..].iter().position(|&b| b == b'/') else {
-                        return Wild::NoMatch;
-                    };
-                    ti += slash;
-                    pi += 1;
-                    ti += 1;
-                    continue;
-                }
-                let mut tc = at(t, ti);
-                loop {
-                    if tc == 0 {
-                        break;
-                    }
-                    // Skip ahead to the next place the literal after the
-                    // star could start, without crossing a slash the star
-                    // cannot match.
-                    if !is_glob_special(p[pi]) {
-                        let want = p[pi];
-                        loop {
-                            tc = at(t, ti);
-                            if tc == 0 || (!match_slash && tc == b'/') || tc == want {
-                                break;
-                            }
-                            ti += 1;
-                        }
-                        if tc != want {
-                            return Wild::NoMatch;
-                        }
-                    }
-                    match dowild(&p[pi..], &t[ti..], pathname) {
-                        Wild::NoMatch => {
-                            if !match_slash && tc == b'/' {
-                                return Wild::AbortToStarStar;
-                            }
-                        }
-                        Wild::AbortToStarStar if match_slash => {}
-                        other => return other,
-                    }
-                    ti += 1;
-                    tc = at(t, ti);
-                }
+        if let Some(&known) = self.seen.get(&(p0, t0)) {
+            return known;
+        }
+        let answer = self.step(p0, t0);
+        self.seen.insert((p0, t0), answer);
+        answer
+    }
+
+    fn step(&mut self, p0: usize, t0: usize) -> Wild {
+        let (p, t, pathname) = (self.p, self.t, self.pathname);
+        let (mut pi, mut ti) = (p0, t0);
+        while pi < p.len() {
+            let pc = p[pi];
+            let tc = at(t, ti);
+            if tc == 0 && pc != b'*' {
                 return Wild::AbortAll;
             }
-            b'[' => match class(p, pi + 1, tc) {
-                Some((matched, end)) => {
-                    if !matched || (pathname && tc == b'/') {
+            match pc {
+                b'\\' => {
+                    // The next byte, literally; a trailing backslash matches
+                    // nothing.
+                    pi += 1;
+                    if pi == p.len() || tc != p[pi] {
                         return Wild::NoMatch;
                     }
-                    pi = end;
                 }
-                None => return Wild::AbortAll,
-            },
-            c => {
-                if tc != c {
-                    return Wild::NoMatch;
+                b'?' => {
+                    if pathname && tc == b'/' {
+                        return Wild::NoMatch;
+                    }
+                }
+                b'*' => {
+                    pi += 1;
+                    let match_slash;
+                    if at(p, pi) == b'*' {
+                        let before = (pi >= p0 + 2).then(|| p[pi - 2]);
+                        while at(p, pi) == b'*' {
+                            pi += 1;
+                        }
+                        let after = at(p, pi);
+                        let whole_component = matches!(before, None | Some(b'/'))
+                            && (after == 0
+                                || after == b'/'
+                                || (after == b'\\' && at(p, pi + 1) == b'/'));
+                        if whole_component {
+                            // `**/`: first try matching no directory at all.
+                            if after == b'/' && self.dowild(pi + 1, ti) == Wild::Match {
+                                return Wild::Match;
+                            }
+                            match_slash = true;
+                        } else {
+                            match_slash = false;
+                        }
+                    } else {
+                        match_slash = !pathname;
+                    }
+                    if pi == p.len() {
+                        // A trailing `**` matches everything, a trailing `*` the
+                        // rest of this component only.
+                        if !match_slash && t[ti..].contains(&b'/') {
+                            return Wild::NoMatch;
+                        }
+                        return Wild::Match;
+                    }
+                    if !match_slash && p[pi] == b'/' {
+                        // `*/`: the rest of this component, then the slash.
+                        let Some(slash) = t[ti..].iter().position(|&b| b == b'/') else {
+                            return Wild::NoMatch;
+                        };
+                        ti += slash;
+                        pi += 1;
+                        ti += 1;
+                        continue;
+                    }
+                    let mut tc = at(t, ti);
+                    loop {
+                        if tc == 0 {
+                            break;
+                        }
+                        // Skip ahead to the next place the literal after the
+                        // star could start, without crossing a slash the star
+                        // cannot match.
+                        if !is_glob_special(p[pi]) {
+                            let want = p[pi];
+                            loop {
+                                tc = at(t, ti);
+                                if tc == 0 || (!match_slash && tc == b'/') || tc == want {
+                                    break;
+                                }
+                                ti += 1;
+                            }
+                            if tc != want {
+                                return Wild::NoMatch;
+                            }
+                        }
+                        match self.dowild(pi, ti) {
+                            Wild::NoMatch => {
+                                if !match_slash && tc == b'/' {
+                                    return Wild::AbortToStarStar;
+                                }
+                            }
+                            Wild::AbortToStarStar if match_slash => {}
+                            other => return other,
+                        }
+                        ti += 1;
+                        tc = at(t, ti);
+                    }
+                    return Wild::AbortAll;
+                }
+                b'[' => match class(p, pi + 1, tc) {
+                    Some((matched, end)) => {
+                        if !matched || (pathname && tc == b'/') {
+                            return Wild::NoMatch;
+                        }
+                        pi = end;
+                    }
+                    None => return Wild::AbortAll,
+                },
+                c => {
+                    if tc != c {
+                        return Wild::NoMatch;
+                    }
                 }
             }
+            pi += 1;
+            ti += 1;
         }
-        pi += 1;
-        ti += 1;
-    }
-    if ti < t.len() {
-        Wild::NoMatch
-    } else {
-        Wild::Match
+        if ti < t.len() {
+            Wild::NoMatch
+        } else {
+            Wild::Match
+        }
     }
 }
 
@@ -646,6 +689,22 @@ mod tests {
         let start = std::time::Instant::now();
         assert!(!wildmatch(pattern.as_bytes(), text.as_bytes(), true));
         assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn many_double_stars_do_not_take_exponential_time() {
+        // Found by the `git_output` fuzz target: each `**/` tried both with
+        // and without a directory, twice per `**/`.
+        let pattern = "**/".repeat(40) + "x";
+        let text = "a/".repeat(40) + "b";
+        assert!(!wildmatch(pattern.as_bytes(), text.as_bytes(), true));
+        assert!(wildmatch(pattern.as_bytes(), "a/a/x".as_bytes(), true));
+        // The reproducer: a pattern, a NUL, a text.
+        let reproducer: &[u8] = include_bytes!("../../tests/fixtures/wildmatch-double-stars");
+        let at = reproducer.iter().position(|&b| b == 0).expect("a NUL");
+        let (pattern, text) = (&reproducer[..at], &reproducer[at + 1..]);
+        assert!(!wildmatch(pattern, text, true));
+        assert!(!wildmatch(pattern, text, false));
     }
 
     fn ignored(patterns: &str, path: &str, is_dir: bool) -> Option<bool> {

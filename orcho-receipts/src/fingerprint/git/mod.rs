@@ -229,7 +229,7 @@ fn unread_config_files(root: &Path, env: &BaseEnv) -> Vec<PathBuf> {
 /// configuration file says (git reads repository extensions from that file
 /// alone): 20 for SHA-1, the default, or 32 for SHA-256; `None` for a
 /// format this reader does not know.
-fn object_format(config: &[u8]) -> Option<usize> {
+pub(crate) fn object_format(config: &[u8]) -> Option<usize> {
     let mut in_extensions = false;
     let mut len = 20;
     for line in config.split(|&b| b == b'\n') {
@@ -273,18 +273,18 @@ fn object_format(config: &[u8]) -> Option<usize> {
 
 /// What `git config --list` says, and which files it read.
 #[derive(Debug, Default)]
-struct Config {
+pub(crate) struct Config {
     /// The entries, in the order git read them: the last of a key wins.
-    values: Vec<Entry>,
+    pub(crate) values: Vec<Entry>,
     files: Vec<PathBuf>,
 }
 
 /// One configuration entry.
 #[derive(Debug)]
-struct Entry {
+pub(crate) struct Entry {
     /// The section and name, lower-case.
     key: String,
-    value: Option<String>,
+    pub(crate) value: Option<String>,
     /// The file it is in (`None`: the command line or the environment).
     origin: Option<PathBuf>,
 }
@@ -309,7 +309,13 @@ fn read_config(root: &Path, env: &BaseEnv) -> Option<Config> {
     if !outcome.status.success() {
         return None;
     }
-    let out = outcome.stdout.kept?;
+    parse_config_list(&outcome.stdout.kept?, root)
+}
+
+/// Reads `git config -z --list --show-origin` output: an origin and an
+/// entry (`key`, or `key` newline `value`) per record, NUL-terminated;
+/// relative origins are relative to `root`. `None` when a record is cut.
+pub(crate) fn parse_config_list(out: &[u8], root: &Path) -> Option<Config> {
     let mut config = Config::default();
     let mut fields = out.split(|&b| b == 0);
     while let Some(origin) = fields.next() {
@@ -344,7 +350,7 @@ fn read_config(root: &Path, env: &BaseEnv) -> Option<Config> {
 /// `yes`, `on` and `false`, `no`, `off`, the empty string in any case; else
 /// an integer, with an optional `k`, `m` or `g`, true unless zero. `None`
 /// for a value git refuses.
-fn git_bool(value: Option<&str>) -> Option<bool> {
+pub(crate) fn git_bool(value: Option<&str>) -> Option<bool> {
     let Some(v) = value else { return Some(true) };
     let word = |words: &[&str]| words.iter().any(|w| v.eq_ignore_ascii_case(w));
     if word(&["true", "yes", "on"]) {
