@@ -27,6 +27,7 @@ use crate::{
 /// | present | a verified receipt that passed and matches the current subject, dependencies, command and environment | none |
 /// | missing | no receipt: it never ran; nothing failed | re-run |
 /// | failed | the receipt records a non-zero exit, a signal, a timeout, a cancellation, a spawn failure or a failed assertion | fix |
+/// | vacuous | it exited 0, but its test runner reported that no test ran (and its spec does not say `allow_empty`) | fix |
 /// | stale | it passed, but something it was bound to changed since (every reason is listed) | re-run |
 /// | invalid | unreadable, truncated, from a newer schema, digest or MAC mismatch | investigate |
 ///
@@ -51,6 +52,12 @@ pub enum ReceiptStatus {
         /// Whether it is also stale, and why (informational: failed wins).
         stale: Vec<StaleReason>,
     },
+    /// The receipt passed, but its test runner reported that no test ran:
+    /// it proves nothing (unless the spec says `allow_empty`).
+    Vacuous {
+        /// The runners that reported it (`cargo test`, `pytest`, …).
+        runners: Vec<String>,
+    },
     /// The receipt passed, but what it was bound to changed since.
     Stale(Vec<StaleReason>),
     /// The receipt cannot be trusted.
@@ -58,13 +65,14 @@ pub enum ReceiptStatus {
 }
 
 impl ReceiptStatus {
-    /// The lower-case name: `present`, `missing`, `failed`, `stale` or
-    /// `invalid`.
+    /// The lower-case name: `present`, `missing`, `failed`, `vacuous`,
+    /// `stale` or `invalid`.
     pub fn as_str(&self) -> &'static str {
         match self {
             Self::Present => "present",
             Self::Missing => "missing",
             Self::Failed { .. } => "failed",
+            Self::Vacuous { .. } => "vacuous",
             Self::Stale(_) => "stale",
             Self::Invalid(_) => "invalid",
         }
@@ -82,7 +90,7 @@ impl ReceiptStatus {
             // The checkout changed since it failed: the change may be the
             // fix, which only running it again can tell.
             Self::Failed { stale, .. } if !stale.is_empty() => Some(NextAction::Rerun),
-            Self::Failed { .. } => Some(NextAction::Fix),
+            Self::Failed { .. } | Self::Vacuous { .. } => Some(NextAction::Fix),
             Self::Missing | Self::Stale(_) => Some(NextAction::Rerun),
             Self::Invalid(_) => Some(NextAction::Investigate),
         }
@@ -103,6 +111,13 @@ impl ReceiptStatus {
                     .collect::<Vec<_>>()
                     .join("; ")
             ),
+            Self::Vacuous { runners } if runners.is_empty() => "exit 0, but no test ran".to_owned(),
+            Self::Vacuous { runners } => {
+                format!(
+                    "exit 0, but no test ran ({} reported none)",
+                    runners.join(", ")
+                )
+            }
             Self::Stale(reasons) => reasons
                 .iter()
                 .map(ToString::to_string)
@@ -645,8 +660,15 @@ impl<'a> Index<'a> {
         let stale = stale_reasons(self.contract, spec, state, receipt);
         match receipt.failure() {
             Some(failure) => ReceiptStatus::Failed { failure, stale },
-            None if stale.is_empty() => ReceiptStatus::Present,
-            None => ReceiptStatus::Stale(stale),
+            None if !stale.is_empty() => ReceiptStatus::Stale(stale),
+            None if receipt.vacuous() => ReceiptStatus::Vacuous {
+                runners: receipt
+                    .tests
+                    .as_ref()
+                    .map(|t| t.runners.clone())
+                    .unwrap_or_default(),
+            },
+            None => ReceiptStatus::Present,
         }
     }
 }

@@ -756,6 +756,12 @@ pub struct CommandSpec {
     /// the captured output and logs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secrets: Vec<String>,
+    /// Whether passing with no test run proves it (default `false`: a
+    /// command whose test runner reported zero tests is
+    /// [`Vacuous`](crate::ReceiptStatus::Vacuous), not present). For a
+    /// command that checks rather than tests (a linter, a build).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_empty: bool,
 }
 
 impl CommandSpec {
@@ -768,6 +774,7 @@ impl CommandSpec {
             environment: None,
             timeout: None,
             secrets: Vec::new(),
+            allow_empty: false,
         }
     }
 
@@ -823,6 +830,8 @@ impl CommandSpec {
     orcho_core::setters! {
         /// Runs it in the environment `name`.
         pub fn with_environment(name: Some(EnvName)) => environment;
+        /// Lets it pass with no test run.
+        pub fn with_allow_empty(allow: bool) => allow_empty;
     }
 }
 

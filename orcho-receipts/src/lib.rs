@@ -87,6 +87,7 @@ mod names;
 mod readiness;
 mod receipt;
 mod store;
+mod test_count;
 mod verifier;
 
 pub use classify::{
@@ -118,4 +119,5 @@ pub use store::{
     COMMAND_RECEIPT_CONTEXT, ENV_RECEIPT_CONTEXT, LoadedReceipt, RECEIPT_KEY_VAR, RECEIPT_SCHEMA,
     ReceiptKey, ReceiptStore, StoredReceipt,
 };
+pub use test_count::{MAX_TEST_NAMES, TestCount};
 pub use verifier::{Verifier, bound_env, environment_digest, spec_digest};

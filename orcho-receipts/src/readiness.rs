@@ -410,6 +410,8 @@ pub enum GapStatus {
     Missing,
     /// The receipt records a failure.
     Failed,
+    /// The receipt passed, but no test ran.
+    Vacuous,
     /// The receipt passed against something that changed since.
     Stale,
     /// The receipt cannot be trusted.
@@ -419,6 +421,7 @@ pub enum GapStatus {
 orcho_core::spelled!(GapStatus {
     Missing => "missing",
     Failed => "failed",
+    Vacuous => "vacuous",
     Stale => "stale",
     Invalid => "invalid",
 });
@@ -430,6 +433,7 @@ impl GapStatus {
             ReceiptStatus::Present => None,
             ReceiptStatus::Missing => Some(Self::Missing),
             ReceiptStatus::Failed { .. } => Some(Self::Failed),
+            ReceiptStatus::Vacuous { .. } => Some(Self::Vacuous),
             ReceiptStatus::Stale(_) => Some(Self::Stale),
             ReceiptStatus::Invalid(_) => Some(Self::Invalid),
         }

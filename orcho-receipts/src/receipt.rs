@@ -9,7 +9,7 @@ use std::{collections::BTreeMap, fmt, time::Duration};
 use camino::Utf8PathBuf;
 use orcho_core::{Digest, Timestamp};
 
-use crate::{CommandName, CommandSpec, EnvName, ExitStatus};
+use crate::{CommandName, CommandSpec, EnvName, ExitStatus, TestCount};
 
 /// The `derive_key` context of command-spec digests.
 pub const SPEC_CONTEXT: &str = "orcho command spec v1";
@@ -73,6 +73,9 @@ pub struct CommandReceipt {
     pub stdout: LogRecord,
     /// Its standard error.
     pub stderr: LogRecord,
+    /// What its test runner reported, when one was recognised in its output
+    /// (`None` in receipts before schema 5).
+    pub tests: Option<TestCount>,
 }
 
 impl CommandReceipt {
@@ -103,6 +106,13 @@ impl CommandReceipt {
     /// Whether it passed: exit code 0 and every assertion held.
     pub fn passed(&self) -> bool {
         self.failure().is_none()
+    }
+
+    /// Whether it passed without proving anything: its test runner reported
+    /// that no test ran, and its spec does not say
+    /// [`allow_empty`](CommandSpec::allow_empty).
+    pub fn vacuous(&self) -> bool {
+        !self.spec.allow_empty && self.tests.as_ref().is_some_and(|t| t.ran() == 0)
     }
 }
 

@@ -14,7 +14,8 @@ use serde::Serialize;
 use crate::{
     Assertion, AssertionResult, CommandName, CommandReceipt, CommandSpec, ContractError,
     CurrentState, DependencyFingerprint, EnvName, EnvReceipt, Environment, EnvironmentState,
-    LogRecord, PathExpectation, ReceiptError, ReceiptErrorKind, ReceiptStore, VerificationContract,
+    LogRecord, PathExpectation, ReceiptError, ReceiptErrorKind, ReceiptStore, TestCount,
+    VerificationContract,
     classify::{Classified, classify},
     exec::{self, BaseEnv, CancelToken, CapturedOutput, DEFAULT_GRACE, ExecOutcome, ExecRequest},
     fingerprint::Fingerprinter,
@@ -305,6 +306,7 @@ impl Verifier {
             .map_err(|e| err(ReceiptErrorKind::Fingerprint(e)))?
             .digest;
         let finished_at = self.clock.now();
+        let tests = self.test_count(&outcome);
         let receipt = CommandReceipt {
             command: name.clone(),
             spec: spec.clone(),
@@ -325,6 +327,7 @@ impl Verifier {
             assertions,
             stdout: self.log_record(&outcome.stdout),
             stderr: self.log_record(&outcome.stderr),
+            tests,
         };
         self.store.write_command_receipt(&receipt)?;
         Ok(receipt)
@@ -338,6 +341,23 @@ impl Verifier {
             .or_else(|| environment.env.get("PATH"))
             .cloned()
             .or_else(|| self.base_env.get("PATH").map(str::to_owned))
+    }
+
+    /// What the command's test runner reported: read from the full logs
+    /// (line by line, bounded), else from the tails kept in memory.
+    fn test_count(&self, outcome: &ExecOutcome) -> Option<TestCount> {
+        let logs: Vec<std::fs::File> = [&outcome.stdout, &outcome.stderr]
+            .into_iter()
+            .filter_map(|out| out.log.as_ref())
+            .filter_map(|log| std::fs::File::open(&log.path).ok())
+            .collect();
+        if logs.len() == 2 {
+            return TestCount::read(logs);
+        }
+        TestCount::read([
+            outcome.stdout.tail_lossy().into_bytes().as_slice(),
+            outcome.stderr.tail_lossy().into_bytes().as_slice(),
+        ])
     }
 
     fn log_record(&self, out: &CapturedOutput) -> LogRecord {

@@ -7,6 +7,8 @@
 //! - 3: `key`, the id of the key that signed the receipt, when one did.
 //! - 4: `submodules` (path → work-tree fingerprint) in command receipts, and
 //!   `commit` in their dependencies, when there are any.
+//! - 5: `tests`, what the command's test runner reported, when one was
+//!   recognised; `allow_empty` in the spec, when set.
 
 use std::{collections::BTreeMap, time::Duration};
 
@@ -16,7 +18,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::{
     AssertionResult, CommandName, CommandReceipt, CommandSpec, DependencyFingerprint, EnvName,
-    EnvReceipt, ExitStatus, HumanDuration, LogRecord, RECEIPT_SCHEMA,
+    EnvReceipt, ExitStatus, HumanDuration, LogRecord, RECEIPT_SCHEMA, TestCount,
     store::{Seal, Sealed},
 };
 
@@ -55,6 +57,7 @@ pub(crate) struct CommandReceiptV1 {
     pub(crate) assertions: Vec<AssertionV1>,
     pub(crate) stdout: LogV1,
     pub(crate) stderr: LogV1,
+    pub(crate) tests: Option<TestsV1>,
     /// The [`id`](crate::ReceiptKey::id) of the key of `mac`.
     pub(crate) key: Option<String>,
     #[serde(deserialize_with = "digest")]
@@ -130,6 +133,48 @@ pub(crate) struct SpecV1 {
     timeout_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     secrets: Vec<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    allow_empty: bool,
+}
+
+/// What a command's test runner reported (schema 5).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TestsV1 {
+    runners: Vec<String>,
+    passed: u64,
+    failed: u64,
+    skipped: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    passed_names: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    failed_names: Vec<String>,
+}
+
+impl From<&TestCount> for TestsV1 {
+    fn from(t: &TestCount) -> Self {
+        Self {
+            runners: t.runners.clone(),
+            passed: t.passed,
+            failed: t.failed,
+            skipped: t.skipped,
+            passed_names: t.passed_names.clone(),
+            failed_names: t.failed_names.clone(),
+        }
+    }
+}
+
+impl From<TestsV1> for TestCount {
+    fn from(t: TestsV1) -> Self {
+        Self {
+            runners: t.runners,
+            passed: t.passed,
+            failed: t.failed,
+            skipped: t.skipped,
+            passed_names: t.passed_names,
+            failed_names: t.failed_names,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -253,6 +298,7 @@ impl From<&CommandSpec> for SpecV1 {
             environment: spec.environment.clone(),
             timeout_ms: spec.timeout.map(|t| millis(t.get())),
             secrets: spec.secrets.clone(),
+            allow_empty: spec.allow_empty,
         }
     }
 }
@@ -266,6 +312,7 @@ impl SpecV1 {
             .timeout_ms
             .map(|ms| HumanDuration::new(Duration::from_millis(ms)));
         spec.secrets = self.secrets;
+        spec.allow_empty = self.allow_empty;
         spec
     }
 }
@@ -379,6 +426,7 @@ impl From<&CommandReceipt> for CommandReceiptV1 {
             assertions: r.assertions.iter().map(AssertionV1::from).collect(),
             stdout: LogV1::from(&r.stdout),
             stderr: LogV1::from(&r.stderr),
+            tests: r.tests.as_ref().map(TestsV1::from),
             key: None,
             digest: placeholder(),
             mac: None,
@@ -414,6 +462,7 @@ impl From<CommandReceiptV1> for CommandReceipt {
             assertions: r.assertions.into_iter().map(Into::into).collect(),
             stdout: r.stdout.into(),
             stderr: r.stderr.into(),
+            tests: r.tests.map(Into::into),
         }
     }
 }

@@ -152,6 +152,60 @@ fn a_passing_run_is_present_with_history_and_logs() -> Result {
 }
 
 #[test]
+fn a_command_whose_runner_ran_no_test_is_vacuous_unless_allowed() -> Result {
+    let f = fixture()?;
+    let contract = r#"
+commands:
+  - name: none
+    argv: [sh, -c, "echo 'running 0 tests'; echo 'test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 3 filtered out; finished in 0.00s'"]
+  - name: empty-ok
+    argv: [sh, -c, "echo '== no tests ran in 0.01s =='"]
+    allow_empty: true
+  - name: some
+    argv: [sh, -c, "echo 'test result: ok. 0 passed; 0 failed'; echo '=== 2 passed in 0.01s ===' >&2"]
+  - name: plain
+    argv: [sh, -c, "echo fine"]
+required: [none, empty-ok, some, plain]
+"#;
+    let v = f.verifier_with(contract, f.store())?;
+    for command in ["none", "empty-ok", "some", "plain"] {
+        v.run_command(&name(command), None)?;
+    }
+    assert_eq!(
+        status(&v, "none")?,
+        ReceiptStatus::Vacuous {
+            runners: vec!["cargo test".to_owned()]
+        }
+    );
+    assert_eq!(
+        status(&v, "none")?.to_string(),
+        "vacuous: exit 0, but no test ran (cargo test reported none)"
+    );
+    assert_eq!(status(&v, "none")?.next_action(), Some(NextAction::Fix));
+    assert_eq!(status(&v, "empty-ok")?, ReceiptStatus::Present);
+    assert_eq!(
+        status(&v, "some")?,
+        ReceiptStatus::Present,
+        "stdout and stderr add up"
+    );
+    assert_eq!(
+        status(&v, "plain")?,
+        ReceiptStatus::Present,
+        "no runner: no count"
+    );
+    let summary = v.readiness()?;
+    assert!(!summary.is_ready());
+    // The count is kept in the receipt, sealed with it.
+    let LoadedReceipt::Valid(receipt) = f.store().load_command_receipt(&name("some")) else {
+        return Err("not valid".into());
+    };
+    let tests = receipt.tests.ok_or("no count")?;
+    assert_eq!((tests.passed, tests.failed), (2, 0));
+    assert_eq!(tests.runners, ["cargo test", "pytest"]);
+    Ok(())
+}
+
+#[test]
 fn history_is_immutable_and_grows() -> Result {
     let f = fixture()?;
     let v = f.verifier()?;
@@ -630,16 +684,16 @@ fn a_receipt_from_a_newer_schema_is_invalid_and_never_overwritten() -> Result {
     v.run_command(&name("test"), None)?;
     let path = f.latest("test");
     let future =
-        "{\n  \"schema\": 5,\n  \"command\": \"test\",\n  \"verdict\": {\"nested\": [1, 2]}\n}\n";
+        "{\n  \"schema\": 6,\n  \"command\": \"test\",\n  \"verdict\": {\"nested\": [1, 2]}\n}\n";
     crate::write_bytes(&path, future.as_bytes())?;
     let s = status(&v, "test")?;
     assert!(
         matches!(s, ReceiptStatus::Invalid(InvalidReason::TooNew { .. })),
         "{s}"
     );
-    insta::assert_snapshot!(s, @"invalid: the receipt has schema 5, newer than 4; upgrade Orcho to read it");
+    insta::assert_snapshot!(s, @"invalid: the receipt has schema 6, newer than 5; upgrade Orcho to read it");
     let err = v.run_command(&name("test"), None).unwrap_err();
-    insta::assert_snapshot!(orcho_core::error_chain(&err).replace(f.checkout.as_str(), "<checkout>"), @"command `test`: caused by: `<checkout>/.orcho/receipts/test/latest.json` has schema 5, newer than this build writes; refusing to overwrite it");
+    insta::assert_snapshot!(orcho_core::error_chain(&err).replace(f.checkout.as_str(), "<checkout>"), @"command `test`: caused by: `<checkout>/.orcho/receipts/test/latest.json` has schema 6, newer than this build writes; refusing to overwrite it");
     assert_eq!(std::fs::read_to_string(&path)?, future);
     Ok(())
 }
