@@ -8,33 +8,8 @@
 //! a whole working tree (untracked files included) never touches the
 //! user's index.
 
-use std::time::Duration;
-
 use camino::{Utf8Path, Utf8PathBuf};
-use orcho_receipts::exec::{self, BaseEnv, ExecOutcome, ExecRequest};
-
-/// How long one git command may take before its process group is killed.
-const GIT_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// The host variables git reads for who commits and where its own
-/// configuration is, passed through beside the base environment: a commit
-/// Orcho makes for the user (`approve`, intake's `commit`) is by the
-/// identity git itself would use there, including one a CI job sets only
-/// in the environment. Nothing that moves the repository (`GIT_DIR`,
-/// `GIT_WORK_TREE`, `GIT_INDEX_FILE`) is passed.
-const GIT_IDENTITY_VARS: &[&str] = &[
-    "GIT_AUTHOR_NAME",
-    "GIT_AUTHOR_EMAIL",
-    "GIT_AUTHOR_DATE",
-    "GIT_COMMITTER_NAME",
-    "GIT_COMMITTER_EMAIL",
-    "GIT_COMMITTER_DATE",
-    "EMAIL",
-    "GIT_CONFIG_GLOBAL",
-    "GIT_CONFIG_SYSTEM",
-    "GIT_CONFIG_NOSYSTEM",
-    "XDG_CONFIG_HOME",
-];
+use orcho_receipts::exec::{self, ExecOutcome, ExecRequest};
 
 /// The most output of one git command kept in memory (a patch, a listing).
 const MAX_OUTPUT: usize = 1 << 30;
@@ -71,12 +46,7 @@ impl Git {
     }
 
     fn request(&self, args: &[&str]) -> ExecRequest {
-        let mut request = ExecRequest::new(std::iter::once("git").chain(args.iter().copied()))
-            .cwd(self.dir.clone())
-            .envs(BaseEnv::inherit().with_host_vars(GIT_IDENTITY_VARS.iter().copied()))
-            .env("LC_ALL", "C")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .timeout(GIT_TIMEOUT)
+        let mut request = exec::git_request(&self.dir, args)
             .keep_stdout(MAX_OUTPUT)
             .tail_bytes(8 * 1024);
         if let Some(index) = &self.index {

@@ -45,6 +45,7 @@
 
 mod cancel;
 mod env;
+mod git;
 mod imp;
 mod leftover;
 pub(crate) mod lookup;
@@ -53,6 +54,7 @@ mod status;
 
 pub use cancel::CancelToken;
 pub use env::{BASE_ENV_VARS, BaseEnv};
+pub use git::{GIT_IDENTITY_VARS, GIT_TIMEOUT, git_request};
 pub use imp::{
     DEFAULT_GRACE, DEFAULT_TAIL_BYTES, ExecOutcome, ExecRequest, LEAK_GRACE, run, run_streaming,
     run_teed,
