@@ -169,7 +169,11 @@ impl Serialize for PublicKey {
 impl<'de> Deserialize<'de> for PublicKey {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
-        text.parse().map_err(serde::de::Error::custom)
+        text.parse().map_err(|e| {
+            serde::de::Error::custom(format!(
+                "`{text}` is not an Ed25519 public key ({e}); `orcho key show` prints one"
+            ))
+        })
     }
 }
 

@@ -10,7 +10,9 @@ use std::collections::HashSet;
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_receipts::exec::{self, ExecOutcome, ExitStatus};
 
-use crate::Note;
+use orcho_receipts::CommandReceipt;
+
+use crate::{Bundle, Note, SigningKey, Subject};
 
 /// The notes ref Orcho keeps attestations under.
 pub const NOTES_REF: &str = "refs/notes/orcho";
@@ -252,6 +254,76 @@ impl Repo {
             command: args.join(" "),
             message: message.trim().to_owned(),
         })
+    }
+
+    /// Attaches attestations of `receipts`, signed with `key`, to the note
+    /// of `commit`: each about the commit's tree, merged with what the note
+    /// holds (one per command and key, the newest kept). The caller
+    /// vouches that each receipt proves that tree (a clean checkout of the
+    /// commit, or a delivered tree the receipts were adopted for). Returns
+    /// the commands attested.
+    ///
+    /// # Errors
+    ///
+    /// Git that cannot read the commit or write the note, or a note over
+    /// [`MAX_NOTE_BYTES`](crate::MAX_NOTE_BYTES) already there.
+    pub fn attach(
+        &self,
+        commit: &str,
+        receipts: &[CommandReceipt],
+        key: &SigningKey,
+    ) -> Result<Vec<String>, GitError> {
+        let mut names = vec![format!("{commit}^{{tree}}")];
+        names.extend(Self::note_names(commit));
+        let mut objects = self.objects(&names)?.into_iter();
+        let tree = objects
+            .next()
+            .flatten()
+            .map(|o| o.id)
+            .ok_or_else(|| GitError {
+                command: "cat-file --batch".to_owned(),
+                message: format!("`{commit}` is not a commit here"),
+            })?;
+        let note = objects.flatten().find_map(|o| o.blob).unwrap_or_default();
+        let mut bundle = Bundle::parse(&note).map_err(|e| GitError {
+            command: format!("notes --ref {NOTES_REF} show {commit}"),
+            message: e.to_string(),
+        })?;
+        let subject = Subject::new(tree, Some(commit.to_owned()));
+        let mut attested = Vec::new();
+        for receipt in receipts {
+            if bundle.merge(&crate::attest(receipt, &subject, key), &key.public()) {
+                attested.push(receipt.command.to_string());
+            }
+        }
+        if !attested.is_empty() {
+            self.write_note(commit, &bundle.to_text())?;
+        }
+        Ok(attested)
+    }
+
+    /// The paths with uncommitted changes (untracked files that are not
+    /// ignored included): a checkout with none is its commit's tree.
+    ///
+    /// # Errors
+    ///
+    /// Git that does not run, or a directory outside a work tree.
+    pub fn uncommitted(&self) -> Result<Vec<String>, GitError> {
+        let out = self.run(
+            &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
+            None,
+        )?;
+        let mut paths = Vec::new();
+        let mut entries = out.split(|&b| b == 0).filter(|e| !e.is_empty());
+        while let Some(entry) = entries.next() {
+            let path = entry.get(3..).unwrap_or_default();
+            paths.push(String::from_utf8_lossy(path).into_owned());
+            // A rename or copy is followed by its source.
+            if matches!(entry.first(), Some(b'R' | b'C')) {
+                entries.next();
+            }
+        }
+        Ok(paths)
     }
 
     /// The commits that have a note.

@@ -42,12 +42,22 @@ pub(crate) enum Command {
         commands: Vec<String>,
         #[command(flatten)]
         profile: ProfileArg,
+        /// Then attach signed attestations of the receipts to HEAD as a git
+        /// note (the checkout must be clean; `orcho key generate` makes the
+        /// key)
+        #[arg(long)]
+        attest: bool,
     },
     /// Classify the receipts of this checkout; exit 0 only when every
     /// required receipt is present (3 when not ready)
     Status {
         #[command(flatten)]
         profile: ProfileArg,
+        /// Classify from the attestations in the commit's notes instead of
+        /// receipts on disk (no store or key needed; the profile and the
+        /// trusted keys are the commit's)
+        #[arg(long, value_name = "REV")]
+        commit: Option<String>,
     },
     /// Run a command in the declared environment and log it as exploratory:
     /// counted in the readiness summary, never a receipt; exits with the
@@ -224,6 +234,12 @@ pub(crate) enum Command {
         /// `phase-input`: what it is given in `ORCHO_INPUT`
         document: SchemaDocument,
     },
+    /// This machine's key for signing attestations
+    #[command(subcommand)]
+    Key(KeyCommand),
+    /// Share attestations: push or fetch the notes that hold them
+    #[command(subcommand)]
+    Attest(AttestCommand),
     /// Print shell completions
     Completions {
         /// The shell
@@ -392,6 +408,37 @@ pub(crate) enum HandoffCommand {
         /// The run: its id, the start of it, or `latest`
         #[arg(value_parser = run_ref)]
         run: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum KeyCommand {
+    /// Make a new Ed25519 signing key (mode 0600, in the user's data
+    /// directory) and print the `trust:` lines that trust it
+    Generate {
+        /// Replace the key that exists
+        #[arg(long)]
+        force: bool,
+    },
+    /// Print the signing key's id and public key (`--json`: keyid,
+    /// algorithm, public_key)
+    Show,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum AttestCommand {
+    /// Push `refs/notes/orcho` to a remote, merging with the remote's
+    /// notes when they moved on
+    Push {
+        /// The remote
+        #[arg(default_value = "origin")]
+        remote: String,
+    },
+    /// Fetch a remote's `refs/notes/orcho` and merge it with the notes here
+    Fetch {
+        /// The remote
+        #[arg(default_value = "origin")]
+        remote: String,
     },
 }
 

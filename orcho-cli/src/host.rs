@@ -121,6 +121,9 @@ pub(crate) fn keyed_engine(place: &Place, plan: RunPlan) -> Result<Engine, CliEr
     if let Some(advisor) = advisor {
         builder = builder.advisor(advisor);
     }
+    if let Some(key) = crate::key::signing_key(place)? {
+        builder = builder.signing_key(key);
+    }
     Ok(builder.build()?)
 }
 

@@ -159,10 +159,13 @@ pub enum ProfileErrorKind {
     /// The profile's name is empty, too long, or has control characters.
     #[error("the profile name must be 1 to 64 characters without control characters")]
     InvalidName,
+    /// A trusted key with no name.
+    #[error("a trusted key needs a `name`: it is what says who signed")]
+    UnnamedKey,
     /// Two phases, or two gates of one phase, share a name.
     #[error("{what} `{name}` is declared twice{}", first_line.map(|l| format!(" (first at line {l})")).unwrap_or_default())]
     Duplicate {
-        /// `"phase"` or `"gate"`.
+        /// `"phase"`, `"gate"`, `"trusted key"` or `"public key"`.
         what: &'static str,
         /// The name.
         name: String,

@@ -13,7 +13,7 @@
 //!   gates are added after the base's. Phases with new names are added
 //!   after the base's phases;
 //! - each other section (`verification`, `autopilot`, `delivery`, `intake`,
-//!   `supervision`, `permissions`) that the extending profile declares
+//!   `supervision`, `permissions`, `trust`) that the extending profile declares
 //!   replaces the base's section whole.
 //!
 //! A chain that comes back to a profile already in it is an error naming
@@ -161,7 +161,8 @@ fn merge(base: Profile, child: Profile) -> Profile {
         delivery,
         intake,
         supervision,
-        permissions
+        permissions,
+        trust
     );
     for mut phase in child.phases {
         phase.origin = phase.origin.shifted(shift);

@@ -80,8 +80,31 @@ pub struct Profile {
     /// Permission rules for read-only sessions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permissions: Option<PermissionsSpec>,
+    /// The keys whose attestations the repository trusts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<TrustSpec>,
     #[serde(skip)]
     pub(crate) provenance: Provenance,
+}
+
+/// Whose signed attestations prove a command (`orcho status --commit`):
+///
+/// ```yaml
+/// trust:
+///   keys:
+///     - name: ci
+///       ed25519: 11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=
+/// ```
+///
+/// A key not listed is not trusted, whatever it signed. `orcho key show`
+/// prints a key's line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct TrustSpec {
+    /// The trusted keys, each with the name it is shown by.
+    #[serde(default)]
+    pub keys: Vec<orcho_attest::TrustedKey>,
 }
 
 /// One phase: a role, its limits, its gates and its handoff policy.

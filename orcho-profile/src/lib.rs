@@ -123,7 +123,7 @@ pub use extends::MAX_EXTENDS_DEPTH;
 pub use format::{
     Agent, AutopilotSpec, DeliveryDefault, DeliverySpec, Exhausted, GateDecl, HandoffSpec,
     IntakeDefault, IntakeSpec, PROFILE_SCHEMA, PauseWhen, PermissionsSpec, PhaseSpec, Profile,
-    Role, RunnerSpec, SupervisionSpec,
+    Role, RunnerSpec, SupervisionSpec, TrustSpec,
 };
 pub use locate::DocPath;
 pub use parse::{MAX_ALIAS_NODES, MAX_PROFILE_BYTES};

@@ -205,6 +205,7 @@ pub(crate) fn check(profile: &Profile) -> Result<(), ProfileError> {
         }
     }
     check_verification(profile)?;
+    check_trust(profile)?;
     check_delivery(profile)?;
     if let Some(permissions) = &profile.permissions
         && permissions.preset.is_none()
@@ -342,6 +343,48 @@ fn check_handoff(profile: &Profile, phase: &PhaseSpec, role: Role) -> Result<(),
             at(None),
             ProfileErrorKind::HaltNotOffered,
         ));
+    }
+    Ok(())
+}
+
+/// Trusted keys have names, each once, and each key is listed once.
+fn check_trust(profile: &Profile) -> Result<(), ProfileError> {
+    let Some(trust) = &profile.trust else {
+        return Ok(());
+    };
+    let at = |i: usize, key: &str| {
+        at_section(
+            profile,
+            "trust",
+            section("trust").key("keys").index(i).key(key),
+        )
+    };
+    for (i, key) in trust.keys.iter().enumerate() {
+        if key.name.trim().is_empty() {
+            return Err(ProfileError::new(
+                at(i, "name"),
+                ProfileErrorKind::UnnamedKey,
+            ));
+        }
+        if let Some(first) = trust.keys[..i].iter().position(|k| k.name == key.name) {
+            return Err(duplicate(
+                "trusted key",
+                &key.name,
+                at(i, "name"),
+                &at(first, "name"),
+            ));
+        }
+        if let Some(first) = trust.keys[..i]
+            .iter()
+            .position(|k| k.ed25519 == key.ed25519)
+        {
+            return Err(duplicate(
+                "public key",
+                &key.ed25519.to_string(),
+                at(i, "ed25519"),
+                &at(first, "ed25519"),
+            ));
+        }
     }
     Ok(())
 }

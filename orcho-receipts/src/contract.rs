@@ -89,6 +89,10 @@ pub struct VerificationContract {
     /// what to undo before it is removed.
     #[serde(default, skip_serializing_if = "WorktreeSetup::is_empty")]
     pub worktree: WorktreeSetup,
+    /// Whether `orcho verify` attaches signed attestations of a clean
+    /// checkout's receipts to its commit (as `orcho verify --attest` does).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub attest: bool,
 }
 
 /// What a run's worktree needs that git does not give it.
@@ -846,7 +850,7 @@ fn check_var(name: &str) -> Result<(), ContractProblem> {
     if name.is_empty() || name.contains(['=', '\0']) {
         return Err(ContractProblem::BadVariableName(name.to_owned()));
     }
-    if name == crate::RECEIPT_KEY_VAR {
+    if crate::store::is_key_var(name) {
         return Err(ContractProblem::ReservedVariable(name.to_owned()));
     }
     Ok(())

@@ -117,7 +117,7 @@ pub use receipt::{
 };
 pub use store::{
     COMMAND_RECEIPT_CONTEXT, ENV_RECEIPT_CONTEXT, LoadedReceipt, RECEIPT_KEY_VAR, RECEIPT_SCHEMA,
-    ReceiptKey, ReceiptStore, StoredReceipt,
+    ReceiptKey, ReceiptStore, SIGNING_KEY_VAR, StoredReceipt,
 };
 pub use test_count::{MAX_TEST_NAMES, TestCount};
 pub use verifier::{Verifier, bound_env, environment_digest, spec_digest};

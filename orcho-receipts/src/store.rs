@@ -44,6 +44,16 @@ pub(crate) const EXPLORATORY_DIR: &str = "_exploratory";
 /// `secrets` is refused.
 pub const RECEIPT_KEY_VAR: &str = "ORCHO_RECEIPT_KEY";
 
+/// The variable a host may take its attestation signing key from (base64
+/// of the Ed25519 seed). Like [`RECEIPT_KEY_VAR`], no command is ever
+/// given it.
+pub const SIGNING_KEY_VAR: &str = "ORCHO_SIGNING_KEY";
+
+/// Whether `name` is a variable that holds one of Orcho's keys.
+pub(crate) fn is_key_var(name: &str) -> bool {
+    name == RECEIPT_KEY_VAR || name == SIGNING_KEY_VAR
+}
+
 /// The host's key for receipt MACs.
 ///
 /// Supply it from outside the checkout (a file in the host's config

@@ -11,6 +11,7 @@
 //! | `cargo test` (libtest), one per test binary | `test result: ok. 3 passed; 0 failed; 1 ignored; …` |
 //! | `cargo nextest` | `Summary [ 0.01s] 3 tests run: 3 passed, 1 skipped` |
 //! | pytest | `=== 3 passed, 1 skipped in 0.12s ===`, `no tests ran in 0.01s` |
+//! | Python's unittest | `Ran 3 tests in 0.001s`, then `FAILED (failures=1, errors=1, skipped=1)` |
 //! | `go test` | `--- PASS: TestX` / `--- FAIL: …` with `-v`; without, `ok  pkg 0.1s` counts its package once and `[no test files]` / `[no tests to run]` none |
 //! | jest | `Tests:       1 failed, 2 passed, 3 total` |
 //! | vitest | `Tests  2 passed (2)`, `No test files found` |
@@ -137,6 +138,9 @@ struct Reader {
     go_verbose: bool,
     /// Packages `go test` reported as run without `-v`.
     go_packages: u64,
+    /// Tests unittest ran, and those of them that failed or erred.
+    unittest_ran: u64,
+    unittest_failed: u64,
 }
 
 impl Reader {
@@ -187,6 +191,12 @@ impl Reader {
         if trimmed.starts_with("No test files found") {
             self.runner("vitest");
             return;
+        }
+        if let Some(rest) = trimmed.strip_prefix("Ran ") {
+            return self.unittest_ran(rest);
+        }
+        if let Some(rest) = trimmed.strip_prefix("FAILED (") {
+            return self.unittest_failed(rest);
         }
         if trimmed.starts_with("No tests found") {
             self.runner("jest");
@@ -341,6 +351,36 @@ impl Reader {
         }
     }
 
+    /// `3 tests in 0.001s`
+    fn unittest_ran(&mut self, rest: &str) {
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let [n, "test" | "tests", "in", time] = words.as_slice() else {
+            return;
+        };
+        let (Ok(n), true) = (n.parse::<u64>(), time.ends_with('s')) else {
+            return;
+        };
+        self.runner("unittest");
+        self.unittest_ran = self.unittest_ran.saturating_add(n);
+    }
+
+    /// `failures=1, errors=1, skipped=1)`
+    fn unittest_failed(&mut self, rest: &str) {
+        for part in rest.trim_end_matches(')').split(',') {
+            if let Some((what, n)) = part.trim().split_once('=')
+                && let Ok(n) = n.parse::<u64>()
+            {
+                match what {
+                    "failures" | "errors" => {
+                        self.unittest_failed = self.unittest_failed.saturating_add(n);
+                    }
+                    "skipped" => self.count.skipped = self.count.skipped.saturating_add(n),
+                    _ => {}
+                }
+            }
+        }
+    }
+
     /// `==== 3 passed, 1 skipped in 0.12s ====`, `3 passed in 0.01s`
     /// (`-q`), `no tests ran in 0.01s`.
     fn pytest(&mut self, line: &str) {
@@ -384,6 +424,9 @@ impl Reader {
     }
 
     fn finish(mut self) -> Option<TestCount> {
+        let failed = self.unittest_failed.min(self.unittest_ran);
+        self.count.failed = self.count.failed.saturating_add(failed);
+        self.count.passed = self.count.passed.saturating_add(self.unittest_ran - failed);
         if !self.go_verbose {
             self.count.passed = self.count.passed.saturating_add(self.go_packages);
         }
@@ -490,6 +533,26 @@ mod tests {
             count("No test files found, exiting with code 0\n"),
             Some((0, 0, 0))
         );
+    }
+
+    #[test]
+    fn python_unittest() {
+        assert_eq!(
+            count(
+                "..\n----------------------------------------------------------------------\nRan 2 tests in 0.001s\n\nOK\n"
+            ),
+            Some((2, 0, 0))
+        );
+        assert_eq!(
+            count("Ran 4 tests in 0.002s\n\nFAILED (failures=1, errors=1, skipped=1)\n"),
+            Some((2, 2, 1))
+        );
+        assert_eq!(count("Ran 0 tests in 0.000s\n\nOK\n"), Some((0, 0, 0)));
+        assert_eq!(
+            count("Ran 0 tests in 0.000s\n\nNO TESTS RAN\n"),
+            Some((0, 0, 0))
+        );
+        assert_eq!(count("Ran out of time\n"), None);
     }
 
     #[test]

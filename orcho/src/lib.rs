@@ -131,6 +131,7 @@ pub use evidence::{
     TouchpointEvidence,
 };
 pub use host::{DriveError, Host, Progress, drive};
+pub use orcho_attest as attest;
 pub use orcho_core as core;
 pub use orcho_delivery as delivery;
 pub use orcho_gates as gates;

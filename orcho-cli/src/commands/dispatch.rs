@@ -2,12 +2,12 @@
 
 use clap::CommandFactory;
 
-use super::{decide, hook, inbox, init, permissions, run, runs, show, verify};
+use super::{attest, decide, hook, inbox, init, permissions, run, runs, show, verify};
 
 use crate::{
     cli::{
-        Cli, Command, DeliveryCommand, HandoffCommand, PermissionsCommand, ProfileCommand,
-        SchemaDocument,
+        AttestCommand, Cli, Command, DeliveryCommand, HandoffCommand, KeyCommand,
+        PermissionsCommand, ProfileCommand, SchemaDocument,
     },
     error::CliError,
     exit::Exit,
@@ -46,10 +46,23 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
 async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
     let find = |reference: &str| host::find_run(place, reference);
     match command {
-        Command::Verify { commands, profile } => {
-            verify::verify(place, profile.profile.as_deref(), &commands).await
-        }
-        Command::Status { profile } => verify::status(place, profile.profile.as_deref()).await,
+        Command::Verify {
+            commands,
+            profile,
+            attest,
+        } => verify::verify(place, profile.profile.as_deref(), &commands, attest).await,
+        Command::Status {
+            profile,
+            commit: Some(rev),
+        } => attest::status_commit(place, profile.profile.as_deref(), &rev),
+        Command::Status {
+            profile,
+            commit: None,
+        } => verify::status(place, profile.profile.as_deref()).await,
+        Command::Key(KeyCommand::Generate { force }) => attest::key_generate(place, force),
+        Command::Key(KeyCommand::Show) => attest::key_show(place),
+        Command::Attest(AttestCommand::Push { remote }) => attest::push(place, &remote),
+        Command::Attest(AttestCommand::Fetch { remote }) => attest::fetch(place, &remote),
         Command::Exec {
             env,
             profile,

@@ -172,17 +172,26 @@ fn write_starter(place: &Place, force: bool) -> Result<Written, CliError> {
     // Python's tests run with pytest where it is installed, else with the
     // standard library's unittest.
     let venv_python = place.checkout.join(".venv/bin/python");
+    // unittest discovers only packages from the root: a `tests` folder
+    // without `__init__.py` is searched only when named (else it runs no
+    // test, and its receipt would be vacuous).
+    let tests_dir = place.checkout.join("tests");
+    let start = if tests_dir.is_dir() && !tests_dir.join("__init__.py").exists() {
+        ", -s, tests"
+    } else {
+        ""
+    };
     let test = match (kind.name, venv) {
         ("Python", true) if python_has(venv_python.as_str(), "pytest") => {
-            "[.venv/bin/python, -m, pytest, -q]"
+            "[.venv/bin/python, -m, pytest, -q]".to_owned()
         }
-        ("Python", true) => "[.venv/bin/python, -m, unittest, discover, -q]",
+        ("Python", true) => format!("[.venv/bin/python, -m, unittest, discover, -q{start}]"),
         ("Python", false) if !python_has("python3", "pytest") => {
-            "[python3, -m, unittest, discover, -q]"
+            format!("[python3, -m, unittest, discover, -q{start}]")
         }
-        _ => kind.test,
+        _ => kind.test.to_owned(),
     };
-    let text = starter(name, kind, venv, test);
+    let text = starter(name, kind, venv, &test);
     // What is written must load: a profile that does not is a bug here.
     Profile::from_yaml_str(&text)?;
     write_project_file(&path, text.as_bytes())?;

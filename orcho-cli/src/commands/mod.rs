@@ -1,5 +1,6 @@
 //! One module per command; `dispatch` picks it.
 
+pub(crate) mod attest;
 mod decide;
 mod dispatch;
 pub(crate) mod hook;

@@ -48,13 +48,18 @@ pub(crate) async fn verify(
     place: &Place,
     profile: Option<&str>,
     commands: &[String],
+    attest: bool,
 ) -> Result<Report, CliError> {
     let verifier = verifier(place, profile)?;
     let names = declared_names(verifier.contract(), commands)?;
+    if attest {
+        super::attest::precheck(place)?;
+    }
     let mut doc = VerifyDoc {
         passed: true,
         environments: Vec::new(),
         commands: Vec::new(),
+        attested: None,
     };
     // The declared environments first: a command's result means something
     // only in the environment it declares.
@@ -70,6 +75,13 @@ pub(crate) async fn verify(
         let verified = run_command(place, &verifier, name).await?;
         doc.passed &= verified.passed;
         doc.commands.push(verified);
+    }
+    if attest || verifier.contract().attest {
+        let v = Arc::clone(&verifier);
+        let place = place.clone();
+        doc.attested =
+            tokio::task::spawn_blocking(move || super::attest::attach_head(&place, &v, attest))
+                .await??;
     }
     let exit = if doc.passed { Exit::Ok } else { Exit::NotReady };
     Ok(Report::new(&doc).exit(exit))
@@ -159,12 +171,19 @@ async fn run_command(
         ))
         .with_hint(format!("`orcho verify {name}` runs it again")));
     }
-    let passed = receipt.passed();
+    let vacuous = receipt.vacuous();
+    let passed = receipt.passed() && !vacuous;
     place.say(&format!(
-        "{} `{name}` {} in {:.1}s",
+        "{} `{name}` {} in {:.1}s{}",
         if passed { "✓" } else { "✗" },
         receipt.exit,
-        receipt.duration.as_secs_f64()
+        receipt.duration.as_secs_f64(),
+        if vacuous {
+            ", but no test ran: vacuous (a command that checks rather than tests says \
+             `allow_empty: true`)"
+        } else {
+            ""
+        }
     ));
     if let Some(failure @ Failure::AssertionFailed { .. }) = receipt.failure() {
         // The command's own output is not why it failed.

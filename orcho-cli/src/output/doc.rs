@@ -60,6 +60,9 @@ pub(crate) struct VerifyDoc {
     /// The declared environments checked before the commands ran.
     pub(crate) environments: Vec<CheckedEnvDoc>,
     pub(crate) commands: Vec<VerifiedDoc>,
+    /// What was attached to the commit (`--attest`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) attested: Option<crate::commands::attest::AttestedDoc>,
 }
 
 /// `orcho exec --json`: the exploratory log entry, and how many there are.

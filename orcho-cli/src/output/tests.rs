@@ -56,6 +56,7 @@ fn verify_lists_each_command() {
             exit: "exit 1".to_owned(),
             duration_ms: 12,
         }],
+        attested: None,
     }, @r#"
     {
       "passed": false,

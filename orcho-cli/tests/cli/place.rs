@@ -134,7 +134,7 @@ fn init_knows_a_python_project_by_its_tests_alone() -> Result {
     assert!(out.stdout.contains("(Python project)"), "{out}");
     assert!(out.stdout.contains("added .pytest_cache/ to"), "{out}");
     let profile = std::fs::read_to_string(dir.join("orcho.yaml"))?;
-    assert!(profile.contains(python_tests()), "{profile}");
+    assert!(profile.contains(python_tests(true)), "{profile}");
     assert_eq!(
         std::fs::read_to_string(dir.join(".gitignore"))?,
         "*.pyc\n__pycache__/\n/.orcho/\n.pytest_cache/\n"
@@ -144,16 +144,18 @@ fn init_knows_a_python_project_by_its_tests_alone() -> Result {
 
 /// The test command `orcho init` writes for Python here: pytest where it
 /// is installed, else the standard library's unittest.
-fn python_tests() -> &'static str {
+fn python_tests(tests_folder: bool) -> &'static str {
     let pytest = orcho::receipts::exec::run(
         &orcho::receipts::exec::ExecRequest::new(["python3", "-c", "import pytest"])
             .envs(orcho::receipts::exec::BaseEnv::inherit()),
     )
     .is_ok_and(|o| o.status.success());
-    if pytest {
-        "argv: [python3, -m, pytest, -q]"
-    } else {
-        "argv: [python3, -m, unittest, discover, -q]"
+    match (pytest, tests_folder) {
+        (true, _) => "argv: [python3, -m, pytest, -q]",
+        // unittest searches a `tests` folder that is no package only when
+        // named.
+        (false, true) => "argv: [python3, -m, unittest, discover, -q, -s, tests]",
+        (false, false) => "argv: [python3, -m, unittest, discover, -q]",
     }
 }
 
@@ -166,7 +168,7 @@ fn init_knows_a_python_project_by_a_module_at_its_root() -> Result {
     out.expect_code(0);
     assert!(out.stdout.contains("(Python project)"), "{out}");
     let profile = std::fs::read_to_string(dir.join("orcho.yaml"))?;
-    assert!(profile.contains(python_tests()), "{profile}");
+    assert!(profile.contains(python_tests(false)), "{profile}");
     assert!(std::fs::read_to_string(dir.join(".gitignore"))?.contains("__pycache__/"));
     Ok(())
 }
@@ -180,7 +182,7 @@ fn init_writes_a_profile_that_loads_and_ignores_the_store() -> Result {
     let out = orcho_at(&dir.join("src"), &[], &["init"])?;
     out.expect_code(0);
     let profile = std::fs::read_to_string(dir.join("orcho.yaml"))?;
-    assert!(profile.contains(python_tests()), "{profile}");
+    assert!(profile.contains(python_tests(false)), "{profile}");
     assert_eq!(
         std::fs::read_to_string(dir.join(".gitignore"))?,
         "/.orcho/\n__pycache__/\n.pytest_cache/\n",

@@ -309,6 +309,41 @@ fn cases() -> Vec<(&'static str, String)> {
             ),
         ),
         (
+            "a trusted key that is not a key",
+            edit(
+                "  required: [test]\n",
+                "  required: [test]\ntrust:\n  keys:\n    - name: ci\n      ed25519: not-a-key\n",
+            ),
+        ),
+        (
+            "a trusted key of the wrong length",
+            edit(
+                "  required: [test]\n",
+                "  required: [test]\ntrust:\n  keys:\n    - name: ci\n      ed25519: AAAA\n",
+            ),
+        ),
+        (
+            "a trusted key named twice",
+            edit(
+                "  required: [test]\n",
+                "  required: [test]\ntrust:\n  keys:\n    - name: ci\n      ed25519: 11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=\n    - name: ci\n      ed25519: PUAXw+hDiVqStwqnTRt+vJyYLM8uxJaMwM1V8Sr0Zgw=\n",
+            ),
+        ),
+        (
+            "a trusted key listed twice",
+            edit(
+                "  required: [test]\n",
+                "  required: [test]\ntrust:\n  keys:\n    - name: ci\n      ed25519: 11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=\n    - name: alice\n      ed25519: 11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=\n",
+            ),
+        ),
+        (
+            "a misspelt key in trust",
+            edit(
+                "  required: [test]\n",
+                "  required: [test]\ntrust:\n  keys:\n    - name: ci\n      ed2559: 11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=\n",
+            ),
+        ),
+        (
             "a tab for indentation",
             edit("  - name: review", "\t- name: review"),
         ),

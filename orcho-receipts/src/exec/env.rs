@@ -49,8 +49,8 @@ impl BaseEnv {
 
     /// Adds the host variables `names` of this process that are set and
     /// valid UTF-8 (variables a contract declares it `inherit`s). The
-    /// receipt key's variable ([`RECEIPT_KEY_VAR`](crate::RECEIPT_KEY_VAR))
-    /// is never added.
+    /// variables of Orcho's keys ([`RECEIPT_KEY_VAR`](crate::RECEIPT_KEY_VAR),
+    /// [`SIGNING_KEY_VAR`](crate::SIGNING_KEY_VAR)) are never added.
     #[must_use]
     pub fn with_host_vars<'a>(self, names: impl IntoIterator<Item = &'a str>) -> Self {
         self.with_vars_from(names, |name| {
@@ -66,7 +66,7 @@ impl BaseEnv {
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Self {
         for name in names {
-            if name == crate::RECEIPT_KEY_VAR {
+            if crate::store::is_key_var(name) {
                 continue;
             }
             if let Some(value) = lookup(name) {
@@ -119,10 +119,12 @@ mod tests {
     #[test]
     fn the_receipt_key_variable_is_never_inherited() {
         // A host where every variable is set.
-        let base = BaseEnv::empty().with_vars_from(["JAVA_HOME", crate::RECEIPT_KEY_VAR], |name| {
-            Some(format!("value of {name}"))
-        });
+        let base = BaseEnv::empty().with_vars_from(
+            ["JAVA_HOME", crate::RECEIPT_KEY_VAR, crate::SIGNING_KEY_VAR],
+            |name| Some(format!("value of {name}")),
+        );
         assert_eq!(base.get("JAVA_HOME"), Some("value of JAVA_HOME"));
         assert_eq!(base.get(crate::RECEIPT_KEY_VAR), None);
+        assert_eq!(base.get(crate::SIGNING_KEY_VAR), None);
     }
 }

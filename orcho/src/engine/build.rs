@@ -26,6 +26,7 @@ pub(super) struct Inner {
     pub(super) store: Store,
     pub(super) advisor: Option<Arc<dyn Advisor>>,
     pub(super) scheduler: Scheduler,
+    pub(super) signing_key: Option<orcho_attest::SigningKey>,
 }
 
 /// Builds an [`Engine`].
@@ -36,6 +37,7 @@ pub struct EngineBuilder {
     store: Store,
     advisor: Option<Arc<dyn Advisor>>,
     concurrency: usize,
+    signing_key: Option<orcho_attest::SigningKey>,
 }
 
 impl EngineBuilder {
@@ -68,6 +70,7 @@ impl EngineBuilder {
                 store: self.store,
                 advisor: self.advisor,
                 scheduler,
+                signing_key: self.signing_key,
             }),
         })
     }
@@ -108,6 +111,15 @@ impl EngineBuilder {
         self.store = self.store.with_receipt_key(Some(key));
         self
     }
+
+    /// Attaches signed attestations of the run's receipts to the commit
+    /// `approve` makes, when that commit's tree is the one they prove (a
+    /// git note under `refs/notes/orcho`; see `orcho_attest`). Without a
+    /// key, nothing is attested.
+    pub fn signing_key(mut self, key: orcho_attest::SigningKey) -> Self {
+        self.signing_key = Some(key);
+        self
+    }
 }
 
 impl Engine {
@@ -119,6 +131,7 @@ impl Engine {
             store: store.into(),
             advisor: None,
             concurrency: 4,
+            signing_key: None,
         }
     }
 

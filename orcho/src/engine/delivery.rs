@@ -210,7 +210,11 @@ impl Run {
             outcome.action(),
             DeliveryAction::Approve | DeliveryAction::Apply
         ) {
-            detail.push_str(&self.carry_receipts_over(&target));
+            let adopted = self.carry_receipts_over(&target);
+            detail.push_str(&adopted.said);
+            if let DeliveryOutcome::Committed { commit, .. } = &outcome {
+                detail.push_str(&self.attest_delivered(&target, commit, &adopted.commands));
+            }
         }
         self.commit(&RunEvent::Delivered {
             action: outcome.action(),
@@ -226,7 +230,11 @@ impl Run {
     /// happened: a failure here is said, not raised.
     ///
     /// [`Verifier::adopt`]: orcho_receipts::Verifier::adopt
-    fn carry_receipts_over(&self, target: &Utf8Path) -> String {
+    fn carry_receipts_over(&self, target: &Utf8Path) -> Adopted {
+        let said = |said: String| Adopted {
+            said,
+            commands: Vec::new(),
+        };
         let store = &self.engine.inner.store;
         let verifier = match store.verifier_in(
             target,
@@ -234,25 +242,67 @@ impl Run {
             self.engine.inner.plan.verification.as_ref(),
         ) {
             Ok(Some(verifier)) => verifier,
-            Ok(None) => return String::new(),
-            Err(e) => return format!("; receipts not carried over: {e}"),
+            Ok(None) => return said(String::new()),
+            Err(e) => return said(format!("; receipts not carried over: {e}")),
         };
         match verifier.adopt(&store.run_receipts(self.id())) {
-            Ok(adopted) if adopted.is_empty() => String::new(),
-            Ok(adopted) => format!(
-                "; receipts carried over: {}",
-                adopted
-                    .iter()
-                    .map(|c| c.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            Err(e) => format!(
+            Ok(adopted) if adopted.is_empty() => said(String::new()),
+            Ok(adopted) => Adopted {
+                said: format!(
+                    "; receipts carried over: {}",
+                    adopted
+                        .iter()
+                        .map(|c| c.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                commands: adopted,
+            },
+            Err(e) => said(format!(
                 "; receipts not carried over: {}",
                 orcho_core::error_chain(&e)
-            ),
+            )),
         }
     }
+
+    /// Attaches attestations of the receipts carried over to the target
+    /// (present there, so the commit's tree is the one they prove) to the
+    /// commit `approve` made, when the engine has a signing key; says what
+    /// came of it. Delivery has happened: a failure here is said, not
+    /// raised.
+    fn attest_delivered(
+        &self,
+        target: &Utf8Path,
+        commit: &str,
+        adopted: &[orcho_receipts::CommandName],
+    ) -> String {
+        let Some(key) = &self.engine.inner.signing_key else {
+            return String::new();
+        };
+        if adopted.is_empty() {
+            return String::new();
+        }
+        let receipts = self.engine.inner.store.checkout_receipts();
+        let loaded: Vec<_> = adopted
+            .iter()
+            .filter_map(|name| match receipts.load_command_receipt(name) {
+                orcho_receipts::LoadedReceipt::Valid(receipt) => Some(receipt),
+                _ => None,
+            })
+            .collect();
+        let short = commit.get(..12).unwrap_or(commit);
+        match orcho_attest::notes::Repo::new(target).attach(commit, &loaded, key) {
+            Ok(attested) if attested.is_empty() => String::new(),
+            Ok(attested) => format!("; attested on {short}: {}", attested.join(", ")),
+            Err(e) => format!("; not attested: {e}"),
+        }
+    }
+}
+
+/// The receipts taken over into the target, and what to say of it.
+struct Adopted {
+    said: String,
+    commands: Vec<orcho_receipts::CommandName>,
 }
 
 fn default_choice(action: DeliveryAction) -> Option<DeliveryChoice> {

@@ -1,0 +1,305 @@
+//! Signed attestations end to end: `orcho key`, `orcho verify --attest`, the
+//! notes pushed and fetched, `orcho status --commit` in a fresh clone with
+//! no store and no key, and `approve` attesting the commit it makes.
+
+use camino::Utf8Path;
+use serde_json::Value;
+
+use crate::{
+    Result,
+    support::{QUICK, Repo, orcho_at, run_id},
+};
+
+/// Passes, printing a libtest summary with one test.
+const PROFILE: &str = "\
+schema: 1
+name: attest
+extends: builtin:quick
+verification:
+  commands:
+    - name: test
+      argv: [sh, -c, \"grep -q answer lib.txt && echo 'test result: ok. 1 passed; 0 failed'\"]
+  required: [test]
+";
+
+/// Makes the signing key; its public key.
+fn generate(repo: &Repo) -> Result<String> {
+    let out = repo.orcho(&["key", "generate", "--json"])?;
+    out.expect_code(0);
+    let doc = out.json()?;
+    assert_eq!(doc["algorithm"], "ed25519", "{doc}");
+    let keyid = doc["keyid"].as_str().ok_or("no keyid")?;
+    assert_eq!(keyid.len(), 64, "{doc}");
+    Ok(doc["public_key"].as_str().ok_or("no key")?.to_owned())
+}
+
+/// Trusts `key` as `name` in the profile, committed.
+fn trust(repo: &Repo, profile: &str, name: &str, key: &str) -> Result {
+    repo.write(
+        "orcho.yaml",
+        &format!("{profile}trust:\n  keys:\n    - name: {name}\n      ed25519: {key}\n"),
+    )?;
+    repo.git(&["commit", "-q", "-am", "trust the key"])?;
+    Ok(())
+}
+
+/// A bare repository beside the checkout, as its `origin`.
+fn origin(repo: &Repo) -> Result<camino::Utf8PathBuf> {
+    let bare = repo.data().parent().ok_or("no parent")?.join("origin.git");
+    repo.git(&["init", "-q", "--bare", bare.as_str()])?;
+    repo.git(&["remote", "add", "origin", bare.as_str()])?;
+    repo.git(&["push", "-q", "origin", "HEAD:refs/heads/main"])?;
+    Ok(bare)
+}
+
+/// `git` in `dir`.
+fn git_in(repo: &Repo, dir: &Utf8Path, args: &[&str]) -> Result<String> {
+    let mut all = vec!["-C", dir.as_str()];
+    all.extend_from_slice(args);
+    repo.git(&all)
+}
+
+#[test]
+fn a_fresh_clone_proves_the_commit_from_its_notes_alone() -> Result {
+    let repo = Repo::with_files(PROFILE, &[("lib.txt", "the answer\n")])?;
+    let key = generate(&repo)?;
+    trust(&repo, PROFILE, "ci", &key)?;
+    let bare = origin(&repo)?;
+    let out = repo.orcho(&["verify", "--attest"])?;
+    out.expect_code(0);
+    let head = repo.git(&["rev-parse", "HEAD"])?;
+    assert!(
+        out.stdout
+            .contains(&format!("attested on {}: test", &head[..12])),
+        "{out}"
+    );
+    repo.orcho(&["attest", "push"])?.expect_code(0);
+
+    // A fresh clone: no store, no key, no receipts.
+    let clone = bare.parent().ok_or("no parent")?.join("clone");
+    repo.git(&["clone", "-q", "-b", "main", bare.as_str(), clone.as_str()])?;
+    let empty_data = [("XDG_DATA_HOME", "/nonexistent-orcho-data")];
+    let out = orcho_at(&clone, &empty_data, &["status", "--commit", "HEAD"])?;
+    out.expect_code(3);
+    assert!(out.stdout.contains("missing"), "{out}");
+    assert!(
+        out.stdout
+            .contains("git fetch origin refs/notes/orcho:refs/notes/orcho"),
+        "{out}"
+    );
+    git_in(
+        &repo,
+        &clone,
+        &["fetch", "-q", "origin", "refs/notes/orcho:refs/notes/orcho"],
+    )?;
+    let out = orcho_at(
+        &clone,
+        &empty_data,
+        &["status", "--commit", "HEAD", "--json"],
+    )?;
+    out.expect_code(0);
+    let doc = out.json()?;
+    assert_eq!(doc["ready"], true, "{doc}");
+    assert_eq!(doc["required"][0]["state"], "present", "{doc}");
+    assert_eq!(doc["required"][0]["signed_by"], "ci", "{doc}");
+    assert!(
+        !clone.join(".orcho").exists(),
+        "status --commit writes no store"
+    );
+
+    // One flipped byte in the note: invalid, never present.
+    let note = git_in(&repo, &clone, &["notes", "--ref", "orcho", "show", "HEAD"])?;
+    let mut envelope: Value = serde_json::from_str(note.lines().next().ok_or("empty note")?)?;
+    let payload = envelope["payload"].as_str().ok_or("no payload")?.to_owned();
+    let flipped = if payload.starts_with('e') {
+        payload.replacen('e', "f", 1)
+    } else {
+        format!("e{}", &payload[1..])
+    };
+    envelope["payload"] = Value::String(flipped);
+    git_in(
+        &repo,
+        &clone,
+        &[
+            "notes",
+            "--ref",
+            "orcho",
+            "add",
+            "-f",
+            "-m",
+            &envelope.to_string(),
+            "HEAD",
+        ],
+    )?;
+    let out = orcho_at(&clone, &empty_data, &["status", "--commit", "HEAD"])?;
+    out.expect_code(3);
+    assert!(out.stdout.contains("invalid"), "{out}");
+    assert!(out.stdout.contains("does not verify"), "{out}");
+
+    // A new commit that changes a file: stale, naming the attested commit.
+    repo.write("lib.txt", "the answer, edited\n")?;
+    repo.git(&["commit", "-q", "-am", "edit"])?;
+    let out = repo.orcho(&["status", "--commit", "HEAD"])?;
+    out.expect_code(3);
+    assert!(out.stdout.contains("stale"), "{out}");
+    assert!(
+        out.stdout.contains(&format!("for commit {}", &head[..12])),
+        "{out}"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_key_the_profile_does_not_list_proves_nothing() -> Result {
+    let repo = Repo::with_files(PROFILE, &[("lib.txt", "the answer\n")])?;
+    generate(&repo)?;
+    // The profile trusts someone else.
+    trust(
+        &repo,
+        PROFILE,
+        "someone-else",
+        "11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=",
+    )?;
+    repo.orcho(&["verify", "--attest"])?.expect_code(0);
+    let out = repo.orcho(&["status", "--commit", "HEAD"])?;
+    out.expect_code(3);
+    assert!(out.stdout.contains("invalid"), "{out}");
+    assert!(out.stdout.contains("`trust.keys` does not list"), "{out}");
+    Ok(())
+}
+
+#[test]
+fn attest_refuses_a_dirty_checkout_and_a_missing_key_before_running() -> Result {
+    let repo = Repo::with_files(PROFILE, &[("lib.txt", "the answer\n")])?;
+    let out = repo.orcho(&["verify", "--attest"])?;
+    out.expect_code(1);
+    assert!(out.stderr.contains("no signing key"), "{out}");
+    assert!(out.stderr.contains("orcho key generate"), "{out}");
+    assert!(!out.stderr.contains("running `test`"), "{out}");
+    generate(&repo)?;
+    repo.write("lib.txt", "the answer, uncommitted\n")?;
+    let out = repo.orcho(&["verify", "--attest"])?;
+    out.expect_code(1);
+    assert!(
+        out.stderr
+            .contains("uncommitted changes (1 path(s): lib.txt)"),
+        "{out}"
+    );
+    assert!(repo.git(&["notes", "--ref", "orcho", "list"])?.is_empty());
+    // `verification.attest: true` says so, and verifies all the same.
+    repo.write(
+        "orcho.yaml",
+        &PROFILE.replace("  required: [test]", "  required: [test]\n  attest: true"),
+    )?;
+    let out = repo.orcho(&["verify"])?;
+    out.expect_code(0);
+    assert!(
+        out.stderr
+            .contains("not attested: the checkout has uncommitted changes"),
+        "{out}"
+    );
+    Ok(())
+}
+
+#[test]
+fn the_key_is_kept_private_and_never_given_to_a_command() -> Result {
+    let profile = PROFILE.replace(
+        "grep -q answer lib.txt && echo 'test result: ok. 1 passed; 0 failed'",
+        "echo \\\"key=$ORCHO_SIGNING_KEY\\\"; echo 'test result: ok. 1 passed; 0 failed'",
+    );
+    let repo = Repo::new(&profile)?;
+    generate(&repo)?;
+    let file = repo.data().join("orcho/signing-key");
+    let mode = std::fs::metadata(&file)?.permissions();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+        0o600
+    );
+    let out = repo.orcho(&["key", "generate"])?;
+    out.expect_code(1);
+    assert!(out.stderr.contains("exists already"), "{out}");
+    let shown = repo.orcho(&["key", "show"])?;
+    shown.expect_code(0);
+    assert!(shown.stdout.contains("trust:\n  keys:\n"), "{shown}");
+    // Given in the environment, the secret reaches no command.
+    let secret = std::fs::read_to_string(&file)?.trim().to_owned();
+    let out = repo.orcho_in(".", &[("ORCHO_SIGNING_KEY", &secret)], &["verify"])?;
+    out.expect_code(0);
+    let log = std::fs::read_to_string(repo.dir().join(".orcho/receipts/test/latest.json"))?;
+    assert!(log.contains("key="), "{log}");
+    assert!(!log.contains(&secret), "{log}");
+    // A variable that holds no key is said.
+    let out = repo.orcho_in(".", &[("ORCHO_SIGNING_KEY", "nonsense")], &["key", "show"])?;
+    out.expect_code(1);
+    assert!(
+        out.stderr
+            .contains("`ORCHO_SIGNING_KEY` holds no signing key"),
+        "{out}"
+    );
+    Ok(())
+}
+
+#[test]
+fn approve_attests_the_commit_it_makes() -> Result {
+    let repo = Repo::new(QUICK)?;
+    let key = generate(&repo)?;
+    trust(&repo, QUICK, "dev", &key)?;
+    let out = repo.orcho(&[
+        "run",
+        "--phase",
+        "implement=sh -c 'touch ok && echo run > notes.txt'",
+        "--no-interactive",
+        "--json",
+    ])?;
+    out.expect_code(4);
+    let run = run_id(&out.json()?)?;
+    repo.orcho(&["delivery", "decide", &run, "approve"])?
+        .expect_code(0);
+    let out = repo.orcho(&["resume", &run])?;
+    out.expect_code(0);
+    let head = repo.git(&["rev-parse", "HEAD"])?;
+    let evidence = repo.orcho(&["evidence", &run])?;
+    assert!(
+        evidence
+            .stdout
+            .contains(&format!("attested on {}: test", &head[..12])),
+        "{evidence}"
+    );
+    let out = repo.orcho(&["status", "--commit", "HEAD", "--json"])?;
+    out.expect_code(0);
+    assert_eq!(out.json()?["required"][0]["signed_by"], "dev");
+    Ok(())
+}
+
+#[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the cargo that runs the tests is the one the crate's tests need"
+)]
+fn a_cargo_test_that_runs_no_test_is_vacuous() -> Result {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let profile = format!(
+        "schema: 1\nname: crate\nextends: builtin:quick\nverification:\n  commands:\n    - name: test\n      argv: [{cargo}, test, --offline, -q]\n  required: [test]\n"
+    );
+    let repo = Repo::with_files(
+        &profile,
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"empty\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+            ),
+            ("src/lib.rs", "pub fn answer() -> u32 { 42 }\n"),
+        ],
+    )?;
+    repo.write(".gitignore", ".orcho/\ntarget/\n")?;
+    // The first build writes `Cargo.lock`, changing what it checks.
+    repo.orcho(&["verify"])?;
+    let out = repo.orcho(&["verify"])?;
+    out.expect_code(3);
+    assert!(out.stdout.contains("but no test ran: vacuous"), "{out}");
+    let out = repo.orcho(&["status"])?;
+    out.expect_code(3);
+    assert!(out.stdout.contains("vacuous"), "{out}");
+    assert!(out.stdout.contains("no test ran"), "{out}");
+    Ok(())
+}
