@@ -179,11 +179,11 @@ fn read_line(
         command: None,
         reason: e.to_string(),
     })?;
-    // What the line claims to be about, read before anything is trusted:
-    // only to say which command a bad line concerns.
-    let claimed = Statement::from_payload(&envelope.payload)
-        .ok()
-        .map(|s| s.orcho.command);
+    // The payload read once: before the signature is checked, only to say
+    // which command a bad line concerns; after, as the statement (these
+    // same bytes are what the signature covers).
+    let parsed = Statement::from_payload(&envelope.payload);
+    let claimed = parsed.as_ref().ok().map(|s| s.orcho.command.clone());
     if envelope.payload_type != IN_TOTO_PAYLOAD_TYPE {
         return Err(Problem {
             command: claimed,
@@ -233,8 +233,7 @@ fn read_line(
             reason,
         });
     };
-    // The payload the signature covers, and nothing re-read.
-    let statement = Statement::from_payload(&envelope.payload).map_err(|e| Problem {
+    let statement = parsed.map_err(|e| Problem {
         command: None,
         reason: e.to_string(),
     })?;
