@@ -114,6 +114,18 @@ impl CliError {
         }
         match &*self.kind {
             CliErrorKind::Engine(e) if e.is_conflict() => exit::CONFLICT,
+            // A run that halted says so with its exit code, whenever asked.
+            CliErrorKind::Engine(e)
+                if matches!(
+                    e.refusal(),
+                    Some(orcho::Refusal::Ended {
+                        status: orcho::core::RunStatus::Halted,
+                        ..
+                    })
+                ) =>
+            {
+                exit::HALTED
+            }
             CliErrorKind::Usage(_) => exit::USAGE,
             CliErrorKind::Interrupted(_) => exit::INTERRUPTED,
             _ => exit::ERROR,

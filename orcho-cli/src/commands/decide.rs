@@ -57,7 +57,9 @@ pub(crate) fn handoff(
         request = request.with_advice(advice);
     }
     let recorded = store.decide(run, &handoff, request)?;
-    Ok(said(run, "handoff", action.as_str(), !recorded.is_replay()))
+    Ok(said(run, "handoff", action.as_str(), !recorded.is_replay())
+        .ended(&store, run)
+        .into())
 }
 
 /// Records the delivery decision.
@@ -72,7 +74,9 @@ pub(crate) fn delivery(
     place
         .store()
         .decide_delivery(run, DecisionRequest::new(choice, DecidedBy::Operator))?;
-    Ok(said(run, "delivery", action.as_str(), true))
+    Ok(said(run, "delivery", action.as_str(), true)
+        .ended(&place.store(), run)
+        .into())
 }
 
 /// Records the pre-run intake decision.
@@ -86,7 +90,9 @@ pub(crate) fn intake(
     place
         .store()
         .decide_intake(run, DecisionRequest::new(choice, DecidedBy::Operator))?;
-    Ok(said(run, "intake", action.as_str(), true))
+    Ok(said(run, "intake", action.as_str(), true)
+        .ended(&place.store(), run)
+        .into())
 }
 
 /// Answers a plan that waits for approval.
@@ -114,7 +120,7 @@ pub(crate) fn plan(place: &Place, cmd: PlanCommand) -> Result<Report, CliError> 
         vec![Answer::select(label), context],
         DecidedBy::Operator,
     )?;
-    Ok(said(&run, "plan", label, true))
+    Ok(said(&run, "plan", label, true).into())
 }
 
 /// The run's open touchpoint of `kind`, or an error saying there is none.
@@ -182,7 +188,7 @@ pub(crate) fn answer(place: &Place, run: &RunId, given: &[String]) -> Result<Rep
         })
         .collect::<Result<Vec<_>, _>>()?;
     store.answer(run, &open.id, answers, DecidedBy::Operator)?;
-    Ok(said(run, "questions", "answered", true))
+    Ok(said(run, "questions", "answered", true).into())
 }
 
 /// The options of `question`, numbered, for a hint.
@@ -217,22 +223,64 @@ pub(crate) fn deviation(
         vec![Answer::select(label), context],
         DecidedBy::Operator,
     )?;
-    Ok(said(run, "deviation", label, true))
+    Ok(said(run, "deviation", label, true).into())
 }
 
 /// The report of a decision: recorded now, or recorded before, identically
 /// (a replay: nothing changed).
-fn said(run: &RunId, point: &str, action: &str, recorded: bool) -> Report {
-    let line = if recorded {
-        text::decided(run, point, action)
-    } else {
-        format!("`{action}` was recorded on the {point} of run {run} already; nothing changed")
-    };
-    Report::new(&DecidedDoc {
+fn said<'a>(run: &'a RunId, point: &'a str, action: &'a str, recorded: bool) -> Said<'a> {
+    Said {
         run,
         point,
-        decision: action,
+        action,
         recorded,
-    })
-    .line(line)
+        halted: false,
+    }
+}
+
+/// What a recorded decision says.
+struct Said<'a> {
+    run: &'a RunId,
+    point: &'a str,
+    action: &'a str,
+    recorded: bool,
+    /// The decision ended the run: a halt is terminal when decided.
+    halted: bool,
+}
+
+impl Said<'_> {
+    /// The same, saying so when the decision ended the run.
+    fn ended(mut self, store: &Store, run: &RunId) -> Self {
+        self.halted = store
+            .status(run)
+            .is_ok_and(|view| view.status == orcho::core::RunStatus::Halted);
+        self
+    }
+}
+
+impl From<Said<'_>> for Report {
+    fn from(said: Said<'_>) -> Self {
+        let Said {
+            run,
+            point,
+            action,
+            recorded,
+            halted,
+        } = said;
+        let line = if halted && recorded {
+            format!("recorded `{action}` on the {point} of run {run}: the run is halted")
+        } else if recorded {
+            text::decided(run, point, action)
+        } else {
+            format!("`{action}` was recorded on the {point} of run {run} already; nothing changed")
+        };
+        Self::new(&DecidedDoc {
+            run,
+            point,
+            decision: action,
+            recorded,
+            status: halted.then_some("halted"),
+        })
+        .line(line)
+    }
 }

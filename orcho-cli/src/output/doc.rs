@@ -417,6 +417,9 @@ pub(crate) struct DecidedDoc<'a> {
     pub(crate) point: &'a str,
     pub(crate) decision: &'a str,
     pub(crate) recorded: bool,
+    /// `halted` when the decision ended the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) status: Option<&'static str>,
 }
 
 /// A run that finished.

@@ -83,7 +83,7 @@ fn verify_lists_each_command() {
 #[test]
 fn a_decision_and_a_finished_run() {
     let run = run();
-    insta::assert_json_snapshot!(DecidedDoc { run: &run, point: "handoff", decision: "continue", recorded: true }, @r#"
+    insta::assert_json_snapshot!(DecidedDoc { run: &run, point: "handoff", decision: "continue", recorded: true, status: None }, @r#"
     {
       "run": "20261123-101500-ab12",
       "point": "handoff",

@@ -200,3 +200,21 @@ fn a_cancelled_run_takes_no_decision() -> Result {
     );
     Ok(())
 }
+
+#[test]
+fn a_decided_delivery_halt_ends_the_run_and_keeps_the_worktree() -> Result {
+    let repo = Repo::new(QUICK)?;
+    let run = at_the_gate(&repo)?;
+    let out = repo.orcho(&["delivery", "decide", &run, "halt", "--json"])?;
+    out.expect_code(0);
+    assert_eq!(out.json()?["status"], "halted", "{out}");
+    let runs = repo.orcho(&["runs", "--json"])?.json()?;
+    assert_eq!(runs[0]["status"], "halted", "{runs}");
+    let log = repo.orcho(&["log", &run])?;
+    assert!(log.stdout.contains("delivered: halt"), "{log}");
+    let out = repo.orcho(&["resume", &run, "--no-interactive"])?;
+    out.expect_code(5);
+    // The target is as it was.
+    assert!(!repo.dir().join("notes.txt").exists());
+    Ok(())
+}

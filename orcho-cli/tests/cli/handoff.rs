@@ -96,23 +96,23 @@ fn racing_decisions_record_exactly_one() -> Result {
 }
 
 #[test]
-fn a_recorded_halt_ends_the_run_on_resume_with_exit_5() -> Result {
+fn a_decided_halt_ends_the_run_with_no_resume() -> Result {
     let repo = Repo::new(REVIEW)?;
     let run = paused_at_review(&repo)?;
-    repo.orcho(&["handoff", "decide", &run, "halt"])?
-        .expect_code(0);
-    // Until it is resumed, the halt waits in the inbox.
-    let inbox = repo.orcho(&["inbox", "--json"])?.json()?;
-    assert_eq!(inbox["pending"][0]["decision"], "halt", "{inbox}");
-    assert_eq!(inbox["pending"][0]["next_step"], "resume", "{inbox}");
-    let out = repo.orcho(&["resume", &run, "--no-interactive", "--json"])?;
-    out.expect_code(5);
+    let out = repo.orcho(&["handoff", "decide", &run, "halt", "--json"])?;
+    out.expect_code(0);
+    assert_eq!(out.json()?["status"], "halted", "{out}");
+    let said = repo.orcho(&["log", &run])?;
+    assert!(said.stdout.contains("halt"), "{said}");
+    // Nothing waits: not in the inbox, halted in the list.
     let inbox = repo.orcho(&["inbox", "--json"])?.json()?;
     assert_eq!(inbox["pending"], serde_json::json!([]), "{inbox}");
-    assert_eq!(out.json()?["status"], "halted", "{out}");
-    // Resuming a run that has ended is an error that says so.
+    assert_eq!(inbox["stopped"], serde_json::json!([]), "{inbox}");
+    let runs = repo.orcho(&["runs", "--json"])?.json()?;
+    assert_eq!(runs[0]["status"], "halted", "{runs}");
+    // A later resume says it halted, with the halted exit code.
     let out = repo.orcho(&["resume", &run, "--no-interactive"])?;
-    out.expect_code(1);
+    out.expect_code(5);
     assert!(out.stderr.contains("halted"), "{out}");
     // The same `halt` again is a replay: exit 0, nothing changes.
     let replay = repo.orcho(&["handoff", "decide", &run, "halt", "--json"])?;

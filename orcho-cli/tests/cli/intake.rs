@@ -202,14 +202,12 @@ fn halt_ends_the_run_and_leaves_the_index_alone() -> Result {
         let (repo, args) = dirty_repo(store)?;
         let run = at_intake(&repo, &args)?;
         let before = index(&repo)?;
-        orcho(&repo, &args, &["intake", &run, "halt"])?.expect_code(0);
-        let out = orcho(
-            &repo,
-            &args,
-            &["resume", &run, "--no-interactive", "--json"],
-        )?;
-        out.expect_code(5);
+        let out = orcho(&repo, &args, &["intake", &run, "halt", "--json"])?;
+        out.expect_code(0);
+        // Halted when decided, with no resume.
         assert_eq!(out.json()?["status"], "halted", "{store:?}\n{out}");
+        let out = orcho(&repo, &args, &["resume", &run, "--no-interactive"])?;
+        out.expect_code(5);
         assert_eq!(index(&repo)?, before, "{store:?}: the index changed");
         let inbox = orcho(&repo, &args, &["inbox", "--json"])?;
         assert_eq!(inbox.json()?["pending"], serde_json::json!([]), "{store:?}");

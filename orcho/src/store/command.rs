@@ -4,14 +4,18 @@
 use orcho_core::{HandoffId, RunId};
 use orcho_handoff::{
     decision::{DecidedBy, DecisionRequest, RecordedDecision},
-    delivery::DeliveryChoice,
+    delivery::{DeliveryAction, DeliveryChoice},
     handoff::HandoffChoice,
-    intake::IntakeChoice,
+    intake::{IntakeAction, IntakeChoice},
     supervision::{Answer, Resolution, SupervisionStore},
 };
 
 use super::Store;
-use crate::{EngineError, RunView, error::EngineErrorKind};
+use crate::{
+    EngineError, RunView,
+    error::EngineErrorKind,
+    state::{RunEvent, Stage},
+};
 
 impl Store {
     /// Refuses a first decision on a run that has ended: nothing would act
@@ -50,9 +54,40 @@ impl Store {
                 .recorded_decision(run, handoff)
                 .is_ok_and(|d| d.is_some())
         })?;
-        self.handoffs
+        let recorded = self
+            .handoffs
             .decide(run, handoff, request)
-            .map_err(|e| EngineError::run(run, EngineErrorKind::Handoff(Box::new(e))))
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Handoff(Box::new(e))))?;
+        if *recorded.decision().payload() == HandoffChoice::Halt {
+            self.halt_now(run, |stage| match stage {
+                Stage::AtHandoff(open) if open == handoff => Some(RunEvent::HandoffResumed {
+                    handoff: handoff.clone(),
+                    resumption: crate::state::Resumption::Halt,
+                }),
+                _ => None,
+            })?;
+        }
+        Ok(recorded)
+    }
+
+    /// Ends `run` with the event `ending` gives for the stage it stands at,
+    /// now, when no process drives it: a recorded halt is terminal when it
+    /// is decided, with no resume. A process that drives the run ends it
+    /// itself when it reads the decision.
+    fn halt_now(
+        &self,
+        run: &RunId,
+        ending: impl FnOnce(&Stage) -> Option<RunEvent>,
+    ) -> Result<(), EngineError> {
+        let Some(mut stored) = self.runs.try_open(run)? else {
+            return Ok(());
+        };
+        let Some(event) = ending(stored.state.stage()) else {
+            return Ok(());
+        };
+        stored.commit(&event, self.clock.as_ref())?;
+        drop(stored);
+        self.write_evidence(&self.evidence(run, None)?)
     }
 
     /// Records the pre-run intake decision. It does not start the run:
@@ -73,9 +108,16 @@ impl Store {
                 .recorded_decision(run)
                 .is_ok_and(|d| d.is_some())
         })?;
-        self.intakes
+        let recorded = self
+            .intakes
             .decide(run, request)
-            .map_err(|e| EngineError::run(run, EngineErrorKind::Intake(Box::new(e))))
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Intake(Box::new(e))))?;
+        if recorded.decision().payload().action() == IntakeAction::Halt {
+            self.halt_now(run, |stage| {
+                matches!(stage, Stage::AwaitingIntake).then_some(RunEvent::IntakeHalted)
+            })?;
+        }
+        Ok(recorded)
     }
 
     /// Records answers to a supervision touchpoint (planner questions, plan
@@ -127,9 +169,36 @@ impl Store {
                 .recorded_decision(run)
                 .is_ok_and(|d| d.is_some())
         })?;
-        self.deliveries
+        let recorded = self
+            .deliveries
             .decide(run, request)
-            .map_err(|e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e))))
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e))))?;
+        if recorded.decision().payload().action() == DeliveryAction::Halt {
+            let deliveries = self.deliveries.clone();
+            let delivery_err = |e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e)));
+            let mut outcome = Ok(());
+            self.halt_now(run, |stage| {
+                if !matches!(stage, Stage::AtDelivery { opened: true }) {
+                    return None;
+                }
+                let detail = match deliveries.deliver(&recorded) {
+                    Ok(orcho_delivery::DeliveryOutcome::Halted { worktree }) => {
+                        format!("halted; the worktree is kept at {worktree}")
+                    }
+                    Ok(_) => "halted".to_owned(),
+                    Err(e) => {
+                        outcome = Err(delivery_err(e));
+                        return None;
+                    }
+                };
+                Some(RunEvent::Delivered {
+                    action: DeliveryAction::Halt,
+                    detail,
+                })
+            })?;
+            outcome?;
+        }
+        Ok(recorded)
     }
 
     /// Ends `run` where it stands: at a decision point nobody has to take
@@ -152,7 +221,7 @@ impl Store {
             ));
         }
         stored.commit(
-            &crate::state::RunEvent::Cancelled {
+            &RunEvent::Cancelled {
                 reason: reason.to_owned(),
                 by,
             },

@@ -152,6 +152,28 @@ impl RunStore {
         Ok(stored)
     }
 
+    /// Opens a run for driving when no process drives it now; `None` when
+    /// one does.
+    pub(crate) fn try_open(&self, run: &RunId) -> Result<Option<StoredRun>, EngineError> {
+        self.existing(run)?;
+        let err = run_err(run);
+        let Some(lease) = self
+            .storage
+            .lease(run, Duration::ZERO)
+            .map_err(|e| err(e.into()))?
+        else {
+            return Ok(None);
+        };
+        let state = self.read(run)?;
+        let mut stored = StoredRun {
+            state,
+            lease,
+            storage: Arc::clone(&self.storage),
+        };
+        stored.snapshot()?;
+        Ok(Some(stored))
+    }
+
     /// The state of a run, replayed from its journal without taking its
     /// lease (for status and the inbox).
     pub(crate) fn read(&self, run: &RunId) -> Result<RunState, EngineError> {
