@@ -326,6 +326,18 @@ impl Repo {
         Ok(paths)
     }
 
+    /// Whether this is inside a git work tree.
+    pub fn is_repository(&self) -> bool {
+        self.outcome(&["rev-parse", "--is-inside-work-tree"], None)
+            .is_ok_and(|o| o.status == ExitStatus::Exited(0))
+    }
+
+    /// Whether there are any attestations here (the notes ref exists).
+    pub fn has_notes(&self) -> bool {
+        self.outcome(&["rev-parse", "--verify", "-q", NOTES_REF], None)
+            .is_ok_and(|o| o.status == ExitStatus::Exited(0))
+    }
+
     /// The commits that have a note.
     ///
     /// # Errors
@@ -397,17 +409,20 @@ impl Repo {
     /// # Errors
     ///
     /// A push git refuses after the merge, or a remote it cannot reach.
-    pub fn push(&self, remote: &str) -> Result<(), GitError> {
+    pub fn push(&self, remote: &str) -> Result<Shared, GitError> {
         if remote.starts_with('-') {
             return Err(GitError {
                 command: format!("push {remote}"),
                 message: format!("`{remote}` is not a remote"),
             });
         }
+        if !self.has_notes() {
+            return Ok(Shared::Nothing);
+        }
         let push = ["push", remote, NOTES_REF];
         let outcome = self.outcome(&push, None)?;
         if outcome.status == ExitStatus::Exited(0) {
-            return Ok(());
+            return Ok(Shared::Done);
         }
         let message = outcome.stderr.tail_lossy();
         if !(message.contains("rejected") || message.contains("fetch first")) {
@@ -418,7 +433,7 @@ impl Repo {
         }
         self.fetch_and_merge(remote)?;
         self.run(&push, None)?;
-        Ok(())
+        Ok(Shared::Merged)
     }
 
     /// Fetches `remote`'s notes and merges them into the local ones: a
@@ -428,15 +443,30 @@ impl Repo {
     /// # Errors
     ///
     /// A remote git cannot reach, or a merge it refuses.
-    pub fn fetch_and_merge(&self, remote: &str) -> Result<(), GitError> {
+    pub fn fetch_and_merge(&self, remote: &str) -> Result<Shared, GitError> {
+        if remote.starts_with('-') {
+            return Err(GitError {
+                command: format!("fetch {remote}"),
+                message: format!("`{remote}` is not a remote"),
+            });
+        }
         let theirs = format!("refs/notes/remotes/{remote}/orcho");
         let refspec = format!("+{NOTES_REF}:{theirs}");
-        self.run(&["fetch", remote, &refspec], None)?;
-        let local = self.outcome(&["rev-parse", "--verify", "-q", NOTES_REF], None)?;
-        if local.status != ExitStatus::Exited(0) {
+        let fetched = self.outcome(&["fetch", remote, &refspec], None)?;
+        if fetched.status != ExitStatus::Exited(0) {
+            let message = fetched.stderr.tail_lossy();
+            if message.contains("couldn't find remote ref") {
+                return Ok(Shared::Nothing);
+            }
+            return Err(GitError {
+                command: format!("fetch {remote} {refspec}"),
+                message: message.trim().to_owned(),
+            });
+        }
+        if !self.has_notes() {
             // Nothing here yet: take theirs.
             self.run(&["update-ref", NOTES_REF, &theirs], None)?;
-            return Ok(());
+            return Ok(Shared::Done);
         }
         let merge = [
             "notes",
@@ -450,11 +480,23 @@ impl Repo {
         ];
         let outcome = self.outcome(&merge, None)?;
         if outcome.status == ExitStatus::Exited(0) {
-            return Ok(());
+            return Ok(Shared::Merged);
         }
         let mut with_identity = vec!["-c", "user.name=Orcho", "-c", "user.email=orcho@localhost"];
         with_identity.extend_from_slice(&merge);
         self.run(&with_identity, None)?;
-        Ok(())
+        Ok(Shared::Merged)
     }
+}
+
+/// What a push or fetch of the notes did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Shared {
+    /// There were no notes to send (or none on the remote to take).
+    Nothing,
+    /// They went across as they were.
+    Done,
+    /// Both sides had moved on: they were merged line by line.
+    Merged,
 }

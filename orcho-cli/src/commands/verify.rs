@@ -50,11 +50,12 @@ pub(crate) async fn verify(
     commands: &[String],
     attest: bool,
 ) -> Result<Report, CliError> {
-    let verifier = verifier(place, profile)?;
-    let names = declared_names(verifier.contract(), commands)?;
+    // What `--attest` needs is checked before anything runs (or is made).
     if attest {
         super::attest::precheck(place)?;
     }
+    let verifier = verifier(place, profile)?;
+    let names = declared_names(verifier.contract(), commands)?;
     let mut doc = VerifyDoc {
         passed: true,
         environments: Vec::new(),

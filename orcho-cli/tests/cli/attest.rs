@@ -303,3 +303,108 @@ fn a_cargo_test_that_runs_no_test_is_vacuous() -> Result {
     assert!(out.stdout.contains("no test ran"), "{out}");
     Ok(())
 }
+
+#[test]
+fn a_profile_that_extends_a_file_is_read_from_the_commit() -> Result {
+    let base = PROFILE.replace("name: attest", "name: base");
+    let repo = Repo::with_files(
+        "schema: 1\nname: child\nextends: ci/base.yaml\n",
+        &[("lib.txt", "the answer\n"), ("ci/base.yaml", &base)],
+    )?;
+    let key = generate(&repo)?;
+    repo.write(
+        "ci/base.yaml",
+        &format!("{base}trust:\n  keys:\n    - name: ci\n      ed25519: {key}\n"),
+    )?;
+    repo.git(&["commit", "-q", "-am", "trust"])?;
+    repo.orcho(&["verify", "--attest"])?.expect_code(0);
+    // The working copy's base changes; the commit's is what counts.
+    repo.write("ci/base.yaml", "not: [a profile\n")?;
+    let out = repo.orcho(&["status", "--commit", "HEAD"])?;
+    out.expect_code(0);
+    assert!(out.stdout.contains("present"), "{out}");
+    // From a subdirectory, `--profile` is relative to where orcho runs.
+    let out = repo.orcho_in(
+        "ci",
+        &[],
+        &["status", "--commit", "HEAD", "--profile", "../orcho.yaml"],
+    )?;
+    out.expect_code(0);
+    let absolute = repo.dir().join("orcho.yaml");
+    let out = repo.orcho(&["status", "--commit", "HEAD", "--profile", absolute.as_str()])?;
+    out.expect_code(0);
+    Ok(())
+}
+
+#[test]
+fn what_a_stranger_met_attesting_is_said_plainly() -> Result {
+    let repo = Repo::with_files(PROFILE, &[("lib.txt", "the answer\n")])?;
+    // A refused `--attest` makes nothing: no receipt key either.
+    let out = repo.orcho(&["verify", "--attest"])?;
+    out.expect_code(1);
+    assert!(!repo.data().join("orcho/receipt-key").exists(), "{out}");
+    generate(&repo)?;
+    // A key the profile does not trust: said when attesting.
+    let out = repo.orcho(&["verify", "--attest"])?;
+    out.expect_code(0);
+    assert!(out.stderr.contains("does not list this key"), "{out}");
+    // Sharing with no notes, or a remote with none: nothing to do, said.
+    let bare = repo.data().parent().ok_or("no parent")?.join("empty.git");
+    repo.git(&["init", "-q", "--bare", bare.as_str()])?;
+    repo.git(&["remote", "add", "empty", bare.as_str()])?;
+    let out = repo.orcho(&["attest", "fetch", "empty", "--json"])?;
+    out.expect_code(0);
+    assert_eq!(out.json()?["result"], "nothing", "{out}");
+    let out = repo.orcho(&["attest", "push", "empty", "--json"])?;
+    out.expect_code(0);
+    assert_eq!(out.json()?["result"], "done", "{out}");
+    // A note Orcho cannot read is refused before anything runs, with the way out.
+    let huge = "x".repeat(5 << 20);
+    let path = repo.data().parent().ok_or("no parent")?.join("huge.txt");
+    orcho::core::fs::write_atomic(&path, huge.as_bytes())?;
+    repo.git(&[
+        "notes",
+        "--ref",
+        "orcho",
+        "add",
+        "-f",
+        "-F",
+        path.as_str(),
+        "HEAD",
+    ])?;
+    let out = repo.orcho(&["verify", "--attest"])?;
+    out.expect_code(1);
+    assert!(
+        out.stderr.contains("git notes --ref orcho remove HEAD"),
+        "{out}"
+    );
+    assert!(!out.stderr.contains("running `test`"), "{out}");
+    // Outside a repository.
+    let outside = repo.data().parent().ok_or("no parent")?.join("plain");
+    orcho::core::fs::create_dir_all(&outside)?;
+    let out = orcho_at(&outside, &[], &["status", "--commit", "HEAD"])?;
+    out.expect_code(1);
+    assert!(out.stderr.contains("not in a git repository"), "{out}");
+    let out = orcho_at(&outside, &[], &["attest", "push"])?;
+    out.expect_code(1);
+    assert!(out.stderr.contains("not in a git repository"), "{out}");
+    Ok(())
+}
+
+#[test]
+fn a_store_the_repository_does_not_ignore_is_not_an_uncommitted_change() -> Result {
+    // The profile in a package folder; the root ignores only its own store.
+    let repo = Repo::with_files(
+        "",
+        &[("pkg/orcho.yaml", PROFILE), ("pkg/lib.txt", "the answer\n")],
+    )?;
+    repo.write(".gitignore", "/.orcho/\n")?;
+    repo.git(&["rm", "-q", "orcho.yaml"])?;
+    repo.git(&["commit", "-q", "-am", "a package"])?;
+    generate(&repo)?;
+    repo.orcho_in("pkg", &[], &["verify"])?.expect_code(0);
+    let out = repo.orcho_in("pkg", &[], &["verify", "--attest"])?;
+    out.expect_code(0);
+    assert!(out.stdout.contains("attested on"), "{out}");
+    Ok(())
+}
