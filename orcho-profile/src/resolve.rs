@@ -289,14 +289,20 @@ impl Profile {
             }
             let spec = phase.handoff.as_ref();
             let pause = spec.and_then(|h| h.pause).unwrap_or_default();
+            let role = phase.role.unwrap_or(Role::Custom);
             let actions: AvailableActions = match spec.and_then(|h| h.actions.as_ref()) {
                 Some(actions) => actions.iter().copied().collect(),
+                // `continue` past a rejecting release reviewer would leave a
+                // release that cannot be approved: never offered there.
+                None if role == Role::FinalAcceptance => AvailableActions::all()
+                    .iter()
+                    .filter(|a| *a != HandoffAction::Continue)
+                    .collect(),
                 None => AvailableActions::all(),
             };
             let policy = HandoffPolicy::default()
                 .with_retry_available(actions.contains(HandoffAction::RetryFeedback))
                 .with_always_pause(pause == PauseWhen::Always);
-            let role = phase.role.unwrap_or(Role::Custom);
             if role == Role::FinalAcceptance && verification.required.is_empty() {
                 warnings.warn(ProfileWarning::new(
                     at_phase(self, phase, Some("role")),

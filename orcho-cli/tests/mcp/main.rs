@@ -412,8 +412,9 @@ async fn a_halted_run_refuses_decisions_and_resumes() -> TestResult {
         json!({ "run_id": run, "action": "halt" }),
     )
     .await?;
-    let halted = ok(&client, "orcho_run_resume", json!({ "run_id": run })).await?;
-    assert_eq!(halted["status"], "halted");
+    // Halted when decided: no resume needed.
+    let halted = ok(&client, "orcho_run_status", json!({ "run_id": run })).await?;
+    assert_eq!(halted["status"], "halted", "{halted}");
     // The same `halt` again: a replay, nothing changes; another decision
     // conflicts with it.
     let replay = ok(

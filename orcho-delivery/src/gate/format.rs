@@ -55,8 +55,15 @@ impl Document for GateDoc {
     /// `waived_findings` (what a waiver took off the release, kept for a
     /// follow-up), which a version-1 reader would ignore. A gate with
     /// neither is still written as version 1, byte for byte as before.
-    const SCHEMA: SchemaVersion = SchemaVersion::new(2);
+    ///
+    /// Version 3: `skip` blocked as `rejected_release`, which a version-2
+    /// reader cannot read; written only when it is.
+    const SCHEMA: SchemaVersion = SchemaVersion::new(3);
 }
+
+/// The version a gate with version-2 fields and no version-3 one is
+/// written as.
+const GATE_V2: SchemaVersion = SchemaVersion::new(2);
 
 /// The first version, written when no field of version 2 is used.
 const GATE_V1: SchemaVersion = SchemaVersion::new(1);
@@ -100,6 +107,7 @@ pub(crate) enum BlockRepr {
     NothingToDeliver,
     FixNeedsRejection { verdict: Verdict },
     NoProgress { stop: StopRepr },
+    RejectedRelease,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -213,6 +221,7 @@ impl From<DeliveryBlock> for BlockRepr {
             DeliveryBlock::NothingToDeliver => Self::NothingToDeliver,
             DeliveryBlock::FixNeedsRejection { verdict } => Self::FixNeedsRejection { verdict },
             DeliveryBlock::NoProgress(stop) => Self::NoProgress { stop: stop.into() },
+            DeliveryBlock::RejectedRelease => Self::RejectedRelease,
         }
     }
 }
@@ -225,6 +234,7 @@ impl From<BlockRepr> for DeliveryBlock {
             BlockRepr::NothingToDeliver => Self::NothingToDeliver,
             BlockRepr::FixNeedsRejection { verdict } => Self::FixNeedsRejection { verdict },
             BlockRepr::NoProgress { stop } => Self::NoProgress(stop.into()),
+            BlockRepr::RejectedRelease => Self::RejectedRelease,
         }
     }
 }
@@ -259,8 +269,14 @@ impl From<LinkRepr> for FollowUpLink {
 impl From<DeliveryGate> for GateDoc {
     fn from(g: DeliveryGate) -> Self {
         Self {
-            schema: if g.spec.approve_requires_operator || !g.spec.waived_findings.is_empty() {
+            schema: if g
+                .blocked
+                .iter()
+                .any(|b| b.reason == DeliveryBlock::RejectedRelease)
+            {
                 Self::SCHEMA
+            } else if g.spec.approve_requires_operator || !g.spec.waived_findings.is_empty() {
+                GATE_V2
             } else {
                 GATE_V1
             },

@@ -40,6 +40,9 @@ pub enum DeliveryBlock {
     },
     /// `fix` would start a follow-up that the guard stops.
     NoProgress(NonConvergence),
+    /// `skip` would close a rejected release as if nothing were wrong:
+    /// `fix` or `halt` says what happens to it.
+    RejectedRelease,
 }
 
 impl fmt::Display for DeliveryBlock {
@@ -59,6 +62,10 @@ impl fmt::Display for DeliveryBlock {
                 "`fix` is valid only after a rejected release; the release verdict is {verdict}"
             ),
             Self::NoProgress(stop) => stop.fmt(f),
+            Self::RejectedRelease => f.write_str(
+                "a rejected release is not skipped: `fix` starts a correction follow-up, `halt` \
+                 ends the run and keeps its worktree",
+            ),
         }
     }
 }
@@ -364,6 +371,12 @@ impl DeliveryGate {
                 reason,
             });
         }
+        if verdict == Verdict::Rejected {
+            blocked.push(BlockedAction {
+                action: DeliveryAction::Skip,
+                reason: DeliveryBlock::RejectedRelease,
+            });
+        }
         let available = DeliveryAction::ALL
             .iter()
             .copied()
@@ -453,10 +466,15 @@ mod tests {
             menu(Verdict::Approved, 0, 1).0.to_string(),
             "approve, apply, skip, halt"
         );
-        assert_eq!(
-            menu(Verdict::Rejected, 0, 1).0.to_string(),
-            "fix, skip, halt"
-        );
+        // A rejected release is fixed or halted, never skipped.
+        let (available, blocked) = menu(Verdict::Rejected, 0, 1);
+        assert_eq!(available.to_string(), "fix, halt");
+        let skip = blocked
+            .iter()
+            .find(|b| b.action() == DeliveryAction::Skip)
+            .expect("skip is blocked");
+        assert_eq!(skip.reason(), &DeliveryBlock::RejectedRelease);
+        assert!(skip.reason().to_string().contains("`fix` starts a correction follow-up"));
         assert_eq!(menu(Verdict::Incomplete, 0, 1).0.to_string(), "skip, halt");
         let (available, blocked) = menu(Verdict::Approved, 2, 1);
         assert_eq!(available.to_string(), "skip, halt");

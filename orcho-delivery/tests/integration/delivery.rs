@@ -305,7 +305,15 @@ fn a_rejected_release_refuses_approve_and_apply_and_offers_fix() -> Result {
     let gate = gates.open(
         spec(&r, Verdict::Rejected).with_findings(vec![finding("test `parse_empty` failed")]),
     )?;
-    assert_eq!(gate.available_actions().to_string(), "fix, skip, halt");
+    assert_eq!(gate.available_actions().to_string(), "fix, halt");
+    // A rejected release is never skipped: refused with what to do instead.
+    let err = gates
+        .decide(&run(), operator(DeliveryChoice::skip()))
+        .unwrap_err();
+    assert_eq!(
+        err.refusal().and_then(DeliveryRefusal::blocked_reason),
+        Some(&DeliveryBlock::RejectedRelease)
+    );
     for choice in [DeliveryChoice::approve(), DeliveryChoice::apply()] {
         let err = gates.decide(&run(), operator(choice)).unwrap_err();
         assert!(err.is_refused(DeliveryRefusal::is_not_available));
@@ -319,7 +327,7 @@ fn a_rejected_release_refuses_approve_and_apply_and_offers_fix() -> Result {
     let err = gates
         .decide(&run(), operator(DeliveryChoice::approve()))
         .unwrap_err();
-    insta::assert_snapshot!(error_chain(&err), @"cannot decide the delivery gate of run `run-1`: caused by: `approve` is not available: the release verdict is rejected, not approved; available: fix, skip, halt");
+    insta::assert_snapshot!(error_chain(&err), @"cannot decide the delivery gate of run `run-1`: caused by: `approve` is not available: the release verdict is rejected, not approved; available: fix, halt");
 
     let decision = gates.decide(
         &run(),
@@ -404,7 +412,7 @@ fn missing_required_receipts_block_approve_and_apply_with_the_gaps_listed() -> R
     let err = gates
         .decide(&run(), operator(DeliveryChoice::apply()))
         .unwrap_err();
-    insta::assert_snapshot!(error_chain(&err), @"cannot decide the delivery gate of run `run-1`: caused by: `apply` is not available: the release verdict is rejected, not approved; available: fix, skip, halt");
+    insta::assert_snapshot!(error_chain(&err), @"cannot decide the delivery gate of run `run-1`: caused by: `apply` is not available: the release verdict is rejected, not approved; available: fix, halt");
     assert_eq!(
         gate.blocked_reason(DeliveryAction::Approve)
             .map(ToString::to_string)
@@ -455,6 +463,8 @@ fn missing_receipts_on_an_approved_verdict_are_listed_as_the_block() -> Result {
         [
             "approve: the release verdict is rejected, not approved",
             "apply: the release verdict is rejected, not approved",
+            "skip: a rejected release is not skipped: `fix` starts a correction follow-up, \
+             `halt` ends the run and keeps its worktree",
         ]
     );
     assert_eq!(gate.gaps()[0].to_string(), "`test` missing (re-run)");
@@ -747,7 +757,7 @@ fn documents_from_a_newer_orcho_are_refused() -> Result {
     let path = gates.gate_path(&run());
     write(
         &path,
-        br#"{"schema": 3, "run_id": "run-1", "quorum": true}"#,
+        br#"{"schema": 4, "run_id": "run-1", "quorum": true}"#,
     );
     let err = gates.gate(&run()).unwrap_err();
     assert!(

@@ -77,9 +77,10 @@ fn a_follow_up_that_repeats_its_parents_blockers_is_stopped() -> Result {
         )
         .unwrap_err();
     assert!(err.is_refused(DeliveryRefusal::is_not_available));
-    insta::assert_snapshot!(error_chain(&err), @"cannot decide the delivery gate of run `run-2`: caused by: `fix` is not available: follow-up generation 1 of run `run-1` resolved none of its 1 blockers (tests: test `parse_empty` failed); stopping instead of looping; available: skip, halt");
-    // Skip and halt stay available: the typed stop leaves the gate decidable.
-    assert_eq!(child.available_actions().to_string(), "skip, halt");
+    insta::assert_snapshot!(error_chain(&err), @"cannot decide the delivery gate of run `run-2`: caused by: `fix` is not available: follow-up generation 1 of run `run-1` resolved none of its 1 blockers (tests: test `parse_empty` failed); stopping instead of looping; available: halt");
+    // Halt stays available: the typed stop leaves the gate decidable (a
+    // rejected release is never skipped).
+    assert_eq!(child.available_actions().to_string(), "halt");
     // The gate reads back with the same typed reason.
     assert_eq!(gates.gate(child.run())?, child);
     Ok(())
@@ -127,12 +128,12 @@ fn a_follow_up_spec_needs_a_fix_decision() -> Result {
     r.run_changes();
     let gates = gates(&r);
     let gate = gates.open(rejected(&r, "run-1", vec![failing("parse_empty", 3)])?)?;
-    let skip = gates.decide(
+    let halt = gates.decide(
         gate.run(),
-        DecisionRequest::new(DeliveryChoice::skip(), DecidedBy::Operator),
+        DecisionRequest::new(DeliveryChoice::halt(), DecidedBy::Operator),
     )?;
-    let err = FollowUpSpec::from_fix(&gate, &skip, &FollowUpGuard::default()).unwrap_err();
+    let err = FollowUpSpec::from_fix(&gate, &halt, &FollowUpGuard::default()).unwrap_err();
     assert!(err.is_not_a_fix());
-    insta::assert_snapshot!(error_chain(&err), @"cannot start a correction follow-up of run `run-1`: caused by: the decision is `skip` of run `run-1`, not `fix` of this run");
+    insta::assert_snapshot!(error_chain(&err), @"cannot start a correction follow-up of run `run-1`: caused by: the decision is `halt` of run `run-1`, not `fix` of this run");
     Ok(())
 }

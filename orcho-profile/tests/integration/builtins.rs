@@ -138,3 +138,27 @@ fn builtin_texts_parse_as_plain_yaml_documents() -> Result {
     }
     Ok(())
 }
+
+#[test]
+fn final_acceptance_without_actions_never_offers_continue() -> Result {
+    let profile = Profile::from_yaml_str(
+        "schema: 1\nname: fa\nphases:\n  - name: build\n    role: implement\n  - name: release\n    role: final_acceptance\n    handoff: { pause: on_rejected }\nverification:\n  commands: [{ name: test, argv: [\"true\"] }]\n  required: [test]\n",
+    )?;
+    let resolved = profile.resolve(&GateRegistry::with_builtins())?;
+    let menu = resolved
+        .phase("release")
+        .ok_or("release")?
+        .handoff
+        .menu(Verdict::Rejected);
+    assert!(!menu.contains(HandoffAction::Continue), "{menu:?}");
+    assert!(menu.contains(HandoffAction::ContinueWithWaiver), "{menu:?}");
+    assert!(menu.contains(HandoffAction::Halt), "{menu:?}");
+    // Another role keeps it.
+    let build = resolved
+        .phase("build")
+        .ok_or("build")?
+        .handoff
+        .menu(Verdict::Rejected);
+    assert!(build.contains(HandoffAction::Continue), "{build:?}");
+    Ok(())
+}
