@@ -20,6 +20,10 @@ struct Kind {
     name: &'static str,
     test: &'static str,
     lint: Option<&'static str>,
+    /// The host variables its toolchain is found by: declared under
+    /// `inherit`, so a command finds it where the host has it (and its
+    /// receipts bind the values).
+    inherit: &'static [&'static str],
 }
 
 /// The kinds `orcho init` recognises, by the file that marks them.
@@ -30,6 +34,7 @@ const KINDS: &[(&str, Kind)] = &[
             name: "Rust",
             test: "[cargo, test, --workspace]",
             lint: Some("[cargo, clippy, --all-targets, --, -D, warnings]"),
+            inherit: &["RUSTUP_HOME", "CARGO_HOME", "RUSTUP_TOOLCHAIN"],
         },
     ),
     (
@@ -38,6 +43,7 @@ const KINDS: &[(&str, Kind)] = &[
             name: "Python",
             test: "[python3, -m, pytest, -q]",
             lint: Some("[ruff, check, .]"),
+            inherit: PYTHON_VARS,
         },
     ),
     (
@@ -46,6 +52,7 @@ const KINDS: &[(&str, Kind)] = &[
             name: "Python",
             test: "[python3, -m, pytest, -q]",
             lint: None,
+            inherit: PYTHON_VARS,
         },
     ),
     (
@@ -54,6 +61,7 @@ const KINDS: &[(&str, Kind)] = &[
             name: "JavaScript",
             test: "[npm, test]",
             lint: None,
+            inherit: &["NVM_DIR", "NVM_BIN", "NODE_PATH"],
         },
     ),
     (
@@ -62,6 +70,7 @@ const KINDS: &[(&str, Kind)] = &[
             name: "Go",
             test: "[go, test, ./...]",
             lint: Some("[go, vet, ./...]"),
+            inherit: &["GOROOT", "GOPATH", "GOFLAGS", "GOTOOLCHAIN"],
         },
     ),
     (
@@ -70,6 +79,7 @@ const KINDS: &[(&str, Kind)] = &[
             name: "make",
             test: "[make, test]",
             lint: None,
+            inherit: &[],
         },
     ),
 ];
@@ -79,7 +89,11 @@ const UNKNOWN: Kind = Kind {
     name: "unrecognised",
     test: "[sh, -c, \"echo 'declare the command that tests this project in orcho.yaml' >&2; exit 1\"]",
     lint: None,
+    inherit: &[],
 };
+
+/// Where a Python interpreter and its packages are found.
+const PYTHON_VARS: &[&str] = &["VIRTUAL_ENV", "PYENV_ROOT", "PYENV_VERSION", "CONDA_PREFIX"];
 
 /// What `orcho init --json` prints.
 #[derive(Debug, Serialize)]
@@ -227,6 +241,18 @@ fn starter(name: &str, kind: &Kind, venv: bool, test: &str) -> String {
     } else {
         ""
     };
+    let environments = if kind.inherit.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "  environments:\n    \
+             - name: default\n      \
+               # Where the toolchain is found, when the host says so: passed\n      \
+               # through, and bound into receipts.\n      \
+               inherit: [{}]\n",
+            kind.inherit.join(", ")
+        )
+    };
     let lint = match kind.lint {
         Some(argv) => format!(
             "    # A second command that proves something; add it to `required` to\n    \
@@ -242,7 +268,8 @@ fn starter(name: &str, kind: &Kind, venv: bool, test: &str) -> String {
          schema: 1\n\
          name: {name}\n\
          extends: builtin:default\n\
-         verification:\n  \
+         verification:\n\
+         {environments}  \
            commands:\n    \
              - name: test\n      \
                argv: {test}\n      \

@@ -198,6 +198,9 @@ async fn run_command(
         let logs: Vec<&Utf8Path> = logs.iter().map(Utf8PathBuf::as_path).collect();
         let detail = text::output_detail(&receipt.stdout.tail, &receipt.stderr.tail, &logs);
         place.say(&text::indented(&detail, crate::phase::TAIL_LINES));
+        if let Some(hint) = left_out_toolchain(verifier.contract(), &name) {
+            place.say(&format!("  hint: {hint}"));
+        }
     }
     Ok(VerifiedDoc {
         command: name.to_string(),
@@ -205,6 +208,49 @@ async fn run_command(
         exit: receipt.exit.to_string(),
         duration_ms: u64::try_from(receipt.duration.as_millis()).unwrap_or(u64::MAX),
     })
+}
+
+/// The host variables a toolchain is commonly found by.
+const TOOLCHAIN_VARS: &[&str] = &[
+    "RUSTUP_HOME",
+    "CARGO_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "VIRTUAL_ENV",
+    "PYENV_ROOT",
+    "CONDA_PREFIX",
+    "JAVA_HOME",
+    "GRADLE_USER_HOME",
+    "GOROOT",
+    "GOPATH",
+    "NVM_DIR",
+];
+
+/// For a command that failed: the toolchain variables the host sets that
+/// the command was not given (its environment neither `inherit`s nor sets
+/// them), which may be why.
+fn left_out_toolchain(contract: &VerificationContract, name: &CommandName) -> Option<String> {
+    let spec = contract.command(name.as_str())?;
+    let environment = contract.environment_for(spec);
+    let environment = environment.as_deref();
+    let given = |var: &str| {
+        spec.env.contains_key(var)
+            || environment
+                .is_some_and(|e| e.env.contains_key(var) || e.inherit.iter().any(|i| i == var))
+    };
+    let host =
+        orcho::receipts::exec::BaseEnv::empty().with_host_vars(TOOLCHAIN_VARS.iter().copied());
+    let left_out: Vec<&str> = host.iter().map(|(k, _)| k).filter(|k| !given(k)).collect();
+    if left_out.is_empty() {
+        return None;
+    }
+    let env_name = environment.map_or("default", |e| e.name.as_str());
+    Some(format!(
+        "this host sets {}, which `{name}` was not given (a command gets only the declared \
+         environment); if its toolchain needs it, add `inherit: [{}]` to the environment \
+         `{env_name}` in orcho.yaml",
+        orcho::core::spelling::quoted(&left_out),
+        left_out.join(", ")
+    ))
 }
 
 /// Runs `argv` in the declared environment `env` as an exploratory command:

@@ -34,6 +34,7 @@ mod runs;
 mod seeing;
 mod status;
 mod support;
+mod toolchain;
 mod waiver;
 
 pub(crate) type Result<T = (), E = Box<dyn std::error::Error + Send + Sync>> =

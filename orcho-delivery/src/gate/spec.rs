@@ -474,7 +474,11 @@ mod tests {
             .find(|b| b.action() == DeliveryAction::Skip)
             .expect("skip is blocked");
         assert_eq!(skip.reason(), &DeliveryBlock::RejectedRelease);
-        assert!(skip.reason().to_string().contains("`fix` starts a correction follow-up"));
+        assert!(
+            skip.reason()
+                .to_string()
+                .contains("`fix` starts a correction follow-up")
+        );
         assert_eq!(menu(Verdict::Incomplete, 0, 1).0.to_string(), "skip, halt");
         let (available, blocked) = menu(Verdict::Approved, 2, 1);
         assert_eq!(available.to_string(), "skip, halt");
