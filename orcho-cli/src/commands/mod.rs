@@ -11,7 +11,7 @@ mod report;
 mod run;
 mod runs;
 mod show;
-mod verify;
+pub(crate) mod verify;
 
 pub(crate) use dispatch::dispatch;
 pub(crate) use show::{Decided, GateNow};

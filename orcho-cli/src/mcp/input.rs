@@ -46,6 +46,23 @@ pub(crate) struct RunStartInput {
     pub(crate) task: Option<String>,
 }
 
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct VerifyInput {
+    /// The declared commands to run; default: the required ones.
+    #[serde(default)]
+    pub(crate) commands: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StatusInput {
+    /// A commit (hash, branch, `HEAD`): classify from the attestations in
+    /// its notes instead of the receipts on disk.
+    #[serde(default)]
+    pub(crate) commit: Option<String>,
+}
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RunInput {

@@ -11,7 +11,7 @@ use rmcp::{
 use super::{
     input::{
         AdviceInput, DeliveryDecideInput, EvidenceInput, HandoffDecideInput, IntakeDecideInput,
-        RunInput, RunStartInput, TouchpointAnswerInput,
+        RunInput, RunStartInput, StatusInput, TouchpointAnswerInput, VerifyInput,
     },
     tools::{ToolResult, status_doc},
 };
@@ -226,6 +226,22 @@ impl OrchoMcp {
         peer: Peer<RoleServer>,
     ) -> CallToolResult {
         respond(self.decide_intake(input, &client_of(&peer)))
+    }
+
+    #[tool(
+        name = "orcho_verify",
+        description = "Run the profile's declared verification commands (default: the required ones) in this checkout and write their receipts, as `orcho verify` does. Returns each command's result and `passed`; a command that exits 0 having run no test is not a pass (vacuous)."
+    )]
+    async fn orcho_verify(&self, Parameters(input): Parameters<VerifyInput>) -> CallToolResult {
+        respond(self.verify(input).await)
+    }
+
+    #[tool(
+        name = "orcho_status",
+        description = "Whether this checkout is proven ready, as `orcho status` does: every declared command's receipt status (present, missing, failed, vacuous, stale, invalid) with its reason and next action, and `ready`. With `commit`, from the signed attestations in that commit's git notes instead (`orcho status --commit`)."
+    )]
+    async fn orcho_status(&self, Parameters(input): Parameters<StatusInput>) -> CallToolResult {
+        respond(self.status(input).await)
     }
 
     #[tool(

@@ -26,7 +26,7 @@ use super::{
     error::ToolError,
     input::{
         AdviceInput, DeliveryDecideInput, EvidenceInput, HandoffDecideInput, IntakeDecideInput,
-        PhaseCommand, RunInput, RunStartInput, TouchpointAnswerInput,
+        PhaseCommand, RunInput, RunStartInput, StatusInput, TouchpointAnswerInput, VerifyInput,
     },
 };
 use crate::{
@@ -710,12 +710,38 @@ impl OrchoMcp {
         })
     }
 
+    /// `orcho verify`, its document as the result.
+    pub(super) async fn verify(&self, input: VerifyInput) -> ToolResult {
+        let report =
+            crate::commands::verify::verify(&self.place, None, &input.commands, false).await?;
+        document(report)
+    }
+
+    /// `orcho status` (or `orcho status --commit`), its document as the
+    /// result.
+    pub(super) async fn status(&self, input: StatusInput) -> ToolResult {
+        let report = match &input.commit {
+            Some(rev) => crate::commands::attest::status_commit(&self.place, None, rev)?,
+            None => crate::commands::verify::status(&self.place, None).await?,
+        };
+        document(report)
+    }
+
     pub(super) fn inbox(&self) -> ToolResult {
         let store = self.store();
         let inbox = store.inbox()?;
         let stopped = host::stopped_runs(&store)?;
         value(&InboxDoc::new(&inbox, &stopped, Naming::Mcp))
     }
+}
+
+/// The JSON document of a command's report.
+fn document(report: crate::output::Report) -> ToolResult {
+    let (json, _) = report.into_document();
+    let Some(json) = json else {
+        return Ok(Value::Null);
+    };
+    serde_json::from_str(&json).map_err(|e| ToolError::internal(&e))
 }
 
 /// Whether a run that waited at `before` waits at the same point `after`

@@ -70,6 +70,12 @@ impl Report {
         self
     }
 
+    /// The JSON document and how the command ends (for a host that returns
+    /// the document itself, such as MCP).
+    pub(crate) fn into_document(self) -> (Option<String>, Exit) {
+        (self.json, self.exit)
+    }
+
     /// Prints the report: its JSON document with `--json` (when it has
     /// one), else its text; returns how the command ends.
     pub(crate) fn render(self, json: bool) -> Exit {

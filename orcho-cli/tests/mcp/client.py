@@ -36,6 +36,8 @@ TOOLS = {
     "orcho_touchpoint_answer",
     "orcho_intake_gate",
     "orcho_intake_decide",
+    "orcho_verify",
+    "orcho_status",
 }
 
 # Writes `work.txt`, and `fixed` once its input carries a note about empty input.
@@ -167,7 +169,9 @@ async def advised(session, checkout, base_url):
         "orcho_phase_handoff_decide",
         {"run_id": run, "action": "halt", "advice_id": advice["advice_id"]},
     )
-    await ok(session, "orcho_run_resume", {"run_id": run})
+    # A decided halt ends the run: no resume.
+    status = await ok(session, "orcho_run_status", {"run_id": run})
+    check(status["status"] == "halted", "a decided halt ends the run")
     evidence = await ok(session, "orcho_run_evidence", {"run_id": run, "slice": "handoff_advice"})
     calls = evidence["handoff_advice"]["calls"]
     check(
@@ -256,7 +260,12 @@ async def main(orcho, checkout):
 
             tools = await session.list_tools()
             names = {t.name for t in tools.tools}
-            check(names == TOOLS, f"the fourteen tools are listed (got {sorted(names)})")
+            check(names == TOOLS, f"the sixteen tools are listed (got {sorted(names)})")
+
+            # Readiness from the commit's notes: the profile there requires
+            # nothing, so nothing is missing.
+            proof = await ok(session, "orcho_status", {"commit": "HEAD"})
+            check(proof["ready"] is True and proof["required"] == [], "orcho_status by commit")
 
             await follow_up(session)
             await advised(session, checkout, f"http://127.0.0.1:{model.server_port}/v1")
@@ -351,7 +360,7 @@ async def main(orcho, checkout):
             await ok(
                 session, "orcho_phase_handoff_decide", {"run_id": halted_run, "action": "halt"}
             )
-            halted = await ok(session, "orcho_run_resume", {"run_id": halted_run})
+            halted = await ok(session, "orcho_run_status", {"run_id": halted_run})
             check(halted["status"] == "halted", "a halt decision ends the run")
             replay = await ok(
                 session, "orcho_phase_handoff_decide", {"run_id": halted_run, "action": "halt"}

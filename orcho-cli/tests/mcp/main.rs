@@ -18,7 +18,7 @@ mod redact;
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 type Client = RunningService<RoleClient, ()>;
 
-const TOOLS: [&str; 14] = [
+const TOOLS: [&str; 16] = [
     "orcho_run_start",
     "orcho_run_status",
     "orcho_run_evidence",
@@ -33,6 +33,8 @@ const TOOLS: [&str; 14] = [
     "orcho_touchpoint_answer",
     "orcho_intake_gate",
     "orcho_intake_decide",
+    "orcho_verify",
+    "orcho_status",
 ];
 
 /// A review phase that pauses for a decision when it rejects.
@@ -816,5 +818,43 @@ async fn a_run_started_with_a_task_keeps_it_and_bad_input_is_refused() -> TestRe
         said.to_string().contains("did you mean `@claude-code`?"),
         "{said}"
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_mcp_led_agent_proves_readiness_outside_a_run() -> TestResult {
+    let (_tmp, dir) = repo()?;
+    orcho::core::fs::write_atomic(
+        &dir.join("orcho.yaml"),
+        format!(
+            "{PROFILE}verification:\n  commands:\n    - {{ name: test, argv: [sh, -c, \"echo 'test result: ok. 1 passed; 0 failed'\"] }}\n    - {{ name: none, argv: [sh, -c, \"echo 'test result: ok. 0 passed; 0 failed'\"] }}\n  required: [test]\n"
+        )
+        .as_bytes(),
+    )?;
+    git(&dir, &["commit", "-q", "-am", "what proves it"])?;
+    let client = connect(&dir).await?;
+    let before = ok(&client, "orcho_status", json!({})).await?;
+    assert_eq!(before["ready"], false, "{before}");
+    assert_eq!(before["required"][0]["status"], "missing", "{before}");
+    let verified = ok(&client, "orcho_verify", json!({})).await?;
+    assert_eq!(verified["passed"], true, "{verified}");
+    assert_eq!(verified["commands"][0]["command"], "test", "{verified}");
+    let after = ok(&client, "orcho_status", json!({})).await?;
+    assert_eq!(after["ready"], true, "{after}");
+    // A command that ran no test does not pass.
+    let vacuous = ok(&client, "orcho_verify", json!({ "commands": ["none"] })).await?;
+    assert_eq!(vacuous["passed"], false, "{vacuous}");
+    // A misspelt command is refused before anything runs.
+    refused(
+        &client,
+        "orcho_verify",
+        json!({ "commands": ["tset"] }),
+        "invalid_input",
+    )
+    .await?;
+    // From the commit's notes: nothing attested yet.
+    let commit = ok(&client, "orcho_status", json!({ "commit": "HEAD" })).await?;
+    assert_eq!(commit["ready"], false, "{commit}");
+    assert_eq!(commit["required"][0]["state"], "missing", "{commit}");
     Ok(())
 }
