@@ -449,6 +449,10 @@ pub(crate) enum DeliveryCommand {
         /// The run: its id, the start of it, or `latest`
         #[arg(value_parser = run_ref)]
         run: String,
+        /// Print the patch the gate would deliver (with `--json`: in the
+        /// document's `patch`)
+        #[arg(long)]
+        diff: bool,
     },
     /// Record the delivery decision; `orcho resume` delivers it
     Decide {
@@ -463,6 +467,11 @@ pub(crate) enum DeliveryCommand {
         /// A note for the record (and for the follow-up after `fix`)
         #[arg(long)]
         note: Option<String>,
+        /// The patch digest the decision is about (`patch_digest` of
+        /// `orcho delivery show --json`): refused when the gate now holds
+        /// another patch
+        #[arg(long, value_name = "DIGEST")]
+        patch: Option<String>,
     },
 }
 

@@ -69,8 +69,12 @@ pub(crate) fn delivery(
     action: DeliveryAction,
     message: Option<String>,
     note: Option<String>,
+    patch: Option<&str>,
 ) -> Result<Report, CliError> {
-    let choice = DeliveryChoice::from_parts(action, message, note)?;
+    let mut choice = DeliveryChoice::from_parts(action, message, note)?;
+    if let Some(patch) = patch {
+        choice = choice.for_patch(parse_patch_digest(patch)?);
+    }
     place
         .store()
         .decide_delivery(run, DecisionRequest::new(choice, DecidedBy::Operator))?;
@@ -283,4 +287,13 @@ impl From<Said<'_>> for Report {
         })
         .line(line)
     }
+}
+
+/// A patch digest as `patch_digest` shows it (`blake3:<hex>`).
+pub(crate) fn parse_patch_digest(text: &str) -> Result<orcho::core::Digest, CliError> {
+    text.parse().map_err(|e| {
+        CliError::usage(format!("`{text}` is not a patch digest: {e}")).with_hint(
+            "give the `patch_digest` of `orcho delivery show --json` (`blake3:` and 64 hex digits)",
+        )
+    })
 }

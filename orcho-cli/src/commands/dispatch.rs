@@ -97,13 +97,16 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
             advice,
         ),
         Command::Handoff(HandoffCommand::Advise { run }) => show::advice(place, &find(&run)?).await,
-        Command::Delivery(DeliveryCommand::Show { run }) => show::gate(place, &find(&run)?),
+        Command::Delivery(DeliveryCommand::Show { run, diff }) => {
+            show::gate(place, &find(&run)?, diff)
+        }
         Command::Delivery(DeliveryCommand::Decide {
             run,
             action,
             message,
             note,
-        }) => decide::delivery(place, &find(&run)?, action, message, note),
+            patch,
+        }) => decide::delivery(place, &find(&run)?, action, message, note, patch.as_deref()),
         Command::Plan(cmd) => decide::plan(place, cmd),
         Command::Intake {
             run,

@@ -70,11 +70,18 @@ pub(crate) fn open_handoff(store: &Store, run: &RunId) -> Result<orcho::core::Ha
 }
 
 /// The run's delivery gate.
-pub(crate) fn gate(place: &Place, run: &RunId) -> Result<Report, CliError> {
+pub(crate) fn gate(place: &Place, run: &RunId, diff: bool) -> Result<Report, CliError> {
     let store = place.store();
     let gate = store.delivery_gate(run)?;
     let now = GateNow::read(&store, run)?;
-    Ok(Report::new(&GateDoc::new(&gate).with_now(&gate, &now)).line(text::gate(&gate, &now)))
+    let mut doc = GateDoc::new(&gate).with_now(&gate, &now);
+    if !diff {
+        return Ok(Report::new(&doc).line(text::gate(&gate, &now)));
+    }
+    let patch = store.delivery_patch(run)?;
+    let text = String::from_utf8_lossy(&patch).into_owned();
+    doc.patch = Some(text.clone());
+    Ok(Report::new(&doc).line(text.trim_end_matches('\n').to_owned()))
 }
 
 /// What a delivery gate is shown with beside what it recorded: the

@@ -160,6 +160,10 @@ pub(crate) struct DeliveryDecideInput {
     /// The commit message (`approve` only).
     #[serde(default)]
     pub(crate) message: Option<String>,
+    /// The `patch_digest` of `orcho_delivery_gate` the decision is about:
+    /// refused when the gate now holds another patch.
+    #[serde(default)]
+    pub(crate) patch_digest: Option<String>,
 }
 
 /// Reads `json` as the arguments of tool `tool` (for the fuzz targets);

@@ -580,8 +580,15 @@ impl OrchoMcp {
                 <DeliveryAction as orcho::handoff::point::Action>::SPELLINGS,
             )
         })?;
-        let choice = DeliveryChoice::from_parts(action, input.message, input.note)
+        let mut choice = DeliveryChoice::from_parts(action, input.message, input.note)
             .map_err(|e| ToolError::invalid(orcho::core::error_chain(&e)))?;
+        if let Some(patch) = &input.patch_digest {
+            let digest = patch.parse().map_err(|e| {
+                ToolError::invalid(format!("`{patch}` is not a patch digest: {e}"))
+                    .hint("give the gate's `patch_digest` (orcho_delivery_gate)")
+            })?;
+            choice = choice.for_patch(digest);
+        }
         self.store()
             .decide_delivery(&run, DecisionRequest::by_client(choice, client))?;
         value(&DeliveryDecidedDoc {

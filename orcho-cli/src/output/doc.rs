@@ -266,6 +266,13 @@ pub(crate) struct GateDoc<'a> {
     pub(crate) target: &'a str,
     pub(crate) base: &'a str,
     pub(crate) diff: Vec<FileDoc<'a>>,
+    /// The digest of the patch the gate would deliver: give it back with a
+    /// decision to pin what was looked at (a gate opened again on new work
+    /// then refuses it).
+    pub(crate) patch_digest: String,
+    /// The patch itself (`orcho delivery show --diff --json`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) patch: Option<String>,
     pub(crate) gaps: Vec<GapDoc<'a>>,
     pub(crate) findings: &'a [Finding],
     pub(crate) available_actions: Vec<&'static str>,
@@ -362,6 +369,8 @@ impl<'a> GateDoc<'a> {
                     binary: f.is_binary(),
                 })
                 .collect(),
+            patch_digest: gate.patch_digest().to_string(),
+            patch: None,
             gaps: gate.gaps().iter().map(GapDoc::new).collect(),
             findings: gate.findings(),
             available_actions: gate

@@ -218,3 +218,35 @@ fn a_decided_delivery_halt_ends_the_run_and_keeps_the_worktree() -> Result {
     assert!(!repo.dir().join("notes.txt").exists());
     Ok(())
 }
+
+#[test]
+fn the_gate_shows_its_diff_and_a_decision_pins_the_patch() -> Result {
+    let repo = Repo::new(QUICK)?;
+    let run = at_the_gate(&repo)?;
+    let out = repo.orcho(&["delivery", "show", &run, "--diff"])?;
+    out.expect_code(0);
+    assert!(out.stdout.contains("+++ b/notes.txt"), "{out}");
+    assert!(out.stdout.contains("+run"), "{out}");
+    let doc = repo
+        .orcho(&["delivery", "show", &run, "--diff", "--json"])?
+        .json()?;
+    assert!(
+        doc["patch"]
+            .as_str()
+            .is_some_and(|p| p.contains("notes.txt")),
+        "{doc}"
+    );
+    let digest = doc["patch_digest"].as_str().ok_or("no digest")?.to_owned();
+    assert!(digest.starts_with("blake3:"), "{doc}");
+    // Another patch's digest is refused; a malformed one is a usage error.
+    let other = format!("blake3:{}", "0".repeat(64));
+    let out = repo.orcho(&["delivery", "decide", &run, "approve", "--patch", &other])?;
+    out.expect_code(1);
+    assert!(out.stderr.contains("patch"), "{out}");
+    let out = repo.orcho(&["delivery", "decide", &run, "approve", "--patch", "nope"])?;
+    out.expect_code(2);
+    assert!(out.stderr.contains("patch_digest"), "{out}");
+    repo.orcho(&["delivery", "decide", &run, "approve", "--patch", &digest])?
+        .expect_code(0);
+    Ok(())
+}
