@@ -221,7 +221,11 @@ fn engine_hint(e: &EngineError) -> Option<String> {
                 "a decision is recorded once; `orcho handoff show` / `orcho delivery show` shows it"
             }
             Remedy::ConfigureAnAdvisor => {
-                "add an `advisor:` block to the profile (docs/profile.md), or decide yourself"
+                concat!(
+                    "add an `advisor:` block to the profile (",
+                    docs_url!("profile.md#advisor"),
+                    "), or decide yourself"
+                )
             }
             _ => return None,
         }
@@ -229,9 +233,20 @@ fn engine_hint(e: &EngineError) -> Option<String> {
     )
 }
 
+/// Where the documentation is, for a user who has the binary and not the
+/// repository: its pages online.
+macro_rules! docs_url {
+    ($page:literal) => {
+        concat!(env!("CARGO_PKG_REPOSITORY"), "/blob/main/docs/", $page)
+    };
+}
+pub(crate) use docs_url;
+
 /// Where every key of a profile is described.
-pub(crate) const PROFILE_KEYS_HINT: &str =
-    "docs/profile.md describes every key; `orcho profile show` prints the profile in use";
+pub(crate) const PROFILE_KEYS_HINT: &str = concat!(
+    docs_url!("profile.md"),
+    " describes every key; `orcho profile show` prints the profile in use"
+);
 
 /// Whether `e` says the profile is not there: no such file, or no such
 /// built-in.

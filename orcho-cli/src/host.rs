@@ -138,7 +138,10 @@ pub(crate) fn advisor_of(
     {
         let advisor = orcho_llm::LlmAdvisor::from_value(block).map_err(|e| {
             CliError::msg(format!("the profile's `advisor:` block: {e}"))
-                .with_hint("docs/profile.md describes `advisor:`; `orcho profile show` prints the profile in use")
+                .with_hint(concat!(
+                    crate::error::docs_url!("profile.md#advisor"),
+                    " describes `advisor:`; `orcho profile show` prints the profile in use"
+                ))
         })?;
         Ok(Some(std::sync::Arc::new(advisor)))
     }
@@ -242,7 +245,11 @@ pub(crate) fn check_autopilot(plan: &RunPlan, asked: bool) -> Result<(), CliErro
         return Err(CliError::msg(
             "`--autopilot` needs an advisor to ask, and the profile declares no `advisor:`",
         )
-        .with_hint("add an `advisor:` block (a model and its key variable; docs/profile.md)"));
+        .with_hint(concat!(
+            "add an `advisor:` block (a model and its key variable; ",
+            crate::error::docs_url!("profile.md#advisor"),
+            ")"
+        )));
     }
     // `autopilot.enabled` in the profile, without an advisor: nothing acts.
     if !plan.phases.is_empty() {

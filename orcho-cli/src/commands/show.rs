@@ -47,7 +47,11 @@ pub(crate) async fn advice(place: &Place, run: &RunId) -> Result<Report, CliErro
         return Err(CliError::msg(format!(
             "run `{run}`'s profile declares no `advisor:`, so there is nobody to ask"
         ))
-        .with_hint("add an `advisor:` block (a model and its key variable; docs/profile.md)"));
+        .with_hint(concat!(
+            "add an `advisor:` block (a model and its key variable; ",
+            crate::error::docs_url!("profile.md#advisor"),
+            ")"
+        )));
     }
     let handoff = open_handoff(engine.store(), run)?;
     place.progress("asking the advisor …");
