@@ -204,10 +204,12 @@ fn engine_hint(e: &EngineError) -> Option<String> {
         );
     }
     if e.is_conflict() && matches!(e.kind(), orcho::EngineErrorKind::Intake(_)) {
-        return Some(
-            "a decision is recorded once; `orcho intake RUN` shows the one recorded first"
-                .to_owned(),
-        );
+        let run = e
+            .run_id()
+            .map_or_else(|| "RUN".to_owned(), ToString::to_string);
+        return Some(format!(
+            "a decision is recorded once; `orcho intake {run}` shows the one recorded first"
+        ));
     }
     Some(
         match e.remedy()? {

@@ -137,11 +137,10 @@ pub(crate) fn advisor_of(
     #[cfg(feature = "llm")]
     {
         let advisor = orcho_llm::LlmAdvisor::from_value(block).map_err(|e| {
-            CliError::msg(format!("the profile's `advisor:` block: {e}"))
-                .with_hint(concat!(
-                    crate::error::docs_url!("profile.md#advisor"),
-                    " describes `advisor:`; `orcho profile show` prints the profile in use"
-                ))
+            CliError::msg(format!("the profile's `advisor:` block: {e}")).with_hint(concat!(
+                crate::error::docs_url!("profile.md#advisor"),
+                " describes `advisor:`; `orcho profile show` prints the profile in use"
+            ))
         })?;
         Ok(Some(std::sync::Arc::new(advisor)))
     }

@@ -593,6 +593,10 @@ impl ValueError {
 /// Renders an error and its whole source chain on one line:
 /// `top: caused by: middle: caused by: root`.
 ///
+/// A cause that says nothing the line does not say already (the same
+/// message again, as an error that wraps another and shows its message
+/// does) is left out.
+///
 /// This is the one helper hosts and tests use to show errors, so that every
 /// message reads the same way.
 ///
@@ -606,9 +610,38 @@ pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut out = err.to_string();
     let mut source = err.source();
     while let Some(cause) = source {
-        out.push_str(": caused by: ");
-        out.push_str(&cause.to_string());
+        let said = cause.to_string();
+        if !said.is_empty() && !out.ends_with(said.as_str()) {
+            out.push_str(": caused by: ");
+            out.push_str(&said);
+        }
         source = cause.source();
     }
     out
+}
+
+#[cfg(test)]
+mod chain_tests {
+    use super::error_chain;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("{0}")]
+    struct Said(String, #[source] Option<Box<Said>>);
+
+    #[test]
+    fn a_cause_that_repeats_its_error_is_said_once() {
+        let root = Said("the advisor failed".to_owned(), None);
+        let top = Said("the advisor failed".to_owned(), Some(Box::new(root)));
+        assert_eq!(error_chain(&top), "the advisor failed");
+        let root = Said("timed out".to_owned(), None);
+        let middle = Said(
+            "the advisor failed: timed out".to_owned(),
+            Some(Box::new(root)),
+        );
+        let top = Said("cannot advise".to_owned(), Some(Box::new(middle)));
+        assert_eq!(
+            error_chain(&top),
+            "cannot advise: caused by: the advisor failed: timed out"
+        );
+    }
 }

@@ -315,3 +315,19 @@ fn a_run_that_builds_on_included_changes_can_be_applied_not_committed_alone() ->
     assert_eq!(repo.git(&["log", "-1", "--format=%s"])?, "initial");
     Ok(())
 }
+
+#[test]
+fn a_second_intake_decision_conflicts_and_names_the_command_that_shows_the_first() -> Result {
+    let (repo, args) = dirty_repo(Store::Gitignored)?;
+    let run = at_intake(&repo, &args)?;
+    orcho(&repo, &args, &["intake", &run, "exclude"])?.expect_code(0);
+    let out = orcho(&repo, &args, &["intake", &run, "include"])?;
+    out.expect_code(6);
+    assert!(
+        out.stderr.contains(&format!(
+            "`orcho intake {run}` shows the one recorded first"
+        )),
+        "{out}"
+    );
+    Ok(())
+}
