@@ -626,7 +626,7 @@ mod chain_tests {
 
     #[derive(Debug, thiserror::Error)]
     #[error("{0}")]
-    struct Said(String, #[source] Option<Box<Said>>);
+    struct Said(String, #[source] Option<Box<Self>>);
 
     #[test]
     fn a_cause_that_repeats_its_error_is_said_once() {
