@@ -468,7 +468,19 @@ pub(crate) fn waiting(view: &orcho::RunView) -> String {
             Some(phase) => format!("stopped in `{phase}`; nothing drives it"),
             None => "stopped; nothing drives it".to_owned(),
         },
-        None => view.reason.clone().unwrap_or_default(),
+        None => {
+            let reason = view.reason.clone().unwrap_or_default();
+            // A worktree the reason names that `orcho gc` removed since.
+            let worktree = view.checkout.as_str();
+            if view.target.as_ref().is_some_and(|t| *t != view.checkout)
+                && reason.contains(worktree)
+                && !view.checkout.exists()
+            {
+                reason.replace(worktree, &format!("{worktree} (removed since)"))
+            } else {
+                reason
+            }
+        }
     }
 }
 

@@ -250,3 +250,21 @@ fn the_gate_shows_its_diff_and_a_decision_pins_the_patch() -> Result {
         .expect_code(0);
     Ok(())
 }
+
+#[test]
+fn runs_after_gc_do_not_name_a_worktree_as_kept() -> Result {
+    let repo = Repo::new(QUICK)?;
+    let run = at_the_gate(&repo)?;
+    repo.orcho(&["delivery", "decide", &run, "halt"])?
+        .expect_code(0);
+    let before = repo.orcho(&["runs"])?;
+    assert!(
+        before.stdout.contains("the worktree is kept at"),
+        "{before}"
+    );
+    assert!(!before.stdout.contains("removed since"), "{before}");
+    repo.orcho(&["gc"])?.expect_code(0);
+    let after = repo.orcho(&["runs"])?;
+    assert!(after.stdout.contains("(removed since)"), "{after}");
+    Ok(())
+}
