@@ -25,7 +25,7 @@ use crate::{
 /// | status | meaning | next action |
 /// |---|---|---|
 /// | present | a verified receipt that passed and matches the current subject, dependencies, command and environment | none |
-/// | missing | no receipt: it never ran; nothing failed | re-run |
+/// | missing | no receipt: it never ran; nothing failed (or it was deleted: the history says when it last ran) | re-run |
 /// | failed | the receipt records a non-zero exit, a signal, a timeout, a cancellation, a spawn failure or a failed assertion | fix |
 /// | vacuous | it exited 0, but its test runner reported that no test ran (and its spec does not say `allow_empty`) | fix |
 /// | stale | it passed, but something it was bound to changed since (every reason is listed) | re-run |
@@ -45,6 +45,12 @@ pub enum ReceiptStatus {
     Present,
     /// No receipt: nothing ran.
     Missing,
+    /// No receipt, but the history says one was there: it was deleted.
+    /// Named `missing`, as it blocks and is fixed the same way.
+    Deleted {
+        /// When the last receipt in the history finished, when it reads.
+        last_ran: Option<orcho_core::Timestamp>,
+    },
     /// The receipt records a failed execution.
     Failed {
         /// Why it failed.
@@ -70,7 +76,7 @@ impl ReceiptStatus {
     pub fn as_str(&self) -> &'static str {
         match self {
             Self::Present => "present",
-            Self::Missing => "missing",
+            Self::Missing | Self::Deleted { .. } => "missing",
             Self::Failed { .. } => "failed",
             Self::Vacuous { .. } => "vacuous",
             Self::Stale(_) => "stale",
@@ -91,7 +97,7 @@ impl ReceiptStatus {
             // fix, which only running it again can tell.
             Self::Failed { stale, .. } if !stale.is_empty() => Some(NextAction::Rerun),
             Self::Failed { .. } | Self::Vacuous { .. } => Some(NextAction::Fix),
-            Self::Missing | Self::Stale(_) => Some(NextAction::Rerun),
+            Self::Missing | Self::Deleted { .. } | Self::Stale(_) => Some(NextAction::Rerun),
             Self::Invalid(_) => Some(NextAction::Investigate),
         }
     }
@@ -102,6 +108,10 @@ impl ReceiptStatus {
         match self {
             Self::Present => "a passing receipt matches the current checkout".to_owned(),
             Self::Missing => "no receipt: it never ran".to_owned(),
+            Self::Deleted { last_ran: Some(at) } => {
+                format!("no receipt: it was deleted (it last ran at {at})")
+            }
+            Self::Deleted { last_ran: None } => "no receipt: it was deleted".to_owned(),
             Self::Failed { failure, stale } if stale.is_empty() => failure.to_string(),
             Self::Failed { failure, stale } => format!(
                 "{failure}; and it is stale: {}",
@@ -646,7 +656,7 @@ impl<'a> Index<'a> {
         buffers: &mut LoadBuffers,
     ) -> (ReceiptStatus, Vec<crate::DependencyFingerprint>) {
         match store.load_latest(name, buffers) {
-            LoadedReceipt::Missing => (ReceiptStatus::Missing, Vec::new()),
+            LoadedReceipt::Missing => (missing(store, name), Vec::new()),
             LoadedReceipt::Invalid(reason) => (ReceiptStatus::Invalid(reason), Vec::new()),
             LoadedReceipt::Valid(receipt) => {
                 let status = self.status_of(state, &receipt);
@@ -671,6 +681,19 @@ impl<'a> Index<'a> {
             None => ReceiptStatus::Present,
         }
     }
+}
+
+/// `missing`, or `deleted` when the command's history holds a receipt.
+fn missing(store: &ReceiptStore, name: &CommandName) -> ReceiptStatus {
+    let history = store.history(name).unwrap_or_default();
+    let Some(last) = history.last() else {
+        return ReceiptStatus::Missing;
+    };
+    let last_ran = match store.load_command_receipt_file(last, name) {
+        LoadedReceipt::Valid(receipt) => Some(receipt.finished_at),
+        _ => None,
+    };
+    ReceiptStatus::Deleted { last_ran }
 }
 
 fn stale_reasons(

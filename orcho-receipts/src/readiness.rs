@@ -431,7 +431,7 @@ impl GapStatus {
     pub fn of(status: &ReceiptStatus) -> Option<Self> {
         match status {
             ReceiptStatus::Present => None,
-            ReceiptStatus::Missing => Some(Self::Missing),
+            ReceiptStatus::Missing | ReceiptStatus::Deleted { .. } => Some(Self::Missing),
             ReceiptStatus::Failed { .. } => Some(Self::Failed),
             ReceiptStatus::Vacuous { .. } => Some(Self::Vacuous),
             ReceiptStatus::Stale(_) => Some(Self::Stale),

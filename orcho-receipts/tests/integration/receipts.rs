@@ -206,6 +206,26 @@ required: [none, empty-ok, some, plain]
 }
 
 #[test]
+fn a_deleted_receipt_is_missing_and_says_when_it_last_ran() -> Result {
+    let f = fixture()?;
+    let v = f.verifier()?;
+    v.run_command(&name("test"), None)?;
+    std::fs::remove_file(f.latest("test"))?;
+    let s = status(&v, "test")?;
+    assert!(
+        matches!(s, ReceiptStatus::Deleted { last_ran: Some(_) }),
+        "{s}"
+    );
+    assert_eq!(s.as_str(), "missing");
+    assert_eq!(
+        s.to_string(),
+        "missing: no receipt: it was deleted (it last ran at 2026-11-21T12:00:00.000Z)"
+    );
+    assert_eq!(s.next_action(), Some(NextAction::Rerun));
+    Ok(())
+}
+
+#[test]
 fn history_is_immutable_and_grows() -> Result {
     let f = fixture()?;
     let v = f.verifier()?;

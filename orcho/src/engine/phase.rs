@@ -51,7 +51,9 @@ impl Run {
                     // describes the tree. A failure on the same subject is
                     // never re-run by itself.
                     .filter(|r| match &r.status {
-                        ReceiptStatus::Missing | ReceiptStatus::Stale(_) => true,
+                        ReceiptStatus::Missing
+                        | ReceiptStatus::Deleted { .. }
+                        | ReceiptStatus::Stale(_) => true,
                         ReceiptStatus::Failed { stale, .. } => !stale.is_empty(),
                         _ => false,
                     })
