@@ -28,6 +28,12 @@ pub const DEFAULT_DESTRUCTIVE_PATTERNS: &[&str] = &[
     "git push -f",
     "git push +",
     "git push --force-with-lease",
+    // Said in words, as advice often does ("A force push may be needed
+    // afterwards.").
+    "force push",
+    "force-push",
+    "force-pushed",
+    "rewrite history",
     "git checkout -- .",
     "git branch -D",
     "drop table",
@@ -208,7 +214,7 @@ fn flag_letters(word: &str) -> String {
 
 /// The autopilot's limits. Build with [`AutopilotPolicy::builder`].
 ///
-/// Defaults: confidence threshold 0.7, at most 2 CI retries per run, no cost
+/// Defaults: confidence threshold 0.7, at most 1 CI retry per run, no cost
 /// cap, every file in scope, [`DestructivePatterns::default`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct AutopilotPolicy {
@@ -223,7 +229,7 @@ impl Default for AutopilotPolicy {
     fn default() -> Self {
         Self {
             min_confidence: 0.7,
-            max_retries: 2,
+            max_retries: 1,
             max_cost: None,
             allowed_files: None,
             destructive: DestructivePatterns::default(),
@@ -880,6 +886,12 @@ mod tests {
         );
         assert_eq!(p.find("git push -f origin"), Some("git push -f"));
         assert_eq!(p.find("Drop Table users"), Some("drop table"));
+        // Said in words, in the risks or notes of advice.
+        assert_eq!(
+            p.find("A force push may be needed afterwards."),
+            Some("force push")
+        );
+        assert_eq!(p.find("then force-push the branch"), Some("force-push"));
         assert_eq!(p.find("remove the -rf flag docs\nthen rm things"), None);
         // Flags in any order and grouping, long or short.
         assert_eq!(p.find("rm -rfv x"), Some("rm -rf"));
