@@ -218,8 +218,19 @@ fn show_diff(patch: &[u8]) {
 /// Answers a question batch: numbered options, several numbers separated
 /// by commas where several may be chosen, free text where allowed.
 pub(crate) fn questions(request: &SupervisionRequest) -> Result<Vec<Answer>, CliError> {
-    let mut answers = Vec::new();
+    let mut answers: Vec<Answer> = Vec::new();
+    let plan_approval = matches!(
+        request.touchpoint,
+        orcho::handoff::supervision::Touchpoint::PlanApproval { .. }
+    );
     for question in request.questions.questions() {
+        // An approved plan needs no feedback: its context question is
+        // left empty rather than asked.
+        if plan_approval && answers.len() == 1 && answers[0].selected.iter().any(|s| s == "Approve")
+        {
+            answers.push(Answer::none());
+            continue;
+        }
         output::err(&format!("[{}] {}", question.header(), question.question()));
         for (i, option) in question.options().iter().enumerate() {
             match &option.description {

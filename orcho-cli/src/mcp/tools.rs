@@ -652,7 +652,17 @@ impl OrchoMcp {
             .questions()
             .map_err(|e| ToolError::internal(&e))?;
         let questions = batch.questions();
-        if input.answers.len() != questions.len() {
+        // A two-question touchpoint (plan approval, a deviation) takes its
+        // action alone when its context is left empty.
+        let two_questions = matches!(
+            open.touchpoint,
+            Touchpoint::PlanApproval { .. } | Touchpoint::Deviation { .. }
+        );
+        let mut given = input.answers.clone();
+        if two_questions && given.len() == 1 && questions.len() == 2 {
+            given.push(String::new());
+        }
+        if given.len() != questions.len() {
             return Err(ToolError::invalid(format!(
                 "the touchpoint has {} question(s) and {} answer(s) were given; orcho_touchpoint lists them",
                 questions.len(),
@@ -661,7 +671,7 @@ impl OrchoMcp {
         }
         let answers = questions
             .iter()
-            .zip(&input.answers)
+            .zip(&given)
             .enumerate()
             .map(|(i, (q, a))| {
                 crate::prompt::parse_answer(q, a.trim()).map_err(|slip| {

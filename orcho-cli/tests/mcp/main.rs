@@ -695,7 +695,7 @@ async fn plan_approval_is_decided_through_the_touchpoint_tools() -> TestResult {
     refused(
         &client,
         "orcho_touchpoint_answer",
-        json!({ "run_id": run, "answers": ["Approve"] }),
+        json!({ "run_id": run, "answers": ["Approve", "", "more"] }),
         "invalid_input",
     )
     .await?;
@@ -710,10 +710,11 @@ async fn plan_approval_is_decided_through_the_touchpoint_tools() -> TestResult {
     let input = std::fs::read_to_string(dir.join("planner-input.txt"))?;
     assert!(input.contains("name the risks"), "{input}");
 
+    // The action alone: the context is left empty.
     ok(
         &client,
         "orcho_touchpoint_answer",
-        json!({ "run_id": run, "answers": ["Approve", ""] }),
+        json!({ "run_id": run, "answers": ["Approve"] }),
     )
     .await?;
     let done = ok(&client, "orcho_run_resume", json!({ "run_id": run })).await?;
