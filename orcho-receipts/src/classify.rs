@@ -57,6 +57,9 @@ pub enum ReceiptStatus {
         failure: Failure,
         /// Whether it is also stale, and why (informational: failed wins).
         stale: Vec<StaleReason>,
+        /// The first tests its runner said failed, where it names them (at
+        /// most three).
+        failing: Vec<String>,
     },
     /// The receipt passed, but its test runner reported that no test ran:
     /// it proves nothing (unless the spec says `allow_empty`).
@@ -112,15 +115,33 @@ impl ReceiptStatus {
                 format!("no receipt: it was deleted (it last ran at {at})")
             }
             Self::Deleted { last_ran: None } => "no receipt: it was deleted".to_owned(),
-            Self::Failed { failure, stale } if stale.is_empty() => failure.to_string(),
-            Self::Failed { failure, stale } => format!(
-                "{failure}; and it is stale: {}",
-                stale
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ),
+            Self::Failed {
+                failure,
+                stale,
+                failing,
+            } => {
+                use fmt::Write as _;
+                let mut said = failure.to_string();
+                if !failing.is_empty() {
+                    let _ = write!(
+                        said,
+                        " (failing: {})",
+                        orcho_core::spelling::quoted(failing)
+                    );
+                }
+                if !stale.is_empty() {
+                    let _ = write!(
+                        said,
+                        "; and it is stale: {}",
+                        stale
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    );
+                }
+                said
+            }
             Self::Vacuous { runners } if runners.is_empty() => "exit 0, but no test ran".to_owned(),
             Self::Vacuous { runners } => {
                 format!(
@@ -669,7 +690,15 @@ impl<'a> Index<'a> {
         let spec = self.commands.get(receipt.command.as_str()).copied();
         let stale = stale_reasons(self.contract, spec, state, receipt);
         match receipt.failure() {
-            Some(failure) => ReceiptStatus::Failed { failure, stale },
+            Some(failure) => ReceiptStatus::Failed {
+                failure,
+                stale,
+                failing: receipt
+                    .tests
+                    .as_ref()
+                    .map(|t| t.failed_names.iter().take(3).cloned().collect())
+                    .unwrap_or_default(),
+            },
             None if !stale.is_empty() => ReceiptStatus::Stale(stale),
             None if receipt.vacuous() => ReceiptStatus::Vacuous {
                 runners: receipt

@@ -206,6 +206,24 @@ required: [none, empty-ok, some, plain]
 }
 
 #[test]
+fn a_failure_names_the_first_tests_that_failed() -> Result {
+    let f = fixture()?;
+    let contract = r#"
+commands:
+  - name: test
+    argv: [sh, -c, "echo 'test parse::empty ... FAILED'; echo 'test parse::list ... ok'; echo 'test result: FAILED. 1 passed; 1 failed'; exit 101"]
+required: [test]
+"#;
+    let v = f.verifier_with(contract, f.store())?;
+    v.run_command(&name("test"), None)?;
+    assert_eq!(
+        status(&v, "test")?.reason(),
+        "exited with code 101 (failing: `parse::empty`)"
+    );
+    Ok(())
+}
+
+#[test]
 fn a_deleted_receipt_is_missing_and_says_when_it_last_ran() -> Result {
     let f = fixture()?;
     let v = f.verifier()?;
@@ -529,7 +547,7 @@ fn failed_outranks_stale() -> Result {
     v.run_command(&name("lint"), None)?;
     write(&f.checkout, "src/lib.rs", "changed\n", 0o644)?;
     match status(&v, "lint")? {
-        ReceiptStatus::Failed { failure, stale } => {
+        ReceiptStatus::Failed { failure, stale, .. } => {
             assert_eq!(failure, Failure::ExitCode(1));
             assert_eq!(
                 stale.len(),
