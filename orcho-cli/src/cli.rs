@@ -58,6 +58,10 @@ pub(crate) enum Command {
         /// trusted keys are the commit's)
         #[arg(long, value_name = "REV")]
         commit: Option<String>,
+        /// Acknowledge the agent stops let through unproven: they are no
+        /// longer shown (they are kept in the store's acknowledged log)
+        #[arg(long, conflicts_with = "commit")]
+        ack_stops: bool,
     },
     /// Run a command in the declared environment and log it as exploratory:
     /// counted in the readiness summary, never a receipt; exits with the

@@ -54,11 +54,21 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
         Command::Status {
             profile,
             commit: Some(rev),
+            ..
         } => attest::status_commit(place, profile.profile.as_deref(), &rev),
         Command::Status {
             profile,
             commit: None,
-        } => verify::status(place, profile.profile.as_deref()).await,
+            ack_stops,
+        } => {
+            if ack_stops {
+                let n = crate::hook::acknowledge_stops(&place.store)?;
+                place.progress(&format!(
+                    "acknowledged {n} agent stop(s) let through unproven"
+                ));
+            }
+            verify::status(place, profile.profile.as_deref()).await
+        }
         Command::Key(KeyCommand::Generate { force }) => attest::key_generate(place, force),
         Command::Key(KeyCommand::Show) => attest::key_show(place),
         Command::Attest(AttestCommand::Push { remote }) => attest::push(place, &remote),

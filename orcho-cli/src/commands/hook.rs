@@ -747,6 +747,8 @@ fn stop(
     let unproven = match assess(place, at) {
         Ok(None) => {
             guard.reset();
+            // A proven stop: what earlier stops left unproven is proven now.
+            let _ = crate::hook::acknowledge_stops(&place.store);
             return Ok(Answer::Silent);
         }
         Ok(Some(unproven)) => unproven,

@@ -380,7 +380,8 @@ pub(crate) async fn status(place: &Place, profile: Option<&str>) -> Result<Repor
     let mut lines = Vec::new();
     if let Some(last) = unproven_stops.last() {
         lines.push(format!(
-            "agent stops let through unproven: {} (last {}, {}{} after {} refusal(s): {})",
+            "agent stops let through unproven: {} (last {}, {}{} after {} refusal(s): {}); \
+             `orcho status --ack-stops` acknowledges them, and a later proven stop clears them",
             unproven_stops.len(),
             last.at,
             last.agent,

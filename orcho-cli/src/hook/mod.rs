@@ -10,7 +10,7 @@ pub(crate) use input::{
     BadDocument, Event, HookDoc, MAX_DOCUMENT_BYTES, normalize, permission_name, relative,
     requests, shell_command,
 };
-pub(crate) use stops::{StopGuard, UnprovenStop, unproven_stops};
+pub(crate) use stops::{StopGuard, UnprovenStop, acknowledge_stops, unproven_stops};
 
 /// The timeout, in seconds, written with every hook Orcho installs: an
 /// agent lets a tool call through when its hook runs past it, so it is

@@ -3,7 +3,9 @@
 //! - `stops/<session>.json`: how many times in a row the hook refused this
 //!   session's stop (the loop guard; removed when a stop goes through);
 //! - `unproven-stops.jsonl`: every stop let through while a required receipt
-//!   was not present, which `orcho status` shows.
+//!   was not present, which `orcho status` shows until they are
+//!   acknowledged (`orcho status --ack-stops`) or a later stop is proven;
+//!   then they move to `unproven-stops.acknowledged.jsonl`.
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho::core::{
@@ -147,6 +149,30 @@ impl UnprovenStop {
 /// # Errors
 ///
 /// When the log cannot be read, or a line before the last is damaged.
+/// Moves the unproven stops out of what `orcho status` shows, into the
+/// acknowledged log; how many there were.
+///
+/// # Errors
+///
+/// When a log cannot be read or written.
+pub(crate) fn acknowledge_stops(store: &Utf8Path) -> Result<usize, CliError> {
+    let log = dir(store).join("unproven-stops.jsonl");
+    let stops = unproven_stops(store)?;
+    if stops.is_empty() {
+        return Ok(0);
+    }
+    let mut acknowledged = Journal::open(&dir(store).join("unproven-stops.acknowledged.jsonl"))?;
+    for stop in &stops {
+        acknowledged.append(stop)?;
+    }
+    match std::fs::remove_file(&log) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(CliError::msg(format!("cannot remove `{log}`: {e}"))),
+    }
+    Ok(stops.len())
+}
+
 pub(crate) fn unproven_stops(store: &Utf8Path) -> Result<Vec<UnprovenStop>, CliError> {
     let read =
         Journal::read::<UnprovenStop>(&dir(store).join("unproven-stops.jsonl"), UNPROVEN_SCHEMA)?;

@@ -448,6 +448,45 @@ fn the_loop_guard_lets_a_stop_through_after_the_profiles_bound_and_status_shows_
     assert_eq!(json["unproven_stops"][0]["agent"], "claude-code", "{json}");
     assert_eq!(json["unproven_stops"][0]["blocks"], 2, "{json}");
     assert_eq!(json["unproven_stops"][0]["session_id"], "abc123", "{json}");
+    assert!(
+        status.stdout.contains("`orcho status --ack-stops`"),
+        "{status}"
+    );
+
+    // Acknowledged, they leave what status shows, and are kept aside.
+    let acked = repo.orcho(&["status", "--ack-stops"])?;
+    assert!(
+        acked.stderr.contains("acknowledged 1 agent stop(s)"),
+        "{acked}"
+    );
+    assert!(!acked.stdout.contains("let through unproven"), "{acked}");
+    assert!(
+        repo.dir()
+            .join(".orcho/agent-hooks/unproven-stops.acknowledged.jsonl")
+            .is_file()
+    );
+
+    // Another unproven stop, then a proven one: the proven stop clears it.
+    stop(true)?;
+    stop(true)?;
+    assert!(
+        repo.orcho(&["status"])?
+            .stdout
+            .contains("let through unproven: 1")
+    );
+    repo.write("ok", "")?;
+    repo.orcho(&["verify"])?.expect_code(0);
+    // A proven stop is let through silently.
+    let input = doc(CLAUDE_STOP, &repo).replace("@ACTIVE@", "false");
+    let proven = hook(&repo, "claude-code", &input)?;
+    proven.expect_code(0);
+    assert!(proven.stdout.trim().is_empty(), "{proven}");
+    assert!(
+        !repo
+            .orcho(&["status"])?
+            .stdout
+            .contains("let through unproven")
+    );
     Ok(())
 }
 
