@@ -359,6 +359,47 @@ fn quoted(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// A type error of the parser in English: `invalid type: string "three",
+/// expected u32` reads "expected a whole number, found the text `three`".
+fn in_english(message: &str) -> Option<String> {
+    let (rest, value_error) = match message.strip_prefix("invalid type: ") {
+        Some(rest) => (rest, false),
+        None => (message.strip_prefix("invalid value: ")?, true),
+    };
+    let (found, expected) = rest.rsplit_once(", expected ")?;
+    let found = if let Some(text) = found.strip_prefix("string ") {
+        format!("the text `{}`", text.trim_matches('"'))
+    } else if let Some(n) = found
+        .strip_prefix("integer ")
+        .or_else(|| found.strip_prefix("floating point "))
+    {
+        format!("the number {}", n.trim_matches('`'))
+    } else if let Some(b) = found.strip_prefix("boolean ") {
+        format!("`{}`", b.trim_matches('`'))
+    } else {
+        match found {
+            "sequence" => "a list".to_owned(),
+            "map" => "a mapping".to_owned(),
+            "unit value" | "null" => "nothing (null)".to_owned(),
+            other => other.to_owned(),
+        }
+    };
+    let expected = match expected {
+        "u8" | "u16" | "u32" | "u64" | "usize" if value_error => "a whole number, 0 or more",
+        "u8" | "u16" | "u32" | "u64" | "usize" | "i8" | "i16" | "i32" | "i64" | "isize" => {
+            "a whole number"
+        }
+        "f32" | "f64" => "a number",
+        "a boolean" => "`true` or `false`",
+        "a string" => "text",
+        "a sequence" => "a list",
+        "a map" => "a mapping",
+        other if other.starts_with("struct ") => "a mapping of keys",
+        other => other,
+    };
+    Some(format!("expected {expected}, found {found}"))
+}
+
 fn classify(message: &str, path: Option<DocPath>) -> (ProfileErrorKind, Option<DocPath>) {
     let here = path.unwrap_or_default();
     // A document that is not a mapping at all (any text file): say what it
@@ -379,7 +420,8 @@ fn classify(message: &str, path: Option<DocPath>) -> (ProfileErrorKind, Option<D
         );
     }
     let shortened = shorten_quoted(message);
-    let message = shortened.as_str();
+    let english = in_english(&shortened);
+    let message = english.as_deref().unwrap_or(shortened.as_str());
     for (prefix, is_key) in [("unknown field `", true), ("unknown variant `", false)] {
         if let Some(rest) = message.strip_prefix(prefix)
             && let Some((found, tail)) = rest.split_once('`')
@@ -497,6 +539,19 @@ mod tests {
     #[test]
     fn long_quoted_values_are_cut_short() {
         let long = "x".repeat(500);
+        assert_eq!(
+            in_english("invalid type: string \"three\", expected u32").as_deref(),
+            Some("expected a whole number, found the text `three`")
+        );
+        assert_eq!(
+            in_english("invalid type: sequence, expected struct PhaseSpec").as_deref(),
+            Some("expected a mapping of keys, found a list")
+        );
+        assert_eq!(
+            in_english("invalid value: integer `-1`, expected u32").as_deref(),
+            Some("expected a whole number, 0 or more, found the number -1")
+        );
+        assert_eq!(in_english("unknown field `x`"), None);
         let short = shorten_quoted(&format!("invalid type: string \"{long}\", expected u32"));
         assert!(short.len() < 120, "{short}");
         assert!(short.ends_with("…\", expected u32"), "{short}");

@@ -650,6 +650,21 @@ fn cancelling_a_run_whose_orcho_was_killed_stops_what_it_left_running() -> Resul
     let mut child = repo.spawn(&["run", "--no-interactive", "--phase", "review=./review.sh"])?;
     crate::support::wait_for_file(&repo.ctl("pid"), WAIT)?;
     let pid: u32 = std::fs::read_to_string(repo.ctl("pid"))?.trim().parse()?;
+    // The phase starts before orcho names its process group (it can only
+    // name it once the group exists): killed in between, orcho leaves no
+    // name to stop it by. What is tested is a kill after that.
+    let runs = repo.dir().join(".orcho/runs");
+    let named = || {
+        std::fs::read_dir(&runs).is_ok_and(|entries| {
+            entries
+                .filter_map(std::result::Result::ok)
+                .any(|e| e.path().join("phase-group.json").is_file())
+        })
+    };
+    let until = std::time::Instant::now() + WAIT;
+    while !named() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     child.kill()?;
     child.wait()?;
     assert!(running(pid), "SIGKILL leaves the phase command running");

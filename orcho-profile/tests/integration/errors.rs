@@ -309,6 +309,10 @@ fn cases() -> Vec<(&'static str, String)> {
             ),
         ),
         (
+            "a number of attempts in words",
+            edit("max_attempts: 3", "max_attempts: three"),
+        ),
+        (
             "a trusted key that is not a key",
             edit(
                 "  required: [test]\n",
