@@ -661,9 +661,9 @@ fn cancelling_a_run_whose_orcho_was_killed_stops_what_it_left_running() -> Resul
                 .any(|e| e.path().join("phase-group.json").is_file())
         })
     };
-    let until = std::time::Instant::now() + WAIT;
-    while !named() && std::time::Instant::now() < until {
-        std::thread::sleep(std::time::Duration::from_millis(10));
+    let until = Instant::now() + WAIT;
+    while !named() && Instant::now() < until {
+        thread::sleep(Duration::from_millis(10));
     }
     child.kill()?;
     child.wait()?;
