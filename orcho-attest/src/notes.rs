@@ -138,8 +138,24 @@ impl Repo {
     /// A revision that names no commit, or git that does not run.
     pub fn at(&self, rev: &str, profile: &str) -> Result<AtCommit, GitError> {
         let commit = self.commit(rev)?;
-        let mut names = vec![format!("{commit}^{{tree}}"), format!("{commit}:{profile}")];
-        names.extend(Self::note_names(&commit));
+        let (tree, profile, note) = self.tree_file_note(&commit, Some(profile))?;
+        Ok(AtCommit {
+            resolved: Resolved { commit, tree },
+            profile,
+            note,
+        })
+    }
+
+    /// In one `cat-file` process: `commit`'s tree, the file `path` in it
+    /// (when asked for and there), and the commit's note (when it has one).
+    fn tree_file_note(
+        &self,
+        commit: &str,
+        path: Option<&str>,
+    ) -> Result<TreeFileNote, GitError> {
+        let mut names = vec![format!("{commit}^{{tree}}")];
+        names.extend(path.map(|p| format!("{commit}:{p}")));
+        names.extend(Self::note_names(commit));
         let mut objects = self.objects(&names)?.into_iter();
         let tree = objects
             .next()
@@ -147,15 +163,14 @@ impl Repo {
             .map(|o| o.id)
             .ok_or_else(|| GitError {
                 command: "cat-file --batch".to_owned(),
-                message: format!("commit {commit} has no tree"),
+                message: format!("`{commit}` is not a commit here"),
             })?;
-        let profile = objects.next().flatten().and_then(|o| o.blob);
+        let file = match path {
+            Some(_) => objects.next().flatten().and_then(|o| o.blob),
+            None => None,
+        };
         let note = objects.flatten().find_map(|o| o.blob);
-        Ok(AtCommit {
-            resolved: Resolved { commit, tree },
-            profile,
-            note,
-        })
+        Ok((tree, file, note))
     }
 
     /// Reads objects by name (`<rev>:<path>`, `<rev>^{tree}`) in one
@@ -273,18 +288,8 @@ impl Repo {
         receipts: &[CommandReceipt],
         key: &SigningKey,
     ) -> Result<Vec<String>, GitError> {
-        let mut names = vec![format!("{commit}^{{tree}}")];
-        names.extend(Self::note_names(commit));
-        let mut objects = self.objects(&names)?.into_iter();
-        let tree = objects
-            .next()
-            .flatten()
-            .map(|o| o.id)
-            .ok_or_else(|| GitError {
-                command: "cat-file --batch".to_owned(),
-                message: format!("`{commit}` is not a commit here"),
-            })?;
-        let note = objects.flatten().find_map(|o| o.blob).unwrap_or_default();
+        let (tree, _, note) = self.tree_file_note(commit, None)?;
+        let note = note.unwrap_or_default();
         let mut bundle = Bundle::parse(&note).map_err(|e| GitError {
             command: format!("notes --ref {NOTES_REF} show {commit}"),
             message: e.to_string(),
@@ -488,6 +493,9 @@ impl Repo {
         Ok(Shared::Merged)
     }
 }
+
+/// A commit's tree id, a file of it, and its note.
+type TreeFileNote = (String, Option<Vec<u8>>, Option<Vec<u8>>);
 
 /// What a push or fetch of the notes did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -151,6 +151,35 @@ impl Reader {
         }
     }
 
+    /// Adds `n` tests of the kind `what` names (`passed`, `failed`,
+    /// `skipped`, and each runner's words for them); other words (libtest's
+    /// `measured`, a total) count nothing.
+    fn tally(&mut self, n: u64, what: &str) {
+        let count = &mut self.count;
+        let bucket = match what {
+            "passed" | "xpassed" => &mut count.passed,
+            "failed" | "timed" | "error" | "errors" => &mut count.failed,
+            "ignored" | "skipped" | "todo" | "xfailed" | "deselected" => &mut count.skipped,
+            _ => return,
+        };
+        *bucket = bucket.saturating_add(n);
+    }
+
+    /// Tallies every `N word` of `parts`; whether any read as one.
+    fn tally_parts<'a>(&mut self, parts: impl Iterator<Item = &'a str>) -> bool {
+        let mut any = false;
+        for part in parts {
+            let mut words = part.split_whitespace();
+            let (Some(n), Some(what)) = (words.next(), words.next()) else {
+                continue;
+            };
+            let Ok(n) = n.parse::<u64>() else { continue };
+            any = true;
+            self.tally(n, what);
+        }
+        any
+    }
+
     fn name(names: &mut Vec<String>, name: &str) {
         if names.len() < MAX_TEST_NAMES {
             names.push(name.to_owned());
@@ -210,22 +239,7 @@ impl Reader {
         let Some((_, counts)) = rest.split_once(". ") else {
             return;
         };
-        let mut any = false;
-        for part in counts.split(';') {
-            let mut words = part.split_whitespace();
-            let (Some(n), Some(what)) = (words.next(), words.next()) else {
-                continue;
-            };
-            let Ok(n) = n.parse::<u64>() else { continue };
-            any = true;
-            match what {
-                "passed" => self.count.passed = self.count.passed.saturating_add(n),
-                "failed" => self.count.failed = self.count.failed.saturating_add(n),
-                "ignored" => self.count.skipped = self.count.skipped.saturating_add(n),
-                _ => {}
-            }
-        }
-        if any {
+        if self.tally_parts(counts.split(';')) {
             self.runner("cargo test");
         }
     }
@@ -239,19 +253,7 @@ impl Reader {
             return;
         };
         self.runner("nextest");
-        for part in counts.split(',') {
-            let mut words = part.split_whitespace();
-            let (Some(n), Some(what)) = (words.next(), words.next()) else {
-                continue;
-            };
-            let Ok(n) = n.parse::<u64>() else { continue };
-            match what {
-                "passed" => self.count.passed = self.count.passed.saturating_add(n),
-                "failed" | "timed" => self.count.failed = self.count.failed.saturating_add(n),
-                "skipped" => self.count.skipped = self.count.skipped.saturating_add(n),
-                _ => {}
-            }
-        }
+        self.tally_parts(counts.split(','));
     }
 
     /// `--- PASS: TestX (0.00s)`, at the start of the line (a subtest is
@@ -307,19 +309,7 @@ impl Reader {
             return;
         }
         self.runner("jest");
-        for part in rest.split(',') {
-            let mut words = part.split_whitespace();
-            let (Some(n), Some(what)) = (words.next(), words.next()) else {
-                continue;
-            };
-            let Ok(n) = n.parse::<u64>() else { continue };
-            match what {
-                "passed" => self.count.passed = self.count.passed.saturating_add(n),
-                "failed" => self.count.failed = self.count.failed.saturating_add(n),
-                "skipped" | "todo" => self.count.skipped = self.count.skipped.saturating_add(n),
-                _ => {}
-            }
-        }
+        self.tally_parts(rest.split(','));
     }
 
     /// ` 1 failed | 2 passed | 1 skipped (4)`
@@ -331,22 +321,7 @@ impl Reader {
         let Some((counts, _)) = rest.rsplit_once('(') else {
             return;
         };
-        let mut any = false;
-        for part in counts.split('|') {
-            let mut words = part.split_whitespace();
-            let (Some(n), Some(what)) = (words.next(), words.next()) else {
-                continue;
-            };
-            let Ok(n) = n.parse::<u64>() else { continue };
-            any = true;
-            match what {
-                "passed" => self.count.passed = self.count.passed.saturating_add(n),
-                "failed" => self.count.failed = self.count.failed.saturating_add(n),
-                "skipped" | "todo" => self.count.skipped = self.count.skipped.saturating_add(n),
-                _ => {}
-            }
-        }
-        if any {
+        if self.tally_parts(counts.split('|')) {
             self.runner("vitest");
         }
     }
@@ -410,16 +385,7 @@ impl Reader {
         }
         self.runner("pytest");
         for (n, what) in parsed {
-            match what {
-                "passed" | "xpassed" => self.count.passed = self.count.passed.saturating_add(n),
-                "failed" | "error" | "errors" => {
-                    self.count.failed = self.count.failed.saturating_add(n);
-                }
-                "skipped" | "xfailed" | "deselected" => {
-                    self.count.skipped = self.count.skipped.saturating_add(n);
-                }
-                _ => {}
-            }
+            self.tally(n, what);
         }
     }
 

@@ -135,33 +135,22 @@ impl RunStore {
     /// error when another process holds it past the wait) and replays its
     /// journal.
     pub(crate) fn open(&self, run: &RunId) -> Result<StoredRun, EngineError> {
-        self.existing(run)?;
-        let err = run_err(run);
-        let lease = self
-            .storage
-            .lease(run, self.lock_wait)
-            .map_err(|e| err(e.into()))?
-            .ok_or_else(|| err(crate::Refusal::Busy.into()))?;
-        let state = self.read(run)?;
-        let mut stored = StoredRun {
-            state,
-            lease,
-            storage: Arc::clone(&self.storage),
-        };
-        stored.snapshot()?;
-        Ok(stored)
+        self.open_within(run, self.lock_wait)?
+            .ok_or_else(|| run_err(run)(crate::Refusal::Busy.into()))
     }
 
     /// Opens a run for driving when no process drives it now; `None` when
     /// one does.
     pub(crate) fn try_open(&self, run: &RunId) -> Result<Option<StoredRun>, EngineError> {
+        self.open_within(run, Duration::ZERO)
+    }
+
+    /// Takes the run's lease, waiting at most `wait`, and replays its
+    /// journal; `None` when another process still holds the lease.
+    fn open_within(&self, run: &RunId, wait: Duration) -> Result<Option<StoredRun>, EngineError> {
         self.existing(run)?;
         let err = run_err(run);
-        let Some(lease) = self
-            .storage
-            .lease(run, Duration::ZERO)
-            .map_err(|e| err(e.into()))?
-        else {
+        let Some(lease) = self.storage.lease(run, wait).map_err(|e| err(e.into()))? else {
             return Ok(None);
         };
         let state = self.read(run)?;
