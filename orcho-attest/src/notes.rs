@@ -148,11 +148,7 @@ impl Repo {
 
     /// In one `cat-file` process: `commit`'s tree, the file `path` in it
     /// (when asked for and there), and the commit's note (when it has one).
-    fn tree_file_note(
-        &self,
-        commit: &str,
-        path: Option<&str>,
-    ) -> Result<TreeFileNote, GitError> {
+    fn tree_file_note(&self, commit: &str, path: Option<&str>) -> Result<TreeFileNote, GitError> {
         let mut names = vec![format!("{commit}^{{tree}}")];
         names.extend(path.map(|p| format!("{commit}:{p}")));
         names.extend(Self::note_names(commit));

@@ -569,11 +569,41 @@ impl OrchoMcp {
         let store = self.store();
         let gate = store.delivery_gate(&run)?;
         let now = crate::commands::GateNow::read(&store, &run)?;
-        value(&GateDoc::new(&gate).with_now(&gate, &now))
+        let mut doc = GateDoc::new(&gate).with_now(&gate, &now);
+        // A client is not an operator: where only one may approve, it is
+        // not offered to a client.
+        if gate.approve_requires_operator() && doc.available_actions.contains(&"approve") {
+            doc.available_actions.retain(|a| *a != "approve");
+            doc.blocked.push(crate::output::doc::BlockedDoc {
+                action: "approve",
+                reason: "the profile lets only an operator approve \
+                         (`delivery.approve_requires_operator`): a person decides it with \
+                         `orcho delivery decide`"
+                    .to_owned(),
+            });
+        }
+        value(&doc)
     }
 
     pub(super) fn decide_delivery(&self, input: DeliveryDecideInput, client: &str) -> ToolResult {
         let run = self.find_run("run_id", &input.run_id)?;
+        let view = self.store().status(&run)?;
+        if !view.status.is_terminal() && view.status != RunStatus::AwaitingDelivery {
+            let hint = match view.status {
+                RunStatus::AwaitingIntake => {
+                    "it waits for its intake decision: orcho_intake_gate, then orcho_intake_decide"
+                }
+                _ => "orcho_run_status says what it waits for",
+            };
+            return Err(ToolError::new(
+                "not_at_delivery",
+                format!(
+                    "run `{run}` is not at its delivery gate: it is {}",
+                    view.status
+                ),
+            )
+            .hint(hint));
+        }
         let action: DeliveryAction = input.action.parse().map_err(|e| {
             ToolError::bad_action(
                 &e,

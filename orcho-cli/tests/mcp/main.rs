@@ -515,6 +515,20 @@ async fn a_run_in_a_worktree_ends_at_its_delivery_gate() -> TestResult {
     )
     .await?;
     let guarded = started["run_id"].as_str().ok_or("no run id")?.to_owned();
+    // Not offered to a client, with why.
+    let gate = ok(&client, "orcho_delivery_gate", json!({ "run_id": guarded })).await?;
+    assert!(
+        !gate["available_actions"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|x| x == "approve")),
+        "{gate}"
+    );
+    assert!(
+        gate["blocked"]
+            .as_array()
+            .is_some_and(|b| b.iter().any(|x| x["action"] == "approve")),
+        "{gate}"
+    );
     let refusal = refused(
         &client,
         "orcho_delivery_decide",
@@ -759,6 +773,20 @@ async fn intake_is_decided_through_its_tools_and_receipts_carry_the_servers_key(
 
     let gate = ok(&client, "orcho_intake_gate", json!({ "run_id": run })).await?;
     assert_eq!(gate["untracked"], json!(["notes.txt"]), "{gate}");
+    // A delivery decision now: not at that gate, and what it waits for.
+    let early = refused(
+        &client,
+        "orcho_delivery_decide",
+        json!({ "run_id": run, "action": "approve" }),
+        "not_at_delivery",
+    )
+    .await?;
+    assert!(
+        early["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("orcho_intake_decide")),
+        "{early}"
+    );
     refused(
         &client,
         "orcho_intake_decide",
