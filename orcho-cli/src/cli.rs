@@ -393,9 +393,9 @@ pub(crate) enum HandoffCommand {
         run: String,
         /// continue, retry_feedback, continue_with_waiver or halt
         action: HandoffAction,
-        /// Feedback (retry_feedback) or the waiver's reason
-        /// (continue_with_waiver)
-        #[arg(long)]
+        /// The decision's note: feedback (retry_feedback) or the waiver's
+        /// reason (continue_with_waiver)
+        #[arg(long = "note", visible_alias = "text", value_name = "TEXT")]
         text: Option<String>,
         /// The handoff [default: the run's open handoff]
         #[arg(long)]
@@ -486,8 +486,8 @@ pub(crate) enum PlanCommand {
         /// The run: its id, the start of it, or `latest`
         #[arg(value_parser = run_ref)]
         run: String,
-        /// Notes for the next phase
-        #[arg(long)]
+        /// The decision's note: notes for the next phase
+        #[arg(long = "note", visible_alias = "feedback", value_name = "TEXT")]
         feedback: Option<String>,
     },
     /// Send the plan back to the planner
@@ -495,8 +495,8 @@ pub(crate) enum PlanCommand {
         /// The run: its id, the start of it, or `latest`
         #[arg(value_parser = run_ref)]
         run: String,
-        /// What to change
-        #[arg(long)]
+        /// The decision's note: what to change
+        #[arg(long = "note", visible_alias = "feedback", value_name = "TEXT")]
         feedback: String,
     },
     /// Reject the plan: the run halts
@@ -504,8 +504,8 @@ pub(crate) enum PlanCommand {
         /// The run: its id, the start of it, or `latest`
         #[arg(value_parser = run_ref)]
         run: String,
-        /// Why
-        #[arg(long)]
+        /// The decision's note: why
+        #[arg(long = "note", visible_alias = "feedback", value_name = "TEXT")]
         feedback: Option<String>,
     },
 }

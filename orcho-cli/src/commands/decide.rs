@@ -46,7 +46,7 @@ pub(crate) fn handoff(
     };
     let choice = HandoffChoice::new(action, text).map_err(|e| {
         CliError::usage(e.to_string()).with_hint(format!(
-            "give it with `--text`: orcho handoff decide {run} {action} --text '…'"
+            "give it with `--note`: orcho handoff decide {run} {action} --note '…'"
         ))
     })?;
     // The recorded decision again is a replay: it succeeds and changes

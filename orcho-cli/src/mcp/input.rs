@@ -124,10 +124,11 @@ pub(crate) struct HandoffDecideInput {
     /// `continue`, `retry_feedback`, `continue_with_waiver` or `halt`
     /// (one of the handoff's `available_actions`).
     pub(crate) action: String,
-    /// The feedback for the next attempt (`retry_feedback`) or the
-    /// waiver's reason (`continue_with_waiver`); required for those two.
-    #[serde(default)]
-    pub(crate) feedback: Option<String>,
+    /// The decision's note: feedback for the next attempt
+    /// (`retry_feedback`) or the waiver's reason (`continue_with_waiver`);
+    /// required for those two. Also taken as `feedback`.
+    #[serde(default, alias = "feedback")]
+    pub(crate) note: Option<String>,
     /// The advice this decision follows (from orcho_handoff_advice), kept
     /// as its provenance.
     #[serde(default)]

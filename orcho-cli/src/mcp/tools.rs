@@ -317,7 +317,7 @@ impl OrchoMcp {
                 <HandoffAction as orcho::handoff::point::Action>::SPELLINGS,
             )
         })?;
-        let feedback = input.feedback.as_deref().filter(|f| !f.trim().is_empty());
+        let feedback = input.note.as_deref().filter(|f| !f.trim().is_empty());
         let choice = HandoffChoice::new(action, feedback)
             .map_err(|e| ToolError::invalid(orcho::core::error_chain(&e)))?;
         let mut request = DecisionRequest::by_client(choice, client);

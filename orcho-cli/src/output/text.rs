@@ -101,8 +101,8 @@ pub(crate) fn advice(run: &RunId, record: &orcho::handoff::advisor::AdviceRecord
     let a = record.advice();
     let action = a.recommended_action;
     let text_arg = match (&a.retry_feedback, action.requires_text()) {
-        (Some(f), true) => format!(" --text {}", shell_quote(f)),
-        (None, true) => " --text \"…\"".to_owned(),
+        (Some(f), true) => format!(" --note {}", shell_quote(f)),
+        (None, true) => " --note \"…\"".to_owned(),
         _ => String::new(),
     };
     let _ = write!(

@@ -221,6 +221,19 @@ fn a_handoff_action_without_its_text_names_the_flag() -> Result {
     let out = repo.orcho(&["handoff", "decide", &run, "continue_with_waiver"])?;
     out.expect_no_panic().expect_code(2);
     assert!(out.stderr.contains("requires text"), "{out}");
-    assert!(out.stderr.contains("--text"), "{out}");
+    assert!(out.stderr.contains("--note"), "{out}");
+    // The old names still work.
+    for flag in ["--text", "--note"] {
+        let out = repo.orcho(&[
+            "handoff",
+            "decide",
+            &run,
+            "continue_with_waiver",
+            flag,
+            "known",
+        ])?;
+        out.expect_no_panic();
+        assert_ne!(out.code(), Some(2), "{flag}: {out}");
+    }
     Ok(())
 }

@@ -367,7 +367,7 @@ async fn a_paused_run_is_reviewed_decided_and_resumed() -> TestResult {
         "orcho_phase_handoff_decide",
         json!({
             "run_id": run, "handoff_id": handoff_id,
-            "action": "retry_feedback", "feedback": "mark it reviewed",
+            "action": "retry_feedback", "note": "mark it reviewed",
         }),
     )
     .await?;
