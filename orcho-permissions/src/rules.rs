@@ -191,7 +191,8 @@ impl RuleSet {
     /// dispatch denied (no recursion), reads, globs and greps allowed (reads
     /// of absolute paths, outside the checkout, asked about), shell
     /// commands asked about except a list of known-safe read commands, which
-    /// are allowed as single commands.
+    /// are allowed as single commands whose arguments stay in the checkout
+    /// (an absolute path, `~` or `..` asks, as a Read outside it does).
     pub fn read_only() -> Self {
         use PermissionAction::{Allow, Ask, Deny};
         let mut rules = vec![
@@ -217,6 +218,17 @@ impl RuleSet {
             "tree *-*o*",
             "file *-*C*",
             "file *--compile*",
+            // A read outside the checkout is asked about whichever way it
+            // is made: the shell's `cat /etc/passwd` as the Read tool's.
+            // An absolute path, the home directory or a parent directory
+            // as an argument (or an option's value) asks.
+            "* /*",
+            "*=/*",
+            "* ~*",
+            "*=~*",
+            "* ..",
+            "* ../*",
+            "*=../*",
         ] {
             rules.push(Rule::new(Permission::BASH, risky, Ask));
         }
@@ -379,6 +391,27 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
+    fn the_read_only_preset_asks_about_reads_outside_the_checkout_either_way() {
+        let rules = RuleSet::read_only();
+        let action = |permission: Permission, argument: &str| {
+            rules.evaluate(permission.as_str(), argument).action
+        };
+        assert_eq!(action(Permission::READ, "/etc/passwd"), Ask);
+        for command in [
+            "cat /etc/passwd",
+            "head -n 3 ~/.ssh/id_rsa",
+            "ls ..",
+            "cat ../other/secret.txt",
+            "rg token --glob=/home/user/**",
+        ] {
+            assert_eq!(action(Permission::BASH, command), Ask, "{command}");
+        }
+        for command in ["cat README.md", "ls -la src", "git status", "rg todo src"] {
+            assert_eq!(action(Permission::BASH, command), Allow, "{command}");
+        }
+    }
+
+    #[test]
     fn patterns_match_whole_arguments() {
         let cases = [
             ("ls*", "ls", true),
@@ -435,7 +468,7 @@ mod tests {
     fn evaluations_explain_themselves() {
         let rules = RuleSet::read_only();
         insta::assert_snapshot!(rules.evaluate("bash", "git status").explain(), @"allow by rule 19 (bash `git status *` → allow)");
-        insta::assert_snapshot!(rules.evaluate("write", "src/lib.rs").explain(), @"deny by rule 35 (write `*` → deny)");
+        insta::assert_snapshot!(rules.evaluate("write", "src/lib.rs").explain(), @"deny by rule 42 (write `*` → deny)");
         insta::assert_snapshot!(rules.evaluate("bash", "ls -la; rm -rf x").explain(), @"ask: the command is compound (`;`), and rule 6 (bash `ls *` → allow) only allows single commands");
         insta::assert_snapshot!(RuleSet::default().evaluate("read", "a").explain(), @"deny: no rule matches, and unmatched requests are denied");
     }

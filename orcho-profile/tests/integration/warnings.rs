@@ -36,7 +36,7 @@ fn warnings_go_to_the_injected_sink_with_their_location() -> Result {
     <string>:7:45 [phases[0].gates[0].on_fail] phase `implement` has `max_attempts: 1`, so this gate's failure is fed on only if a handoff grants a retry
     <string>:9:11 [phases[1].role] the `final_acceptance` phase reads receipts, but `verification.required` is empty, so acceptance proves nothing
     <string>:12:31 [supervision.plan_approval] `plan_approval` is on, but no phase has role `plan`
-    <string>:16:7 [permissions.rules[0]] rule 39 (bash `cargo test*` → allow) never decides: the later rule 40 (bash `cargo *` → ask) matches everything it matches
+    <string>:16:7 [permissions.rules[0]] rule 46 (bash `cargo test*` → allow) never decides: the later rule 47 (bash `cargo *` → ask) matches everything it matches
     ");
     assert!(matches!(
         sink[0].kind(),
