@@ -352,6 +352,9 @@ pub(crate) fn gate(gate: &DeliveryGate, now: &GateNow) -> String {
 
 /// How to clear what the target's status stands in the way of.
 pub(crate) fn target_remedy(status: &TargetStatus) -> String {
+    if clear_target(status) == HEAD_MOVED {
+        return HEAD_MOVED.to_owned();
+    }
     format!(
         "{}, then decide again; `skip` keeps the run's worktree as it is",
         clear_target(status)
@@ -366,9 +369,23 @@ pub(crate) fn target_remedy_decided(status: &TargetStatus) -> String {
     )
 }
 
+/// A clean target whose HEAD moved on so that the run's diff no longer
+/// applies: nothing to commit or stash, and what to do instead.
+const HEAD_MOVED: &str = "the target's HEAD moved on since the run's base and the run's diff no \
+    longer applies to it (nothing uncommitted is in the way): `skip` (or `halt`, which keeps the \
+    worktree) and start a new run from the new HEAD, or bring the run's work over by hand \
+    (`orcho delivery show --diff` prints it)";
+
 /// What clears the target: committing or stashing its changes, named when
 /// they touch the run's files.
 fn clear_target(status: &TargetStatus) -> String {
+    // A clean target the diff does not apply to: its HEAD moved on since
+    // the run's base, and nothing uncommitted is in the way.
+    if let TargetStatus::Conflicting { dirty, .. } = status
+        && dirty.is_empty()
+    {
+        return HEAD_MOVED.to_owned();
+    }
     match status.overlapping() {
         [] => "commit or stash the target's uncommitted changes".to_owned(),
         overlapping => format!(

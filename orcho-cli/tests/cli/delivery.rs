@@ -268,3 +268,25 @@ fn runs_after_gc_do_not_name_a_worktree_as_kept() -> Result {
     assert!(after.stdout.contains("(removed since)"), "{after}");
     Ok(())
 }
+
+#[test]
+fn a_target_whose_head_moved_says_so_not_commit_or_stash() -> Result {
+    let repo = Repo::new(QUICK)?;
+    let run = at_the_gate(&repo)?;
+    // Meanwhile the target commits its own `notes.txt`: clean, but the
+    // run's diff no longer applies.
+    repo.write("notes.txt", "the target's own\n")?;
+    repo.git(&["add", "notes.txt"])?;
+    repo.git(&["commit", "-q", "-m", "moved on"])?;
+    let out = repo.orcho(&["delivery", "show", &run])?;
+    out.expect_code(0);
+    assert!(
+        out.stdout.contains("HEAD moved on since the run's base"),
+        "{out}"
+    );
+    assert!(!out.stdout.contains("commit or stash"), "{out}");
+    let out = repo.orcho(&["delivery", "decide", &run, "approve"])?;
+    assert_ne!(out.code(), Some(0), "{out}");
+    assert!(out.stderr.contains("HEAD moved on"), "{out}");
+    Ok(())
+}
