@@ -512,3 +512,47 @@ fn unknown_key_suggestion(message: &str) -> Option<String> {
     let expected: Vec<&str> = tail.split('`').skip(1).step_by(2).collect();
     orcho_core::nearest(found, expected).map(str::to_owned)
 }
+
+impl Profile {
+    /// The profile with every default the engine applies written out, from
+    /// `resolved` (this profile resolved): the supervision, delivery and
+    /// intake sections whole, each phase's attempts, rounds and read-only
+    /// flag, and the autopilot's limits when it has a section. What
+    /// `orcho profile show` prints.
+    pub fn with_defaults(&self, resolved: &ResolvedProfile) -> Self {
+        let mut out = self.clone();
+        let deviation = resolved.supervision.deviation;
+        out.supervision = Some(crate::SupervisionSpec {
+            plan_approval: Some(resolved.supervision.plan_approval),
+            retry_cap: Some(deviation.retry_cap),
+            retry_budget: deviation.retry_budget,
+            replan_budget: deviation.replan_budget,
+            max_stop_blocks: Some(resolved.supervision.max_stop_blocks),
+        });
+        out.delivery = Some(crate::DeliverySpec {
+            default_action: Some(resolved.delivery.default_action),
+            require_receipts: Some(resolved.delivery.require_receipts),
+            commit_message: Some(resolved.delivery.commit_message.clone()),
+            approve_requires_operator: Some(resolved.delivery.approve_requires_operator),
+        });
+        out.intake = Some(crate::IntakeSpec {
+            dirty_checkout: Some(resolved.intake.dirty_checkout),
+        });
+        if let Some(autopilot) = &mut out.autopilot {
+            let policy = &resolved.autopilot.policy;
+            autopilot.min_confidence = Some(policy.min_confidence());
+            autopilot.max_retries = Some(policy.max_retries());
+            if autopilot.default_destructive_patterns.is_none() {
+                autopilot.default_destructive_patterns = Some(true);
+            }
+        }
+        for phase in &mut out.phases {
+            if let Some(r) = resolved.phase(phase.name.as_str()) {
+                phase.max_attempts = Some(r.max_attempts);
+                phase.max_rounds = Some(r.max_rounds);
+                phase.read_only = Some(r.read_only);
+            }
+        }
+        out
+    }
+}

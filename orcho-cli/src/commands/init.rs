@@ -387,8 +387,10 @@ pub(crate) fn show(place: &Place, name: Option<&str>) -> Result<Report, CliError
         Some(builtin) => Profile::builtin(builtin)?,
         None => Profile::load(Utf8Path::new(&spec))?,
     };
-    // Shown only when it would run: every gate built from its `with:`.
-    profile.resolve(&crate::place::registry())?;
+    // Shown only when it would run: every gate built from its `with:`;
+    // shown with every default it runs with.
+    let resolved = profile.resolve(&crate::place::registry())?;
+    let profile = profile.with_defaults(&resolved);
     Ok(Report::new(&ProfileDoc {
         source: &spec,
         profile: &profile,

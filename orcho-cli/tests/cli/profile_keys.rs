@@ -221,3 +221,26 @@ PERMISSIONS";
     }
     Ok(())
 }
+
+#[test]
+fn profile_show_writes_out_every_default_and_reads_back() -> Result {
+    let repo = Repo::new(crate::support::QUICK)?;
+    let out = repo.orcho(&["profile", "show"])?;
+    out.expect_code(0);
+    for default in [
+        "max_stop_blocks: 3",
+        "approve_requires_operator: false",
+        "require_receipts: true",
+        "dirty_checkout: ask",
+        "retry_cap: 10",
+        "max_rounds: 1",
+    ] {
+        assert!(out.stdout.contains(default), "{default}\n{out}");
+    }
+    // What it prints is a profile that loads, and shows the same.
+    repo.write("shown.yaml", &out.stdout)?;
+    let again = repo.orcho(&["profile", "show", "shown.yaml"])?;
+    again.expect_code(0);
+    assert_eq!(again.stdout, out.stdout);
+    Ok(())
+}
