@@ -206,6 +206,9 @@ pub(crate) fn begin(
         require_repository(place)?;
     }
     crate::runner::check_agents(&plan, &config)?;
+    for note in crate::runner::check_commands(&place.checkout, &config, in_place)? {
+        place.progress(&note);
+    }
     let engine = keyed_engine(place, plan)?;
     let start = if in_place {
         Start::in_place(&place.checkout)

@@ -290,6 +290,14 @@ impl From<CliError> for ToolError {
         let error = match e.kind() {
             CliErrorKind::Engine(engine) => return Self::from_engine(engine),
             CliErrorKind::Refused(_) => Self::new("refused", message),
+            // Refused before a run was created: no run to stop.
+            CliErrorKind::CannotStart(_) if message.contains("before the run starts") => {
+                return Self::invalid(message).hint(
+                    "the phase command runs in the run's worktree (a checkout of the last \
+                     commit) and must start there: start a new run with a command that does \
+                     (a committed script, a program on PATH or an absolute path)",
+                );
+            }
             CliErrorKind::CannotStart(_) => {
                 return Self::invalid(message).hint(
                     "the phase command runs in the run's worktree and must start there; start a \

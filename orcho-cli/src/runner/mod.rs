@@ -145,12 +145,92 @@ fn program(agent: Agent) -> Result<Utf8PathBuf, String> {
             ))
         };
     }
+    on_path(name).ok_or_else(|| format!("`{name}` is not on PATH"))
+}
+
+/// The executable file `name` on this process's `PATH`.
+fn on_path(name: &str) -> Option<Utf8PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .filter_map(|dir| Utf8PathBuf::try_from(dir).ok())
         .map(|dir| dir.join(name))
         .find(|candidate| is_executable(candidate))
-        .ok_or_else(|| format!("`{name}` is not on PATH"))
+}
+
+/// Checks that every phase command given can start where it will run,
+/// before the run is created: a program on `PATH`, an absolute path, or a
+/// path from the checkout that the run's worktree will hold (committed at
+/// `HEAD`; in place, a file of the checkout). A script only the working
+/// copy has is said, not refused: intake may bring it into the worktree.
+pub(crate) fn check_commands(
+    checkout: &Utf8Path,
+    config: &RunConfig,
+    in_place: bool,
+) -> Result<Vec<String>, CliError> {
+    let mut notes = Vec::new();
+    for (phase, argv) in &config.phases {
+        let Some(program) = argv.first() else {
+            continue;
+        };
+        if program.starts_with('@') {
+            continue;
+        }
+        let name = Utf8Path::new(program).file_name().unwrap_or(program);
+        let refuse = |why: &str| {
+            CliError::cannot_start(format!(
+                "phase `{phase}` cannot start, said before the run starts: it runs `{program}`, \
+                 which {why}"
+            ))
+            .with_hint(format!(
+                "the run's worktree is a checkout of the last commit: commit the script, or \
+                     give an absolute path (`--phase {phase}=/path/to/{name}`)"
+            ))
+        };
+        if !program.contains('/') {
+            if on_path(program).is_none() {
+                return Err(refuse("is not on PATH").with_hint(
+                    "install it, or give the program's path in `--phase PHASE=COMMAND`",
+                ));
+            }
+            continue;
+        }
+        let path = Utf8Path::new(program);
+        if path.is_absolute() {
+            if !is_executable(path) {
+                return Err(refuse("is not an executable file"));
+            }
+            continue;
+        }
+        let here = checkout.join(path);
+        if in_place {
+            if !here.is_file() {
+                return Err(refuse("is not a file of the checkout"));
+            }
+            continue;
+        }
+        if committed(checkout, program) {
+            continue;
+        }
+        if here.is_file() {
+            notes.push(format!(
+                "note: phase `{phase}` runs `{program}`, which is not committed: the run's \
+                 worktree has it only if intake includes it"
+            ));
+            continue;
+        }
+        return Err(refuse("is neither committed nor a file of the checkout"));
+    }
+    Ok(notes)
+}
+
+/// Whether `path` (from `checkout`) is a file of the commit at `HEAD`.
+fn committed(checkout: &Utf8Path, path: &str) -> bool {
+    let spec = format!("HEAD:./{path}");
+    orcho::receipts::exec::run(&orcho::receipts::exec::git_request(
+        checkout,
+        &["cat-file", "-e", &spec],
+    ))
+    .is_ok_and(|o| o.status.success())
 }
 
 fn is_executable(path: &Utf8Path) -> bool {

@@ -37,19 +37,52 @@ fn an_unbalanced_quote_is_refused_before_a_run_starts() -> Result {
 }
 
 #[test]
-fn a_program_that_cannot_start_is_an_error_at_once() -> Result {
+fn a_program_that_is_not_there_is_refused_before_a_run_starts() -> Result {
     let repo = Repo::new(QUICK)?;
+    for (command, why) in [
+        (
+            "implement=./no-such-agent.sh",
+            "neither committed nor a file of the checkout",
+        ),
+        ("implement=no-such-program-anywhere", "not on PATH"),
+        ("implement=/no/such/agent", "not an executable file"),
+    ] {
+        let out = repo.orcho(&["run", "--phase", command, "--no-interactive"])?;
+        out.expect_code(1);
+        assert!(
+            out.stderr
+                .contains("cannot start, said before the run starts"),
+            "{out}"
+        );
+        assert!(out.stderr.contains(why), "{out}");
+        assert!(!repo.dir().join(".orcho/runs").exists(), "{out}");
+    }
+    // A script only the working copy has is said, not refused.
+    repo.write("local.sh", "#!/bin/sh\ntouch ok\n")?;
+    let out = repo.orcho(&["run", "--phase", "implement=./local.sh", "--no-interactive"])?;
+    assert!(
+        out.stderr.contains("`./local.sh`, which is not committed"),
+        "{out}"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_program_that_cannot_start_is_an_error_at_once() -> Result {
+    // Committed, so it passes the check before the run; not executable, so
+    // it cannot start when the phase runs.
+    let repo = Repo::with_files(QUICK, &[("no-such-agent.txt", "not a program\n")])?;
     let out = repo.orcho(&[
         "run",
         "--phase",
-        "implement=./no-such-agent.sh",
+        "implement=./no-such-agent.txt",
         "--no-interactive",
     ])?;
     out.expect_code(1);
     assert!(out.stderr.contains("cannot start"), "{out}");
     assert!(out.stderr.contains("orcho resume"), "{out}");
     assert_eq!(
-        out.stderr.matches("running `./no-such-agent.sh`").count(),
+        out.stderr.matches("running `./no-such-agent.txt`").count(),
         1,
         "{out}"
     );

@@ -656,7 +656,7 @@ async fn a_phase_command_that_cannot_start_is_bad_input() -> TestResult {
     assert!(
         refusal["hint"]
             .as_str()
-            .is_some_and(|h| h.contains("start a new run")),
+            .is_some_and(|h| h.contains("start a new run") && h.contains("program on PATH")),
         "{refusal}"
     );
     client.cancel().await?;
