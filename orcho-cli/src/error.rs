@@ -40,6 +40,9 @@ pub enum CliErrorKind {
     /// A phase command that cannot be started: bad input, not a rejected
     /// attempt.
     CannotStart(String),
+    /// A phase's command or agent that could not start where the run would
+    /// run it, said before the run is created (so there is no run to stop).
+    NotStartable(String),
     /// Ctrl-C stopped the command ([`INTERRUPTED`](exit::INTERRUPTED)).
     Interrupted(String),
     /// Standard input ended (Ctrl-D) before an answer was given.
@@ -80,6 +83,12 @@ impl CliError {
     /// A phase command that cannot start.
     pub(crate) fn cannot_start(message: impl Into<String>) -> Self {
         Self::of(CliErrorKind::CannotStart(message.into()))
+    }
+
+    /// A phase's command or agent that could not start, found before the
+    /// run is created.
+    pub(crate) fn not_startable(message: impl Into<String>) -> Self {
+        Self::of(CliErrorKind::NotStartable(message.into()))
     }
 
     /// Standard input closed before an answer.
@@ -165,6 +174,7 @@ impl CliError {
             CliErrorKind::Usage(m)
             | CliErrorKind::Refused(m)
             | CliErrorKind::CannotStart(m)
+            | CliErrorKind::NotStartable(m)
             | CliErrorKind::Interrupted(m) => m.clone(),
             CliErrorKind::InputClosed => {
                 "standard input closed before an answer was given".to_owned()

@@ -291,12 +291,14 @@ impl From<CliError> for ToolError {
             CliErrorKind::Engine(engine) => return Self::from_engine(engine),
             CliErrorKind::Refused(_) => Self::new("refused", message),
             // Refused before a run was created: no run to stop.
-            CliErrorKind::CannotStart(_) if message.contains("before the run starts") => {
-                return Self::invalid(message).hint(
-                    "the phase command runs in the run's worktree (a checkout of the last \
-                     commit) and must start there: start a new run with a command that does \
-                     (a committed script, a program on PATH or an absolute path)",
-                );
+            // Found before a run was created: no run to stop; the error's
+            // own hint says how to give one that starts.
+            CliErrorKind::NotStartable(_) => {
+                return Self::invalid(message).hint(hint.unwrap_or_else(|| {
+                    "start a new run with a command that starts where the run runs it (a \
+                     committed script, a program on PATH or an absolute path)"
+                        .to_owned()
+                }));
             }
             CliErrorKind::CannotStart(_) => {
                 return Self::invalid(message).hint(

@@ -352,7 +352,7 @@ pub(crate) fn gate(gate: &DeliveryGate, now: &GateNow) -> String {
 
 /// How to clear what the target's status stands in the way of.
 pub(crate) fn target_remedy(status: &TargetStatus) -> String {
-    if clear_target(status) == HEAD_MOVED {
+    if head_moved(status) {
         return HEAD_MOVED.to_owned();
     }
     format!(
@@ -376,14 +376,16 @@ const HEAD_MOVED: &str = "the target's HEAD moved on since the run's base and th
     worktree) and start a new run from the new HEAD, or bring the run's work over by hand \
     (`orcho delivery show --diff` prints it)";
 
+/// A clean target the diff does not apply to: its HEAD moved on since the
+/// run's base, and nothing uncommitted is in the way.
+fn head_moved(status: &TargetStatus) -> bool {
+    matches!(status, TargetStatus::Conflicting { dirty, .. } if dirty.is_empty())
+}
+
 /// What clears the target: committing or stashing its changes, named when
 /// they touch the run's files.
 fn clear_target(status: &TargetStatus) -> String {
-    // A clean target the diff does not apply to: its HEAD moved on since
-    // the run's base, and nothing uncommitted is in the way.
-    if let TargetStatus::Conflicting { dirty, .. } = status
-        && dirty.is_empty()
-    {
+    if head_moved(status) {
         return HEAD_MOVED.to_owned();
     }
     match status.overlapping() {

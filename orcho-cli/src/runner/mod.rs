@@ -95,7 +95,7 @@ pub(crate) fn check_agents(plan: &RunPlan, config: &RunConfig) -> Result<(), Cli
     for phase in &plan.phases {
         if let Some(PhaseRunner::Agent(spec)) = of(plan, config, phase.name.as_str()) {
             program(spec.agent).map_err(|e| {
-                CliError::cannot_start(format!(
+                CliError::not_startable(format!(
                     "phase `{}` runs {}: {e}",
                     phase.name,
                     display(spec.agent)
@@ -177,7 +177,7 @@ pub(crate) fn check_commands(
         }
         let name = Utf8Path::new(program).file_name().unwrap_or(program);
         let refuse = |why: &str| {
-            CliError::cannot_start(format!(
+            CliError::not_startable(format!(
                 "phase `{phase}` cannot start, said before the run starts: it runs `{program}`, \
                  which {why}"
             ))
@@ -189,7 +189,8 @@ pub(crate) fn check_commands(
         if !program.contains('/') {
             if on_path(program).is_none() {
                 return Err(refuse("is not on PATH").with_hint(
-                    "install it, or give the program's path in `--phase PHASE=COMMAND`",
+                    "install it, or start a new run with a program on PATH or the program's \
+                     path (`--phase PHASE=COMMAND`)",
                 ));
             }
             continue;

@@ -408,3 +408,22 @@ fn a_store_the_repository_does_not_ignore_is_not_an_uncommitted_change() -> Resu
     assert!(out.stdout.contains("attested on"), "{out}");
     Ok(())
 }
+
+#[test]
+fn verification_attest_makes_a_plain_verify_attest_a_clean_checkout() -> Result {
+    let profile = PROFILE.replace("  required: [test]", "  required: [test]\n  attest: true");
+    let repo = Repo::with_files(&profile, &[("lib.txt", "the answer\n")])?;
+    let key = generate(&repo)?;
+    trust(&repo, &profile, "ci", &key)?;
+    let out = repo.orcho(&["verify"])?;
+    out.expect_code(0);
+    assert!(out.stdout.contains("attested on"), "{out}");
+    let status = repo.orcho(&["status", "--commit", "HEAD"])?;
+    status.expect_code(0);
+    // Without the setting, a plain verify attaches nothing.
+    let plain = Repo::with_files(PROFILE, &[("lib.txt", "the answer\n")])?;
+    generate(&plain)?;
+    plain.orcho(&["verify"])?.expect_code(0);
+    assert!(plain.git(&["notes", "--ref", "orcho", "list"])?.is_empty());
+    Ok(())
+}
