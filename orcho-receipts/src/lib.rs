@@ -15,8 +15,10 @@
 //!   in this process, with a cache of what was read and listed);
 //! - [`CommandReceipt`]s and [`EnvReceipt`]s in a [`ReceiptStore`]: latest and
 //!   immutable history, digests and optional MACs ([`ReceiptKey`]);
-//! - [`classify`]: one [`ReceiptStatus`] per command (present, missing,
-//!   failed, stale with every [`StaleReason`], invalid);
+//! - [`classify`]: one [`ReceiptStatus`] per command (present, missing —
+//!   or deleted, with when it last ran —, failed with the first failing
+//!   tests, vacuous when its test runner ran no test ([`TestCount`]), stale
+//!   with every [`StaleReason`], invalid);
 //! - the [`ReadinessSummary`] (JSON and Markdown), the [`ExploratoryLog`],
 //!   and [`apply_acceptance`], which turns every unproven required command
 //!   into a [`Gap`] and forces the verdict to rejected.
