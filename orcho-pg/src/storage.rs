@@ -1,0 +1,737 @@
+//! [`Storage`] on PostgreSQL.
+
+use std::{
+    future::Future,
+    sync::{Arc, Mutex as StdMutex},
+    time::{Duration, Instant},
+};
+
+use camino::Utf8PathBuf;
+use orcho_core::{
+    HandoffId, RunId, StoreError,
+    storage::{Created, Held, Item, Log, NewRun, PointKind, RunLease, RunListing, Set, Storage},
+};
+use tokio::sync::Mutex;
+use tokio_postgres::{error::SqlState, types::ToSql};
+
+use crate::{
+    Origin,
+    bridge::Bridge,
+    conn::{Conn, Target},
+    schema,
+};
+
+/// How many idle connections are kept for leases and locks.
+const SPARE_CONNECTIONS: usize = 4;
+
+/// How often a lease that is held elsewhere is asked for again while
+/// waiting.
+const LEASE_POLL: Duration = Duration::from_millis(25);
+
+/// The channel every new document is announced on, as `KIND RUN NAME`.
+pub const CHANNEL: &str = "orcho_documents";
+
+pub(crate) struct Inner {
+    pub(crate) bridge: Bridge,
+    pub(crate) target: Target,
+    shared: Mutex<Option<Arc<Conn>>>,
+    spare: StdMutex<Vec<Arc<Conn>>>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
+type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
+
+impl Inner {
+    pub(crate) fn new(bridge: Bridge, target: Target) -> Self {
+        Self {
+            bridge,
+            target,
+            shared: Mutex::new(None),
+            spare: StdMutex::new(Vec::new()),
+        }
+    }
+
+    /// The connection every plain query shares (pipelined), opened (and
+    /// the schema migrated) on first use and again after it was lost.
+    pub(crate) async fn shared(&self) -> Result<Arc<Conn>, StoreError> {
+        let mut shared = self.shared.lock().await;
+        if let Some(conn) = shared.as_ref().filter(|c| !c.is_closed()) {
+            return Ok(Arc::clone(conn));
+        }
+        let conn = self.target.connect().await?;
+        schema::migrate(&conn, &self.target).await?;
+        *shared = Some(Arc::clone(&conn));
+        Ok(conn)
+    }
+
+    /// A connection of its own, for a session lock (a lease, a point
+    /// lock).
+    async fn dedicated(&self) -> Result<Arc<Conn>, StoreError> {
+        // The schema is there before any lock is taken.
+        self.shared().await?;
+        loop {
+            let spare = self.spare.lock().ok().and_then(|mut s| s.pop());
+            match spare {
+                Some(conn) if !conn.is_closed() => return Ok(conn),
+                Some(_) => {}
+                None => return self.target.connect().await,
+            }
+        }
+    }
+
+    fn give_back(&self, conn: Arc<Conn>) {
+        if conn.is_closed() {
+            return;
+        }
+        if let Ok(mut spare) = self.spare.lock()
+            && spare.len() < SPARE_CONNECTIONS
+        {
+            spare.push(conn);
+        }
+    }
+
+    async fn execute(
+        &self,
+        what: &str,
+        sql: &'static str,
+        params: Params<'_>,
+    ) -> Result<u64, StoreError> {
+        let conn = self.shared().await?;
+        on(&conn, &self.target, what, sql, params).await
+    }
+
+    async fn query(
+        &self,
+        what: &str,
+        sql: &'static str,
+        params: Params<'_>,
+    ) -> Result<Vec<tokio_postgres::Row>, StoreError> {
+        let conn = self.shared().await?;
+        let statement = conn
+            .statement(sql)
+            .await
+            .map_err(|e| self.target.error(what, &e))?;
+        conn.client
+            .query(&statement, params)
+            .await
+            .map_err(|e| self.target.error(what, &e))
+    }
+
+    /// Unlocks `key` on `conn` and keeps the connection for another lock.
+    async fn release(&self, conn: Arc<Conn>, key: i64) {
+        if conn
+            .client
+            .execute("SELECT pg_advisory_unlock($1)", &[&key])
+            .await
+            .is_ok()
+        {
+            self.give_back(conn);
+        }
+        // Otherwise the connection is gone, and the server let go of its
+        // locks with it.
+    }
+}
+
+/// Runs `sql` on `conn`, prepared once per connection.
+async fn on(
+    conn: &Conn,
+    target: &Target,
+    what: &str,
+    sql: &'static str,
+    params: Params<'_>,
+) -> Result<u64, StoreError> {
+    let statement = conn
+        .statement(sql)
+        .await
+        .map_err(|e| target.error(what, &e))?;
+    conn.client
+        .execute(&statement, params)
+        .await
+        .map_err(|e| target.error(what, &e))
+}
+
+/// Runs and decisions kept in a PostgreSQL database, shared by every host
+/// that connects to it.
+///
+/// Every document is a row of `orcho_documents` keyed by run, kind and
+/// name; a first write is an `INSERT … ON CONFLICT DO NOTHING`, so of any
+/// number of hosts on any number of machines exactly one records a
+/// decision; logs are rows of `orcho_log_lines` replayed in insertion order;
+/// a run's lease is a session advisory lock held by a connection of its
+/// own, which the server lets go when the holder's process dies or its
+/// connection is lost. The schema is versioned and migrated on first use.
+///
+/// Runs are listed per [`Origin`] (the machine and checkout that created
+/// them) so that two checkouts on one database never take each other's
+/// runs for their own; [`PgStorage::team`] lists every run.
+#[derive(Debug, Clone)]
+pub struct PgStorage {
+    pub(crate) inner: Arc<Inner>,
+    pub(crate) origin: Option<Origin>,
+}
+
+impl PgStorage {
+    /// Runs `f` on the bridge and waits for it.
+    pub(crate) fn call<T, F, Fut>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(Arc<Inner>) -> Fut,
+        Fut: Future<Output = Result<T, StoreError>> + Send + 'static,
+    {
+        let future = f(Arc::clone(&self.inner));
+        self.inner.bridge.run(future).unwrap_or_else(|| {
+            Err(StoreError::backend(
+                format!(
+                    "the connection to {} has stopped",
+                    self.inner.target.shown()
+                ),
+                None,
+            ))
+        })
+    }
+
+    fn name(&self, run: &RunId, kind: &str, name: &str) -> Utf8PathBuf {
+        let mut path = format!("{}#runs/{run}/{kind}", self.inner.target.shown());
+        if !name.is_empty() {
+            path.push('/');
+            path.push_str(name);
+        }
+        Utf8PathBuf::from(path)
+    }
+}
+
+/// A document's kind and name: the key of its row with the run.
+fn slot(item: Item<'_>) -> Result<(String, String), StoreError> {
+    let single = |kind: PointKind, id: &HandoffId| match kind {
+        PointKind::Delivery | PointKind::Intake => kind.as_str().to_owned(),
+        _ => id.to_string(),
+    };
+    Ok(match item {
+        Item::Snapshot => ("snapshot".to_owned(), String::new()),
+        Item::HostMetadata => ("host".to_owned(), String::new()),
+        Item::Evidence => ("evidence".to_owned(), String::new()),
+        Item::Question(kind, id) => (format!("question/{kind}"), single(kind, id)),
+        Item::Decision(id) => ("decision".to_owned(), id.to_string()),
+        Item::Outcome(kind, id) => (format!("outcome/{kind}"), single(kind, id)),
+        Item::Advice(id) => {
+            orcho_core::ids::validate("advice id", id)
+                .map_err(|e| StoreError::backend(format!("invalid advice id: {e}"), None))?;
+            ("advice".to_owned(), id.to_owned())
+        }
+        Item::Waiver(id) => ("waiver".to_owned(), id.to_string()),
+        Item::DeliveryPatch => ("delivery-patch".to_owned(), String::new()),
+        Item::IntakeSeed => ("intake-seed".to_owned(), String::new()),
+        _ => {
+            return Err(StoreError::backend(
+                "this orcho-pg does not know the document asked for",
+                None,
+            ));
+        }
+    })
+}
+
+fn set_kind(set: Set) -> Result<String, StoreError> {
+    Ok(match set {
+        Set::Questions(kind) => format!("question/{kind}"),
+        Set::Advice => "advice".to_owned(),
+        Set::Waivers => "waiver".to_owned(),
+        _ => {
+            return Err(StoreError::backend(
+                "this orcho-pg does not know the set asked for",
+                None,
+            ));
+        }
+    })
+}
+
+fn log_name(log: Log) -> &'static str {
+    match log {
+        Log::Handoffs => "handoffs",
+        _ => "run",
+    }
+}
+
+/// The advisory-lock key of `what` of `run`: 64 bits of a hash, so two
+/// runs share a key with negligible probability (and then only wait for
+/// each other).
+pub(crate) fn lock_key(what: &str, run: &RunId) -> i64 {
+    let hash = blake3::hash(format!("orcho-pg\0{what}\0{run}").as_bytes());
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&hash.as_bytes()[..8]);
+    i64::from_le_bytes(bytes)
+}
+
+fn lease_key(run: &RunId) -> i64 {
+    lock_key("lease", run)
+}
+
+/// A line as stored: without the `\n` that ends it.
+fn line_of(line: &[u8]) -> Vec<u8> {
+    line.strip_suffix(b"\n").unwrap_or(line).to_vec()
+}
+
+const APPEND: &str = "INSERT INTO orcho_log_lines (run, log, line) VALUES ($1, $2, $3)";
+const PUT: &str = "INSERT INTO orcho_documents (run, kind, name, body) VALUES ($1, $2, $3, $4) \
+                   ON CONFLICT (run, kind, name) DO UPDATE \
+                   SET body = EXCLUDED.body, written_at = now()";
+const CREATE: &str = "WITH created AS ( \
+                          INSERT INTO orcho_documents (run, kind, name, body) \
+                          VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING \
+                          RETURNING kind, run, name) \
+                      SELECT pg_notify('orcho_documents', kind || ' ' || run || ' ' || name) \
+                      FROM created";
+const CREATE_RUN: &str = "WITH run AS ( \
+                              INSERT INTO orcho_runs (run, machine, checkout, repository) \
+                              VALUES ($1, $2, $3, $4) RETURNING run), \
+                          line AS ( \
+                              INSERT INTO orcho_log_lines (run, log, line) \
+                              SELECT run, 'run', $5 FROM run), \
+                          snapshot AS ( \
+                              INSERT INTO orcho_documents (run, kind, name, body) \
+                              SELECT run, 'snapshot', '', $6 FROM run \
+                              ON CONFLICT (run, kind, name) DO UPDATE SET body = EXCLUDED.body), \
+                          host AS ( \
+                              INSERT INTO orcho_documents (run, kind, name, body) \
+                              SELECT run, 'host', '', $7 FROM run WHERE $7::bytea IS NOT NULL \
+                              ON CONFLICT (run, kind, name) DO UPDATE SET body = EXCLUDED.body) \
+                          SELECT pg_notify('orcho_documents', 'run ' || run || ' ') FROM run";
+
+/// The lease of a run: a session advisory lock held by a connection of its
+/// own, through which the journal is appended (so a lost lease can write
+/// nothing more).
+struct PgLease {
+    run: RunId,
+    key: i64,
+    conn: Option<Arc<Conn>>,
+    storage: PgStorage,
+}
+
+impl std::fmt::Debug for PgLease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgLease")
+            .field("run", &self.run)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PgLease {
+    fn write(
+        &self,
+        what: &'static str,
+        sql: &'static str,
+        kind: &'static str,
+        bytes: Vec<u8>,
+    ) -> Result<(), StoreError> {
+        let Some(conn) = self.conn.clone() else {
+            return Err(StoreError::backend("the run's lease was let go", None));
+        };
+        let run = self.run.to_string();
+        self.storage.call(move |inner| async move {
+            let n = on(&conn, &inner.target, what, sql, &[&run, &kind, &bytes]).await?;
+            debug_assert!(n <= 1);
+            Ok(())
+        })
+    }
+}
+
+impl RunLease for PgLease {
+    fn run(&self) -> &RunId {
+        &self.run
+    }
+
+    fn append(&mut self, line: &[u8]) -> Result<(), StoreError> {
+        self.write(
+            "cannot append to the run's journal",
+            APPEND,
+            "run",
+            line_of(line),
+        )
+    }
+
+    fn write_snapshot(&mut self, snapshot: &[u8]) -> Result<(), StoreError> {
+        const SNAPSHOT: &str = "INSERT INTO orcho_documents (run, kind, name, body) \
+                                VALUES ($1, $2, '', $3) \
+                                ON CONFLICT (run, kind, name) DO UPDATE \
+                                SET body = EXCLUDED.body, written_at = now()";
+        self.write(
+            "cannot write the run's snapshot",
+            SNAPSHOT,
+            "snapshot",
+            snapshot.to_vec(),
+        )
+    }
+}
+
+impl Drop for PgLease {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            let key = self.key;
+            let _ = self.storage.call(move |inner| async move {
+                inner.release(conn, key).await;
+                Ok(())
+            });
+        }
+    }
+}
+
+/// A point lock: a session advisory lock on a connection of its own.
+struct PgHeld {
+    key: i64,
+    conn: Option<Arc<Conn>>,
+    storage: PgStorage,
+}
+
+impl std::fmt::Debug for PgHeld {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgHeld").finish_non_exhaustive()
+    }
+}
+
+impl Held for PgHeld {}
+
+impl Drop for PgHeld {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            let key = self.key;
+            let _ = self.storage.call(move |inner| async move {
+                inner.release(conn, key).await;
+                Ok(())
+            });
+        }
+    }
+}
+
+impl Storage for PgStorage {
+    fn location(&self) -> String {
+        self.inner.target.shown().to_owned()
+    }
+
+    fn locate(&self, run: &RunId, item: Item<'_>) -> Utf8PathBuf {
+        match slot(item) {
+            Ok((kind, name)) => self.name(run, &kind, &name),
+            Err(_) => self.name(run, "", ""),
+        }
+    }
+
+    fn locate_log(&self, run: &RunId, log: Log) -> Utf8PathBuf {
+        self.name(run, "log", log_name(log))
+    }
+
+    fn runs(&self) -> Result<RunListing, StoreError> {
+        let origin = self.origin.clone();
+        let names: Vec<String> = self.call(move |inner| async move {
+            let rows = match &origin {
+                Some(o) => {
+                    inner
+                        .query(
+                            "cannot list the runs",
+                            "SELECT run FROM orcho_runs WHERE machine = $1 AND checkout = $2 \
+                             ORDER BY run",
+                            &[&o.machine, &o.checkout],
+                        )
+                        .await?
+                }
+                None => {
+                    inner
+                        .query(
+                            "cannot list the runs",
+                            "SELECT run FROM orcho_runs ORDER BY run",
+                            &[],
+                        )
+                        .await?
+                }
+            };
+            Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
+        })?;
+        let mut listing = RunListing::default();
+        for name in names {
+            match name.parse::<RunId>() {
+                Ok(run) => listing.runs.push(run),
+                Err(e) => listing.unnamed.push((name, orcho_core::error_chain(&e))),
+            }
+        }
+        listing.runs.sort();
+        Ok(listing)
+    }
+
+    fn has_run(&self, run: &RunId) -> Result<bool, StoreError> {
+        let run = run.to_string();
+        self.call(move |inner| async move {
+            let rows = inner
+                .query(
+                    "cannot look the run up",
+                    "SELECT 1 FROM orcho_runs WHERE run = $1",
+                    &[&run],
+                )
+                .await?;
+            Ok(!rows.is_empty())
+        })
+    }
+
+    fn create_run(&self, run: &RunId, new: NewRun<'_>) -> Result<Box<dyn RunLease>, StoreError> {
+        let origin = self.origin.clone().unwrap_or_default();
+        let name = run.to_string();
+        let key = lease_key(run);
+        let first = line_of(new.first_event);
+        let snapshot = new.snapshot.to_vec();
+        let host = new.host_metadata.map(<[u8]>::to_vec);
+        let conn = self.call(move |inner| async move {
+            let conn = inner.dedicated().await?;
+            let what = "cannot create the run";
+            let locked: bool = conn
+                .client
+                .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
+                .await
+                .map_err(|e| inner.target.error(what, &e))?
+                .get(0);
+            if !locked {
+                inner.give_back(conn);
+                return Err(StoreError::backend(
+                    format!("cannot create the run {name}: another host holds its lease"),
+                    None,
+                ));
+            }
+            let statement = match conn.statement(CREATE_RUN).await {
+                Ok(s) => s,
+                Err(e) => {
+                    inner.release(conn, key).await;
+                    return Err(inner.target.error(what, &e));
+                }
+            };
+            let created = conn
+                .client
+                .execute(
+                    &statement,
+                    &[
+                        &name,
+                        &origin.machine,
+                        &origin.checkout,
+                        &origin.repository,
+                        &first,
+                        &snapshot,
+                        &host,
+                    ],
+                )
+                .await;
+            match created {
+                Ok(_) => Ok(conn),
+                Err(e) => {
+                    let exists = e.code() == Some(&SqlState::UNIQUE_VIOLATION);
+                    inner.release(conn, key).await;
+                    if exists {
+                        Err(StoreError::backend(
+                            format!("cannot create the run {name}: it exists already"),
+                            None,
+                        ))
+                    } else {
+                        Err(inner.target.error(what, &e))
+                    }
+                }
+            }
+        })?;
+        Ok(Box::new(PgLease {
+            run: run.clone(),
+            key,
+            conn: Some(conn),
+            storage: self.clone(),
+        }))
+    }
+
+    fn lease(&self, run: &RunId, wait: Duration) -> Result<Option<Box<dyn RunLease>>, StoreError> {
+        let key = lease_key(run);
+        let conn = self.call(move |inner| async move {
+            let conn = inner.dedicated().await?;
+            let deadline = Instant::now() + wait;
+            loop {
+                let locked = conn
+                    .client
+                    .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
+                    .await
+                    .map_err(|e| inner.target.error("cannot take the run's lease", &e));
+                match locked {
+                    Ok(row) if row.get::<_, bool>(0) => return Ok(Some(conn)),
+                    Ok(_) if Instant::now() < deadline => tokio::time::sleep(LEASE_POLL).await,
+                    Ok(_) => {
+                        inner.give_back(conn);
+                        return Ok(None);
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        })?;
+        Ok(conn.map(|conn| {
+            Box::new(PgLease {
+                run: run.clone(),
+                key,
+                conn: Some(conn),
+                storage: self.clone(),
+            }) as Box<dyn RunLease>
+        }))
+    }
+
+    fn is_leased(&self, run: &RunId) -> bool {
+        #[expect(
+            clippy::cast_sign_loss,
+            reason = "the key's bits, as pg_locks splits them"
+        )]
+        let bits = lease_key(run) as u64;
+        #[expect(clippy::cast_possible_truncation, reason = "the high and low halves")]
+        let (high, low) = ((bits >> 32) as u32, bits as u32);
+        self.call(move |inner| async move {
+            let rows = inner
+                .query(
+                    "cannot ask whether the run is driven",
+                    "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted \
+                     AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+                     AND classid = $1 AND objid = $2 AND objsubid = 1",
+                    &[&high, &low],
+                )
+                .await?;
+            Ok(!rows.is_empty())
+        })
+        // A store that cannot tell says it is held.
+        .unwrap_or(true)
+    }
+
+    fn read_log(&self, run: &RunId, log: Log) -> Result<Vec<u8>, StoreError> {
+        let run = run.to_string();
+        let log = log_name(log);
+        self.call(move |inner| async move {
+            let rows = inner
+                .query(
+                    "cannot read the log",
+                    "SELECT line FROM orcho_log_lines WHERE run = $1 AND log = $2 ORDER BY id",
+                    &[&run, &log],
+                )
+                .await?;
+            let mut out = Vec::new();
+            for row in rows {
+                out.extend_from_slice(row.get::<_, &[u8]>(0));
+                out.push(b'\n');
+            }
+            Ok(out)
+        })
+    }
+
+    fn append_log(&self, run: &RunId, log: Log, line: &[u8]) -> Result<(), StoreError> {
+        let run = run.to_string();
+        let log = log_name(log);
+        let line = line_of(line);
+        self.call(move |inner| async move {
+            inner
+                .execute("cannot append to the log", APPEND, &[&run, &log, &line])
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn get(&self, run: &RunId, item: Item<'_>) -> Result<Option<Vec<u8>>, StoreError> {
+        let (kind, name) = slot(item)?;
+        let run = run.to_string();
+        self.call(move |inner| async move {
+            let rows = inner
+                .query(
+                    "cannot read the document",
+                    "SELECT body FROM orcho_documents WHERE run = $1 AND kind = $2 AND name = $3",
+                    &[&run, &kind, &name],
+                )
+                .await?;
+            Ok(rows.first().map(|r| r.get::<_, Vec<u8>>(0)))
+        })
+    }
+
+    fn create(&self, run: &RunId, item: Item<'_>, bytes: &[u8]) -> Result<Created, StoreError> {
+        let (kind, name) = slot(item)?;
+        let run = run.to_string();
+        let bytes = bytes.to_vec();
+        self.call(move |inner| async move {
+            let rows = inner
+                .query(
+                    "cannot write the document",
+                    CREATE,
+                    &[&run, &kind, &name, &bytes],
+                )
+                .await?;
+            Ok(if rows.is_empty() {
+                Created::Exists
+            } else {
+                Created::New
+            })
+        })
+    }
+
+    fn put(&self, run: &RunId, item: Item<'_>, bytes: &[u8]) -> Result<(), StoreError> {
+        let (kind, name) = slot(item)?;
+        let run = run.to_string();
+        let bytes = bytes.to_vec();
+        self.call(move |inner| async move {
+            inner
+                .execute(
+                    "cannot write the document",
+                    PUT,
+                    &[&run, &kind, &name, &bytes],
+                )
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn supersede_decision(&self, run: &RunId, id: &HandoffId) -> Result<(), StoreError> {
+        let run = run.to_string();
+        let id = id.to_string();
+        self.call(move |inner| async move {
+            inner
+                .execute(
+                    "cannot set the decision aside",
+                    "WITH aside AS ( \
+                         DELETE FROM orcho_documents \
+                         WHERE run = $1 AND kind = 'decision' AND name = $2 \
+                         RETURNING run, name, body, written_at) \
+                     INSERT INTO orcho_superseded (run, name, body, written_at) \
+                     SELECT run, name, body, written_at FROM aside",
+                    &[&run, &id],
+                )
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn list(&self, run: &RunId, set: Set) -> Result<Vec<String>, StoreError> {
+        let kind = set_kind(set)?;
+        let run = run.to_string();
+        self.call(move |inner| async move {
+            let rows = inner
+                .query(
+                    "cannot list the documents",
+                    "SELECT name FROM orcho_documents WHERE run = $1 AND kind = $2",
+                    &[&run, &kind],
+                )
+                .await?;
+            Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
+        })
+    }
+
+    fn lock(&self, run: &RunId, kind: PointKind) -> Result<Box<dyn Held>, StoreError> {
+        let key = lock_key(kind.as_str(), run);
+        let conn = self.call(move |inner| async move {
+            let conn = inner.dedicated().await?;
+            conn.client
+                .execute("SELECT pg_advisory_lock($1)", &[&key])
+                .await
+                .map_err(|e| inner.target.error("cannot take the lock", &e))?;
+            Ok(conn)
+        })?;
+        Ok(Box::new(PgHeld {
+            key,
+            conn: Some(conn),
+            storage: self.clone(),
+        }))
+    }
+}

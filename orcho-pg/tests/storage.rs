@@ -1,0 +1,234 @@
+//! The PostgreSQL store against a real server this test binary starts:
+//! the storage conformance suite, and what a user sees when something is
+//! wrong.
+
+use std::{sync::Arc, time::Duration};
+
+use orcho_core::{
+    RunId,
+    storage::{Item, NewRun, Storage, conformance},
+};
+use orcho_pg::{
+    Origin, PgStorage, SCHEMA_VERSION,
+    testing::{PASSWORD, Server},
+};
+
+fn run(name: &str) -> RunId {
+    name.parse().expect("a run id")
+}
+
+#[test]
+fn the_postgres_store_passes_the_conformance_suite() {
+    let Some(server) = Server::shared() else {
+        return;
+    };
+    conformance::check(&|| {
+        let url = server.new_database();
+        Arc::new(
+            PgStorage::open(&url)
+                .expect("a URL")
+                .for_origin(Origin::new("here", "/checkout")),
+        ) as Arc<dyn Storage>
+    });
+}
+
+#[test]
+fn two_checkouts_on_one_database_list_only_their_own_runs() {
+    let Some(server) = Server::shared() else {
+        return;
+    };
+    let url = server.new_database();
+    let a = PgStorage::open(&url)
+        .unwrap()
+        .for_origin(Origin::new("m1", "/a"));
+    let b = PgStorage::open(&url)
+        .unwrap()
+        .for_origin(Origin::new("m2", "/a"));
+    let (ra, rb) = (
+        run("20261126T100000000Z-aaaaaaaaaaaaaaaa"),
+        run("20261126T100001000Z-bbbbbbbbbbbbbbbb"),
+    );
+    drop(a.create_run(&ra, NewRun::new(b"{}", b"{}")).unwrap());
+    drop(b.create_run(&rb, NewRun::new(b"{}", b"{}")).unwrap());
+    assert_eq!(a.runs().unwrap().runs, std::slice::from_ref(&ra));
+    assert_eq!(b.runs().unwrap().runs, std::slice::from_ref(&rb));
+    assert_eq!(a.team().runs().unwrap().runs, [ra, rb.clone()]);
+    // Another checkout's run is still reachable by its id.
+    assert!(a.has_run(&rb).unwrap());
+    assert_eq!(
+        a.get(&rb, Item::Snapshot).unwrap().as_deref(),
+        Some(&b"{}"[..])
+    );
+}
+
+#[test]
+fn the_password_is_never_shown() {
+    let Some(server) = Server::shared() else {
+        return;
+    };
+    let url = server.new_database();
+    let storage = PgStorage::open(&url).unwrap();
+    assert!(
+        !storage.location().contains(PASSWORD),
+        "{}",
+        storage.location()
+    );
+    assert!(!format!("{storage:?}").contains(PASSWORD));
+    let id = run("r1");
+    assert!(
+        !storage
+            .locate(&id, Item::Snapshot)
+            .as_str()
+            .contains(PASSWORD)
+    );
+    let wrong = url.replace(PASSWORD, "not-the-password");
+    let e = PgStorage::open(&wrong).unwrap().runs().unwrap_err();
+    let text = orcho_core::error_chain(&e);
+    assert!(text.contains("the password was refused"), "{text}");
+    assert!(!text.contains("not-the-password"), "{text}");
+}
+
+#[test]
+fn a_refused_connection_says_so_in_one_line() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let storage = PgStorage::open(&format!(
+        "postgres://u:pw@127.0.0.1:{port}/db?connect_timeout=5"
+    ))
+    .unwrap();
+    let e = storage.runs().unwrap_err();
+    let text = orcho_core::error_chain(&e);
+    assert!(text.contains("connection refused"), "{text}");
+    assert!(!text.contains(":pw@"), "{text}");
+    assert!(!text.contains('\n'), "{text}");
+}
+
+#[test]
+fn a_missing_database_names_what_to_do() {
+    let Some(server) = Server::shared() else {
+        return;
+    };
+    let storage = PgStorage::open(&server.url("no_such_database")).unwrap();
+    let text = orcho_core::error_chain(&storage.runs().unwrap_err());
+    assert!(
+        text.contains("does not exist") && text.contains("create it"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_newer_schema_is_refused_and_left_as_it_is() {
+    let Some(server) = Server::shared() else {
+        return;
+    };
+    let url = server.new_database();
+    let storage = PgStorage::open(&url).unwrap();
+    assert_eq!(
+        storage.migrate().unwrap(),
+        0,
+        "a new database has no schema"
+    );
+    assert_eq!(
+        storage.migrate().unwrap(),
+        SCHEMA_VERSION,
+        "migrating twice changes nothing"
+    );
+    let db = url
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap()
+        .to_owned();
+    server.psql(
+        &db,
+        &format!("UPDATE orcho_schema SET version = {}", SCHEMA_VERSION + 1),
+    );
+    let fresh = PgStorage::open(&url).unwrap();
+    let text = orcho_core::error_chain(&fresh.runs().unwrap_err());
+    assert!(text.contains("newer than this orcho knows"), "{text}");
+    assert_eq!(
+        server.psql(&db, "SELECT version FROM orcho_schema"),
+        (SCHEMA_VERSION + 1).to_string()
+    );
+}
+
+#[test]
+fn of_two_hosts_migrating_a_new_database_at_once_both_succeed() {
+    let Some(server) = Server::shared() else {
+        return;
+    };
+    let url = server.new_database();
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || PgStorage::open(&url).unwrap().runs().map(|l| l.runs.len()))
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().unwrap().unwrap(), 0);
+    }
+}
+
+#[test]
+fn it_works_when_called_from_async_code() {
+    let Some(server) = Server::shared() else {
+        return;
+    };
+    let url = server.new_database();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let storage = PgStorage::open(&url).unwrap();
+        let lease = storage
+            .create_run(&run("r1"), NewRun::new(b"{}", b"{}"))
+            .unwrap();
+        assert!(storage.is_leased(&run("r1")));
+        drop(lease);
+        assert!(storage.lease(&run("r1"), Duration::ZERO).unwrap().is_some());
+        drop(storage);
+    });
+}
+
+#[test]
+fn a_database_restart_gives_a_clear_error_and_the_next_call_goes_on() {
+    if Server::shared().is_none() {
+        return;
+    }
+    // A server of its own: the shared one stays up for the other tests.
+    let server = Server::start().expect("a second server");
+    let url = server.new_database();
+    let storage = PgStorage::open(&url)
+        .unwrap()
+        .for_origin(Origin::new("here", "/c"));
+    let r = run("r1");
+    let mut lease = storage
+        .create_run(&r, NewRun::new(b"{\"seq\":1}", b"{}"))
+        .unwrap();
+    server.stop().unwrap();
+    let text = orcho_core::error_chain(&storage.runs().unwrap_err());
+    assert!(!text.contains(PASSWORD), "{text}");
+    assert!(!text.contains('\n'), "one line: {text}");
+    // The lease died with its connection: the driver can append nothing
+    // more, and says so.
+    assert!(lease.append(b"{\"seq\":2}").is_err());
+    server.start_again().unwrap();
+    assert_eq!(storage.runs().unwrap().runs, std::slice::from_ref(&r));
+    drop(lease);
+    let mut again = storage
+        .lease(&r, Duration::from_secs(5))
+        .unwrap()
+        .expect("the lease is free again");
+    again.append(b"{\"seq\":2}").unwrap();
+    assert_eq!(
+        storage.read_log(&r, orcho_core::storage::Log::Run).unwrap(),
+        b"{\"seq\":1}\n{\"seq\":2}\n"
+    );
+    server.stop().unwrap();
+}
