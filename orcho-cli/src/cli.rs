@@ -23,8 +23,15 @@ pub(crate) struct Cli {
     /// an orcho.yaml, up to the repository's root; else the root]
     #[arg(long, global = true, value_name = "DIR")]
     pub(crate) checkout: Option<Utf8PathBuf>,
-    /// The store directory [default: .orcho in the checkout]
-    #[arg(long, global = true, value_name = "DIR", env = "ORCHO_STORE")]
+    /// The store: a directory [default: .orcho in the checkout], or a
+    /// PostgreSQL URL a team shares (postgres://USER:PASSWORD@HOST/DATABASE)
+    #[arg(
+        long,
+        global = true,
+        value_name = "DIR|URL",
+        env = "ORCHO_STORE",
+        hide_env_values = true
+    )]
     pub(crate) store: Option<Utf8PathBuf>,
     /// Print one JSON document on standard output instead of text
     #[arg(long, global = true)]
@@ -94,6 +101,11 @@ pub(crate) enum Command {
         /// Never prompt: stop with exit code 4 at an undecided decision point
         #[arg(long)]
         no_interactive: bool,
+        /// At an undecided decision point, wait until it is decided (from
+        /// another terminal, or from any machine sharing the store), then
+        /// go on
+        #[arg(long)]
+        wait: bool,
         /// At a paused handoff with nobody to ask, let the CI autopilot try
         /// (see `orcho run --autopilot`)
         #[arg(long)]
@@ -103,8 +115,17 @@ pub(crate) enum Command {
         #[arg(long = "phase", value_name = "PHASE=COMMAND")]
         phases: Vec<String>,
     },
-    /// List the runs waiting for a decision, newest first
-    Inbox,
+    /// List the runs waiting for a decision, newest first (with a shared
+    /// store: every machine's and checkout's)
+    Inbox {
+        /// Only runs started from this machine and checkout
+        #[arg(long)]
+        mine: bool,
+        /// Only runs of checkouts whose repository (its `origin` remote) or
+        /// path contains REPO
+        #[arg(long, value_name = "REPO")]
+        repo: Option<String>,
+    },
     /// List every run of the store, newest first, with where it stands
     Runs,
     /// A run's history: one line per transition, in order
@@ -370,6 +391,10 @@ pub(crate) struct RunArgs {
     /// Never prompt: stop with exit code 4 at an undecided decision point
     #[arg(long)]
     pub(crate) no_interactive: bool,
+    /// At an undecided decision point, wait until it is decided (from
+    /// another terminal, or from any machine sharing the store), then go on
+    #[arg(long)]
+    pub(crate) wait: bool,
     /// At a paused handoff with nobody to ask, let the CI autopilot try:
     /// the advisor's advice, the safety checks, then a retry with its
     /// feedback, or a stop with the reason (also the profile's

@@ -221,6 +221,15 @@ fn engine_hint(e: &EngineError) -> Option<String> {
             "a decision is recorded once; `orcho intake {run}` shows the one recorded first"
         ));
     }
+    if let Some(Remedy::DriveItThere(origin)) = e.remedy() {
+        let run = e
+            .run_id()
+            .map_or_else(|| "RUN".to_owned(), ToString::to_string);
+        return Some(format!(
+            "on {}, in {}: `orcho resume {run}`; decisions can be made from here              (`orcho inbox` lists them)",
+            origin.machine, origin.checkout
+        ));
+    }
     Some(
         match e.remedy()? {
             Remedy::WaitForDriver => "another process is driving this run; wait for it to stop",

@@ -6,7 +6,9 @@
 //! `orcho.yaml`, stopping at the repository's root (the directory with
 //! `.git`); with no `orcho.yaml` on the way, the repository's root; outside
 //! a repository, the current directory. The store is `.orcho` in the
-//! checkout unless `--store` (or `ORCHO_STORE`) says otherwise.
+//! checkout unless `--store` (or `ORCHO_STORE`) says otherwise: another
+//! directory, or a PostgreSQL URL that a team shares (receipts, worktrees
+//! and phase logs then stay in `.orcho` in the checkout).
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho::{RunPlan, gates::GateRegistry, profile::Profile};
@@ -20,7 +22,12 @@ pub(crate) const PROFILE_FILE: &str = "orcho.yaml";
 #[derive(Debug, Clone)]
 pub(crate) struct Place {
     pub(crate) checkout: Utf8PathBuf,
+    /// This machine's directory of the store: the whole store, or, with a
+    /// shared store, its receipts, worktrees and phase logs.
     pub(crate) store: Utf8PathBuf,
+    /// The database the runs and decisions are kept in, when the store is
+    /// shared.
+    pub(crate) shared: Option<orcho_pg::PgStorage>,
     pub(crate) json: bool,
     /// The receipt key an embedding host gave; `None` reads the caller's
     /// (see [`key`](crate::key)).
@@ -58,13 +65,28 @@ impl Place {
             }
             None => discover(&cwd),
         };
-        let store = store.map_or_else(
-            || checkout.join(orcho::core::layout::DEFAULT_STORE_DIR),
-            |s| absolute(&cwd, &s),
-        );
+        let local = || checkout.join(orcho::core::layout::DEFAULT_STORE_DIR);
+        let (store, shared) = match store {
+            Some(url) if orcho_pg::is_url(url.as_str()) => {
+                let origin = orcho_pg::Origin::new(machine(), checkout.as_str());
+                let shared = orcho_pg::PgStorage::open(url.as_str())
+                    .map_err(|e| {
+                        CliError::msg(orcho::core::error_chain(&e)).with_hint(
+                            "a shared store is `postgres://USER:PASSWORD@HOST:PORT/DATABASE` \
+                             (with `?sslmode=require` for TLS); without `--store` and \
+                             ORCHO_STORE the store is `.orcho` in the checkout",
+                        )
+                    })?
+                    .for_origin(origin);
+                (local(), Some(shared))
+            }
+            Some(dir) => (absolute(&cwd, &dir), None),
+            None => (local(), None),
+        };
         Ok(Self {
             checkout,
             store,
+            shared,
             json,
             receipt_key: None,
         })
@@ -114,7 +136,20 @@ impl Place {
 
     /// The place's store: its runs, read and decided without a plan.
     pub(crate) fn store(&self) -> orcho::Store {
-        orcho::Store::open(&self.store)
+        match &self.shared {
+            Some(shared) => orcho::Store::new(std::sync::Arc::new(shared.clone()), &self.store),
+            None => orcho::Store::open(&self.store),
+        }
+    }
+
+    /// The store as a team sees it: with a shared store, every machine's
+    /// and checkout's runs (for the inbox); otherwise the
+    /// place's store.
+    pub(crate) fn team_store(&self) -> orcho::Store {
+        match &self.shared {
+            Some(shared) => orcho::Store::new(std::sync::Arc::new(shared.team()), &self.store),
+            None => self.store(),
+        }
     }
 
     /// The place's store, signing and checking receipts with the host's
@@ -137,6 +172,20 @@ pub(crate) fn registry() -> GateRegistry {
         Err(_) => GateRegistry::builtins_builder(),
     };
     builder.build()
+}
+
+/// This machine's label in a shared store: `ORCHO_MACHINE`, else its host
+/// name.
+fn machine() -> String {
+    if let Some(label) = std::env::var_os("ORCHO_MACHINE").and_then(|v| v.into_string().ok())
+        && !label.trim().is_empty()
+    {
+        return label.trim().to_owned();
+    }
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// `builtin:<name>` as it is; a file made absolute against the current

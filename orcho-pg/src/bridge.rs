@@ -54,6 +54,11 @@ impl Bridge {
         });
         rx.recv().ok()
     }
+
+    /// Starts `future` on the bridge's runtime without waiting for it.
+    pub(crate) fn spawn(&self, future: impl Future<Output = ()> + Send + 'static) {
+        self.handle.spawn(future);
+    }
 }
 
 impl Drop for Bridge {

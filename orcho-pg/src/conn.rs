@@ -91,6 +91,30 @@ impl Target {
         self.config.get_ssl_mode() != SslMode::Disable
     }
 
+    /// Opens a connection whose messages the caller drives (for LISTEN):
+    /// the client, and the messages that are not answers to queries, until
+    /// the connection ends.
+    pub(crate) async fn connect_listening(
+        &self,
+    ) -> Result<(Client, tokio::sync::mpsc::UnboundedReceiver<()>), tokio_postgres::Error> {
+        let (client, mut connection) = self.config.connect(self.tls.clone()).await?;
+        let (heard, hear) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            loop {
+                match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                    Some(Ok(tokio_postgres::AsyncMessage::Notification(_))) => {
+                        if heard.send(()).is_err() {
+                            break;
+                        }
+                    }
+                    Some(Ok(_)) => {}
+                    Some(Err(_)) | None => break,
+                }
+            }
+        });
+        Ok((client, hear))
+    }
+
     /// Opens a connection, driven on the current (the bridge's) runtime.
     pub(crate) async fn connect(&self) -> Result<Arc<Conn>, StoreError> {
         let (client, connection) = self

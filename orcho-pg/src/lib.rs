@@ -115,11 +115,14 @@ impl PgStorage {
         Ok(Self {
             inner: Arc::new(storage::Inner::new(bridge, target)),
             origin: None,
+            team: false,
         })
     }
 
-    /// Runs created through this storage record `origin`, and
-    /// [`runs`](orcho_core::storage::Storage::runs) lists only those.
+    /// Runs created through this storage record `origin`,
+    /// [`runs`](orcho_core::storage::Storage::runs) lists only those, and
+    /// runs of another origin are not driven from here
+    /// ([`Storage::origin`](orcho_core::storage::Storage::origin)).
     #[must_use]
     pub fn for_origin(mut self, origin: Origin) -> Self {
         self.origin = Some(origin);
@@ -127,17 +130,19 @@ impl PgStorage {
     }
 
     /// The same database, listing every run of every machine and checkout
-    /// (for a team's inbox). It shares this storage's connections.
+    /// (for a team's inbox); runs created elsewhere are still driven only
+    /// there. It shares this storage's connections.
     #[must_use]
     pub fn team(&self) -> Self {
         Self {
             inner: Arc::clone(&self.inner),
-            origin: None,
+            origin: self.origin.clone(),
+            team: true,
         }
     }
 
     /// The origin runs created here record.
-    pub fn origin(&self) -> Option<&Origin> {
+    pub fn local_origin(&self) -> Option<&Origin> {
         self.origin.as_ref()
     }
 

@@ -9,9 +9,12 @@ use std::{
 use camino::Utf8PathBuf;
 use orcho_core::{
     HandoffId, RunId, StoreError,
-    storage::{Created, Held, Item, Log, NewRun, PointKind, RunLease, RunListing, Set, Storage},
+    storage::{
+        Created, Held, Item, Log, NewRun, PointKind, RunLease, RunListing, RunOrigin, Set, Storage,
+        Subscription,
+    },
 };
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, watch};
 use tokio_postgres::{error::SqlState, types::ToSql};
 
 use crate::{
@@ -34,6 +37,9 @@ pub const CHANNEL: &str = "orcho_documents";
 pub(crate) struct Inner {
     pub(crate) bridge: Bridge,
     pub(crate) target: Target,
+    /// Counts what the listener heard (and each time it listened again),
+    /// once someone subscribed.
+    news: std::sync::OnceLock<watch::Receiver<u64>>,
     shared: Mutex<Option<Arc<Conn>>>,
     spare: StdMutex<Vec<Arc<Conn>>>,
 }
@@ -55,7 +61,19 @@ impl Inner {
             target,
             shared: Mutex::new(None),
             spare: StdMutex::new(Vec::new()),
+            news: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The listener's count, starting it on first use.
+    fn news(&self) -> watch::Receiver<u64> {
+        self.news
+            .get_or_init(|| {
+                let (tx, rx) = watch::channel(0);
+                self.bridge.spawn(listen(self.target.clone(), tx));
+                rx
+            })
+            .clone()
     }
 
     /// The connection every plain query shares (pipelined), opened (and
@@ -139,6 +157,54 @@ impl Inner {
     }
 }
 
+/// Listens on [`CHANNEL`] on a connection of its own, for as long as the
+/// bridge runs, counting every notification; after a lost connection it
+/// connects again (within a second or so) and counts that too, since what
+/// was written meanwhile was not heard.
+async fn listen(target: Target, tx: watch::Sender<u64>) {
+    loop {
+        if let Ok((client, mut hear)) = target.connect_listening().await
+            && client
+                .batch_execute(&format!("LISTEN {CHANNEL}"))
+                .await
+                .is_ok()
+        {
+            tx.send_modify(|n| *n += 1);
+            while hear.recv().await.is_some() {
+                tx.send_modify(|n| *n += 1);
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// A subscription to a PostgreSQL store: woken by its listener.
+#[derive(Debug)]
+struct PgSubscription {
+    news: Option<watch::Receiver<u64>>,
+    storage: PgStorage,
+}
+
+impl Subscription for PgSubscription {
+    fn wait(&mut self, timeout: Duration) -> bool {
+        let Some(mut news) = self.news.take() else {
+            return true;
+        };
+        let outcome = self.storage.inner.bridge.run(async move {
+            let changed = tokio::time::timeout(timeout, news.changed()).await;
+            (news, matches!(changed, Ok(Ok(()))))
+        });
+        match outcome {
+            Some((news, changed)) => {
+                self.news = Some(news);
+                changed
+            }
+            // The bridge has stopped: look, as often as asked.
+            None => true,
+        }
+    }
+}
+
 /// Runs `sql` on `conn`, prepared once per connection.
 async fn on(
     conn: &Conn,
@@ -175,6 +241,8 @@ async fn on(
 pub struct PgStorage {
     pub(crate) inner: Arc<Inner>,
     pub(crate) origin: Option<Origin>,
+    /// Whether [`runs`](Storage::runs) lists every origin's runs.
+    pub(crate) team: bool,
 }
 
 impl PgStorage {
@@ -425,7 +493,7 @@ impl Storage for PgStorage {
     }
 
     fn runs(&self) -> Result<RunListing, StoreError> {
-        let origin = self.origin.clone();
+        let origin = self.origin.clone().filter(|_| !self.team);
         let names: Vec<String> = self.call(move |inner| async move {
             let rows = match &origin {
                 Some(o) => {
@@ -716,6 +784,36 @@ impl Storage for PgStorage {
                 .await?;
             Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
         })
+    }
+
+    fn origin(&self, run: &RunId) -> Result<Option<RunOrigin>, StoreError> {
+        let name = run.to_string();
+        let row: Option<(String, String, Option<String>)> = self.call(move |inner| async move {
+            let rows = inner
+                .query(
+                    "cannot look the run up",
+                    "SELECT machine, checkout, repository FROM orcho_runs WHERE run = $1",
+                    &[&name],
+                )
+                .await?;
+            Ok(rows.first().map(|r| (r.get(0), r.get(1), r.get(2))))
+        })?;
+        Ok(row.map(|(machine, checkout, repository)| {
+            let here = self
+                .origin
+                .as_ref()
+                .is_some_and(|o| o.machine == machine && o.checkout == checkout);
+            RunOrigin::new(machine, checkout, here).with_repository(repository)
+        }))
+    }
+
+    fn subscribe(&self) -> Result<Option<Box<dyn Subscription>>, StoreError> {
+        let mut news = self.inner.news();
+        news.mark_unchanged();
+        Ok(Some(Box::new(PgSubscription {
+            news: Some(news),
+            storage: self.clone(),
+        })))
     }
 
     fn lock(&self, run: &RunId, kind: PointKind) -> Result<Box<dyn Held>, StoreError> {

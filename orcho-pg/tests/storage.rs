@@ -52,9 +52,17 @@ fn two_checkouts_on_one_database_list_only_their_own_runs() {
     drop(b.create_run(&rb, NewRun::new(b"{}", b"{}")).unwrap());
     assert_eq!(a.runs().unwrap().runs, std::slice::from_ref(&ra));
     assert_eq!(b.runs().unwrap().runs, std::slice::from_ref(&rb));
-    assert_eq!(a.team().runs().unwrap().runs, [ra, rb.clone()]);
-    // Another checkout's run is still reachable by its id.
+    assert_eq!(a.team().runs().unwrap().runs, [ra.clone(), rb.clone()]);
+    // Another checkout's run is still reachable by its id, and says where
+    // it is driven from.
     assert!(a.has_run(&rb).unwrap());
+    let there = a.origin(&rb).unwrap().expect("an origin");
+    assert_eq!(
+        (there.machine.as_str(), there.checkout.as_str(), there.here),
+        ("m2", "/a", false)
+    );
+    assert!(a.origin(&ra).unwrap().expect("an origin").here);
+    assert!(a.origin(&run("nope")).unwrap().is_none());
     assert_eq!(
         a.get(&rb, Item::Snapshot).unwrap().as_deref(),
         Some(&b"{}"[..])

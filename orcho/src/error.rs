@@ -36,6 +36,14 @@ pub enum Refusal {
     /// Another process is driving the run (it holds the run's lease).
     #[error("the run is busy: another process is driving it")]
     Busy,
+    /// The run was created on another machine or in another checkout of a
+    /// shared store: it is read and decided from anywhere, but driven only
+    /// there, where its worktree and receipts are.
+    #[error("the run is driven from {origin}, where its worktree is: resume it there")]
+    Elsewhere {
+        /// Where it was created.
+        origin: Box<orcho_core::storage::RunOrigin>,
+    },
     /// No run with this id (or starting with this prefix) is in the store.
     #[error("no such run in the store")]
     UnknownRun,
@@ -89,6 +97,8 @@ pub enum Refusal {
 pub enum Remedy {
     /// Wait for the process that drives the run to stop, then ask again.
     WaitForDriver,
+    /// Drive the run from where it was created.
+    DriveItThere(orcho_core::storage::RunOrigin),
     /// Name a run the store has: list them.
     ListRuns,
     /// Give more of the run's id.
@@ -115,6 +125,7 @@ impl Refusal {
     pub fn remedy(&self) -> Option<Remedy> {
         match self {
             Self::Busy => Some(Remedy::WaitForDriver),
+            Self::Elsewhere { origin } => Some(Remedy::DriveItThere((**origin).clone())),
             Self::UnknownRun => Some(Remedy::ListRuns),
             Self::AmbiguousRun { .. } => Some(Remedy::MoreOfTheId),
             Self::Ended { .. } => Some(Remedy::StartANewRun),

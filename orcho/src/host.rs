@@ -86,6 +86,18 @@ pub trait Host {
         async { Ok(None) }
     }
 
+    /// Nobody decided at `step` through this host: whether to wait for a
+    /// decision made elsewhere (another process, machine or client, through
+    /// a shared store). Return `true` once something may have been recorded
+    /// ([`Store::subscribe`](crate::Store::subscribe) wakes within moments
+    /// on a store that can tell): `drive` looks, acts on a decision it finds
+    /// and otherwise asks and waits again. `false` (the default) leaves the
+    /// run waiting there, and `drive` returns.
+    fn wait(&mut self, step: &Step) -> impl Future<Output = Result<bool, Self::Error>> + Send {
+        let _ = step;
+        async { Ok(false) }
+    }
+
     /// Who answers touchpoints through this host (default: an operator).
     fn answered_by(&self) -> DecidedBy {
         DecidedBy::Operator
@@ -128,6 +140,9 @@ pub enum Progress<'a> {
     /// Another decision was recorded at this point first (from another
     /// process or client); the run goes on with that one.
     DecidedElsewhere(&'a Step),
+    /// The point the host waited on ([`Host::wait`]) was decided elsewhere;
+    /// the run goes on with that decision.
+    DecidedWhileWaiting(&'a Step),
 }
 
 /// Why [`drive`] stopped early.
@@ -151,7 +166,8 @@ pub enum DriveError<E: std::error::Error + Send + Sync + 'static> {
 /// on; the CI autopilot acts at a handoff where it may
 /// ([`Host::autopilot`]); the host is asked, and its decision recorded and
 /// acted on (one recorded first by somebody else stands instead,
-/// [`Progress::DecidedElsewhere`]).
+/// [`Progress::DecidedElsewhere`]); a host that waits ([`Host::wait`]) has
+/// the run act on a decision made elsewhere as soon as it is recorded.
 ///
 /// # Errors
 ///
@@ -193,6 +209,12 @@ pub async fn drive<H: Host + Send>(
                     next
                 } else if ask(run, host, &waiting).await? {
                     run.resume().await?
+                } else if host.wait(&waiting).await.map_err(DriveError::Host)? {
+                    let now = run.resume().await?;
+                    if now.waiting() != waiting.waiting() {
+                        host.progress(Progress::DecidedWhileWaiting(&waiting));
+                    }
+                    now
                 } else {
                     return Ok(waiting);
                 }

@@ -145,5 +145,5 @@ pub use state::{
     Resumption, RunEvent, RunState, Stage, Supervised, TouchpointKind, Transition, TransitionError,
     Workspace,
 };
-pub use store::{DEFAULT_LOCK_WAIT, Store};
+pub use store::{DEFAULT_LOCK_WAIT, Store, Watch};
 pub use view::{Artifact, AttemptView, GcReport, Listed, Overridden, RunView, Waiting};

@@ -82,10 +82,14 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
         Command::Resume {
             run,
             no_interactive,
+            wait,
             autopilot,
             phases,
-        } => run::resume(place, &find(&run)?, no_interactive, autopilot, &phases).await,
-        Command::Inbox => inbox::inbox(place),
+        } => {
+            let asking = run::Asking::new(no_interactive, wait);
+            run::resume(place, &find(&run)?, asking, autopilot, &phases).await
+        }
+        Command::Inbox { mine, repo } => inbox::inbox(place, &inbox::Filter { mine, repo }),
         Command::Runs => runs::list(place),
         Command::Log { run } => runs::log(place, &find(&run)?),
         Command::Evidence { run } => runs::evidence(place, &find(&run)?),

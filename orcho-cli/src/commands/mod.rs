@@ -4,7 +4,7 @@ pub(crate) mod attest;
 mod decide;
 mod dispatch;
 pub(crate) mod hook;
-mod inbox;
+pub(crate) mod inbox;
 mod init;
 mod permissions;
 mod report;

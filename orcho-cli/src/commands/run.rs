@@ -109,7 +109,13 @@ pub(crate) async fn start(place: &Place, args: &RunArgs) -> Result<Report, CliEr
             spec.generation(),
             spec.counted()
         ));
-        return drive(place, &config, &mut run, interactive(args.no_interactive)).await;
+        return drive(
+            place,
+            &config,
+            &mut run,
+            Asking::new(args.no_interactive, args.wait),
+        )
+        .await;
     }
     let (name, plan) = place.load_profile(args.profile.profile.as_deref())?;
     if let Some((name, why)) = host::unknown_phase(&plan, &phases) {
@@ -125,14 +131,20 @@ pub(crate) async fn start(place: &Place, args: &RunArgs) -> Result<Report, CliEr
     let (config, mut run) = host::begin(place, (name, plan), launch)?;
     interrupt::driving_run(run.id());
     place.progress(&format!("run {} started", run.id()));
-    drive(place, &config, &mut run, interactive(args.no_interactive)).await
+    drive(
+        place,
+        &config,
+        &mut run,
+        Asking::new(args.no_interactive, args.wait),
+    )
+    .await
 }
 
 /// `orcho resume`: acts on recorded decisions and drives the run on.
 pub(crate) async fn resume(
     place: &Place,
     id: &RunId,
-    no_interactive: bool,
+    asking: Asking,
     autopilot: bool,
     phases: &[String],
 ) -> Result<Report, CliError> {
@@ -151,7 +163,7 @@ pub(crate) async fn resume(
     }
     config.phases.extend(phases);
     crate::runner::check_agents(run.engine().plan(), &config)?;
-    match drive(place, &config, &mut run, interactive(no_interactive)).await {
+    match drive(place, &config, &mut run, asking).await {
         // The recorded decision stands; the target has to make way for it.
         Err(e) if matches!(e.kind(), CliErrorKind::Engine(engine) if engine.target_conflict().is_some()) =>
         {
@@ -168,9 +180,29 @@ pub(crate) async fn resume(
     }
 }
 
-fn interactive(no_interactive: bool) -> bool {
-    !no_interactive && std::io::stdin().is_terminal()
+/// How the CLI gets the decisions a run waits on.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Asking {
+    /// Asked at the terminal.
+    interactive: bool,
+    /// Nobody decided here: wait for a decision made elsewhere (`--wait`).
+    wait: bool,
 }
+
+impl Asking {
+    /// `--no-interactive` and `--wait` as given: the prompt only at a
+    /// terminal.
+    pub(crate) fn new(no_interactive: bool, wait: bool) -> Self {
+        Self {
+            interactive: !no_interactive && std::io::stdin().is_terminal(),
+            wait,
+        }
+    }
+}
+
+/// How long one wait for a decision made elsewhere lasts before the run
+/// looks anyway (a store that tells of writes wakes it sooner).
+const WAIT_SLICE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Drives `run` with [`orcho::drive`] until it finishes, or pauses at a
 /// decision nobody took (asked at the terminal when `interactive`), and
@@ -179,14 +211,23 @@ async fn drive(
     place: &Place,
     config: &RunConfig,
     run: &mut Run,
-    interactive: bool,
+    asking: Asking,
 ) -> Result<Report, CliError> {
+    // Subscribed before the run is first looked at, so that no decision
+    // made elsewhere in between goes unheard.
+    let watch = if asking.wait {
+        Some(run.engine().store().subscribe()?)
+    } else {
+        None
+    };
     let mut cli = CliHost {
         place,
         config,
         engine: run.engine().clone(),
         run: run.id().clone(),
-        interactive,
+        interactive: asking.interactive,
+        watch,
+        waiting_on: None,
         reported: None,
     };
     let end = orcho::drive(run, &mut cli).await?;
@@ -208,6 +249,10 @@ struct CliHost<'a> {
     engine: Engine,
     run: RunId,
     interactive: bool,
+    /// With `--wait`: what wakes the run when a decision is made elsewhere.
+    watch: Option<orcho::Watch>,
+    /// The point the run was last said to wait on.
+    waiting_on: Option<orcho::Waiting>,
     /// The verdict the last phase command gave, to say when the engine
     /// recorded another (a read-only phase that wrote).
     reported: Option<orcho::core::Verdict>,
@@ -315,6 +360,24 @@ impl orcho::Host for CliHost<'_> {
             .map(|choice| DecisionRequest::new(choice, DecidedBy::Operator)))
     }
 
+    async fn wait(&mut self, step: &Step) -> Result<bool, CliError> {
+        let Some(watch) = self.watch.as_mut() else {
+            return Ok(false);
+        };
+        if self.waiting_on != step.waiting() {
+            self.waiting_on = step.waiting();
+            let (point, how) = pause_hint(step, &self.run)?;
+            // Said under `--json` too: a process that waits says so.
+            output::err(&format!(
+                "waiting for the {point} to be decided, from here or anywhere the store is \
+                 shared: `{how}` (Ctrl-C stops waiting; `orcho resume {}` later goes on)",
+                self.run
+            ));
+        }
+        watch.changed(WAIT_SLICE).await;
+        Ok(true)
+    }
+
     fn autopilot(&self) -> bool {
         !self.interactive
     }
@@ -367,6 +430,12 @@ impl orcho::Host for CliHost<'_> {
                 "a different decision was recorded meanwhile (from another terminal or a client); \
                  the run goes on with that one",
             ),
+            Progress::DecidedWhileWaiting(step) => {
+                let point = pause_hint(step, &self.run).map_or("decision point", |(p, _)| p);
+                output::err(&format!(
+                    "the {point} was decided elsewhere; the run goes on"
+                ));
+            }
             _ => {}
         }
     }

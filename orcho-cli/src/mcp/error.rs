@@ -220,6 +220,8 @@ impl ToolError {
         match e.kind() {
             EngineErrorKind::Refused(Refusal::Busy) => Self::new("run_busy", message)
                 .hint("another process is driving this run; retry when it stops"),
+            EngineErrorKind::Refused(Refusal::Elsewhere { .. }) => Self::new("run_elsewhere", message)
+                .hint("decide it from here; it is driven only on the machine and checkout that created it"),
             EngineErrorKind::Refused(Refusal::AmbiguousRun { .. }) => Self::invalid(message)
                 .hint("give more of the run's id; orcho_workspace_pending_decisions lists runs"),
             EngineErrorKind::Refused(Refusal::UnknownRun) => Self::new("unknown_run", message)

@@ -45,6 +45,7 @@ impl OrchoMcp {
         Self::new(Place {
             checkout,
             store,
+            shared: None,
             json: true,
             receipt_key: None,
         })

@@ -775,10 +775,11 @@ impl OrchoMcp {
     }
 
     pub(super) fn inbox(&self) -> ToolResult {
-        let store = self.store();
-        let inbox = store.inbox()?;
-        let stopped = host::stopped_runs(&store)?;
-        value(&InboxDoc::new(&inbox, &stopped, Naming::Mcp))
+        let (inbox, stopped, origins) = crate::commands::inbox::gather(
+            &self.place.team_store(),
+            &crate::commands::inbox::Filter::default(),
+        )?;
+        value(&InboxDoc::new(&inbox, &stopped, Naming::Mcp).with_origins(&origins))
     }
 }
 

@@ -35,6 +35,15 @@ pub(crate) enum RunKey<'a> {
     Mcp { run_id: &'a RunId },
 }
 
+impl RunKey<'_> {
+    fn id(&self) -> &RunId {
+        match self {
+            Self::Cli { run } => run,
+            Self::Mcp { run_id } => run_id,
+        }
+    }
+}
+
 impl Naming {
     pub(crate) fn run(self, run: &RunId) -> RunKey<'_> {
         match self {
@@ -129,15 +138,26 @@ pub(crate) struct InboxDoc<'a> {
 pub(crate) struct StoppedDoc<'a> {
     #[serde(flatten)]
     pub(crate) run: RunKey<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) origin: Option<&'a orcho::core::storage::RunOrigin>,
     pub(crate) phase: Option<&'a str>,
     pub(crate) next_step: &'static str,
 }
+
+/// Where the runs of a shared store were started, by run.
+pub(crate) type Origins = std::collections::BTreeMap<RunId, orcho::core::storage::RunOrigin>;
 
 /// One decision a run waits on.
 #[derive(Debug, Serialize)]
 pub(crate) struct PendingDoc<'a> {
     #[serde(flatten)]
     pub(crate) run: RunKey<'a>,
+    /// Where the run was started (machine, checkout, repository, whether
+    /// that is here), with a shared store.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) origin: Option<&'a orcho::core::storage::RunOrigin>,
+    /// Since when it waits.
+    pub(crate) since: String,
     pub(crate) phase: &'a str,
     pub(crate) trigger: String,
     pub(crate) verdict: Option<String>,
@@ -160,6 +180,7 @@ impl<'a> InboxDoc<'a> {
                 .iter()
                 .map(|view| StoppedDoc {
                     run: naming.run(&view.run),
+                    origin: None,
                     phase: view.phase.as_ref().map(|p| p.as_str()),
                     next_step: "resume",
                 })
@@ -179,10 +200,25 @@ impl<'a> InboxDoc<'a> {
     }
 }
 
+impl<'a> InboxDoc<'a> {
+    /// With where each run was started, for a shared store.
+    pub(crate) fn with_origins(mut self, origins: &'a Origins) -> Self {
+        for p in &mut self.pending {
+            p.origin = origins.get(p.run.id());
+        }
+        for s in &mut self.stopped {
+            s.origin = origins.get(s.run.id());
+        }
+        self
+    }
+}
+
 impl<'a> PendingDoc<'a> {
     fn new(p: &'a PendingDecision, naming: Naming) -> Self {
         Self {
             run: naming.run(p.run()),
+            origin: None,
+            since: p.opened_at().to_string(),
             phase: p.phase(),
             trigger: p.trigger(),
             verdict: p.verdict().map(|v| v.to_string()),

@@ -442,7 +442,16 @@ pub(crate) fn touchpoint(request: &orcho::SupervisionRequest) -> String {
 
 /// The decision inbox: a line per pending decision, per unreadable run and
 /// per run stopped mid-phase.
-pub(crate) fn inbox(inbox: &Inbox, stopped: &[orcho::RunView]) -> String {
+pub(crate) fn inbox(
+    inbox: &Inbox,
+    stopped: &[orcho::RunView],
+    origins: &super::doc::Origins,
+) -> String {
+    // With a shared store, a run started elsewhere says where.
+    let elsewhere = |run: &RunId| match origins.get(run) {
+        Some(origin) if !origin.here => format!("  on {origin}"),
+        _ => String::new(),
+    };
     if inbox.is_empty() && stopped.is_empty() {
         return "no run is waiting for a decision".to_owned();
     }
@@ -450,12 +459,13 @@ pub(crate) fn inbox(inbox: &Inbox, stopped: &[orcho::RunView]) -> String {
     for p in inbox.pending() {
         let _ = writeln!(
             text,
-            "{}  {}  {}  actions: {}  next: {}",
+            "{}  {}  {}  actions: {}  next: {}{}",
             p.run(),
             p.phase(),
             p.trigger(),
             p.available_actions().join(", "),
-            p.next_step()
+            p.next_step(),
+            elsewhere(p.run()),
         );
     }
     for d in inbox.degraded() {
@@ -464,10 +474,11 @@ pub(crate) fn inbox(inbox: &Inbox, stopped: &[orcho::RunView]) -> String {
     for view in stopped {
         let _ = writeln!(
             text,
-            "{}  {}  next: orcho resume {}",
+            "{}  {}  next: orcho resume {}{}",
             view.run,
             waiting(view),
-            view.run
+            view.run,
+            elsewhere(&view.run),
         );
     }
     text.trim_end().to_owned()

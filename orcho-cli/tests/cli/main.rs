@@ -34,6 +34,7 @@ mod runs;
 mod seeing;
 mod status;
 mod support;
+mod team;
 mod toolchain;
 mod waiver;
 

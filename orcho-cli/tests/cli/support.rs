@@ -180,6 +180,18 @@ impl Repo {
             .spawn()?)
     }
 
+    /// Spawns `orcho <args>` with `envs` added to its environment, standard
+    /// input closed and the outputs captured.
+    pub(crate) fn spawn_with(&self, envs: &[(&str, &str)], args: &[&str]) -> Result<Child> {
+        Ok(self
+            .command(args)
+            .envs(envs.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?)
+    }
+
     /// Runs `orcho <args>` to the end (at most [`WAIT`]).
     pub(crate) fn orcho(&self, args: &[&str]) -> Result<Out> {
         finish(self.spawn(args)?, WAIT)
@@ -288,6 +300,70 @@ pub(crate) fn orcho_at(dir: &Utf8Path, envs: &[(&str, &str)], args: &[&str]) -> 
         .stderr(Stdio::piped())
         .spawn()?;
     finish(child, WAIT)
+}
+
+/// A running `orcho` whose standard error is read as it comes.
+#[derive(Debug)]
+pub(crate) struct Watched {
+    child: Child,
+    lines: std::sync::mpsc::Receiver<String>,
+    stderr: thread::JoinHandle<String>,
+}
+
+impl Watched {
+    /// Reads `child`'s standard error as it comes.
+    pub(crate) fn new(mut child: Child) -> Result<Self> {
+        let pipe = child.stderr.take().ok_or("no stderr")?;
+        let (tx, lines) = std::sync::mpsc::channel();
+        let stderr = thread::spawn(move || {
+            use std::io::BufRead;
+            let mut all = String::new();
+            for line in std::io::BufReader::new(pipe)
+                .lines()
+                .map_while(std::result::Result::ok)
+            {
+                all.push_str(&line);
+                all.push('\n');
+                let _ = tx.send(line);
+            }
+            all
+        });
+        Ok(Self {
+            child,
+            lines,
+            stderr,
+        })
+    }
+
+    /// Waits (at most [`WAIT`]) for a line of standard error containing
+    /// `needle`.
+    pub(crate) fn until(&self, needle: &str) -> Result {
+        let deadline = Instant::now() + WAIT;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.contains(needle) => return Ok(()),
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        Err(format!("no line with `{needle}` on standard error").into())
+    }
+
+    /// Waits for it to exit, as [`finish`] does.
+    pub(crate) fn finish(mut self) -> Result<Out> {
+        let stdout = drain(self.child.stdout.take());
+        let status = wait(&mut self.child, WAIT)?;
+        let stdout = stdout.join().map_err(|_| "the stdout reader panicked")?;
+        let stderr = self
+            .stderr
+            .join()
+            .map_err(|_| "the stderr reader panicked")?;
+        Ok(Out {
+            status,
+            stdout,
+            stderr,
+        })
+    }
 }
 
 /// Waits for `child` to exit, at most `timeout`, reading its captured

@@ -43,4 +43,7 @@ pub use docs::{
     refuse_downgrade,
 };
 pub use fs::FsStorage;
-pub use seam::{Created, Held, Item, Log, NewRun, PointKind, RunLease, RunListing, Set, Storage};
+pub use seam::{
+    Created, Held, Item, Log, NewRun, PointKind, RunLease, RunListing, RunOrigin, Set, Storage,
+    Subscription,
+};

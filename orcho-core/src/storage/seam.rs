@@ -161,6 +161,48 @@ pub struct RunListing {
     pub unnamed: Vec<(String, String)>,
 }
 
+/// Where a run of a shared store was created: the machine and checkout
+/// that hold its worktree, receipts and phase logs, and so the only place
+/// it is driven from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub struct RunOrigin {
+    /// The machine's label (its host name, usually).
+    pub machine: String,
+    /// The checkout's path on that machine.
+    pub checkout: String,
+    /// The repository the checkout is of, when known.
+    pub repository: Option<String>,
+    /// Whether that is the machine and checkout asking.
+    pub here: bool,
+}
+
+impl RunOrigin {
+    /// A run created on `machine` in `checkout`; `here` when that is the
+    /// machine and checkout asking.
+    pub fn new(machine: impl Into<String>, checkout: impl Into<String>, here: bool) -> Self {
+        Self {
+            machine: machine.into(),
+            checkout: checkout.into(),
+            repository: None,
+            here,
+        }
+    }
+
+    /// With the repository.
+    #[must_use]
+    pub fn with_repository(mut self, repository: Option<String>) -> Self {
+        self.repository = repository;
+        self
+    }
+}
+
+impl fmt::Display for RunOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.machine, self.checkout)
+    }
+}
+
 /// The exclusive right to drive one run: while it is held, no other process
 /// appends to the run's journal or writes its snapshot. Released when
 /// dropped; a backend whose holder dies (a killed process, a lost
@@ -182,6 +224,17 @@ pub trait RunLease: fmt::Debug + Send + Sync {
     ///
     /// When it cannot be written.
     fn write_snapshot(&mut self, snapshot: &[u8]) -> Result<(), StoreError>;
+}
+
+/// What is written to a store from the moment it was subscribed to: wakes
+/// a host that waits for a decision made elsewhere (another process,
+/// machine or client) within moments, rather than at its next look.
+pub trait Subscription: fmt::Debug + Send + Sync {
+    /// Blocks until something may have been written to the store since
+    /// the subscription was made or last woke, or until `timeout` passes:
+    /// `true` in the first case. A spurious `true` is allowed (the waiter
+    /// looks and waits again); a missed write is not.
+    fn wait(&mut self, timeout: Duration) -> bool;
 }
 
 /// A lock of a store, released when dropped.
@@ -319,6 +372,32 @@ pub trait Storage: fmt::Debug + Send + Sync + 'static {
     ///
     /// When they cannot be listed.
     fn list(&self, run: &RunId, set: Set) -> Result<Vec<String>, StoreError>;
+
+    /// Where `run` was created, for a store that several machines or
+    /// checkouts share; `None` for a store that only this checkout uses
+    /// (the directory store), where every run is here.
+    ///
+    /// A run whose origin is not [`here`](RunOrigin::here) is read and
+    /// decided from anywhere but driven only where it was created.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be asked.
+    fn origin(&self, run: &RunId) -> Result<Option<RunOrigin>, StoreError> {
+        let _ = run;
+        Ok(None)
+    }
+
+    /// Subscribes to what is written to the store from now on (see
+    /// [`Subscription`]); `None` (the default) when the store cannot tell,
+    /// and a waiting host looks again from time to time instead.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be asked.
+    fn subscribe(&self) -> Result<Option<Box<dyn Subscription>>, StoreError> {
+        Ok(None)
+    }
 
     /// Takes the lock that serialises acting on the decision points of
     /// `kind` in `run` (opening a numbered handoff, resuming one,

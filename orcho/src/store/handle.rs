@@ -56,6 +56,40 @@ pub struct Store {
     lock_wait: Duration,
 }
 
+/// What a host waiting for a decision made elsewhere waits on: see
+/// [`Store::subscribe`].
+#[derive(Debug)]
+pub struct Watch {
+    subscription: Option<Box<dyn orcho_core::storage::Subscription>>,
+}
+
+impl Watch {
+    /// How often a store that cannot tell of writes is looked at again.
+    pub const POLL: Duration = Duration::from_millis(500);
+
+    /// Waits until something may have been written to the store, at most
+    /// `timeout`: `true` then, `false` when the time passed quietly.
+    pub async fn changed(&mut self, timeout: Duration) -> bool {
+        let Some(mut subscription) = self.subscription.take() else {
+            tokio::time::sleep(timeout.min(Self::POLL)).await;
+            return true;
+        };
+        let waited = tokio::task::spawn_blocking(move || {
+            let changed = subscription.wait(timeout);
+            (subscription, changed)
+        })
+        .await;
+        match waited {
+            Ok((subscription, changed)) => {
+                self.subscription = Some(subscription);
+                changed
+            }
+            // The blocking pool is gone (the runtime is shutting down).
+            Err(_) => true,
+        }
+    }
+}
+
 impl Store {
     /// The store in the directory `dir` (usually `<checkout>/.orcho`), which
     /// keeps the runs and this machine's files alike. Nothing is created
@@ -129,6 +163,22 @@ impl Store {
     pub fn with_receipt_key(mut self, key: Option<ReceiptKey>) -> Self {
         self.receipt_key = key;
         self
+    }
+
+    /// Subscribes to what is written to the store from now on, for a host
+    /// that waits for a decision made elsewhere: [`Watch::changed`] wakes
+    /// within moments of a write on a store that can tell (PostgreSQL's
+    /// LISTEN/NOTIFY) and looks again every [`Watch::POLL`] otherwise.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be asked.
+    pub fn subscribe(&self) -> Result<Watch, EngineError> {
+        let subscription = self
+            .storage
+            .subscribe()
+            .map_err(|e| EngineError::store(Utf8Path::new(&self.storage.location()), e))?;
+        Ok(Watch { subscription })
     }
 
     /// How long opening a run waits for its lease before it is busy

@@ -131,10 +131,29 @@ impl RunStore {
         }
     }
 
+    /// Where `run` was created when that is not here (another machine or
+    /// checkout of a shared store).
+    pub(crate) fn elsewhere(&self, run: &RunId) -> Result<Option<storage::RunOrigin>, EngineError> {
+        Ok(self
+            .storage
+            .origin(run)
+            .map_err(|e| EngineError::run(run, e))?
+            .filter(|origin| !origin.here))
+    }
+
     /// Opens a run for driving: takes its lease (failing with a "busy"
     /// error when another process holds it past the wait) and replays its
     /// journal.
     pub(crate) fn open(&self, run: &RunId) -> Result<StoredRun, EngineError> {
+        self.existing(run)?;
+        if let Some(origin) = self.elsewhere(run)? {
+            return Err(run_err(run)(
+                crate::Refusal::Elsewhere {
+                    origin: Box::new(origin),
+                }
+                .into(),
+            ));
+        }
         self.open_within(run, self.lock_wait)?
             .ok_or_else(|| run_err(run)(crate::Refusal::Busy.into()))
     }
@@ -150,6 +169,11 @@ impl RunStore {
     fn open_within(&self, run: &RunId, wait: Duration) -> Result<Option<StoredRun>, EngineError> {
         self.existing(run)?;
         let err = run_err(run);
+        if self.elsewhere(run)?.is_some() {
+            // Only the machine and checkout that hold the run's worktree
+            // drive it.
+            return Ok(None);
+        }
         let Some(lease) = self.storage.lease(run, wait).map_err(|e| err(e.into()))? else {
             return Ok(None);
         };

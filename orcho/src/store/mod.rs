@@ -7,6 +7,6 @@ mod handle;
 mod imp;
 mod query;
 
-pub use handle::Store;
+pub use handle::{Store, Watch};
 pub use imp::DEFAULT_LOCK_WAIT;
 pub(crate) use imp::StoredRun;

@@ -14,7 +14,9 @@ use crate::{EngineError, Listed, error::EngineErrorKind, state::RunEvent};
 
 impl Store {
     /// The run `reference` names: a whole run id, `latest` (the newest
-    /// run), or the start of exactly one run id.
+    /// run), or the start of exactly one run id. In a shared store,
+    /// `latest` and prefixes look among this checkout's runs, and a whole
+    /// id names any checkout's run.
     ///
     /// # Errors
     ///
@@ -34,6 +36,16 @@ impl Store {
         if let Some(exact) = runs.iter().find(|r| r.as_str() == reference) {
             return Ok(exact.clone());
         }
+        // A shared store lists this checkout's runs; another checkout's
+        // run is named by its whole id.
+        if let Ok(run) = reference.parse::<RunId>()
+            && self
+                .storage
+                .has_run(&run)
+                .map_err(|e| EngineError::run(&run, e))?
+        {
+            return Ok(run);
+        }
         let mut candidates: Vec<RunId> = runs
             .into_iter()
             .filter(|r| !reference.is_empty() && r.as_str().starts_with(reference))
@@ -48,6 +60,22 @@ impl Store {
             ));
         }
         candidates.pop().ok_or_else(unknown)
+    }
+
+    /// Where `run` was started, for a store that several machines or
+    /// checkouts share (`None` for a store only this checkout uses): a run
+    /// started elsewhere is read and decided from here, and driven there.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be asked.
+    pub fn origin(
+        &self,
+        run: &RunId,
+    ) -> Result<Option<orcho_core::storage::RunOrigin>, EngineError> {
+        self.storage
+            .origin(run)
+            .map_err(|e| EngineError::run(run, e))
     }
 
     /// Every run of the store, newest first, as hosts show it; a run that

@@ -1,0 +1,273 @@
+//! A store shared by a team on PostgreSQL: two checkouts (two
+//! repositories, two "machines") on one database, against a real server
+//! the test binary starts.
+
+use std::collections::BTreeSet;
+
+use orcho_pg::testing::{PASSWORD, Server};
+
+use crate::{
+    Result,
+    support::{REVIEW, Repo, WAIT, Watched, finish, run_id},
+};
+
+/// A checkout of the team: its repository, the store's URL and its
+/// machine's label.
+struct Member<'a> {
+    repo: Repo,
+    url: &'a str,
+    machine: &'a str,
+}
+
+impl Member<'_> {
+    fn envs(&self) -> [(&str, &str); 2] {
+        [("ORCHO_STORE", self.url), ("ORCHO_MACHINE", self.machine)]
+    }
+
+    fn orcho(&self, args: &[&str]) -> Result<crate::support::Out> {
+        let out = finish(self.repo.spawn_with(&self.envs(), args)?, WAIT)?;
+        out.expect_no_panic();
+        assert!(
+            !out.stdout.contains(PASSWORD) && !out.stderr.contains(PASSWORD),
+            "{out}"
+        );
+        Ok(out)
+    }
+
+    /// Starts a run whose review rejects: it pauses at its handoff.
+    fn paused(&self) -> Result<String> {
+        let out = self.orcho(&[
+            "run",
+            "--phase",
+            "review=false",
+            "--no-interactive",
+            "--json",
+        ])?;
+        out.expect_code(4);
+        let paused = out.json()?;
+        assert_eq!(paused["awaiting"], "handoff", "{out}");
+        run_id(&paused)
+    }
+}
+
+#[test]
+fn two_checkouts_share_one_inbox_and_record_one_decision() -> Result {
+    let Some(server) = Server::shared() else {
+        return Ok(());
+    };
+    let url = server.new_database();
+    let a = Member {
+        repo: Repo::new(REVIEW)?,
+        url: &url,
+        machine: "machine-a",
+    };
+    let b = Member {
+        repo: Repo::new(REVIEW)?,
+        url: &url,
+        machine: "machine-b",
+    };
+    let ra = a.paused()?;
+    let rb = b.paused()?;
+    // Nothing of the runs is kept in the checkouts' directories.
+    let local = a.repo.dir().join(".orcho/runs");
+    let kept: Vec<_> = walk(&local);
+    assert!(kept.is_empty(), "{kept:?}");
+
+    // The inbox of either lists both, each saying where it was started.
+    let out = a.orcho(&["inbox", "--json"])?;
+    out.expect_code(0);
+    let inbox = out.json()?;
+    let pending = inbox["pending"].as_array().ok_or("no pending")?;
+    let runs: BTreeSet<&str> = pending.iter().filter_map(|p| p["run"].as_str()).collect();
+    assert_eq!(runs, BTreeSet::from([ra.as_str(), rb.as_str()]), "{out}");
+    let theirs = pending
+        .iter()
+        .find(|p| p["run"] == rb.as_str())
+        .ok_or("no rb")?;
+    assert_eq!(theirs["origin"]["machine"], "machine-b", "{out}");
+    assert_eq!(theirs["origin"]["checkout"], b.repo.dir().as_str(), "{out}");
+    assert_eq!(theirs["origin"]["here"], false, "{out}");
+    assert!(
+        theirs["since"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("20")),
+        "{out}"
+    );
+    let text = a.orcho(&["inbox"])?;
+    assert!(
+        text.stdout
+            .contains(&format!("on machine-b:{}", b.repo.dir())),
+        "{text}"
+    );
+
+    // `--mine` and `--repo` narrow it; `runs` lists this checkout's runs.
+    let mine = a.orcho(&["inbox", "--mine", "--json"])?.json()?;
+    assert_eq!(mine["pending"].as_array().map(Vec::len), Some(1));
+    assert_eq!(mine["pending"][0]["run"], ra.as_str());
+    let repo_name = b
+        .repo
+        .dir()
+        .parent()
+        .and_then(camino::Utf8Path::file_name)
+        .ok_or("no name")?;
+    let theirs = a.orcho(&["inbox", "--repo", repo_name, "--json"])?.json()?;
+    assert_eq!(theirs["pending"][0]["run"], rb.as_str());
+    assert_eq!(theirs["pending"].as_array().map(Vec::len), Some(1));
+    let listed = a.orcho(&["runs", "--json"])?;
+    assert!(
+        listed.stdout.contains(&ra) && !listed.stdout.contains(&rb),
+        "{listed}"
+    );
+
+    // Twenty different decisions on the second checkout's run, from both
+    // checkouts at once: exactly one is recorded.
+    let texts: Vec<String> = (0..20).map(|n| format!("try again, take {n}")).collect();
+    let children = texts
+        .iter()
+        .enumerate()
+        .map(|(n, text)| {
+            let from = if n % 2 == 0 { &a } else { &b };
+            from.repo.spawn_with(
+                &from.envs(),
+                &[
+                    "handoff",
+                    "decide",
+                    &rb,
+                    "retry_feedback",
+                    "--text",
+                    text,
+                    "--json",
+                ],
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let outs = children
+        .into_iter()
+        .map(|child| finish(child, WAIT))
+        .collect::<Result<Vec<_>>>()?;
+    let codes: Vec<Option<i32>> = outs.iter().map(crate::support::Out::code).collect();
+    assert_eq!(
+        codes.iter().filter(|c| **c == Some(0)).count(),
+        1,
+        "{codes:?}"
+    );
+    assert_eq!(
+        codes.iter().filter(|c| **c == Some(6)).count(),
+        19,
+        "{codes:?}"
+    );
+    for out in &outs {
+        out.expect_no_panic();
+    }
+
+    // The run is driven only where it was started: resuming it from the
+    // first checkout says where.
+    let out = a.orcho(&["resume", &rb, "--no-interactive"])?;
+    out.expect_code(1);
+    assert!(out.stderr.contains("driven from machine-b"), "{out}");
+    assert!(
+        out.stderr
+            .contains(&format!("on machine-b, in {}", b.repo.dir())),
+        "{out}"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_wrong_store_url_is_one_line_and_exit_1() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    for (url, says) in [
+        (
+            "postgres://u:hunter22@127.0.0.1:1/db?connect_timeout=3",
+            "connection refused",
+        ),
+        (
+            "postgres://u:hunter22@127.0.0.1/db?sslmode=sometimes",
+            "not a PostgreSQL URL",
+        ),
+    ] {
+        let out = finish(repo.spawn_with(&[("ORCHO_STORE", url)], &["inbox"])?, WAIT)?;
+        out.expect_no_panic();
+        out.expect_code(1);
+        assert!(out.stderr.contains(says), "{out}");
+        assert!(
+            !out.stderr.contains("hunter22") && !out.stdout.contains("hunter22"),
+            "{out}"
+        );
+    }
+    Ok(())
+}
+
+/// The files under `dir` whose names say they are run documents (journals,
+/// snapshots, decisions), not this machine's logs and worktrees.
+fn walk(dir: &camino::Utf8Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = d.read_dir_utf8() else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let path = e.path().to_owned();
+            if path.is_dir() {
+                if !path.as_str().contains("/worktree") {
+                    stack.push(path);
+                }
+            } else if ["journal.jsonl", "snapshot.json", "run.lock"]
+                .iter()
+                .any(|n| path.as_str().ends_with(n))
+                || path.as_str().contains("/decisions/")
+            {
+                found.push(path.to_string());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn resume_wait_goes_on_when_another_machine_decides() -> Result {
+    let Some(server) = Server::shared() else {
+        return Ok(());
+    };
+    let url = server.new_database();
+    let a = Member {
+        repo: Repo::new(REVIEW)?,
+        url: &url,
+        machine: "machine-a",
+    };
+    let b = Member {
+        repo: Repo::new(REVIEW)?,
+        url: &url,
+        machine: "machine-b",
+    };
+    let run = b.paused()?;
+    let waiting = Watched::new(b.repo.spawn_with(
+        &b.envs(),
+        &["resume", &run, "--wait", "--no-interactive", "--json"],
+    )?)?;
+    waiting.until("waiting for the handoff to be decided")?;
+    let decided = a.orcho(&["handoff", "decide", &run, "halt", "--json"])?;
+    decided.expect_code(0);
+    let out = waiting.finish()?;
+    out.expect_no_panic();
+    assert!(out.stderr.contains("decided elsewhere"), "{out}");
+    let end = out.json()?;
+    assert_eq!(end["status"], "halted", "{out}");
+    Ok(())
+}
+
+#[test]
+fn resume_wait_with_a_directory_store_looks_again_until_decided() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let run = crate::support::paused_at_review(&repo)?;
+    let waiting =
+        Watched::new(repo.spawn(&["resume", &run, "--wait", "--no-interactive", "--json"])?)?;
+    waiting.until("waiting for the handoff to be decided")?;
+    repo.orcho(&["handoff", "decide", &run, "halt", "--json"])?
+        .expect_code(0);
+    let out = waiting.finish()?;
+    out.expect_no_panic();
+    assert_eq!(out.json()?["status"], "halted", "{out}");
+    Ok(())
+}
