@@ -140,6 +140,7 @@ impl Place {
             Some(shared) => orcho::Store::new(std::sync::Arc::new(shared.clone()), &self.store),
             None => orcho::Store::open(&self.store),
         }
+        .with_decider(decider())
     }
 
     /// The store as a team sees it: with a shared store, every machine's
@@ -147,7 +148,8 @@ impl Place {
     /// place's store.
     pub(crate) fn team_store(&self) -> orcho::Store {
         match &self.shared {
-            Some(shared) => orcho::Store::new(std::sync::Arc::new(shared.team()), &self.store),
+            Some(shared) => orcho::Store::new(std::sync::Arc::new(shared.team()), &self.store)
+                .with_decider(decider()),
             None => self.store(),
         }
     }
@@ -172,6 +174,17 @@ pub(crate) fn registry() -> GateRegistry {
         Err(_) => GateRegistry::builtins_builder(),
     };
     builder.build()
+}
+
+/// Who decides through this process, as decisions record it: the user
+/// (`USER`, else `LOGNAME`, else the user id) at this machine.
+fn decider() -> String {
+    let user = ["USER", "LOGNAME"]
+        .iter()
+        .filter_map(|var| std::env::var_os(var).and_then(|v| v.into_string().ok()))
+        .find(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| format!("uid {}", rustix::process::getuid().as_raw()));
+    format!("{}@{}", user.trim(), machine())
 }
 
 /// This machine's label in a shared store: `ORCHO_MACHINE`, else its host

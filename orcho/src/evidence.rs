@@ -77,8 +77,32 @@ pub struct DecisionEvidence {
     pub decided_by: DecidedBy,
     /// The client that decided, for a decision by a client.
     pub client: Option<String>,
+    /// Who decided, in words (a user and machine), when the host said.
+    pub by: Option<String>,
     /// The advice it used.
     pub advice: Option<String>,
+    /// When.
+    pub decided_at: Timestamp,
+}
+
+/// A decision recorded on one of a run's decision points, for the audit:
+/// what was decided, by whom, when.
+#[serde_with::skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct DecisionAudit {
+    /// The decision point.
+    pub point: HandoffId,
+    /// Its kind: `phase_handoff`, `touchpoint`, `intake`, `delivery`.
+    pub kind: String,
+    /// The action decided, for points that decide one.
+    pub action: Option<String>,
+    /// Who decided: an operator, the autopilot, a client.
+    pub decided_by: DecidedBy,
+    /// The client that decided, by the name it gave.
+    pub client: Option<String>,
+    /// Who decided, in words (a user and machine), when the host said.
+    pub by: Option<String>,
     /// When.
     pub decided_at: Timestamp,
 }
@@ -110,6 +134,9 @@ pub struct Evidence {
     pub receipts: Option<orcho_receipts::ReadinessSummary>,
     /// Every handoff and its decision.
     pub handoffs: Vec<HandoffEvidence>,
+    /// Every decision recorded on the run's decision points, oldest first:
+    /// what, who and when.
+    pub decisions: Vec<DecisionAudit>,
     /// Advice calls, recommended vs applied actions and retry outcomes.
     pub handoff_advice: HandoffAdviceEvidence,
     /// What the run cost: phases and gates.

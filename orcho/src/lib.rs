@@ -127,8 +127,8 @@ pub use engine::{
 };
 pub use error::{EngineError, EngineErrorKind, Refusal, Remedy};
 pub use evidence::{
-    DecisionEvidence, DeliveryEvidence, EVIDENCE_SCHEMA, Evidence, HandoffEvidence, PhaseEvidence,
-    TouchpointEvidence,
+    DecisionAudit, DecisionEvidence, DeliveryEvidence, EVIDENCE_SCHEMA, Evidence, HandoffEvidence,
+    PhaseEvidence, TouchpointEvidence,
 };
 pub use host::{DriveError, Host, Progress, drive};
 pub use orcho_attest as attest;

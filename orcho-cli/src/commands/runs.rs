@@ -68,21 +68,30 @@ fn runs_table(runs: &[Listed]) -> String {
 struct LogDoc<'a> {
     run: &'a RunId,
     lines: Vec<&'a str>,
+    /// Every decision recorded on the run: what, who, when.
+    decisions: &'a [orcho::DecisionAudit],
 }
 
 /// A run's history, one numbered line per transition.
 pub(crate) fn log(place: &Place, run: &RunId) -> Result<Report, CliError> {
-    let trace = place.store().trace(run)?;
-    let numbered: Vec<String> = trace
+    let store = place.store();
+    let trace = store.trace(run)?;
+    let decisions = store.decisions(run)?;
+    let mut shown: Vec<String> = trace
         .lines()
         .enumerate()
         .map(|(n, line)| format!("{:>3}  {line}", n + 1))
         .collect();
+    if !decisions.is_empty() {
+        shown.push("decisions:".to_owned());
+        shown.extend(decisions.iter().map(text::decision_audit));
+    }
     Ok(Report::new(&LogDoc {
         run,
         lines: trace.lines().collect(),
+        decisions: &decisions,
     })
-    .line(numbered.join("\n")))
+    .line(shown.join("\n")))
 }
 
 /// A run's evidence bundle, written beside the run.

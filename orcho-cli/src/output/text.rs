@@ -484,6 +484,24 @@ pub(crate) fn inbox(
     text.trim_end().to_owned()
 }
 
+/// One decision of a run's audit: `  0001-review (phase_handoff): halt by
+/// operator alice@build-3 at …`.
+pub(crate) fn decision_audit(d: &orcho::DecisionAudit) -> String {
+    let mut line = format!("     {} ({})", d.point, d.kind);
+    if let Some(action) = &d.action {
+        let _ = write!(line, ": {action}");
+    }
+    let _ = write!(line, " by {}", d.decided_by);
+    if let Some(client) = &d.client {
+        let _ = write!(line, " {client}");
+    }
+    if let Some(who) = &d.by {
+        let _ = write!(line, " {who}");
+    }
+    let _ = write!(line, " at {}", d.decided_at);
+    line
+}
+
 /// What a run waits on, or why it ended, in a few words.
 pub(crate) fn waiting(view: &orcho::RunView) -> String {
     use orcho::Waiting;
@@ -653,6 +671,9 @@ pub(crate) fn evidence(e: &orcho::Evidence, path: &str) -> String {
         match &h.decision {
             Some(d) => {
                 let _ = write!(text, "decided {} by {}", d.action, d.decided_by);
+                if let Some(who) = &d.by {
+                    let _ = write!(text, " ({who})");
+                }
                 if let Some(t) = &d.text {
                     let _ = write!(text, " — {t}");
                 }

@@ -159,6 +159,28 @@ fn two_checkouts_share_one_inbox_and_record_one_decision() -> Result {
     for out in &outs {
         out.expect_no_panic();
     }
+    // The log says who decided: the user at the machine whose process won.
+    let winner = codes
+        .iter()
+        .position(|c| *c == Some(0))
+        .ok_or("no winner")?;
+    let machine = if winner % 2 == 0 {
+        "machine-a"
+    } else {
+        "machine-b"
+    };
+    let log = b.orcho(&["log", &rb, "--json"])?.json()?;
+    let decision = &log["decisions"][0];
+    assert_eq!(decision["action"], "retry_feedback", "{log}");
+    assert_eq!(decision["decided_by"], "operator", "{log}");
+    assert!(
+        decision["by"]
+            .as_str()
+            .is_some_and(|by| by.ends_with(&format!("@{machine}"))),
+        "{log}"
+    );
+    let text = a.orcho(&["log", &rb])?;
+    assert!(text.stdout.contains(&format!("@{machine} at ")), "{text}");
 
     // The run is driven only where it was started: resuming it from the
     // first checkout says where.

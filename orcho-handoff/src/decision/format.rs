@@ -21,6 +21,10 @@ pub(crate) struct DecisionDoc<P> {
     /// version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) client: Option<String>,
+    /// Who decided, in words (an operator's user and machine), when the
+    /// host said; not covered by the digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) by: Option<String>,
     pub(crate) advice_id: Option<AdviceId>,
     pub(crate) decided_at: Timestamp,
     pub(crate) digest: Digest,
@@ -29,8 +33,9 @@ pub(crate) struct DecisionDoc<P> {
 impl<P: DecisionPayload> Document for DecisionDoc<P> {
     const KIND: &'static str = "decision";
     /// Version 1: kind, run_id, handoff_id, payload, decided_by, client
-    /// (for `decided_by: client` only), advice_id, decided_at, digest (over
-    /// everything but `decided_at`).
+    /// (for `decided_by: client` only), by (who, in words, when known),
+    /// advice_id, decided_at, digest (over everything but `by` and
+    /// `decided_at`).
     const SCHEMA: SchemaVersion = SchemaVersion::new(1);
 }
 

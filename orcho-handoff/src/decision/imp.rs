@@ -64,6 +64,7 @@ pub struct DecisionRequest<P> {
     payload: P,
     decided_by: DecidedBy,
     client: Option<String>,
+    by: Option<String>,
     advice: Option<AdviceId>,
 }
 
@@ -74,6 +75,7 @@ impl<P: DecisionPayload> DecisionRequest<P> {
             payload,
             decided_by,
             client: None,
+            by: None,
             advice: None,
         }
     }
@@ -90,6 +92,21 @@ impl<P: DecisionPayload> DecisionRequest<P> {
     /// The client that decides, if a client does.
     pub fn client(&self) -> Option<&str> {
         self.client.as_deref()
+    }
+
+    /// Records who decided, in words (`alice@build-3`, an operator's user
+    /// and machine): kept with the decision and shown in the log and the
+    /// evidence. It is not part of what was decided: the same payload from
+    /// another person replays the decision recorded first.
+    #[must_use]
+    pub fn by(mut self, who: impl Into<String>) -> Self {
+        self.by = Some(who.into());
+        self
+    }
+
+    /// Who decided, in words, when the host said ([`by`](Self::by)).
+    pub fn who(&self) -> Option<&str> {
+        self.by.as_deref()
     }
 
     /// Records that this advice was used to make the decision.
@@ -193,6 +210,12 @@ impl<P: DecisionPayload> Decision<P> {
         self.request.client()
     }
 
+    /// Who decided, in words, when the host said
+    /// ([`DecisionRequest::by`]).
+    pub fn who(&self) -> Option<&str> {
+        self.request.who()
+    }
+
     orcho_core::getters! {
         /// When it was first recorded.
         pub fn decided_at(&self) -> Timestamp;
@@ -216,6 +239,7 @@ impl<P: DecisionPayload> Decision<P> {
             payload: self.request.payload,
             decided_by: self.request.decided_by,
             client: self.request.client,
+            by: self.request.by,
             advice_id: self.request.advice,
             decided_at: self.decided_at,
             digest: self.digest,
@@ -234,6 +258,7 @@ impl<P: DecisionPayload> Decision<P> {
             payload: doc.payload,
             decided_by: doc.decided_by,
             client: doc.client,
+            by: doc.by,
             advice: doc.advice_id,
         };
         let computed = digest_of(&doc.run_id, &doc.handoff_id, &request)
@@ -502,6 +527,25 @@ mod tests {
         assert!(again.is_replay());
         assert_eq!(again.decision().decided_at(), first.decision().decided_at());
         assert_eq!(again.decision(), first.decision());
+    }
+
+    #[test]
+    fn who_decided_is_kept_but_is_not_what_was_decided() {
+        let (_dir, slot, clock) = setup();
+        let first = slot.record(note("a").by("alice@m1"), &clock).unwrap();
+        assert_eq!(first.decision().who(), Some("alice@m1"));
+        // The same decision by somebody else replays the first, and keeps
+        // who made it.
+        let again = slot.record(note("a").by("bob@m2"), &clock).unwrap();
+        assert!(again.is_replay());
+        assert_eq!(again.decision().who(), Some("alice@m1"));
+        let read = slot.read().unwrap().expect("recorded");
+        assert_eq!(read.decision().who(), Some("alice@m1"));
+        assert!(
+            slot.record(note("b").by("alice@m1"), &clock)
+                .unwrap_err()
+                .is_conflict()
+        );
     }
 
     #[test]

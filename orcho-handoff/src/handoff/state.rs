@@ -250,7 +250,7 @@ impl NextStep {
 #[derive(Debug, Clone, PartialEq)]
 pub enum HandoffEvent {
     /// A decision was recorded.
-    Decide(Decision<HandoffChoice>),
+    Decide(Box<Decision<HandoffChoice>>),
     /// The run was resumed past the handoff.
     Resume,
 }
@@ -380,7 +380,7 @@ impl HandoffState {
     ///     DecisionRequest::new(HandoffChoice::Halt, DecidedBy::Operator),
     ///     at,
     /// )?;
-    /// let state = state.apply(HandoffEvent::Decide(halt))?;
+    /// let state = state.apply(HandoffEvent::Decide(Box::new(halt)))?;
     /// assert_eq!(state.name(), HandoffStateName::Halted);
     /// assert!(state.apply(HandoffEvent::Resume).is_err(), "halted is terminal");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -395,7 +395,7 @@ impl HandoffState {
     /// after halt, or a second time.
     pub fn apply(self, event: HandoffEvent) -> Result<Self, TransitionError> {
         match event {
-            HandoffEvent::Decide(decision) => self.decide(decision),
+            HandoffEvent::Decide(decision) => self.decide(*decision),
             HandoffEvent::Resume => self.resume(),
         }
     }
@@ -546,12 +546,14 @@ mod tests {
         let open = HandoffState::open(handoff());
         let decided = open
             .clone()
-            .apply(HandoffEvent::Decide(decision(retry())))
+            .apply(HandoffEvent::Decide(Box::new(decision(retry()))))
             .unwrap();
         let resumed = decided.clone().apply(HandoffEvent::Resume).unwrap();
         let halted = open
             .clone()
-            .apply(HandoffEvent::Decide(decision(HandoffChoice::Halt)))
+            .apply(HandoffEvent::Decide(Box::new(decision(
+                HandoffChoice::Halt,
+            ))))
             .unwrap();
         vec![
             ("open", open),
@@ -570,24 +572,31 @@ mod tests {
         )
         .unwrap();
         vec![
-            ("decide retry", HandoffEvent::Decide(decision(retry()))),
+            (
+                "decide retry",
+                HandoffEvent::Decide(Box::new(decision(retry()))),
+            ),
             (
                 "decide other retry",
-                HandoffEvent::Decide(decision(HandoffChoice::retry("something else").unwrap())),
+                HandoffEvent::Decide(Box::new(decision(
+                    HandoffChoice::retry("something else").unwrap(),
+                ))),
             ),
             (
                 "decide waiver",
-                HandoffEvent::Decide(decision(HandoffChoice::waive("known flake").unwrap())),
+                HandoffEvent::Decide(Box::new(decision(
+                    HandoffChoice::waive("known flake").unwrap(),
+                ))),
             ),
             (
                 "decide halt",
-                HandoffEvent::Decide(decision(HandoffChoice::Halt)),
+                HandoffEvent::Decide(Box::new(decision(HandoffChoice::Halt))),
             ),
             (
                 "decide continue",
-                HandoffEvent::Decide(decision(HandoffChoice::Continue)),
+                HandoffEvent::Decide(Box::new(decision(HandoffChoice::Continue))),
             ),
-            ("decide elsewhere", HandoffEvent::Decide(wrong)),
+            ("decide elsewhere", HandoffEvent::Decide(Box::new(wrong))),
             ("resume", HandoffEvent::Resume),
         ]
     }
@@ -645,7 +654,7 @@ mod tests {
     fn resuming_gives_the_next_step_of_each_decision() {
         let resume = |choice| {
             HandoffState::open(handoff())
-                .apply(HandoffEvent::Decide(decision(choice)))
+                .apply(HandoffEvent::Decide(Box::new(decision(choice))))
                 .and_then(|s| s.apply(HandoffEvent::Resume))
         };
         let next = resume(retry()).unwrap();
@@ -674,7 +683,7 @@ mod tests {
     #[test]
     fn replay_folds_events() {
         let events = vec![
-            HandoffEvent::Decide(decision(retry())),
+            HandoffEvent::Decide(Box::new(decision(retry()))),
             HandoffEvent::Resume,
         ];
         let state = HandoffState::replay(handoff(), events).unwrap();

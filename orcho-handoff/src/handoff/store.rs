@@ -447,7 +447,7 @@ impl HandoffStore {
             let event = match entry.event {
                 JournalEvent::Opened | JournalEvent::AutopilotStopped { .. } => continue,
                 JournalEvent::Decided { digest, .. } => match &recorded {
-                    Some(d) if d.digest() == digest => HandoffEvent::Decide(d.clone()),
+                    Some(d) if d.digest() == digest => HandoffEvent::Decide(Box::new(d.clone())),
                     Some(_) => {
                         return Err(Kind::Corrupt(format!(
                             "the journal's decision {digest} is not the recorded one"
@@ -469,12 +469,14 @@ impl HandoffStore {
             })?;
         }
         if let (HandoffState::Open(_), Some(decision)) = (&state, recorded) {
-            state = state.apply(HandoffEvent::Decide(decision)).map_err(|e| {
-                Kind::Corrupt(format!(
-                    "the decision record is not valid for the handoff: {}",
-                    orcho_core::error_chain(&e)
-                ))
-            })?;
+            state = state
+                .apply(HandoffEvent::Decide(Box::new(decision)))
+                .map_err(|e| {
+                    Kind::Corrupt(format!(
+                        "the decision record is not valid for the handoff: {}",
+                        orcho_core::error_chain(&e)
+                    ))
+                })?;
         }
         Ok(state)
     }
@@ -518,7 +520,7 @@ impl HandoffStore {
                 // offer is refused as such, before any conflict.
                 let decision = Decision::new(run.clone(), id.clone(), request.clone(), now)?;
                 HandoffState::open(handoff.clone())
-                    .apply(HandoffEvent::Decide(decision))
+                    .apply(HandoffEvent::Decide(Box::new(decision)))
                     .map(drop)
                     .map_err(|e| refused(e.into_kind()))
             })
@@ -583,7 +585,7 @@ impl HandoffStore {
     fn resume_with(&self, decision: &RecordedDecision<HandoffChoice>) -> Result<NextStep, Kind> {
         let acted = self.points.act(decision, |handoff, decision| {
             let resumed = HandoffState::open(handoff.clone())
-                .apply(HandoffEvent::Decide(decision.clone()))
+                .apply(HandoffEvent::Decide(Box::new(decision.clone())))
                 .and_then(|state| state.apply(HandoffEvent::Resume))
                 .map_err(|e| refused(e.into_kind()))?;
             resumed

@@ -476,6 +476,22 @@ impl SupervisionStore {
         answers: Vec<Answer>,
         decided_by: DecidedBy,
     ) -> Result<Resolution, SupervisionStoreError> {
+        self.answer_by(id, answers, decided_by, None)
+    }
+
+    /// [`answer`](Self::answer), recording who answered in words
+    /// ([`DecisionRequest::by`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`answer`](Self::answer).
+    pub fn answer_by(
+        &self,
+        id: &HandoffId,
+        answers: Vec<Answer>,
+        decided_by: DecidedBy,
+        by: Option<&str>,
+    ) -> Result<Resolution, SupervisionStoreError> {
         let err = |kind| self.err("answer", id, kind);
         let (touchpoint, _) = self.points.question(&self.run, id).map_err(err)?;
         let resolution = touchpoint
@@ -484,7 +500,13 @@ impl SupervisionStore {
         self.points
             .slot(&self.run, id)
             .record(
-                DecisionRequest::new(TouchpointAnswers { answers }, decided_by),
+                {
+                    let request = DecisionRequest::new(TouchpointAnswers { answers }, decided_by);
+                    match by {
+                        Some(who) => request.by(who),
+                        None => request,
+                    }
+                },
                 self.points.clock(),
             )
             .map_err(|e| err(e.into()))?;

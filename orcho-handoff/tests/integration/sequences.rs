@@ -81,7 +81,7 @@ fn replay_journal(
                     .clone()
                     .filter(|d| d.digest() == *digest)
                     .ok_or("journaled decision without its record")?;
-                events.push(HandoffEvent::Decide(d));
+                events.push(HandoffEvent::Decide(Box::new(d)));
                 decided = true;
             }
             JournalEvent::Resumed { .. } => events.push(HandoffEvent::Resume),
@@ -90,7 +90,7 @@ fn replay_journal(
         }
     }
     if !decided && let Some(d) = record {
-        events.push(HandoffEvent::Decide(d));
+        events.push(HandoffEvent::Decide(Box::new(d)));
     }
     HandoffState::replay(handoff, events).map_err(|e| error_chain(&e))
 }
@@ -133,7 +133,9 @@ fn run_ops(ops: &[Op]) -> Result<(), TestCaseError> {
                     Decision::new(f.run.clone(), id.clone(), request.clone(), f.clock.now())
                         .map_err(|e| TestCaseError::fail(error_chain(&e)))?;
                 let before = model[i].clone();
-                let expected = before.clone().apply(HandoffEvent::Decide(decision));
+                let expected = before
+                    .clone()
+                    .apply(HandoffEvent::Decide(Box::new(decision)));
                 let got = f.store.decide(&f.run, &id, request);
                 match (expected, got) {
                     (Ok(after), Ok(recorded)) => {
@@ -221,7 +223,7 @@ proptest! {
                 HandoffEvent::Resume
             } else {
                 let d = Decision::new(f.run.clone(), "0001-implement".parse().unwrap(), DecisionRequest::new(choice(c), DecidedBy::Operator), f.clock.now()).unwrap();
-                HandoffEvent::Decide(d)
+                HandoffEvent::Decide(Box::new(d))
             };
             let before = state.clone();
             state = match state.apply(event) {

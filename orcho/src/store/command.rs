@@ -56,7 +56,7 @@ impl Store {
         })?;
         let recorded = self
             .handoffs
-            .decide(run, handoff, request)
+            .decide(run, handoff, self.stamped(request))
             .map_err(|e| EngineError::run(run, EngineErrorKind::Handoff(Box::new(e))))?;
         if *recorded.decision().payload() == HandoffChoice::Halt {
             self.halt_now(run, |stage| match stage {
@@ -74,6 +74,20 @@ impl Store {
     /// now, when no process drives it: a recorded halt is terminal when it
     /// is decided, with no resume. A process that drives the run ends it
     /// itself when it reads the decision.
+    /// `request`, with this store's decider as who decided when the request
+    /// names nobody (not for the autopilot, which is nobody's hand).
+    fn stamped<P: orcho_handoff::decision::DecisionPayload>(
+        &self,
+        request: DecisionRequest<P>,
+    ) -> DecisionRequest<P> {
+        match &self.decider {
+            Some(who) if request.who().is_none() && request.decided_by() != DecidedBy::CiAgent => {
+                request.by(who.clone())
+            }
+            _ => request,
+        }
+    }
+
     fn halt_now(
         &self,
         run: &RunId,
@@ -110,7 +124,7 @@ impl Store {
         })?;
         let recorded = self
             .intakes
-            .decide(run, request)
+            .decide(run, self.stamped(request))
             .map_err(|e| EngineError::run(run, EngineErrorKind::Intake(Box::new(e))))?;
         if recorded.decision().payload().action() == IntakeAction::Halt {
             self.halt_now(run, |stage| {
@@ -146,7 +160,14 @@ impl Store {
             store.get(touchpoint).is_ok_and(|t| t.resolution.is_some())
         })?;
         store
-            .answer(touchpoint, answers, decided_by)
+            .answer_by(
+                touchpoint,
+                answers,
+                decided_by,
+                self.decider
+                    .as_deref()
+                    .filter(|_| decided_by != DecidedBy::CiAgent),
+            )
             .map_err(|e| EngineError::run(run, EngineErrorKind::Supervision(Box::new(e))))
     }
 
@@ -171,7 +192,7 @@ impl Store {
         })?;
         let recorded = self
             .deliveries
-            .decide(run, request)
+            .decide(run, self.stamped(request))
             .map_err(|e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e))))?;
         if recorded.decision().payload().action() == DeliveryAction::Halt {
             let deliveries = self.deliveries.clone();

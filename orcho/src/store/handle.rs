@@ -53,6 +53,9 @@ pub struct Store {
     pub(crate) deliveries: DeliveryGates,
     pub(crate) receipt_key: Option<ReceiptKey>,
     pub(crate) base_env: BaseEnv,
+    /// Who decides through this store, recorded with each decision that
+    /// names nobody.
+    pub(crate) decider: Option<String>,
     lock_wait: Duration,
 }
 
@@ -131,19 +134,34 @@ impl Store {
             clock,
             receipt_key,
             base_env,
+            decider: None,
             lock_wait,
         }
     }
 
     fn rebuilt(self) -> Self {
-        Self::assemble(
-            self.storage,
-            self.local,
-            self.clock,
-            self.receipt_key,
-            self.base_env,
-            self.lock_wait,
-        )
+        let decider = self.decider;
+        Self {
+            decider,
+            ..Self::assemble(
+                self.storage,
+                self.local,
+                self.clock,
+                self.receipt_key,
+                self.base_env,
+                self.lock_wait,
+            )
+        }
+    }
+
+    /// Records `who` (`alice@build-3`: a user and a machine) as who decided,
+    /// with every decision and answer made through this store that names
+    /// nobody ([`DecisionRequest::by`](orcho_handoff::decision::DecisionRequest::by));
+    /// the autopilot's stay its own.
+    #[must_use]
+    pub fn with_decider(mut self, who: impl Into<String>) -> Self {
+        self.decider = Some(who.into());
+        self
     }
 
     /// Uses `clock` for every timestamp (a fixed clock makes evidence

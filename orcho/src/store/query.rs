@@ -78,6 +78,59 @@ impl Store {
             .map_err(|e| EngineError::run(run, e))
     }
 
+    /// Every decision recorded on `run`'s decision points (handoffs,
+    /// touchpoints, intake, delivery), oldest first: what was decided, by
+    /// whom and when. A record that does not read is left out.
+    ///
+    /// # Errors
+    ///
+    /// When the run's points cannot be listed.
+    pub fn decisions(&self, run: &RunId) -> Result<Vec<crate::DecisionAudit>, EngineError> {
+        use orcho_core::storage::{Item, PointKind, Set};
+
+        /// The fields every decision record has, whatever its payload.
+        #[derive(serde::Deserialize)]
+        struct Record {
+            kind: String,
+            payload: serde_json::Value,
+            decided_by: orcho_handoff::decision::DecidedBy,
+            #[serde(default)]
+            client: Option<String>,
+            #[serde(default)]
+            by: Option<String>,
+            decided_at: orcho_core::Timestamp,
+        }
+        let err = |e| EngineError::run(run, e);
+        let mut out = Vec::new();
+        for kind in PointKind::ALL {
+            let mut names = self.storage.list(run, Set::Questions(*kind)).map_err(err)?;
+            names.sort();
+            for name in names {
+                let Ok(point) = name.parse::<orcho_core::HandoffId>() else {
+                    continue;
+                };
+                let Some(bytes) = self.storage.get(run, Item::Decision(&point)).map_err(err)?
+                else {
+                    continue;
+                };
+                let Ok(record) = serde_json::from_slice::<Record>(&bytes) else {
+                    continue;
+                };
+                out.push(crate::DecisionAudit {
+                    point,
+                    action: record.payload["action"].as_str().map(str::to_owned),
+                    kind: record.kind,
+                    decided_by: record.decided_by,
+                    client: record.client,
+                    by: record.by,
+                    decided_at: record.decided_at,
+                });
+            }
+        }
+        out.sort_by_key(|d| d.decided_at);
+        Ok(out)
+    }
+
     /// Every run of the store, newest first, as hosts show it; a run that
     /// does not read is listed with the reason.
     ///
@@ -484,6 +537,7 @@ impl Store {
                         text: d.payload().text().map(str::to_owned),
                         decided_by: d.decided_by(),
                         client: d.client().map(str::to_owned),
+                        by: d.who().map(str::to_owned),
                         advice: d.advice().map(ToString::to_string),
                         decided_at: d.decided_at(),
                     }
@@ -531,6 +585,7 @@ impl Store {
             phases,
             receipts,
             handoffs,
+            decisions: self.decisions(run)?,
             handoff_advice,
             cost: state.cost(),
             intake,
