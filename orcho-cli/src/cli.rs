@@ -259,6 +259,9 @@ pub(crate) enum Command {
         /// `phase-input`: what it is given in `ORCHO_INPUT`
         document: SchemaDocument,
     },
+    /// The store itself: its schema, and runs moved in and out of it
+    #[command(subcommand)]
+    Store(StoreCommand),
     /// This machine's key for signing attestations
     #[command(subcommand)]
     Key(KeyCommand),
@@ -452,6 +455,28 @@ pub(crate) enum KeyCommand {
     /// Print the signing key's id and public key (`--json`: keyid,
     /// algorithm, public_key)
     Show,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum StoreCommand {
+    /// Bring a shared store's schema to this orcho's version (done on
+    /// first use too; a newer schema is refused)
+    Migrate,
+    /// Write runs of the store as JSON lines, one run each (default:
+    /// every run of this checkout), for `orcho store import`
+    Export {
+        /// The runs: ids, starts of ids, or `latest`
+        runs: Vec<String>,
+        /// Write to FILE instead of standard output
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<Utf8PathBuf>,
+    },
+    /// Read runs that `orcho store export` wrote into this store (a run
+    /// the store has already is left as it is)
+    Import {
+        /// The file (`-`: standard input)
+        file: Utf8PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -143,6 +143,15 @@ impl Place {
         .with_decider(decider())
     }
 
+    /// Where the runs are kept: the database of a shared store, else the
+    /// store directory.
+    pub(crate) fn storage(&self) -> std::sync::Arc<dyn orcho::core::storage::Storage> {
+        match &self.shared {
+            Some(shared) => std::sync::Arc::new(shared.clone()),
+            None => std::sync::Arc::new(orcho::core::storage::FsStorage::new(&self.store)),
+        }
+    }
+
     /// The store as a team sees it: with a shared store, every machine's
     /// and checkout's runs (for the inbox); otherwise the
     /// place's store.

@@ -2,12 +2,12 @@
 
 use clap::CommandFactory;
 
-use super::{attest, decide, hook, inbox, init, permissions, run, runs, show, verify};
+use super::{attest, decide, hook, inbox, init, permissions, run, runs, show, store, verify};
 
 use crate::{
     cli::{
         AttestCommand, Cli, Command, DeliveryCommand, HandoffCommand, KeyCommand,
-        PermissionsCommand, ProfileCommand, SchemaDocument,
+        PermissionsCommand, ProfileCommand, SchemaDocument, StoreCommand,
     },
     error::CliError,
     exit::Exit,
@@ -69,6 +69,11 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
             }
             verify::status(place, profile.profile.as_deref()).await
         }
+        Command::Store(StoreCommand::Migrate) => store::migrate(place),
+        Command::Store(StoreCommand::Export { runs, output }) => {
+            store::export(place, &runs, output.as_deref())
+        }
+        Command::Store(StoreCommand::Import { file }) => store::import(place, &file),
         Command::Key(KeyCommand::Generate { force }) => attest::key_generate(place, force),
         Command::Key(KeyCommand::Show) => attest::key_show(place),
         Command::Attest(AttestCommand::Push { remote }) => attest::push(place, &remote),

@@ -11,6 +11,7 @@ mod report;
 mod run;
 mod runs;
 mod show;
+mod store;
 pub(crate) mod verify;
 
 pub(crate) use dispatch::dispatch;

@@ -293,3 +293,63 @@ fn resume_wait_with_a_directory_store_looks_again_until_decided() -> Result {
     assert_eq!(out.json()?["status"], "halted", "{out}");
     Ok(())
 }
+
+#[test]
+fn runs_move_between_a_directory_and_the_database() -> Result {
+    let Some(server) = Server::shared() else {
+        return Ok(());
+    };
+    let url = server.new_database();
+    let repo = Repo::new(REVIEW)?;
+    let run = crate::support::paused_at_review(&repo)?;
+    let archive = repo.dir().join("../runs.jsonl");
+    let out = repo.orcho(&["store", "export", "-o", archive.as_str()])?;
+    out.expect_code(0);
+    assert!(out.stdout.contains("exported 1 run"), "{out}");
+
+    let team = Member {
+        repo,
+        url: &url,
+        machine: "here",
+    };
+    let out = team.orcho(&["store", "migrate"])?;
+    out.expect_code(0);
+    assert!(out.stdout.contains("schema version"), "{out}");
+    let out = team.orcho(&["store", "import", archive.as_str()])?;
+    out.expect_code(0);
+    assert!(out.stdout.contains("imported 1 run"), "{out}");
+    // The same run, waiting at the same point, now in the database.
+    let inbox = team.orcho(&["inbox", "--json"])?.json()?;
+    assert_eq!(inbox["pending"][0]["run"], run.as_str(), "{inbox}");
+    let again = team.orcho(&["store", "import", archive.as_str()])?;
+    assert!(again.stdout.contains("already there"), "{again}");
+    // And back out again, line for line.
+    let out = team.orcho(&["store", "export", &run])?;
+    out.expect_code(0);
+    let original = std::fs::read_to_string(&archive)?;
+    assert_eq!(out.stdout, original);
+
+    // A file that is no export is refused, naming the line, and nothing is
+    // written.
+    let bad = team.repo.dir().join("../bad.jsonl");
+    orcho::core::fs::write_atomic(
+        &bad,
+        format!("{}\nnot json\n", original.trim_end()).as_bytes(),
+    )?;
+    let fresh = server.new_database();
+    let other = Member {
+        repo: Repo::new(REVIEW)?,
+        url: &fresh,
+        machine: "there",
+    };
+    let out = other.orcho(&["store", "import", bad.as_str()])?;
+    out.expect_code(1);
+    assert!(out.stderr.contains("line 2"), "{out}");
+    let listed = other.orcho(&["inbox", "--json"])?.json()?;
+    assert_eq!(
+        listed["pending"].as_array().map(Vec::len),
+        Some(0),
+        "{listed}"
+    );
+    Ok(())
+}
