@@ -353,3 +353,119 @@ fn runs_move_between_a_directory_and_the_database() -> Result {
     );
     Ok(())
 }
+
+/// A phase that takes a moment, so that a kill lands in it as often as
+/// between transitions.
+const SLOW_IMPLEMENT: &str = "#!/bin/sh\nsleep 0.2\ntouch ok\n";
+
+#[test]
+fn a_driver_killed_at_random_instants_resumes_with_nothing_lost_or_applied_twice() -> Result {
+    let Some(server) = Server::shared() else {
+        return Ok(());
+    };
+    let url = server.new_database();
+    let db = url
+        .rsplit('/')
+        .next()
+        .and_then(|t| t.split('?').next())
+        .ok_or("no database")?;
+    let member = Member {
+        repo: Repo::with_files(crate::support::QUICK, &[("implement.sh", SLOW_IMPLEMENT)])?,
+        url: &url,
+        machine: "here",
+    };
+    // The instants come from a seed that is printed, and can be given back
+    // (ORCHO_TEST_SEED) to replay a failure.
+    let mut seed: u64 = std::env::var("ORCHO_TEST_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| u64::from(d.subsec_nanos()) | 1)
+        });
+    println!("ORCHO_TEST_SEED={seed}");
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    // The schema first, so that the test can look for the run (a kill
+    // during a migration rolls it back whole; the next use migrates).
+    member.orcho(&["store", "migrate"])?.expect_code(0);
+    let mut run: Option<String> = None;
+    let mut kills = 0;
+    for _ in 0..8 {
+        let args: Vec<&str> = match &run {
+            None => vec![
+                "run",
+                "--phase",
+                "implement=./implement.sh",
+                "--no-interactive",
+                "--json",
+            ],
+            Some(run) => vec!["resume", run, "--no-interactive", "--json"],
+        };
+        let mut child = member.repo.spawn_with(&member.envs(), &args)?;
+        std::thread::sleep(std::time::Duration::from_millis(30 + next() % 700));
+        if child.try_wait()?.is_none() {
+            // SIGKILL: no destructor runs, the connection just drops.
+            child.kill()?;
+            kills += 1;
+        }
+        let _ = crate::support::wait(&mut child, WAIT)?;
+        if run.is_none() {
+            let made = server.psql(db, "SELECT run FROM orcho_runs");
+            if !made.is_empty() {
+                run = Some(made);
+            }
+        }
+    }
+    let run = run.ok_or("no run was ever created")?;
+    // The lease of a killed driver is free at once: resume takes it and
+    // goes on to the delivery gate.
+    let out = member.orcho(&["resume", &run, "--no-interactive", "--json"])?;
+    assert_eq!(out.code(), Some(4), "{out}");
+    assert_eq!(
+        out.json()?["awaiting"],
+        "delivery",
+        "after {kills} kills: {out}"
+    );
+    // The journal in the database: every line whole, numbered without a
+    // gap or a repeat, and every transition once.
+    let lines = server.psql(
+        db,
+        &format!(
+            "SELECT convert_from(line, 'UTF8') FROM orcho_log_lines \
+             WHERE run = '{run}' AND log = 'run' ORDER BY id"
+        ),
+    );
+    let events = lines
+        .lines()
+        .map(serde_json::from_str::<serde_json::Value>)
+        .collect::<Result<Vec<_>, _>>()?;
+    let seqs: Vec<u64> = events.iter().filter_map(|e| e["seq"].as_u64()).collect();
+    assert_eq!(
+        seqs,
+        (1..=events.len() as u64).collect::<Vec<_>>(),
+        "{lines}"
+    );
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e["event"]["kind"].as_str())
+        .collect();
+    for once in [
+        "started",
+        "workspace_ready",
+        "phase_settled",
+        "delivery_opened",
+    ] {
+        assert_eq!(
+            kinds.iter().filter(|k| **k == once).count(),
+            1,
+            "{once}: {kinds:?}"
+        );
+    }
+    Ok(())
+}
