@@ -6,15 +6,17 @@ use orcho_core::StoreError;
 use crate::conn::{Conn, Target};
 
 /// The schema version this build writes and reads.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// The advisory lock that serialises migrations (of every Orcho store in
 /// the database): two hosts that first use a new database at once migrate
 /// it once.
 const MIGRATION_LOCK: i64 = 0x6f72_6368_6f00_0001;
 
-/// Each migration, from the version before it to its own (index + 1).
-const MIGRATIONS: &[&str] = &[r"
+/// Each migration, from the version before it to its own (index + 1):
+/// 1, the tables; 2, an index of documents by kind.
+const MIGRATIONS: &[&str] = &[
+    r"
 CREATE TABLE orcho_runs (
     run        text PRIMARY KEY,
     machine    text NOT NULL,
@@ -47,7 +49,13 @@ CREATE TABLE orcho_superseded (
     written_at    timestamptz NOT NULL,
     superseded_at timestamptz NOT NULL DEFAULT now()
 );
-"];
+",
+    r#"
+-- The runs with decision points, found without reading every document
+-- (the inbox of a team), under a collation that sorts bytes.
+CREATE INDEX orcho_documents_kind ON orcho_documents ((kind COLLATE "C"), run);
+"#,
+];
 
 /// The schema's version in the database, `0` when it has none.
 async fn version(conn: &Conn, target: &Target) -> Result<i32, StoreError> {

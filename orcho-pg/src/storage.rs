@@ -11,7 +11,7 @@ use orcho_core::{
     HandoffId, RunId, StoreError,
     storage::{
         Created, Held, Item, Log, NewRun, PointKind, RunLease, RunListing, RunOrigin, Set, Storage,
-        Subscription,
+        Subscription, View,
     },
 };
 use tokio::sync::{Mutex, watch};
@@ -277,46 +277,11 @@ impl PgStorage {
 
 /// A document's kind and name: the key of its row with the run.
 fn slot(item: Item<'_>) -> Result<(String, String), StoreError> {
-    let single = |kind: PointKind, id: &HandoffId| match kind {
-        PointKind::Delivery | PointKind::Intake => kind.as_str().to_owned(),
-        _ => id.to_string(),
-    };
-    Ok(match item {
-        Item::Snapshot => ("snapshot".to_owned(), String::new()),
-        Item::HostMetadata => ("host".to_owned(), String::new()),
-        Item::Evidence => ("evidence".to_owned(), String::new()),
-        Item::Question(kind, id) => (format!("question/{kind}"), single(kind, id)),
-        Item::Decision(id) => ("decision".to_owned(), id.to_string()),
-        Item::Outcome(kind, id) => (format!("outcome/{kind}"), single(kind, id)),
-        Item::Advice(id) => {
-            orcho_core::ids::validate("advice id", id)
-                .map_err(|e| StoreError::backend(format!("invalid advice id: {e}"), None))?;
-            ("advice".to_owned(), id.to_owned())
-        }
-        Item::Waiver(id) => ("waiver".to_owned(), id.to_string()),
-        Item::DeliveryPatch => ("delivery-patch".to_owned(), String::new()),
-        Item::IntakeSeed => ("intake-seed".to_owned(), String::new()),
-        _ => {
-            return Err(StoreError::backend(
-                "this orcho-pg does not know the document asked for",
-                None,
-            ));
-        }
-    })
+    orcho_core::storage::item_key(item)
 }
 
-fn set_kind(set: Set) -> Result<String, StoreError> {
-    Ok(match set {
-        Set::Questions(kind) => format!("question/{kind}"),
-        Set::Advice => "advice".to_owned(),
-        Set::Waivers => "waiver".to_owned(),
-        _ => {
-            return Err(StoreError::backend(
-                "this orcho-pg does not know the set asked for",
-                None,
-            ));
-        }
-    })
+fn set_kind(set: Set) -> String {
+    orcho_core::storage::set_key(set)
 }
 
 fn log_name(log: Log) -> &'static str {
@@ -772,7 +737,7 @@ impl Storage for PgStorage {
     }
 
     fn list(&self, run: &RunId, set: Set) -> Result<Vec<String>, StoreError> {
-        let kind = set_kind(set)?;
+        let kind = set_kind(set);
         let run = run.to_string();
         self.call(move |inner| async move {
             let rows = inner
@@ -805,6 +770,81 @@ impl Storage for PgStorage {
                 .is_some_and(|o| o.machine == machine && o.checkout == checkout);
             RunOrigin::new(machine, checkout, here).with_repository(repository)
         }))
+    }
+
+    fn points_view(&self) -> Result<Option<Arc<dyn Storage>>, StoreError> {
+        let origin = self.origin.clone().filter(|_| !self.team);
+        let here = self.origin.clone();
+        let location = self.location();
+        let view = self.call(move |inner| async move {
+            let what = "cannot read the decision points";
+            let conn = inner.shared().await?;
+            // The runs with a decision point, with where each was started.
+            let (mine, machine, checkout) = match &origin {
+                Some(o) => (true, o.machine.clone(), o.checkout.clone()),
+                None => (false, String::new(), String::new()),
+            };
+            let runs = conn
+                .client
+                .query(
+                    "SELECT r.run, r.machine, r.checkout, r.repository FROM orcho_runs r \
+                     WHERE ($1 = false OR (r.machine = $2 AND r.checkout = $3)) \
+                     AND r.run IN (SELECT DISTINCT d.run FROM orcho_documents d \
+                                   WHERE (d.kind COLLATE \"C\") >= 'question/' \
+                                   AND (d.kind COLLATE \"C\") < 'question0')",
+                    &[&mine, &machine, &checkout],
+                )
+                .await
+                .map_err(|e| inner.target.error(what, &e))?;
+            let names: Vec<String> = runs.iter().map(|r| r.get(0)).collect();
+            let params: [&(dyn ToSql + Sync); 1] = [&names];
+            // Their documents (not the large ones no scan reads) and logs,
+            // asked for at once: the connection pipelines them.
+            let documents = conn.client.query(
+                "SELECT run, kind, name, body FROM orcho_documents WHERE run = ANY($1) \
+                 AND kind NOT IN ('evidence', 'delivery-patch', 'intake-seed')",
+                &params,
+            );
+            let lines = conn.client.query(
+                "SELECT run, log, line FROM orcho_log_lines WHERE run = ANY($1) ORDER BY id",
+                &params,
+            );
+            let (documents, lines) = tokio::join!(documents, lines);
+            let documents = documents.map_err(|e| inner.target.error(what, &e))?;
+            let lines = lines.map_err(|e| inner.target.error(what, &e))?;
+            let mut view = View::new(location);
+            let parse = |name: &str| name.parse::<RunId>().ok();
+            for row in &runs {
+                let Some(run) = parse(row.get(0)) else {
+                    continue;
+                };
+                let (machine, checkout): (String, String) = (row.get(1), row.get(2));
+                let is_here = here
+                    .as_ref()
+                    .is_some_and(|o| o.machine == machine && o.checkout == checkout);
+                let origin = RunOrigin::new(machine, checkout, is_here).with_repository(row.get(3));
+                view.add_run(run, Some(origin));
+            }
+            for row in documents {
+                let Some(run) = parse(row.get(0)) else {
+                    continue;
+                };
+                view.add_document(run, row.get(1), row.get(2), row.get(3));
+            }
+            for row in lines {
+                let Some(run) = parse(row.get(0)) else {
+                    continue;
+                };
+                let log = if row.get::<_, &str>(1) == "handoffs" {
+                    Log::Handoffs
+                } else {
+                    Log::Run
+                };
+                view.add_line(run, log, row.get(2));
+            }
+            Ok(view)
+        })?;
+        Ok(Some(Arc::new(view)))
     }
 
     fn subscribe(&self) -> Result<Option<Box<dyn Subscription>>, StoreError> {

@@ -240,3 +240,69 @@ fn a_database_restart_gives_a_clear_error_and_the_next_call_goes_on() {
     );
     server.stop().unwrap();
 }
+
+#[test]
+fn the_points_view_reads_as_the_store_does() {
+    use orcho_core::storage::{Log, PointKind, Set};
+    let Some(server) = Server::shared() else {
+        return;
+    };
+    let url = server.new_database();
+    let mine = PgStorage::open(&url)
+        .unwrap()
+        .for_origin(Origin::new("m1", "/a"));
+    let theirs = PgStorage::open(&url)
+        .unwrap()
+        .for_origin(Origin::new("m2", "/b"));
+    let (with, without, other) = (run("r-with"), run("r-without"), run("r-other"));
+    for (storage, r) in [(&mine, &with), (&mine, &without), (&theirs, &other)] {
+        let mut lease = storage
+            .create_run(r, NewRun::new(b"{\"seq\":1}", b"{}"))
+            .unwrap();
+        lease.append(b"{\"seq\":2}").unwrap();
+    }
+    let point: orcho_core::HandoffId = "0001-review".parse().unwrap();
+    for (storage, r) in [(&mine, &with), (&theirs, &other)] {
+        storage
+            .create(r, Item::Question(PointKind::Handoff, &point), b"question")
+            .unwrap();
+        storage
+            .create(r, Item::Decision(&point), b"decision")
+            .unwrap();
+        storage
+            .append_log(r, Log::Handoffs, b"{\"opened\":1}")
+            .unwrap();
+    }
+    mine.put(&with, Item::Evidence, b"evidence").unwrap();
+    let view = mine.points_view().unwrap().expect("a view");
+    // This checkout's runs with a decision point; the team's for a team view.
+    assert_eq!(view.runs().unwrap().runs, std::slice::from_ref(&with));
+    let team = mine.team().points_view().unwrap().expect("a view");
+    assert_eq!(team.runs().unwrap().runs, [other.clone(), with.clone()]);
+    assert!(!team.origin(&other).unwrap().expect("an origin").here);
+    for item in [
+        Item::Question(PointKind::Handoff, &point),
+        Item::Decision(&point),
+        Item::Snapshot,
+    ] {
+        assert_eq!(
+            view.get(&with, item).unwrap(),
+            mine.get(&with, item).unwrap()
+        );
+    }
+    for log in [Log::Run, Log::Handoffs] {
+        assert_eq!(
+            view.read_log(&with, log).unwrap(),
+            mine.read_log(&with, log).unwrap()
+        );
+    }
+    assert_eq!(
+        view.list(&with, Set::Questions(PointKind::Handoff))
+            .unwrap(),
+        mine.list(&with, Set::Questions(PointKind::Handoff))
+            .unwrap()
+    );
+    // What no scan reads is left out, and the view is read-only.
+    assert_eq!(view.get(&with, Item::Evidence).unwrap(), None);
+    assert!(view.put(&with, Item::Evidence, b"x").is_err());
+}

@@ -376,8 +376,8 @@ fn a_driver_killed_at_random_instants_resumes_with_nothing_lost_or_applied_twice
     };
     // The instants come from a seed that is printed, and can be given back
     // (ORCHO_TEST_SEED) to replay a failure.
-    let mut seed: u64 = std::env::var("ORCHO_TEST_SEED")
-        .ok()
+    let mut seed: u64 = std::env::var_os("ORCHO_TEST_SEED")
+        .and_then(|s| s.into_string().ok())
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| {
             std::time::SystemTime::now()

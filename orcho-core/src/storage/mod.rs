@@ -38,6 +38,7 @@ pub mod conformance;
 mod docs;
 mod fs;
 mod seam;
+mod view;
 
 pub use docs::{
     append_record, create_document, encode_record, get_document, put_document, read_log,
@@ -48,3 +49,4 @@ pub use seam::{
     Created, Held, Item, Log, NewRun, PointKind, RunLease, RunListing, RunOrigin, Set, Storage,
     Subscription,
 };
+pub use view::{View, item_key, set_key};

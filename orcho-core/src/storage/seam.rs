@@ -388,6 +388,19 @@ pub trait Storage: fmt::Debug + Send + Sync + 'static {
         Ok(None)
     }
 
+    /// A read-only copy of what a scan of the decision points (the inbox)
+    /// reads — every listed run that has a decision point, with its
+    /// documents and logs — taken in a few round trips, for a backend where
+    /// reading run by run costs a round trip each (a database). `None` (the
+    /// default): scan the store itself.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be read.
+    fn points_view(&self) -> Result<Option<std::sync::Arc<dyn Storage>>, StoreError> {
+        Ok(None)
+    }
+
     /// Subscribes to what is written to the store from now on (see
     /// [`Subscription`]); `None` (the default) when the store cannot tell,
     /// and a waiting host looks again from time to time instead.

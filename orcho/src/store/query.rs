@@ -179,7 +179,16 @@ impl Store {
     ///
     /// When the runs directory cannot be listed.
     pub fn inbox(&self) -> Result<Inbox, EngineError> {
-        let mut inbox = orcho_delivery::pending_decisions(&self.storage).map_err(|e| {
+        // A store where each read is a round trip gives the scan a copy of
+        // the runs with decision points, read at once.
+        let storage = self
+            .storage
+            .points_view()
+            .map_err(|e| EngineError::store(Utf8Path::new(&self.location()), e))?
+            .unwrap_or_else(|| std::sync::Arc::clone(&self.storage));
+        let runs =
+            super::imp::RunStore::new(std::sync::Arc::clone(&storage), std::time::Duration::ZERO);
+        let mut inbox = orcho_delivery::pending_decisions(&storage).map_err(|e| {
             EngineError::store(
                 Utf8Path::new(&self.location()),
                 EngineErrorKind::Inbox(Box::new(e)),
@@ -193,7 +202,7 @@ impl Store {
             orcho_handoff::inbox::InboxEntry::Pending(p) => {
                 let state = states
                     .entry(p.run().clone())
-                    .or_insert_with(|| self.runs.read(p.run()).ok());
+                    .or_insert_with(|| runs.read(p.run()).ok());
                 let Some(state) = state else {
                     return true;
                 };
