@@ -118,9 +118,15 @@ impl GateNow {
                 let decision = recorded.decision();
                 Decided {
                     action: decision.payload().action(),
-                    by: decision
-                        .client()
-                        .map_or_else(|| decision.decided_by().to_string(), str::to_owned),
+                    by: {
+                        let by = decision
+                            .client()
+                            .map_or_else(|| decision.decided_by().to_string(), str::to_owned);
+                        match decision.who() {
+                            Some(who) => format!("{by} {who}"),
+                            None => by,
+                        }
+                    },
                     at: decision.decided_at().to_string(),
                 }
             })

@@ -469,3 +469,41 @@ fn a_driver_killed_at_random_instants_resumes_with_nothing_lost_or_applied_twice
     }
     Ok(())
 }
+
+#[test]
+fn a_delivery_decided_on_another_machine_is_checked_where_the_run_is() -> Result {
+    let Some(server) = Server::shared() else {
+        return Ok(());
+    };
+    let url = server.new_database();
+    let a = Member {
+        repo: Repo::new(REVIEW)?,
+        url: &url,
+        machine: "machine-a",
+    };
+    let b = Member {
+        repo: Repo::with_files(crate::support::QUICK, &[("implement.sh", SLOW_IMPLEMENT)])?,
+        url: &url,
+        machine: "machine-b",
+    };
+    let out = b.orcho(&[
+        "run",
+        "--phase",
+        "implement=./implement.sh",
+        "--no-interactive",
+        "--json",
+    ])?;
+    out.expect_code(4);
+    assert_eq!(out.json()?["awaiting"], "delivery", "{out}");
+    let run = run_id(&out.json()?)?;
+    // The target on machine B changes after the gate opened; machine A
+    // cannot see it, and records the decision.
+    b.repo.write("ok", "made on machine B too\n")?;
+    let decided = a.orcho(&["delivery", "decide", &run, "approve", "--json"])?;
+    decided.expect_code(0);
+    // Machine B checks its target when it delivers, and says what to do.
+    let out = b.orcho(&["resume", &run, "--no-interactive"])?;
+    assert_ne!(out.code(), Some(0), "{out}");
+    assert!(out.stderr.contains("`ok`"), "{out}");
+    Ok(())
+}

@@ -308,6 +308,31 @@ impl DeliveryGates {
         run: &RunId,
         request: DecisionRequest<DeliveryChoice>,
     ) -> Result<RecordedDecision<DeliveryChoice>, DeliveryError> {
+        self.decide_checking(run, request, true)
+    }
+
+    /// Records the decision as [`decide`](Self::decide) does, from a
+    /// machine that does not hold the target checkout (a store shared by a
+    /// team): the target's status is not read here; the host that drives
+    /// the run checks it when it delivers, and refuses there.
+    ///
+    /// # Errors
+    ///
+    /// As [`decide`](Self::decide), but for the target's status.
+    pub fn decide_from_elsewhere(
+        &self,
+        run: &RunId,
+        request: DecisionRequest<DeliveryChoice>,
+    ) -> Result<RecordedDecision<DeliveryChoice>, DeliveryError> {
+        self.decide_checking(run, request, false)
+    }
+
+    fn decide_checking(
+        &self,
+        run: &RunId,
+        request: DecisionRequest<DeliveryChoice>,
+        check_target: bool,
+    ) -> Result<RecordedDecision<DeliveryChoice>, DeliveryError> {
         // The decision is bound to the patch it was taken on.
         let request = match request.payload().patch() {
             Some(_) => request,
@@ -351,7 +376,7 @@ impl DeliveryGates {
                             reason: gate.blocked_reason(action).cloned(),
                         }));
                     }
-                    if action.changes_target() {
+                    if check_target && action.changes_target() {
                         let status = self.check_target(gate)?;
                         if status.refuses(action) {
                             return Err(refused(DeliveryRefusal::TargetConflict(status)));

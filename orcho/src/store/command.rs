@@ -190,10 +190,16 @@ impl Store {
                 .recorded_decision(run)
                 .is_ok_and(|d| d.is_some())
         })?;
-        let recorded = self
-            .deliveries
-            .decide(run, self.stamped(request))
-            .map_err(|e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e))))?;
+        // The target checkout is on the machine that drives the run; from
+        // elsewhere it is not read here, and its driver checks it when it
+        // delivers.
+        let request = self.stamped(request);
+        let recorded = if self.runs.elsewhere(run)?.is_some() {
+            self.deliveries.decide_from_elsewhere(run, request)
+        } else {
+            self.deliveries.decide(run, request)
+        }
+        .map_err(|e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e))))?;
         if recorded.decision().payload().action() == DeliveryAction::Halt {
             let deliveries = self.deliveries.clone();
             let delivery_err = |e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e)));
