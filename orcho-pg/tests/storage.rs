@@ -306,3 +306,16 @@ fn the_points_view_reads_as_the_store_does() {
     assert_eq!(view.get(&with, Item::Evidence).unwrap(), None);
     assert!(view.put(&with, Item::Evidence, b"x").is_err());
 }
+
+#[test]
+fn tls_asked_of_a_server_without_it_is_refused_in_one_line() {
+    let Some(server) = Server::shared() else {
+        return;
+    };
+    let url = server
+        .new_database()
+        .replace("sslmode=disable", "sslmode=require");
+    let text = orcho_core::error_chain(&PgStorage::open(&url).unwrap().runs().unwrap_err());
+    assert!(text.contains("cannot connect to the store"), "{text}");
+    assert!(!text.contains(PASSWORD) && !text.contains('\n'), "{text}");
+}
