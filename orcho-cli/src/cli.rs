@@ -259,6 +259,24 @@ pub(crate) enum Command {
         /// `phase-input`: what it is given in `ORCHO_INPUT`
         document: SchemaDocument,
     },
+    /// Serve the inbox and every run as web pages and a JSON API, to look
+    /// and decide from a browser (docs/web.md)
+    Serve {
+        #[command(subcommand)]
+        command: Option<ServeCommand>,
+        /// The address to listen on
+        #[arg(
+            long,
+            value_name = "ADDR",
+            default_value = "127.0.0.1:8470",
+            global = true
+        )]
+        listen: std::net::SocketAddr,
+        /// Serve plain HTTP on an address other machines can reach (rather
+        /// put a reverse proxy with TLS in front of 127.0.0.1)
+        #[arg(long)]
+        insecure_listen: bool,
+    },
     /// The store itself: its schema, and runs moved in and out of it
     #[command(subcommand)]
     Store(StoreCommand),
@@ -455,6 +473,33 @@ pub(crate) enum KeyCommand {
     /// Print the signing key's id and public key (`--json`: keyid,
     /// algorithm, public_key)
     Show,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ServeCommand {
+    /// The named tokens that may look at (and decide from) the web inbox
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum TokenCommand {
+    /// Make a token for NAME and print it with its login link, once (it
+    /// is kept only as a hash, in the user's data directory)
+    Add {
+        /// Who holds it: decisions made with it are recorded as theirs
+        name: String,
+        /// May look, not decide
+        #[arg(long)]
+        read_only: bool,
+    },
+    /// List the tokens (names and what they may do, never the secrets)
+    List,
+    /// Remove the token NAME
+    Remove {
+        /// The token's name
+        name: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -166,6 +166,11 @@ impl CliError {
     }
 
     /// The message with its causes, `: `-separated.
+    pub(crate) fn is_unknown_run(&self) -> bool {
+        matches!(self.kind(), CliErrorKind::Engine(e) if e.is_unknown_run())
+    }
+
+    /// The message, without its hint.
     pub fn message(&self) -> String {
         match &*self.kind {
             CliErrorKind::Engine(e) => orcho::core::error_chain(e),
@@ -226,7 +231,8 @@ fn engine_hint(e: &EngineError) -> Option<String> {
             .run_id()
             .map_or_else(|| "RUN".to_owned(), ToString::to_string);
         return Some(format!(
-            "on {}, in {}: `orcho resume {run}`; decisions can be made from here              (`orcho inbox` lists them)",
+            "on {}, in {}: `orcho resume {run}`; decisions can be made from here \
+             (`orcho inbox` lists them)",
             origin.machine, origin.checkout
         ));
     }

@@ -175,9 +175,41 @@ fn create(path: &Utf8Path) -> Result<String, CliError> {
     }
 }
 
+/// Refuses a private file `path` (`what` names it) that an agent working
+/// in the place's checkout or store could read.
+pub(crate) fn refuse_inside_place(
+    path: &Utf8Path,
+    place: &Place,
+    what: &'static str,
+) -> Result<(), CliError> {
+    refuse_inside(
+        path,
+        place,
+        Which {
+            what,
+            var_hint: "keep it in the user's data directory",
+        },
+    )
+}
+
+/// The file `name` in the user's data directory (`$XDG_DATA_HOME/orcho`,
+/// else `~/.local/share/orcho`), outside every checkout.
+pub(crate) fn data_file(name: &str) -> Result<Utf8PathBuf, CliError> {
+    key_file(name)
+}
+
+/// The text of the private file `path` (`what` names it in errors); `None`
+/// when there is none. A file others can read is refused.
+pub(crate) fn read_private(
+    path: &Utf8Path,
+    what: &'static str,
+) -> Result<Option<String>, CliError> {
+    read(path, Which { what, var_hint: "" })
+}
+
 /// Creates the directory of the key file `path`, readable by its owner
 /// only.
-fn make_private_dir(path: &Utf8Path) -> Result<(), Box<dyn std::error::Error>> {
+pub(crate) fn make_private_dir(path: &Utf8Path) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(dir) = path.parent() {
         orcho::core::fs::create_dir_all(dir)?;
         #[cfg(unix)]

@@ -44,6 +44,7 @@ mod phase_input;
 mod place;
 mod prompt;
 mod runner;
+mod web;
 
 pub use app::main;
 pub use error::{CliError, CliErrorKind};

@@ -29,6 +29,9 @@ pub(crate) struct Place {
     /// shared.
     pub(crate) shared: Option<orcho_pg::PgStorage>,
     pub(crate) json: bool,
+    /// Who decides through this place, when not this process's user (the
+    /// web inbox's token holders).
+    pub(crate) decider: Option<String>,
     /// The receipt key an embedding host gave; `None` reads the caller's
     /// (see [`key`](crate::key)).
     pub(crate) receipt_key: Option<orcho::receipts::ReceiptKey>,
@@ -88,6 +91,7 @@ impl Place {
             store,
             shared,
             json,
+            decider: None,
             receipt_key: None,
         })
     }
@@ -140,7 +144,7 @@ impl Place {
             Some(shared) => orcho::Store::new(std::sync::Arc::new(shared.clone()), &self.store),
             None => orcho::Store::open(&self.store),
         }
-        .with_decider(decider())
+        .with_decider(self.decider.clone().unwrap_or_else(decider))
     }
 
     /// Where the runs are kept: the database of a shared store, else the
@@ -158,7 +162,7 @@ impl Place {
     pub(crate) fn team_store(&self) -> orcho::Store {
         match &self.shared {
             Some(shared) => orcho::Store::new(std::sync::Arc::new(shared.team()), &self.store)
-                .with_decider(decider()),
+                .with_decider(self.decider.clone().unwrap_or_else(decider)),
             None => self.store(),
         }
     }

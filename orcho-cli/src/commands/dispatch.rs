@@ -7,7 +7,7 @@ use super::{attest, decide, hook, inbox, init, permissions, run, runs, show, sto
 use crate::{
     cli::{
         AttestCommand, Cli, Command, DeliveryCommand, HandoffCommand, KeyCommand,
-        PermissionsCommand, ProfileCommand, SchemaDocument, StoreCommand,
+        PermissionsCommand, ProfileCommand, SchemaDocument, ServeCommand, StoreCommand,
     },
     error::CliError,
     exit::Exit,
@@ -69,6 +69,18 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
             }
             verify::status(place, profile.profile.as_deref()).await
         }
+        Command::Serve {
+            command: None,
+            listen,
+            insecure_listen,
+        } => crate::web::serve(place, listen, insecure_listen)
+            .await
+            .map(|()| Report::silent(Exit::Ok)),
+        Command::Serve {
+            command: Some(ServeCommand::Token(command)),
+            listen,
+            ..
+        } => crate::web::token(place, command, listen),
         Command::Store(StoreCommand::Migrate) => store::migrate(place),
         Command::Store(StoreCommand::Export { runs, output }) => {
             store::export(place, &runs, output.as_deref())

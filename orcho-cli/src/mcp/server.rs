@@ -46,6 +46,7 @@ impl OrchoMcp {
             checkout,
             store,
             shared: None,
+            decider: None,
             json: true,
             receipt_key: None,
         })

@@ -37,6 +37,7 @@ mod support;
 mod team;
 mod toolchain;
 mod waiver;
+mod web;
 
 pub(crate) type Result<T = (), E = Box<dyn std::error::Error + Send + Sync>> =
     std::result::Result<T, E>;

@@ -337,16 +337,23 @@ impl Watched {
 
     /// Waits (at most [`WAIT`]) for a line of standard error containing
     /// `needle`.
-    pub(crate) fn until(&self, needle: &str) -> Result {
+    pub(crate) fn until(&self, needle: &str) -> Result<String> {
         let deadline = Instant::now() + WAIT;
         while let Some(left) = deadline.checked_duration_since(Instant::now()) {
             match self.lines.recv_timeout(left) {
-                Ok(line) if line.contains(needle) => return Ok(()),
+                Ok(line) if line.contains(needle) => return Ok(line),
                 Ok(_) => {}
                 Err(_) => break,
             }
         }
         Err(format!("no line with `{needle}` on standard error").into())
+    }
+
+    /// Stops it (SIGKILL) and reaps it.
+    pub(crate) fn kill(mut self) -> Result {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        Ok(())
     }
 
     /// Waits for it to exit, as [`finish`] does.

@@ -1,0 +1,182 @@
+//! `orcho serve`: the inbox and every run on a web page and a JSON API,
+//! to look and decide from a phone or another machine.
+//!
+//! Bound to 127.0.0.1 by default; a non-loopback address needs
+//! `--insecure-listen` (put a reverse proxy with TLS in front). Who may look
+//! and decide is a named token ([`tokens`]): sent as `Authorization:
+//! Bearer` to the API, or exchanged once for a session cookie by the login
+//! link `orcho serve token add` prints. Every form carries a CSRF token;
+//! every text from runs is escaped (maud escapes by default) and the pages
+//! forbid inline scripts.
+
+mod api;
+mod pages;
+mod session;
+pub(crate) mod tokens;
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use axum::{
+    Router,
+    extract::DefaultBodyLimit,
+    http::{HeaderValue, header},
+    routing::{get, post},
+};
+
+use crate::{error::CliError, place::Place};
+
+/// The largest request body accepted (a decision is a few hundred bytes).
+const BODY_LIMIT: usize = 64 * 1024;
+
+/// What every handler shares.
+#[derive(Debug, Clone)]
+pub(crate) struct Web {
+    place: Arc<Place>,
+    tokens: tokens::Tokens,
+    sessions: session::Sessions,
+}
+
+/// Serves the inbox at `listen` until interrupted.
+pub(crate) async fn serve(
+    place: &Place,
+    listen: SocketAddr,
+    insecure: bool,
+) -> Result<(), CliError> {
+    if !listen.ip().is_loopback() && !insecure {
+        return Err(CliError::usage(format!(
+            "`{listen}` is reachable from other machines, and `orcho serve` speaks plain HTTP"
+        ))
+        .with_hint(
+            "serve on 127.0.0.1 behind a reverse proxy with TLS (docs/web.md), or say \
+             `--insecure-listen` to serve plain HTTP on that address anyway",
+        ));
+    }
+    let web = Web {
+        place: Arc::new(place.clone()),
+        tokens: tokens::Tokens::of_user()?,
+        sessions: session::Sessions::default(),
+    };
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| CliError::msg(format!("cannot listen on {listen}: {e}")))?;
+    let bound = listener.local_addr()?;
+    crate::output::err(&format!(
+        "serving the inbox at http://{bound}/ (log in with the link `orcho serve token add NAME` \
+         prints; Ctrl-C stops)"
+    ));
+    axum::serve(listener, router(web))
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .map_err(|e| CliError::msg(format!("the server stopped: {e}")))
+}
+
+/// `orcho serve token …`.
+pub(crate) fn token(
+    place: &Place,
+    command: crate::cli::TokenCommand,
+    listen: SocketAddr,
+) -> Result<crate::output::Report, CliError> {
+    use crate::{cli::TokenCommand, output::Report};
+    let tokens = tokens::Tokens::of_user()?;
+    crate::key::refuse_inside_place(tokens.path(), place, "token file")?;
+    match command {
+        TokenCommand::Add { name, read_only } => {
+            let access = if read_only {
+                tokens::Access::ReadOnly
+            } else {
+                tokens::Access::Decide
+            };
+            let secret = tokens.add(&name, access)?;
+            let link = format!("http://{listen}/login?token={secret}");
+            Ok(Report::new(&serde_json::json!({
+                "name": name, "access": access, "token": secret, "login": link,
+            }))
+            .line(format!(
+                "token for {name} ({}): {secret}\nlogin link: {link}\nit is shown only now; \
+                 the API takes it as `Authorization: Bearer {secret}`",
+                if read_only {
+                    "may look, not decide"
+                } else {
+                    "may look and decide"
+                }
+            )))
+        }
+        TokenCommand::List => {
+            let list = tokens.list()?;
+            let lines: Vec<String> = list
+                .iter()
+                .map(|t| {
+                    let access = match t.access {
+                        tokens::Access::Decide => "decide",
+                        tokens::Access::ReadOnly => "read-only",
+                    };
+                    format!("{}  {access}  since {}", t.name, t.created_at)
+                })
+                .collect();
+            let doc: Vec<_> = list
+                .iter()
+                .map(|t| serde_json::json!({"name": t.name, "access": t.access, "created_at": t.created_at}))
+                .collect();
+            Ok(Report::new(&doc).line(if lines.is_empty() {
+                "no token yet: `orcho serve token add NAME` makes one".to_owned()
+            } else {
+                lines.join("\n")
+            }))
+        }
+        TokenCommand::Remove { name } => {
+            if tokens.remove(&name)? {
+                Ok(Report::new(&serde_json::json!({"removed": name})).line(format!(
+                    "removed the token `{name}` (a running `orcho serve` refuses it from now on;                      its open sessions end when it restarts)"
+                )))
+            } else {
+                Err(CliError::msg(format!("there is no token named `{name}`"))
+                    .with_hint("`orcho serve token list` lists them"))
+            }
+        }
+    }
+}
+
+fn router(web: Web) -> Router {
+    Router::new()
+        .route("/", get(pages::inbox))
+        .route("/login", get(session::login))
+        .route("/logout", post(session::logout))
+        .route("/runs/{run}", get(pages::run))
+        .route("/runs/{run}/decisions/handoff", post(pages::decide_handoff))
+        .route("/events", get(pages::events))
+        .route("/static/live.js", get(pages::live_js))
+        .route("/api/inbox", get(api::inbox))
+        .route("/api/runs/{run}", get(api::run))
+        .route(
+            "/api/runs/{run}/decisions/handoff",
+            post(api::decide_handoff),
+        )
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(axum::middleware::map_response(secure_headers))
+        .with_state(web)
+}
+
+/// Headers every answer carries: no inline script runs, nothing is framed,
+/// no referrer leaves, and nothing is cached.
+async fn secure_headers(mut response: axum::response::Response) -> axum::response::Response {
+    let headers = response.headers_mut();
+    for (name, value) in [
+        (
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; \
+             img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'",
+        ),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::REFERRER_POLICY, "no-referrer"),
+        (header::CACHE_CONTROL, "no-store"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+    ] {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    response
+}
+
+/// How often the live inbox looks when the store cannot tell of writes.
+const LIVE_SLICE: Duration = Duration::from_secs(15);

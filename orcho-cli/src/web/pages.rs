@@ -1,0 +1,370 @@
+//! The pages: server-rendered HTML (maud escapes every value), readable on
+//! a phone, usable with the keyboard, with no script but the one that
+//! reloads a page when the store changes.
+
+use std::{convert::Infallible, time::Duration};
+
+use axum::{
+    Form,
+    extract::{Path, Query, State},
+    http::{StatusCode, header},
+    response::{
+        IntoResponse, Redirect, Response,
+        sse::{Event, KeepAlive, Sse},
+    },
+};
+use maud::{DOCTYPE, Markup, PreEscaped, html};
+use orcho::{core::RunId, handoff::HandoffAction};
+use serde::Deserialize;
+
+use super::{LIVE_SLICE, Web, api, session::Caller};
+use crate::{
+    commands::inbox::{Filter, gather},
+    error::CliError,
+    output::Report,
+    place::Place,
+};
+
+/// Plain, legible, high-contrast; narrow screens first.
+const CSS: &str = "
+body{font:16px/1.5 system-ui,sans-serif;margin:0;color:#111;background:#fff}
+header{display:flex;gap:1em;align-items:center;flex-wrap:wrap;padding:.6em 1em;background:#102a43;color:#fff}
+header a{color:#fff;font-weight:bold}header form{margin-left:auto}
+main{padding:1em;max-width:60em}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4em;border-bottom:1px solid #ccc;vertical-align:top}
+pre{background:#f4f4f4;padding:.6em;overflow-x:auto;white-space:pre-wrap}
+.note{padding:.6em;border-left:4px solid #1f6feb;background:#eef4ff}
+.error{padding:.6em;border-left:4px solid #b3261e;background:#fdecea}
+label{display:block;margin:.3em 0}textarea{width:100%;min-height:5em;font:inherit}
+button{font:inherit;padding:.4em 1em}a{color:#0b4f9c}
+";
+
+fn layout(title: &str, caller: &Caller, body: &Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · orcho" }
+                style { (PreEscaped(CSS)) }
+                script src="/static/live.js" defer {}
+            }
+            body {
+                header {
+                    a href="/" { "orcho inbox" }
+                    span { "signed in as " (caller.name) }
+                    form method="post" action="/logout" { button type="submit" { "Log out" } }
+                }
+                main { (body) }
+            }
+        }
+    }
+}
+
+fn page(title: &str, caller: &Caller, body: &Markup) -> Response {
+    layout(title, caller, body).into_response()
+}
+
+fn failed(caller: &Caller, e: &CliError) -> Response {
+    let body = html! {
+        h1 { "Something is in the way" }
+        p.error role="alert" { (e.message()) }
+        @if let Some(hint) = e.hint() { p { (hint) } }
+        p { a href="/" { "Back to the inbox" } }
+    };
+    (api::status_of(e), layout("error", caller, &body)).into_response()
+}
+
+/// `GET /`: every pending point across runs (and machines), newest first.
+pub(super) async fn inbox(State(web): State<Web>, caller: Caller) -> Response {
+    let place = api::place_of(&web, &caller);
+    let store = place.team_store();
+    let (inbox, stopped, origins) = match gather(&store, &Filter::default()) {
+        Ok(found) => found,
+        Err(e) => return failed(&caller, &e),
+    };
+    let pending: Vec<_> = inbox.pending().collect();
+    let body = html! {
+        h1 { "Waiting for a decision" }
+        @if pending.is_empty() && stopped.is_empty() {
+            p { "No run is waiting for a decision." }
+        } @else {
+            table {
+                thead { tr { th { "Run" } th { "Point" } th { "Task" } th { "Where" } th { "Since" } } }
+                tbody {
+                    @for p in &pending {
+                        @let task = store.status(p.run()).ok().and_then(|v| v.task);
+                        tr {
+                            td { a href={ "/runs/" (p.run()) } { (p.run()) } }
+                            td { (p.phase()) ": " (p.trigger()) }
+                            td { (task.as_deref().map(first_line).unwrap_or("")) }
+                            td { (origins.get(p.run()).map(ToString::to_string).unwrap_or_else(|| "here".to_owned())) }
+                            td { (p.opened_at()) }
+                        }
+                    }
+                    @for view in &stopped {
+                        tr {
+                            td { a href={ "/runs/" (view.run) } { (view.run) } }
+                            td { "stopped: resume it where it runs" }
+                            td { (view.task.as_deref().map(first_line).unwrap_or("")) }
+                            td { (origins.get(&view.run).map(ToString::to_string).unwrap_or_else(|| "here".to_owned())) }
+                            td {}
+                        }
+                    }
+                }
+            }
+        }
+    };
+    page("inbox", &caller, &body)
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct Said {
+    #[serde(default)]
+    said: Option<String>,
+}
+
+/// `GET /runs/{run}`: the run's task, where it stands, its timeline,
+/// phases with gates and findings, decisions, the diff, and the form for
+/// the point it waits at.
+pub(super) async fn run(
+    State(web): State<Web>,
+    caller: Caller,
+    Path(run): Path<String>,
+    Query(said): Query<Said>,
+) -> Response {
+    let place = api::place_of(&web, &caller);
+    match run_page(&place, &caller, &run, said.said.as_deref()) {
+        Ok(body) => page(&run, &caller, &body),
+        Err(e) => failed(&caller, &e),
+    }
+}
+
+fn run_page(
+    place: &Place,
+    caller: &Caller,
+    run: &str,
+    said: Option<&str>,
+) -> Result<Markup, CliError> {
+    let store = place.store();
+    let run = store.find_run(run)?;
+    let view = store.status(&run)?;
+    let evidence = store.evidence(&run, None)?;
+    let trace = store.trace(&run)?;
+    let handoffs = store.handoffs(&run)?;
+    let open = crate::host::decision_handoff(&store, &run)?;
+    let patch = store.delivery_patch(&run).ok().filter(|p| !p.is_empty());
+    let origin = store.origin(&run)?;
+    Ok(html! {
+        h1 { "Run " (run) }
+        @if let Some(said) = said { p.note role="status" { (said) } }
+        dl {
+            dt { "Status" } dd { (view.status.as_str()) @if let Some(r) = &view.reason { " — " (r) } }
+            @if let Some(origin) = &origin { dt { "Started on" } dd { (origin) } }
+            dt { "Plan" } dd { (view.plan) }
+        }
+        @if let Some(task) = &view.task { h2 { "Task" } pre { (task) } }
+        @if let Some(id) = &open {
+            @if let Some(h) = handoffs.iter().find(|h| h.id() == id) {
+                section aria-labelledby="decide" {
+                    h2 #decide { "Decide: phase " (h.phase()) " (" (h.trigger()) ")" }
+                    @if let Some(d) = store.handoff_decision(&run, id)? {
+                        p.note { "Decided " (d.decision().payload().action())
+                            " by " (d.decision().who().unwrap_or(d.decision().decided_by().as_str()))
+                            " — " a href={ "/runs/" (run) } { "reload" } " to follow the run." }
+                    } @else {
+                        (findings(h.findings()))
+                        (handoff_form(caller, &run, h.available_actions().iter()))
+                    }
+                }
+            }
+        }
+        h2 { "Phases" }
+        @if evidence.phases.is_empty() { p { "No phase has run yet." } }
+        @for p in &evidence.phases {
+            h3 { (p.phase) " — attempt " (p.attempt) ": " (p.verdict.as_str()) }
+            @for g in &p.gates {
+                p { "gate " (g.result.gate) ": " (g.result.outcome.as_str()) }
+                (findings(&g.result.findings))
+            }
+        }
+        @if !evidence.decisions.is_empty() {
+            h2 { "Decisions" }
+            ul {
+                @for d in &evidence.decisions {
+                    li { (d.point) ": " (d.action.as_deref().unwrap_or("answered")) " by "
+                        (d.by.as_deref().unwrap_or(d.decided_by.as_str())) " at " (d.decided_at) }
+                }
+            }
+        }
+        @if let Some(patch) = &patch {
+            h2 { "Diff" }
+            @let text = String::from_utf8_lossy(patch);
+            ul { @for file in text.lines().filter_map(|l| l.strip_prefix("diff --git ")) { li { code { (file) } } } }
+            pre { (text) }
+        }
+        h2 { "Timeline" }
+        ol { @for line in trace.lines() { li { (line) } } }
+    })
+}
+
+fn findings(findings: &[orcho::core::Finding]) -> Markup {
+    html! {
+        @if !findings.is_empty() {
+            ul {
+                @for f in findings {
+                    li {
+                        strong { (f.severity.as_str()) } " " (f.title)
+                        @if let Some(file) = &f.file { " (" code { (file) } @if let Some(l) = f.line { ":" (l) } ")" }
+                        @if !f.detail.is_empty() { pre { (f.detail) } }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn handoff_form(
+    caller: &Caller,
+    run: &RunId,
+    actions: impl Iterator<Item = HandoffAction>,
+) -> Markup {
+    html! {
+        form method="post" action={ "/runs/" (run) "/decisions/handoff" } {
+            input type="hidden" name="csrf" value=(caller.csrf.as_deref().unwrap_or(""));
+            fieldset {
+                legend { "Action" }
+                @for (n, action) in actions.enumerate() {
+                    label {
+                        input type="radio" name="action" value=(action) required checked[n == 0];
+                        " " (action)
+                        @if action.requires_text() { " (needs the text below)" }
+                    }
+                }
+            }
+            label for="text" { "Feedback or the waiver's reason" }
+            textarea #text name="text" {}
+            button type="submit" { "Record the decision" }
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct HandoffForm {
+    csrf: Option<String>,
+    action: String,
+    #[serde(default)]
+    text: Option<String>,
+}
+
+/// Records a handoff decision as `orcho handoff decide` does.
+pub(super) fn record_handoff(
+    place: &Place,
+    run: &str,
+    action: &str,
+    text: Option<&str>,
+) -> Result<Report, CliError> {
+    let run = place.store().find_run(run)?;
+    let action = action
+        .parse::<HandoffAction>()
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    let text = text.map(str::trim).filter(|t| !t.is_empty());
+    crate::commands::decide_handoff(place, &run, action, text, None, None)
+}
+
+/// `POST /runs/{run}/decisions/handoff`: the form's decision.
+pub(super) async fn decide_handoff(
+    State(web): State<Web>,
+    caller: Caller,
+    Path(run): Path<String>,
+    Form(form): Form<HandoffForm>,
+) -> Response {
+    if let Err(refused) = caller
+        .check_csrf(form.csrf.as_deref())
+        .and_then(|()| caller.may_decide())
+    {
+        return refused.into_response();
+    }
+    let place = api::place_of(&web, &caller);
+    match record_handoff(&place, &run, &form.action, form.text.as_deref()) {
+        Ok(_) => {
+            let said = format!(
+                "Recorded: {}. The run goes on when its host resumes it.",
+                form.action
+            );
+            let query = serde_urlencoded_said(&said);
+            Redirect::to(&format!("/runs/{run}?said={query}")).into_response()
+        }
+        Err(e) => failed(&caller, &e),
+    }
+}
+
+/// `said` for a query string.
+fn serde_urlencoded_said(said: &str) -> String {
+    said.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            b' ' => "+".to_owned(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// `GET /events`: a `changed` event whenever the inbox changes.
+pub(super) async fn events(
+    State(web): State<Web>,
+    caller: Caller,
+) -> Sse<impl tokio_stream::Stream<Item = Result<Event, Infallible>>> {
+    let place = api::place_of(&web, &caller);
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Event, Infallible>>(4);
+    tokio::spawn(async move {
+        let store = place.team_store();
+        let Ok(mut watch) = store.subscribe() else {
+            return;
+        };
+        let digest = |place: &Place| {
+            gather(&place.team_store(), &Filter::default())
+                .ok()
+                .map(|(inbox, stopped, _)| format!("{inbox:?}{stopped:?}"))
+        };
+        let mut last = digest(&place);
+        loop {
+            watch.changed(LIVE_SLICE).await;
+            let now = digest(&place);
+            if now != last {
+                last = now;
+                if tx
+                    .send(Ok(Event::default().event("changed").data("inbox")))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            } else if tx.is_closed() {
+                return;
+            }
+        }
+    });
+    Sse::new(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}
+
+/// `GET /static/live.js`: reloads the page when the inbox changes (not
+/// while a form is being filled in).
+pub(super) async fn live_js() -> Response {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        "const events = new EventSource('/events');\n\
+         events.addEventListener('changed', () => {\n\
+         \x20 const typing = document.activeElement && document.activeElement.form;\n\
+         \x20 if (!typing) { location.reload(); }\n\
+         });\n",
+    )
+        .into_response()
+}

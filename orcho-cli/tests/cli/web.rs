@@ -1,0 +1,267 @@
+//! `orcho serve`: the web inbox and its JSON API, served by the real
+//! binary on a free port, asked over HTTP.
+
+use crate::{
+    Result,
+    support::{REVIEW, Repo, Watched, paused_at_review},
+};
+
+/// A server for `repo`, and the tokens it knows.
+pub(crate) struct Served {
+    pub(crate) base: String,
+    pub(crate) decide: String,
+    pub(crate) read_only: String,
+    server: Option<Watched>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(server) = self.server.take() {
+            let _ = server.kill();
+        }
+    }
+}
+
+fn token(repo: &Repo, name: &str, read_only: bool) -> Result<String> {
+    let mut args = vec!["serve", "token", "add", name, "--json"];
+    if read_only {
+        args.push("--read-only");
+    }
+    let out = repo.orcho(&args)?;
+    out.expect_code(0);
+    Ok(out.json()?["token"].as_str().ok_or("no token")?.to_owned())
+}
+
+/// Tokens for `alice` (decides) and `bob` (looks), and `orcho serve` on a
+/// free port.
+pub(crate) fn serve(repo: &Repo) -> Result<Served> {
+    let decide = token(repo, "alice", false)?;
+    let read_only = token(repo, "bob", true)?;
+    let server = Watched::new(repo.spawn(&["serve", "--listen", "127.0.0.1:0"])?)?;
+    let line = server.until("serving the inbox at ")?;
+    let base = line
+        .split("serving the inbox at ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .ok_or("no address")?
+        .trim_end_matches('/')
+        .to_owned();
+    Ok(Served {
+        base,
+        decide,
+        read_only,
+        server: Some(server),
+    })
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .build()
+        .into()
+}
+
+fn status(response: &ureq::http::Response<ureq::Body>) -> u16 {
+    response.status().as_u16()
+}
+
+#[test]
+fn the_api_answers_as_the_cli_and_refuses_what_it_must() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let run = paused_at_review(&repo)?;
+    let served = serve(&repo)?;
+    let http = agent();
+    let url = |path: &str| format!("{}{path}", served.base);
+    let bearer = |t: &str| format!("Bearer {t}");
+
+    // No token, or a wrong one: 401; the token never shows in the answer.
+    assert_eq!(status(&http.get(url("/api/inbox")).call()?), 401);
+    assert_eq!(status(&http.get(url("/")).call()?), 401);
+    let wrong = http
+        .get(url("/api/inbox"))
+        .header("Authorization", bearer("orcho_nope"))
+        .call()?;
+    assert_eq!(status(&wrong), 401);
+
+    // The inbox is the document `orcho inbox --json` prints.
+    let mut answer = http
+        .get(url("/api/inbox"))
+        .header("Authorization", bearer(&served.read_only))
+        .call()?;
+    assert_eq!(status(&answer), 200);
+    let inbox: serde_json::Value = serde_json::from_str(&answer.body_mut().read_to_string()?)?;
+    let cli = repo.orcho(&["inbox", "--json"])?.json()?;
+    assert_eq!(inbox, cli);
+
+    // A run that does not exist: 404; a run: its view and evidence.
+    let missing = http
+        .get(url("/api/runs/20260101T000000000Z-0000000000000000"))
+        .header("Authorization", bearer(&served.read_only))
+        .call()?;
+    assert_eq!(status(&missing), 404);
+    let mut shown = http
+        .get(url(&format!("/api/runs/{run}")))
+        .header("Authorization", bearer(&served.read_only))
+        .call()?;
+    let shown: serde_json::Value = serde_json::from_str(&shown.body_mut().read_to_string()?)?;
+    assert_eq!(shown["run"]["status"], "awaiting_phase_handoff", "{shown}");
+    assert_eq!(
+        shown["evidence"]["handoffs"][0]["id"], "0001-review",
+        "{shown}"
+    );
+
+    // A read-only token may not decide: 403, and nothing is recorded.
+    let decide = format!("/api/runs/{run}/decisions/handoff");
+    let refused = http
+        .post(url(&decide))
+        .header("Authorization", bearer(&served.read_only))
+        .header("Content-Type", "application/json")
+        .send(serde_json::json!({"action": "halt"}).to_string())?;
+    assert_eq!(status(&refused), 403);
+    // Feedback required where it is: 400, with what to do.
+    let mut bad = http
+        .post(url(&decide))
+        .header("Authorization", bearer(&served.decide))
+        .header("Content-Type", "application/json")
+        .send(serde_json::json!({"action": "retry_feedback"}).to_string())?;
+    assert_eq!(status(&bad), 400);
+    assert!(bad.body_mut().read_to_string()?.contains("hint"));
+    // A body larger than any decision: 413.
+    let huge = http
+        .post(url(&decide))
+        .header("Authorization", bearer(&served.decide))
+        .header("Content-Type", "application/json")
+        .send(
+            serde_json::json!({"action": "retry_feedback", "text": "x".repeat(200_000)})
+                .to_string(),
+        )?;
+    assert_eq!(status(&huge), 413);
+
+    // A decision, recorded as the token's person; again is a replay; a
+    // different one is a conflict.
+    let ok = http
+        .post(url(&decide))
+        .header("Authorization", bearer(&served.decide))
+        .header("Content-Type", "application/json")
+        .send(
+            serde_json::json!({"action": "retry_feedback", "text": "cover the empty input"})
+                .to_string(),
+        )?;
+    assert_eq!(status(&ok), 200);
+    let again = http
+        .post(url(&decide))
+        .header("Authorization", bearer(&served.decide))
+        .header("Content-Type", "application/json")
+        .send(
+            serde_json::json!({"action": "retry_feedback", "text": "cover the empty input"})
+                .to_string(),
+        )?;
+    assert_eq!(status(&again), 200);
+    let other = http
+        .post(url(&decide))
+        .header("Authorization", bearer(&served.decide))
+        .header("Content-Type", "application/json")
+        .send(serde_json::json!({"action": "halt"}).to_string())?;
+    assert_eq!(status(&other), 409);
+    let log = repo.orcho(&["log", &run, "--json"])?.json()?;
+    assert_eq!(log["decisions"][0]["by"], "alice (web)", "{log}");
+    Ok(())
+}
+
+#[test]
+fn pages_need_a_session_and_forms_their_csrf_token() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let out = repo.orcho(&[
+        "run",
+        "--task",
+        "<script>alert('task')</script>\" onmouseover=\"alert(1)",
+        "--phase",
+        "review=false",
+        "--no-interactive",
+        "--json",
+    ])?;
+    out.expect_code(4);
+    let run = crate::support::run_id(&out.json()?)?;
+    let served = serve(&repo)?;
+    let http = agent();
+    let url = |path: &str| format!("{}{path}", served.base);
+
+    // The login link sets an HttpOnly, SameSite=Strict cookie and leaves.
+    let login = http
+        .get(url(&format!("/login?token={}", served.decide)))
+        .call()?;
+    assert_eq!(status(&login), 303);
+    let cookie = login
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .ok_or("no cookie")?
+        .to_owned();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let session = cookie.split(';').next().ok_or("no session")?.to_owned();
+
+    // The run's page: the task escaped, no inline script allowed.
+    let mut page = http
+        .get(url(&format!("/runs/{run}")))
+        .header("Cookie", &session)
+        .call()?;
+    assert_eq!(status(&page), 200);
+    let csp = page
+        .headers()
+        .get("content-security-policy")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(csp.contains("script-src 'self'"), "{csp}");
+    let html = page.body_mut().read_to_string()?;
+    assert!(!html.contains("<script>alert"), "the task is escaped");
+    assert!(html.contains("&lt;script&gt;alert"), "{html}");
+    assert!(!html.contains("\" onmouseover=\""), "{html}");
+    let csrf = html
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .ok_or("no CSRF token in the form")?
+        .to_owned();
+
+    // A form without its CSRF token: 403; with it, recorded.
+    let form = format!("/runs/{run}/decisions/handoff");
+    let forged = http
+        .post(url(&form))
+        .header("Cookie", &session)
+        .send_form([("action", "halt")])?;
+    assert_eq!(status(&forged), 403);
+    let decided = http
+        .post(url(&form))
+        .header("Cookie", &session)
+        .send_form([
+            ("csrf", csrf.as_str()),
+            ("action", "retry_feedback"),
+            ("text", "try again"),
+        ])?;
+    assert_eq!(status(&decided), 303);
+    let mut after = http
+        .get(url(&format!("/runs/{run}")))
+        .header("Cookie", &session)
+        .call()?;
+    assert!(
+        after
+            .body_mut()
+            .read_to_string()?
+            .contains("Decided retry_feedback by alice (web)")
+    );
+    Ok(())
+}
+
+#[test]
+fn a_reachable_address_without_tls_is_refused_unless_said() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let out = repo.orcho(&["serve", "--listen", "0.0.0.0:0"])?;
+    out.expect_code(2);
+    assert!(out.stderr.contains("--insecure-listen"), "{out}");
+    Ok(())
+}
