@@ -97,7 +97,12 @@ pub(super) async fn inbox(State(web): State<Web>, caller: Caller) -> Response {
                         @let task = store.status(p.run()).ok().and_then(|v| v.task);
                         tr {
                             td { a href={ "/runs/" (p.run()) } { (p.run()) } }
-                            td { (p.phase()) ": " (p.trigger()) }
+                            td {
+                                (p.phase()) ": " (p.trigger())
+                                @if let Some(decided) = p.decision() {
+                                    br; em { "decided " (decided) ", waiting for its host to go on" }
+                                }
+                            }
                             td { (task.as_deref().map(first_line).unwrap_or("")) }
                             td { (origins.get(p.run()).map(ToString::to_string).unwrap_or_else(|| "here".to_owned())) }
                             td { (p.opened_at()) }

@@ -10,6 +10,7 @@ mod advisor;
 mod attest;
 mod bad_input;
 mod bootstrap;
+mod browser;
 mod carry;
 mod command_gate;
 mod crash;
