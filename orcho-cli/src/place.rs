@@ -83,6 +83,16 @@ impl Place {
                     .for_origin(origin);
                 (local(), Some(shared))
             }
+            Some(other) if looks_like_url(other.as_str()) => {
+                return Err(CliError::usage(format!(
+                    "the store `{}` is a URL, and only PostgreSQL URLs name a store",
+                    orcho_pg::redact_url(other.as_str())
+                ))
+                .with_hint(
+                    "write `postgres://USER:PASSWORD@HOST:PORT/DATABASE` (or `postgresql://`), or \
+                     a directory",
+                ));
+            }
             Some(dir) => (absolute(&cwd, &dir), None),
             None => (local(), None),
         };
@@ -189,15 +199,39 @@ pub(crate) fn registry() -> GateRegistry {
     builder.build()
 }
 
+/// Whether `store` has a URL's scheme (`word://`): a mistyped database URL
+/// must not become a directory.
+fn looks_like_url(store: &str) -> bool {
+    store.split_once("://").is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    })
+}
+
 /// Who decides through this process, as decisions record it: the user
 /// (`USER`, else `LOGNAME`, else the user id) at this machine.
 fn decider() -> String {
+    let uid = rustix::process::getuid().as_raw();
     let user = ["USER", "LOGNAME"]
         .iter()
         .filter_map(|var| std::env::var_os(var).and_then(|v| v.into_string().ok()))
         .find(|v| !v.trim().is_empty())
-        .unwrap_or_else(|| format!("uid {}", rustix::process::getuid().as_raw()));
+        .or_else(|| user_named(uid))
+        .unwrap_or_else(|| format!("uid {uid}"));
     format!("{}@{}", user.trim(), machine())
+}
+
+/// The name of the user `uid` in `/etc/passwd`.
+fn user_named(uid: u32) -> Option<String> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        let name = fields.next()?;
+        let id = fields.nth(1)?;
+        (id.parse() == Ok(uid)).then(|| name.to_owned())
+    })
 }
 
 /// This machine's label in a shared store: `ORCHO_MACHINE`, else its host

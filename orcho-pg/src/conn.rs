@@ -64,6 +64,12 @@ impl Target {
                 "it names no database (write `postgres://USER@HOST:PORT/DATABASE`)".to_owned(),
             ));
         }
+        // libpq's variable, when the URL gives no password.
+        if config.get_password().is_none()
+            && let Some(password) = std::env::var_os("PGPASSWORD")
+        {
+            config.password(password.as_encoded_bytes());
+        }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
@@ -164,6 +170,16 @@ fn reason(e: &tokio_postgres::Error) -> String {
             db.message().to_owned()
         };
     }
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        text = format!("{text}: {c}");
+        cause = c.source();
+    }
+    if text.contains("password missing") {
+        return "the server asks for a password, and neither the URL nor PGPASSWORD gives one"
+            .to_owned();
+    }
     if e.is_closed() {
         return "the connection was closed (did the server restart? the next command \
                 connects again)"
@@ -182,9 +198,13 @@ fn reason(e: &tokio_postgres::Error) -> String {
         }
         source = s.source();
     }
-    let text = e.to_string();
     if text.contains("timeout") {
         return "the connection timed out".to_owned();
+    }
+    if text.contains("TLS") || text.contains("tls") {
+        return format!(
+            "{text} (does the server speak TLS? `sslmode=disable` for one that does not)"
+        );
     }
     text
 }

@@ -94,6 +94,11 @@ impl Origin {
     }
 }
 
+/// `url` without its password, to show.
+pub fn redact_url(url: &str) -> String {
+    conn::redact(url)
+}
+
 /// Whether `store` names a PostgreSQL store (`postgres://` or
 /// `postgresql://`) rather than a directory.
 pub fn is_url(store: &str) -> bool {

@@ -228,6 +228,7 @@ async fn drive(
         interactive: asking.interactive,
         watch,
         waiting_on: None,
+        shown: None,
         reported: None,
     };
     let end = orcho::drive(run, &mut cli).await?;
@@ -253,6 +254,8 @@ struct CliHost<'a> {
     watch: Option<orcho::Watch>,
     /// The point the run was last said to wait on.
     waiting_on: Option<orcho::Waiting>,
+    /// The point last shown, with `--wait`.
+    shown: Option<orcho::Waiting>,
     /// The verdict the last phase command gave, to say when the engine
     /// recorded another (a read-only phase that wrote).
     reported: Option<orcho::core::Verdict>,
@@ -409,7 +412,17 @@ impl orcho::Host for CliHost<'_> {
 
     fn progress(&mut self, event: Progress<'_>) {
         match event {
-            Progress::Step(step) => self.show_point(step),
+            Progress::Step(step) => {
+                // Waiting, the run looks again and again at the same point:
+                // it is shown once.
+                if self.watch.is_some() && step.waiting().is_some() {
+                    if self.shown == step.waiting() {
+                        return;
+                    }
+                    self.shown = step.waiting();
+                }
+                self.show_point(step);
+            }
             Progress::Settled(attempt) => {
                 if self.place.json {
                     return;

@@ -283,14 +283,23 @@ fn resume_wait_goes_on_when_another_machine_decides() -> Result {
 fn resume_wait_with_a_directory_store_looks_again_until_decided() -> Result {
     let repo = Repo::new(REVIEW)?;
     let run = crate::support::paused_at_review(&repo)?;
-    let waiting =
-        Watched::new(repo.spawn(&["resume", &run, "--wait", "--no-interactive", "--json"])?)?;
+    // Without --json, so that the point's display shows on stderr.
+    let waiting = Watched::new(repo.spawn(&["resume", &run, "--wait", "--no-interactive"])?)?;
     waiting.until("waiting for the handoff to be decided")?;
+    // Long enough for a few looks (twice a second): the point is shown
+    // once, not at each look.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
     repo.orcho(&["handoff", "decide", &run, "halt", "--json"])?
         .expect_code(0);
     let out = waiting.finish()?;
     out.expect_no_panic();
-    assert_eq!(out.json()?["status"], "halted", "{out}");
+    assert_eq!(out.code(), Some(5), "halted: {out}");
+    assert_eq!(out.stderr.matches("exit code 1").count(), 1, "{out}");
+    assert_eq!(
+        out.stderr.matches("waiting for the handoff").count(),
+        1,
+        "{out}"
+    );
     Ok(())
 }
 
@@ -505,5 +514,38 @@ fn a_delivery_decided_on_another_machine_is_checked_where_the_run_is() -> Result
     let out = b.orcho(&["resume", &run, "--no-interactive"])?;
     assert_ne!(out.code(), Some(0), "{out}");
     assert!(out.stderr.contains("`ok`"), "{out}");
+    Ok(())
+}
+
+#[test]
+fn a_mistyped_scheme_is_refused_and_the_password_may_come_from_pgpassword() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    // A mistyped scheme is no directory: refused, never written to.
+    for url in [
+        "postgress://u:hunter22@127.0.0.1/db",
+        "pg://u:hunter22@h/db",
+    ] {
+        let out = finish(repo.spawn_with(&[("ORCHO_STORE", url)], &["inbox"])?, WAIT)?;
+        out.expect_code(2);
+        assert!(
+            out.stderr.contains("only PostgreSQL URLs name a store"),
+            "{out}"
+        );
+        assert!(!out.stderr.contains("hunter22"), "{out}");
+    }
+    assert!(!repo.dir().join("postgress:").exists());
+
+    let Some(server) = Server::shared() else {
+        return Ok(());
+    };
+    let url = server.new_database().replace(&format!(":{PASSWORD}@"), "@");
+    let out = finish(repo.spawn_with(&[("ORCHO_STORE", &url)], &["inbox"])?, WAIT)?;
+    out.expect_code(1);
+    assert!(
+        out.stderr.contains("neither the URL nor PGPASSWORD"),
+        "{out}"
+    );
+    let with = [("ORCHO_STORE", url.as_str()), ("PGPASSWORD", PASSWORD)];
+    finish(repo.spawn_with(&with, &["inbox"])?, WAIT)?.expect_code(0);
     Ok(())
 }
