@@ -31,6 +31,18 @@ const SPARE_CONNECTIONS: usize = 4;
 /// waiting.
 const LEASE_POLL: Duration = Duration::from_millis(25);
 
+/// The runs of a points view: this origin's (`$1` true, `$2` and `$3` its
+/// machine and checkout) or every one, that have a decision point (found
+/// through the index of documents by kind).
+macro_rules! POINTED {
+    () => {
+        "($1 = false OR (r.machine = $2 AND r.checkout = $3)) \
+         AND r.run IN (SELECT DISTINCT q.run FROM orcho_documents q \
+                       WHERE (q.kind COLLATE \"C\") >= 'question/' \
+                       AND (q.kind COLLATE \"C\") < 'question0')"
+    };
+}
+
 /// The channel every new document is announced on, as `KIND RUN NAME`.
 pub const CHANNEL: &str = "orcho_documents";
 
@@ -784,51 +796,51 @@ impl Storage for PgStorage {
                 Some(o) => (true, o.machine.clone(), o.checkout.clone()),
                 None => (false, String::new(), String::new()),
             };
-            let runs = conn
-                .client
-                .query(
-                    "SELECT r.run, r.machine, r.checkout, r.repository FROM orcho_runs r \
-                     WHERE ($1 = false OR (r.machine = $2 AND r.checkout = $3)) \
-                     AND r.run IN (SELECT DISTINCT d.run FROM orcho_documents d \
-                                   WHERE (d.kind COLLATE \"C\") >= 'question/' \
-                                   AND (d.kind COLLATE \"C\") < 'question0')",
-                    &[&mine, &machine, &checkout],
-                )
-                .await
-                .map_err(|e| inner.target.error(what, &e))?;
-            let names: Vec<String> = runs.iter().map(|r| r.get(0)).collect();
-            let params: [&(dyn ToSql + Sync); 1] = [&names];
-            // Their documents (not the large ones no scan reads) and logs,
-            // asked for at once: the connection pipelines them.
-            let documents = conn.client.query(
-                "SELECT run, kind, name, body FROM orcho_documents WHERE run = ANY($1) \
-                 AND kind NOT IN ('evidence', 'delivery-patch', 'intake-seed')",
-                &params,
+            // One round trip: the three queries share the list of runs
+            // with a decision point, and the connection pipelines them.
+            let params: [&(dyn ToSql + Sync); 3] = [&mine, &machine, &checkout];
+            // One round trip: the two queries share the list of runs with
+            // a decision point, and the connection pipelines them. Each
+            // document row carries its run's origin.
+            const DOCUMENTS: &str = concat!(
+                "SELECT d.run, d.kind, d.name, d.body, r.machine, r.checkout, r.repository \
+                 FROM orcho_documents d JOIN orcho_runs r ON r.run = d.run \
+                 WHERE d.kind NOT IN ('evidence', 'delivery-patch', 'intake-seed') AND ",
+                POINTED!()
             );
-            let lines = conn.client.query(
-                "SELECT run, log, line FROM orcho_log_lines WHERE run = ANY($1) ORDER BY id",
-                &params,
+            const LINES: &str = concat!(
+                "SELECT l.run, l.log, l.line FROM orcho_log_lines l \
+                 WHERE l.run IN (SELECT r.run FROM orcho_runs r WHERE ",
+                POINTED!(),
+                ") ORDER BY l.id"
             );
+            // Prepared once per connection; then both go out together.
+            let (documents, lines) = tokio::join!(conn.statement(DOCUMENTS), conn.statement(LINES));
+            let prepared = |s: Result<tokio_postgres::Statement, tokio_postgres::Error>| {
+                s.map_err(|e| inner.target.error(what, &e))
+            };
+            let (documents, lines) = (prepared(documents)?, prepared(lines)?);
+            let documents = conn.client.query(&documents, &params);
+            let lines = conn.client.query(&lines, &params);
             let (documents, lines) = tokio::join!(documents, lines);
             let documents = documents.map_err(|e| inner.target.error(what, &e))?;
             let lines = lines.map_err(|e| inner.target.error(what, &e))?;
             let mut view = View::new(location);
             let parse = |name: &str| name.parse::<RunId>().ok();
-            for row in &runs {
-                let Some(run) = parse(row.get(0)) else {
-                    continue;
-                };
-                let (machine, checkout): (String, String) = (row.get(1), row.get(2));
-                let is_here = here
-                    .as_ref()
-                    .is_some_and(|o| o.machine == machine && o.checkout == checkout);
-                let origin = RunOrigin::new(machine, checkout, is_here).with_repository(row.get(3));
-                view.add_run(run, Some(origin));
-            }
+            let mut seen = std::collections::HashSet::new();
             for row in documents {
                 let Some(run) = parse(row.get(0)) else {
                     continue;
                 };
+                if seen.insert(run.clone()) {
+                    let (machine, checkout): (String, String) = (row.get(4), row.get(5));
+                    let is_here = here
+                        .as_ref()
+                        .is_some_and(|o| o.machine == machine && o.checkout == checkout);
+                    let origin =
+                        RunOrigin::new(machine, checkout, is_here).with_repository(row.get(6));
+                    view.add_run(run.clone(), Some(origin));
+                }
                 view.add_document(run, row.get(1), row.get(2), row.get(3));
             }
             for row in lines {

@@ -59,6 +59,8 @@ pub struct View {
     location: String,
     runs: Vec<RunId>,
     documents: HashMap<(RunId, String, String), Vec<u8>>,
+    /// The names of each run's documents of each kind, for `list`.
+    names: HashMap<(RunId, String), Vec<String>>,
     logs: HashMap<(RunId, Log), Vec<u8>>,
     origins: HashMap<RunId, RunOrigin>,
 }
@@ -83,6 +85,10 @@ impl View {
     /// Adds a document of `run`, of `kind` and `name` as [`item_key`] names
     /// them.
     pub fn add_document(&mut self, run: RunId, kind: String, name: String, body: Vec<u8>) {
+        let names = self.names.entry((run.clone(), kind.clone())).or_default();
+        if !names.contains(&name) {
+            names.push(name.clone());
+        }
         self.documents.insert((run, kind, name), body);
     }
 
@@ -171,13 +177,11 @@ impl Storage for View {
     }
 
     fn list(&self, run: &RunId, set: Set) -> Result<Vec<String>, StoreError> {
-        let kind = set_key(set);
         Ok(self
-            .documents
-            .keys()
-            .filter(|(r, k, _)| r == run && *k == kind)
-            .map(|(_, _, name)| name.clone())
-            .collect())
+            .names
+            .get(&(run.clone(), set_key(set)))
+            .cloned()
+            .unwrap_or_default())
     }
 
     fn origin(&self, run: &RunId) -> Result<Option<RunOrigin>, StoreError> {
