@@ -31,7 +31,7 @@
 //! The URL is a libpq URL (`postgres://USER:PASSWORD@HOST:PORT/DATABASE`,
 //! with `sslmode=disable|prefer|require` and `connect_timeout`); TLS uses
 //! rustls with the webpki roots, and verifies the server's certificate and
-//! name. The password is never shown: [`Storage::location`] and every error
+//! name. The password is never shown: [`Storage::location`](orcho_core::storage::Storage::location) and every error
 //! say the URL without it.
 
 mod bridge;
