@@ -3,13 +3,16 @@
 
 use axum::{
     Json,
-    extract::{Path, State},
+    extract::{Path, State, rejection::JsonRejection},
     http::{HeaderMap, StatusCode},
     response::{IntoResponse, Response},
 };
 use serde::Deserialize;
 
-use super::{Web, session::Caller};
+use super::{
+    Web,
+    session::{Caller, Refused},
+};
 use crate::{error::CliError, output::Report};
 
 /// A command's report as an answer: its JSON document, or its error with
@@ -63,8 +66,12 @@ pub(super) fn place_of(web: &Web, caller: &Caller) -> crate::place::Place {
 }
 
 /// `GET /api/inbox`: what `orcho inbox --json` prints.
-pub(super) async fn inbox(State(web): State<Web>, _caller: Caller) -> Response {
-    let place = place_of(&web, &_caller);
+pub(super) async fn inbox(State(web): State<Web>, caller: Result<Caller, Refused>) -> Response {
+    let caller = match caller {
+        Ok(caller) => caller,
+        Err(refused) => return refused.json(),
+    };
+    let place = place_of(&web, &caller);
     answer(crate::commands::inbox::inbox(
         &place,
         &crate::commands::inbox::Filter::default(),
@@ -106,18 +113,37 @@ pub(super) struct HandoffDecision {
 /// run's open handoff, as `orcho handoff decide` does.
 pub(super) async fn decide_handoff(
     State(web): State<Web>,
-    caller: Caller,
+    caller: Result<Caller, Refused>,
     headers: HeaderMap,
     Path(run): Path<String>,
-    Json(decision): Json<HandoffDecision>,
+    decision: Result<Json<HandoffDecision>, JsonRejection>,
 ) -> Response {
-    if let Err(refused) = caller.may_decide() {
-        return refused.into_response();
-    }
+    let caller = match caller {
+        Ok(caller) => caller,
+        Err(refused) => return refused.json(),
+    };
     let csrf = headers.get("x-csrf-token").and_then(|v| v.to_str().ok());
-    if let Err(refused) = caller.check_csrf(csrf) {
-        return refused.into_response();
+    if let Err(refused) = caller.may_decide().and_then(|()| caller.check_csrf(csrf)) {
+        return refused.json();
     }
+    let Json(decision) = match decision {
+        Ok(decision) => decision,
+        Err(rejection) => {
+            // A body over the limit says so (413); any other body that is
+            // not a decision is a bad request.
+            let status = if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                StatusCode::PAYLOAD_TOO_LARGE
+            } else {
+                StatusCode::BAD_REQUEST
+            };
+            let body = serde_json::json!({
+                "error": rejection.body_text(),
+                "hint": "send {\"action\": ACTION, \"text\": FEEDBACK} as application/json, under 64 KiB",
+                "exit_code": crate::exit::USAGE,
+            });
+            return (status, Json(body)).into_response();
+        }
+    };
     let place = place_of(&web, &caller);
     answer(super::pages::record_handoff(
         &place,

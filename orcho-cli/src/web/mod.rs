@@ -34,6 +34,9 @@ pub(crate) struct Web {
     place: Arc<Place>,
     tokens: tokens::Tokens,
     sessions: session::Sessions,
+    /// Turns true at Ctrl-C: the live streams end, so that the server's
+    /// graceful stop does not wait for open pages.
+    stopping: tokio::sync::watch::Receiver<bool>,
 }
 
 /// Serves the inbox at `listen` until interrupted.
@@ -51,10 +54,14 @@ pub(crate) async fn serve(
              `--insecure-listen` to serve plain HTTP on that address anyway",
         ));
     }
+    let tokens = tokens::Tokens::of_user()?;
+    crate::key::refuse_inside_place(tokens.path(), place, "token file")?;
+    let (stop, stopping) = tokio::sync::watch::channel(false);
     let web = Web {
         place: Arc::new(place.clone()),
-        tokens: tokens::Tokens::of_user()?,
+        tokens,
         sessions: session::Sessions::default(),
+        stopping,
     };
     let listener = tokio::net::TcpListener::bind(listen)
         .await
@@ -64,9 +71,17 @@ pub(crate) async fn serve(
         "serving the inbox at http://{bound}/ (log in with the link `orcho serve token add NAME` \
          prints; Ctrl-C stops)"
     ));
+    if !listen.ip().is_loopback() {
+        crate::output::err(
+            "warning: serving plain HTTP to other machines: tokens and cookies cross the network \
+             unencrypted",
+        );
+    }
     axum::serve(listener, router(web))
-        .with_graceful_shutdown(async {
+        .with_graceful_shutdown(async move {
             let _ = tokio::signal::ctrl_c().await;
+            let _ = stop.send(true);
+            crate::output::err("stopping: the requests under way finish, then the server exits");
         })
         .await
         .map_err(|e| CliError::msg(format!("the server stopped: {e}")))
@@ -127,9 +142,12 @@ pub(crate) fn token(
         }
         TokenCommand::Remove { name } => {
             if tokens.remove(&name)? {
-                Ok(Report::new(&serde_json::json!({"removed": name})).line(format!(
-                    "removed the token `{name}` (a running `orcho serve` refuses it from now on;                      its open sessions end when it restarts)"
-                )))
+                Ok(
+                    Report::new(&serde_json::json!({"removed": name})).line(format!(
+                        "removed the token `{name}`: a running `orcho serve` refuses it, and the \
+                     sessions it opened, from now on"
+                    )),
+                )
             } else {
                 Err(CliError::msg(format!("there is no token named `{name}`"))
                     .with_hint("`orcho serve token list` lists them"))

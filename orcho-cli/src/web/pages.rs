@@ -30,7 +30,8 @@ const CSS: &str = "
 body{font:16px/1.5 system-ui,sans-serif;margin:0;color:#111;background:#fff}
 header{display:flex;gap:1em;align-items:center;flex-wrap:wrap;padding:.6em 1em;background:#102a43;color:#fff}
 header a{color:#fff;font-weight:bold}header form{margin-left:auto}
-main{padding:1em;max-width:60em}
+main{padding:1em;max-width:60em;overflow-wrap:anywhere}
+.scroll{overflow-x:auto}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4em;border-bottom:1px solid #ccc;vertical-align:top}
 pre{background:#f4f4f4;padding:.6em;overflow-x:auto;white-space:pre-wrap}
 .note{padding:.6em;border-left:4px solid #1f6feb;background:#eef4ff}
@@ -54,7 +55,10 @@ fn layout(title: &str, caller: &Caller, body: &Markup) -> Markup {
                 header {
                     a href="/" { "orcho inbox" }
                     span { "signed in as " (caller.name) }
-                    form method="post" action="/logout" { button type="submit" { "Log out" } }
+                    form method="post" action="/logout" {
+                        input type="hidden" name="csrf" value=(caller.csrf.as_deref().unwrap_or(""));
+                        button type="submit" { "Log out" }
+                    }
                 }
                 main { (body) }
             }
@@ -90,7 +94,7 @@ pub(super) async fn inbox(State(web): State<Web>, caller: Caller) -> Response {
         @if pending.is_empty() && stopped.is_empty() {
             p { "No run is waiting for a decision." }
         } @else {
-            table {
+            div.scroll { table {
                 thead { tr { th { "Run" } th { "Point" } th { "Task" } th { "Where" } th { "Since" } } }
                 tbody {
                     @for p in &pending {
@@ -118,7 +122,7 @@ pub(super) async fn inbox(State(web): State<Web>, caller: Caller) -> Response {
                         }
                     }
                 }
-            }
+            } }
         }
     };
     page("inbox", &caller, &body)
@@ -128,10 +132,12 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or("")
 }
 
+/// What the run's page says after a decision: only an action it knows,
+/// so that nobody can put words on the page with a link.
 #[derive(Debug, Deserialize)]
 pub(super) struct Said {
     #[serde(default)]
-    said: Option<String>,
+    decided: Option<String>,
 }
 
 /// `GET /runs/{run}`: the run's task, where it stands, its timeline,
@@ -144,7 +150,11 @@ pub(super) async fn run(
     Query(said): Query<Said>,
 ) -> Response {
     let place = api::place_of(&web, &caller);
-    match run_page(&place, &caller, &run, said.said.as_deref()) {
+    let said = said
+        .decided
+        .and_then(|a| a.parse::<HandoffAction>().ok())
+        .map(|action| format!("Recorded: {action}. The run goes on when its host resumes it."));
+    match run_page(&place, &caller, &run, said.as_deref()) {
         Ok(body) => page(&run, &caller, &body),
         Err(e) => failed(&caller, &e),
     }
@@ -244,9 +254,9 @@ fn handoff_form(
             input type="hidden" name="csrf" value=(caller.csrf.as_deref().unwrap_or(""));
             fieldset {
                 legend { "Action" }
-                @for (n, action) in actions.enumerate() {
+                @for action in actions {
                     label {
-                        input type="radio" name="action" value=(action) required checked[n == 0];
+                        input type="radio" name="action" value=(action) required;
                         " " (action)
                         @if action.requires_text() { " (needs the text below)" }
                     }
@@ -279,7 +289,15 @@ pub(super) fn record_handoff(
         .parse::<HandoffAction>()
         .map_err(|e| CliError::usage(e.to_string()))?;
     let text = text.map(str::trim).filter(|t| !t.is_empty());
-    crate::commands::decide_handoff(place, &run, action, text, None, None)
+    crate::commands::decide_handoff(place, &run, action, text, None, None).map_err(|e| {
+        if e.exit_code() == crate::exit::USAGE && action.requires_text() {
+            e.with_hint(format!(
+                "`{action}` needs its text: the feedback, or the waiver's reason"
+            ))
+        } else {
+            e
+        }
+    })
 }
 
 /// `POST /runs/{run}/decisions/handoff`: the form's decision.
@@ -297,14 +315,11 @@ pub(super) async fn decide_handoff(
     }
     let place = api::place_of(&web, &caller);
     match record_handoff(&place, &run, &form.action, form.text.as_deref()) {
-        Ok(_) => {
-            let said = format!(
-                "Recorded: {}. The run goes on when its host resumes it.",
-                form.action
-            );
-            let query = serde_urlencoded_said(&said);
-            Redirect::to(&format!("/runs/{run}?said={query}")).into_response()
-        }
+        Ok(_) => Redirect::to(&format!(
+            "/runs/{run}?decided={}",
+            serde_urlencoded_said(&form.action)
+        ))
+        .into_response(),
         Err(e) => failed(&caller, &e),
     }
 }
@@ -326,6 +341,7 @@ pub(super) async fn events(
     caller: Caller,
 ) -> Sse<impl tokio_stream::Stream<Item = Result<Event, Infallible>>> {
     let place = api::place_of(&web, &caller);
+    let mut stopping = web.stopping;
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<Event, Infallible>>(4);
     tokio::spawn(async move {
         let store = place.team_store();
@@ -339,7 +355,11 @@ pub(super) async fn events(
         };
         let mut last = digest(&place);
         loop {
-            watch.changed(LIVE_SLICE).await;
+            tokio::select! {
+                _ = watch.changed(LIVE_SLICE) => {}
+                // The server stops: the stream ends, and the page with it.
+                _ = stopping.wait_for(|stop| *stop) => return,
+            }
             let now = digest(&place);
             if now != last {
                 last = now;
@@ -368,7 +388,8 @@ pub(super) async fn live_js() -> Response {
         "const events = new EventSource('/events');\n\
          events.addEventListener('changed', () => {\n\
          \x20 const typing = document.activeElement && document.activeElement.form;\n\
-         \x20 if (!typing) { location.reload(); }\n\
+         \x20 const written = [...document.querySelectorAll('textarea')].some(t => t.value);\n\
+         \x20 if (!typing && !written) { location.reload(); }\n\
          });\n",
     )
         .into_response()

@@ -21,8 +21,9 @@ const COOKIE: &str = "orcho_session";
 /// A logged-in browser.
 #[derive(Debug, Clone)]
 pub(crate) struct Session {
+    /// The token's name; what it may do is read from the token file at
+    /// each request, so that removing the token ends the session.
     pub(crate) name: String,
-    pub(crate) access: Access,
     pub(crate) csrf: String,
 }
 
@@ -40,7 +41,7 @@ fn random_hex() -> String {
 }
 
 impl Sessions {
-    fn open(&self, name: String, access: Access) -> Option<String> {
+    fn open(&self, name: String) -> Option<String> {
         let id = random_hex();
         let csrf = random_hex();
         if id.is_empty() || csrf.is_empty() {
@@ -49,7 +50,7 @@ impl Sessions {
         self.0
             .lock()
             .ok()?
-            .insert(id.clone(), Session { name, access, csrf });
+            .insert(id.clone(), Session { name, csrf });
         Some(id)
     }
 
@@ -109,24 +110,57 @@ fn constant_eq(a: &str, b: &str) -> bool {
 /// Why a request is refused before it is handled.
 #[derive(Debug)]
 pub(crate) enum Refused {
-    /// No token, or one that is not known: 401.
+    /// No token, or one that is not known (or no longer): 401.
     Unauthorized,
     /// Known, and not allowed this: 403.
     Forbidden(String),
 }
 
-impl IntoResponse for Refused {
-    fn into_response(self) -> Response {
-        match self {
+const LOG_IN: &str = "log in: `orcho serve token add NAME` prints a login link; the API takes \
+                      `Authorization: Bearer TOKEN`";
+
+impl Refused {
+    /// The refusal as the API says it: `{"error", "hint", "exit_code"}`.
+    pub(crate) fn json(self) -> Response {
+        let (status, error, hint) = match self {
             Self::Unauthorized => (
                 StatusCode::UNAUTHORIZED,
-                [(header::WWW_AUTHENTICATE, "Bearer")],
-                "log in: `orcho serve token add NAME` prints a login link; the API takes \
-                 `Authorization: Bearer TOKEN`\n",
-            )
-                .into_response(),
-            Self::Forbidden(why) => (StatusCode::FORBIDDEN, format!("{why}\n")).into_response(),
+                "no valid token".to_owned(),
+                LOG_IN.to_owned(),
+            ),
+            Self::Forbidden(why) => (
+                StatusCode::FORBIDDEN,
+                why,
+                "ask for a token that may decide, or reload the page".to_owned(),
+            ),
+        };
+        let body = serde_json::json!({"error": error, "hint": hint, "exit_code": 1});
+        let mut response = (status, axum::Json(body)).into_response();
+        if status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static("Bearer"),
+            );
         }
+        response
+    }
+}
+
+impl IntoResponse for Refused {
+    /// The refusal as a page says it.
+    fn into_response(self) -> Response {
+        let (status, title, text) = match self {
+            Self::Unauthorized => (StatusCode::UNAUTHORIZED, "Log in", LOG_IN.to_owned()),
+            Self::Forbidden(why) => (StatusCode::FORBIDDEN, "Not allowed", why),
+        };
+        let page = maud::html! {
+            (maud::DOCTYPE)
+            html lang="en" {
+                head { meta charset="utf-8"; meta name="viewport" content="width=device-width, initial-scale=1"; title { (title) " · orcho" } }
+                body { main { h1 { (title) } p role="alert" { (text) } } }
+            }
+        };
+        (status, page).into_response()
     }
 }
 
@@ -164,12 +198,21 @@ impl FromRequestParts<Web> for Caller {
                 csrf: None,
             });
         }
-        let session = cookie_of(&parts.headers)
-            .and_then(|id| web.sessions.get(&id))
-            .ok_or(Refused::Unauthorized)?;
+        let id = cookie_of(&parts.headers).ok_or(Refused::Unauthorized)?;
+        let session = web.sessions.get(&id).ok_or(Refused::Unauthorized)?;
+        // A token removed (or changed) since the login ends its sessions.
+        let token = web
+            .tokens
+            .list()
+            .ok()
+            .and_then(|tokens| tokens.into_iter().find(|t| t.name == session.name));
+        let Some(token) = token else {
+            web.sessions.close(&id);
+            return Err(Refused::Unauthorized);
+        };
         Ok(Self {
             name: session.name,
-            access: session.access,
+            access: token.access,
             csrf: Some(session.csrf),
         })
     }
@@ -177,7 +220,7 @@ impl FromRequestParts<Web> for Caller {
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct Login {
-    token: String,
+    token: Option<String>,
 }
 
 /// `GET /login?token=…`: the token, exchanged for a session cookie; the
@@ -187,10 +230,14 @@ pub(crate) async fn login(
     headers: HeaderMap,
     Query(login): Query<Login>,
 ) -> Response {
-    let Ok(Some(token)) = web.tokens.check(&login.token) else {
+    let Some(token) = login
+        .token
+        .as_deref()
+        .and_then(|t| web.tokens.check(t).ok().flatten())
+    else {
         return Refused::Unauthorized.into_response();
     };
-    let Some(id) = web.sessions.open(token.name, token.access) else {
+    let Some(id) = web.sessions.open(token.name) else {
         return (
             StatusCode::INTERNAL_SERVER_ERROR,
             "no randomness for a session\n",
@@ -205,12 +252,48 @@ pub(crate) async fn login(
         "{COOKIE}={id}; HttpOnly; SameSite=Strict; Path=/{}",
         if secure { "; Secure" } else { "" }
     );
-    ([(header::SET_COOKIE, cookie)], Redirect::to("/")).into_response()
+    // A page, not a redirect: a login link opened from another site would
+    // not send the new SameSite=Strict cookie along a redirect; a step from
+    // this page to the inbox does.
+    let page = maud::html! {
+        (maud::DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta http-equiv="refresh" content="0; url=/";
+                title { "Logged in · orcho" }
+            }
+            body { main { p { "Logged in. " a href="/" { "Go to the inbox" } } } }
+        }
+    };
+    ([(header::SET_COOKIE, cookie)], page).into_response()
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct LogoutForm {
+    csrf: Option<String>,
 }
 
 /// `POST /logout`: ends the session.
-pub(crate) async fn logout(State(web): State<Web>, headers: HeaderMap) -> Response {
+pub(crate) async fn logout(
+    State(web): State<Web>,
+    headers: HeaderMap,
+    axum::Form(form): axum::Form<LogoutForm>,
+) -> Response {
     if let Some(id) = cookie_of(&headers) {
+        let Some(session) = web.sessions.get(&id) else {
+            return Refused::Unauthorized.into_response();
+        };
+        if !form
+            .csrf
+            .as_deref()
+            .is_some_and(|c| constant_eq(c, &session.csrf))
+        {
+            return Refused::Forbidden(
+                "the form's CSRF token is missing or stale: reload the page".to_owned(),
+            )
+            .into_response();
+        }
         web.sessions.close(&id);
     }
     let cookie = format!("{COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0");

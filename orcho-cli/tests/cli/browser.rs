@@ -112,7 +112,9 @@ async fn until_page_has(client: &Client, text: &str) -> Result {
             return Ok(());
         }
         if Instant::now() > deadline {
-            return Err(format!("the page never showed `{text}`").into());
+            shot(client, "failed").await?;
+            let source = client.source().await?;
+            return Err(format!("the page never showed `{text}`:\n{source}").into());
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

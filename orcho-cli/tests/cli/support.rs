@@ -349,6 +349,14 @@ impl Watched {
         Err(format!("no line with `{needle}` on standard error").into())
     }
 
+    /// Sends it SIGINT, as Ctrl-C does.
+    pub(crate) fn interrupt(&self) -> Result {
+        let pid = rustix::process::Pid::from_raw(i32::try_from(self.child.id())?)
+            .ok_or("no process id")?;
+        rustix::process::kill_process(pid, rustix::process::Signal::INT)?;
+        Ok(())
+    }
+
     /// Stops it (SIGKILL) and reaps it.
     pub(crate) fn kill(mut self) -> Result {
         let _ = self.child.kill();

@@ -14,6 +14,13 @@ pub(crate) struct Served {
     server: Option<Watched>,
 }
 
+impl Served {
+    /// The server process, to stop it by hand.
+    pub(crate) fn take_server(&mut self) -> Option<Watched> {
+        self.server.take()
+    }
+}
+
 impl Drop for Served {
     fn drop(&mut self) {
         if let Some(server) = self.server.take() {
@@ -188,11 +195,13 @@ fn pages_need_a_session_and_forms_their_csrf_token() -> Result {
     let http = agent();
     let url = |path: &str| format!("{}{path}", served.base);
 
-    // The login link sets an HttpOnly, SameSite=Strict cookie and leaves.
+    // The login link sets an HttpOnly, SameSite=Strict cookie, on a page
+    // that goes on to the inbox (a redirect from another site would not
+    // carry the cookie).
     let login = http
         .get(url(&format!("/login?token={}", served.decide)))
         .call()?;
-    assert_eq!(status(&login), 303);
+    assert_eq!(status(&login), 200);
     let cookie = login
         .headers()
         .get("set-cookie")
@@ -255,6 +264,90 @@ fn pages_need_a_session_and_forms_their_csrf_token() -> Result {
             .read_to_string()?
             .contains("Decided retry_feedback by alice (web)")
     );
+
+    // Nobody puts words on the page with a link: only a known action is
+    // said.
+    let mut forged = http
+        .get(url(&format!(
+            "/runs/{run}?decided=visit+evil.example&said=visit+evil.example"
+        )))
+        .header("Cookie", &session)
+        .call()?;
+    assert!(!forged.body_mut().read_to_string()?.contains("evil.example"));
+
+    // Removing the token ends the sessions it opened.
+    repo.orcho(&["serve", "token", "remove", "alice"])?
+        .expect_code(0);
+    let gone = http.get(url("/")).header("Cookie", &session).call()?;
+    assert_eq!(status(&gone), 401);
+    Ok(())
+}
+
+#[test]
+fn api_refusals_are_json_documents() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let run = paused_at_review(&repo)?;
+    let served = serve(&repo)?;
+    let http = agent();
+    let decide = format!("{}/api/runs/{run}/decisions/handoff", served.base);
+    let read = |mut r: ureq::http::Response<ureq::Body>| -> Result<(u16, serde_json::Value)> {
+        let code = status(&r);
+        Ok((code, serde_json::from_str(&r.body_mut().read_to_string()?)?))
+    };
+    let (code, doc) = read(http.get(format!("{}/api/inbox", served.base)).call()?)?;
+    assert_eq!(code, 401);
+    assert!(
+        doc["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("token add")),
+        "{doc}"
+    );
+    for body in ["{\"action\": ", "{\"action\": \"halt\", \"bogus\": 1}"] {
+        let (code, doc) = read(
+            http.post(&decide)
+                .header("Authorization", format!("Bearer {}", served.decide))
+                .header("Content-Type", "application/json")
+                .send(body)?,
+        )?;
+        assert_eq!(code, 400, "{doc}");
+        assert!(doc["error"].is_string() && doc["hint"].is_string(), "{doc}");
+    }
+    let (code, doc) = read(
+        http.post(&decide)
+            .header("Authorization", format!("Bearer {}", served.decide))
+            .header("Content-Type", "application/json")
+            .send("{\"action\": \"retry_feedback\"}")?,
+    )?;
+    assert_eq!(code, 400, "{doc}");
+    assert!(
+        doc["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("needs its text")),
+        "{doc}"
+    );
+    Ok(())
+}
+
+#[test]
+fn ctrl_c_stops_the_server_with_a_live_page_open() -> Result {
+    use std::io::{Read, Write};
+    let repo = Repo::new(REVIEW)?;
+    let mut served = serve(&repo)?;
+    // A page's live stream, held open.
+    let address = served.base.trim_start_matches("http://").to_owned();
+    let mut stream = std::net::TcpStream::connect(&address)?;
+    write!(
+        stream,
+        "GET /events HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {}\r\n\r\n",
+        served.read_only
+    )?;
+    let mut head = [0u8; 64];
+    let n = stream.read(&mut head)?;
+    assert!(String::from_utf8_lossy(&head[..n]).starts_with("HTTP/1.1 200"));
+    let server = served.take_server().ok_or("no server")?;
+    server.interrupt()?;
+    let out = server.finish()?;
+    assert_eq!(out.code(), Some(0), "{out}");
     Ok(())
 }
 
