@@ -14,6 +14,6 @@ mod show;
 mod store;
 pub(crate) mod verify;
 
-pub(crate) use decide::handoff as decide_handoff;
+pub(crate) use decide::{delivery as decide_delivery, handoff as decide_handoff};
 pub(crate) use dispatch::dispatch;
 pub(crate) use show::{Decided, GateNow};

@@ -109,6 +109,77 @@ pub(super) struct HandoffDecision {
     text: Option<String>,
 }
 
+/// A delivery decision, as the API takes it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct DeliveryDecision {
+    action: String,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    note: Option<String>,
+    /// The patch digest the decision was taken on (the gate's
+    /// `patch_digest`): a gate that now holds another patch refuses it.
+    #[serde(default)]
+    patch_digest: Option<String>,
+}
+
+/// The caller, allowed to decide, or why not.
+fn decider(caller: Result<Caller, Refused>, headers: &HeaderMap) -> Result<Caller, Refused> {
+    let caller = caller?;
+    let csrf = headers.get("x-csrf-token").and_then(|v| v.to_str().ok());
+    caller.may_decide().and_then(|()| caller.check_csrf(csrf))?;
+    Ok(caller)
+}
+
+/// A body that is not a decision, as the API says it.
+fn not_a_decision(rejection: &JsonRejection, shape: &str) -> Response {
+    let status = if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        StatusCode::PAYLOAD_TOO_LARGE
+    } else {
+        StatusCode::BAD_REQUEST
+    };
+    let body = serde_json::json!({
+        "error": rejection.body_text(),
+        "hint": format!("send {shape} as application/json, under 64 KiB"),
+        "exit_code": crate::exit::USAGE,
+    });
+    (status, Json(body)).into_response()
+}
+
+/// `POST /api/runs/{run}/decisions/delivery`: records the delivery
+/// decision, as `orcho delivery decide` does.
+pub(super) async fn decide_delivery(
+    State(web): State<Web>,
+    caller: Result<Caller, Refused>,
+    headers: HeaderMap,
+    Path(run): Path<String>,
+    decision: Result<Json<DeliveryDecision>, JsonRejection>,
+) -> Response {
+    let caller = match decider(caller, &headers) {
+        Ok(caller) => caller,
+        Err(refused) => return refused.json(),
+    };
+    let Json(d) = match decision {
+        Ok(decision) => decision,
+        Err(rejection) => {
+            return not_a_decision(
+                &rejection,
+                "{\"action\": ACTION, \"message\", \"note\", \"patch_digest\"}",
+            );
+        }
+    };
+    let place = place_of(&web, &caller);
+    answer(super::pages::record_delivery(
+        &place,
+        &run,
+        &d.action,
+        d.message,
+        d.note,
+        d.patch_digest.as_deref(),
+    ))
+}
+
 /// `POST /api/runs/{run}/decisions/handoff`: records a decision on the
 /// run's open handoff, as `orcho handoff decide` does.
 pub(super) async fn decide_handoff(
@@ -118,30 +189,14 @@ pub(super) async fn decide_handoff(
     Path(run): Path<String>,
     decision: Result<Json<HandoffDecision>, JsonRejection>,
 ) -> Response {
-    let caller = match caller {
+    let caller = match decider(caller, &headers) {
         Ok(caller) => caller,
         Err(refused) => return refused.json(),
     };
-    let csrf = headers.get("x-csrf-token").and_then(|v| v.to_str().ok());
-    if let Err(refused) = caller.may_decide().and_then(|()| caller.check_csrf(csrf)) {
-        return refused.json();
-    }
     let Json(decision) = match decision {
         Ok(decision) => decision,
         Err(rejection) => {
-            // A body over the limit says so (413); any other body that is
-            // not a decision is a bad request.
-            let status = if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                StatusCode::PAYLOAD_TOO_LARGE
-            } else {
-                StatusCode::BAD_REQUEST
-            };
-            let body = serde_json::json!({
-                "error": rejection.body_text(),
-                "hint": "send {\"action\": ACTION, \"text\": FEEDBACK} as application/json, under 64 KiB",
-                "exit_code": crate::exit::USAGE,
-            });
-            return (status, Json(body)).into_response();
+            return not_a_decision(&rejection, "{\"action\": ACTION, \"text\": FEEDBACK}");
         }
     };
     let place = place_of(&web, &caller);

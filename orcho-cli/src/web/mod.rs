@@ -163,10 +163,18 @@ fn router(web: Web) -> Router {
         .route("/logout", post(session::logout))
         .route("/runs/{run}", get(pages::run))
         .route("/runs/{run}/decisions/handoff", post(pages::decide_handoff))
+        .route(
+            "/runs/{run}/decisions/delivery",
+            post(pages::decide_delivery),
+        )
         .route("/events", get(pages::events))
         .route("/static/live.js", get(pages::live_js))
         .route("/api/inbox", get(api::inbox))
         .route("/api/runs/{run}", get(api::run))
+        .route(
+            "/api/runs/{run}/decisions/delivery",
+            post(api::decide_delivery),
+        )
         .route(
             "/api/runs/{run}/decisions/handoff",
             post(api::decide_handoff),

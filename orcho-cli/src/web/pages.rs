@@ -199,6 +199,19 @@ fn run_page(
                 }
             }
         }
+        @if view.status == orcho::core::RunStatus::AwaitingDelivery {
+            @if let Ok(gate) = store.delivery_gate(&run) {
+                section aria-labelledby="deliver" {
+                    h2 #deliver { "Decide the delivery (release " (gate.verdict().as_str()) ")" }
+                    @if let Some(d) = store.delivery_decision(&run)? {
+                        p.note { "Decided " (d.decision().payload().action())
+                            " by " (d.decision().who().unwrap_or(d.decision().decided_by().as_str())) "." }
+                    } @else {
+                        (delivery_form(caller, &run, &gate))
+                    }
+                }
+            }
+        }
         h2 { "Phases" }
         @if evidence.phases.is_empty() { p { "No phase has run yet." } }
         @for p in &evidence.phases {
@@ -266,6 +279,82 @@ fn handoff_form(
             textarea #text name="text" {}
             button type="submit" { "Record the decision" }
         }
+    }
+}
+
+fn delivery_form(caller: &Caller, run: &RunId, gate: &orcho::delivery::DeliveryGate) -> Markup {
+    html! {
+        form method="post" action={ "/runs/" (run) "/decisions/delivery" } {
+            input type="hidden" name="csrf" value=(caller.csrf.as_deref().unwrap_or(""));
+            input type="hidden" name="patch_digest" value=(gate.patch_digest().to_string());
+            fieldset {
+                legend { "Action" }
+                @for action in gate.available_actions().iter() {
+                    label { input type="radio" name="action" value=(action) required; " " (action) }
+                }
+            }
+            label for="message" { "Commit message (optional)" }
+            textarea #message name="message" {}
+            label for="note" { "Note (optional)" }
+            textarea #note name="note" {}
+            button type="submit" { "Record the decision" }
+        }
+    }
+}
+
+/// Records the delivery decision as `orcho delivery decide` does.
+pub(super) fn record_delivery(
+    place: &Place,
+    run: &str,
+    action: &str,
+    message: Option<String>,
+    note: Option<String>,
+    patch: Option<&str>,
+) -> Result<Report, CliError> {
+    let run = place.store().find_run(run)?;
+    let action = action
+        .parse::<orcho::handoff::DeliveryAction>()
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    let given = |t: Option<String>| t.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
+    crate::commands::decide_delivery(place, &run, action, given(message), given(note), patch)
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct DeliveryForm {
+    csrf: Option<String>,
+    action: String,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    note: Option<String>,
+    #[serde(default)]
+    patch_digest: Option<String>,
+}
+
+/// `POST /runs/{run}/decisions/delivery`: the form's delivery decision.
+pub(super) async fn decide_delivery(
+    State(web): State<Web>,
+    caller: Caller,
+    Path(run): Path<String>,
+    Form(form): Form<DeliveryForm>,
+) -> Response {
+    if let Err(refused) = caller
+        .check_csrf(form.csrf.as_deref())
+        .and_then(|()| caller.may_decide())
+    {
+        return refused.into_response();
+    }
+    let place = api::place_of(&web, &caller);
+    match record_delivery(
+        &place,
+        &run,
+        &form.action,
+        form.message,
+        form.note,
+        form.patch_digest.as_deref(),
+    ) {
+        Ok(_) => Redirect::to(&format!("/runs/{run}")).into_response(),
+        Err(e) => failed(&caller, &e),
     }
 }
 

@@ -359,3 +359,69 @@ fn a_reachable_address_without_tls_is_refused_unless_said() -> Result {
     assert!(out.stderr.contains("--insecure-listen"), "{out}");
     Ok(())
 }
+
+#[test]
+fn the_delivery_gate_is_decided_from_the_page_and_the_api() -> Result {
+    let repo = Repo::new(crate::support::QUICK)?;
+    let out = repo.orcho(&[
+        "run",
+        "--phase",
+        "implement=sh -c 'touch ok && echo run > notes.txt'",
+        "--no-interactive",
+        "--json",
+    ])?;
+    out.expect_code(4);
+    let run = crate::support::run_id(&out.json()?)?;
+    let served = serve(&repo)?;
+    let http = agent();
+    let url = |path: &str| format!("{}{path}", served.base);
+    let login = http
+        .get(url(&format!("/login?token={}", served.decide)))
+        .call()?;
+    let session = login
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|c| c.split(';').next())
+        .ok_or("no cookie")?
+        .to_owned();
+    // The page offers the gate's actions, with the patch it shows.
+    let mut page = http
+        .get(url(&format!("/runs/{run}")))
+        .header("Cookie", &session)
+        .call()?;
+    let html = page.body_mut().read_to_string()?;
+    assert!(html.contains("Decide the delivery"), "{html}");
+    assert!(html.contains("value=\"approve\"") && html.contains("name=\"patch_digest\""));
+    // A decision pinned to another patch is refused; the gate's own is
+    // recorded as the token's person.
+    let decide = url(&format!("/api/runs/{run}/decisions/delivery"));
+    let post = |body: String| {
+        http.post(&decide)
+            .header("Authorization", format!("Bearer {}", served.decide))
+            .header("Content-Type", "application/json")
+            .send(body)
+    };
+    let stale =
+        post(serde_json::json!({"action": "approve", "patch_digest": "0".repeat(64)}).to_string())?;
+    assert_ne!(status(&stale), 200);
+    let ok = post(serde_json::json!({"action": "skip", "note": "not this one"}).to_string())?;
+    assert_eq!(status(&ok), 200);
+    let log = repo.orcho(&["log", &run, "--json"])?.json()?;
+    let last = log["decisions"]
+        .as_array()
+        .and_then(|d| d.last())
+        .ok_or("no decision")?;
+    assert_eq!(last["action"], "skip", "{log}");
+    assert_eq!(last["by"], "alice (web)", "{log}");
+    let mut page = http
+        .get(url(&format!("/runs/{run}")))
+        .header("Cookie", &session)
+        .call()?;
+    assert!(
+        page.body_mut()
+            .read_to_string()?
+            .contains("Decided skip by alice (web)")
+    );
+    Ok(())
+}
