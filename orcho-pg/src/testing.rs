@@ -288,21 +288,7 @@ impl Server {
     pub fn new_database(&self) -> String {
         let n = self.databases.fetch_add(1, Ordering::SeqCst);
         let name = format!("orcho_test_{}_{n}", std::process::id());
-        let psql = self.bin.join("psql");
-        let out = Command::new(&psql)
-            .args(["-X", "-q", "-h", "127.0.0.1", "-p"])
-            .arg(self.port.to_string())
-            .args(["-U", "postgres", "-d", "postgres", "-c"])
-            .arg(format!("CREATE DATABASE {name}"))
-            .env("PGPASSWORD", PASSWORD)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", psql.display()));
-        assert!(
-            out.status.success(),
-            "CREATE DATABASE failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        self.psql("postgres", &format!("CREATE DATABASE {name}"));
         self.url(&name)
     }
 

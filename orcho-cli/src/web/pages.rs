@@ -404,24 +404,11 @@ pub(super) async fn decide_handoff(
     }
     let place = api::place_of(&web, &caller);
     match record_handoff(&place, &run, &form.action, form.text.as_deref()) {
-        Ok(_) => Redirect::to(&format!(
-            "/runs/{run}?decided={}",
-            serde_urlencoded_said(&form.action)
-        ))
-        .into_response(),
+        Ok(_) => {
+            Redirect::to(&format!("/runs/{run}?decided={}", form.action.trim())).into_response()
+        }
         Err(e) => failed(&caller, &e),
     }
-}
-
-/// `said` for a query string.
-fn serde_urlencoded_said(said: &str) -> String {
-    said.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
-            b' ' => "+".to_owned(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// `GET /events`: a `changed` event whenever the inbox changes.

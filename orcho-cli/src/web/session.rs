@@ -13,7 +13,10 @@ use axum::{
 };
 use serde::Deserialize;
 
-use super::{Web, tokens::Access};
+use super::{
+    Web,
+    tokens::{Access, constant_eq, random_hex},
+};
 
 /// The session cookie's name.
 const COOKIE: &str = "orcho_session";
@@ -31,22 +34,9 @@ pub(crate) struct Session {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Sessions(Arc<Mutex<HashMap<String, Session>>>);
 
-fn random_hex() -> String {
-    let mut bytes = [0u8; 32];
-    // Without randomness there is no session: an empty id matches none.
-    if getrandom::fill(&mut bytes).is_err() {
-        return String::new();
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 impl Sessions {
     fn open(&self, name: String) -> Option<String> {
-        let id = random_hex();
-        let csrf = random_hex();
-        if id.is_empty() || csrf.is_empty() {
-            return None;
-        }
+        let (id, csrf) = (random_hex()?, random_hex()?);
         self.0
             .lock()
             .ok()?
@@ -97,14 +87,6 @@ impl Caller {
             )),
         }
     }
-}
-
-fn constant_eq(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            == 0
 }
 
 /// Why a request is refused before it is handled.

@@ -109,12 +109,10 @@ impl Tokens {
                 )),
             );
         }
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes)
-            .map_err(|e| CliError::msg(format!("no randomness for a token: {e}")))?;
-        let secret: String = std::iter::once("orcho_".to_owned())
-            .chain(bytes.iter().map(|b| format!("{b:02x}")))
-            .collect();
+        let secret = format!(
+            "orcho_{}",
+            random_hex().ok_or_else(|| CliError::msg("no randomness for a token"))?
+        );
         file.schema = SCHEMA;
         file.tokens.push(Token {
             name: name.to_owned(),
@@ -145,11 +143,23 @@ impl Tokens {
             .load()?
             .tokens
             .into_iter()
-            .find(|t| constant_time_eq(t.hash.as_bytes(), wanted.as_bytes())))
+            .find(|t| constant_eq(&t.hash, &wanted)))
     }
 }
 
-/// Compares without stopping at the first difference.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// 256 random bits as hex: a token's secret, a session's id, a CSRF
+/// token; `None` without randomness.
+pub(crate) fn random_hex() -> Option<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Compares two secrets without stopping at the first difference.
+pub(crate) fn constant_eq(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
 }

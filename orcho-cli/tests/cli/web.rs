@@ -357,6 +357,12 @@ fn a_reachable_address_without_tls_is_refused_unless_said() -> Result {
     let out = repo.orcho(&["serve", "--listen", "0.0.0.0:0"])?;
     out.expect_code(2);
     assert!(out.stderr.contains("--insecure-listen"), "{out}");
+    // Said, it serves there, with a warning.
+    let server =
+        Watched::new(repo.spawn(&["serve", "--listen", "0.0.0.0:0", "--insecure-listen"])?)?;
+    server.until("serving the inbox at http://0.0.0.0:")?;
+    server.until("warning: serving plain HTTP to other machines")?;
+    server.kill()?;
     Ok(())
 }
 
