@@ -158,6 +158,9 @@ impl Server {
                 "--encoding=UTF8".as_ref(),
                 "--locale=C".as_ref(),
                 "--no-sync".as_ref(),
+                // 1 MB WAL segments (16 MB by default): the tests' WAL stays
+                // a few megabytes on disk.
+                "--wal-segsize=1".as_ref(),
             ],
         )?;
         server.start_again()?;
@@ -199,9 +202,14 @@ impl Server {
     pub fn start_again(&self) -> Result<(), String> {
         let options = format!(
             // fsync off for speed; synchronous_commit stays on, so a commit
-            // survives `stop` (an immediate shutdown), as the restart tests need.
+            // survives `stop` (an immediate shutdown), as the restart tests
+            // need. Minimal WAL, recycled early: each new database is
+            // otherwise written to the WAL whole, and a test binary makes
+            // dozens.
             "-c listen_addresses=127.0.0.1 -p {} -k {} -c fsync=off \
-             -c full_page_writes=off -c max_connections=200",
+             -c full_page_writes=off -c max_connections=200 \
+             -c wal_level=minimal -c max_wal_senders=0 \
+             -c max_wal_size=32MB -c min_wal_size=4MB",
             self.port,
             self.dir.display()
         );
