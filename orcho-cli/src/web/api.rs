@@ -92,7 +92,24 @@ pub(super) async fn run(
     };
     let doc = store.status(&found).and_then(|view| {
         let evidence = store.evidence(&found, None)?;
-        Ok(serde_json::json!({ "run": view, "evidence": evidence }))
+        // The point it waits at, with its questions, so that a client can
+        // answer it.
+        let open = match view.touchpoint() {
+            Some((id, _)) => store
+                .touchpoints(&found)?
+                .into_iter()
+                .find(|t| &t.id == id)
+                .map(|t| {
+                    serde_json::json!({
+                        "id": t.id,
+                        "opened_at": t.opened_at.to_string(),
+                        "touchpoint": t.touchpoint,
+                        "questions": t.touchpoint.questions().ok().map(|b| b.questions().to_vec()),
+                    })
+                }),
+            None => None,
+        };
+        Ok(serde_json::json!({ "run": view, "evidence": evidence, "touchpoint": open }))
     });
     match doc {
         Ok(doc) => Json(doc).into_response(),
@@ -107,6 +124,10 @@ pub(super) struct HandoffDecision {
     action: String,
     #[serde(default)]
     text: Option<String>,
+    /// The advice the decision follows (its id), recorded as its
+    /// provenance.
+    #[serde(default)]
+    advice: Option<String>,
 }
 
 /// A delivery decision, as the API takes it.
@@ -156,28 +177,23 @@ pub(super) async fn decide_delivery(
     Path(run): Path<String>,
     decision: Result<Json<DeliveryDecision>, JsonRejection>,
 ) -> Response {
-    let caller = match decider(caller, &headers) {
-        Ok(caller) => caller,
-        Err(refused) => return refused.json(),
-    };
-    let Json(d) = match decision {
-        Ok(decision) => decision,
-        Err(rejection) => {
-            return not_a_decision(
-                &rejection,
-                "{\"action\": ACTION, \"message\", \"note\", \"patch_digest\"}",
-            );
-        }
-    };
-    let place = place_of(&web, &caller);
-    answer(super::pages::record_delivery(
-        &place,
-        &run,
-        &d.action,
-        d.message,
-        d.note,
-        d.patch_digest.as_deref(),
-    ))
+    decide_with(
+        &web,
+        caller,
+        &headers,
+        decision,
+        "{\"action\": ACTION, \"message\", \"note\", \"patch_digest\"}",
+        |place, d| {
+            super::pages::record_delivery(
+                place,
+                &run,
+                &d.action,
+                d.message,
+                d.note,
+                d.patch_digest.as_deref(),
+            )
+        },
+    )
 }
 
 /// `POST /api/runs/{run}/decisions/handoff`: records a decision on the
@@ -189,21 +205,235 @@ pub(super) async fn decide_handoff(
     Path(run): Path<String>,
     decision: Result<Json<HandoffDecision>, JsonRejection>,
 ) -> Response {
-    let caller = match decider(caller, &headers) {
+    decide_with(
+        &web,
+        caller,
+        &headers,
+        decision,
+        "{\"action\": ACTION, \"text\": FEEDBACK, \"advice\": ADVICE_ID}",
+        |place, d| {
+            super::pages::record_handoff(
+                place,
+                &run,
+                &d.action,
+                d.text.as_deref(),
+                d.advice.as_deref(),
+            )
+        },
+    )
+}
+
+/// A plan approval, as the API takes it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct PlanDecision {
+    /// `approve`, `request_changes` or `reject`.
+    action: String,
+    #[serde(default)]
+    note: Option<String>,
+    /// The digest of the plan the decision was taken on: a plan that has
+    /// changed since refuses it.
+    #[serde(default)]
+    plan_digest: Option<String>,
+}
+
+/// Answers to the planner's questions, as `orcho answer` takes them.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct QuestionsDecision {
+    answers: Vec<String>,
+}
+
+/// What to do about a failed step, as `orcho deviation` takes it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct DeviationDecision {
+    /// `retry`, `replan` or `stop`.
+    action: String,
+    #[serde(default)]
+    note: Option<String>,
+}
+
+/// The intake decision, as `orcho intake RUN ACTION` takes it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct IntakeDecision {
+    action: String,
+    #[serde(default)]
+    message: Option<String>,
+}
+
+/// A decision through the API: the caller may decide, the body is the
+/// decision `shape` describes, and `record` records it.
+fn decide_with<T>(
+    web: &Web,
+    caller: Result<Caller, Refused>,
+    headers: &HeaderMap,
+    body: Result<Json<T>, JsonRejection>,
+    shape: &str,
+    record: impl FnOnce(&crate::place::Place, T) -> Result<Report, CliError>,
+) -> Response {
+    let caller = match decider(caller, headers) {
         Ok(caller) => caller,
         Err(refused) => return refused.json(),
     };
-    let Json(decision) = match decision {
-        Ok(decision) => decision,
-        Err(rejection) => {
-            return not_a_decision(&rejection, "{\"action\": ACTION, \"text\": FEEDBACK}");
+    let Json(body) = match body {
+        Ok(body) => body,
+        Err(rejection) => return not_a_decision(&rejection, shape),
+    };
+    answer(record(&place_of(web, &caller), body))
+}
+
+fn given(text: Option<String>) -> Option<String> {
+    text.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty())
+}
+
+/// Records a plan decision as `orcho plan` does.
+pub(super) fn record_plan(
+    place: &crate::place::Place,
+    run: &str,
+    d: PlanDecision,
+) -> Result<Report, CliError> {
+    use crate::cli::PlanCommand;
+    let note = given(d.note);
+    if let Some(pinned) = d.plan_digest.as_deref() {
+        let store = place.store();
+        let found = store.find_run(run)?;
+        let current =
+            store
+                .touchpoints(&found)?
+                .into_iter()
+                .rev()
+                .find_map(|t| match t.touchpoint {
+                    orcho::handoff::supervision::Touchpoint::PlanApproval { plan }
+                        if t.resolution.is_none() =>
+                    {
+                        Some(plan.digest())
+                    }
+                    _ => None,
+                });
+        if let Some(current) = current
+            && current.to_string() != pinned.trim()
+        {
+            return Err(CliError::msg(format!(
+                "the plan changed: the decision was taken on {pinned}, the plan is now {current}"
+            ))
+            .with_hint("read the plan again (`GET /api/runs/RUN`) and decide on it")
+            .with_code(crate::exit::CONFLICT));
+        }
+    }
+    let run = run.to_owned();
+    let command = match d.action.trim() {
+        "approve" => PlanCommand::Approve {
+            run,
+            feedback: note,
+        },
+        "request_changes" => PlanCommand::RequestChanges {
+            run,
+            feedback: note.ok_or_else(|| {
+                CliError::usage("`request_changes` needs its note: what to change")
+                    .with_hint("send {\"action\": \"request_changes\", \"note\": \"…\"}")
+            })?,
+        },
+        "reject" => PlanCommand::Reject {
+            run,
+            feedback: note,
+        },
+        other => {
+            return Err(CliError::usage(format!(
+                "`{other}` is not a plan decision: approve, request_changes or reject"
+            )));
         }
     };
-    let place = place_of(&web, &caller);
-    answer(super::pages::record_handoff(
-        &place,
-        &run,
-        &decision.action,
-        decision.text.as_deref(),
-    ))
+    crate::commands::decide_plan(place, command)
+}
+
+/// `POST /api/runs/{run}/decisions/plan`: approves the plan, sends it
+/// back, or rejects it, as `orcho plan` does.
+pub(super) async fn decide_plan(
+    State(web): State<Web>,
+    caller: Result<Caller, Refused>,
+    headers: HeaderMap,
+    Path(run): Path<String>,
+    decision: Result<Json<PlanDecision>, JsonRejection>,
+) -> Response {
+    decide_with(
+        &web,
+        caller,
+        &headers,
+        decision,
+        "{\"action\": \"approve\"|\"request_changes\"|\"reject\", \"note\", \"plan_digest\"}",
+        |place, d| record_plan(place, &run, d),
+    )
+}
+
+/// `POST /api/runs/{run}/decisions/questions`: answers the planner's
+/// questions, as `orcho answer` does.
+pub(super) async fn decide_questions(
+    State(web): State<Web>,
+    caller: Result<Caller, Refused>,
+    headers: HeaderMap,
+    Path(run): Path<String>,
+    decision: Result<Json<QuestionsDecision>, JsonRejection>,
+) -> Response {
+    decide_with(
+        &web,
+        caller,
+        &headers,
+        decision,
+        "{\"answers\": [ANSWER, …]} (one per question, in order)",
+        |place, d| {
+            let found = place.store().find_run(&run)?;
+            crate::commands::decide_questions(place, &found, &d.answers)
+        },
+    )
+}
+
+/// `POST /api/runs/{run}/decisions/deviation`: decides a failed step, as
+/// `orcho deviation` does.
+pub(super) async fn decide_deviation(
+    State(web): State<Web>,
+    caller: Result<Caller, Refused>,
+    headers: HeaderMap,
+    Path(run): Path<String>,
+    decision: Result<Json<DeviationDecision>, JsonRejection>,
+) -> Response {
+    decide_with(
+        &web,
+        caller,
+        &headers,
+        decision,
+        "{\"action\": \"retry\"|\"replan\"|\"stop\", \"note\"}",
+        |place, d| {
+            let found = place.store().find_run(&run)?;
+            let action =
+                <crate::cli::DeviationArg as clap::ValueEnum>::from_str(d.action.trim(), true)
+                    .map_err(|_| {
+                        CliError::usage(format!(
+                            "`{}` is not a deviation decision: retry, replan or stop",
+                            d.action
+                        ))
+                    })?;
+            crate::commands::decide_deviation(place, &found, action, given(d.note))
+        },
+    )
+}
+
+/// `POST /api/runs/{run}/decisions/intake`: decides the pre-run intake
+/// question, as `orcho intake RUN ACTION` does.
+pub(super) async fn decide_intake(
+    State(web): State<Web>,
+    caller: Result<Caller, Refused>,
+    headers: HeaderMap,
+    Path(run): Path<String>,
+    decision: Result<Json<IntakeDecision>, JsonRejection>,
+) -> Response {
+    decide_with(
+        &web,
+        caller,
+        &headers,
+        decision,
+        "{\"action\": \"include\"|\"exclude\"|\"commit\"|\"halt\", \"message\"}",
+        |place, d| super::points::record_intake(place, &run, &d.action, d.message),
+    )
 }

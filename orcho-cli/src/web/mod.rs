@@ -11,6 +11,7 @@
 
 mod api;
 mod pages;
+mod points;
 mod session;
 pub(crate) mod tokens;
 
@@ -167,6 +168,12 @@ fn router(web: Web) -> Router {
             "/runs/{run}/decisions/delivery",
             post(pages::decide_delivery),
         )
+        .route(
+            "/runs/{run}/decisions/touchpoint",
+            post(points::decide_touchpoint),
+        )
+        .route("/runs/{run}/decisions/intake", post(points::decide_intake))
+        .route("/runs/{run}/advice", post(pages::ask_advice))
         .route("/events", get(pages::events))
         .route("/static/live.js", get(pages::live_js))
         .route("/api/inbox", get(api::inbox))
@@ -179,6 +186,16 @@ fn router(web: Web) -> Router {
             "/api/runs/{run}/decisions/handoff",
             post(api::decide_handoff),
         )
+        .route("/api/runs/{run}/decisions/plan", post(api::decide_plan))
+        .route(
+            "/api/runs/{run}/decisions/questions",
+            post(api::decide_questions),
+        )
+        .route(
+            "/api/runs/{run}/decisions/deviation",
+            post(api::decide_deviation),
+        )
+        .route("/api/runs/{run}/decisions/intake", post(api::decide_intake))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(axum::middleware::map_response(secure_headers))
         .with_state(web)

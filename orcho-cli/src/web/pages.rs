@@ -70,7 +70,7 @@ fn page(title: &str, caller: &Caller, body: &Markup) -> Response {
     layout(title, caller, body).into_response()
 }
 
-fn failed(caller: &Caller, e: &CliError) -> Response {
+pub(super) fn failed(caller: &Caller, e: &CliError) -> Response {
     let body = html! {
         h1 { "Something is in the way" }
         p.error role="alert" { (e.message()) }
@@ -175,6 +175,11 @@ fn run_page(
     let open = crate::host::decision_handoff(&store, &run)?;
     let patch = store.delivery_patch(&run).ok().filter(|p| !p.is_empty());
     let origin = store.origin(&run)?;
+    let advice = store.advice(&run)?;
+    let can_ask = open.is_some()
+        && crate::host::engine_for(place, &run).is_ok_and(|engine| engine.advisor().is_some());
+    let touchpoints = store.touchpoints(&run)?;
+    let point = super::points::open_point(&store, caller, &run)?;
     Ok(html! {
         h1 { "Run " (run) }
         @if let Some(said) = said { p.note role="status" { (said) } }
@@ -194,11 +199,13 @@ fn run_page(
                             " — " a href={ "/runs/" (run) } { "reload" } " to follow the run." }
                     } @else {
                         (findings(h.findings()))
+                        (advice_box(caller, &run, id, &advice, can_ask))
                         (handoff_form(caller, &run, h.available_actions().iter()))
                     }
                 }
             }
         }
+        (point)
         @if view.status == orcho::core::RunStatus::AwaitingDelivery {
             @if let Ok(gate) = store.delivery_gate(&run) {
                 section aria-labelledby="deliver" {
@@ -216,9 +223,29 @@ fn run_page(
         @if evidence.phases.is_empty() { p { "No phase has run yet." } }
         @for p in &evidence.phases {
             h3 { (p.phase) " — attempt " (p.attempt) ": " (p.verdict.as_str()) }
+            @if !p.summary.is_empty() { p { (p.summary) } }
             @for g in &p.gates {
-                p { "gate " (g.result.gate) ": " (g.result.outcome.as_str()) }
+                p { "gate " (g.result.gate) ": " (g.result.outcome.as_str())
+                    @if !g.result.summary.is_empty() { " — " (g.result.summary) } }
                 (findings(&g.result.findings))
+                @if !g.result.output_tail.is_empty() && g.result.outcome.as_str() != "passed" {
+                    details { summary { "output (the end)" } pre { (g.result.output_tail) } }
+                }
+            }
+        }
+        (super::points::history(&touchpoints))
+        @if let Some(receipts) = &evidence.receipts {
+            h2 { "Receipts" }
+            table {
+                thead { tr { th { "Command" } th { "Receipt" } th { "Required" } } }
+                tbody {
+                    @for r in &receipts.required {
+                        tr { td { code { (r.command) } } td { (r.status.as_str()) } td { "yes" } }
+                    }
+                    @for r in &receipts.optional {
+                        tr { td { code { (r.command) } } td { (r.status.as_str()) } td { "no" } }
+                    }
+                }
             }
         }
         @if !evidence.decisions.is_empty() {
@@ -254,6 +281,74 @@ fn findings(findings: &[orcho::core::Finding]) -> Markup {
                 }
             }
         }
+    }
+}
+
+/// The advisor's last advice on the open handoff, beside its form:
+/// "Use this advice" records the decision it recommends with the advice as
+/// its provenance. Advice recommends; only the button decides.
+fn advice_box(
+    caller: &Caller,
+    run: &RunId,
+    handoff: &orcho::core::HandoffId,
+    advice: &[orcho::handoff::advisor::AdviceRecord],
+    can_ask: bool,
+) -> Markup {
+    let last = advice.iter().rev().find(|a| a.handoff() == handoff);
+    html! {
+        @if let Some(record) = last {
+            @let a = record.advice();
+            aside.note aria-labelledby="advice" {
+                h3 #advice { "The advisor recommends " (a.recommended_action) }
+                p { (a.rationale) }
+                @if !a.risks.is_empty() { p { "Risks:" } ul { @for r in &a.risks { li { (r) } } } }
+                @if let Some(feedback) = &a.retry_feedback { p { "Feedback for the retry:" } pre { (feedback) } }
+                p { small { "by " (record.advisor()) " at " (record.created_at()) } }
+                form method="post" action={ "/runs/" (run) "/decisions/handoff" } {
+                    input type="hidden" name="csrf" value=(caller.csrf.as_deref().unwrap_or(""));
+                    input type="hidden" name="action" value=(a.recommended_action);
+                    input type="hidden" name="text" value=(a.retry_feedback.as_deref().unwrap_or(""));
+                    input type="hidden" name="advice" value=(record.id());
+                    button type="submit" { "Use this advice" }
+                }
+            }
+        } @else if can_ask {
+            form method="post" action={ "/runs/" (run) "/advice" } {
+                input type="hidden" name="csrf" value=(caller.csrf.as_deref().unwrap_or(""));
+                button type="submit" { "Ask the advisor" }
+            }
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct AskForm {
+    csrf: Option<String>,
+}
+
+/// `POST /runs/{run}/advice`: asks the run's advisor about its open
+/// handoff, as `orcho handoff advise` does; the advice shows beside the
+/// form.
+pub(super) async fn ask_advice(
+    State(web): State<Web>,
+    caller: Caller,
+    Path(run): Path<String>,
+    Form(form): Form<AskForm>,
+) -> Response {
+    if let Err(refused) = caller
+        .check_csrf(form.csrf.as_deref())
+        .and_then(|()| caller.may_decide())
+    {
+        return refused.into_response();
+    }
+    let place = api::place_of(&web, &caller);
+    let asked = match place.store().find_run(&run) {
+        Ok(found) => crate::commands::advise(&place, &found).await,
+        Err(e) => Err(e.into()),
+    };
+    match asked {
+        Ok(_) => Redirect::to(&format!("/runs/{run}")).into_response(),
+        Err(e) => failed(&caller, &e),
     }
 }
 
@@ -364,6 +459,9 @@ pub(super) struct HandoffForm {
     action: String,
     #[serde(default)]
     text: Option<String>,
+    /// Set by "Use this advice": the advice the decision follows.
+    #[serde(default)]
+    advice: Option<String>,
 }
 
 /// Records a handoff decision as `orcho handoff decide` does.
@@ -372,13 +470,22 @@ pub(super) fn record_handoff(
     run: &str,
     action: &str,
     text: Option<&str>,
+    advice: Option<&str>,
 ) -> Result<Report, CliError> {
     let run = place.store().find_run(run)?;
     let action = action
         .parse::<HandoffAction>()
         .map_err(|e| CliError::usage(e.to_string()))?;
     let text = text.map(str::trim).filter(|t| !t.is_empty());
-    crate::commands::decide_handoff(place, &run, action, text, None, None).map_err(|e| {
+    let advice = advice
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .map(|a| {
+            a.parse::<orcho::handoff::advisor::AdviceId>()
+                .map_err(|e| CliError::usage(format!("`{a}` is not an advice id: {e}")))
+        })
+        .transpose()?;
+    crate::commands::decide_handoff(place, &run, action, text, None, advice).map_err(|e| {
         if e.exit_code() == crate::exit::USAGE && action.requires_text() {
             e.with_hint(format!(
                 "`{action}` needs its text: the feedback, or the waiver's reason"
@@ -403,7 +510,13 @@ pub(super) async fn decide_handoff(
         return refused.into_response();
     }
     let place = api::place_of(&web, &caller);
-    match record_handoff(&place, &run, &form.action, form.text.as_deref()) {
+    match record_handoff(
+        &place,
+        &run,
+        &form.action,
+        form.text.as_deref(),
+        form.advice.as_deref(),
+    ) {
         Ok(_) => {
             Redirect::to(&format!("/runs/{run}?decided={}", form.action.trim())).into_response()
         }

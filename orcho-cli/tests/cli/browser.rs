@@ -16,8 +16,10 @@ use hyper_util::client::legacy::connect::HttpConnector;
 
 use crate::{
     Result,
+    phase_output::{IMPLEMENTER, PROFILE},
     support::{REVIEW, Repo, Watched, paused_at_review},
     web::serve,
+    web_points::{HOSTILE, hostile_planner, paused},
 };
 
 /// chromedriver on a free port, stopped when dropped.
@@ -199,5 +201,127 @@ fn a_handoff_decided_in_the_browser_goes_on_and_the_other_window_sees_it() -> Re
         out.stderr.contains("the handoff was decided elsewhere"),
         "{out}"
     );
+    Ok(())
+}
+
+/// Asks its questions first; with their answers, writes a plan of
+/// [`HOSTILE`] text.
+fn asking_then_planning() -> String {
+    let plan = hostile_planner();
+    let plan = plan.trim_start_matches("#!/bin/sh\n");
+    format!(
+        "#!/bin/sh\ncase \"$ORCHO_INPUT\" in\n*answers*)\n{plan};;\n*)\n\
+         cat > \"$ORCHO_OUTPUT\" <<'JSON'\n\
+         {{\"schema\": 1, \"questions\": [\
+         {{\"header\": \"Storage\", \"question\": \"Where do results go?\", \
+         \"options\": [{{\"label\": \"Files\"}}, {{\"label\": \"SQLite\"}}]}},\
+         {{\"header\": \"Name\", \"question\": \"What is the module called?\"}}]}}\n\
+         JSON\n;;\nesac\n"
+    )
+}
+
+/// Nothing the run wrote became markup: no script but the page's own, no
+/// attribute from a plan or an answer, and the text reads as written.
+async fn nothing_ran(client: &Client) -> Result {
+    let found = client
+        .execute(
+            "return [document.scripts.length, document.querySelectorAll('[onmouseover]').length, \
+             typeof window.pwned, document.body.innerText];",
+            vec![],
+        )
+        .await?;
+    assert_eq!(found[0], 1, "{found}");
+    assert_eq!(found[1], 0, "{found}");
+    assert_eq!(found[2], "undefined", "{found}");
+    assert!(
+        found[3]
+            .as_str()
+            .is_some_and(|text| text.contains("<script>window.pwned=1</script>")),
+        "{found}"
+    );
+    Ok(())
+}
+
+#[test]
+fn questions_and_a_plan_are_decided_in_the_browser_and_nothing_from_the_run_runs() -> Result {
+    let Some(driver) = driver()? else {
+        return Ok(());
+    };
+    let repo = Repo::with_files(
+        &PROFILE.replace("SUPERVISION", "  plan_approval: true"),
+        &[
+            ("plan.sh", &asking_then_planning()),
+            ("implement.sh", IMPLEMENTER),
+        ],
+    )?;
+    let run = paused(&repo)?;
+    let served = serve(&repo)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let client = browser(&driver).await?;
+        client
+            .goto(&format!("{}/login?token={}", served.base, served.decide))
+            .await?;
+        client.goto(&format!("{}/runs/{run}", served.base)).await?;
+        until_page_has(&client, "The planner asks").await?;
+        shot(&client, "questions").await?;
+        // An option by a click, and one's own words for the other.
+        client
+            .find(Locator::Css("input[name=q0][value=SQLite]"))
+            .await?
+            .click()
+            .await?;
+        client
+            .find(Locator::Id("t1"))
+            .await?
+            .send_keys(HOSTILE)
+            .await?;
+        client
+            .find(Locator::Css("main button[type=submit]"))
+            .await?
+            .click()
+            .await?;
+        until_page_has(&client, "Decided: SQLite").await?;
+        nothing_ran(&client).await?;
+        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+    })?;
+
+    // The planner gets its answers and writes its plan: approval waits.
+    let out = repo.orcho(&["resume", &run, "--no-interactive"])?;
+    assert_eq!(out.code(), Some(4), "{out}");
+    runtime.block_on(async {
+        let client = browser(&driver).await?;
+        client
+            .goto(&format!("{}/login?token={}", served.base, served.decide))
+            .await?;
+        client.goto(&format!("{}/runs/{run}", served.base)).await?;
+        until_page_has(&client, "Approve the plan").await?;
+        shot(&client, "plan").await?;
+        nothing_ran(&client).await?;
+        client
+            .find(Locator::Css("input[name=q0][value=Approve]"))
+            .await?
+            .click()
+            .await?;
+        client
+            .find(Locator::Id("t1"))
+            .await?
+            .send_keys("keep it small")
+            .await?;
+        client
+            .find(Locator::Css("main button[type=submit]"))
+            .await?
+            .click()
+            .await?;
+        until_page_has(&client, "Decided: Approve (keep it small)").await?;
+        shot(&client, "plan-decided").await?;
+        nothing_ran(&client).await?;
+        client.close().await?;
+        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+    })?;
+    let out = repo.orcho(&["resume", &run, "--no-interactive"])?;
+    assert_eq!(out.code(), Some(0), "{out}");
     Ok(())
 }

@@ -39,6 +39,7 @@ mod team;
 mod toolchain;
 mod waiver;
 mod web;
+mod web_points;
 
 pub(crate) type Result<T = (), E = Box<dyn std::error::Error + Send + Sync>> =
     std::result::Result<T, E>;

@@ -10,7 +10,7 @@ use crate::{
 
 /// A plan phase and an implement phase; `SUPERVISION` is replaced by the
 /// supervision block.
-const PROFILE: &str = "\
+pub(crate) const PROFILE: &str = "\
 schema: 1
 name: supervised
 phases:
@@ -44,9 +44,10 @@ cat > "$ORCHO_OUTPUT" <<'JSON'
 JSON
 "#;
 
-const IMPLEMENTER: &str = "#!/bin/sh\necho \"implement $ORCHO_ATTEMPT\" >> \"@CTL@/log\"\n";
+pub(crate) const IMPLEMENTER: &str =
+    "#!/bin/sh\necho \"implement $ORCHO_ATTEMPT\" >> \"@CTL@/log\"\n";
 
-fn run(repo: &Repo) -> Result<(Out, String)> {
+pub(crate) fn run(repo: &Repo) -> Result<(Out, String)> {
     let out = repo.orcho(&[
         "run",
         "--in-place",
@@ -118,7 +119,7 @@ fn a_plan_waits_for_approval_and_request_changes_reaches_the_planner() -> Result
 }
 
 /// Asks two questions until it has answers, then keeps them.
-const ASKER: &str = r#"#!/bin/sh
+pub(crate) const ASKER: &str = r#"#!/bin/sh
 case "$ORCHO_INPUT" in
   *answers*) printf '%s' "$ORCHO_INPUT_TEXT" > "@CTL@/answers.txt" ;;
   *) cat > "$ORCHO_OUTPUT" <<'JSON'
@@ -188,7 +189,7 @@ fn planner_questions_round_trip_through_orcho_answer() -> Result {
 }
 
 /// Step 1 always fails.
-const FAILING: &str = r#"#!/bin/sh
+pub(crate) const FAILING: &str = r#"#!/bin/sh
 echo "implement $ORCHO_ATTEMPT" >> "@CTL@/log"
 printf '%s' "$ORCHO_INPUT_TEXT" > "@CTL@/implement-input-$ORCHO_ATTEMPT.txt"
 echo '{"schema": 1, "deviation": {"step": 1, "description": "Write the lexer", "error": "no module named lexer"}}' > "$ORCHO_OUTPUT"

@@ -61,7 +61,7 @@ pub(crate) fn serve(repo: &Repo) -> Result<Served> {
     })
 }
 
-fn agent() -> ureq::Agent {
+pub(crate) fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
@@ -69,7 +69,7 @@ fn agent() -> ureq::Agent {
         .into()
 }
 
-fn status(response: &ureq::http::Response<ureq::Body>) -> u16 {
+pub(crate) fn status(response: &ureq::http::Response<ureq::Body>) -> u16 {
     response.status().as_u16()
 }
 

@@ -339,6 +339,21 @@ impl Store {
             .map_err(|e| EngineError::run(run, EngineErrorKind::Intake(Box::new(e))))
     }
 
+    /// The decision recorded on the run's intake question, if any (until
+    /// the run acts on it, and after).
+    ///
+    /// # Errors
+    ///
+    /// When the record cannot be read or was altered.
+    pub fn intake_decision(
+        &self,
+        run: &RunId,
+    ) -> Result<Option<RecordedDecision<orcho_handoff::intake::IntakeChoice>>, EngineError> {
+        self.intakes
+            .recorded_decision(run)
+            .map_err(|e| EngineError::run(run, EngineErrorKind::Intake(Box::new(e))))
+    }
+
     /// The run's delivery gate, once open.
     ///
     /// # Errors
