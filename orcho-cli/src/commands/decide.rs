@@ -57,9 +57,13 @@ pub(crate) fn handoff(
         request = request.with_advice(advice);
     }
     let recorded = store.decide(run, &handoff, request)?;
-    Ok(said(run, "handoff", action.as_str(), !recorded.is_replay())
-        .ended(&store, run)
-        .into())
+    let said = said(run, "handoff", action.as_str(), !recorded.is_replay());
+    Ok(if action == HandoffAction::Halt {
+        said.ended(&store, run)
+    } else {
+        said
+    }
+    .into())
 }
 
 /// Records the delivery decision.

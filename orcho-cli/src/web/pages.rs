@@ -33,6 +33,7 @@ header a{color:#fff;font-weight:bold}header form{margin-left:auto}
 main{padding:1em;max-width:60em;overflow-wrap:anywhere}
 .scroll{overflow-x:auto}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4em;border-bottom:1px solid #ccc;vertical-align:top}
+th{white-space:nowrap}
 pre{background:#f4f4f4;padding:.6em;overflow-x:auto;white-space:pre-wrap}
 .note{padding:.6em;border-left:4px solid #1f6feb;background:#eef4ff}
 .error{padding:.6em;border-left:4px solid #b3261e;background:#fdecea}

@@ -42,9 +42,14 @@ fn token(repo: &Repo, name: &str, read_only: bool) -> Result<String> {
 /// Tokens for `alice` (decides) and `bob` (looks), and `orcho serve` on a
 /// free port.
 pub(crate) fn serve(repo: &Repo) -> Result<Served> {
+    serve_with(repo, &[])
+}
+
+/// [`serve`], with `envs` in the server's environment.
+pub(crate) fn serve_with(repo: &Repo, envs: &[(&str, &str)]) -> Result<Served> {
     let decide = token(repo, "alice", false)?;
     let read_only = token(repo, "bob", true)?;
-    let server = Watched::new(repo.spawn(&["serve", "--listen", "127.0.0.1:0"])?)?;
+    let server = Watched::new(repo.spawn_with(envs, &["serve", "--listen", "127.0.0.1:0"])?)?;
     let line = server.until("serving the inbox at ")?;
     let base = line
         .split("serving the inbox at ")
@@ -429,5 +434,39 @@ fn the_delivery_gate_is_decided_from_the_page_and_the_api() -> Result {
             .read_to_string()?
             .contains("Decided skip by alice (web)")
     );
+    Ok(())
+}
+
+#[test]
+fn no_token_ever_shows_in_the_servers_output() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let run = paused_at_review(&repo)?;
+    // Asked to say everything it would, as a user chasing a problem might.
+    let mut served = serve_with(&repo, &[("RUST_LOG", "trace"), ("RUST_BACKTRACE", "1")])?;
+    let http = agent();
+    let url = |path: &str| format!("{}{path}", served.base);
+    let wrong = "orcho_0123456789abcdef0123456789abcdef";
+    for token in [served.decide.as_str(), served.read_only.as_str(), wrong] {
+        let bearer = format!("Bearer {token}");
+        http.get(url("/api/inbox"))
+            .header("Authorization", &bearer)
+            .call()?;
+        http.get(url(&format!("/runs/{run}")))
+            .header("Authorization", &bearer)
+            .call()?;
+        http.post(url(&format!("/api/runs/{run}/decisions/handoff")))
+            .header("Authorization", &bearer)
+            .header("Content-Type", "application/json")
+            .send("{\"action\": \"nonsense\"}")?;
+        http.get(url(&format!("/login?token={token}"))).call()?;
+    }
+    let server = served.take_server().ok_or("no server")?;
+    server.interrupt()?;
+    let out = server.finish()?;
+    assert_eq!(out.code(), Some(0), "{out}");
+    for token in [served.decide.as_str(), served.read_only.as_str(), wrong] {
+        assert!(!out.stdout.contains(token), "{out}");
+        assert!(!out.stderr.contains(token), "{out}");
+    }
     Ok(())
 }

@@ -7,9 +7,10 @@ use serde_json::{Value, json};
 
 use crate::{
     Result,
+    advisor::{KEY, Llm, PHASE, advice, profile},
     phase_output::{ASKER, FAILING, IMPLEMENTER, PROFILE},
     support::{Out, Repo, run_id},
-    web::{Served, agent, serve, status},
+    web::{Served, agent, serve, serve_with, status},
 };
 
 /// Text that would run, or add an attribute, if a page did not escape it.
@@ -305,5 +306,86 @@ fn the_intake_is_decided_through_the_api_and_file_names_are_text() -> Result {
     assert!(html.contains("Decided exclude"), "{html}");
     let (code, said) = post(&served, &served.decide, &path, &json!({"action": "halt"}))?;
     assert_eq!(code, 409, "{said}");
+    Ok(())
+}
+
+/// `POST` the form `fields` to `path` as `token` (a bearer token needs no
+/// CSRF token): the status.
+fn post_form(served: &Served, token: &str, path: &str, fields: &[(&str, &str)]) -> Result<u16> {
+    let body: Vec<String> = fields
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.replace(' ', "+")))
+        .collect();
+    let answer = agent()
+        .post(format!("{}{path}", served.base))
+        .header("Authorization", format!("Bearer {token}"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .send(body.join("&"))?;
+    Ok(status(&answer))
+}
+
+#[test]
+fn the_advisor_is_asked_from_the_page_and_its_advice_used_with_its_provenance() -> Result {
+    let llm = Llm::start(vec![advice(
+        "retry_feedback",
+        0.8,
+        Some("handle empty input"),
+    )]);
+    let repo = Repo::with_files(&profile(&llm.base_url), &[("phase.sh", PHASE)])?;
+    let out = repo.orcho_in(
+        ".",
+        &[KEY],
+        &[
+            "run",
+            "--in-place",
+            "--no-interactive",
+            "--json",
+            "--phase",
+            "implement=./phase.sh",
+        ],
+    )?;
+    ok(&out, 4);
+    let run = run_id(&out.json()?)?;
+    let served = serve_with(&repo, &[KEY])?;
+    let html = page(&served, &run)?;
+    assert!(html.contains("Ask the advisor"), "{html}");
+
+    // Asking costs money: a read-only token may not.
+    let ask = format!("/runs/{run}/advice");
+    assert_eq!(post_form(&served, &served.read_only, &ask, &[])?, 403);
+    assert_eq!(post_form(&served, &served.decide, &ask, &[])?, 303);
+    let html = page(&served, &run)?;
+    assert!(
+        html.contains("The advisor recommends retry_feedback"),
+        "{html}"
+    );
+    assert!(html.contains("handle empty input"), "{html}");
+    let id = html
+        .split("name=\"advice\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .ok_or("the advice's id in its form")?
+        .to_owned();
+
+    // "Use this advice" sends what the advice says, and its id.
+    let decided = post_form(
+        &served,
+        &served.decide,
+        &format!("/runs/{run}/decisions/handoff"),
+        &[
+            ("action", "retry_feedback"),
+            ("text", "handle empty input"),
+            ("advice", &id),
+        ],
+    )?;
+    assert_eq!(decided, 303);
+    ok(
+        &repo.orcho_in(".", &[KEY], &["resume", &run, "--no-interactive"])?,
+        0,
+    );
+    let evidence = repo.orcho(&["--json", "evidence", &run])?.json()?;
+    let decision = &evidence["handoffs"][0]["decision"];
+    assert_eq!(decision["advice"], id.as_str(), "{evidence}");
+    assert_eq!(decision["by"], "alice (web)", "{evidence}");
     Ok(())
 }

@@ -23,6 +23,16 @@ impl Store {
     /// [`EngineError::is_unknown_run`] when nothing matches,
     /// [`EngineError::is_ambiguous_run`] when several runs do.
     pub fn find_run(&self, reference: &str) -> Result<RunId, EngineError> {
+        // A whole id is looked up alone, without listing every run: what
+        // a script, a page or another machine names a run by.
+        if let Ok(run) = reference.parse::<RunId>()
+            && self
+                .storage
+                .has_run(&run)
+                .map_err(|e| EngineError::run(&run, e))?
+        {
+            return Ok(run);
+        }
         let runs = self.runs.runs()?;
         let unknown = || match reference.parse::<RunId>() {
             Ok(run) => EngineError::run(&run, crate::Refusal::UnknownRun),
@@ -35,16 +45,6 @@ impl Store {
         }
         if let Some(exact) = runs.iter().find(|r| r.as_str() == reference) {
             return Ok(exact.clone());
-        }
-        // A shared store lists this checkout's runs; another checkout's
-        // run is named by its whole id.
-        if let Ok(run) = reference.parse::<RunId>()
-            && self
-                .storage
-                .has_run(&run)
-                .map_err(|e| EngineError::run(&run, e))?
-        {
-            return Ok(run);
         }
         let mut candidates: Vec<RunId> = runs
             .into_iter()
