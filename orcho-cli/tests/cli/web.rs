@@ -217,7 +217,19 @@ fn pages_need_a_session_and_forms_their_csrf_token() -> Result {
         cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
         "{cookie}"
     );
+    assert!(!cookie.contains("Secure"), "plain HTTP: {cookie}");
     let session = cookie.split(';').next().ok_or("no session")?.to_owned();
+    // Behind a proxy that speaks TLS, the cookie is Secure.
+    let proxied = http
+        .get(url(&format!("/login?token={}", served.decide)))
+        .header("X-Forwarded-Proto", "https")
+        .call()?;
+    let secure = proxied
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    assert!(secure.contains("; Secure"), "{secure}");
 
     // The run's page: the task escaped, no inline script allowed.
     let mut page = http
