@@ -3,6 +3,12 @@
 
 use std::fmt::Write as _;
 use std::io::{BufRead, Write};
+use std::sync::{
+    Mutex, OnceLock, PoisonError,
+    atomic::{AtomicBool, Ordering},
+    mpsc,
+};
+use std::time::Duration;
 
 use orcho::{
     SupervisionRequest,
@@ -30,14 +36,80 @@ fn prompt(question: &str) -> Result<String, CliError> {
         write!(err, "{question}")?;
         err.flush()?;
     }
-    let mut line = String::new();
-    let read = std::io::stdin().lock().read_line(&mut line)?;
-    if read == 0 {
-        // The next output starts on a line of its own.
-        output::err("");
-        return Err(CliError::input_closed());
+    match next_line()? {
+        Some(line) => Ok(line.trim().to_owned()),
+        None => {
+            // The next output starts on a line of its own.
+            output::err("");
+            Err(CliError::input_closed())
+        }
     }
-    Ok(line.trim().to_owned())
+}
+
+/// Standard input's lines, read on a thread of their own: a prompt given up
+/// (its point decided elsewhere) leaves the next line typed to the next
+/// prompt. `None` is the end of input.
+type Line = std::io::Result<Option<String>>;
+
+static LINES: OnceLock<Mutex<mpsc::Receiver<Line>>> = OnceLock::new();
+
+/// Set while a prompt is given up: it returns as if nobody answered.
+static GIVE_UP: AtomicBool = AtomicBool::new(false);
+
+/// How often a prompt that waits for a line looks whether it is given up.
+const GIVE_UP_SLICE: Duration = Duration::from_millis(50);
+
+fn lines() -> &'static Mutex<mpsc::Receiver<Line>> {
+    LINES.get_or_init(|| {
+        let (tx, rx) = mpsc::channel();
+        let reader = move || {
+            let stdin = std::io::stdin();
+            loop {
+                let mut line = String::new();
+                let read = match stdin.lock().read_line(&mut line) {
+                    Ok(0) => Ok(None),
+                    Ok(_) => Ok(Some(line)),
+                    Err(e) => Err(e),
+                };
+                let last = !matches!(read, Ok(Some(_)));
+                if tx.send(read).is_err() || last {
+                    return;
+                }
+            }
+        };
+        if let Err(e) = std::thread::Builder::new()
+            .name("stdin".to_owned())
+            .spawn(reader)
+        {
+            output::err(&format!("cannot read standard input: {e}"));
+        }
+        Mutex::new(rx)
+    })
+}
+
+/// The next line of standard input, `None` at its end, or
+/// [`CliErrorKind::InputClosed`](crate::error::CliErrorKind::InputClosed)
+/// when the prompt is [given up](give_up).
+fn next_line() -> Result<Option<String>, CliError> {
+    let lines = lines().lock().unwrap_or_else(PoisonError::into_inner);
+    loop {
+        if GIVE_UP.load(Ordering::Acquire) {
+            output::err("");
+            return Err(CliError::input_closed());
+        }
+        match lines.recv_timeout(GIVE_UP_SLICE) {
+            Ok(line) => return Ok(line?),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            // The reader saw the end (or could not start): the end.
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(None),
+        }
+    }
+}
+
+/// Gives up the prompt waiting on another thread (`true`), or lets prompts
+/// wait again (`false`, once it has returned).
+pub(crate) fn give_up(yes: bool) {
+    GIVE_UP.store(yes, Ordering::Release);
 }
 
 /// What a menu answer picked: an action, or one of the menu's extras.

@@ -12,6 +12,12 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 /// (`connect_timeout`).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Keepalives on both ends of every connection: a peer that stopped
+/// answering is dropped after `IDLE + INTERVAL * PROBES` (40 s).
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(10);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+const KEEPALIVE_PROBES: u32 = 3;
+
 /// A PostgreSQL URL, checked, with a form to show that has no password.
 #[derive(Clone)]
 pub(crate) struct Target {
@@ -73,11 +79,26 @@ impl Target {
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
-        // A host cut off from the network is noticed by the kernel's
-        // keepalives, not after hours.
+        // A host cut off from the network is noticed by keepalives, not
+        // after hours: here, and by the server, which then ends the host's
+        // sessions and so its leases (session locks). The URL's own
+        // `options` come after, and win.
         config
             .keepalives(true)
-            .keepalives_idle(Duration::from_secs(10));
+            .keepalives_idle(KEEPALIVE_IDLE)
+            .keepalives_interval(KEEPALIVE_INTERVAL)
+            .keepalives_retries(KEEPALIVE_PROBES);
+        let server_side = format!(
+            "-c tcp_keepalives_idle={} -c tcp_keepalives_interval={} -c tcp_keepalives_count={}",
+            KEEPALIVE_IDLE.as_secs(),
+            KEEPALIVE_INTERVAL.as_secs(),
+            KEEPALIVE_PROBES
+        );
+        let options = match config.get_options() {
+            Some(given) => format!("{server_side} {given}"),
+            None => server_side,
+        };
+        config.options(&options);
         if config.get_application_name().is_none() {
             config.application_name("orcho");
         }
@@ -307,6 +328,23 @@ impl Conn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn both_ends_keep_the_connection_alive_and_the_urls_options_win() -> Result<(), UrlError> {
+        let target = Target::parse("postgres://alice@db.example/orcho")?;
+        let options = target.config.get_options().unwrap_or_default();
+        assert_eq!(
+            options,
+            "-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=3"
+        );
+        assert_eq!(target.config.get_keepalives_idle(), KEEPALIVE_IDLE);
+        let target = Target::parse(
+            "postgres://alice@db.example/orcho?options=-c%20tcp_keepalives_idle%3D60",
+        )?;
+        let options = target.config.get_options().unwrap_or_default();
+        assert!(options.ends_with("-c tcp_keepalives_idle=60"), "{options}");
+        Ok(())
+    }
 
     #[test]
     fn a_shown_url_has_no_password() {

@@ -214,9 +214,12 @@ async fn drive(
     asking: Asking,
 ) -> Result<Report, CliError> {
     // Subscribed before the run is first looked at, so that no decision
-    // made elsewhere in between goes unheard.
+    // made elsewhere in between goes unheard. A prompt watches too: a
+    // decision made elsewhere while it waits ends it.
     let watch = if asking.wait {
         Some(run.engine().store().subscribe()?)
+    } else if asking.interactive {
+        run.engine().store().subscribe().ok()
     } else {
         None
     };
@@ -226,7 +229,9 @@ async fn drive(
         engine: run.engine().clone(),
         run: run.id().clone(),
         interactive: asking.interactive,
+        wait: asking.wait,
         watch,
+        decided_elsewhere: false,
         waiting_on: None,
         shown: None,
         reported: None,
@@ -250,8 +255,14 @@ struct CliHost<'a> {
     engine: Engine,
     run: RunId,
     interactive: bool,
-    /// With `--wait`: what wakes the run when a decision is made elsewhere.
+    /// `--wait`: nobody decided here, so wait for a decision made elsewhere.
+    wait: bool,
+    /// With `--wait` or a prompt: what wakes the run when a decision is
+    /// made elsewhere.
     watch: Option<orcho::Watch>,
+    /// A prompt was given up for a decision made elsewhere: the run looks
+    /// again at once, and acts on it.
+    decided_elsewhere: bool,
     /// The point the run was last said to wait on.
     waiting_on: Option<orcho::Waiting>,
     /// The point last shown, with `--wait`.
@@ -268,6 +279,43 @@ impl CliHost<'_> {
         match answer {
             Err(e) if matches!(e.kind(), CliErrorKind::InputClosed) => Ok(None),
             other => other.map(Some),
+        }
+    }
+
+    /// Asks at the terminal with `ask`, on a thread of its own, while the
+    /// store is watched: when `decided` finds the point decided elsewhere
+    /// first, the prompt is given up, that is said, and `None` lets the run
+    /// act on that decision.
+    async fn prompted<T: Send + 'static>(
+        &mut self,
+        ask: impl FnOnce() -> Result<T, CliError> + Send + 'static,
+        decided: impl Fn(&orcho::Store, &RunId) -> Option<String>,
+    ) -> Result<Option<T>, CliError> {
+        let Some(mut watch) = self.watch.take() else {
+            return self.asked(ask());
+        };
+        let mut asking = tokio::task::spawn_blocking(ask);
+        let answered = loop {
+            tokio::select! {
+                answer = &mut asking => break Some(answer),
+                _ = watch.changed(WAIT_SLICE) => {
+                    if let Some(said) = decided(self.engine.store(), &self.run) {
+                        prompt::give_up(true);
+                        let _ = (&mut asking).await;
+                        prompt::give_up(false);
+                        output::err(&format!("recorded elsewhere: {said}"));
+                        self.decided_elsewhere = true;
+                        break None;
+                    }
+                }
+            }
+        };
+        self.watch = Some(watch);
+        match answered {
+            Some(answer) => {
+                self.asked(answer.map_err(|e| CliError::msg(format!("the prompt stopped: {e}")))?)
+            }
+            None => Ok(None),
         }
     }
 
@@ -310,10 +358,23 @@ impl orcho::Host for CliHost<'_> {
             return Ok(None);
         }
         let advice = self.advise(handoff).await;
-        let Some((choice, took)) = self.asked(prompt::handoff(
-            handoff,
-            advice.as_ref().map(|a| a.advice()),
-        ))?
+        let shown = handoff.clone();
+        let advised = advice.as_ref().map(|a| a.advice().clone());
+        let id = handoff.id().clone();
+        let Some((choice, took)) = self
+            .prompted(
+                move || prompt::handoff(&shown, advised.as_ref()),
+                |store, run| {
+                    let recorded = store.handoff_decision(run, &id).ok()??;
+                    let d = recorded.decision();
+                    Some(said_by(
+                        d.payload().action().as_str(),
+                        d.who(),
+                        d.decided_by(),
+                    ))
+                },
+            )
+            .await?
         else {
             return Ok(None);
         };
@@ -332,7 +393,16 @@ impl orcho::Host for CliHost<'_> {
             return Ok(None);
         }
         Ok(self
-            .asked(prompt::intake())?
+            .prompted(prompt::intake, |store, run| {
+                let recorded = store.intake_decision(run).ok()??;
+                let d = recorded.decision();
+                Some(said_by(
+                    d.payload().action().as_str(),
+                    d.who(),
+                    d.decided_by(),
+                ))
+            })
+            .await?
             .map(|choice| DecisionRequest::new(choice, DecidedBy::Operator)))
     }
 
@@ -343,7 +413,21 @@ impl orcho::Host for CliHost<'_> {
         if !self.interactive {
             return Ok(None);
         }
-        self.asked(prompt::questions(request))
+        let asked = request.clone();
+        let id = request.id.clone();
+        self.prompted(
+            move || prompt::questions(&asked),
+            |store, run| {
+                store
+                    .touchpoints(run)
+                    .ok()?
+                    .into_iter()
+                    .find(|t| t.id == id)?
+                    .resolution
+                    .map(|_| "answered".to_owned())
+            },
+        )
+        .await
     }
 
     async fn decide_delivery(
@@ -353,18 +437,36 @@ impl orcho::Host for CliHost<'_> {
         if !self.interactive {
             return Ok(None);
         }
-        let store = self.engine.store();
-        let now = show::GateNow::read(store, &self.run).unwrap_or_default();
-        let choice = prompt::delivery(gate, now.target.as_ref(), || {
-            Ok(store.delivery_patch(&self.run)?)
-        });
+        let store = self.engine.store().clone();
+        let now = show::GateNow::read(&store, &self.run).unwrap_or_default();
+        let (shown, run) = (gate.clone(), self.run.clone());
         Ok(self
-            .asked(choice)?
+            .prompted(
+                move || {
+                    prompt::delivery(&shown, now.target.as_ref(), || {
+                        Ok(store.delivery_patch(&run)?)
+                    })
+                },
+                |store, run| {
+                    let recorded = store.delivery_decision(run).ok()??;
+                    let d = recorded.decision();
+                    Some(said_by(
+                        d.payload().action().as_str(),
+                        d.who(),
+                        d.decided_by(),
+                    ))
+                },
+            )
+            .await?
             .map(|choice| DecisionRequest::new(choice, DecidedBy::Operator)))
     }
 
     async fn wait(&mut self, step: &Step) -> Result<bool, CliError> {
-        let Some(watch) = self.watch.as_mut() else {
+        // A prompt given up for a decision made elsewhere: look again now.
+        if std::mem::take(&mut self.decided_elsewhere) {
+            return Ok(true);
+        }
+        let Some(watch) = self.watch.as_mut().filter(|_| self.wait) else {
             return Ok(false);
         };
         if self.waiting_on != step.waiting() {
@@ -415,7 +517,7 @@ impl orcho::Host for CliHost<'_> {
             Progress::Step(step) => {
                 // Waiting, the run looks again and again at the same point:
                 // it is shown once.
-                if self.watch.is_some() && step.waiting().is_some() {
+                if self.wait && step.waiting().is_some() {
                     if self.shown == step.waiting() {
                         return;
                     }
@@ -651,4 +753,12 @@ fn finished(run: &Run, status: RunStatus, reason: &str) -> Result<Report, CliErr
     } else {
         Exit::Ok
     }))
+}
+
+/// A decision made elsewhere, in words: its action and who took it.
+fn said_by(action: &str, who: Option<&str>, decided_by: DecidedBy) -> String {
+    match who {
+        Some(who) => format!("{action} by {who}"),
+        None => format!("{action} by {decided_by}"),
+    }
 }

@@ -674,3 +674,35 @@ fn cancelling_a_run_whose_orcho_was_killed_stops_what_it_left_running() -> Resul
     assert!(!running(pid), "cancel stopped it");
     Ok(())
 }
+
+#[test]
+fn a_prompt_ends_when_its_point_is_decided_elsewhere_and_the_run_goes_on() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let (mut child, mut writer, mut screen) = at_a_terminal(
+        &repo,
+        &[
+            "run",
+            "--phase",
+            "review=false",
+            "--in-place",
+            "--task",
+            "t",
+        ],
+    )?;
+    screen.until("choose 1-", WAIT)?;
+    // Decided from another terminal (or machine) while the prompt waits.
+    let run = only_run(&repo)?;
+    repo.orcho(&["handoff", "decide", &run, "continue"])?
+        .expect_code(0);
+    let shown = screen
+        .until("recorded elsewhere: continue by", WAIT)?
+        .to_owned();
+    let status = crate::support::wait(&mut child, WAIT)?;
+    assert_eq!(status.code(), Some(0), "{shown}");
+    // Nothing typed was needed, and nothing typed after is lost to the
+    // prompt given up: the run has ended.
+    writer.write_all(b"\n")?;
+    let out = repo.orcho(&["--json", "evidence", &run])?.json()?;
+    assert_eq!(out["status"], "completed", "{out}");
+    Ok(())
+}

@@ -64,24 +64,46 @@ pub struct Store {
 #[derive(Debug)]
 pub struct Watch {
     subscription: Option<Box<dyn orcho_core::storage::Subscription>>,
+    /// A wait under way, kept when [`changed`](Self::changed) was given up
+    /// (a `select!` that took another branch): the next call goes on with
+    /// it, and the subscription is never lost.
+    waiting: Option<WaitingFor>,
 }
+
+type WaitingFor = tokio::task::JoinHandle<(Box<dyn orcho_core::storage::Subscription>, bool)>;
 
 impl Watch {
     /// How often a store that cannot tell of writes is looked at again.
     pub const POLL: Duration = Duration::from_millis(500);
 
+    pub(crate) fn new(subscription: Option<Box<dyn orcho_core::storage::Subscription>>) -> Self {
+        Self {
+            subscription,
+            waiting: None,
+        }
+    }
+
     /// Waits until something may have been written to the store, at most
     /// `timeout`: `true` then, `false` when the time passed quietly.
+    ///
+    /// Cancel-safe: a call given up before it returned leaves its wait to
+    /// the next one.
     pub async fn changed(&mut self, timeout: Duration) -> bool {
-        let Some(mut subscription) = self.subscription.take() else {
-            tokio::time::sleep(timeout.min(Self::POLL)).await;
+        if self.waiting.is_none() {
+            let Some(mut subscription) = self.subscription.take() else {
+                tokio::time::sleep(timeout.min(Self::POLL)).await;
+                return true;
+            };
+            self.waiting = Some(tokio::task::spawn_blocking(move || {
+                let changed = subscription.wait(timeout);
+                (subscription, changed)
+            }));
+        }
+        let Some(waiting) = self.waiting.as_mut() else {
             return true;
         };
-        let waited = tokio::task::spawn_blocking(move || {
-            let changed = subscription.wait(timeout);
-            (subscription, changed)
-        })
-        .await;
+        let waited = waiting.await;
+        self.waiting = None;
         match waited {
             Ok((subscription, changed)) => {
                 self.subscription = Some(subscription);
@@ -196,7 +218,7 @@ impl Store {
             .storage
             .subscribe()
             .map_err(|e| EngineError::store(Utf8Path::new(&self.storage.location()), e))?;
-        Ok(Watch { subscription })
+        Ok(Watch::new(subscription))
     }
 
     /// How long opening a run waits for its lease before it is busy
