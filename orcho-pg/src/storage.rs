@@ -796,8 +796,6 @@ impl Storage for PgStorage {
                 Some(o) => (true, o.machine.clone(), o.checkout.clone()),
                 None => (false, String::new(), String::new()),
             };
-            // One round trip: the three queries share the list of runs
-            // with a decision point, and the connection pipelines them.
             let params: [&(dyn ToSql + Sync); 3] = [&mine, &machine, &checkout];
             // One round trip: the two queries share the list of runs with
             // a decision point, and the connection pipelines them. Each

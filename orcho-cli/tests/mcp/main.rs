@@ -887,3 +887,81 @@ async fn an_mcp_led_agent_proves_readiness_outside_a_run() -> TestResult {
     assert_eq!(commit["required"][0]["state"], "missing", "{commit}");
     Ok(())
 }
+
+/// The real binary on the shared store `url`, as the machine `machine`.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test starts the binary under test; rmcp's transport takes a tokio command"
+)]
+async fn connect_shared(
+    checkout: &Utf8Path,
+    url: &str,
+    machine: &str,
+) -> Result<Client, Box<dyn std::error::Error + Send + Sync>> {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_orcho"));
+    command
+        .arg("--checkout")
+        .arg(checkout.as_str())
+        .args(["--store", url, "mcp"])
+        .env("ORCHO_MACHINE", machine)
+        .env(
+            "ORCHO_RECEIPT_KEY",
+            "the test's receipt secret, outside the checkout",
+        );
+    let transport = TokioChildProcess::new(command)?;
+    Ok(().serve(transport).await?)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_a_shared_store_the_tools_see_and_decide_another_machines_run() -> TestResult {
+    let Some(server) = orcho_pg::testing::Server::shared() else {
+        return Ok(());
+    };
+    let url = server.new_database();
+    let (_first_tmp, first_dir) = repo()?;
+    let (_second_tmp, second_dir) = repo()?;
+    let first = connect_shared(&first_dir, &url, "build-1").await?;
+    let started = ok(
+        &first,
+        "orcho_run_start",
+        json!({ "phases": { "review": REVIEW_ONCE }, "in_place": true }),
+    )
+    .await?;
+    assert_eq!(started["status"], "awaiting_phase_handoff", "{started}");
+    let run = started["run_id"].as_str().ok_or("no run id")?.to_owned();
+
+    // Another machine's client lists it, with where it was started.
+    let second = connect_shared(&second_dir, &url, "laptop").await?;
+    let pending = ok(&second, "orcho_workspace_pending_decisions", json!({})).await?;
+    let entry = pending["pending"]
+        .as_array()
+        .and_then(|p| p.iter().find(|e| e["run_id"] == run.as_str()))
+        .ok_or_else(|| format!("the run is not listed: {pending}"))?;
+    assert_eq!(entry["origin"]["machine"], "build-1", "{entry}");
+    let status = ok(&second, "orcho_run_status", json!({ "run_id": run })).await?;
+    assert_eq!(status["status"], "awaiting_phase_handoff", "{status}");
+
+    // It decides there; it may not drive the run, which says where it is.
+    let decided = ok(
+        &second,
+        "orcho_phase_handoff_decide",
+        json!({ "run_id": run, "action": "retry_feedback", "note": "mark it reviewed" }),
+    )
+    .await?;
+    assert_eq!(decided["recorded"], true, "{decided}");
+    let refusal = refused(
+        &second,
+        "orcho_run_resume",
+        json!({ "run_id": run }),
+        "run_elsewhere",
+    )
+    .await?;
+    assert!(refusal.to_string().contains("build-1"), "{refusal}");
+
+    // Where it was started, it goes on with that decision.
+    let resumed = ok(&first, "orcho_run_resume", json!({ "run_id": run })).await?;
+    assert_eq!(resumed["status"], "completed", "{resumed}");
+    first.cancel().await?;
+    second.cancel().await?;
+    Ok(())
+}
