@@ -390,7 +390,21 @@ pub(crate) fn show(place: &Place, name: Option<&str>) -> Result<Report, CliError
     // Shown only when it would run: every gate built from its `with:`;
     // shown with every default it runs with.
     let resolved = profile.resolve(&crate::place::registry())?;
-    let profile = profile.with_defaults(&resolved);
+    #[cfg_attr(
+        not(feature = "llm"),
+        expect(unused_mut, reason = "filled by the advisor's defaults")
+    )]
+    let mut profile = profile.with_defaults(&resolved);
+    // The advisor's block is read by the model client: its defaults too.
+    #[cfg(feature = "llm")]
+    if let Some(advisor) = &profile.advisor
+        && let Ok(mut config) = orcho_llm::LlmConfig::from_value(advisor)
+    {
+        config.api_key_env = Some(config.api_key_env().to_owned());
+        if let Ok(filled) = serde_json::to_value(&config) {
+            profile.advisor = Some(filled);
+        }
+    }
     Ok(Report::new(&ProfileDoc {
         source: &spec,
         profile: &profile,

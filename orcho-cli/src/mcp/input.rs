@@ -83,6 +83,10 @@ pub(crate) struct TouchpointAnswerInput {
     /// none. Plan approval: ["Approve" | "Request Changes" | "Reject",
     /// feedback]. Deviation: ["Retry" | "Replan" | "Stop", note].
     pub(crate) answers: Vec<String>,
+    /// For a plan approval, the `plan_digest` of `orcho_touchpoint` the
+    /// answers are about: a plan that has changed since refuses them.
+    #[serde(default)]
+    pub(crate) plan_digest: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -688,6 +688,25 @@ impl OrchoMcp {
             open.touchpoint,
             Touchpoint::PlanApproval { .. } | Touchpoint::Deviation { .. }
         );
+        if let Some(pinned) = input.plan_digest.as_deref() {
+            let Touchpoint::PlanApproval { plan } = &open.touchpoint else {
+                return Err(ToolError::invalid(format!(
+                    "`plan_digest` pins a plan, and the run waits at a {}",
+                    open.touchpoint.kind()
+                ))
+                .hint("leave `plan_digest` out, or answer the plan approval it names"));
+            };
+            let current = plan.digest().to_string();
+            if current != pinned.trim() {
+                return Err(ToolError::new(
+                    "stale_plan",
+                    format!(
+                        "the plan changed: the answers are about {pinned}, the plan is now {current}"
+                    ),
+                )
+                .hint("call orcho_touchpoint, read the plan, and answer with its plan_digest"));
+            }
+        }
         let mut given = input.answers.clone();
         if two_questions && given.len() == 1 && questions.len() == 2 {
             given.push(String::new());

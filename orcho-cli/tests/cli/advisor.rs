@@ -513,3 +513,25 @@ fn the_autopilots_budgets_scope_and_a_dead_advisor_stop_it() -> Result {
     assert!(out.stderr.contains("could not reach"), "{out}");
     Ok(())
 }
+
+#[test]
+fn profile_show_fills_in_the_advisors_defaults() -> Result {
+    let repo = Repo::with_files(
+        "schema: 1\nname: advised\nadvisor:\n  base_url: http://127.0.0.1:9/v1\n  model: m\n\
+         phases:\n  - name: implement\n    role: implement\n",
+        &[],
+    )?;
+    let out = repo.orcho(&["profile", "show"])?;
+    out.expect_code(0);
+    for default in [
+        "timeout_secs: 60",
+        "deadline_secs: 180",
+        "max_retries: 3",
+        "api_key_env: OPENAI_API_KEY",
+        "provider: openai",
+        "json_schema: true",
+    ] {
+        assert!(out.stdout.contains(default), "{default}: {out}");
+    }
+    Ok(())
+}

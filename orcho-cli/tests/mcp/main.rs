@@ -724,11 +724,25 @@ async fn plan_approval_is_decided_through_the_touchpoint_tools() -> TestResult {
     let input = std::fs::read_to_string(dir.join("planner-input.txt"))?;
     assert!(input.contains("name the risks"), "{input}");
 
-    // The action alone: the context is left empty.
+    // Pinned to the plan read: another digest is refused as stale, the
+    // plan's own is taken. The action alone: the context is left empty.
+    let shown = ok(&client, "orcho_touchpoint", json!({ "run_id": run })).await?;
+    let digest = shown["plan_digest"]
+        .as_str()
+        .ok_or("no plan digest")?
+        .to_owned();
+    let stale = format!("blake3:{}", "0".repeat(64));
+    refused(
+        &client,
+        "orcho_touchpoint_answer",
+        json!({ "run_id": run, "answers": ["Approve"], "plan_digest": stale }),
+        "stale_plan",
+    )
+    .await?;
     ok(
         &client,
         "orcho_touchpoint_answer",
-        json!({ "run_id": run, "answers": ["Approve"] }),
+        json!({ "run_id": run, "answers": ["Approve"], "plan_digest": digest }),
     )
     .await?;
     let done = ok(&client, "orcho_run_resume", json!({ "run_id": run })).await?;

@@ -152,9 +152,14 @@ impl fmt::Display for TargetStatus {
                 committable,
                 ..
             } => {
+                let (has, them) = if overlapping.len() == 1 {
+                    ("has", "it")
+                } else {
+                    ("have", "them")
+                };
                 write!(
                     f,
-                    "the run also changed {}, which have uncommitted changes; its diff applies on top of them",
+                    "the run also changed {}, which {has} uncommitted changes; its diff applies on top of {them}",
                     orcho_core::spelling::quoted(overlapping)
                 )?;
                 if !committable {
@@ -191,6 +196,26 @@ impl fmt::Display for TargetStatus {
 mod tests {
     use super::*;
     use orcho_handoff::DeliveryAction;
+
+    #[test]
+    fn overlapping_paths_are_said_in_the_right_number() {
+        let one = TargetStatus::Overlapping {
+            dirty: vec!["a.rs".into()],
+            overlapping: vec!["a.rs".into()],
+            committable: true,
+        };
+        let said = one.to_string();
+        assert!(said.contains("which has uncommitted changes"), "{said}");
+        assert!(said.ends_with("on top of it"), "{said}");
+        let two = TargetStatus::Overlapping {
+            dirty: vec!["a.rs".into(), "b.rs".into()],
+            overlapping: vec!["a.rs".into(), "b.rs".into()],
+            committable: true,
+        };
+        let said = two.to_string();
+        assert!(said.contains("which have uncommitted changes"), "{said}");
+        assert!(said.ends_with("on top of them"), "{said}");
+    }
 
     #[test]
     fn a_status_says_what_it_refuses_and_counts_its_paths_in_words() {

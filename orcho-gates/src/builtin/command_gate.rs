@@ -393,8 +393,9 @@ impl FindingV1 {
         if self.title.trim().is_empty() {
             return Err("`title` is empty".to_owned());
         }
+        // The phase output document's default too.
         let severity = match self.severity.as_deref() {
-            None => Severity::High,
+            None => Severity::Medium,
             Some(s) => s
                 .parse::<Severity>()
                 .map_err(|e| format!("`severity`: {e}"))?,

@@ -43,7 +43,8 @@ async fn the_context_goes_in_and_a_failed_result_comes_back() -> Result {
     let with = serde_json::json!({
         "argv": ["sh", "-c", r#"cat > context.json; echo "$ORCHO_GATE $ORCHO_PHASE $STYLE" > env.txt
 printf '%s' '{"schema": 1, "outcome": "failed", "summary": "1 line too long",
- "findings": [{"title": "line too long", "severity": "medium", "file": "src/a.py", "line": 3, "detail": "103 > 100"}]}'"#],
+ "findings": [{"title": "line too long", "severity": "low", "file": "src/a.py", "line": 3, "detail": "103 > 100"},
+              {"title": "no severity"}]}'"#],
         "env": { "STYLE": "strict" },
         "config": { "max_line": 100 },
     });
@@ -54,7 +55,9 @@ printf '%s' '{"schema": 1, "outcome": "failed", "summary": "1 line too long",
     let finding = &result.findings[0];
     assert_eq!(finding.title, "line too long");
     assert_eq!(finding.source, "style");
-    assert_eq!(finding.severity, Severity::Medium);
+    assert_eq!(finding.severity, Severity::Low);
+    // Without one, the phase output document's default.
+    assert_eq!(result.findings[1].severity, Severity::Medium);
     assert_eq!(finding.file.as_deref(), Some("src/a.py".into()));
     assert_eq!(finding.line, Some(3));
     assert_eq!(finding.detail, "103 > 100");
