@@ -210,20 +210,39 @@ async fn run_command(
     })
 }
 
-/// The host variables a toolchain is commonly found by.
-const TOOLCHAIN_VARS: &[&str] = &[
-    "RUSTUP_HOME",
-    "CARGO_HOME",
-    "RUSTUP_TOOLCHAIN",
-    "VIRTUAL_ENV",
-    "PYENV_ROOT",
-    "CONDA_PREFIX",
-    "JAVA_HOME",
-    "GRADLE_USER_HOME",
-    "GOROOT",
-    "GOPATH",
-    "NVM_DIR",
+/// The host variables a toolchain is commonly found by, with the programs
+/// of that toolchain.
+const TOOLCHAIN_VARS: &[(&str, &[&str])] = &[
+    ("RUSTUP_HOME", RUST),
+    ("CARGO_HOME", RUST),
+    ("RUSTUP_TOOLCHAIN", RUST),
+    ("VIRTUAL_ENV", PYTHON),
+    ("PYENV_ROOT", PYTHON),
+    ("CONDA_PREFIX", PYTHON),
+    ("JAVA_HOME", JVM),
+    ("GRADLE_USER_HOME", JVM),
+    ("GOROOT", GO),
+    ("GOPATH", GO),
+    ("NVM_DIR", NODE),
 ];
+
+const RUST: &[&str] = &["cargo", "rustc", "rustup", "cargo-nextest"];
+const PYTHON: &[&str] = &[
+    "python", "python3", "pytest", "pip", "pip3", "uv", "tox", "nox", "poetry", "hatch", "pdm",
+];
+const JVM: &[&str] = &["java", "javac", "mvn", "gradle", "gradlew", "mvnw", "sbt"];
+const GO: &[&str] = &["go", "gofmt"];
+const NODE: &[&str] = &["node", "npm", "npx", "yarn", "pnpm"];
+
+/// Whether the toolchain variable `var` may matter to `program` (its
+/// command's first word): a shell or `make` may run anything.
+fn may_need(program: &str, programs: &[&str]) -> bool {
+    let program = program.rsplit('/').next().unwrap_or(program);
+    let program = program.trim_start_matches("./");
+    matches!(program, "sh" | "bash" | "zsh" | "make" | "just" | "env")
+        || programs.contains(&program)
+        || programs.iter().any(|p| program.starts_with(&format!("{p}-")))
+}
 
 /// For a command that failed: the toolchain variables the host sets that
 /// the command was not given (its environment neither `inherit`s nor sets
@@ -237,8 +256,12 @@ fn left_out_toolchain(contract: &VerificationContract, name: &CommandName) -> Op
             || environment
                 .is_some_and(|e| e.env.contains_key(var) || e.inherit.iter().any(|i| i == var))
     };
-    let host =
-        orcho::receipts::exec::BaseEnv::empty().with_host_vars(TOOLCHAIN_VARS.iter().copied());
+    let program = spec.argv.first().map_or("", String::as_str);
+    let relevant = TOOLCHAIN_VARS
+        .iter()
+        .filter(|(_, programs)| may_need(program, programs))
+        .map(|(var, _)| *var);
+    let host = orcho::receipts::exec::BaseEnv::empty().with_host_vars(relevant);
     let left_out: Vec<&str> = host.iter().map(|(k, _)| k).filter(|k| !given(k)).collect();
     if left_out.is_empty() {
         return None;
@@ -414,4 +437,22 @@ pub(crate) async fn status(place: &Place, profile: Option<&str>) -> Result<Repor
     })
     .line(lines.join("\n"))
     .exit(exit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_toolchain_variable_is_named_only_for_a_program_that_may_need_it() {
+        assert!(may_need("cargo", RUST));
+        assert!(may_need("/usr/local/cargo/bin/cargo", RUST));
+        assert!(may_need("cargo-nextest", RUST));
+        assert!(!may_need("cargo", PYTHON));
+        assert!(may_need("pytest", PYTHON));
+        assert!(may_need("./gradlew", JVM));
+        // A shell or make may run anything.
+        assert!(may_need("sh", GO));
+        assert!(may_need("make", NODE));
+    }
 }

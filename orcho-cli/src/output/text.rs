@@ -588,17 +588,61 @@ pub(crate) fn output_detail(stdout: &str, stderr: &str, logs: &[&Utf8Path]) -> S
 
 /// The last `lines` lines of `text`, indented under the line that
 /// announced them, with a mark where lines were left out.
+///
+/// What a test runner says about why a test failed is kept from the lines
+/// left out: Rust's `panicked at` line with the message under it, and
+/// pytest's `E` lines.
 pub(crate) fn indented(text: &str, lines: usize) -> String {
     let all: Vec<&str> = text.lines().collect();
     let skip = all.len().saturating_sub(lines);
     let mut out = String::new();
     if skip > 0 {
-        let _ = writeln!(out, "    … {skip} earlier line(s)");
+        let telling = telling_lines(&all[..skip]);
+        if telling.is_empty() {
+            let _ = writeln!(out, "    … {skip} earlier line(s)");
+        } else {
+            let _ = writeln!(out, "    … {skip} earlier line(s), among them:");
+            for line in telling {
+                let _ = writeln!(out, "    {line}");
+            }
+            let _ = writeln!(out, "    …");
+        }
     }
     for line in &all[skip..] {
         let _ = writeln!(out, "    {line}");
     }
     out.trim_end().to_owned()
+}
+
+/// The most lines [`telling_lines`] keeps.
+const TELLING_LINES: usize = 12;
+
+/// The lines of a test runner's output that say why a test failed: a
+/// Rust panic (`thread '…' (ID) panicked at FILE:LINE:COL:` and the message
+/// under it, up to a blank line) and pytest's `E` lines.
+fn telling_lines<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+    let mut kept = Vec::new();
+    let mut rest = lines.iter().copied();
+    while let Some(line) = rest.next() {
+        if kept.len() >= TELLING_LINES {
+            break;
+        }
+        if line.starts_with("thread '") && line.contains(" panicked at ") {
+            kept.push(line);
+            for message in rest.by_ref() {
+                if message.trim().is_empty()
+                    || message.starts_with("note:")
+                    || kept.len() >= TELLING_LINES
+                {
+                    break;
+                }
+                kept.push(message);
+            }
+        } else if line.starts_with("E ") {
+            kept.push(line);
+        }
+    }
+    kept
 }
 
 /// One gate of a settled attempt: how it ended, why, and the end of its
@@ -726,4 +770,46 @@ pub(crate) fn task_line(task: &str) -> String {
         shown.push_str(" …");
     }
     shown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_tail_keeps_why_a_test_failed() {
+        let mut rust = vec![
+            "running 2 tests",
+            "---- tests::parses stdout ----",
+            "",
+            "thread 'tests::parses' (4665) panicked at src/lib.rs:19:5:",
+            "assertion `left == right` failed: one and one make two",
+            "  left: 2",
+            " right: 3",
+            "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
+        ];
+        rust.extend(std::iter::repeat_n("noise", 30));
+        let shown = indented(&rust.join("\n"), 5);
+        assert!(shown.contains("earlier line(s), among them:"), "{shown}");
+        assert!(shown.contains("panicked at src/lib.rs:19:5:"), "{shown}");
+        assert!(shown.contains("one and one make two"), "{shown}");
+        assert!(shown.contains(" right: 3"), "{shown}");
+        assert!(!shown.contains("RUST_BACKTRACE"), "{shown}");
+
+        let mut pytest = vec![
+            "    def test_parse():",
+            ">       assert parse('') == []",
+            "E       AssertionError: assert [''] == []",
+            "E         Left contains one more item: ''",
+        ];
+        pytest.extend(std::iter::repeat_n("noise", 30));
+        let shown = indented(&pytest.join("\n"), 5);
+        assert!(shown.contains("E       AssertionError"), "{shown}");
+        assert!(shown.contains("Left contains one more item"), "{shown}");
+
+        // Nothing telling: the count alone; nothing cut: the text alone.
+        let plain = indented(&["a"; 30].join("\n"), 5);
+        assert!(plain.starts_with("    … 25 earlier line(s)\n"), "{plain}");
+        assert_eq!(indented("one\ntwo", 5), "    one\n    two");
+    }
 }
