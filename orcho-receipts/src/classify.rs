@@ -74,6 +74,14 @@ pub enum ReceiptStatus {
 }
 
 impl ReceiptStatus {
+    /// Its stale reasons, to add to (a failed receipt's too).
+    pub(crate) fn stale_reasons_mut(&mut self) -> Option<&mut Vec<StaleReason>> {
+        match self {
+            Self::Stale(reasons) | Self::Failed { stale: reasons, .. } => Some(reasons),
+            _ => None,
+        }
+    }
+
     /// The lower-case name: `present`, `missing`, `failed`, `vacuous`,
     /// `stale` or `invalid`.
     pub fn as_str(&self) -> &'static str {
@@ -194,6 +202,10 @@ pub enum StaleReason {
         recorded: Digest,
         /// The fingerprint now.
         current: Digest,
+        /// The paths that changed, when both fingerprints' manifests are
+        /// at hand ([`Verifier::classify`](crate::Verifier::classify)
+        /// names them).
+        changes: Option<crate::fingerprint::PathChanges>,
     },
     /// The command changed its own subject while it ran, so it proved
     /// nothing about either state.
@@ -202,6 +214,8 @@ pub enum StaleReason {
         before: Digest,
         /// After the run.
         after: Digest,
+        /// The paths it changed, when both manifests are at hand.
+        changes: Option<crate::fingerprint::PathChanges>,
     },
     /// A git submodule of the subject changed (an uncommitted edit or a new
     /// commit inside it), appeared or disappeared. Reported with
@@ -258,7 +272,19 @@ pub enum StaleReason {
 impl fmt::Display for StaleReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Self::Subject {
+                changes: Some(changes),
+                ..
+            } if !changes.is_empty() => {
+                write!(f, "the subject changed since it ran: {changes}")
+            }
             Self::Subject { .. } => f.write_str("the subject changed since it ran"),
+            Self::ChangedByRun {
+                changes: Some(changes),
+                ..
+            } if !changes.is_empty() => {
+                write!(f, "it changed its own subject while running: {changes}")
+            }
             Self::ChangedByRun { .. } => f.write_str("it changed its own subject while running"),
             Self::Submodule {
                 path,
@@ -794,6 +820,7 @@ fn stale_reasons(
         reasons.push(StaleReason::ChangedByRun {
             before: receipt.subject_before,
             after: receipt.subject_after,
+            changes: None,
         });
     }
     if let Some(s) = env_state {
@@ -801,6 +828,7 @@ fn stale_reasons(
             reasons.push(StaleReason::Subject {
                 recorded: receipt.subject_before,
                 current: s.subject,
+                changes: None,
             });
             // Where the change is, when it is inside a submodule. Receipts
             // before schema 4 recorded none: nothing to compare.

@@ -212,7 +212,8 @@ impl Verifier {
     pub fn fingerprinter(&self) -> Fingerprinter {
         let mut f = Fingerprinter::new()
             .excluding(self.store.dir().as_std_path())
-            .with_env(self.base_env.clone());
+            .with_env(self.base_env.clone())
+            .keeping_manifests();
         if self.store.dir().is_dir() {
             f = f.with_cache_dir(self.store.cache_dir());
         }
@@ -248,6 +249,10 @@ impl Verifier {
             .command(name.as_str())
             .ok_or_else(|| err(ReceiptErrorKind::NotDeclared))?;
         let environment = self.environment(spec);
+        // The store is written to anyway: made first, so that the
+        // fingerprints before and after are cached and kept (to name what
+        // changed), on a first run too.
+        let _ = std::fs::create_dir_all(self.store.dir());
         let fingerprinter = self.fingerprinter();
         let started_at = self.clock.now();
         let before = fingerprinter
@@ -633,7 +638,44 @@ impl Verifier {
     /// When the current state cannot be captured.
     pub fn classify(&self) -> Result<Vec<Classified>, ReceiptError> {
         let state = self.current_state()?;
-        Ok(classify(&self.contract, &self.store, &state))
+        let mut classified = classify(&self.contract, &self.store, &state);
+        self.name_changes(&mut classified);
+        Ok(classified)
+    }
+
+    /// Names the paths behind each stale subject, where the manifests of
+    /// both fingerprints are kept.
+    fn name_changes(&self, classified: &mut [Classified]) {
+        let fingerprinter = self.fingerprinter();
+        for c in classified {
+            let Some(reasons) = c.status.stale_reasons_mut() else {
+                continue;
+            };
+            let Some(spec) = self.contract.command(c.command.as_str()) else {
+                continue;
+            };
+            let subject = self.environment(spec).subject;
+            for reason in reasons {
+                match reason {
+                    crate::StaleReason::Subject {
+                        recorded,
+                        current,
+                        changes,
+                    } => {
+                        *changes =
+                            fingerprinter.changes(&self.checkout, &subject, recorded, current);
+                    }
+                    crate::StaleReason::ChangedByRun {
+                        before,
+                        after,
+                        changes,
+                    } => {
+                        *changes = fingerprinter.changes(&self.checkout, &subject, before, after);
+                    }
+                    _ => {}
+                }
+            }
+        }
     }
 
     /// Builds the readiness summary from the receipts on disk.

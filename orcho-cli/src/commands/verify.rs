@@ -186,6 +186,36 @@ async fn run_command(
             ""
         }
     ));
+    if passed && receipt.subject_after != receipt.subject_before {
+        // Proven for neither state: say so now, not at the next status.
+        let subject = verifier
+            .contract()
+            .command(name.as_str())
+            .and_then(|spec| verifier.contract().environment_for(spec))
+            .map(|e| e.subject.clone())
+            .unwrap_or_default();
+        let changes = verifier
+            .fingerprinter()
+            .changes(
+                verifier.checkout(),
+                &subject,
+                &receipt.subject_before,
+                &receipt.subject_after,
+            )
+            .filter(|c| !c.is_empty())
+            .map(|c| format!(" ({c})"))
+            .unwrap_or_default();
+        place.say(&format!(
+            concat!(
+                "  but `{name}` changed the files it is bound to while it ran{changes}, ",
+                "so its receipt is stale\n",
+                "  hint: commit those files (or ignore them in .gitignore), ",
+                "then `orcho verify {name}` again"
+            ),
+            name = name,
+            changes = changes
+        ));
+    }
     if let Some(failure @ Failure::AssertionFailed { .. }) = receipt.failure() {
         // The command's own output is not why it failed.
         place.say(&format!("    failed: {failure}"));
@@ -241,7 +271,9 @@ fn may_need(program: &str, programs: &[&str]) -> bool {
     let program = program.trim_start_matches("./");
     matches!(program, "sh" | "bash" | "zsh" | "make" | "just" | "env")
         || programs.contains(&program)
-        || programs.iter().any(|p| program.starts_with(&format!("{p}-")))
+        || programs
+            .iter()
+            .any(|p| program.starts_with(&format!("{p}-")))
 }
 
 /// For a command that failed: the toolchain variables the host sets that

@@ -79,6 +79,44 @@ fn stale_when_a_tracked_file_changes_after_the_run() -> Result {
 }
 
 #[test]
+fn stale_names_the_paths_that_changed_and_a_command_that_changed_its_own() -> Result {
+    let repo = Repo::with_files(QUICK, &[("ok", "")])?;
+    verify(&repo, true)?;
+    repo.write("README", "changed after the receipt\n")?;
+    repo.write("notes.txt", "new\n")?;
+    let out = expect_status(&repo, "stale")?;
+    let doc = out.json()?;
+    let reason = doc["required"][0]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("the subject changed since it ran: `notes.txt` added, `README` changed"),
+        "{out}"
+    );
+    let text = repo.orcho(&["status"])?;
+    assert!(text.stdout.contains("`notes.txt` added"), "{text}");
+
+    // A command that writes into its own subject (as `cargo test` writes a
+    // first Cargo.lock) is told at once, with the paths and what to do.
+    let repo = Repo::with_files(&QUICK.replace("test -f ok", "echo made > made.txt"), &[])?;
+    let out = repo.orcho(&["verify"])?;
+    out.expect_code(0);
+    assert!(
+        out.stdout
+            .contains("changed the files it is bound to while it ran (`made.txt` added)")
+            || out
+                .stderr
+                .contains("changed the files it is bound to while it ran (`made.txt` added)"),
+        "{out}"
+    );
+    assert!(format!("{out}").contains("commit those files (or ignore them in .gitignore)"));
+    let out = expect_status(&repo, "stale")?;
+    assert!(
+        format!("{out}").contains("it changed its own subject while running: `made.txt` added"),
+        "{out}"
+    );
+    Ok(())
+}
+
+#[test]
 fn invalid_when_the_receipt_is_tampered_with() -> Result {
     let repo = Repo::new(QUICK)?;
     verify(&repo, false)?;

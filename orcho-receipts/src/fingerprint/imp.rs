@@ -124,6 +124,7 @@ pub struct Fingerprinter {
     threads: usize,
     env: BaseEnv,
     use_git: bool,
+    keep_manifests: bool,
 }
 
 impl Default for Fingerprinter {
@@ -144,7 +145,36 @@ impl Fingerprinter {
             threads: (cores * 2).clamp(4, 64),
             env: BaseEnv::inherit(),
             use_git: true,
+            keep_manifests: false,
         }
+    }
+
+    /// Keeps, beside the cache, what each fingerprint covered path by path
+    /// (the newest few per root and subject), so that
+    /// [`changes`](Self::changes) can name the paths that differ between
+    /// two of them. Needs a cache directory.
+    #[must_use]
+    pub fn keeping_manifests(mut self) -> Self {
+        self.keep_manifests = true;
+        self
+    }
+
+    /// The paths that differ between the fingerprints `from` and `to` of
+    /// `root` and `subject`, both taken by a fingerprinter
+    /// [keeping manifests](Self::keeping_manifests) with this cache
+    /// directory; `None` when either manifest is not at hand.
+    pub fn changes(
+        &self,
+        root: &Utf8Path,
+        subject: &[Utf8PathBuf],
+        from: &Digest,
+        to: &Digest,
+    ) -> Option<super::manifest::PathChanges> {
+        let dir = self.cache_dir.as_ref()?;
+        let root_path = root.as_std_path();
+        let scope = self.scope(root_path, normalize_subject(subject));
+        let file = cache::cache_file(dir, root_path, &scope.subject, &scope.skip, &self.env);
+        super::manifest::changes(&file, from, to)
     }
 
     /// Never lists anything under `path` (typically the receipt store, when
@@ -189,7 +219,7 @@ impl Fingerprinter {
         root: &Utf8Path,
         subject: &[Utf8PathBuf],
     ) -> Result<Fingerprint, FingerprintError> {
-        self.fingerprint_at(root.as_std_path(), &normalize_subject(subject))
+        self.fingerprint_at(root.as_std_path(), &normalize_subject(subject), true)
     }
 
     /// [`fingerprint`](Self::fingerprint) of a root that may not be UTF-8
@@ -198,6 +228,7 @@ impl Fingerprinter {
         &self,
         root_path: &Path,
         subject: &[Vec<u8>],
+        top: bool,
     ) -> Result<Fingerprint, FingerprintError> {
         let root_shown = shown(root_path);
         let io_err = |path: &Path, source: io::Error| {
@@ -338,7 +369,7 @@ impl Fingerprinter {
                 // Not checked out: only its presence counts.
                 continue;
             }
-            let digest = self.fingerprint_at(&sub, &[])?.digest;
+            let digest = self.fingerprint_at(&sub, &[], false)?.digest;
             entry.kind = Kind::Submodule;
             entry.content = *digest.as_bytes();
             let path = Utf8PathBuf::from(String::from_utf8_lossy(paths.get(i)).into_owned());
@@ -347,6 +378,12 @@ impl Fingerprinter {
         submodules.sort_by(|a, b| a.path.cmp(&b.path));
         let mut fingerprint = finish(&paths, &entries, made.source);
         fingerprint.submodules = submodules;
+        if top
+            && self.keep_manifests
+            && let Some(file) = &cache_file
+        {
+            super::manifest::keep(file, &fingerprint.digest, &paths, &entries);
+        }
         // With the same listing and nothing read, the cache already says
         // all there is to say.
         if (made.changed || fingerprint.hashed > 0 || cached.is_none())

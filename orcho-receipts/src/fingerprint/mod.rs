@@ -54,6 +54,7 @@ mod git;
 mod ignore;
 mod imp;
 mod listing;
+mod manifest;
 mod paths;
 mod walk;
 
@@ -61,3 +62,4 @@ pub use imp::{
     FILE_CONTEXT, FINGERPRINT_CONTEXT, FileSource, Fingerprint, Fingerprinter, STORE_DIR_NAME,
     Submodule,
 };
+pub use manifest::PathChanges;

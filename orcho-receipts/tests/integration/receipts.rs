@@ -363,7 +363,7 @@ fn stale_by_edit_new_file_deleted_file_and_mode_change() -> Result {
         mutate(&f)?;
         let reasons = stale_reasons(status(&v, "test")?);
         assert!(
-            matches!(reasons.as_slice(), [StaleReason::Subject { recorded, current }] if recorded != current),
+            matches!(reasons.as_slice(), [StaleReason::Subject { recorded, current, .. }] if recorded != current),
             "{what}: {reasons:?}"
         );
         assert_eq!(status(&v, "test")?.next_action(), Some(NextAction::Rerun));
