@@ -151,6 +151,17 @@ impl Written {
                 place.checkout.join(".gitignore")
             ));
         }
+        if !orcho::receipts::fingerprint::in_git_work_tree(place.checkout.as_std_path()) {
+            lines.push(
+                concat!(
+                    "outside git, a receipt is bound to every file here but the store, what ",
+                    "`.gitignore` and `.ignore` files leave out, and build output (`target/` ",
+                    "beside Cargo.toml, `node_modules/`, `__pycache__/`, `.venv/`, test caches); ",
+                    "an environment's `subject:` narrows it"
+                )
+                .to_owned(),
+            );
+        }
         lines.push(
             "next: check the commands it declares, then `orcho verify` and `orcho status`"
                 .to_owned(),

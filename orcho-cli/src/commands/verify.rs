@@ -209,8 +209,9 @@ async fn run_command(
             concat!(
                 "  but `{name}` changed the files it is bound to while it ran{changes}, ",
                 "so its receipt is stale\n",
-                "  hint: commit those files (or ignore them in .gitignore), ",
-                "then `orcho verify {name}` again"
+                "  hint: `orcho verify {name}` again: what it writes once (a first ",
+                "Cargo.lock) is then part of what it runs against; what it writes every ",
+                "time, commit or ignore (`.gitignore`, or `.ignore` outside git)"
             ),
             name = name,
             changes = changes

@@ -107,7 +107,7 @@ fn stale_names_the_paths_that_changed_and_a_command_that_changed_its_own() -> Re
                 .contains("changed the files it is bound to while it ran (`made.txt` added)"),
         "{out}"
     );
-    assert!(format!("{out}").contains("commit those files (or ignore them in .gitignore)"));
+    assert!(format!("{out}").contains("what it writes every time, commit or ignore"));
     let out = expect_status(&repo, "stale")?;
     assert!(
         format!("{out}").contains("it changed its own subject while running: `made.txt` added"),
@@ -324,5 +324,38 @@ fn an_edit_inside_a_submodule_stales_the_receipt_and_status_names_it() -> Result
     let out = repo.orcho(&["status"])?;
     out.expect_code(3);
     assert!(out.stdout.contains("submodule `libs/lib` changed"), "{out}");
+    Ok(())
+}
+
+#[test]
+fn outside_git_init_says_what_a_receipt_is_bound_to_and_build_output_is_left_out() -> Result {
+    let tmp = tempfile::tempdir()?;
+    let dir = camino::Utf8PathBuf::try_from(tmp.path().join("crate"))?;
+    std::fs::create_dir_all(dir.join("src"))?;
+    std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"x\"\n")?;
+    std::fs::write(dir.join("src/lib.rs"), "\n")?;
+    std::fs::write(
+        dir.join("orcho.yaml"),
+        "schema: 1\nname: nogit\nextends: builtin:quick\nverification:\n  commands:\n    \
+         - { name: test, argv: [sh, -c, \"mkdir -p target/debug __pycache__ && date > target/debug/out && date > __pycache__/m.pyc\"] }\n  \
+         required: [test]\n",
+    )?;
+    let out = crate::support::orcho_at(&dir, &[], &["init", "--force"])?;
+    out.expect_code(0);
+    assert!(
+        out.stdout
+            .contains("outside git, a receipt is bound to every file here"),
+        "{out}"
+    );
+    std::fs::write(
+        dir.join("orcho.yaml"),
+        "schema: 1\nname: nogit\nextends: builtin:quick\nverification:\n  commands:\n    \
+         - { name: test, argv: [sh, -c, \"mkdir -p target/debug __pycache__ && date > target/debug/out && date > __pycache__/m.pyc\"] }\n  \
+         required: [test]\n",
+    )?;
+    crate::support::orcho_at(&dir, &[], &["verify"])?.expect_code(0);
+    // What the run wrote is build output: the receipt stays present.
+    let out = crate::support::orcho_at(&dir, &[], &["status"])?;
+    out.expect_code(0);
     Ok(())
 }

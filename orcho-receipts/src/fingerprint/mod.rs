@@ -63,3 +63,4 @@ pub use imp::{
     Submodule,
 };
 pub use manifest::PathChanges;
+pub use walk::in_git_work_tree;

@@ -10,7 +10,11 @@
 //!   `.git` entries, and honours `.gitignore` and `.ignore` files in every
 //!   directory with git's rules (see the ignore module). As in git, nothing
 //!   below an ignored directory is listed, and a deeper ignore file takes
-//!   precedence over a shallower one.
+//!   precedence over a shallower one. It also leaves out what builds and
+//!   test runs write, which a git repository would ignore: `target/` beside
+//!   a `Cargo.toml`, and every `node_modules/`, `__pycache__/`,
+//!   `.pytest_cache/`, `.mypy_cache/`, `.ruff_cache/`, `.tox/` and
+//!   `.venv/`.
 //!
 //! Both return relative paths as raw bytes with `/` separators, so non-UTF-8
 //! names are listed and hashed like any other.
@@ -33,7 +37,7 @@ const MAX_LISTING: usize = 1 << 30;
 
 /// Whether `root` lies inside a git work tree (a `.git` file or directory in
 /// it or an ancestor).
-pub(crate) fn in_git_work_tree(root: &Path) -> bool {
+pub fn in_git_work_tree(root: &Path) -> bool {
     let Ok(abs) = std::path::absolute(root) else {
         return false;
     };
@@ -94,6 +98,23 @@ pub(crate) fn walk_files(root: &Path) -> Result<Vec<Vec<u8>>, FingerprintError> 
 
 type WalkError = (PathBuf, io::Error);
 
+/// Directories builds and test runs write, left out of a walk outside git.
+const BUILD_OUTPUT: &[&[u8]] = &[
+    b"node_modules",
+    b"__pycache__",
+    b".pytest_cache",
+    b".mypy_cache",
+    b".ruff_cache",
+    b".tox",
+    b".venv",
+];
+
+/// Whether the directory `name` in `dir` is build output: one of
+/// [`BUILD_OUTPUT`], or cargo's `target/` beside its `Cargo.toml`.
+fn is_build_output(dir: &Path, name: &[u8]) -> bool {
+    BUILD_OUTPUT.contains(&name) || (name == b"target" && dir.join("Cargo.toml").is_file())
+}
+
 fn walk_dir(
     dir: &Path,
     rel: &[u8],
@@ -111,6 +132,9 @@ fn walk_dir(
         }
         let file_type = entry.file_type().map_err(|e| (entry.path(), e))?;
         let is_dir = file_type.is_dir();
+        if is_dir && is_build_output(dir, name) {
+            continue;
+        }
         let mut child = Vec::with_capacity(rel.len() + 1 + name.len());
         if !rel.is_empty() {
             child.extend_from_slice(rel);

@@ -170,6 +170,27 @@ fn outside_git_the_walk_honours_ignore_files() -> Result {
 }
 
 #[test]
+fn outside_git_what_builds_and_test_runs_write_is_left_out() -> Result {
+    let dir = temp()?;
+    let root = &dir.path;
+    write(root, "Cargo.toml", "[package]\n", 0o644)?;
+    write(root, "src/lib.rs", "x\n", 0o644)?;
+    write(root, "target/debug/out", "o\n", 0o644)?;
+    write(root, "py/__pycache__/m.pyc", "c\n", 0o644)?;
+    write(root, "py/.pytest_cache/v", "c\n", 0o644)?;
+    write(root, "web/node_modules/x/index.js", "j\n", 0o644)?;
+    // A `target` that is not cargo's is a directory like any other.
+    write(root, "docs/target/page.md", "p\n", 0o644)?;
+    let files: Vec<String> = fingerprinter()
+        .files(root, &[])?
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files, ["Cargo.toml", "docs/target/page.md", "src/lib.rs"]);
+    Ok(())
+}
+
+#[test]
 fn non_utf8_names_never_fail() -> Result {
     let dir = temp()?;
     let root = &dir.path;
