@@ -71,14 +71,24 @@ pub(crate) fn install(json: bool) {
     });
 }
 
+/// What stopped the phase last, in words: `Ctrl-C`, `SIGTERM` or
+/// `SIGHUP`.
+static STOPPED_BY: Mutex<&str> = Mutex::new("Ctrl-C");
+
+/// What stopped the phase command, in words, for the run's journal.
+pub(crate) fn what_stopped() -> &'static str {
+    *STOPPED_BY.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 async fn handle(signals: [tokio::signal::unix::Signal; 3]) {
     let [mut interrupt, mut terminate, mut hangup] = signals;
     loop {
-        tokio::select! {
-            got = interrupt.recv() => if got.is_none() { return },
-            got = terminate.recv() => if got.is_none() { return },
-            got = hangup.recv() => if got.is_none() { return },
-        }
+        let by = tokio::select! {
+            got = interrupt.recv() => if got.is_none() { return } else { "Ctrl-C" },
+            got = terminate.recv() => if got.is_none() { return } else { "SIGTERM" },
+            got = hangup.recv() => if got.is_none() { return } else { "SIGHUP" },
+        };
+        *STOPPED_BY.lock().unwrap_or_else(PoisonError::into_inner) = by;
         let mut state = driving();
         match state.phase.take() {
             Some(phase) if !phase.is_cancelled() => {

@@ -155,6 +155,41 @@ pub struct Evidence {
     /// never delivered.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<crate::Artifact>,
+    /// Phase attempts stopped before they were reported (Ctrl-C, a
+    /// signal), each run again on resume.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub interruptions: Vec<InterruptionEvidence>,
+}
+
+/// A phase attempt stopped before it was reported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct InterruptionEvidence {
+    /// The phase.
+    pub phase: PhaseName,
+    /// Its attempt.
+    pub attempt: u32,
+    /// What stopped it.
+    pub reason: String,
+}
+
+/// The interruptions among `events`, in order.
+pub(crate) fn interruptions(events: &[(u64, RunEvent)]) -> Vec<InterruptionEvidence> {
+    events
+        .iter()
+        .filter_map(|(_, event)| match event {
+            RunEvent::Interrupted {
+                phase,
+                attempt,
+                reason,
+            } => Some(InterruptionEvidence {
+                phase: phase.clone(),
+                attempt: *attempt,
+                reason: reason.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A supervision touchpoint in the evidence.

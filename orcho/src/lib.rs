@@ -128,7 +128,7 @@ pub use engine::{
 pub use error::{EngineError, EngineErrorKind, Refusal, Remedy};
 pub use evidence::{
     DecisionAudit, DecisionEvidence, DeliveryEvidence, EVIDENCE_SCHEMA, Evidence, HandoffEvidence,
-    PhaseEvidence, TouchpointEvidence,
+    InterruptionEvidence, PhaseEvidence, TouchpointEvidence,
 };
 pub use host::{DriveError, Host, Progress, drive};
 pub use orcho_attest as attest;

@@ -236,7 +236,21 @@ async fn drive(
         shown: None,
         reported: None,
     };
-    let end = orcho::drive(run, &mut cli).await?;
+    let end = match orcho::drive(run, &mut cli).await {
+        Ok(end) => end,
+        Err(orcho::DriveError::Host(e)) if matches!(e.kind(), CliErrorKind::Interrupted(_)) => {
+            // Stopped in the middle of a phase: the journal says so, and the
+            // attempt runs again on resume.
+            if let Err(record) = run.record_interruption(interrupt::what_stopped()) {
+                output::err(&format!(
+                    "warning: the interruption could not be recorded: {}",
+                    orcho::core::error_chain(&record)
+                ));
+            }
+            return Err(e);
+        }
+        Err(e) => return Err(e.into()),
+    };
     match end {
         Step::Finished { status, reason } => finished(run, status, &reason),
         waiting => {

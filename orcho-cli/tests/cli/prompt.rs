@@ -228,8 +228,14 @@ fn ctrl_c_at_a_terminal_stops_the_phase_and_says_how_to_resume() -> Result {
     assert_eq!(code, Some(130), "{shown}");
     assert!(shown.contains("interrupted: run"), "{shown}");
     assert!(!running(pid), "the phase command outlived Ctrl-C\n{shown}");
-    // The run resumes: the same attempt runs again.
+    // The journal says so; the run resumes: the same attempt runs again.
     let run = only_run(&repo)?;
+    let log = repo.orcho(&["log", &run])?;
+    assert!(
+        log.stdout
+            .contains("phase `review` attempt 1 interrupted (Ctrl-C); it runs again"),
+        "{log}"
+    );
     let out = repo.orcho(&[
         "resume",
         &run,
@@ -240,6 +246,16 @@ fn ctrl_c_at_a_terminal_stops_the_phase_and_says_how_to_resume() -> Result {
     ])?;
     out.expect_code(4);
     assert_eq!(out.json()?["awaiting"], "delivery", "{out}");
+    let evidence = repo.orcho(&["--json", "evidence", &run])?.json()?;
+    assert_eq!(
+        evidence["interruptions"][0]["reason"], "Ctrl-C",
+        "{evidence}"
+    );
+    assert_eq!(evidence["interruptions"][0]["attempt"], 1, "{evidence}");
+    assert_eq!(
+        evidence["phases"][0]["attempt"], 1,
+        "the attempt is not spent: {evidence}"
+    );
     Ok(())
 }
 
@@ -640,6 +656,16 @@ fn sigterm_or_sighup_stops_the_phase_as_ctrl_c_does() -> Result {
         assert_eq!(out.code(), Some(130), "{sent:?}: {out}");
         assert!(out.stderr.contains("orcho resume"), "{out}");
         assert!(!running(pid), "the phase command outlived {sent:?}\n{out}");
+        let log = repo.orcho(&["log", "latest"])?;
+        let name = if sent == rustix::process::Signal::TERM {
+            "SIGTERM"
+        } else {
+            "SIGHUP"
+        };
+        assert!(
+            log.stdout.contains(&format!("interrupted ({name})")),
+            "{log}"
+        );
     }
     Ok(())
 }

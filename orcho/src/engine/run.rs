@@ -186,6 +186,31 @@ impl Run {
         })
     }
 
+    /// Records that the phase attempt the host was running was stopped
+    /// before it was reported (`reason`: what stopped it). The run stays
+    /// where it was: the same attempt runs again on resume; `orcho log` and
+    /// the evidence show the interruption. Nothing is recorded when no
+    /// attempt was under way.
+    ///
+    /// # Errors
+    ///
+    /// When the journal cannot be written.
+    pub fn record_interruption(&mut self, reason: &str) -> Result<(), EngineError> {
+        let state = self.state();
+        if !matches!(state.stage(), Stage::Ready) || state.status() != RunStatus::Running {
+            return Ok(());
+        }
+        let Some(phase) = state.current_phase().cloned() else {
+            return Ok(());
+        };
+        let attempt = state.attempt();
+        self.commit(&RunEvent::Interrupted {
+            phase,
+            attempt,
+            reason: reason.to_owned(),
+        })
+    }
+
     /// The refusal to move a run that has ended, once it has: for a host
     /// asked to drive on a run that is over (`orcho resume` of a halted
     /// run, say), which has nothing to do.

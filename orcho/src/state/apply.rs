@@ -188,6 +188,7 @@ impl RunState {
                     delivered: true,
                 })
             }
+            (Stage::Ready, RunEvent::Interrupted { .. }) => Stage::Ready,
             (stage, RunEvent::Cancelled { reason, by }) if !matches!(stage, Stage::Ended(_)) => {
                 ended(RunStatus::Cancelled, format!("cancelled by {by}: {reason}"))
             }
@@ -441,6 +442,24 @@ mod tests {
         insta::assert_snapshot!(err, @"event `handoff_opened` cannot apply to a run that is `running` (event 2)");
         assert_eq!(err.event(), "handoff_opened");
         assert_eq!(err.into_state(), state);
+    }
+
+    #[test]
+    fn an_interruption_is_recorded_only_between_attempts_and_changes_nothing() {
+        let interrupted = RunEvent::Interrupted {
+            phase: "implement".parse().unwrap(),
+            attempt: 1,
+            reason: "Ctrl-C".into(),
+        };
+        let ready = started();
+        let after = ready.clone().apply(&interrupted).unwrap();
+        assert_eq!(after.stage(), ready.stage());
+        assert_eq!(after.attempt(), ready.attempt());
+        let gating = started().apply(&reported()).unwrap();
+        assert_eq!(
+            gating.apply(&interrupted).unwrap_err().event(),
+            "interrupted"
+        );
     }
 
     #[test]

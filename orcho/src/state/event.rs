@@ -322,6 +322,17 @@ pub enum RunEvent {
         /// What it did, in words.
         detail: String,
     },
+    /// A phase attempt the host was running was stopped before it was
+    /// reported (Ctrl-C, a signal): the same attempt runs again on resume.
+    /// Changes nothing but the record.
+    Interrupted {
+        /// The phase.
+        phase: PhaseName,
+        /// Its attempt.
+        attempt: u32,
+        /// What stopped it, in words (`Ctrl-C`, `SIGTERM`).
+        reason: String,
+    },
     /// Somebody ended the run where it stood (at a decision point, or
     /// between steps). Terminal.
     Cancelled {
@@ -352,6 +363,7 @@ impl RunEvent {
             Self::TouchpointResolved { .. } => "touchpoint_resolved",
             Self::DeliveryOpened { .. } => "delivery_opened",
             Self::Delivered { .. } => "delivered",
+            Self::Interrupted { .. } => "interrupted",
             Self::Cancelled { .. } => "cancelled",
         }
     }

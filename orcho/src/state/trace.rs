@@ -105,6 +105,11 @@ impl RunEvent {
             }
             // The detail names commits and paths: not stable across runs.
             Self::Delivered { action, .. } => format!("delivered: {action}"),
+            Self::Interrupted {
+                phase,
+                attempt,
+                reason,
+            } => format!("phase `{phase}` attempt {attempt} interrupted ({reason}); it runs again"),
             Self::Cancelled { by, .. } => format!("cancelled by {by}"),
         }
     }

@@ -617,6 +617,7 @@ impl Store {
             delivery,
             follow_up_of: state.follow_up().cloned(),
             artifacts: self.artifacts(run),
+            interruptions: crate::evidence::interruptions(&events),
         })
     }
 }

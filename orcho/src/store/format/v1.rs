@@ -154,6 +154,11 @@ pub(crate) enum EventV1 {
         action: DeliveryAction,
         detail: String,
     },
+    Interrupted {
+        phase: PhaseName,
+        attempt: u32,
+        reason: String,
+    },
     Cancelled {
         reason: String,
         by: DecidedBy,
@@ -573,6 +578,15 @@ impl From<&RunEvent> for EventV1 {
                 action: *action,
                 detail: detail.clone(),
             },
+            RunEvent::Interrupted {
+                phase,
+                attempt,
+                reason,
+            } => Self::Interrupted {
+                phase: phase.clone(),
+                attempt: *attempt,
+                reason: reason.clone(),
+            },
             RunEvent::Cancelled { reason, by } => Self::Cancelled {
                 reason: reason.clone(),
                 by: *by,
@@ -850,6 +864,15 @@ impl TryFrom<EventV1> for RunEvent {
             },
             EventV1::DeliveryOpened { verdict } => Self::DeliveryOpened { verdict },
             EventV1::Delivered { action, detail } => Self::Delivered { action, detail },
+            EventV1::Interrupted {
+                phase,
+                attempt,
+                reason,
+            } => Self::Interrupted {
+                phase,
+                attempt,
+                reason,
+            },
             EventV1::Cancelled { reason, by } => Self::Cancelled { reason, by },
         })
     }
