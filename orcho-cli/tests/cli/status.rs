@@ -329,29 +329,23 @@ fn an_edit_inside_a_submodule_stales_the_receipt_and_status_names_it() -> Result
 
 #[test]
 fn outside_git_init_says_what_a_receipt_is_bound_to_and_build_output_is_left_out() -> Result {
+    use orcho::core::fs::write_atomic;
     let tmp = tempfile::tempdir()?;
     let dir = camino::Utf8PathBuf::try_from(tmp.path().join("crate"))?;
     std::fs::create_dir_all(dir.join("src"))?;
-    std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"x\"\n")?;
-    std::fs::write(dir.join("src/lib.rs"), "\n")?;
-    std::fs::write(
-        dir.join("orcho.yaml"),
-        "schema: 1\nname: nogit\nextends: builtin:quick\nverification:\n  commands:\n    \
-         - { name: test, argv: [sh, -c, \"mkdir -p target/debug __pycache__ && date > target/debug/out && date > __pycache__/m.pyc\"] }\n  \
-         required: [test]\n",
-    )?;
-    let out = crate::support::orcho_at(&dir, &[], &["init", "--force"])?;
+    write_atomic(&dir.join("Cargo.toml"), b"[package]\nname = \"x\"\n")?;
+    write_atomic(&dir.join("src/lib.rs"), b"\n")?;
+    let out = crate::support::orcho_at(&dir, &[], &["init"])?;
     out.expect_code(0);
     assert!(
         out.stdout
             .contains("outside git, a receipt is bound to every file here"),
         "{out}"
     );
-    std::fs::write(
-        dir.join("orcho.yaml"),
-        "schema: 1\nname: nogit\nextends: builtin:quick\nverification:\n  commands:\n    \
-         - { name: test, argv: [sh, -c, \"mkdir -p target/debug __pycache__ && date > target/debug/out && date > __pycache__/m.pyc\"] }\n  \
-         required: [test]\n",
+    // A command that writes build output as it runs.
+    write_atomic(
+        &dir.join("orcho.yaml"),
+        b"schema: 1\nname: nogit\nextends: builtin:quick\nverification:\n  commands:\n    - { name: test, argv: [sh, -c, \"mkdir -p target/debug __pycache__ && date > target/debug/out && date > __pycache__/m.pyc\"] }\n  required: [test]\n",
     )?;
     crate::support::orcho_at(&dir, &[], &["verify"])?.expect_code(0);
     // What the run wrote is build output: the receipt stays present.
