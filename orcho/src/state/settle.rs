@@ -49,6 +49,15 @@ pub(crate) fn settle(
             findings,
         },
     };
+    // The earliest earlier phase a failing gate `feeds`.
+    let feed_target = |failures: &[orcho_gates::GateFailure]| {
+        failures
+            .iter()
+            .filter_map(|f| phase.feeds.get(&f.gate))
+            .filter_map(|name| plan.phases.iter().position(|p| p.name == *name))
+            .filter(|&to| to < state.cursor.phase)
+            .min()
+    };
     match effect {
         PhaseEffect::Halt { failure } => Transition::Halt {
             reason: match failure.findings_shown().first() {
@@ -68,7 +77,13 @@ pub(crate) fn settle(
                 findings: critique.iter().flat_map(|f| f.findings_shown()).collect(),
             }
         }
-        PhaseEffect::FeedIntoNext { failures } if phase.pause == PausePolicy::Always => {
+        // A gate's explicit `feeds` is the more specific rule: its failure
+        // goes to that phase while attempts are left, whatever the pause
+        // policy.
+        PhaseEffect::FeedIntoNext { failures }
+            if phase.pause == PausePolicy::Always
+                && !(attempts_left && feed_target(failures).is_some()) =>
+        {
             Transition::Pause {
                 trigger: failures
                     .first()
@@ -123,13 +138,7 @@ pub(crate) fn settle(
                 });
                 // The earliest earlier phase a failing gate `feeds`; else
                 // this phase's next attempt.
-                let to = failures
-                    .iter()
-                    .filter_map(|f| phase.feeds.get(&f.gate))
-                    .filter_map(|name| plan.phases.iter().position(|p| p.name == *name))
-                    .filter(|&to| to < state.cursor.phase)
-                    .min();
-                match to {
+                match feed_target(failures) {
                     Some(to) => Transition::Feed {
                         to,
                         input,

@@ -72,3 +72,39 @@ async fn every_attempt_pauses_and_each_decision_moves_it_on() -> Result {
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn a_gate_that_feeds_an_earlier_phase_sends_its_failure_there_under_pause_always() -> Result {
+    let lint = gate("lint", FailStrategy::FeedIntoNext, &[(1, 1)]);
+    let implement = phase("implement", PhaseRole::Implement)
+        .with_pause(PausePolicy::Always)
+        .with_max_attempts(3)
+        .with_gate(lint)
+        .with_feed("lint".parse()?, "plan".parse()?);
+    let plan = RunPlan::new("feeds", vec![phase("plan", PhaseRole::Plan), implement]);
+    let run = Scenario::new(plan)
+        .decide(HandoffChoice::Continue)
+        .run()
+        .await?;
+    // plan, implement (lint fails: fed to plan, no pause), plan again,
+    // implement again (passes: paused, as always), then continued.
+    let phases: Vec<&str> = run.requests.iter().map(|r| r.phase.as_str()).collect();
+    assert_eq!(
+        phases,
+        ["plan", "implement", "plan", "implement"],
+        "{}",
+        run.trace
+    );
+    assert_eq!(run.handoffs.len(), 1, "{}", run.trace);
+    assert!(
+        run.requests[2]
+            .input
+            .fed_failures
+            .iter()
+            .any(|f| f.gate.as_str() == "lint"),
+        "{}",
+        run.trace
+    );
+    assert_eq!(run.status, RunStatus::Completed, "{}", run.trace);
+    Ok(())
+}
