@@ -5,6 +5,20 @@ use serde::{Deserialize, Serialize};
 
 use crate::{FailStrategy, GateOutcome, QualityGateResult};
 
+/// The start of the key of a finding that says the declared environment is
+/// not as declared (an assertion did not hold): the work did not fail, the
+/// machine did, and no attempt of the agent's can fix it.
+pub const ENVIRONMENT_KEY: &str = "environment:";
+
+/// Whether `finding` says the environment is not as declared (its key
+/// starts with [`ENVIRONMENT_KEY`]).
+pub fn is_environment_finding(finding: &Finding) -> bool {
+    finding
+        .key
+        .as_deref()
+        .is_some_and(|k| k.starts_with(ENVIRONMENT_KEY))
+}
+
 /// A gate that failed (failed, timed out or errored), as the next step of the
 /// run consumes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,6 +43,12 @@ pub struct GateFailure {
 }
 
 impl GateFailure {
+    /// Whether it failed because the environment is not as declared (one of
+    /// its findings [says so](is_environment_finding)).
+    pub fn is_environment(&self) -> bool {
+        self.findings.iter().any(is_environment_finding)
+    }
+
     /// A failure of `gate` with strategy `on_fail` that ended `outcome`,
     /// with no summary, findings or output.
     pub fn new(gate: GateName, on_fail: FailStrategy, outcome: GateOutcome) -> Self {

@@ -94,7 +94,10 @@ mod schedule;
 pub mod testing;
 
 pub use async_trait::async_trait;
-pub use effect::{GateFailure, PhaseEffect, informational_failures, phase_effect};
+pub use effect::{
+    ENVIRONMENT_KEY, GateFailure, PhaseEffect, informational_failures, is_environment_finding,
+    phase_effect,
+};
 pub use error::{
     GateError, RegistryError, ScheduleError, StrategyParseError, UsageOnComputationalGate,
 };

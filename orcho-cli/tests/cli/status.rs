@@ -353,3 +353,76 @@ fn outside_git_init_says_what_a_receipt_is_bound_to_and_build_output_is_left_out
     out.expect_code(0);
     Ok(())
 }
+
+#[test]
+fn an_environment_not_as_declared_pauses_for_a_waiver_or_a_halt_and_spends_no_attempt() -> Result {
+    let repo = Repo::with_files(ASSERTED, &[("ok", "")])?;
+    let out = repo.orcho(&[
+        "run",
+        "--in-place",
+        "--no-interactive",
+        "--json",
+        "--phase",
+        "implement=true",
+    ])?;
+    out.expect_no_panic();
+    out.expect_code(4);
+    let doc = out.json()?;
+    assert_eq!(doc["awaiting"], "handoff", "{out}");
+    let run = crate::support::run_id(&doc)?;
+    let evidence = repo.orcho(&["--json", "evidence", &run])?.json()?;
+    // One attempt: the machine is not the agent's to fix.
+    assert_eq!(
+        evidence["phases"].as_array().map(Vec::len),
+        Some(1),
+        "{evidence}"
+    );
+    let actions = &evidence["handoffs"][0]["available_actions"];
+    assert_eq!(
+        actions,
+        &serde_json::json!(["continue_with_waiver", "halt"]),
+        "{evidence}"
+    );
+    let shown = repo.orcho(&["handoff", "show", &run])?;
+    assert!(
+        shown
+            .stdout
+            .contains("the environment `default` is not as declared"),
+        "{shown}"
+    );
+    // A retry is refused, a waiver takes the run on.
+    let refused = repo.orcho(&[
+        "handoff",
+        "decide",
+        &run,
+        "retry_feedback",
+        "--text",
+        "again",
+    ])?;
+    refused.expect_code(1);
+    assert!(
+        refused
+            .stderr
+            .contains("`retry_feedback` is not available; available: continue_with_waiver, halt"),
+        "{refused}"
+    );
+    repo.orcho(&[
+        "handoff",
+        "decide",
+        &run,
+        "continue_with_waiver",
+        "--text",
+        "this machine has no marker; CI has",
+    ])?
+    .expect_code(0);
+    let out = repo.orcho(&[
+        "resume",
+        &run,
+        "--no-interactive",
+        "--phase",
+        "implement=true",
+    ])?;
+    out.expect_no_panic();
+    assert_ne!(out.code(), Some(4), "{out}");
+    Ok(())
+}

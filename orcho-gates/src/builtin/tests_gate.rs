@@ -145,11 +145,25 @@ impl TestsGate {
                         ),
                     ),
                 };
-                let summary = format!("`{}` failed: {why}", self.command);
+                // The declared environment is not as declared: the command
+                // did not run, and no attempt of the agent's can fix that.
+                let (summary, key) = match receipt.failure() {
+                    Some(Failure::AssertionFailed { .. }) => (
+                        format!(
+                            "`{}` did not run: the environment `{}` is not as declared: {why}",
+                            self.command, receipt.environment
+                        ),
+                        format!("{}{}", crate::ENVIRONMENT_KEY, receipt.environment),
+                    ),
+                    _ => (
+                        format!("`{}` failed: {why}", self.command),
+                        format!("command:{}", self.command),
+                    ),
+                };
                 result = result.with_summary(summary.clone()).with_finding(
                     Finding::new(self.name.as_str(), Severity::High, summary)
                         .with_detail(detail.trim_start())
-                        .with_key(format!("command:{}", self.command)),
+                        .with_key(key),
                 );
             }
             GateOutcome::Skipped { .. } | GateOutcome::Errored { .. } => {}

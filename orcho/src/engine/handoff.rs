@@ -98,6 +98,7 @@ impl Run {
             Some(adopted) => adopted.clone(),
             None => {
                 let phase = &self.engine.inner.plan.phases[state.phase_index()];
+                let environment = findings.iter().any(orcho_gates::is_environment_finding);
                 let mut spec = HandoffSpec::new(state.run().clone(), phase.name.clone(), verdict)
                     .with_trigger(trigger.to_handoff())
                     .with_round(state.attempt())
@@ -105,6 +106,17 @@ impl Run {
                     .with_policy(phase.handoff);
                 if let Some(allowed) = phase.allowed_actions {
                     spec = spec.with_allowed_actions(allowed);
+                }
+                // The environment is not as declared: waive it or halt.
+                if environment {
+                    let waive: orcho_handoff::handoff::AvailableActions =
+                        [orcho_handoff::HandoffAction::ContinueWithWaiver]
+                            .into_iter()
+                            .collect();
+                    spec = spec.with_allowed_actions(match phase.allowed_actions {
+                        Some(allowed) => allowed.intersection(waive),
+                        None => waive,
+                    });
                 }
                 store.open(spec).map_err(|e| self.handoff_err(e))?
             }

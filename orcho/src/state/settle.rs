@@ -58,6 +58,28 @@ pub(crate) fn settle(
             .filter(|&to| to < state.cursor.phase)
             .min()
     };
+    // The environment is not as declared: a person waives it or halts; no
+    // attempt is spent on what no attempt can fix.
+    let environment: Vec<&orcho_gates::GateFailure> = match effect {
+        PhaseEffect::FeedIntoNext { failures } => failures.iter().collect(),
+        PhaseEffect::Replan { critique } => critique.iter().collect(),
+        _ => Vec::new(),
+    }
+    .into_iter()
+    .filter(|f| f.is_environment())
+    .collect();
+    if let Some(first) = environment.first() {
+        return Transition::Pause {
+            trigger: PauseTrigger::Gate {
+                gate: first.gate.clone(),
+            },
+            verdict: Verdict::Rejected,
+            findings: environment
+                .iter()
+                .flat_map(|f| f.findings_shown())
+                .collect(),
+        };
+    }
     match effect {
         PhaseEffect::Halt { failure } => Transition::Halt {
             reason: match failure.findings_shown().first() {
