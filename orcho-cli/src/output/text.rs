@@ -250,10 +250,15 @@ pub(crate) fn intake(report: &IntakeReport) -> String {
 /// target's status checked now, the actions it would refuse are taken off
 /// the list, with what stands in the way and how to clear it.
 pub(crate) fn gate(gate: &DeliveryGate, now: &GateNow) -> String {
-    let overrides = match now.overridden.len() {
+    let waived = match gate.waived_findings().len() {
         0 => String::new(),
-        1 => ", after 1 handoff overridden".to_owned(),
-        n => format!(", after {n} handoffs overridden"),
+        1 => ", 1 finding waived".to_owned(),
+        n => format!(", {n} findings waived"),
+    };
+    let overrides = match now.overridden.len() {
+        0 => waived,
+        1 => format!("{waived}, after 1 handoff overridden"),
+        n => format!("{waived}, after {n} handoffs overridden"),
     };
     let mut text = format!(
         "delivery gate of run {} — release {} (reviewer {}{overrides})\n",

@@ -199,11 +199,7 @@ impl DeliveryGates {
             .collect();
         files.sort_by(|a, b| a.path.cmp(&b.path));
         let diff = DiffSummary { files };
-        let verdict = if spec.gaps.is_empty() {
-            spec.reviewer_verdict
-        } else {
-            Verdict::Rejected
-        };
+        let verdict = release_verdict(&spec);
         let blockers = BlockerSet::new(&spec.findings, &spec.gaps);
         let (available_actions, blocked) = DeliveryGate::menu(
             verdict,
@@ -690,4 +686,71 @@ fn patch_file(bytes: &[u8]) -> Result<crate::git::PatchFile, Kind> {
             "the patch cannot be written to a temporary file for git: {e}"
         ))
     })
+}
+
+/// The release verdict, by one rule: **approved** when nothing blocks the
+/// release: no receipt gap is left, and the last reviewer approved or a
+/// waiver covers every finding it rejected with; otherwise **rejected**
+/// when a receipt gap is left, else what the reviewer said. Handoffs moved
+/// past with `continue` do not change it (the gate names them).
+pub(crate) fn release_verdict(spec: &DeliverySpec) -> Verdict {
+    if !spec.gaps.is_empty() {
+        Verdict::Rejected
+    } else if spec.reviewer_verdict == Verdict::Approved
+        || (spec.findings.is_empty() && !spec.waived_findings.is_empty())
+    {
+        Verdict::Approved
+    } else {
+        spec.reviewer_verdict
+    }
+}
+
+#[cfg(test)]
+mod release_tests {
+    use orcho_core::{Finding, Severity};
+    use orcho_receipts::ReadinessSummary;
+
+    use super::*;
+
+    fn spec(verdict: Verdict, findings: &[&str], waived: &[&str]) -> DeliverySpec {
+        let readiness = ReadinessSummary::new(Vec::new(), Vec::new(), Vec::new(), 0);
+        let run: RunId = "run-1".parse().expect("run id");
+        DeliverySpec::new(run, verdict, "/w", "HEAD", "/t", &readiness)
+            .with_findings(
+                findings
+                    .iter()
+                    .map(|t| Finding::new("review", Severity::High, *t))
+                    .collect(),
+            )
+            .with_waivers(
+                |f| waived.contains(&f.title.as_str()),
+                waived.iter().map(ToString::to_string),
+            )
+    }
+
+    #[test]
+    fn the_release_verdict_follows_one_rule() {
+        use Verdict::{Approved, Incomplete, Rejected};
+        for (reviewer, findings, waived, release) in [
+            (Approved, &[][..], &[][..], Approved),
+            (Approved, &["nit"][..], &[][..], Approved),
+            // Every finding the reviewer rejected with is waived.
+            (Rejected, &["no test"][..], &["no test"][..], Approved),
+            (
+                Rejected,
+                &["no test", "no docs"][..],
+                &["no test"][..],
+                Rejected,
+            ),
+            // Nothing waived, or nothing to waive: the reviewer's word.
+            (Rejected, &[][..], &[][..], Rejected),
+            (Incomplete, &["unfinished"][..], &[][..], Incomplete),
+        ] {
+            assert_eq!(
+                release_verdict(&spec(reviewer, findings, waived)),
+                release,
+                "{reviewer} with {findings:?}, {waived:?} waived"
+            );
+        }
+    }
 }
