@@ -151,9 +151,9 @@ pub(crate) enum Command {
         #[arg(long, default_value = "no reason given")]
         reason: String,
     },
-    /// Remove what ended runs no longer need: their worktrees, and receipt
-    /// logs no latest receipt names. Runs that are not over are never
-    /// touched
+    /// Remove what ended runs no longer need: their worktrees, their intake
+    /// seed patches, and receipt logs no latest receipt names. Runs that are
+    /// not over are never touched
     Gc {
         /// Keep receipt logs younger than this many days
         #[arg(long, value_name = "DAYS", default_value_t = 14)]

@@ -126,6 +126,8 @@ pub enum FsOp {
     Truncate,
     /// Taking or releasing a lock.
     Lock,
+    /// Removing a file.
+    Remove,
 }
 
 impl fmt::Display for FsOp {
@@ -142,6 +144,7 @@ impl fmt::Display for FsOp {
             Self::SyncDir => "sync directory",
             Self::Truncate => "truncate",
             Self::Lock => "lock",
+            Self::Remove => "remove",
         })
     }
 }

@@ -728,6 +728,21 @@ impl Storage for PgStorage {
         })
     }
 
+    fn remove(&self, run: &RunId, item: Item<'_>) -> Result<bool, StoreError> {
+        let (kind, name) = slot(item)?;
+        let run = run.to_string();
+        self.call(move |inner| async move {
+            let removed = inner
+                .execute(
+                    "cannot remove the document",
+                    "DELETE FROM orcho_documents WHERE run = $1 AND kind = $2 AND name = $3",
+                    &[&run, &kind, &name],
+                )
+                .await?;
+            Ok(removed > 0)
+        })
+    }
+
     fn supersede_decision(&self, run: &RunId, id: &HandoffId) -> Result<(), StoreError> {
         let run = run.to_string();
         let id = id.to_string();

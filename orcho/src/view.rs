@@ -158,6 +158,9 @@ pub struct GcReport {
     pub kept: Vec<RunId>,
     /// Worktrees kept because their teardown failed, and why.
     pub teardown_failed: Vec<(Utf8PathBuf, String)>,
+    /// The intake seed patches of runs that have ended, with their size in
+    /// bytes (0 when a shared store cannot tell it).
+    pub seed_patches: Vec<(RunId, u64)>,
 }
 
 /// One phase attempt as the phase reported it, before its gates ran

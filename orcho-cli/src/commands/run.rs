@@ -163,6 +163,17 @@ pub(crate) async fn resume(
     }
     config.phases.extend(phases);
     crate::runner::check_agents(run.engine().plan(), &config)?;
+    // Building the seed patch of large files takes a while: said first.
+    let store = run.engine().store();
+    if store
+        .status(id)
+        .is_ok_and(|v| v.status == RunStatus::AwaitingIntake)
+        && store.intake_decision(id).ok().flatten().is_some_and(|d| {
+            d.decision().payload().action() == orcho::handoff::IntakeAction::Include
+        })
+    {
+        place.progress("carrying the uncommitted changes into the run's worktree …");
+    }
     match drive(place, &config, &mut run, asking).await {
         // The recorded decision stands; the target has to make way for it.
         Err(e) if matches!(e.kind(), CliErrorKind::Engine(engine) if engine.target_conflict().is_some()) =>

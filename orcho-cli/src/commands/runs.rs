@@ -169,9 +169,20 @@ pub(crate) fn gc(place: &Place, keep_logs_days: u32, dry_run: bool) -> Result<Re
     for path in report.worktrees.iter().chain(&report.logs) {
         shown = shown.line(format!("{verb} {path}"));
     }
+    for (run, bytes) in &report.seed_patches {
+        shown = shown.line(format!(
+            "{verb} the intake seed patch of run {run}{}",
+            match bytes {
+                0 => String::new(),
+                n => format!(" ({})", text::bytes(*n)),
+            }
+        ));
+    }
     Ok(shown.line(format!(
-        "{verb} {} worktree(s) and {} log director(ies); {} run(s) not over were left alone",
+        "{verb} {} worktree(s), {} seed patch(es) and {} log director(ies); {} run(s) not over \
+         were left alone",
         report.worktrees.len(),
+        report.seed_patches.len(),
         report.logs.len(),
         report.kept.len()
     )))

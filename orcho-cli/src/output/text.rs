@@ -237,13 +237,56 @@ pub(crate) fn intake(report: &IntakeReport) -> String {
         report.count(),
         report.head().get(..12).unwrap_or(report.head())
     );
+    let mut heavy = 0u64;
+    let mut weigh = |path: &Utf8Path| {
+        let (size, binary) = weight(&report.checkout().join(path));
+        if size >= LARGE {
+            heavy = heavy.saturating_add(size);
+        }
+        match (size >= LARGE, binary) {
+            (true, true) => format!(" ({}, binary)", bytes(size)),
+            (true, false) => format!(" ({})", bytes(size)),
+            (false, true) => " (binary)".to_owned(),
+            (false, false) => String::new(),
+        }
+    };
     for change in report.tracked() {
-        let _ = writeln!(text, "  {:?} {}", change.kind(), change.path());
+        let said = weigh(change.path());
+        let _ = writeln!(text, "  {:?} {}{said}", change.kind(), change.path());
     }
     for path in report.untracked() {
-        let _ = writeln!(text, "  untracked {path}");
+        let said = weigh(path);
+        let _ = writeln!(text, "  untracked {path}{said}");
+    }
+    if heavy > 0 {
+        let _ = writeln!(
+            text,
+            "warning: `include` copies {} of large files into the run's seed patch; \
+             `exclude` them (or commit, or git-ignore them) unless the run needs them",
+            bytes(heavy)
+        );
     }
     text.trim_end().to_owned()
+}
+
+/// From what size a file the intake would copy is said to be large.
+const LARGE: u64 = 1024 * 1024;
+
+/// The size of the file at `path`, and whether its first bytes hold a NUL
+/// (binary, as git judges it); nothing for what cannot be read.
+fn weight(path: &Utf8Path) -> (u64, bool) {
+    use std::io::Read as _;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return (0, false);
+    };
+    if !meta.is_file() {
+        return (0, false);
+    }
+    let mut head = [0u8; 8000];
+    let read = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    (meta.len(), head[..read].contains(&0))
 }
 
 /// A delivery gate: verdicts, diff, gaps, findings and actions. With the
@@ -569,6 +612,23 @@ fn article(word: &str) -> &'static str {
     }
 }
 
+/// A size in bytes, as a person reads it: `512 B`, `3.4 KiB`, `369.0 MiB`,
+/// `1.2 GiB`.
+pub(crate) fn bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    #[expect(clippy::cast_precision_loss, reason = "a size shown to one decimal")]
+    let mut size = n as f64 / 1024.0;
+    let mut unit = 0;
+    while size >= 1024.0 && unit + 1 < UNITS.len() {
+        size /= 1024.0;
+        unit += 1;
+    }
+    format!("{size:.1} {}", UNITS[unit])
+}
+
 /// A run that finished, and where its evidence is.
 pub(crate) fn finished(run: &RunId, status: &str, reason: &str, evidence: &str) -> String {
     format!("run {run} {status}: {reason}\nevidence: {evidence}")
@@ -816,5 +876,14 @@ mod tests {
         let plain = indented(&["a"; 30].join("\n"), 5);
         assert!(plain.starts_with("    … 25 earlier line(s)\n"), "{plain}");
         assert_eq!(indented("one\ntwo", 5), "    one\n    two");
+    }
+
+    #[test]
+    fn sizes_read_as_a_person_reads_them() {
+        assert_eq!(bytes(0), "0 B");
+        assert_eq!(bytes(1023), "1023 B");
+        assert_eq!(bytes(3482), "3.4 KiB");
+        assert_eq!(bytes(386_924_544), "369.0 MiB");
+        assert_eq!(bytes(u64::MAX), "16777216.0 TiB");
     }
 }

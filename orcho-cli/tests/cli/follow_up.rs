@@ -79,6 +79,15 @@ fn rejected_parent(repo: &Repo, note: &str) -> Result<String> {
     out.expect_code(4);
     let parent = crate::support::run_id(&out.json()?)?;
     waive_to_the_gate(repo, &parent)?;
+    // The waiver brought the rejection to the gate; it stays a rejection,
+    // and the header says what was waived.
+    let shown = orcho(repo, &["delivery", "show", &parent])?;
+    assert!(
+        shown
+            .stdout
+            .contains("release rejected (reviewer rejected, 1 finding waived)"),
+        "{shown}"
+    );
     orcho(
         repo,
         &["delivery", "decide", &parent, "fix", "--note", note],

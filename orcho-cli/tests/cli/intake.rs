@@ -331,3 +331,60 @@ fn a_second_intake_decision_conflicts_and_names_the_command_that_shows_the_first
     );
     Ok(())
 }
+
+#[test]
+fn gc_removes_the_seed_patch_of_a_run_that_ended() -> Result {
+    let (repo, args) = dirty_repo(Store::Gitignored)?;
+    let run = at_intake(&repo, &args)?;
+    orcho(&repo, &args, &["intake", &run, "include"])?.expect_code(0);
+    orcho(&repo, &args, &["resume", &run, "--no-interactive"])?.expect_code(4);
+    let seed = repo.run_dir(&run).join("intake/seed.patch");
+    assert!(seed.is_file(), "include keeps a seed patch");
+    // Not over yet: gc leaves it.
+    let out = repo.orcho(&["gc"])?;
+    out.expect_code(0);
+    assert!(seed.is_file(), "{out}");
+    repo.orcho(&["delivery", "decide", &run, "halt"])?
+        .expect_code(0);
+    let out = repo.orcho(&["gc", "--dry-run"])?;
+    assert!(
+        out.stdout.contains(&format!(
+            "would remove the intake seed patch of run {run} ("
+        )),
+        "{out}"
+    );
+    assert!(seed.is_file(), "a dry run removes nothing");
+    let out = repo.orcho(&["gc", "--json"])?;
+    out.expect_code(0);
+    assert_eq!(out.json()?["seed_patches"][0][0], run.as_str(), "{out}");
+    assert!(!seed.exists());
+    // The run still reads whole.
+    repo.orcho(&["--json", "evidence", &run])?.expect_code(0);
+    let again = repo.orcho(&["gc"])?;
+    assert!(!again.stdout.contains("seed patch of run"), "{again}");
+    Ok(())
+}
+
+#[test]
+fn a_large_or_binary_file_is_said_before_include_copies_it() -> Result {
+    let (repo, args) = dirty_repo(Store::Gitignored)?;
+    let mut big = vec![0u8; 2 * 1024 * 1024];
+    big[..5].copy_from_slice(b"blob\n");
+    orcho::core::fs::write_atomic(&repo.dir().join("model.bin"), &big)?;
+    orcho::core::fs::write_atomic(&repo.dir().join("icon.png"), b"\x89PNG\0\0")?;
+    let run = at_intake(&repo, &args)?;
+    let out = orcho(&repo, &args, &["intake", &run])?;
+    out.expect_code(0);
+    assert!(
+        out.stdout.contains("untracked model.bin (2.0 MiB, binary)"),
+        "{out}"
+    );
+    assert!(out.stdout.contains("untracked icon.png (binary)"), "{out}");
+    assert!(out.stdout.contains("untracked b.txt\n"), "{out}");
+    assert!(
+        out.stdout
+            .contains("warning: `include` copies 2.0 MiB of large files into the run's seed patch"),
+        "{out}"
+    );
+    Ok(())
+}

@@ -45,6 +45,7 @@ pub fn check(make: &MakeStorage<'_>) {
     a_first_write_wins_and_changes_nothing_after(make);
     of_racing_first_writes_exactly_one_wins(make);
     a_put_replaces_the_document(make);
+    a_removed_document_is_gone_and_its_neighbours_stay(make);
     a_superseded_decision_is_no_longer_the_points(make);
     sets_list_what_was_written(make);
     the_handoff_log_keeps_every_line_in_order(make);
@@ -304,6 +305,32 @@ pub fn a_put_replaces_the_document(make: &MakeStorage<'_>) {
             "{item:?}"
         );
     }
+}
+
+/// A removed document is gone (removing it again says it was not there);
+/// the run's other documents, and another run's same one, stay.
+pub fn a_removed_document_is_gone_and_its_neighbours_stay(make: &MakeStorage<'_>) {
+    let storage = make();
+    let (one, two) = (run("run-1"), run("run-2"));
+    for r in [&one, &two] {
+        storage.put(r, Item::IntakeSeed, b"seed\n").expect("put");
+        storage.put(r, Item::Evidence, b"{}").expect("put");
+    }
+    assert!(storage.remove(&one, Item::IntakeSeed).expect("remove"));
+    assert_eq!(storage.get(&one, Item::IntakeSeed).expect("get"), None);
+    assert!(
+        !storage
+            .remove(&one, Item::IntakeSeed)
+            .expect("remove again")
+    );
+    assert_eq!(
+        storage.get(&one, Item::Evidence).expect("get"),
+        Some(b"{}".to_vec())
+    );
+    assert_eq!(
+        storage.get(&two, Item::IntakeSeed).expect("get"),
+        Some(b"seed\n".to_vec())
+    );
 }
 
 /// Each set lists the ids of what was written into it, and only those.

@@ -314,6 +314,18 @@ impl Storage for FsStorage {
         Ok(fs::write_atomic(&path, bytes)?)
     }
 
+    fn remove(&self, run: &RunId, item: Item<'_>) -> Result<bool, StoreError> {
+        let path = self.path(run, item)?;
+        match std::fs::remove_file(&path) {
+            Ok(()) => {
+                fs::sync_parent(&path)?;
+                Ok(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(FsError::new(FsOp::Remove, &path, e).into()),
+        }
+    }
+
     fn supersede_decision(&self, run: &RunId, id: &HandoffId) -> Result<(), StoreError> {
         let path = self.run_dir(run).decision(id);
         if !path.is_file() {

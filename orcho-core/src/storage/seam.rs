@@ -355,6 +355,15 @@ pub trait Storage: fmt::Debug + Send + Sync + 'static {
     /// When it cannot be written.
     fn put(&self, run: &RunId, item: Item<'_>, bytes: &[u8]) -> Result<(), StoreError>;
 
+    /// Removes `item` of `run`, when it is there: for what a run no longer
+    /// needs once it has ended (its intake seed patch). Whether it was
+    /// there.
+    ///
+    /// # Errors
+    ///
+    /// When it cannot be removed.
+    fn remove(&self, run: &RunId, item: Item<'_>) -> Result<bool, StoreError>;
+
     /// Sets the decision of point `id` of `run` aside: it is kept, for
     /// those who look, but the point has no decision any more (a gate
     /// opened again on another patch waits for its own). Nothing to set

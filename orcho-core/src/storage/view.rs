@@ -172,6 +172,10 @@ impl Storage for View {
         Err(self.read_only())
     }
 
+    fn remove(&self, _: &RunId, _: Item<'_>) -> Result<bool, StoreError> {
+        Err(self.read_only())
+    }
+
     fn supersede_decision(&self, _: &RunId, _: &HandoffId) -> Result<(), StoreError> {
         Err(self.read_only())
     }

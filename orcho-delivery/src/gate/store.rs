@@ -688,20 +688,19 @@ fn patch_file(bytes: &[u8]) -> Result<crate::git::PatchFile, Kind> {
     })
 }
 
-/// The release verdict, by one rule: **approved** when nothing blocks the
-/// release: no receipt gap is left, and the last reviewer approved or a
-/// waiver covers every finding it rejected with; otherwise **rejected**
-/// when a receipt gap is left, else what the reviewer said. Handoffs moved
-/// past with `continue` do not change it (the gate names them).
+/// The release verdict, by one rule: **what the last reviewer said** (the
+/// final acceptance; without one, approved, as every phase passed), made
+/// **rejected** by any receipt gap left after the waivers. A waiver covers
+/// receipt gaps and findings, so that they no longer hold the delivery
+/// back; it never turns a reviewer's rejection into an approval: it brings
+/// the run to its gate, where the rejection is decided (`fix` or `halt`).
+/// Handoffs moved past with `continue` do not change it. The gate names the
+/// waivers and the overrides beside it.
 pub(crate) fn release_verdict(spec: &DeliverySpec) -> Verdict {
-    if !spec.gaps.is_empty() {
-        Verdict::Rejected
-    } else if spec.reviewer_verdict == Verdict::Approved
-        || (spec.findings.is_empty() && !spec.waived_findings.is_empty())
-    {
-        Verdict::Approved
-    } else {
+    if spec.gaps.is_empty() {
         spec.reviewer_verdict
+    } else {
+        Verdict::Rejected
     }
 }
 
@@ -734,8 +733,8 @@ mod release_tests {
         for (reviewer, findings, waived, release) in [
             (Approved, &[][..], &[][..], Approved),
             (Approved, &["nit"][..], &[][..], Approved),
-            // Every finding the reviewer rejected with is waived.
-            (Rejected, &["no test"][..], &["no test"][..], Approved),
+            // A waiver brings a rejection to the gate; it stays a rejection.
+            (Rejected, &["no test"][..], &["no test"][..], Rejected),
             (
                 Rejected,
                 &["no test", "no docs"][..],

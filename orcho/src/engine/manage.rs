@@ -11,7 +11,9 @@ use crate::{EngineError, GcReport, error::EngineErrorKind};
 impl Engine {
     /// Removes what runs that are over no longer need: their retained
     /// worktrees (after the plan's worktree teardown; a worktree whose
-    /// teardown fails is kept and said), and receipt logs last changed more
+    /// teardown fails is kept and said), their intake seed patches (the
+    /// uncommitted changes an `include` carried in, needed only to make the
+    /// worktree), and receipt logs last changed more
     /// than `keep_logs` ago
     /// that no latest receipt names. A run that is not over, pending
     /// decisions included, is never touched; its journal, decisions and
@@ -30,6 +32,19 @@ impl Engine {
                     continue;
                 }
             };
+            let storage = &self.inner.store.storage;
+            let seed = orcho_core::storage::Item::IntakeSeed;
+            let seed_bytes = |e| EngineError::run(&run, e);
+            if dry_run {
+                if let Some(patch) = storage.get(&run, seed).map_err(seed_bytes)? {
+                    report.seed_patches.push((run.clone(), patch.len() as u64));
+                }
+            } else {
+                let size = std::fs::metadata(storage.locate(&run, seed)).map_or(0, |m| m.len());
+                if storage.remove(&run, seed).map_err(seed_bytes)? {
+                    report.seed_patches.push((run.clone(), size));
+                }
+            }
             let path = self.inner.store.worktree_path(&run);
             let Some(workspace) = state.workspace() else {
                 continue;
