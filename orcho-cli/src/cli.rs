@@ -572,6 +572,13 @@ pub(crate) enum DeliveryCommand {
         #[arg(long, value_name = "DIGEST")]
         patch: Option<String>,
     },
+    /// Run again, in the run's worktree, the required commands whose
+    /// receipts are missing or stale, then show the gate as it is now
+    Rerun {
+        /// The run: its id, the start of it, or `latest`
+        #[arg(value_parser = run_ref)]
+        run: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -240,12 +240,14 @@ pub(crate) fn intake() -> Result<IntakeChoice, CliError> {
 const DIFF_LINES: usize = 400;
 
 /// Decides a delivery gate; `diff` gives the run's diff when asked to show
-/// it. `approve` asks for the commit message.
+/// it. `approve` asks for the commit message. `None`: the missing and stale
+/// receipts are to be run again (offered when the gate has gaps), and the
+/// gate shown again.
 pub(crate) fn delivery(
     gate: &DeliveryGate,
     target: Option<&TargetStatus>,
     diff: impl Fn() -> Result<Vec<u8>, CliError>,
-) -> Result<DeliveryChoice, CliError> {
+) -> Result<Option<DeliveryChoice>, CliError> {
     // What the target as it is refuses is not offered; the gate shown
     // above says why and how to clear it.
     let refused = target.map(TargetStatus::refused).unwrap_or_default();
@@ -254,10 +256,15 @@ pub(crate) fn delivery(
         .iter()
         .filter(|a| !refused.contains(*a))
         .collect();
+    let mut extras = vec![('d', "show the diff")];
+    if !gate.gaps().is_empty() {
+        extras.push(('r', "run the missing and stale receipts again"));
+    }
     let action = loop {
-        match choose("decide the delivery:", &actions, &[('d', "show the diff")])? {
+        match choose("decide the delivery:", &actions, &extras)? {
             Picked::Action(action) => break action,
             Picked::Extra('d') => show_diff(&diff()?),
+            Picked::Extra('r') if !gate.gaps().is_empty() => return Ok(None),
             Picked::Extra(_) => {}
         }
     };
@@ -267,7 +274,7 @@ pub(crate) fn delivery(
         .filter(|m| !m.is_empty());
     let note = prompt("a note for the record (empty for none): ")?;
     let note = (!note.is_empty()).then_some(note);
-    Ok(DeliveryChoice::from_parts(action, message, note)?)
+    Ok(Some(DeliveryChoice::from_parts(action, message, note)?))
 }
 
 fn show_diff(patch: &[u8]) {

@@ -98,6 +98,14 @@ pub trait Host {
         async { Ok(false) }
     }
 
+    /// Whether, shown a delivery gate and deciding nothing, the host asked
+    /// for the gate's missing and stale receipts to be run again
+    /// ([`Run::rerun_receipts`](crate::Run::rerun_receipts)): the gate is
+    /// then shown again, as it is (default: no).
+    fn rerun_at_gate(&mut self) -> bool {
+        false
+    }
+
     /// Who answers touchpoints through this host (default: an operator).
     fn answered_by(&self) -> DecidedBy {
         DecidedBy::Operator
@@ -207,8 +215,11 @@ pub async fn drive<H: Host + Send>(
                     now
                 } else if let Some(next) = autopilot(run, host, &waiting).await? {
                     next
-                } else if ask(run, host, &waiting).await? {
-                    run.resume().await?
+                } else if let Some(asked) = ask(run, host, &waiting).await? {
+                    match asked {
+                        Asked::Decided => run.resume().await?,
+                        Asked::Again(step) => step,
+                    }
                 } else if host.wait(&waiting).await.map_err(DriveError::Host)? {
                     let now = run.resume().await?;
                     if now.waiting() != waiting.waiting() {
@@ -246,27 +257,36 @@ async fn autopilot<H: Host + Send>(
     })
 }
 
-/// Asks the host at `waiting` and records its decision: `false` when
-/// nobody decided.
+/// What asking the host at a point did.
+enum Asked {
+    /// A decision is recorded.
+    Decided,
+    /// The point is shown again, as it is now (the gate after its
+    /// receipts were run again).
+    Again(Step),
+}
+
+/// Asks the host at `waiting` and records its decision: `None` when nobody
+/// decided.
 async fn ask<H: Host + Send>(
-    run: &Run,
+    run: &mut Run,
     host: &mut H,
     waiting: &Step,
-) -> Result<bool, DriveError<H::Error>> {
+) -> Result<Option<Asked>, DriveError<H::Error>> {
     let store = run.engine().store();
     let id = run.id();
     loop {
         let recorded = match waiting {
             Step::DecideHandoff(handoff) => {
                 let Some(request) = host.decide(handoff).await.map_err(DriveError::Host)? else {
-                    return Ok(false);
+                    return Ok(None);
                 };
                 store.decide(id, handoff.id(), request).map(drop)
             }
             Step::DecideIntake(report) => {
                 let Some(request) = host.decide_intake(report).await.map_err(DriveError::Host)?
                 else {
-                    return Ok(false);
+                    return Ok(None);
                 };
                 store.decide_intake(id, request).map(drop)
             }
@@ -274,7 +294,7 @@ async fn ask<H: Host + Send>(
             | Step::ApprovePlan(request)
             | Step::HandleDeviation(request) => {
                 let Some(answers) = host.answer(request).await.map_err(DriveError::Host)? else {
-                    return Ok(false);
+                    return Ok(None);
                 };
                 store
                     .answer(id, &request.id, answers, host.answered_by())
@@ -283,17 +303,21 @@ async fn ask<H: Host + Send>(
             Step::DecideDelivery(gate) => {
                 let Some(request) = host.decide_delivery(gate).await.map_err(DriveError::Host)?
                 else {
-                    return Ok(false);
+                    if host.rerun_at_gate() {
+                        let (_, gate) = run.rerun_receipts().await?;
+                        return Ok(Some(Asked::Again(Step::DecideDelivery(gate))));
+                    }
+                    return Ok(None);
                 };
                 store.decide_delivery(id, request).map(drop)
             }
-            Step::RunPhase(_) | Step::Finished { .. } => return Ok(false),
+            Step::RunPhase(_) | Step::Finished { .. } => return Ok(None),
         };
         match recorded {
-            Ok(()) => return Ok(true),
+            Ok(()) => return Ok(Some(Asked::Decided)),
             Err(e) if e.is_conflict() => {
                 host.progress(Progress::DecidedElsewhere(waiting));
-                return Ok(true);
+                return Ok(Some(Asked::Decided));
             }
             Err(e) if host.refused(waiting, &e) => {}
             Err(e) => return Err(e.into()),

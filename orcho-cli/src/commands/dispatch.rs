@@ -138,6 +138,7 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
             note,
             patch,
         }) => decide::delivery(place, &find(&run)?, action, message, note, patch.as_deref()),
+        Command::Delivery(DeliveryCommand::Rerun { run }) => show::rerun(place, &find(&run)?).await,
         Command::Plan(cmd) => decide::plan(place, cmd),
         Command::Intake {
             run,

@@ -243,6 +243,7 @@ async fn drive(
         wait: asking.wait,
         watch,
         decided_elsewhere: false,
+        rerun_requested: false,
         waiting_on: None,
         shown: None,
         reported: None,
@@ -288,6 +289,9 @@ struct CliHost<'a> {
     /// A prompt was given up for a decision made elsewhere: the run looks
     /// again at once, and acts on it.
     decided_elsewhere: bool,
+    /// At the delivery prompt, `r`: run the missing and stale receipts
+    /// again, then show the gate again.
+    rerun_requested: bool,
     /// The point the run was last said to wait on.
     waiting_on: Option<orcho::Waiting>,
     /// The point last shown, with `--wait`.
@@ -483,7 +487,20 @@ impl orcho::Host for CliHost<'_> {
                 },
             )
             .await?
+            .and_then(|choice| {
+                // `r`: the receipts are run again and the gate shown again.
+                self.rerun_requested = choice.is_none();
+                choice
+            })
             .map(|choice| DecisionRequest::new(choice, DecidedBy::Operator)))
+    }
+
+    fn rerun_at_gate(&mut self) -> bool {
+        let asked = std::mem::take(&mut self.rerun_requested);
+        if asked {
+            output::err("running the missing and stale required commands in the run's worktree …");
+        }
+        asked
     }
 
     async fn wait(&mut self, step: &Step) -> Result<bool, CliError> {

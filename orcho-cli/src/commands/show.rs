@@ -88,6 +88,32 @@ pub(crate) fn gate(place: &Place, run: &RunId, diff: bool) -> Result<Report, Cli
     Ok(Report::new(&doc).line(text.trim_end_matches('\n').to_owned()))
 }
 
+/// Runs the missing and stale required commands again in the run's
+/// worktree, and shows the gate opened again on their receipts.
+pub(crate) async fn rerun(place: &Place, run: &RunId) -> Result<Report, CliError> {
+    crate::interrupt::install(place.json);
+    crate::interrupt::driving_run(run);
+    let (_, mut driving) = host::open_with(place, run, false)?;
+    if let Some(ended) = driving.refusal_if_ended() {
+        return Err(ended.into());
+    }
+    place.progress("running the missing and stale required commands in the run's worktree …");
+    let (rerun, gate) = driving.rerun_receipts().await?;
+    let store = place.store();
+    let now = GateNow::read(&store, run)?;
+    let said = if rerun.is_empty() {
+        "every required receipt held: nothing was run again".to_owned()
+    } else {
+        format!(
+            "ran again: {}",
+            orcho::core::spelling::quoted(rerun.iter().map(ToString::to_string))
+        )
+    };
+    let mut doc = GateDoc::new(&gate).with_now(&gate, &now);
+    doc.rerun = rerun.iter().map(ToString::to_string).collect();
+    Ok(Report::new(&doc).line(said).line(text::gate(&gate, &now)))
+}
+
 /// What a delivery gate is shown with beside what it recorded: the
 /// target's status checked now, and the handoffs the run was moved past.
 #[derive(Debug, Default)]

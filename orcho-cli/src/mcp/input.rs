@@ -192,6 +192,7 @@ pub(crate) fn arguments(tool: &str, json: &[u8]) -> Result<(), String> {
         | "orcho_run_resume"
         | "orcho_review_paused_run"
         | "orcho_delivery_gate"
+        | "orcho_delivery_rerun"
         | "orcho_touchpoint"
         | "orcho_intake_gate" => read::<RunInput>(json),
         other => Err(format!("no tool `{other}`")),

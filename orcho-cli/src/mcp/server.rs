@@ -172,6 +172,17 @@ impl OrchoMcp {
     }
 
     #[tool(
+        name = "orcho_delivery_rerun",
+        description = "At a run's delivery gate, before it is decided: run again, in the run's worktree, the required commands whose receipts are missing or stale, then return the gate as it is now (its `rerun` lists what ran). For a gate that shows gaps with next action re-run."
+    )]
+    async fn orcho_delivery_rerun(
+        &self,
+        Parameters(input): Parameters<RunInput>,
+    ) -> CallToolResult {
+        respond(self.rerun_at_gate(&input).await)
+    }
+
+    #[tool(
         name = "orcho_delivery_decide",
         description = "Record the delivery decision (approve, apply, fix, skip, halt). It does NOT deliver: call orcho_run_resume next. The engine delivers exactly the run's diff. Recorded as decided by this client; a profile may let only an operator approve (operator_required)."
     )]

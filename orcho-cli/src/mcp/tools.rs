@@ -585,6 +585,26 @@ impl OrchoMcp {
         value(&doc)
     }
 
+    /// `orcho delivery rerun`: the missing and stale required commands run
+    /// again in the run's worktree, and the gate as it is then.
+    pub(super) async fn rerun_at_gate(&self, input: &RunInput) -> ToolResult {
+        let id = self.find_run("run_id", &input.run_id)?;
+        let (_, mut run) = host::open(&self.place, &id)?;
+        if let Some(ended) = run.refusal_if_ended() {
+            return Err(ended.into());
+        }
+        let (rerun, gate) = run.rerun_receipts().await?;
+        drop(run);
+        let store = self.store();
+        let now = crate::commands::GateNow::read(&store, &id)?;
+        let mut doc = GateDoc::new(&gate).with_now(&gate, &now);
+        doc.rerun = rerun.iter().map(ToString::to_string).collect();
+        if gate.approve_requires_operator() {
+            doc.available_actions.retain(|a| *a != "approve");
+        }
+        value(&doc)
+    }
+
     pub(super) fn decide_delivery(&self, input: DeliveryDecideInput, client: &str) -> ToolResult {
         let run = self.find_run("run_id", &input.run_id)?;
         let view = self.store().status(&run)?;

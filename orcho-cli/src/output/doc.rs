@@ -326,6 +326,10 @@ pub(crate) struct GateDoc<'a> {
     /// The run has ended: nothing is left to decide.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) ended: Option<&'a str>,
+    /// The required commands run again before the gate was opened again
+    /// (`orcho delivery rerun`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) rerun: Vec<String>,
 }
 
 /// The target checkout's status for a run's diff, checked now.
@@ -427,6 +431,7 @@ impl<'a> GateDoc<'a> {
             overridden: &[],
             decision: None,
             ended: None,
+            rerun: Vec::new(),
         }
     }
 

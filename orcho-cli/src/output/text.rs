@@ -344,6 +344,14 @@ pub(crate) fn gate(gate: &DeliveryGate, now: &GateNow) -> String {
     for gap in gate.gaps() {
         let _ = writeln!(text, "  gap: {gap}");
     }
+    if !gate.gaps().is_empty() && now.ended.is_none() {
+        let _ = writeln!(
+            text,
+            "  `orcho delivery rerun {}` runs the missing and stale commands again in the \
+             run's worktree, then shows the gate again",
+            gate.run()
+        );
+    }
     text.extend(gate.findings().iter().map(finding_line));
     for blocked in gate.blocked() {
         let _ = writeln!(

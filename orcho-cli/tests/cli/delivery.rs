@@ -290,3 +290,63 @@ fn a_target_whose_head_moved_says_so_not_commit_or_stash() -> Result {
     assert!(out.stderr.contains("HEAD moved on"), "{out}");
     Ok(())
 }
+
+/// One phase and a required command the run never runs itself: its gate
+/// has a missing receipt.
+pub(crate) const UNPROVEN: &str = "\
+schema: 1
+name: unproven
+phases:
+  - name: implement
+    role: implement
+verification:
+  commands:
+    - { name: test, argv: [sh, -c, \"test -f done.txt\"] }
+  required: [test]
+";
+
+#[test]
+fn rerun_at_the_gate_runs_the_missing_receipts_and_shows_the_gate_again() -> Result {
+    let repo = Repo::new(UNPROVEN)?;
+    let out = repo.orcho(&[
+        "run",
+        "--no-interactive",
+        "--json",
+        "--phase",
+        "implement=sh -c 'echo x > done.txt'",
+    ])?;
+    out.expect_code(4);
+    let run = run_id(&out.json()?)?;
+    let gate = repo.orcho(&["delivery", "show", &run, "--json"])?.json()?;
+    assert_eq!(gate["verdict"], "rejected", "{gate}");
+    assert_eq!(gate["gaps"].as_array().map(Vec::len), Some(1), "{gate}");
+    let shown = repo.orcho(&["delivery", "show", &run])?;
+    assert!(
+        shown
+            .stdout
+            .contains(&format!("`orcho delivery rerun {run}`")),
+        "{shown}"
+    );
+
+    let out = repo.orcho(&["delivery", "rerun", &run, "--json"])?;
+    out.expect_code(0);
+    let gate = out.json()?;
+    assert_eq!(gate["rerun"], json!(["test"]), "{gate}");
+    assert_eq!(gate["verdict"], "approved", "{gate}");
+    assert_eq!(gate["gaps"], json!([]), "{gate}");
+    let again = repo.orcho(&["delivery", "rerun", &run])?;
+    again.expect_code(0);
+    assert!(again.stdout.contains("nothing was run again"), "{again}");
+    let log = repo.orcho(&["log", &run])?;
+    assert!(log.stdout.contains("receipts re-run"), "{log}");
+
+    repo.orcho(&["delivery", "decide", &run, "approve"])?
+        .expect_code(0);
+    let refused = repo.orcho(&["delivery", "rerun", &run])?;
+    assert_ne!(refused.code(), Some(0), "{refused}");
+    assert!(refused.stderr.contains("decided already"), "{refused}");
+    repo.orcho(&["resume", &run, "--no-interactive"])?
+        .expect_code(0);
+    assert!(repo.dir().join("done.txt").is_file());
+    Ok(())
+}

@@ -732,3 +732,33 @@ fn a_prompt_ends_when_its_point_is_decided_elsewhere_and_the_run_goes_on() -> Re
     assert_eq!(out["status"], "completed", "{out}");
     Ok(())
 }
+
+#[test]
+fn at_the_delivery_prompt_r_runs_the_missing_receipts_and_shows_the_gate_again() -> Result {
+    let repo = Repo::new(crate::delivery::UNPROVEN)?;
+    let (mut child, mut writer, mut screen) = at_a_terminal(
+        &repo,
+        &["run", "--phase", "implement=sh -c 'echo x > done.txt'"],
+    )?;
+    let shown = screen.until(" or d or r: ", WAIT)?.to_owned();
+    assert!(shown.contains("release rejected"), "{shown}");
+    assert!(
+        shown.contains("r) run the missing and stale receipts again"),
+        "{shown}"
+    );
+    type_line(&mut writer, "r")?;
+    // The gate again, as it is now: no gap left, and no `r` to offer.
+    let again = screen
+        .until_after("running the missing and stale", " or d: ", WAIT)?
+        .to_owned();
+    assert!(again.contains("release approved"), "{again}");
+    let approve = menu_number(&again, "approve")?;
+    type_line(&mut writer, &approve)?;
+    screen.until("commit message", WAIT)?;
+    type_line(&mut writer, "Prove it")?;
+    screen.until("a note for the record", WAIT)?;
+    type_line(&mut writer, "")?;
+    assert_eq!(crate::support::wait(&mut child, WAIT)?.code(), Some(0));
+    assert_eq!(repo.git(&["log", "-1", "--format=%s"])?, "Prove it");
+    Ok(())
+}

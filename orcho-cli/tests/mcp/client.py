@@ -31,6 +31,7 @@ TOOLS = {
     "orcho_review_paused_run",
     "orcho_delivery_gate",
     "orcho_delivery_decide",
+    "orcho_delivery_rerun",
     "orcho_workspace_pending_decisions",
     "orcho_touchpoint",
     "orcho_touchpoint_answer",

@@ -18,7 +18,7 @@ mod redact;
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 type Client = RunningService<RoleClient, ()>;
 
-const TOOLS: [&str; 16] = [
+const TOOLS: [&str; 17] = [
     "orcho_run_start",
     "orcho_run_status",
     "orcho_run_evidence",
@@ -28,6 +28,7 @@ const TOOLS: [&str; 16] = [
     "orcho_review_paused_run",
     "orcho_delivery_gate",
     "orcho_delivery_decide",
+    "orcho_delivery_rerun",
     "orcho_workspace_pending_decisions",
     "orcho_touchpoint",
     "orcho_touchpoint_answer",
@@ -977,5 +978,33 @@ async fn on_a_shared_store_the_tools_see_and_decide_another_machines_run() -> Te
     assert_eq!(resumed["status"], "completed", "{resumed}");
     first.cancel().await?;
     second.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_receipts_missing_at_the_gate_are_run_again_and_the_gate_shown_again() -> TestResult {
+    let (_tmp, dir) = repo()?;
+    orcho::core::fs::write_atomic(
+        &dir.join("orcho.yaml"),
+        b"schema: 1\nname: unproven\nphases:\n  - name: implement\n    role: implement\n\
+          verification:\n  commands:\n    - { name: test, argv: [sh, -c, \"test -f done.txt\"] }\n  \
+          required: [test]\n",
+    )?;
+    git(&dir, &["commit", "-q", "-am", "unproven"])?;
+    let client = connect(&dir).await?;
+    let started = ok(
+        &client,
+        "orcho_run_start",
+        json!({ "phases": { "implement": ["sh", "-c", "echo x > done.txt"] } }),
+    )
+    .await?;
+    assert_eq!(started["awaiting"], "delivery_gate", "{started}");
+    let run = started["run_id"].as_str().ok_or("no run id")?.to_owned();
+    let gate = ok(&client, "orcho_delivery_gate", json!({ "run_id": run })).await?;
+    assert_eq!(gate["verdict"], "rejected", "{gate}");
+    let again = ok(&client, "orcho_delivery_rerun", json!({ "run_id": run })).await?;
+    assert_eq!(again["rerun"], json!(["test"]), "{again}");
+    assert_eq!(again["verdict"], "approved", "{again}");
+    client.cancel().await?;
     Ok(())
 }

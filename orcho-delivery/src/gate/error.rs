@@ -63,6 +63,12 @@ pub enum DeliveryRefusal {
         /// The gate's patch.
         gate: Digest,
     },
+    /// The gate cannot be opened again: a decision is recorded on it.
+    #[error("the gate is decided already (`{action}`): it is not opened again")]
+    Decided {
+        /// The action recorded.
+        action: DeliveryAction,
+    },
     /// The patch could not be read.
     #[error("the run's patch `{path}` cannot be read")]
     ReadPatch {

@@ -252,6 +252,30 @@ impl DeliveryGates {
         Ok(gate)
     }
 
+    /// Opens the run's gate again on `spec` (its receipts re-run, say),
+    /// replacing the one it had, which nobody decided yet.
+    ///
+    /// # Errors
+    ///
+    /// [`DeliveryRefusal::Decided`] when a decision is recorded on the gate;
+    /// otherwise as [`open`](Self::open).
+    pub fn reopen(&self, spec: DeliverySpec) -> Result<DeliveryGate, DeliveryError> {
+        let run = spec.run.clone();
+        let err = |kind| PointError::of_run("open again the delivery gate of", &run, kind);
+        {
+            let _guard = self.points.lock(&run, &delivery_point()).map_err(err)?;
+            if let Some(recorded) = self.points.recorded(&run, &delivery_point()).map_err(err)? {
+                return Err(err(refused(DeliveryRefusal::Decided {
+                    action: recorded.decision().payload().action(),
+                })));
+            }
+            self.storage()
+                .remove(&run, Item::Question(PointKind::Delivery, &delivery_point()))
+                .map_err(|e| err(e.into()))?;
+        }
+        self.open(spec)
+    }
+
     /// Reads the run's gate.
     ///
     /// # Errors

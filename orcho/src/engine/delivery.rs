@@ -47,6 +47,81 @@ impl Run {
         Ok(None)
     }
 
+    /// At the delivery gate, before it is decided: runs again, in the
+    /// run's worktree, the required commands whose receipts are missing or
+    /// stale (and failed ones whose subject changed since), then opens the
+    /// gate again on what the receipts say now. Returns the commands run
+    /// again (none when every receipt held) and the gate.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineErrorKind::NotExpected`] when the run is not at its open
+    /// gate; a refusal when the gate is decided already; a receipt error
+    /// when a command cannot be run; a store error.
+    pub async fn rerun_receipts(
+        &mut self,
+    ) -> Result<(Vec<orcho_receipts::CommandName>, DeliveryGate), EngineError> {
+        let state = self.state().clone();
+        if !matches!(state.stage(), crate::Stage::AtDelivery { opened: true }) {
+            return Err(self.err(EngineErrorKind::NotExpected {
+                action: "re-run the receipts at the delivery gate",
+                status: state.status(),
+            }));
+        }
+        let Some(verifier) = self.engine.verifier(&state)? else {
+            return Err(self.err(EngineErrorKind::NotExpected {
+                action: "re-run the receipts of a plan that declares none",
+                status: state.status(),
+            }));
+        };
+        // Decided already: nothing is run, and the gate stays as it was.
+        if let Some(recorded) = self
+            .engine
+            .inner
+            .store
+            .deliveries
+            .recorded_decision(self.id())
+            .map_err(|e| self.delivery_err(e))?
+        {
+            return Err(self.delivery_err(orcho_handoff::point::PointError::of_run(
+                "re-run the receipts at the delivery gate of",
+                self.id(),
+                orcho_handoff::point::PointErrorKind::Refused(
+                    orcho_delivery::DeliveryRefusal::Decided {
+                        action: recorded.decision().payload().action(),
+                    },
+                ),
+            )));
+        }
+        let summary = blocking_readiness(&verifier)
+            .await
+            .map_err(|e| self.err(e))?;
+        let rerun = super::phase::to_rerun(&summary);
+        for command in &rerun {
+            let v = std::sync::Arc::clone(&verifier);
+            let command = command.clone();
+            tokio::task::spawn_blocking(move || v.run_command(&command, None))
+                .await
+                .map_err(|e| self.err(EngineErrorKind::from(e)))?
+                .map_err(|e| self.err(EngineErrorKind::Receipts(Box::new(e))))?;
+        }
+        self.commit(&RunEvent::ReceiptsRerun {
+            commands: rerun.iter().map(ToString::to_string).collect(),
+        })?;
+        let spec = self.delivery_spec().await?;
+        let gate = self
+            .engine
+            .inner
+            .store
+            .deliveries
+            .reopen(spec)
+            .map_err(|e| self.delivery_err(e))?;
+        self.commit(&RunEvent::DeliveryOpened {
+            verdict: gate.verdict(),
+        })?;
+        Ok((rerun, gate))
+    }
+
     pub(super) async fn open_delivery(&mut self) -> Result<DeliveryGate, EngineError> {
         let deliveries = self.engine.inner.store.deliveries.clone();
         if self.state().delivery_opened() {

@@ -43,22 +43,7 @@ impl Run {
                 let summary = blocking_readiness(&verifier)
                     .await
                     .map_err(|e| self.err(e))?;
-                let rerun: Vec<_> = summary
-                    .required
-                    .iter()
-                    // Missing and stale receipts, and failed ones whose
-                    // subject changed since: their failure no longer
-                    // describes the tree. A failure on the same subject is
-                    // never re-run by itself.
-                    .filter(|r| match &r.status {
-                        ReceiptStatus::Missing
-                        | ReceiptStatus::Deleted { .. }
-                        | ReceiptStatus::Stale(_) => true,
-                        ReceiptStatus::Failed { stale, .. } => !stale.is_empty(),
-                        _ => false,
-                    })
-                    .map(|r| r.command.clone())
-                    .collect();
+                let rerun = to_rerun(&summary);
                 for command in &rerun {
                     let v = Arc::clone(&verifier);
                     let command = command.clone();
@@ -355,4 +340,25 @@ pub(super) async fn blocking_readiness(
         .await
         .map_err(EngineErrorKind::from)?
         .map_err(|e| EngineErrorKind::Receipts(Box::new(e)))
+}
+
+/// The required commands worth running again: missing and stale receipts,
+/// and failed ones whose subject changed since (their failure no longer
+/// describes the tree). A failure on the same subject is never re-run by
+/// itself.
+pub(super) fn to_rerun(
+    summary: &orcho_receipts::ReadinessSummary,
+) -> Vec<orcho_receipts::CommandName> {
+    summary
+        .required
+        .iter()
+        .filter(|r| match &r.status {
+            ReceiptStatus::Missing | ReceiptStatus::Deleted { .. } | ReceiptStatus::Stale(_) => {
+                true
+            }
+            ReceiptStatus::Failed { stale, .. } => !stale.is_empty(),
+            _ => false,
+        })
+        .map(|r| r.command.clone())
+        .collect()
 }

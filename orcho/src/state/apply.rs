@@ -174,6 +174,11 @@ impl RunState {
                 Stage::AtTouchpoint { id, .. },
                 RunEvent::TouchpointResolved { id: at, resolution },
             ) if id == *at => self.resolve(resolution),
+            // Receipts re-run at the open gate, which is then opened again.
+            (stage @ Stage::AtDelivery { opened: true }, RunEvent::ReceiptsRerun { .. })
+            | (stage @ Stage::AtDelivery { opened: true }, RunEvent::DeliveryOpened { .. }) => {
+                stage
+            }
             (Stage::AtDelivery { opened: false }, RunEvent::DeliveryOpened { .. }) => {
                 Stage::AtDelivery { opened: true }
             }
