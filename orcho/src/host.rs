@@ -218,7 +218,7 @@ pub async fn drive<H: Host + Send>(
                 } else if let Some(asked) = ask(run, host, &waiting).await? {
                     match asked {
                         Asked::Decided => run.resume().await?,
-                        Asked::Again(step) => step,
+                        Asked::Again(step) => *step,
                     }
                 } else if host.wait(&waiting).await.map_err(DriveError::Host)? {
                     let now = run.resume().await?;
@@ -263,7 +263,7 @@ enum Asked {
     Decided,
     /// The point is shown again, as it is now (the gate after its
     /// receipts were run again).
-    Again(Step),
+    Again(Box<Step>),
 }
 
 /// Asks the host at `waiting` and records its decision: `None` when nobody
@@ -305,7 +305,7 @@ async fn ask<H: Host + Send>(
                 else {
                     if host.rerun_at_gate() {
                         let (_, gate) = run.rerun_receipts().await?;
-                        return Ok(Some(Asked::Again(Step::DecideDelivery(gate))));
+                        return Ok(Some(Asked::Again(Box::new(Step::DecideDelivery(gate)))));
                     }
                     return Ok(None);
                 };
