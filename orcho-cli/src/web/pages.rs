@@ -41,13 +41,16 @@ label{display:block;margin:.3em 0}textarea{width:100%;min-height:5em;font:inheri
 button{font:inherit;padding:.4em 1em}a{color:#0b4f9c}
 ";
 
-fn layout(title: &str, caller: &Caller, body: &Markup) -> Markup {
+fn layout(title: &str, caller: &Caller, body: &Markup, seen: Option<&str>) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
             head {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
+                // What the page was made from: the live stream tells a page
+                // that missed a change while it loaded.
+                @if let Some(seen) = seen { meta name="orcho-inbox" content=(seen); }
                 title { (title) " · orcho" }
                 style { (PreEscaped(CSS)) }
                 script src="/static/live.js" defer {}
@@ -67,8 +70,23 @@ fn layout(title: &str, caller: &Caller, body: &Markup) -> Markup {
     }
 }
 
-fn page(title: &str, caller: &Caller, body: &Markup) -> Response {
-    layout(title, caller, body).into_response()
+fn page(title: &str, caller: &Caller, body: &Markup, seen: Option<&str>) -> Response {
+    layout(title, caller, body, seen).into_response()
+}
+
+/// A digest of the inbox as `gather` found it: what the live stream
+/// compares, and what a page says it was made from.
+fn inbox_digest(inbox: &orcho::handoff::inbox::Inbox, stopped: &[orcho::RunView]) -> String {
+    blake3::hash(format!("{inbox:?}{stopped:?}").as_bytes())
+        .to_hex()
+        .to_string()
+}
+
+/// The inbox's digest now, when it can be read.
+fn seen_now(place: &Place) -> Option<String> {
+    gather(&place.team_store(), &Filter::default())
+        .ok()
+        .map(|(inbox, stopped, _)| inbox_digest(&inbox, &stopped))
 }
 
 pub(super) fn failed(caller: &Caller, e: &CliError) -> Response {
@@ -78,7 +96,7 @@ pub(super) fn failed(caller: &Caller, e: &CliError) -> Response {
         @if let Some(hint) = e.hint() { p { (hint) } }
         p { a href="/" { "Back to the inbox" } }
     };
-    (api::status_of(e), layout("error", caller, &body)).into_response()
+    (api::status_of(e), layout("error", caller, &body, None)).into_response()
 }
 
 /// `GET /`: every pending point across runs (and machines), newest first.
@@ -126,7 +144,12 @@ pub(super) async fn inbox(State(web): State<Web>, caller: Caller) -> Response {
             } }
         }
     };
-    page("inbox", &caller, &body)
+    page(
+        "inbox",
+        &caller,
+        &body,
+        Some(&inbox_digest(&inbox, &stopped)),
+    )
 }
 
 fn first_line(text: &str) -> &str {
@@ -156,7 +179,7 @@ pub(super) async fn run(
         .and_then(|a| a.parse::<HandoffAction>().ok())
         .map(|action| format!("Recorded: {action}. The run goes on when its host resumes it."));
     match run_page(&place, &caller, &run, said.as_deref()) {
-        Ok(body) => page(&run, &caller, &body),
+        Ok(body) => page(&run, &caller, &body, seen_now(&place).as_deref()),
         Err(e) => failed(&caller, &e),
     }
 }
@@ -525,10 +548,20 @@ pub(super) async fn decide_handoff(
     }
 }
 
-/// `GET /events`: a `changed` event whenever the inbox changes.
+/// What a page says it was made from, when it asks for the live stream.
+#[derive(Debug, Deserialize)]
+pub(super) struct Seen {
+    #[serde(default)]
+    since: Option<String>,
+}
+
+/// `GET /events?since=DIGEST`: a `changed` event whenever the inbox
+/// changes, and at once when it is not what the page was made from (a
+/// change while the page loaded is not missed).
 pub(super) async fn events(
     State(web): State<Web>,
     caller: Caller,
+    Query(seen): Query<Seen>,
 ) -> Sse<impl tokio_stream::Stream<Item = Result<Event, Infallible>>> {
     let place = api::place_of(&web, &caller);
     let mut stopping = web.stopping;
@@ -538,19 +571,23 @@ pub(super) async fn events(
         let Ok(mut watch) = store.subscribe() else {
             return;
         };
-        let digest = |place: &Place| {
-            gather(&place.team_store(), &Filter::default())
-                .ok()
-                .map(|(inbox, stopped, _)| format!("{inbox:?}{stopped:?}"))
-        };
-        let mut last = digest(&place);
+        let mut last = seen_now(&place);
+        if let Some(since) = seen.since
+            && last.as_deref() != Some(since.as_str())
+            && tx
+                .send(Ok(Event::default().event("changed").data("inbox")))
+                .await
+                .is_err()
+        {
+            return;
+        }
         loop {
             tokio::select! {
                 _ = watch.changed(LIVE_SLICE) => {}
                 // The server stops: the stream ends, and the page with it.
                 _ = stopping.wait_for(|stop| *stop) => return,
             }
-            let now = digest(&place);
+            let now = seen_now(&place);
             if now != last {
                 last = now;
                 if tx
@@ -575,7 +612,9 @@ pub(super) async fn live_js() -> Response {
     (
         StatusCode::OK,
         [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
-        "const events = new EventSource('/events');\n\
+        "const seen = document.querySelector('meta[name=orcho-inbox]');\n\
+         const since = seen ? '?since=' + encodeURIComponent(seen.content) : '';\n\
+         const events = new EventSource('/events' + since);\n\
          events.addEventListener('changed', () => {\n\
          \x20 const typing = document.activeElement && document.activeElement.form;\n\
          \x20 const written = [...document.querySelectorAll('textarea')].some(t => t.value);\n\

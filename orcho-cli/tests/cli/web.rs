@@ -482,3 +482,50 @@ fn no_token_ever_shows_in_the_servers_output() -> Result {
     }
     Ok(())
 }
+
+#[test]
+fn a_page_that_missed_a_change_while_it_loaded_is_told_at_once() -> Result {
+    use std::io::{Read, Write};
+    let repo = Repo::new(REVIEW)?;
+    paused_at_review(&repo)?;
+    let served = serve(&repo)?;
+    let address = served.base.trim_start_matches("http://").to_owned();
+    let listen = |since: &str| -> Result<String> {
+        let mut stream = std::net::TcpStream::connect(&address)?;
+        stream.set_read_timeout(Some(std::time::Duration::from_secs(2)))?;
+        write!(
+            stream,
+            "GET /events?since={since} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {}\r\n\r\n",
+            served.read_only
+        )?;
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 1024];
+        // Until the stream says something or goes quiet.
+        while let Ok(n) = stream.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+            if seen.windows(14).any(|w| w == b"event: changed") {
+                break;
+            }
+        }
+        Ok(String::from_utf8_lossy(&seen).into_owned())
+    };
+    // A page made from another inbox than the one there is now.
+    assert!(listen("0000")?.contains("event: changed"));
+    // A page made from the inbox as it is: nothing to say.
+    let mut page = agent()
+        .get(format!("{}/", served.base))
+        .header("Authorization", format!("Bearer {}", served.read_only))
+        .call()?;
+    let html = page.body_mut().read_to_string()?;
+    let seen = html
+        .split("name=\"orcho-inbox\" content=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .ok_or("the page says what it was made from")?
+        .to_owned();
+    assert!(!listen(&seen)?.contains("event: changed"));
+    Ok(())
+}

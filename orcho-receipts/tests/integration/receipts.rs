@@ -284,7 +284,7 @@ fn a_failure_followed_by_a_change_says_to_run_it_again() -> Result {
     assert_eq!(s.next_action(), Some(NextAction::Rerun));
     assert_eq!(
         s.reason(),
-        "exited with code 1; and it is stale: the subject changed since it ran"
+        "exited with code 1; and it is stale: the subject changed since it ran: `src/lib.rs` changed"
     );
     Ok(())
 }
@@ -536,7 +536,7 @@ fn all_stale_reasons_are_listed() -> Result {
     write(&f.lib, "lib.rs", "changed\n", 0o644)?;
     let changed = CONTRACT.replace("echo ok", "echo OK");
     let v = f.verifier_with(&changed, f.store())?;
-    insta::assert_snapshot!(status(&v, "test")?, @"stale: the declared command changed; the subject changed since it ran; dependency `lib` changed");
+    insta::assert_snapshot!(status(&v, "test")?, @"stale: the declared command changed; the subject changed since it ran: `src/lib.rs` changed; dependency `lib` changed");
     Ok(())
 }
 
