@@ -18,7 +18,9 @@
 //!   read with the fingerprinter's threads and calls, without hashing (at
 //!   most 1.1x).
 //! - `fingerprint_second`: the second fingerprint of an unchanged tree vs
-//!   `git status --porcelain` (at most 0.5x); after a build wrote one new
+//!   `git status --porcelain` (at most 0.5x), and the same keeping the
+//!   manifest that names what changed, as `orcho status` does, vs without
+//!   (at most 1.05x); after a build wrote one new
 //!   file and folder into the ignored `target/` (4,000 files there; at most
 //!   0.6x: the cached file list stays valid); after one new untracked file
 //!   in a tracked folder (at most 0.8x: only that folder is read again);
@@ -113,6 +115,16 @@ fn bench_fingerprints(c: &mut Criterion, tree: &Tree) {
         c.arg("fingerprint").arg(root.as_str()).arg(&cache);
         quiet(c);
     };
+    // As `orcho status` takes it: keeping the manifest that names what
+    // changed (written once per digest; a stat when it is there).
+    let kept_cache = scratch.path().join("kept-cache");
+    let fingerprint_kept = || {
+        let mut c = Command::new(FINGERPRINT);
+        c.arg("fingerprint-kept")
+            .arg(root.as_str())
+            .arg(&kept_cache);
+        quiet(c);
+    };
     let status = || {
         let mut status = git(root.as_std_path());
         status.args(["--no-optional-locks", "status", "--porcelain"]);
@@ -175,8 +187,12 @@ fn bench_fingerprints(c: &mut Criterion, tree: &Tree) {
     for _ in 0..3 {
         std::thread::sleep(Duration::from_millis(30));
         fingerprint();
+        fingerprint_kept();
     }
     group.bench_function("orcho unchanged", |b| b.iter(fingerprint));
+    group.bench_function("orcho unchanged, keeping manifests", |b| {
+        b.iter(fingerprint_kept);
+    });
     group.bench_function("git status", |b| b.iter(status));
     if tree.generated {
         // A build folder git ignores (`target/`, 4,000 files in 200
@@ -462,6 +478,12 @@ fn main() {
             subject: "orcho unchanged",
             baseline: "git status",
             target: 0.5,
+        },
+        Ratio {
+            group: "fingerprint_second",
+            subject: "orcho unchanged, keeping manifests",
+            baseline: "orcho unchanged",
+            target: 1.05,
         },
         Ratio {
             group: "fingerprint_second",

@@ -55,6 +55,7 @@ use rustix::fs::{Mode, OFlags};
 const USAGE: &str = "usage: fingerprint-trees compare [--rounds N] TREE…
        fingerprint-trees generate DIR
        fingerprint-trees fingerprint ROOT CACHE
+       fingerprint-trees fingerprint-kept ROOT CACHE
        fingerprint-trees list ROOT
        fingerprint-trees floor ROOT LIST THREADS";
 
@@ -62,7 +63,8 @@ fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let words: Vec<&str> = args.iter().map(|a| a.to_str().unwrap_or("")).collect();
     match words.as_slice() {
-        ["fingerprint", _, _] => fingerprint(Path::new(&args[1]), Path::new(&args[2])),
+        ["fingerprint", _, _] => fingerprint(Path::new(&args[1]), Path::new(&args[2]), false),
+        ["fingerprint-kept", _, _] => fingerprint(Path::new(&args[1]), Path::new(&args[2]), true),
         ["list", _] => list(Path::new(&args[1])),
         ["floor", _, _, threads] => match threads.parse() {
             Ok(threads) => floor(Path::new(&args[1]), Path::new(&args[2]), threads),
@@ -96,8 +98,9 @@ fn usage() -> ExitCode {
     ExitCode::from(2)
 }
 
-/// One fingerprint, printed with where its file list came from.
-fn fingerprint(root: &Path, cache: &Path) -> ExitCode {
+/// One fingerprint, printed with where its file list came from; `kept`:
+/// keeping its manifest, as `orcho verify` and `orcho status` do.
+fn fingerprint(root: &Path, cache: &Path, kept: bool) -> ExitCode {
     let (Ok(root), Ok(cache)) = (
         Utf8PathBuf::try_from(root.to_owned()),
         Utf8PathBuf::try_from(cache.to_owned()),
@@ -105,10 +108,11 @@ fn fingerprint(root: &Path, cache: &Path) -> ExitCode {
         println!("paths must be UTF-8");
         return ExitCode::FAILURE;
     };
-    match Fingerprinter::new()
-        .with_cache_dir(cache)
-        .fingerprint(&root, &[])
-    {
+    let mut fingerprinter = Fingerprinter::new().with_cache_dir(cache);
+    if kept {
+        fingerprinter = fingerprinter.keeping_manifests();
+    }
+    match fingerprinter.fingerprint(&root, &[]) {
         Ok(f) => {
             println!(
                 "{} {:?} files={} hashed={}",
