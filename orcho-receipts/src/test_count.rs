@@ -227,6 +227,17 @@ impl Reader {
         if let Some(rest) = trimmed.strip_prefix("FAILED (") {
             return self.unittest_failed(rest);
         }
+        // unittest's header of a failure: `FAIL: test_empty (mod.T.test_empty)`.
+        if let Some(rest) = trimmed
+            .strip_prefix("FAIL: ")
+            .or_else(|| trimmed.strip_prefix("ERROR: "))
+            && let Some((method, path)) = rest.split_once(" (")
+            && let Some(path) = path.strip_suffix(')')
+            && !method.contains(' ')
+        {
+            let name = if path.ends_with(method) { path } else { method };
+            return Self::name(&mut self.count.failed_names, name);
+        }
         if trimmed.starts_with("No tests found") {
             self.runner("jest");
             return;
@@ -519,6 +530,26 @@ mod tests {
             Some((0, 0, 0))
         );
         assert_eq!(count("Ran out of time\n"), None);
+        // The failures are named by their dotted path.
+        let text = "F.E\n\
+            ======================================================================\n\
+            FAIL: test_empty (test_parse.T.test_empty)\n\
+            ----------------------------------------------------------------------\n\
+            AssertionError: Lists differ: [''] != []\n\
+            ======================================================================\n\
+            ERROR: test_io (test_parse.T.test_io)\n\
+            ----------------------------------------------------------------------\n\
+            Ran 3 tests in 0.001s\n\nFAILED (failures=1, errors=1)\n";
+        let c = TestCount::read_text(text).unwrap();
+        assert_eq!(
+            c.failed_names,
+            ["test_parse.T.test_empty", "test_parse.T.test_io"]
+        );
+        // Words that only look like it are not a test.
+        let c =
+            TestCount::read_text("ERROR: could not connect (timeout)\nRan 1 test in 0.1s\n\nOK\n")
+                .unwrap();
+        assert!(c.failed_names.is_empty(), "{:?}", c.failed_names);
     }
 
     #[test]

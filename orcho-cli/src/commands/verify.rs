@@ -174,16 +174,26 @@ async fn run_command(
     }
     let vacuous = receipt.vacuous();
     let passed = receipt.passed() && !vacuous;
+    // unittest finds test methods of `unittest.TestCase` classes only: a
+    // suite written for pytest runs nothing under it.
+    let unittest = receipt
+        .tests
+        .as_ref()
+        .is_some_and(|t| t.runners.iter().any(|r| r == "unittest"));
     place.say(&format!(
         "{} `{name}` {} in {:.1}s{}",
         if passed { "✓" } else { "✗" },
         receipt.exit,
         receipt.duration.as_secs_f64(),
-        if vacuous {
-            ", but no test ran: vacuous (a command that checks rather than tests says \
-             `allow_empty: true`)"
-        } else {
-            ""
+        match (vacuous, unittest) {
+            (true, true) =>
+                ", but no test ran: vacuous (unittest finds only the test methods of \
+                             `unittest.TestCase` classes: tests written as pytest functions \
+                             need `argv: [python3, -m, pytest]`, with pytest installed)",
+            (true, false) =>
+                ", but no test ran: vacuous (a command that checks rather than tests \
+                              says `allow_empty: true`)",
+            _ => "",
         }
     ));
     if passed && receipt.subject_after != receipt.subject_before {

@@ -711,11 +711,29 @@ fn telling_lines<'a>(lines: &[&'a str]) -> Vec<&'a str> {
                 }
                 kept.push(message);
             }
-        } else if line.starts_with("E ") {
+        } else if line.starts_with("E ") || unittest_failure(line) || python_exception(line) {
             kept.push(line);
         }
     }
     kept
+}
+
+/// unittest's header of a failure: `FAIL: test_empty (mod.T.test_empty)`.
+fn unittest_failure(line: &str) -> bool {
+    line.strip_prefix("FAIL: ")
+        .or_else(|| line.strip_prefix("ERROR: "))
+        .and_then(|rest| rest.split_once(" ("))
+        .is_some_and(|(method, path)| !method.contains(' ') && path.ends_with(')'))
+}
+
+/// Python's line naming an exception: `AssertionError: Lists differ: …`.
+fn python_exception(line: &str) -> bool {
+    line.split_once(": ").is_some_and(|(name, _)| {
+        (name.ends_with("Error") || name.ends_with("Exception"))
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    })
 }
 
 /// One gate of a settled attempt: how it ended, why, and the end of its
@@ -879,6 +897,23 @@ mod tests {
         let shown = indented(&pytest.join("\n"), 5);
         assert!(shown.contains("E       AssertionError"), "{shown}");
         assert!(shown.contains("Left contains one more item"), "{shown}");
+
+        let mut unittest = vec![
+            "======================================================================",
+            "FAIL: test_empty (test_parse.T.test_empty)",
+            "----------------------------------------------------------------------",
+            "Traceback (most recent call last):",
+            "  File \"tests/test_parse.py\", line 10, in test_empty",
+            "AssertionError: Lists differ: [''] != []",
+        ];
+        unittest.extend(std::iter::repeat_n("noise", 30));
+        let shown = indented(&unittest.join("\n"), 5);
+        assert!(
+            shown.contains("FAIL: test_empty (test_parse.T.test_empty)"),
+            "{shown}"
+        );
+        assert!(shown.contains("AssertionError: Lists differ"), "{shown}");
+        assert!(!shown.contains("Traceback"), "{shown}");
 
         // Nothing telling: the count alone; nothing cut: the text alone.
         let plain = indented(&["a"; 30].join("\n"), 5);
