@@ -74,6 +74,17 @@ fn page(title: &str, caller: &Caller, body: &Markup, seen: Option<&str>) -> Resp
     layout(title, caller, body, seen).into_response()
 }
 
+/// The place a form's caller decides in, once the form's CSRF token and
+/// the caller's right to decide are checked; the refusal otherwise.
+pub(super) fn deciding_place(
+    web: &Web,
+    caller: &Caller,
+    csrf: Option<&str>,
+) -> Result<Place, super::session::Refused> {
+    caller.check_csrf(csrf).and_then(|()| caller.may_decide())?;
+    Ok(api::place_of(web, caller))
+}
+
 /// A digest of the inbox as `gather` found it: what the live stream
 /// compares, and what a page says it was made from.
 fn inbox_digest(inbox: &orcho::handoff::inbox::Inbox, stopped: &[orcho::RunView]) -> String {
@@ -359,13 +370,10 @@ pub(super) async fn ask_advice(
     Path(run): Path<String>,
     Form(form): Form<AskForm>,
 ) -> Response {
-    if let Err(refused) = caller
-        .check_csrf(form.csrf.as_deref())
-        .and_then(|()| caller.may_decide())
-    {
-        return refused.into_response();
-    }
-    let place = api::place_of(&web, &caller);
+    let place = match deciding_place(&web, &caller, form.csrf.as_deref()) {
+        Ok(place) => place,
+        Err(refused) => return refused.into_response(),
+    };
     let asked = match place.store().find_run(&run) {
         Ok(found) => crate::commands::advise(&place, &found).await,
         Err(e) => Err(e.into()),
@@ -457,13 +465,10 @@ pub(super) async fn decide_delivery(
     Path(run): Path<String>,
     Form(form): Form<DeliveryForm>,
 ) -> Response {
-    if let Err(refused) = caller
-        .check_csrf(form.csrf.as_deref())
-        .and_then(|()| caller.may_decide())
-    {
-        return refused.into_response();
-    }
-    let place = api::place_of(&web, &caller);
+    let place = match deciding_place(&web, &caller, form.csrf.as_deref()) {
+        Ok(place) => place,
+        Err(refused) => return refused.into_response(),
+    };
     match record_delivery(
         &place,
         &run,
@@ -527,13 +532,10 @@ pub(super) async fn decide_handoff(
     Path(run): Path<String>,
     Form(form): Form<HandoffForm>,
 ) -> Response {
-    if let Err(refused) = caller
-        .check_csrf(form.csrf.as_deref())
-        .and_then(|()| caller.may_decide())
-    {
-        return refused.into_response();
-    }
-    let place = api::place_of(&web, &caller);
+    let place = match deciding_place(&web, &caller, form.csrf.as_deref()) {
+        Ok(place) => place,
+        Err(refused) => return refused.into_response(),
+    };
     match record_handoff(
         &place,
         &run,

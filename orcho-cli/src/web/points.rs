@@ -26,7 +26,11 @@ use orcho::{
 };
 use serde::Deserialize;
 
-use super::{Web, api, pages::failed, session::Caller};
+use super::{
+    Web,
+    pages::{deciding_place, failed},
+    session::Caller,
+};
 use crate::{error::CliError, output::Report, place::Place};
 
 /// The section of the run's page for its open touchpoint or intake
@@ -304,13 +308,10 @@ pub(super) async fn decide_touchpoint(
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_str())
     };
-    if let Err(refused) = caller
-        .check_csrf(field("csrf"))
-        .and_then(|()| caller.may_decide())
-    {
-        return refused.into_response();
-    }
-    let place = api::place_of(&web, &caller);
+    let place = match deciding_place(&web, &caller, field("csrf")) {
+        Ok(place) => place,
+        Err(refused) => return refused.into_response(),
+    };
     match record_touchpoint(&place, &run, field("touchpoint"), &fields) {
         Ok(_) => Redirect::to(&format!("/runs/{run}")).into_response(),
         Err(e) => failed(&caller, &e),
@@ -347,13 +348,10 @@ pub(super) async fn decide_intake(
     Path(run): Path<String>,
     Form(form): Form<IntakeForm>,
 ) -> Response {
-    if let Err(refused) = caller
-        .check_csrf(form.csrf.as_deref())
-        .and_then(|()| caller.may_decide())
-    {
-        return refused.into_response();
-    }
-    let place = api::place_of(&web, &caller);
+    let place = match deciding_place(&web, &caller, form.csrf.as_deref()) {
+        Ok(place) => place,
+        Err(refused) => return refused.into_response(),
+    };
     match record_intake(&place, &run, &form.action, form.message) {
         Ok(_) => Redirect::to(&format!("/runs/{run}")).into_response(),
         Err(e) => failed(&caller, &e),
