@@ -122,6 +122,24 @@ async fn until_page_has(client: &Client, text: &str) -> Result {
     }
 }
 
+/// Picks the option `choice` (a CSS selector), types `text` into the
+/// field `field` (an id) and sends the form with `submit` (a selector).
+async fn pick_and_send(
+    client: &Client,
+    choice: &str,
+    (field, text): (&str, &str),
+    submit: &str,
+) -> Result {
+    client.find(Locator::Css(choice)).await?.click().await?;
+    client
+        .find(Locator::Id(field))
+        .await?
+        .send_keys(text)
+        .await?;
+    client.find(Locator::Css(submit)).await?.click().await?;
+    Ok(())
+}
+
 #[test]
 fn a_handoff_decided_in_the_browser_goes_on_and_the_other_window_sees_it() -> Result {
     let Some(driver) = driver()? else {
@@ -164,21 +182,13 @@ fn a_handoff_decided_in_the_browser_goes_on_and_the_other_window_sees_it() -> Re
             .await?;
         until_page_has(&deciding, "Record the decision").await?;
         shot(&deciding, "run").await?;
-        deciding
-            .find(Locator::Css("input[value=retry_feedback]"))
-            .await?
-            .click()
-            .await?;
-        deciding
-            .find(Locator::Id("text"))
-            .await?
-            .send_keys("cover the empty input")
-            .await?;
-        deciding
-            .find(Locator::Css("button[type=submit]:not(header button)"))
-            .await?
-            .click()
-            .await?;
+        pick_and_send(
+            &deciding,
+            "input[value=retry_feedback]",
+            ("text", "cover the empty input"),
+            "button[type=submit]:not(header button)",
+        )
+        .await?;
         until_page_has(&deciding, "Recorded: retry_feedback").await?;
         shot(&deciding, "decided").await?;
 
@@ -268,21 +278,13 @@ fn questions_and_a_plan_are_decided_in_the_browser_and_nothing_from_the_run_runs
         until_page_has(&client, "The planner asks").await?;
         shot(&client, "questions").await?;
         // An option by a click, and one's own words for the other.
-        client
-            .find(Locator::Css("input[name=q0][value=SQLite]"))
-            .await?
-            .click()
-            .await?;
-        client
-            .find(Locator::Id("t1"))
-            .await?
-            .send_keys(HOSTILE)
-            .await?;
-        client
-            .find(Locator::Css("main button[type=submit]"))
-            .await?
-            .click()
-            .await?;
+        pick_and_send(
+            &client,
+            "input[name=q0][value=SQLite]",
+            ("t1", HOSTILE),
+            "main button[type=submit]",
+        )
+        .await?;
         until_page_has(&client, "Decided: SQLite").await?;
         nothing_ran(&client).await?;
         Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
@@ -300,21 +302,13 @@ fn questions_and_a_plan_are_decided_in_the_browser_and_nothing_from_the_run_runs
         until_page_has(&client, "Approve the plan").await?;
         shot(&client, "plan").await?;
         nothing_ran(&client).await?;
-        client
-            .find(Locator::Css("input[name=q0][value=Approve]"))
-            .await?
-            .click()
-            .await?;
-        client
-            .find(Locator::Id("t1"))
-            .await?
-            .send_keys("keep it small")
-            .await?;
-        client
-            .find(Locator::Css("main button[type=submit]"))
-            .await?
-            .click()
-            .await?;
+        pick_and_send(
+            &client,
+            "input[name=q0][value=Approve]",
+            ("t1", "keep it small"),
+            "main button[type=submit]",
+        )
+        .await?;
         until_page_has(&client, "Decided: Approve (keep it small)").await?;
         shot(&client, "plan-decided").await?;
         nothing_ran(&client).await?;
