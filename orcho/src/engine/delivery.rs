@@ -93,21 +93,7 @@ impl Run {
                 ),
             )));
         }
-        let summary = blocking_readiness(&verifier)
-            .await
-            .map_err(|e| self.err(e))?;
-        let rerun = super::phase::to_rerun(&summary);
-        for command in &rerun {
-            let v = std::sync::Arc::clone(&verifier);
-            let command = command.clone();
-            tokio::task::spawn_blocking(move || v.run_command(&command, None))
-                .await
-                .map_err(|e| self.err(EngineErrorKind::from(e)))?
-                .map_err(|e| self.err(EngineErrorKind::Receipts(Box::new(e))))?;
-        }
-        self.commit(&RunEvent::ReceiptsRerun {
-            commands: rerun.iter().map(ToString::to_string).collect(),
-        })?;
+        let rerun = self.rerun_missing(&verifier).await?;
         let spec = self.delivery_spec().await?;
         let gate = self
             .engine

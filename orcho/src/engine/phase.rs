@@ -40,21 +40,7 @@ impl Run {
         {
             let cursor = (state.phase_index(), state.round(), state.attempt());
             if state.receipts_rerun_at() != Some(cursor) {
-                let summary = blocking_readiness(&verifier)
-                    .await
-                    .map_err(|e| self.err(e))?;
-                let rerun = to_rerun(&summary);
-                for command in &rerun {
-                    let v = Arc::clone(&verifier);
-                    let command = command.clone();
-                    tokio::task::spawn_blocking(move || v.run_command(&command, None))
-                        .await
-                        .map_err(|e| self.err(EngineErrorKind::from(e)))?
-                        .map_err(|e| self.err(EngineErrorKind::Receipts(Box::new(e))))?;
-                }
-                self.commit(&RunEvent::ReceiptsRerun {
-                    commands: rerun.iter().map(ToString::to_string).collect(),
-                })?;
+                self.rerun_missing(&verifier).await?;
             }
             let events = self.engine.inner.store.runs.events(self.id())?;
             let gates =
@@ -340,6 +326,33 @@ pub(super) async fn blocking_readiness(
         .await
         .map_err(EngineErrorKind::from)?
         .map_err(|e| EngineErrorKind::Receipts(Box::new(e)))
+}
+
+impl Run {
+    /// Runs again the required commands whose receipts are missing or stale
+    /// ([`to_rerun`]), each on a blocking thread, and records which: the
+    /// journal's `receipts_rerun`.
+    pub(super) async fn rerun_missing(
+        &mut self,
+        verifier: &Arc<Verifier>,
+    ) -> Result<Vec<orcho_receipts::CommandName>, EngineError> {
+        let summary = blocking_readiness(verifier)
+            .await
+            .map_err(|e| self.err(e))?;
+        let rerun = to_rerun(&summary);
+        for command in &rerun {
+            let v = Arc::clone(verifier);
+            let command = command.clone();
+            tokio::task::spawn_blocking(move || v.run_command(&command, None))
+                .await
+                .map_err(|e| self.err(EngineErrorKind::from(e)))?
+                .map_err(|e| self.err(EngineErrorKind::Receipts(Box::new(e))))?;
+        }
+        self.commit(&RunEvent::ReceiptsRerun {
+            commands: rerun.iter().map(ToString::to_string).collect(),
+        })?;
+        Ok(rerun)
+    }
 }
 
 /// The required commands worth running again: missing and stale receipts,
