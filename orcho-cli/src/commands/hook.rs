@@ -162,9 +162,11 @@ fn respond(agent: Agent, at: &HookPlace<'_>, doc: &HookDoc) -> Result<Answer, Cl
             tool,
             input,
             response,
+            failure,
         } => {
             if matches!(tool.as_str(), "Bash" | "PowerShell" | "shell") {
-                log_exploratory(&place, tool, input, response)?;
+                let exit = exit_code(agent, response, failure.as_deref());
+                log_exploratory(&place, tool, input, exit)?;
             }
             Ok(Answer::Silent)
         }
@@ -630,19 +632,44 @@ fn shorten(text: &str, max: usize) -> String {
 }
 
 /// Logs the shell command the agent ran as exploratory (never a receipt).
+/// A shell command's exit status, as each agent tells it: a field of the
+/// response where there is one; Claude Code's `PostToolUseFailure` says
+/// `Exit code N` first in its `error`, and sends `PostToolUse` only for a
+/// command that succeeded (and was not interrupted). Codex's response is
+/// the output alone: unknown.
+pub(crate) fn exit_code(agent: Agent, response: &Value, failure: Option<&str>) -> Option<i32> {
+    let field = ["exit_code", "exitCode", "returnCode"]
+        .iter()
+        .find_map(|k| response.get(k).and_then(Value::as_i64))
+        .and_then(|c| i32::try_from(c).ok());
+    if field.is_some() {
+        return field;
+    }
+    match (agent, failure) {
+        (_, Some(error)) => error
+            .lines()
+            .next()
+            .and_then(|line| line.trim().strip_prefix("Exit code "))
+            .and_then(|n| n.trim().parse().ok()),
+        (Agent::ClaudeCode, None)
+            if response.is_object()
+                && response.get("interrupted").and_then(Value::as_bool) != Some(true) =>
+        {
+            Some(0)
+        }
+        _ => None,
+    }
+}
+
 fn log_exploratory(
     place: &Place,
     tool: &str,
     input: &Value,
-    response: &Value,
+    exit_code: Option<i32>,
 ) -> Result<(), CliError> {
     let Ok(command) = shell_command(tool, input) else {
         return Ok(());
     };
-    let exit_code = ["exit_code", "exitCode", "returnCode"]
-        .iter()
-        .find_map(|k| response.get(k).and_then(Value::as_i64))
-        .and_then(|c| i32::try_from(c).ok());
     let log = ExploratoryLog::new(&ReceiptStore::new(&place.store));
     log.record(&ExploratoryEntry::new(
         Timestamp::now(),

@@ -432,6 +432,8 @@ fn hook_events(agent: Agent) -> &'static [(&'static str, Option<&'static str>)] 
             ("SessionStart", None),
             ("PreToolUse", Some("*")),
             ("PostToolUse", Some("Bash")),
+            // Sent instead of PostToolUse for a failing shell command.
+            ("PostToolUseFailure", Some("Bash")),
             ("Stop", None),
             ("SubagentStop", None),
         ],
@@ -497,6 +499,14 @@ pub(crate) fn init_agent(
     if !dry_run && writes_profile {
         lines.extend(write_starter(place, force)?.lines(place));
     }
+    // The profile was there already: the store is ignored all the same.
+    if !dry_run && !writes_profile && ignore_store(place)? {
+        lines.push(format!(
+            "added the store {} to {}",
+            place.store,
+            place.checkout.join(".gitignore")
+        ));
+    }
     let kept = if existing.is_some() {
         " (every other setting kept; the file is rewritten with its keys sorted)"
     } else {
@@ -522,11 +532,31 @@ pub(crate) fn init_agent(
             orcho::core::fs::create_dir_all(parent)?;
         }
         write_project_file(&path, merged.as_bytes())?;
-        lines.push(format!(
-            "added `orcho hook {}` to {path} for {}{kept}",
-            agent.as_str(),
-            added.join(", "),
-        ));
+        let (allowed, events): (Vec<&String>, Vec<&String>) = added
+            .iter()
+            .partition(|a| a.starts_with("permissions.allow "));
+        if !events.is_empty() {
+            lines.push(format!(
+                "added `orcho hook {}` to {path} for {}{kept}",
+                agent.as_str(),
+                events
+                    .iter()
+                    .map(|e| e.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ));
+        }
+        if !allowed.is_empty() {
+            lines.push(format!(
+                "allowed {} in {path}: Claude Code would ask before running them, and a \
+                 session without a person (`claude -p`) could never prove its work",
+                allowed
+                    .iter()
+                    .map(|a| format!("`{}`", a.trim_start_matches("permissions.allow ")))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ));
+        }
         lines.push(
             match agent {
                 Agent::ClaudeCode => {
@@ -610,10 +640,40 @@ fn merge_hooks(
         groups.push(group);
         added.push((*event).to_owned());
     }
+    // Claude Code asks before a command its allow list does not name, and
+    // a headless session cannot answer: Orcho's own proving commands are
+    // allowed, so that the agent can satisfy the stop guard.
+    if agent == Agent::ClaudeCode {
+        let allow = settings
+            .as_object_mut()
+            .ok_or_else(not_object)?
+            .entry("permissions")
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()
+            .ok_or_else(|| {
+                <serde_json::Error as serde::de::Error>::custom("`permissions` is not an object")
+            })?
+            .entry("allow")
+            .or_insert_with(|| Value::Array(Vec::new()))
+            .as_array_mut()
+            .ok_or_else(|| {
+                <serde_json::Error as serde::de::Error>::custom("`permissions.allow` is not a list")
+            })?;
+        for rule in CLAUDE_ALLOWED {
+            if !allow.iter().any(|r| r.as_str() == Some(rule)) {
+                allow.push(json!(rule));
+                added.push(format!("permissions.allow {rule}"));
+            }
+        }
+    }
     let mut text = serde_json::to_string_pretty(&settings)?;
     text.push('\n');
     Ok((text, added))
 }
+
+/// The commands `orcho init --agent claude-code` lets Claude Code run
+/// without asking: Orcho's own proof and its status.
+const CLAUDE_ALLOWED: [&str; 2] = ["Bash(orcho verify:*)", "Bash(orcho status:*)"];
 
 #[cfg(test)]
 mod tests {
@@ -623,7 +683,8 @@ mod tests {
     fn merging_keeps_what_is_there_and_adds_once() {
         let existing = r#"{"model":"opus","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"./mine.sh"}]}]}}"#;
         let (merged, added) = merge_hooks(Some(existing), Agent::ClaudeCode).unwrap();
-        assert_eq!(added.len(), 5);
+        // Six events and two allowed commands.
+        assert_eq!(added.len(), 8, "{added:?}");
         let value: serde_json::Value = serde_json::from_str(&merged).unwrap();
         assert_eq!(value["model"], "opus");
         assert_eq!(

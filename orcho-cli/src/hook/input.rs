@@ -47,7 +47,8 @@ pub(crate) enum Event {
         /// Its input.
         input: Value,
     },
-    /// After a tool ran (`PostToolUse`).
+    /// After a tool ran (`PostToolUse`), or failed (Claude Code's
+    /// `PostToolUseFailure`, sent instead for a failing shell command).
     PostToolUse {
         /// The tool.
         tool: String,
@@ -55,6 +56,9 @@ pub(crate) enum Event {
         input: Value,
         /// What it returned (`tool_response`), if anything.
         response: Value,
+        /// `PostToolUseFailure`'s `error` (`Exit code 2\n…`); `None` for a
+        /// `PostToolUse`.
+        failure: Option<String>,
     },
     /// The agent (or a subagent) wants to stop.
     Stop {
@@ -77,7 +81,10 @@ impl Event {
         match self {
             Self::PreToolUse { .. } => "PreToolUse",
             Self::PermissionRequest { .. } => "PermissionRequest",
-            Self::PostToolUse { .. } => "PostToolUse",
+            Self::PostToolUse { failure: None, .. } => "PostToolUse",
+            Self::PostToolUse {
+                failure: Some(_), ..
+            } => "PostToolUseFailure",
             Self::Stop {
                 subagent: false, ..
             } => "Stop",
@@ -97,7 +104,6 @@ const OTHER_EVENTS: &[&str] = &[
     "PostCompact",
     "SessionEnd",
     "SubagentStart",
-    "PostToolUseFailure",
     "PostToolBatch",
     "CwdChanged",
     "FileChanged",
@@ -153,10 +159,11 @@ impl HookDoc {
                 tool: tool()?,
                 input: input(),
             },
-            "PostToolUse" => Event::PostToolUse {
+            "PostToolUse" | "PostToolUseFailure" => Event::PostToolUse {
                 tool: tool()?,
                 input: input(),
                 response: map.get("tool_response").cloned().unwrap_or(Value::Null),
+                failure: (name == "PostToolUseFailure").then(|| text("error").unwrap_or_default()),
             },
             "Stop" | "SubagentStop" => Event::Stop {
                 subagent: name == "SubagentStop",

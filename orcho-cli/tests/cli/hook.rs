@@ -495,8 +495,22 @@ fn shell_commands_the_agent_ran_are_logged_as_exploratory() -> Result {
     let repo = Repo::new(QUICK)?;
     hook(&repo, "claude-code", &doc(CLAUDE_POST_BASH, &repo))?.expect_code(0);
     hook(&repo, "codex", &doc(CODEX_POST_BASH, &repo))?.expect_code(0);
+    hook(&repo, "claude-code", &doc(CLAUDE_POST_FAILURE, &repo))?.expect_code(0);
     let json = repo.orcho(&["status", "--json"])?.json()?;
-    assert_eq!(json["exploratory"]["count"], 2, "{json}");
+    assert_eq!(json["exploratory"]["count"], 3, "{json}");
+    // Each with its exit status as the agent tells it: Claude Code's
+    // PostToolUse only for a success, its PostToolUseFailure's `Exit code
+    // N`; Codex sends the output alone.
+    let log = std::fs::read_to_string(repo.dir().join(".orcho/receipts/_exploratory/log.jsonl"))?;
+    let exits: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).map(|v| v["exit_code"].clone()))
+        .collect::<std::result::Result<_, _>>()?;
+    assert_eq!(
+        exits,
+        [serde_json::json!(0), Value::Null, serde_json::json!(2)],
+        "{log}"
+    );
     assert_eq!(json["exploratory"]["authoritative"], false, "{json}");
     assert_eq!(json["required"][0]["status"], "missing", "{json}");
     Ok(())
@@ -778,5 +792,36 @@ fn a_pattern_past_its_cap_is_refused_where_it_is_written() -> Result {
         "{out}"
     );
     assert!(out.stderr.contains("line 8"), "{out}");
+    Ok(())
+}
+
+#[test]
+fn init_agent_with_a_profile_already_there_still_ignores_the_store_and_allows_the_proof() -> Result
+{
+    let repo = Repo::new(QUICK)?;
+    repo.git(&["rm", "-q", "--cached", ".gitignore"])?;
+    std::fs::remove_file(repo.dir().join(".gitignore"))?;
+    repo.git(&["commit", "-q", "-m", "no .gitignore"])?;
+    let out = repo.orcho(&["init", "--agent", "claude-code"])?;
+    out.expect_code(0);
+    assert!(out.stdout.contains("added the store"), "{out}");
+    let ignored = std::fs::read_to_string(repo.dir().join(".gitignore"))?;
+    assert!(ignored.contains(".orcho/"), "{ignored}");
+    assert!(
+        out.stdout
+            .contains("allowed `Bash(orcho verify:*)` and `Bash(orcho status:*)`"),
+        "{out}"
+    );
+    let settings: Value = serde_json::from_str(&std::fs::read_to_string(
+        repo.dir().join(".claude/settings.json"),
+    )?)?;
+    assert_eq!(
+        settings["permissions"]["allow"],
+        serde_json::json!(["Bash(orcho verify:*)", "Bash(orcho status:*)"])
+    );
+    assert_eq!(
+        settings["hooks"]["PostToolUseFailure"][0]["matcher"], "Bash",
+        "{settings}"
+    );
     Ok(())
 }

@@ -197,7 +197,23 @@ pub(crate) const CODEX_POST_BASH: &str = r#"{
   "tool_name": "Bash",
   "tool_use_id": "call_4",
   "tool_input": {"command": "cargo test -q"},
-  "tool_response": {"exit_code": 101}
+  "tool_response": "error: test failed, to rerun pass `--lib`\n"
+}"#;
+
+/// Claude Code, `PostToolUseFailure`: what it sends instead of
+/// `PostToolUse` for a shell command that failed (as the real binary does).
+pub(crate) const CLAUDE_POST_FAILURE: &str = r#"{
+  "session_id": "abc123",
+  "transcript_path": "/home/user/.claude/projects/p/abc123.jsonl",
+  "cwd": "@CWD@",
+  "permission_mode": "default",
+  "hook_event_name": "PostToolUseFailure",
+  "tool_name": "Bash",
+  "tool_input": {"command": "ls /nonexistent_dir", "description": "look"},
+  "tool_use_id": "toolu_01ABC126",
+  "error": "Exit code 2\nls: cannot access '/nonexistent_dir': No such file or directory",
+  "is_interrupt": false,
+  "duration_ms": 20
 }"#;
 
 /// Codex, `Stop`; `@ACTIVE@` is `stop_hook_active`.
