@@ -137,6 +137,17 @@ fn tool(agent: Agent, event: &str, verdict: &Verdict) -> Option<Value> {
             }
         })),
         (_, "PermissionRequest", _) => None,
+        // An ask is a person's to answer; where nobody can (`claude -p`),
+        // Claude Code refuses it and the model reads only the reason: it
+        // says so, and what a person can do.
+        (Agent::ClaudeCode, _, PermissionAction::Ask) => Some(pre_tool(
+            "ask",
+            &format!(
+                "{reason}: a person must approve it; in a session nobody watches it is \
+                 refused: ask the person to run it, or to allow it with a rule in orcho.yaml's \
+                 `permissions`"
+            ),
+        )),
         (Agent::ClaudeCode, _, action) => Some(pre_tool(&action.to_string(), &reason)),
         // Codex's `PreToolUse` can only deny (an allow or ask there fails
         // open), so an ask is refused with what a person can do.
@@ -155,6 +166,20 @@ fn tool(agent: Agent, event: &str, verdict: &Verdict) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn claude_codes_ask_says_what_happens_where_nobody_can_answer() {
+        let verdict = Verdict {
+            action: PermissionAction::Ask,
+            reason: "ask by rule 3 (bash `git push *` → ask)".to_owned(),
+        };
+        let answer = tool(Agent::ClaudeCode, "PreToolUse", &verdict).unwrap();
+        let out = &answer["hookSpecificOutput"];
+        assert_eq!(out["permissionDecision"], "ask");
+        let reason = out["permissionDecisionReason"].as_str().unwrap();
+        assert!(reason.starts_with("orcho: ask by rule 3"), "{reason}");
+        assert!(reason.contains("in a session nobody watches it is refused"), "{reason}");
+    }
 
     #[test]
     fn codex_never_gets_an_allow_or_ask_from_pre_tool_use() {
