@@ -106,6 +106,9 @@ fn respond(agent: Agent, at: &HookPlace<'_>, doc: &HookDoc) -> Result<Answer, Cl
     if !(configured || preset_applies) {
         return Ok(Answer::Silent);
     }
+    if configured {
+        crate::hook::note_called(&place.store, agent.as_str());
+    }
     match &doc.event {
         Event::PreToolUse { tool, input } | Event::PermissionRequest { tool, input } => {
             let event = if matches!(doc.event, Event::PreToolUse { .. }) {

@@ -564,9 +564,12 @@ pub(crate) fn init_agent(
                      Claude Code lists them"
                 }
                 Agent::Codex => {
-                    "next: `orcho` must be on Codex's PATH; review and trust the hooks with \
-                     `/hooks` in Codex (older releases also need `[features] codex_hooks = true` \
-                     in config.toml)"
+                    "next: `orcho` must be on Codex's PATH. Codex runs project hooks only once \
+                     they are trusted: review and trust them with `/hooks`; `codex exec` skips \
+                     untrusted ones without a word, so run it with `--trust \
+                     --dangerously-bypass-hook-trust` (older releases also need `[features] \
+                     codex_hooks = true` in config.toml); `orcho status` warns while the hooks \
+                     have never called Orcho"
                 }
             }
             .to_owned(),

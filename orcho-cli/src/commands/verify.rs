@@ -444,6 +444,35 @@ pub(crate) async fn status(place: &Place, profile: Option<&str>) -> Result<Repor
         .all(|r| r.status == ReceiptStatus::Present);
     let unproven_stops = crate::hook::unproven_stops(&place.store)?;
     let mut lines = Vec::new();
+    // Hooks installed that never called Orcho here guard nothing.
+    let mut never_called = Vec::new();
+    for (agent, settings, how) in [
+        (
+            "claude-code",
+            ".claude/settings.json",
+            "check that `orcho` is on the PATH Claude Code runs hooks with (`/hooks` lists them)",
+        ),
+        (
+            "codex",
+            ".codex/hooks.json",
+            "Codex runs project hooks only once trusted: review them with `/hooks`, and run \
+             `codex exec` with `--trust --dangerously-bypass-hook-trust` (it skips untrusted \
+             hooks without a word)",
+        ),
+    ] {
+        let installed = std::fs::read_to_string(place.checkout.join(settings))
+            .is_ok_and(|text| text.contains(&format!("orcho hook {agent}")));
+        if installed && !crate::hook::was_called(&place.store, agent) {
+            never_called.push(agent);
+            lines.push(format!(
+                "warning: {settings} runs `orcho hook {agent}`, but it has never called Orcho \
+                 here: {how}"
+            ));
+        }
+    }
+    if !lines.is_empty() {
+        lines.push(String::new());
+    }
     if let Some(last) = unproven_stops.last() {
         lines.push(format!(
             "agent stops let through unproven: {} (last {}, {}{} after {} refusal(s): {}); \
@@ -477,6 +506,7 @@ pub(crate) async fn status(place: &Place, profile: Option<&str>) -> Result<Repor
         summary: &summary,
         ready,
         unproven_stops,
+        hooks_never_called: never_called,
     })
     .line(lines.join("\n"))
     .exit(exit))

@@ -178,7 +178,10 @@ mod tests {
         assert_eq!(out["permissionDecision"], "ask");
         let reason = out["permissionDecisionReason"].as_str().unwrap();
         assert!(reason.starts_with("orcho: ask by rule 3"), "{reason}");
-        assert!(reason.contains("in a session nobody watches it is refused"), "{reason}");
+        assert!(
+            reason.contains("in a session nobody watches it is refused"),
+            "{reason}"
+        );
     }
 
     #[test]

@@ -10,7 +10,9 @@ pub(crate) use input::{
     BadDocument, Event, HookDoc, MAX_DOCUMENT_BYTES, normalize, permission_name, relative,
     requests, shell_command,
 };
-pub(crate) use stops::{StopGuard, UnprovenStop, acknowledge_stops, unproven_stops};
+pub(crate) use stops::{
+    StopGuard, UnprovenStop, acknowledge_stops, note_called, unproven_stops, was_called,
+};
 
 /// The timeout, in seconds, written with every hook Orcho installs: an
 /// agent lets a tool call through when its hook runs past it, so it is

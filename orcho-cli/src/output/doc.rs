@@ -120,6 +120,10 @@ pub(crate) struct StatusDoc<'a> {
     /// not present, oldest first.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub(crate) unproven_stops: Vec<crate::hook::UnprovenStop>,
+    /// Agents whose hooks this checkout's settings install, but which never
+    /// called Orcho here.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) hooks_never_called: Vec<&'static str>,
 }
 
 /// The decision inbox: pending decisions, and run directories that could

@@ -825,3 +825,36 @@ fn init_agent_with_a_profile_already_there_still_ignores_the_store_and_allows_th
     );
     Ok(())
 }
+
+#[test]
+fn status_warns_about_hooks_installed_that_never_called_orcho() -> Result {
+    let repo = Repo::new(QUICK)?;
+    let out = repo.orcho(&["init", "--agent", "codex"])?;
+    out.expect_code(0);
+    assert!(
+        out.stdout
+            .contains("--trust --dangerously-bypass-hook-trust"),
+        "{out}"
+    );
+    // Installed, never called: `codex exec` skipped untrusted hooks.
+    let status = repo.orcho(&["status"])?;
+    assert!(
+        status.stdout.contains(
+            "warning: .codex/hooks.json runs `orcho hook codex`, but it has never called Orcho here"
+        ),
+        "{status}"
+    );
+    let json = repo.orcho(&["status", "--json"])?.json()?;
+    assert_eq!(
+        json["hooks_never_called"],
+        serde_json::json!(["codex"]),
+        "{json}"
+    );
+    // Once a hook called: no warning.
+    hook(&repo, "codex", &doc(CODEX_SESSION_START, &repo))?.expect_code(0);
+    let status = repo.orcho(&["status"])?;
+    assert!(!status.stdout.contains("never called Orcho"), "{status}");
+    let json = repo.orcho(&["status", "--json"])?.json()?;
+    assert!(json.get("hooks_never_called").is_none(), "{json}");
+    Ok(())
+}
