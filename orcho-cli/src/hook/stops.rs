@@ -194,6 +194,24 @@ fn file_name(session: &str) -> String {
     }
 }
 
+/// Notes that `agent`'s hooks called Orcho in the checkout of `store`:
+/// `orcho status` warns about hooks installed that never did (Codex skips
+/// untrusted project hooks without a word). A file made once; nothing when
+/// it is there (a stat per hook call).
+pub(crate) fn note_called(store: &Utf8Path, agent: &str) {
+    let mark = dir(store).join(format!("called-{agent}"));
+    if mark.exists() {
+        return;
+    }
+    // Only a warning depends on it: failing to write it costs nothing else.
+    let _ = fs::create_dir_all(&dir(store)).and_then(|()| fs::write_atomic(&mark, b""));
+}
+
+/// Whether `agent`'s hooks ever called Orcho in the checkout of `store`.
+pub(crate) fn was_called(store: &Utf8Path, agent: &str) -> bool {
+    dir(store).join(format!("called-{agent}")).exists()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,22 +241,4 @@ mod tests {
         assert_eq!(read.len(), 1);
         assert_eq!(read[0].unproven, ["test: stale"]);
     }
-}
-
-/// Notes that `agent`'s hooks called Orcho in the checkout of `store`:
-/// `orcho status` warns about hooks installed that never did (Codex skips
-/// untrusted project hooks without a word). A file made once; nothing when
-/// it is there (a stat per hook call).
-pub(crate) fn note_called(store: &Utf8Path, agent: &str) {
-    let mark = dir(store).join(format!("called-{agent}"));
-    if mark.exists() {
-        return;
-    }
-    // Only a warning depends on it: failing to write it costs nothing else.
-    let _ = fs::create_dir_all(&dir(store)).and_then(|()| fs::write_atomic(&mark, b""));
-}
-
-/// Whether `agent`'s hooks ever called Orcho in the checkout of `store`.
-pub(crate) fn was_called(store: &Utf8Path, agent: &str) -> bool {
-    dir(store).join(format!("called-{agent}")).exists()
 }
