@@ -317,6 +317,19 @@ fn caches(kind: &Kind) -> &'static [&'static str] {
     }
 }
 
+/// Whether a login shell (`$SHELL`, else `bash`, with `-lc`) finds
+/// `orcho` on its PATH.
+fn login_shell_finds_orcho() -> bool {
+    let shell = std::env::var_os("SHELL")
+        .and_then(|s| s.into_string().ok())
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| "bash".to_owned());
+    let check = ExecRequest::new([shell.as_str(), "-lc", "command -v orcho"])
+        .envs(BaseEnv::inherit())
+        .timeout(std::time::Duration::from_secs(10));
+    exec::run(&check).is_ok_and(|outcome| outcome.status.success())
+}
+
 /// Adds `pattern` to the checkout's `.gitignore` unless git ignores
 /// `probe` already; whether it was added. Outside a repository, nothing.
 fn ignore(place: &Place, probe: &str, pattern: &str) -> Result<bool, CliError> {
@@ -573,6 +586,18 @@ pub(crate) fn init_agent(
                 }
             }
             .to_owned(),
+        );
+    }
+    // Codex runs the agent's commands through a login shell: an `orcho`
+    // its hooks find may be unknown there, and the agent's own `orcho
+    // verify` would fail with "command not found".
+    if agent == Agent::Codex && !dry_run && !login_shell_finds_orcho() {
+        lines.push(
+            "warning: a login shell (`bash -lc`, as Codex runs the agent's commands) does not \
+             find `orcho`, so the agent's own `orcho verify` would fail with \"command not \
+             found\"; add the directory `orcho` is in to PATH in your shell's login profile \
+             (~/.profile or ~/.bash_profile)"
+                .to_owned(),
         );
     }
     let mut report = Report::new(&serde_json::json!({

@@ -858,3 +858,35 @@ fn status_warns_about_hooks_installed_that_never_called_orcho() -> Result {
     assert!(json.get("hooks_never_called").is_none(), "{json}");
     Ok(())
 }
+
+#[test]
+fn init_for_codex_warns_when_a_login_shell_cannot_find_orcho() -> Result {
+    let repo = Repo::new(QUICK)?;
+    // A login shell that finds nothing the test did not put there.
+    repo.write("home/.profile", "PATH=/usr/bin:/bin\n")?;
+    let home = repo.dir().join("home");
+    let out = repo.orcho_in(
+        ".",
+        &[("SHELL", "/bin/sh"), ("HOME", home.as_str())],
+        &["init", "--agent", "codex"],
+    )?;
+    out.expect_code(0);
+    assert!(
+        out.stdout
+            .contains("warning: a login shell (`bash -lc`, as Codex runs the agent's commands) does not find `orcho`"),
+        "{out}"
+    );
+    // One that does: nothing to say.
+    let repo = Repo::new(QUICK)?;
+    repo.write("finds.sh", "#!/bin/sh\nexit 0\n")?;
+    let shell = repo.dir().join("finds.sh");
+    std::fs::set_permissions(&shell, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
+    let out = repo.orcho_in(
+        ".",
+        &[("SHELL", shell.as_str())],
+        &["init", "--agent", "codex"],
+    )?;
+    out.expect_code(0);
+    assert!(!out.stdout.contains("login shell"), "{out}");
+    Ok(())
+}
