@@ -589,6 +589,8 @@ pub struct ExploratoryEntry {
     pub argv: Vec<String>,
     /// Its exit code, if known.
     pub exit_code: Option<i32>,
+    /// Where it ran, if known.
+    pub cwd: Option<Utf8PathBuf>,
 }
 
 impl ExploratoryEntry {
@@ -598,7 +600,15 @@ impl ExploratoryEntry {
             at,
             argv,
             exit_code,
+            cwd: None,
         }
+    }
+
+    /// The same entry, saying where it ran.
+    #[must_use]
+    pub fn with_cwd(mut self, cwd: Option<Utf8PathBuf>) -> Self {
+        self.cwd = cwd;
+        self
     }
 
     /// Always `false`: an exploratory command proves nothing.
@@ -644,6 +654,7 @@ impl ExploratoryLog {
                 at: entry.at,
                 argv: entry.argv.clone(),
                 exit_code: entry.exit_code,
+                cwd: entry.cwd.clone(),
                 authoritative: false,
             })
             .map_err(|e| self.err(ReceiptErrorKind::Journal(e)))
@@ -661,7 +672,7 @@ impl ExploratoryLog {
         Ok(read
             .records
             .into_iter()
-            .map(|r| ExploratoryEntry::new(r.at, r.argv, r.exit_code))
+            .map(|r| ExploratoryEntry::new(r.at, r.argv, r.exit_code).with_cwd(r.cwd))
             .collect())
     }
 

@@ -494,7 +494,8 @@ impl Verifier {
                 ReceiptErrorKind::Exec(e),
             )
         })?;
-        let entry = ExploratoryEntry::new(at, argv.to_vec(), outcome.status.code());
+        let entry = ExploratoryEntry::new(at, argv.to_vec(), outcome.status.code())
+            .with_cwd(Some(self.checkout.join(&environment.working_dir)));
         ExploratoryLog::new(&self.store).record(&entry)?;
         Ok((entry, outcome))
     }

@@ -169,7 +169,7 @@ fn respond(agent: Agent, at: &HookPlace<'_>, doc: &HookDoc) -> Result<Answer, Cl
         } => {
             if matches!(tool.as_str(), "Bash" | "PowerShell" | "shell") {
                 let exit = exit_code(agent, response, failure.as_deref());
-                log_exploratory(&place, tool, input, exit)?;
+                log_exploratory(&place, tool, input, exit, doc.cwd.clone())?;
             }
             Ok(Answer::Silent)
         }
@@ -669,16 +669,20 @@ fn log_exploratory(
     tool: &str,
     input: &Value,
     exit_code: Option<i32>,
+    cwd: Option<Utf8PathBuf>,
 ) -> Result<(), CliError> {
     let Ok(command) = shell_command(tool, input) else {
         return Ok(());
     };
     let log = ExploratoryLog::new(&ReceiptStore::new(&place.store));
-    log.record(&ExploratoryEntry::new(
-        Timestamp::now(),
-        vec!["sh".to_owned(), "-c".to_owned(), command],
-        exit_code,
-    ))?;
+    log.record(
+        &ExploratoryEntry::new(
+            Timestamp::now(),
+            vec!["sh".to_owned(), "-c".to_owned(), command],
+            exit_code,
+        )
+        .with_cwd(cwd),
+    )?;
     Ok(())
 }
 

@@ -511,6 +511,12 @@ fn shell_commands_the_agent_ran_are_logged_as_exploratory() -> Result {
         [serde_json::json!(0), Value::Null, serde_json::json!(2)],
         "{log}"
     );
+    // And where it ran: the document's cwd.
+    assert!(
+        log.lines()
+            .all(|l| l.contains(&format!("\"cwd\":\"{}\"", repo.dir()))),
+        "{log}"
+    );
     assert_eq!(json["exploratory"]["authoritative"], false, "{json}");
     assert_eq!(json["required"][0]["status"], "missing", "{json}");
     Ok(())

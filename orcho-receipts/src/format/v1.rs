@@ -119,6 +119,9 @@ pub(crate) struct ExploratoryV1 {
     pub(crate) at: Timestamp,
     pub(crate) argv: Vec<String>,
     pub(crate) exit_code: Option<i32>,
+    /// Where it ran (absent in lines written before it was kept).
+    #[serde(default)]
+    pub(crate) cwd: Option<Utf8PathBuf>,
     pub(crate) authoritative: bool,
 }
 
