@@ -396,10 +396,10 @@ impl orcho::Host for CliHost<'_> {
                 |store, run| {
                     let recorded = store.handoff_decision(run, &id).ok()??;
                     let d = recorded.decision();
-                    Some(said_by(
-                        d.payload().action().as_str(),
-                        d.who(),
-                        d.decided_by(),
+                    Some(format!(
+                        "{} by {}",
+                        d.payload().action(),
+                        show::who_decided(d)
                     ))
                 },
             )
@@ -425,10 +425,10 @@ impl orcho::Host for CliHost<'_> {
             .prompted(prompt::intake, |store, run| {
                 let recorded = store.intake_decision(run).ok()??;
                 let d = recorded.decision();
-                Some(said_by(
-                    d.payload().action().as_str(),
-                    d.who(),
-                    d.decided_by(),
+                Some(format!(
+                    "{} by {}",
+                    d.payload().action(),
+                    show::who_decided(d)
                 ))
             })
             .await?
@@ -479,10 +479,10 @@ impl orcho::Host for CliHost<'_> {
                 |store, run| {
                     let recorded = store.delivery_decision(run).ok()??;
                     let d = recorded.decision();
-                    Some(said_by(
-                        d.payload().action().as_str(),
-                        d.who(),
-                        d.decided_by(),
+                    Some(format!(
+                        "{} by {}",
+                        d.payload().action(),
+                        show::who_decided(d)
                     ))
                 },
             )
@@ -795,12 +795,4 @@ fn finished(run: &Run, status: RunStatus, reason: &str) -> Result<Report, CliErr
     } else {
         Exit::Ok
     }))
-}
-
-/// A decision made elsewhere, in words: its action and who took it.
-fn said_by(action: &str, who: Option<&str>, decided_by: DecidedBy) -> String {
-    match who {
-        Some(who) => format!("{action} by {who}"),
-        None => format!("{action} by {decided_by}"),
-    }
 }

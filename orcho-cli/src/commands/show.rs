@@ -144,15 +144,7 @@ impl GateNow {
                 let decision = recorded.decision();
                 Decided {
                     action: decision.payload().action(),
-                    by: {
-                        let by = decision
-                            .client()
-                            .map_or_else(|| decision.decided_by().to_string(), str::to_owned);
-                        match decision.who() {
-                            Some(who) => format!("{by} {who}"),
-                            None => by,
-                        }
-                    },
+                    by: who_decided(decision),
                     at: decision.decided_at().to_string(),
                 }
             })
@@ -166,6 +158,20 @@ impl GateNow {
             ended,
             task: view.task,
         })
+    }
+}
+
+/// Who took `decision`, in words: the client's name or the kind of
+/// decider, then the person where the host said (`operator alice@build-1`).
+pub(crate) fn who_decided<P: orcho::handoff::decision::DecisionPayload>(
+    decision: &orcho::handoff::decision::Decision<P>,
+) -> String {
+    let by = decision
+        .client()
+        .map_or_else(|| decision.decided_by().to_string(), str::to_owned);
+    match decision.who() {
+        Some(who) => format!("{by} {who}"),
+        None => by,
     }
 }
 
