@@ -1,6 +1,6 @@
 //! An agent's hook document through the hook's decision (rules, guard,
-//! answer): it never panics, it answers with exit 0 (a JSON object or
-//! nothing) or 2 (refused), a document that is not JSON is refused, and
+//! answer), for every agent: it never panics, it answers with exit 0 (a
+//! JSON object or nothing) or 2 (refused), a document that is not JSON is refused, and
 //! under the read-only preset a compound shell command is never allowed.
 #![no_main]
 
@@ -29,9 +29,9 @@ fuzz_target!(|data: &[u8]| {
     let Some((&selector, document)) = data.split_first() else {
         return;
     };
-    let codex = selector & 1 == 1;
-    let read_only = selector & 2 == 2;
-    let answer = orcho_cli::fuzzing::hook(codex, checkout(), read_only, document);
+    let read_only = selector & 1 == 1;
+    let agent = selector >> 1;
+    let answer = orcho_cli::fuzzing::hook(agent, checkout(), read_only, document);
     assert!(answer.code == 0 || answer.code == 2, "{answer:?}");
     if let Some(out) = &answer.stdout {
         serde_json::from_str::<serde_json::Value>(out).expect("the answer is JSON");
@@ -41,7 +41,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let command = doc["tool_input"]["command"].as_str().unwrap_or_default();
-    let shell = matches!(doc["tool_name"].as_str(), Some("Bash" | "shell"));
+    let shell = matches!(
+        doc["tool_name"].as_str(),
+        Some("Bash" | "shell" | "bash" | "run_shell_command")
+    );
     let compound = [";", "&", "|", ">", "<", "$(", "`", "\n"]
         .iter()
         .any(|c| command.contains(c));

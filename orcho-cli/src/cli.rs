@@ -215,9 +215,8 @@ pub(crate) enum Command {
         /// Replace an orcho.yaml that exists
         #[arg(long)]
         force: bool,
-        /// Add `orcho hook` to this agent's project settings
-        /// (`.claude/settings.json`, `.codex/hooks.json`), keeping what is
-        /// there
+        /// Add `orcho hook` to this agent's project settings, keeping what
+        /// is there (each agent's file is listed with its name below)
         #[arg(long, value_name = "AGENT")]
         agent: Option<crate::hook::Agent>,
         /// Show what would change, and change nothing

@@ -27,19 +27,17 @@ impl HookAnswer {
         self.stdout.as_deref().is_some_and(|out| {
             out.contains("\"permissionDecision\":\"allow\"")
                 || out.contains("\"behavior\":\"allow\"")
+                || out.contains("\"permission\":\"allow\"")
         })
     }
 }
 
-/// Answers the hook `document` of Claude Code (`codex`: false) or Codex,
-/// for the checkout `checkout` (which has its `orcho.yaml`), under the
-/// read-only preset when `read_only`.
-pub fn hook(codex: bool, checkout: &Utf8Path, read_only: bool, document: &[u8]) -> HookAnswer {
-    let agent = if codex {
-        Agent::Codex
-    } else {
-        Agent::ClaudeCode
-    };
+/// Answers the hook `document` of the agent numbered `agent` (modulo the
+/// number of agents, in `orcho init --help`'s order), for the checkout
+/// `checkout` (which has its `orcho.yaml`), under the read-only preset when
+/// `read_only`.
+pub fn hook(agent: u8, checkout: &Utf8Path, read_only: bool, document: &[u8]) -> HookAnswer {
+    let agent = Agent::ALL[usize::from(agent) % Agent::ALL.len()];
     let at = HookPlace {
         checkout: Some(checkout.to_owned()),
         store: Some(checkout.join(".orcho")),

@@ -1,4 +1,4 @@
-//! `orcho hook claude-code|codex`: answer an agent's hook.
+//! `orcho hook AGENT`: answer an agent's hook.
 //!
 //! - before a tool runs: the permission rules in force (the profile's
 //!   `permissions`, or `--permissions PRESET`) allow, ask or deny it;
@@ -11,8 +11,8 @@
 //!
 //! In a project without an `orcho.yaml` (and no `--profile`), the hook has
 //! no opinion, so hooks installed for every project leave the others alone.
-//! Whatever goes wrong is said on standard error with exit 2, which both
-//! agents read as "refused": never an allow.
+//! Whatever goes wrong is a refusal, in the form each agent reads as one:
+//! never an allow.
 
 use std::{fmt::Write as _, io::Read as _};
 
@@ -70,7 +70,7 @@ pub(crate) fn hook(agent: Agent, at: &HookPlace<'_>) -> Exit {
 
 /// The answer to one hook document.
 pub(crate) fn answer(agent: Agent, at: &HookPlace<'_>, bytes: &[u8]) -> Answer {
-    let doc = match HookDoc::parse(bytes) {
+    let doc = match HookDoc::parse(agent, bytes) {
         Ok(doc) => doc,
         Err(BadDocument(message)) => {
             return Answer::FailSafe {
@@ -167,8 +167,8 @@ fn respond(agent: Agent, at: &HookPlace<'_>, doc: &HookDoc) -> Result<Answer, Cl
             response,
             failure,
         } => {
-            if matches!(tool.as_str(), "Bash" | "PowerShell" | "shell") {
-                let exit = exit_code(agent, response, failure.as_deref());
+            if (agent.dialect().tool)(tool) == Some(crate::hook::Tool::Shell) {
+                let exit = (agent.dialect().exit_code)(response, failure.as_deref());
                 log_exploratory(&place, tool, input, exit, doc.cwd.clone())?;
             }
             Ok(Answer::Silent)
@@ -305,16 +305,19 @@ pub(crate) fn simple_words(command: &str) -> Option<Vec<String>> {
     shlex::split(command)
 }
 
-/// The checkout: `--checkout`, else Claude Code's project directory, else
+/// The checkout: `--checkout`, else the project directory the agent names
+/// in its environment (`CLAUDE_PROJECT_DIR`, `GEMINI_PROJECT_DIR`, …), else
 /// found from the agent's working directory as every command finds it.
 fn place_of(agent: Agent, at: &HookPlace<'_>, doc: &HookDoc) -> Result<Place, CliError> {
     if at.checkout.is_some() {
         return Place::new(at.checkout.clone(), at.store.clone(), true);
     }
-    let project = (agent == Agent::ClaudeCode)
-        .then(|| std::env::var_os("CLAUDE_PROJECT_DIR"))
-        .flatten()
-        .and_then(|p| Utf8PathBuf::from_path_buf(p.into()).ok());
+    let project = agent
+        .dialect()
+        .project_dir
+        .iter()
+        .find_map(|var| place::env_text(var))
+        .map(Utf8PathBuf::from);
     let start = project
         .or_else(|| doc.cwd.clone())
         .filter(|dir| dir.is_absolute() && dir.is_dir());
@@ -338,12 +341,16 @@ fn rules_in_force(place: &Place, at: &HookPlace<'_>) -> Result<Option<RuleSet>, 
 }
 
 /// The files that say what proves readiness and what the hooks do: the
-/// profile, the store, and the agents' hook settings. A write or edit of
-/// one is asked about, rules or not: an agent that rewrites them could
-/// prove itself ready. A path is checked as given and as the file system
-/// resolves it, so that a symbolic link to one of them is one of them; a
-/// shell command is asked about when a word of it names one, unless it
-/// only reads.
+/// profile, the store, every agent's hook settings, and the keys that sign
+/// receipts. A change to one is refused, rules or not: an agent that
+/// rewrites them could prove itself ready. A path is checked as given and
+/// as the file system resolves it, so that a symbolic link to one of them
+/// is one of them. A shell command is refused when a word of it (a glob
+/// too) names one, unless it only reads it; when it removes or moves a
+/// directory holding one (`rm -rf .`, `find . -delete`); when it takes them
+/// back or away through git (`git checkout -- .`, `git stash -u`, `git
+/// clean -x` over the store); and when it skips the repository's own git
+/// hooks (`--no-verify`). The keys may not even be read.
 fn guard_control_files(
     place: &Place,
     at: &HookPlace<'_>,
@@ -351,59 +358,302 @@ fn guard_control_files(
     cwd: &Utf8Path,
 ) -> Option<Verdict> {
     let guarded = Guarded::new(place, at.profile.is_none());
-    asked.iter().find_map(|(permission, argument)| {
-        let (path, what) = match permission.as_str() {
-            "write" | "edit" => (argument.clone(), guarded.what(argument)?),
-            "bash" if cleans_ignored(argument) && guarded.store_inside() => {
-                let store = place
-                    .store
-                    .strip_prefix(&place.checkout)
-                    .map_or_else(|_| place.store.to_string(), ToString::to_string);
-                (store, guarded.store_what())
-            }
-            "bash" if !only_reads(argument) => {
-                let dirs = working_dirs(argument, cwd);
-                let mut words = shell_words(argument);
-                words.sort_unstable();
-                words.dedup();
-                // Every word is looked up in every directory the command
-                // changes into: past these bounds a person decides, so
-                // that no command takes the hook past the agent's timeout.
-                if dirs.len() > MAX_GUARDED_DIRS || words.len() * dirs.len() > MAX_LOOKUPS {
-                    return Some(Verdict {
-                        action: PermissionAction::Ask,
-                        reason: format!(
-                            "bash `{}`: ask: it changes directory {} times and names {} \
-                             distinct words, more than orcho checks against its own files \
-                             (at most {} changes of directory, {} words looked up in all), so \
-                             a person approves it",
-                            shorten(argument, 160),
-                            dirs.len() - 1,
-                            words.len(),
-                            MAX_GUARDED_DIRS - 1,
-                            MAX_LOOKUPS
-                        ),
-                    });
-                }
-                words.into_iter().find_map(|word| {
-                    dirs.iter().find_map(|dir| {
-                        let path = crate::hook::relative(&word, &place.checkout, dir);
-                        guarded.what(&path).map(|what| (path, what))
-                    })
-                })?
-            }
-            _ => return None,
-        };
-        let subject = if permission == "bash" {
-            format!("bash `{}` names `{path}`", shorten(argument, 160))
-        } else {
-            format!("{permission} `{path}`")
-        };
-        Some(Verdict {
-            action: PermissionAction::Ask,
-            reason: format!("{subject}: ask: it is {what}, so a person approves a change to it"),
+    let deny = |reason: String| Verdict {
+        action: PermissionAction::Deny,
+        reason,
+    };
+    asked
+        .iter()
+        .find_map(|(permission, argument)| match permission.as_str() {
+            "write" | "edit" => guarded.what(argument).map(|what| {
+                deny(format!(
+                    "{permission} `{argument}`: deny: it is {what}; an agent may not change it, \
+                     a person does"
+                ))
+            }),
+            "read" => guarded.secret(argument).map(|what| {
+                deny(format!(
+                    "read `{argument}`: deny: it is {what}; whoever reads it can forge receipts"
+                ))
+            }),
+            "bash" => guard_shell(place, &guarded, argument, cwd),
+            _ => None,
         })
+}
+
+/// [`guard_control_files`] for one shell command line.
+fn guard_shell(place: &Place, guarded: &Guarded, command: &str, cwd: &Utf8Path) -> Option<Verdict> {
+    let shown = shorten(command, 160);
+    let deny = |reason: String| {
+        Some(Verdict {
+            action: PermissionAction::Deny,
+            reason: format!("bash `{shown}`: deny: {reason}"),
+        })
+    };
+    let segments = segments(command);
+    for words in &segments {
+        let Some((program, args)) = words.split_first() else {
+            continue;
+        };
+        if program != "git" {
+            continue;
+        }
+        let sub = args
+            .iter()
+            .find(|w| !w.starts_with('-'))
+            .map(String::as_str);
+        let flag = |long: &str, short: char| {
+            args.iter().any(|w| {
+                w == long || (w.starts_with('-') && !w.starts_with("--") && w.contains(short))
+            })
+        };
+        match sub {
+            Some("commit") if flag("--no-verify", 'n') => {
+                return deny(
+                    "`--no-verify` skips the repository's own git hooks; commit without it"
+                        .to_owned(),
+                );
+            }
+            Some("push" | "merge" | "am" | "rebase") if args.iter().any(|w| w == "--no-verify") => {
+                return deny(
+                    "`--no-verify` skips the repository's own git hooks; run it without".to_owned(),
+                );
+            }
+            Some("stash")
+                if flag("--include-untracked", 'u')
+                    || args.iter().any(|w| w == "--all" || w == "-a") =>
+            {
+                return deny(
+                    "it stashes untracked files away, Orcho's profile and the agents' hook \
+                     settings among them; stash without `-u`/`-a`"
+                        .to_owned(),
+                );
+            }
+            _ => {}
+        }
+    }
+    if cleans_ignored(command) && guarded.store_inside() {
+        let store = place
+            .store
+            .strip_prefix(&place.checkout)
+            .map_or_else(|_| place.store.to_string(), ToString::to_string);
+        return deny(format!(
+            "it names `{store}`: it is {}; an agent may not change it, a person does",
+            guarded.store_what()
+        ));
+    }
+    let dirs = working_dirs(command, cwd);
+    let mut words = shell_words(command);
+    words.sort_unstable();
+    words.dedup();
+    // Every word is looked up in every directory the command changes into:
+    // past these bounds a person decides, so that no command takes the
+    // hook past the agent's timeout.
+    if dirs.len() > MAX_GUARDED_DIRS || words.len() * dirs.len() > MAX_LOOKUPS {
+        return Some(Verdict {
+            action: PermissionAction::Ask,
+            reason: format!(
+                "bash `{shown}`: ask: it changes directory {} times and names {} distinct \
+                 words, more than orcho checks against its own files (at most {} changes of \
+                 directory, {} words looked up in all), so a person approves it",
+                dirs.len() - 1,
+                words.len(),
+                MAX_GUARDED_DIRS - 1,
+                MAX_LOOKUPS
+            ),
+        });
+    }
+    let lookup = |word: &str| -> Vec<Utf8PathBuf> {
+        let word = home_expanded(word);
+        dirs.iter()
+            .map(|dir| crate::hook::normalize(&dir.join(&word)))
+            .collect()
+    };
+    // The keys: not even read.
+    for word in &words {
+        for path in lookup(word) {
+            if let Some(what) = guarded.secret(path.as_str()) {
+                return deny(format!(
+                    "it names `{word}`: it is {what}; whoever reads it can forge receipts"
+                ));
+            }
+        }
+    }
+    // What the command may change: every word, unless each segment only
+    // reads (then only what it redirects into).
+    let changed: Vec<&String> = if only_reads(command) {
+        Vec::new()
+    } else {
+        let targets = redirect_targets(command);
+        words
+            .iter()
+            .filter(|w| !reads_only(&segments, w) || targets.contains(*w))
+            .collect()
+    };
+    let removes = segments.iter().any(|words| removes(words));
+    for word in changed {
+        for path in lookup(word) {
+            let found = if is_glob(word) {
+                guarded.matching(&path)
+            } else {
+                guarded
+                    .what(path.as_str())
+                    .or_else(|| removes.then(|| guarded.holds(&path)).flatten())
+            };
+            if let Some(what) = found {
+                return deny(format!(
+                    "it names `{word}`: it is {what}; an agent may not change it, a person does"
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// A word with a leading `~/` as the home directory it stands for.
+fn home_expanded(word: &str) -> String {
+    match (word.strip_prefix("~/"), place::env_text("HOME")) {
+        (Some(rest), Some(home)) => format!("{home}/{rest}"),
+        _ => word.to_owned(),
+    }
+}
+
+/// Whether a shell word is a glob pattern.
+fn is_glob(word: &str) -> bool {
+    word.contains(['*', '?', '['])
+}
+
+/// Whether `name` matches the glob `pattern` (`*` and `?` within one path
+/// component, `[…]` as any one character, so that it errs on matching).
+fn glob_matches(pattern: &str, name: &str) -> bool {
+    let pattern: Vec<char> = pattern.chars().collect();
+    let name: Vec<char> = name.chars().collect();
+    fn go(p: &[char], n: &[char]) -> bool {
+        match p.split_first() {
+            None => n.is_empty(),
+            Some(('*', rest)) => (0..=n.len())
+                .take_while(|&i| i == 0 || n[i - 1] != '/')
+                .any(|i| go(rest, &n[i..])),
+            Some(('?', rest)) => n.first().is_some_and(|&c| c != '/') && go(rest, &n[1..]),
+            Some(('[', rest)) => {
+                let close = rest.iter().position(|&c| c == ']');
+                match close {
+                    Some(end) => {
+                        n.first().is_some_and(|&c| c != '/') && go(&rest[end + 1..], &n[1..])
+                    }
+                    None => n.first() == Some(&'[') && go(rest, &n[1..]),
+                }
+            }
+            Some((c, rest)) => n.first() == Some(c) && go(rest, &n[1..]),
+        }
+    }
+    go(&pattern, &name)
+}
+
+/// The simple commands of a command line, each as its words (split at the
+/// shell's operators, quotes removed).
+fn segments(command: &str) -> Vec<Vec<String>> {
+    command
+        .split(['|', ';', '&', '\n', '(', ')'])
+        .map(|part| {
+            part.split_whitespace()
+                .map(|w| w.trim_matches(|c| c == '\'' || c == '"').to_owned())
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<String>>()
+        })
+        .filter(|words| !words.is_empty())
+        .collect()
+}
+
+/// The programs that only read the files they name.
+const READERS: &[&str] = &[
+    "cat",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "grep",
+    "rg",
+    "ls",
+    "wc",
+    "diff",
+    "stat",
+    "file",
+    "echo",
+    "printf",
+    "sha256sum",
+    "md5sum",
+];
+/// `git`'s subcommands that only read.
+const GIT_READERS: &[&str] = &["diff", "log", "show", "status", "blame"];
+
+/// Whether every segment that names `word` is a reader's: `cat orcho.yaml >
+/// ~/copy.yaml` reads the profile.
+fn reads_only(segments: &[Vec<String>], word: &str) -> bool {
+    segments.iter().all(|words| {
+        let names = words
+            .iter()
+            .skip(1)
+            .any(|w| w == word || w.strip_prefix('<').is_some_and(|r| r == word));
+        !names || reader(words)
     })
+}
+
+fn reader(words: &[String]) -> bool {
+    let mut it = words.iter().map(String::as_str);
+    match it.next() {
+        Some("git") => it.next().is_some_and(|sub| GIT_READERS.contains(&sub)),
+        Some(program) => READERS.contains(&program),
+        None => false,
+    }
+}
+
+/// The words a command line redirects output into (`> file`, `>> file`,
+/// `2>file`, `| tee file`).
+fn redirect_targets(command: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = command;
+    while let Some(at) = rest.find('>') {
+        rest = rest[at + 1..].trim_start_matches(['>', '|', '&']);
+        let word: String = rest
+            .trim_start()
+            .chars()
+            .take_while(|c| !c.is_whitespace() && !";|&<>()".contains(*c))
+            .collect();
+        let word = word.trim_matches(|c| c == '\'' || c == '"').to_owned();
+        if !word.is_empty() {
+            out.push(word);
+        }
+    }
+    for words in segments(command) {
+        if words.first().is_some_and(|p| p == "tee") {
+            out.extend(words.into_iter().skip(1).filter(|w| !w.starts_with('-')));
+        }
+    }
+    out
+}
+
+/// Whether a simple command removes or moves what it names, directories
+/// with all they hold: `rm`, `rmdir`, `mv`, `unlink`, `shred`, `find …
+/// -delete` or `-exec` (without a name to match), `git rm`/`mv`/`checkout`/`restore`/`clean`,
+/// `rsync --delete`.
+fn removes(words: &[String]) -> bool {
+    let mut it = words.iter().map(String::as_str);
+    match it.next() {
+        Some("rm" | "rmdir" | "mv" | "unlink" | "shred" | "truncate") => true,
+        // With a name to match, what it removes is what the name (a glob,
+        // checked as one) matches.
+        Some("find") => {
+            let has = |flags: &[&str]| words.iter().any(|w| flags.contains(&w.as_str()));
+            has(&["-delete", "-exec", "-execdir", "-ok", "-okdir"])
+                && !has(&["-name", "-iname", "-path", "-ipath", "-wholename", "-regex"])
+        }
+        Some("git") => it
+            .find(|w| !w.starts_with('-'))
+            .is_some_and(|sub| matches!(sub, "rm" | "mv" | "checkout" | "restore" | "clean")),
+        Some("rsync") => words.iter().any(|w| w.starts_with("--delete")),
+        _ => false,
+    }
 }
 
 /// The words of a shell command the control-file guard looks up and the
@@ -425,33 +675,135 @@ const MAX_GUARDED_DIRS: usize = 9;
 const MAX_LOOKUPS: usize = 8192;
 
 /// What [`guard_control_files`] guards, as paths relative to the checkout
-/// and, for the store, absolute (it may lie outside the checkout).
+/// and, for the store and the keys, absolute (they may lie outside it).
 struct Guarded {
     checkout: Utf8PathBuf,
     real_checkout: Option<Utf8PathBuf>,
     store: Utf8PathBuf,
     real_store: Option<Utf8PathBuf>,
+    /// The directory of the receipt and signing keys.
+    keys: Option<Utf8PathBuf>,
     profile: bool,
 }
 
 impl Guarded {
-    const SETTINGS: &[&str] = &[
-        ".claude/settings.json",
+    /// Files other than an agent's own settings file that hold hooks or
+    /// decide whether they run.
+    const MORE_SETTINGS: &[&str] = &[
         ".claude/settings.local.json",
-        ".codex/hooks.json",
         ".codex/config.toml",
+        ".github/copilot/settings.json",
+        ".github/copilot/settings.local.json",
+        ".opencode/opencode.json",
+        "opencode.json",
     ];
     /// The directories those live in: removing one removes them.
-    const SETTINGS_DIRS: &[&str] = &[".claude", ".codex"];
+    const SETTINGS_DIRS: &[&str] = &[
+        ".claude",
+        ".codex",
+        ".gemini",
+        ".qwen",
+        ".cursor",
+        ".opencode",
+        ".opencode/plugins",
+        ".github",
+        ".github/hooks",
+        ".github/copilot",
+    ];
 
     fn new(place: &Place, profile: bool) -> Self {
+        let keys = crate::key::data_file("receipt-key")
+            .ok()
+            .and_then(|file| file.parent().map(Utf8Path::to_owned));
         Self {
             checkout: place.checkout.clone(),
             real_checkout: resolved(&place.checkout),
             store: place.store.clone(),
             real_store: resolved(&place.store),
+            keys,
             profile,
         }
+    }
+
+    /// Every guarded file and directory, relative to the checkout.
+    fn relatives(&self) -> impl Iterator<Item = &'static str> + '_ {
+        let settings = Agent::ALL.into_iter().map(|agent| agent.dialect().settings);
+        self.profile
+            .then_some(place::PROFILE_FILE)
+            .into_iter()
+            .chain(settings)
+            .chain(Self::MORE_SETTINGS.iter().copied())
+            .chain(Self::SETTINGS_DIRS.iter().copied())
+    }
+
+    /// What a relative path is, when it is guarded.
+    fn what_relative(&self, relative: &str) -> Option<&'static str> {
+        let relative = relative.trim_end_matches('/');
+        if self.profile && relative == place::PROFILE_FILE {
+            Some("Orcho's profile, which declares what proves readiness")
+        } else if Agent::ALL.iter().any(|a| a.dialect().settings == relative)
+            || Self::MORE_SETTINGS.contains(&relative)
+        {
+            Some("the agent's hook settings, which run Orcho")
+        } else if Self::SETTINGS_DIRS.contains(&relative) {
+            Some("the directory of the agent's hook settings, which run Orcho")
+        } else {
+            None
+        }
+    }
+
+    /// What `path` is when it lies among the keys that sign receipts.
+    fn secret(&self, path: &str) -> Option<&'static str> {
+        let keys = self.keys.as_deref()?;
+        let given = crate::hook::normalize(&self.checkout.join(path));
+        let real = resolved(&given);
+        let real_keys = resolved(keys);
+        [Some(&given), real.as_ref()]
+            .into_iter()
+            .flatten()
+            .any(|p| p.starts_with(keys) || real_keys.as_deref().is_some_and(|k| p.starts_with(k)))
+            .then_some("Orcho's key, which signs receipts")
+    }
+
+    /// What a removal of the directory `absolute` takes with it: the
+    /// checkout (or a directory above it), or a directory holding a
+    /// guarded file.
+    fn holds(&self, absolute: &Utf8Path) -> Option<&'static str> {
+        let real = resolved(absolute);
+        let candidates = [Some(absolute), real.as_deref()];
+        let above = |dir: &Utf8Path| candidates.iter().flatten().any(|p| dir.starts_with(p));
+        if above(&self.checkout) || self.real_checkout.as_deref().is_some_and(above) {
+            return Some("the checkout, which holds Orcho's profile and the agents' hook settings");
+        }
+        if above(&self.store) || self.real_store.as_deref().is_some_and(above) {
+            return Some("a directory holding Orcho's store, which holds the receipts");
+        }
+        let relative = self.relative_of(absolute)?;
+        self.relatives()
+            .any(|guarded| Utf8Path::new(guarded).starts_with(relative))
+            .then_some("a directory holding the agent's hook settings, which run Orcho")
+    }
+
+    /// What a glob (`rm orcho.y*ml`), taken as an absolute pattern, may
+    /// name.
+    fn matching(&self, pattern: &Utf8Path) -> Option<&'static str> {
+        let relative = self.relative_of(pattern)?;
+        self.relatives()
+            .find(|guarded| glob_matches(relative, guarded))
+            .and_then(|guarded| self.what_relative(guarded))
+    }
+
+    /// `absolute` relative to the checkout (as given, or as resolved).
+    fn relative_of<'p>(&self, absolute: &'p Utf8Path) -> Option<&'p str> {
+        absolute
+            .strip_prefix(&self.checkout)
+            .ok()
+            .or_else(|| {
+                self.real_checkout
+                    .as_deref()
+                    .and_then(|c| absolute.strip_prefix(c).ok())
+            })
+            .map(Utf8Path::as_str)
     }
 
     /// What `path` (relative to the checkout, or absolute) is, when it is
@@ -481,24 +833,12 @@ impl Guarded {
         if inside(&self.store) || self.real_store.as_deref().is_some_and(inside) {
             return Some(self.store_what());
         }
-        let relative = absolute
-            .strip_prefix(&self.checkout)
-            .ok()
-            .or_else(|| {
-                self.real_checkout
-                    .as_deref()
-                    .and_then(|c| absolute.strip_prefix(c).ok())
-            })?
-            .as_str();
-        if self.profile && relative == place::PROFILE_FILE {
-            Some("Orcho's profile, which declares what proves readiness")
-        } else if Self::SETTINGS.contains(&relative) {
-            Some("the agent's hook settings, which run Orcho")
-        } else if Self::SETTINGS_DIRS.contains(&relative.trim_end_matches('/')) {
-            Some("the directory of the agent's hook settings, which run Orcho")
-        } else {
-            None
+        if let Some(keys) = &self.keys
+            && absolute.starts_with(keys)
+        {
+            return Some("Orcho's key, which signs receipts");
         }
+        self.what_relative(self.relative_of(absolute)?)
     }
 }
 
@@ -552,20 +892,12 @@ fn shell_words(command: &str) -> Vec<String> {
 /// (`git` only with a subcommand that does not), alone or piped into one
 /// another, with no redirection.
 fn only_reads(command: &str) -> bool {
-    const READERS: &[&str] = &[
-        "cat", "head", "tail", "less", "more", "grep", "rg", "ls", "wc", "diff", "stat", "file",
-    ];
-    const GIT_READERS: &[&str] = &["diff", "log", "show", "status", "blame"];
     if command.contains(['>', ';', '&', '`', '$', '\n']) || command.contains("||") {
         return false;
     }
     command.split('|').all(|part| {
-        let mut words = part.split_whitespace();
-        match words.next() {
-            Some("git") => words.next().is_some_and(|sub| GIT_READERS.contains(&sub)),
-            Some(program) => READERS.contains(&program),
-            None => false,
-        }
+        let words: Vec<String> = part.split_whitespace().map(str::to_owned).collect();
+        reader(&words)
     })
 }
 
@@ -635,35 +967,6 @@ fn shorten(text: &str, max: usize) -> String {
 }
 
 /// Logs the shell command the agent ran as exploratory (never a receipt).
-/// A shell command's exit status, as each agent tells it: a field of the
-/// response where there is one; Claude Code's `PostToolUseFailure` says
-/// `Exit code N` first in its `error`, and sends `PostToolUse` only for a
-/// command that succeeded (and was not interrupted). Codex's response is
-/// the output alone: unknown.
-pub(crate) fn exit_code(agent: Agent, response: &Value, failure: Option<&str>) -> Option<i32> {
-    let field = ["exit_code", "exitCode", "returnCode"]
-        .iter()
-        .find_map(|k| response.get(k).and_then(Value::as_i64))
-        .and_then(|c| i32::try_from(c).ok());
-    if field.is_some() {
-        return field;
-    }
-    match (agent, failure) {
-        (_, Some(error)) => error
-            .lines()
-            .next()
-            .and_then(|line| line.trim().strip_prefix("Exit code "))
-            .and_then(|n| n.trim().parse().ok()),
-        (Agent::ClaudeCode, None)
-            if response.is_object()
-                && response.get("interrupted").and_then(Value::as_bool) != Some(true) =>
-        {
-            Some(0)
-        }
-        _ => None,
-    }
-}
-
 fn log_exploratory(
     place: &Place,
     tool: &str,

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::{
     error::CliError,
-    hook::Agent,
+    hook::{Agent, Layout},
     output::{Report, doc::ProfileDoc},
     place::{PROFILE_FILE, Place},
 };
@@ -437,38 +437,6 @@ pub(crate) fn show(place: &Place, name: Option<&str>) -> Result<Report, CliError
     .line(profile.to_yaml().trim_end()))
 }
 
-/// The hook entries `orcho init --agent` adds: `(event, matcher)`, each
-/// running `orcho hook <agent>`.
-fn hook_events(agent: Agent) -> &'static [(&'static str, Option<&'static str>)] {
-    match agent {
-        Agent::ClaudeCode => &[
-            ("SessionStart", None),
-            ("PreToolUse", Some("*")),
-            ("PostToolUse", Some("Bash")),
-            // Sent instead of PostToolUse for a failing shell command.
-            ("PostToolUseFailure", Some("Bash")),
-            ("Stop", None),
-            ("SubagentStop", None),
-        ],
-        Agent::Codex => &[
-            ("SessionStart", None),
-            ("PreToolUse", Some("*")),
-            ("PermissionRequest", Some("*")),
-            ("PostToolUse", Some("Bash")),
-            ("Stop", None),
-            ("SubagentStop", None),
-        ],
-    }
-}
-
-/// The settings file of `agent` in a project.
-fn settings_file(agent: Agent) -> &'static str {
-    match agent {
-        Agent::ClaudeCode => ".claude/settings.json",
-        Agent::Codex => ".codex/hooks.json",
-    }
-}
-
 /// `orcho init` (unless an `orcho.yaml` is there already), then `agent`'s
 /// hooks merged into its project settings.
 pub(crate) fn init_agent(
@@ -493,7 +461,8 @@ pub(crate) fn init_agent(
     };
     // The settings are read and merged first: a file that cannot take the
     // hooks stops everything before anything is written.
-    let path = place.checkout.join(settings_file(agent));
+    let dialect = agent.dialect();
+    let path = place.checkout.join(dialect.settings);
     let existing = match std::fs::read_to_string(&path) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -520,10 +489,13 @@ pub(crate) fn init_agent(
             place.checkout.join(".gitignore")
         ));
     }
-    let kept = if existing.is_some() {
-        " (every other setting kept; the file is rewritten with its keys sorted)"
-    } else {
-        ""
+    let plugin = matches!(dialect.layout, Layout::Plugin { .. });
+    let kept = match (&existing, plugin) {
+        (Some(_), false) => {
+            " (every other setting kept; the file is rewritten with its keys sorted)"
+        }
+        (Some(_), true) => " (the plugin file there replaced with Orcho's)",
+        (None, _) => "",
     };
     if added.is_empty() {
         lines.push(format!(
@@ -531,11 +503,6 @@ pub(crate) fn init_agent(
             agent.as_str()
         ));
     } else if dry_run {
-        let kept = if existing.is_some() {
-            " (every other setting kept; the file rewritten with its keys sorted)"
-        } else {
-            ""
-        };
         lines.push(format!(
             "would add to {path}: {}{kept}\n{merged}",
             added.join(", ")
@@ -570,23 +537,11 @@ pub(crate) fn init_agent(
                     .join(" and ")
             ));
         }
-        lines.push(
-            match agent {
-                Agent::ClaudeCode => {
-                    "next: `orcho` must be on the PATH Claude Code runs hooks with; `/hooks` in \
-                     Claude Code lists them"
-                }
-                Agent::Codex => {
-                    "next: `orcho` must be on Codex's PATH. Codex runs project hooks only once \
-                     they are trusted: review and trust them with `/hooks`; `codex exec` skips \
-                     untrusted ones without a word, so run it with `--trust \
-                     --dangerously-bypass-hook-trust` (older releases also need `[features] \
-                     codex_hooks = true` in config.toml); `orcho status` warns while the hooks \
-                     have never called Orcho"
-                }
-            }
-            .to_owned(),
-        );
+        lines.push(format!(
+            "next: `orcho` must be on the PATH {} runs hooks with. {}; `orcho status` warns \
+             while the hooks have never called Orcho",
+            dialect.title, dialect.once
+        ));
     }
     // Codex runs the agent's commands through a login shell: an `orcho`
     // its hooks find may be unknown there, and the agent's own `orcho
@@ -614,58 +569,93 @@ pub(crate) fn init_agent(
 
 /// `existing` settings with `orcho hook <agent>` added for every event that
 /// does not run it yet, pretty-printed; and the events it was added for.
-/// Every other key and hook is kept.
+/// Every other key and hook is kept. A plugin (opencode's) is Orcho's own
+/// file: written whole, unless it is that text already.
 fn merge_hooks(
     existing: Option<&str>,
     agent: Agent,
 ) -> Result<(String, Vec<String>), serde_json::Error> {
     use serde_json::{Map, Value, json};
+    let dialect = agent.dialect();
+    let custom = |what: &str| <serde_json::Error as serde::de::Error>::custom(what);
+    let (command_key, timeout_key, typed, timeout) = match dialect.layout {
+        Layout::Plugin { text } => {
+            let added = if existing == Some(text) {
+                Vec::new()
+            } else {
+                dialect
+                    .install
+                    .iter()
+                    .map(|(e, _)| (*e).to_owned())
+                    .collect()
+            };
+            return Ok((text.to_owned(), added));
+        }
+        Layout::Groups { millis } => (
+            "command",
+            Some("timeout"),
+            true,
+            crate::hook::HOOK_TIMEOUT_SECS * if millis { 1000 } else { 1 },
+        ),
+        Layout::Flat {
+            command,
+            timeout,
+            typed,
+        } => (command, timeout, typed, crate::hook::HOOK_TIMEOUT_SECS),
+    };
+    let flat = matches!(dialect.layout, Layout::Flat { .. });
     let mut settings: Value = match existing {
         Some(text) if !text.trim().is_empty() => serde_json::from_str(text)?,
+        _ if flat => json!({ "version": 1 }),
         _ => Value::Object(Map::new()),
     };
-    let not_object = || <serde_json::Error as serde::de::Error>::custom("expected an object");
-    let root = settings.as_object_mut().ok_or_else(not_object)?;
+    let root = settings
+        .as_object_mut()
+        .ok_or_else(|| custom("expected an object"))?;
     let hooks = root
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()))
         .as_object_mut()
-        .ok_or_else(|| {
-            <serde_json::Error as serde::de::Error>::custom("`hooks` is not an object")
-        })?;
-    let command = format!("orcho hook {}", agent.as_str());
+        .ok_or_else(|| custom("`hooks` is not an object"))?;
+    let command = format!("orcho hook {}", dialect.name);
     let mut added = Vec::new();
-    for (event, matcher) in hook_events(agent) {
-        let groups = hooks
+    for (event, matcher) in dialect.install {
+        let entries = hooks
             .entry(*event)
             .or_insert_with(|| Value::Array(Vec::new()))
             .as_array_mut()
-            .ok_or_else(|| {
-                <serde_json::Error as serde::de::Error>::custom(format!(
-                    "`hooks.{event}` is not a list"
-                ))
-            })?;
-        let present = groups.iter().any(|group| {
-            group["hooks"].as_array().is_some_and(|handlers| {
-                handlers.iter().any(|h| {
-                    h["command"]
-                        .as_str()
-                        .is_some_and(|c| c.starts_with(&command))
-                })
-            })
+            .ok_or_else(|| custom(&format!("`hooks.{event}` is not a list")))?;
+        let runs_orcho = |h: &Value| {
+            h[command_key]
+                .as_str()
+                .is_some_and(|c| c.starts_with(&command))
+        };
+        let present = entries.iter().any(|entry| {
+            runs_orcho(entry)
+                || entry["hooks"]
+                    .as_array()
+                    .is_some_and(|handlers| handlers.iter().any(runs_orcho))
         });
         if present {
             continue;
         }
-        let mut group = json!({ "hooks": [{
-            "type": "command",
-            "command": command,
-            "timeout": crate::hook::HOOK_TIMEOUT_SECS,
-        }] });
-        if let Some(matcher) = matcher {
-            group["matcher"] = json!(matcher);
+        let mut handler = Map::new();
+        if typed {
+            handler.insert("type".to_owned(), json!("command"));
         }
-        groups.push(group);
+        handler.insert(command_key.to_owned(), json!(command));
+        if let Some(key) = timeout_key {
+            handler.insert(key.to_owned(), json!(timeout));
+        }
+        let mut entry = if flat {
+            Value::Object(handler)
+        } else {
+            json!({ "hooks": [handler] })
+        };
+        if let Some(matcher) = matcher {
+            entry["matcher"] = json!(matcher);
+        }
+        entries.push(entry);
         added.push((*event).to_owned());
     }
     // Claude Code asks before a command its allow list does not name, and
@@ -674,19 +664,15 @@ fn merge_hooks(
     if agent == Agent::ClaudeCode {
         let allow = settings
             .as_object_mut()
-            .ok_or_else(not_object)?
+            .ok_or_else(|| custom("expected an object"))?
             .entry("permissions")
             .or_insert_with(|| Value::Object(Map::new()))
             .as_object_mut()
-            .ok_or_else(|| {
-                <serde_json::Error as serde::de::Error>::custom("`permissions` is not an object")
-            })?
+            .ok_or_else(|| custom("`permissions` is not an object"))?
             .entry("allow")
             .or_insert_with(|| Value::Array(Vec::new()))
             .as_array_mut()
-            .ok_or_else(|| {
-                <serde_json::Error as serde::de::Error>::custom("`permissions.allow` is not a list")
-            })?;
+            .ok_or_else(|| custom("`permissions.allow` is not a list"))?;
         for rule in CLAUDE_ALLOWED {
             if !allow.iter().any(|r| r.as_str() == Some(rule)) {
                 allow.push(json!(rule));

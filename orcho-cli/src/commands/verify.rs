@@ -446,20 +446,9 @@ pub(crate) async fn status(place: &Place, profile: Option<&str>) -> Result<Repor
     let mut lines = Vec::new();
     // Hooks installed that never called Orcho here guard nothing.
     let mut never_called = Vec::new();
-    for (agent, settings, how) in [
-        (
-            "claude-code",
-            ".claude/settings.json",
-            "check that `orcho` is on the PATH Claude Code runs hooks with (`/hooks` lists them)",
-        ),
-        (
-            "codex",
-            ".codex/hooks.json",
-            "Codex runs project hooks only once trusted: review them with `/hooks`, and run \
-             `codex exec` with `--trust --dangerously-bypass-hook-trust` (it skips untrusted \
-             hooks without a word)",
-        ),
-    ] {
+    for agent in crate::hook::Agent::ALL {
+        let dialect = agent.dialect();
+        let (agent, settings, how) = (dialect.name, dialect.settings, dialect.once);
         let installed = std::fs::read_to_string(place.checkout.join(settings))
             .is_ok_and(|text| text.contains(&format!("orcho hook {agent}")));
         if installed && !crate::hook::was_called(&place.store, agent) {

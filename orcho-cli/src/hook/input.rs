@@ -1,9 +1,9 @@
 //! The document an agent passes a hook on standard input, and the
 //! permission requests a tool call makes.
 //!
-//! Claude Code and Codex pass one JSON object whose `hook_event_name` says
-//! the event (fields as documented in Claude Code's hooks reference and
-//! Codex's hooks page; both use the same snake_case keys). Fields this
+//! An agent passes one JSON object whose `hook_event_name` says the event;
+//! its module in `agents` names its events and tools and rewrites its own
+//! fields into the common snake_case ones Claude Code uses. Fields this
 //! module does not need are ignored, so a newer agent's additions never
 //! break the hook; a field it needs that is missing or of the wrong type is
 //! an error, which the hook answers by failing safe.
@@ -11,7 +11,7 @@
 use camino::{Utf8Path, Utf8PathBuf};
 use serde_json::Value;
 
-use super::Agent;
+use super::{Agent, Kind, Tool};
 
 /// The largest document read (a tool call carries the whole file it
 /// writes).
@@ -95,33 +95,19 @@ impl Event {
     }
 }
 
-/// Events the agents document that the hook leaves alone.
-const OTHER_EVENTS: &[&str] = &[
-    "UserPromptSubmit",
-    "UserPromptExpansion",
-    "Notification",
-    "PreCompact",
-    "PostCompact",
-    "SessionEnd",
-    "SubagentStart",
-    "PostToolBatch",
-    "CwdChanged",
-    "FileChanged",
-    "Interrupt",
-];
-
 /// A document the hook cannot act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct BadDocument(pub(crate) String);
 
 impl HookDoc {
-    /// Parses a hook document.
+    /// Parses `agent`'s hook document.
     ///
     /// # Errors
     ///
-    /// Not JSON, not an object, no `hook_event_name`, an event neither agent
-    /// documents, or a field the event needs that is missing.
-    pub(crate) fn parse(bytes: &[u8]) -> Result<Self, BadDocument> {
+    /// Not JSON, not an object, no `hook_event_name`, an event the agent
+    /// does not document, or a field the event needs that is missing.
+    pub(crate) fn parse(agent: Agent, bytes: &[u8]) -> Result<Self, BadDocument> {
+        let dialect = agent.dialect();
         if bytes.len() > MAX_DOCUMENT_BYTES {
             return Err(BadDocument(format!(
                 "the hook document is {} bytes, more than the {MAX_DOCUMENT_BYTES} read",
@@ -133,40 +119,53 @@ impl HookDoc {
                 "the hook document on standard input is not JSON: {e}"
             ))
         })?;
-        let Value::Object(map) = value else {
+        let Value::Object(mut map) = value else {
             return Err(BadDocument(
                 "the hook document on standard input is not a JSON object".to_owned(),
             ));
         };
+        (dialect.normalize)(&mut map);
         let text = |key: &str| map.get(key).and_then(Value::as_str).map(str::to_owned);
         let Some(name) = text("hook_event_name") else {
             return Err(BadDocument(
                 "the hook document has no `hook_event_name` string".to_owned(),
             ));
         };
+        let Some(kind) = (dialect.event)(&name) else {
+            return Err(BadDocument(format!(
+                "`{}` is not a hook event {} documents",
+                name.escape_debug(),
+                dialect.title
+            )));
+        };
         let tool = || {
             text("tool_name").ok_or_else(|| {
                 BadDocument(format!("the `{name}` document has no `tool_name` string"))
             })
         };
-        let input = || map.get("tool_input").cloned().unwrap_or(Value::Null);
-        let event = match name.as_str() {
-            "PreToolUse" => Event::PreToolUse {
+        let input = || match map.get("tool_input") {
+            // An MCP call's input may come as JSON text (Cursor's).
+            Some(Value::String(text)) => serde_json::from_str(text).unwrap_or(Value::Null),
+            Some(value) => value.clone(),
+            None => Value::Null,
+        };
+        let event = match kind {
+            Kind::PreTool => Event::PreToolUse {
                 tool: tool()?,
                 input: input(),
             },
-            "PermissionRequest" => Event::PermissionRequest {
+            Kind::Permission => Event::PermissionRequest {
                 tool: tool()?,
                 input: input(),
             },
-            "PostToolUse" | "PostToolUseFailure" => Event::PostToolUse {
+            Kind::PostTool | Kind::PostToolFailure => Event::PostToolUse {
                 tool: tool()?,
                 input: input(),
                 response: map.get("tool_response").cloned().unwrap_or(Value::Null),
-                failure: (name == "PostToolUseFailure").then(|| text("error").unwrap_or_default()),
+                failure: (kind == Kind::PostToolFailure).then(|| text("error").unwrap_or_default()),
             },
-            "Stop" | "SubagentStop" => Event::Stop {
-                subagent: name == "SubagentStop",
+            Kind::Stop | Kind::SubagentStop => Event::Stop {
+                subagent: kind == Kind::SubagentStop,
                 active: match map.get("stop_hook_active") {
                     None | Some(Value::Null) => false,
                     Some(Value::Bool(b)) => *b,
@@ -177,14 +176,8 @@ impl HookDoc {
                     }
                 },
             },
-            "SessionStart" => Event::SessionStart,
-            other if OTHER_EVENTS.contains(&other) => Event::Other(name.clone()),
-            other => {
-                return Err(BadDocument(format!(
-                    "`{}` is not a hook event Claude Code or Codex documents",
-                    other.escape_debug()
-                )));
-            }
+            Kind::SessionStart => Event::SessionStart,
+            Kind::Other => Event::Other(name.clone()),
         };
         Ok(Self {
             event,
@@ -210,50 +203,37 @@ pub(crate) fn requests(
     checkout: &Utf8Path,
     cwd: &Utf8Path,
 ) -> Result<Vec<(String, String)>, BadDocument> {
-    let field = |key: &str| -> Result<String, BadDocument> {
-        input
-            .get(key)
-            .and_then(Value::as_str)
+    let first = |keys: &[&str]| -> Result<String, BadDocument> {
+        keys.iter()
+            .find_map(|k| input.get(k).and_then(Value::as_str))
             .map(str::to_owned)
             .ok_or_else(|| {
-                BadDocument(format!(
-                    "the `{tool}` call has no `tool_input.{key}` string"
-                ))
+                let mut named = format!("`tool_input.{}`", keys.first().unwrap_or(&""));
+                if keys.len() > 1 {
+                    let others: Vec<String> = keys[1..].iter().map(|k| format!("`{k}`")).collect();
+                    named = format!("{named} (or {})", others.join(", "));
+                }
+                BadDocument(format!("the `{tool}` call has no {named} string"))
             })
     };
-    let path = |key: &str| field(key).map(|p| relative(&p, checkout, cwd));
     let one = |permission: &str, argument: String| Ok(vec![(permission.to_owned(), argument)]);
-    match (agent, tool) {
-        (_, "Bash" | "PowerShell" | "shell") => one("bash", shell_command(tool, input)?),
-        (Agent::Codex, "apply_patch") => {
-            let patch = field("command").or_else(|_| field("patch")).map_err(|_| {
-                BadDocument(
-                    "the `apply_patch` call has no `tool_input.command` (or `patch`) string"
-                        .to_owned(),
-                )
-            })?;
-            Ok(patch_requests(&patch, checkout, cwd))
+    match (agent.dialect().tool)(tool) {
+        Some(Tool::Shell) => one("bash", shell_command(tool, input)?),
+        Some(Tool::Patch(keys)) => Ok(patch_requests(&first(keys)?, checkout, cwd)),
+        Some(Tool::File(permission, keys)) => {
+            one(permission, relative(&first(keys)?, checkout, cwd))
         }
-        (_, "Write") => one("write", path("file_path")?),
-        (_, "Edit" | "MultiEdit") => one("edit", path("file_path")?),
-        (_, "NotebookEdit") => one("edit", path("notebook_path")?),
-        (_, "Read") => one("read", path("file_path")?),
-        (_, "Glob") => one("glob", field("pattern")?),
-        (_, "Grep") => one("grep", field("pattern")?),
-        (_, "Task" | "Agent") => one(
+        Some(Tool::Plain(permission, keys)) => one(permission, first(keys)?),
+        Some(Tool::Dispatch) => one(
             "dispatch",
-            input
-                .get("subagent_type")
-                .and_then(Value::as_str)
+            ["subagent_type", "agent", "subagent"]
+                .iter()
+                .find_map(|k| input.get(k).and_then(Value::as_str))
                 .unwrap_or_default()
                 .to_owned(),
         ),
-        (_, "WebFetch") => one("webfetch", field("url")?),
-        (_, "WebSearch") => one("websearch", field("query")?),
-        (_, "TodoWrite" | "AskUserQuestion" | "ExitPlanMode" | "EnterPlanMode" | "BashOutput") => {
-            Ok(Vec::new())
-        }
-        (_, other) => one(&permission_name(other), input.to_string()),
+        Some(Tool::Bookkeeping) => Ok(Vec::new()),
+        None => one(&permission_name(tool), input.to_string()),
     }
 }
 
@@ -359,7 +339,7 @@ mod tests {
 
     #[test]
     fn bad_documents_say_what_is_wrong() {
-        let err = |bytes: &[u8]| HookDoc::parse(bytes).unwrap_err().0;
+        let err = |bytes: &[u8]| HookDoc::parse(Agent::ClaudeCode, bytes).unwrap_err().0;
         assert!(err(b"").contains("not JSON"));
         assert!(err(b"[1]").contains("not a JSON object"));
         assert!(err(b"{}").contains("no `hook_event_name`"));

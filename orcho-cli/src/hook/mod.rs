@@ -1,6 +1,8 @@
-//! Orcho inside coding agents: the hook documents Claude Code and Codex
-//! pass, the answers they read back, and what the stop guard keeps.
+//! Orcho inside coding agents: the hook documents each agent passes (one
+//! module per agent in `agents`), the answers they read back, and what the
+//! stop guard keeps.
 
+mod agents;
 mod answer;
 mod input;
 mod stops;
@@ -20,21 +22,4 @@ pub(crate) use stops::{
 /// within a fraction of it whatever its input.
 pub(crate) const HOOK_TIMEOUT_SECS: u64 = 60;
 
-/// The agents whose hooks `orcho hook` answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum Agent {
-    /// Anthropic's Claude Code (`.claude/settings.json`)
-    ClaudeCode,
-    /// OpenAI's Codex CLI (`.codex/hooks.json`)
-    Codex,
-}
-
-impl Agent {
-    /// The agent as the command line names it.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Self::ClaudeCode => "claude-code",
-            Self::Codex => "codex",
-        }
-    }
-}
+pub(crate) use agents::{Agent, Kind, Layout, Tool};

@@ -188,7 +188,7 @@ fn codex_tool_calls_deny_what_is_not_allowed_and_approve_through_permission_requ
 }
 
 #[test]
-fn paths_are_resolved_and_orchos_own_files_are_asked_about() -> Result {
+fn paths_are_resolved_and_orchos_own_files_are_refused() -> Result {
     let profile = format!(
         "{READ_ONLY}    - {{ permission: write, pattern: 'tests/**', action: allow }}\n    \
          - {{ permission: write, pattern: '.claude/**', action: allow }}\n"
@@ -209,10 +209,10 @@ fn paths_are_resolved_and_orchos_own_files_are_asked_about() -> Result {
     let (action, reason) = write(&at("tests/../src/calc.py"))?;
     assert_eq!(action, "deny", "{reason}");
     assert!(reason.contains("write `src/calc.py`"), "{reason}");
-    // What proves readiness and runs the hooks is asked about, even where a
+    // What proves readiness and runs the hooks is refused, even where a
     // rule allows it.
     let (action, reason) = write(&at("tests/../.claude/settings.json"))?;
-    assert_eq!(action, "ask", "{reason}");
+    assert_eq!(action, "deny", "{reason}");
     assert!(reason.contains("hook settings"), "{reason}");
     // Reading outside the checkout is asked about under the preset.
     let read = doc(CLAUDE_PRE_TOOL, &repo)
@@ -234,8 +234,9 @@ fn paths_are_resolved_and_orchos_own_files_are_asked_about() -> Result {
             .to_string(),
         );
     let (action, reason) = decision(&hook(&plain, "claude-code", &edit)?)?;
-    assert_eq!(action, "ask", "{reason}");
+    assert_eq!(action, "deny", "{reason}");
     assert!(reason.contains("Orcho's profile"), "{reason}");
+    assert!(reason.contains("an agent may not change it"), "{reason}");
     let patch =
         doc(CODEX_PRE_PATCH, &plain).replace("Update File: README", "Update File: orcho.yaml");
     assert_eq!(decision(&hook(&plain, "codex", &patch)?)?.0, "deny");
@@ -260,7 +261,7 @@ fn orchos_own_files_are_guarded_through_links_and_in_shell_commands() -> Result 
             serde_json::json!({ "file_path": format!("{}/{path}", repo.dir()), "content": "x" }),
         )?;
         let (action, reason) = decision(&out)?;
-        assert_eq!(action, "ask", "{path}: {reason}");
+        assert_eq!(action, "deny", "{path}: {reason}");
     }
     for command in [
         "echo x > orcho.yaml",
@@ -273,10 +274,54 @@ fn orchos_own_files_are_guarded_through_links_and_in_shell_commands() -> Result 
         "git clean -fdx",
         "git clean -X -f",
         "mkdir -p sub && cd sub && rm ../orcho.yaml",
+        // Globs, directories that hold them, and git taking them away.
+        "rm orcho.y*ml",
+        "rm -f ./.claude/*.json",
+        "find . -name \"*.yaml\" -delete",
+        "find . -type f -exec rm {} +",
+        "rm -rf .",
+        "rm -rf ..",
+        "cd src && rm -rf ..",
+        "mv .github /tmp/away",
+        "git checkout -- .",
+        "git restore .",
+        "git stash -u",
+        "git stash push --include-untracked",
+        "tee .cursor/hooks.json < /tmp/x",
+        "echo '{}' > .gemini/settings.json",
+        "rm .opencode/plugins/orcho.js",
     ] {
         let (action, reason) = decision(&tool("Bash", serde_json::json!({ "command": command }))?)?;
-        assert_eq!(action, "ask", "{command}: {reason}");
-        assert!(reason.contains("names"), "{command}: {reason}");
+        assert_eq!(action, "deny", "{command}: {reason}");
+        assert!(
+            reason.contains("names") || reason.contains("stashes"),
+            "{command}: {reason}"
+        );
+    }
+    // The keys that sign receipts: not even read.
+    let key = repo.data().join("orcho/receipt-key");
+    for command in [format!("cat {key}"), format!("cp {key} /tmp/k")] {
+        let (action, reason) = decision(&tool("Bash", serde_json::json!({ "command": command }))?)?;
+        assert_eq!(action, "deny", "{command}: {reason}");
+        assert!(
+            reason.contains("whoever reads it can forge receipts"),
+            "{reason}"
+        );
+    }
+    let read = tool("Read", serde_json::json!({ "file_path": key.as_str() }))?;
+    assert_eq!(decision(&read)?.0, "deny", "{read}");
+    // Skipping the repository's own git hooks is refused.
+    for command in [
+        "git commit --no-verify -m wip",
+        "git commit -nm wip",
+        "git push --no-verify origin main",
+    ] {
+        let (action, reason) = decision(&tool("Bash", serde_json::json!({ "command": command }))?)?;
+        assert_eq!(action, "deny", "{command}: {reason}");
+        assert!(
+            reason.contains("`--no-verify` skips the repository's own git hooks"),
+            "{reason}"
+        );
     }
     // Reading them, or a command that names none of them, has no opinion.
     for command in [
@@ -286,6 +331,13 @@ fn orchos_own_files_are_guarded_through_links_and_in_shell_commands() -> Result 
         "ls .orcho",
         "git clean -fd",
         "pytest -q",
+        "cat orcho.yaml > ~/copy.yaml",
+        "grep test orcho.yaml | tee /tmp/found",
+        "rm -rf target build",
+        "git checkout main",
+        "git commit -m 'no verify here'",
+        "git stash",
+        "find . -name '*.pyc' -delete",
     ] {
         let out = tool("Bash", serde_json::json!({ "command": command }))?;
         out.expect_code(0);
@@ -339,9 +391,16 @@ fn the_read_only_bypass_table_is_never_allowed_through_either_hook() -> Result {
 fn without_rules_tool_calls_get_no_opinion() -> Result {
     let repo = Repo::new(QUICK)?;
     for agent in ["claude-code", "codex"] {
-        let out = hook(&repo, agent, &with_arg(CLAUDE_PRE_BASH, &repo, "rm -rf /"))?;
+        let out = hook(
+            &repo,
+            agent,
+            &with_arg(CLAUDE_PRE_BASH, &repo, "rm -rf build"),
+        )?;
         out.expect_code(0);
         assert_eq!(out.stdout.trim(), "", "{out}");
+        // Whatever the rules, nothing removes the checkout.
+        let out = hook(&repo, agent, &with_arg(CLAUDE_PRE_BASH, &repo, "rm -rf /"))?;
+        assert_eq!(decision(&out)?.0, "deny", "{out}");
     }
     // A project without an orcho.yaml gets no opinion at all, even on a
     // stop: hooks installed for every project leave it alone.
@@ -357,7 +416,7 @@ fn without_rules_tool_calls_get_no_opinion() -> Result {
     // A preset on the command line puts rules in force.
     let out = repo.orcho_with_input(
         &["hook", "claude-code", "--permissions", "read-only"],
-        &with_arg(CLAUDE_PRE_BASH, &repo, "rm -rf /"),
+        &with_arg(CLAUDE_PRE_BASH, &repo, "rm -rf build"),
     )?;
     assert_eq!(decision(&out)?.0, "ask");
     Ok(())

@@ -20,6 +20,7 @@ mod exec;
 mod follow_up;
 mod handoff;
 mod hook;
+mod hook_agents;
 mod hook_fixtures;
 mod intake;
 mod output;

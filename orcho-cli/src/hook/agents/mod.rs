@@ -1,0 +1,387 @@
+//! One module per agent whose hooks `orcho hook` answers, behind one
+//! table ([`Dialect`]): its event and tool names, the fields its documents
+//! carry, how it reads an answer, where its settings live and how they hold
+//! a hook. Adding an agent is one module here, its row in [`Agent`], and
+//! its tests.
+
+use serde_json::{Map, Value, json};
+
+use super::answer::{Answer, Rendered, Verdict};
+
+mod claude_code;
+mod codex;
+mod copilot;
+mod cursor;
+mod gemini;
+mod opencode;
+mod qwen;
+
+/// The agents whose hooks `orcho hook` answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Agent {
+    /// Anthropic's Claude Code (`.claude/settings.json`)
+    ClaudeCode,
+    /// OpenAI's Codex CLI (`.codex/hooks.json`)
+    Codex,
+    /// Google's Gemini CLI (`.gemini/settings.json`)
+    Gemini,
+    /// Qwen Code (`.qwen/settings.json`)
+    Qwen,
+    /// GitHub Copilot CLI (`.github/hooks/orcho.json`)
+    Copilot,
+    /// Cursor's agent (`.cursor/hooks.json`)
+    Cursor,
+    /// opencode, through Orcho's plugin (`.opencode/plugins/orcho.js`)
+    Opencode,
+}
+
+impl Agent {
+    /// Every agent, in the order `--help` lists them.
+    pub(crate) const ALL: [Self; 7] = [
+        Self::ClaudeCode,
+        Self::Codex,
+        Self::Gemini,
+        Self::Qwen,
+        Self::Copilot,
+        Self::Cursor,
+        Self::Opencode,
+    ];
+
+    /// What Orcho knows of the agent's hooks.
+    pub(crate) fn dialect(self) -> &'static Dialect {
+        match self {
+            Self::ClaudeCode => &claude_code::DIALECT,
+            Self::Codex => &codex::DIALECT,
+            Self::Gemini => &gemini::DIALECT,
+            Self::Qwen => &qwen::DIALECT,
+            Self::Copilot => &copilot::DIALECT,
+            Self::Cursor => &cursor::DIALECT,
+            Self::Opencode => &opencode::DIALECT,
+        }
+    }
+
+    /// The agent as the command line names it.
+    pub(crate) fn as_str(self) -> &'static str {
+        self.dialect().name
+    }
+}
+
+/// One agent's hooks.
+pub(crate) struct Dialect {
+    /// The agent as the command line names it (`orcho hook NAME`).
+    pub(crate) name: &'static str,
+    /// The agent as people write it.
+    pub(crate) title: &'static str,
+    /// The project file `orcho init --agent` installs the hooks in.
+    pub(crate) settings: &'static str,
+    /// How that file holds them.
+    pub(crate) layout: Layout,
+    /// The hooks installed: the agent's event, and its tool matcher.
+    pub(crate) install: &'static [(&'static str, Option<&'static str>)],
+    /// The environment variables the agent names its project directory
+    /// with in a hook, most specific first.
+    pub(crate) project_dir: &'static [&'static str],
+    /// What each of the agent's event names is; `None` for a name it does
+    /// not document.
+    pub(crate) event: fn(&str) -> Option<Kind>,
+    /// What each of its tools is; `None` for a tool Orcho knows nothing of
+    /// (asked about by its own name, as an MCP tool is).
+    pub(crate) tool: fn(&str) -> Option<Tool>,
+    /// Rewrites a document into the common fields (`hook_event_name`,
+    /// `session_id`, `cwd`, `tool_name`, `tool_input`, `tool_response`,
+    /// `stop_hook_active`, `agent_id`).
+    pub(crate) normalize: fn(&mut Map<String, Value>),
+    /// A shell command's exit status, from its response (and a failure
+    /// event's `error`), as the agent tells it.
+    pub(crate) exit_code: fn(&Value, Option<&str>) -> Option<i32>,
+    /// An answer as the agent reads it.
+    pub(crate) render: fn(&Answer) -> Rendered,
+    /// What a person does once so that the hooks run, said by `orcho
+    /// init` and by `orcho status` while they never called Orcho.
+    pub(crate) once: &'static str,
+}
+
+impl std::fmt::Debug for Dialect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dialect").field("name", &self.name).finish()
+    }
+}
+
+/// How an agent's settings file holds a hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// `hooks.EVENT = [{matcher, hooks: [{type: command, command,
+    /// timeout}]}]` (Claude Code's, which Codex, Gemini CLI and Qwen Code
+    /// share), the timeout in seconds or in milliseconds.
+    Groups {
+        /// The timeout is in milliseconds.
+        millis: bool,
+    },
+    /// `{version: 1, hooks: {EVENT: [{COMMAND_KEY, matcher, TIMEOUT_KEY}]}}`
+    /// (Copilot CLI's and Cursor's), the timeout in seconds.
+    Flat {
+        /// The key holding the command line.
+        command: &'static str,
+        /// The key holding the timeout, where the agent reads one.
+        timeout: Option<&'static str>,
+        /// Each entry says `type: command`.
+        typed: bool,
+    },
+    /// A plugin file of Orcho's, written whole (opencode's).
+    Plugin {
+        /// The plugin's text.
+        text: &'static str,
+    },
+}
+
+/// What an agent's event is to Orcho.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Before a tool runs.
+    PreTool,
+    /// The agent is about to ask a person to approve a tool call.
+    Permission,
+    /// After a tool ran.
+    PostTool,
+    /// After a tool failed (an event of its own in some agents).
+    PostToolFailure,
+    /// The agent wants to stop.
+    Stop,
+    /// A subagent wants to stop.
+    SubagentStop,
+    /// A session starts.
+    SessionStart,
+    /// An event the hook has no opinion on.
+    Other,
+}
+
+/// What a tool does, for the permission it asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tool {
+    /// Runs a shell command (`bash`, its `command`).
+    Shell,
+    /// Applies a patch in Codex's format, held by the first of these keys.
+    Patch(&'static [&'static str]),
+    /// Works on one file (`write`, `edit`, `read`), named by the first of
+    /// these keys.
+    File(&'static str, &'static [&'static str]),
+    /// Asks with an argument taken as it is (`glob`, `grep`, `webfetch`,
+    /// `websearch`), the first of these keys.
+    Plain(&'static str, &'static [&'static str]),
+    /// Starts a subagent (`dispatch`, its type).
+    Dispatch,
+    /// The agent's own bookkeeping, which touches nothing outside the
+    /// session: asks nothing.
+    Bookkeeping,
+}
+
+/// Claude Code's tools, which Codex and Copilot CLI's Claude-compatible
+/// hooks name too.
+pub(crate) fn claude_tool(name: &str) -> Option<Tool> {
+    Some(match name {
+        "Bash" | "PowerShell" | "shell" => Tool::Shell,
+        "Write" => Tool::File("write", &["file_path"]),
+        "Edit" | "MultiEdit" => Tool::File("edit", &["file_path"]),
+        "NotebookEdit" => Tool::File("edit", &["notebook_path"]),
+        "Read" => Tool::File("read", &["file_path"]),
+        "Glob" => Tool::Plain("glob", &["pattern"]),
+        "Grep" => Tool::Plain("grep", &["pattern"]),
+        "Task" | "Agent" => Tool::Dispatch,
+        "WebFetch" => Tool::Plain("webfetch", &["url"]),
+        "WebSearch" => Tool::Plain("websearch", &["query"]),
+        "TodoWrite" | "AskUserQuestion" | "ExitPlanMode" | "EnterPlanMode" | "BashOutput" => {
+            Tool::Bookkeeping
+        }
+        _ => return None,
+    })
+}
+
+/// Claude Code's event names, which Codex, Qwen Code and Copilot CLI's
+/// Claude-compatible hooks use too.
+pub(crate) fn claude_event(name: &str) -> Option<Kind> {
+    Some(match name {
+        "PreToolUse" => Kind::PreTool,
+        "PermissionRequest" => Kind::Permission,
+        "PostToolUse" => Kind::PostTool,
+        "PostToolUseFailure" => Kind::PostToolFailure,
+        "Stop" => Kind::Stop,
+        "SubagentStop" => Kind::SubagentStop,
+        "SessionStart" => Kind::SessionStart,
+        "UserPromptSubmit"
+        | "UserPromptExpansion"
+        | "Notification"
+        | "PreCompact"
+        | "PostCompact"
+        | "SessionEnd"
+        | "SubagentStart"
+        | "PostToolBatch"
+        | "CwdChanged"
+        | "FileChanged"
+        | "Interrupt"
+        | "PermissionDenied"
+        | "StopFailure" => Kind::Other,
+        _ => return None,
+    })
+}
+
+/// Leaves a document as it is (its fields are the common ones).
+pub(crate) fn as_is(_: &mut Map<String, Value>) {}
+
+/// Moves `from` to `to` in `map` unless `to` is there already.
+pub(crate) fn rename(map: &mut Map<String, Value>, from: &str, to: &str) {
+    if !map.contains_key(to)
+        && let Some(value) = map.remove(from)
+    {
+        map.insert(to.to_owned(), value);
+    }
+}
+
+/// The exit status a tool's text output states: the last line of the
+/// forms `Exit Code: N` (Gemini CLI, Qwen Code), `Exit code N` (Claude
+/// Code's failures) or `… exit code N>` (Copilot CLI).
+pub(crate) fn stated_exit_code(text: &str) -> Option<i32> {
+    text.lines().rev().find_map(|line| {
+        let line = line.trim();
+        let lower = line.to_ascii_lowercase();
+        let at = lower.rfind("exit code")?;
+        let rest = line[at + "exit code".len()..].trim_start_matches([':', ' ']);
+        let digits: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '-')
+            .collect();
+        digits.parse().ok()
+    })
+}
+
+/// An exit status field of a response (`exit_code`, `exitCode`,
+/// `returnCode`), where the agent gives one.
+pub(crate) fn exit_field(response: &Value) -> Option<i32> {
+    ["exit_code", "exitCode", "returnCode", "exit"]
+        .iter()
+        .find_map(|k| response.get(k).and_then(Value::as_i64))
+        .and_then(|c| i32::try_from(c).ok())
+}
+
+/// Nothing on standard output, exit 0.
+pub(crate) const SILENT: Rendered = Rendered {
+    stdout: None,
+    stderr: None,
+    code: 0,
+};
+
+/// One JSON object on standard output, exit 0.
+pub(crate) fn json_out(value: &Value) -> Rendered {
+    Rendered {
+        stdout: Some(value.to_string()),
+        stderr: None,
+        code: 0,
+    }
+}
+
+/// The message on standard error with exit 2: "refused" to every agent
+/// that reads exit codes.
+pub(crate) fn exit_2(message: &str) -> Rendered {
+    Rendered {
+        stdout: None,
+        stderr: Some(format!("orcho hook: {message}")),
+        code: 2,
+    }
+}
+
+/// The reason as the agent's model reads it.
+pub(crate) fn reason(verdict: &Verdict) -> String {
+    format!("orcho: {}", verdict.reason)
+}
+
+/// A refusal of what needs a person's approval, where the agent has no
+/// way to ask one from a hook.
+pub(crate) fn ask_refused(verdict: &Verdict, title: &str) -> String {
+    format!(
+        "{}; it needs a person's approval, which a {title} hook cannot ask for: run it \
+         yourself, or allow it with a rule in orcho.yaml's `permissions`",
+        reason(verdict)
+    )
+}
+
+/// Session context in Claude Code's shape (`hookSpecificOutput`).
+pub(crate) fn claude_context(text: &str) -> Value {
+    json!({
+        "hookSpecificOutput": {
+            "hookEventName": "SessionStart",
+            "additionalContext": text,
+        }
+    })
+}
+
+/// A `PreToolUse` decision in Claude Code's shape.
+pub(crate) fn claude_pre_tool(decision: &str, reason: &str) -> Value {
+    json!({
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": decision,
+            "permissionDecisionReason": reason,
+        }
+    })
+}
+
+/// The answer to an approval the agent is about to ask a person for
+/// (`PermissionRequest`): an allow or a deny answers it, an ask leaves it
+/// to the person (`Some(None)`); `None` for any other event.
+pub(crate) fn permission_request(
+    event: &str,
+    action: orcho::permissions::PermissionAction,
+    reason: &str,
+) -> Option<Option<Value>> {
+    use orcho::permissions::PermissionAction;
+    if event != "PermissionRequest" {
+        return None;
+    }
+    Some(match action {
+        PermissionAction::Allow => Some(json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PermissionRequest",
+                "decision": { "behavior": "allow" },
+            }
+        })),
+        PermissionAction::Deny => Some(json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PermissionRequest",
+                "decision": { "behavior": "deny", "message": reason },
+            }
+        })),
+        _ => None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_agent_has_one_row_and_its_own_name() {
+        let mut names: Vec<&str> = Agent::ALL.iter().map(|a| a.as_str()).collect();
+        for agent in Agent::ALL {
+            let value = <Agent as clap::ValueEnum>::to_possible_value(&agent).unwrap();
+            assert_eq!(value.get_name(), agent.as_str());
+            assert!(!agent.dialect().install.is_empty() || agent == Agent::Opencode);
+        }
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Agent::ALL.len());
+    }
+
+    #[test]
+    fn exit_codes_stated_in_text_are_read() {
+        assert_eq!(
+            stated_exit_code("Output: x\nExit Code: 3\nPGID: 1"),
+            Some(3)
+        );
+        assert_eq!(stated_exit_code("Exit code 2\nboom"), Some(2));
+        assert_eq!(
+            stated_exit_code("hi\n<shellId: 0 completed with exit code 127>"),
+            Some(127)
+        );
+        assert_eq!(stated_exit_code("no status here"), None);
+        assert_eq!(stated_exit_code("Exit Code: (none)"), None);
+    }
+}

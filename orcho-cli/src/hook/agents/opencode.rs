@@ -1,0 +1,92 @@
+//! opencode, through Orcho's plugin (`integrations/opencode/orcho.js`,
+//! which `orcho init --agent opencode` writes to
+//! `.opencode/plugins/orcho.js`). The plugin sends documents with Claude
+//! Code's event names and opencode's tool names and arguments, and reads
+//! one JSON object back: `decision` (`deny` refuses a tool call, `block`
+//! refuses a stop), `reason`, `context` (for the system prompt),
+//! `systemMessage`. Any exit but 0 is a refusal.
+
+use orcho::permissions::PermissionAction;
+use serde_json::json;
+
+use super::{
+    Dialect, Layout, SILENT, Tool, as_is, ask_refused, claude_event, exit_2, exit_field, json_out,
+    reason,
+};
+use crate::hook::answer::{Answer, Rendered};
+
+/// The plugin, as this repository ships it.
+pub(crate) const PLUGIN: &str = include_str!("../../../../integrations/opencode/orcho.js");
+
+pub(super) const DIALECT: Dialect = Dialect {
+    name: "opencode",
+    title: "opencode",
+    settings: ".opencode/plugins/orcho.js",
+    layout: Layout::Plugin { text: PLUGIN },
+    install: &[
+        ("SessionStart", None),
+        ("PreToolUse", None),
+        ("PostToolUse", Some("bash")),
+        ("Stop", None),
+    ],
+    project_dir: &[],
+    event: claude_event,
+    tool,
+    normalize: as_is,
+    exit_code: |response, _| exit_field(response),
+    render,
+    once: "opencode loads `.opencode/plugins/orcho.js` when it starts; it has no stop a plugin \
+           can refuse, so an unproven stop is answered with a new prompt, which only the TUI \
+           and `opencode serve` act on (`opencode run` has ended by then)",
+};
+
+fn tool(name: &str) -> Option<Tool> {
+    Some(match name {
+        "bash" => Tool::Shell,
+        "write" => Tool::File("write", &["filePath", "file_path"]),
+        "edit" | "multiedit" => Tool::File("edit", &["filePath", "file_path"]),
+        "read" => Tool::File("read", &["filePath", "file_path"]),
+        "patch" | "apply_patch" => Tool::Patch(&["patchText", "patch", "command"]),
+        "glob" | "list" => Tool::Plain("glob", &["pattern", "path"]),
+        "grep" => Tool::Plain("grep", &["pattern"]),
+        "webfetch" => Tool::Plain("webfetch", &["url"]),
+        "websearch" => Tool::Plain("websearch", &["query"]),
+        "task" => Tool::Dispatch,
+        "todowrite" | "todoread" | "skill" | "question" => Tool::Bookkeeping,
+        _ => return None,
+    })
+}
+
+fn render(answer: &Answer) -> Rendered {
+    match answer {
+        Answer::Silent => SILENT,
+        Answer::Tool { verdict, .. } => match verdict.action {
+            PermissionAction::Allow => SILENT,
+            PermissionAction::Ask => json_out(&json!({
+                "decision": "deny",
+                "reason": ask_refused(verdict, "opencode"),
+            })),
+            _ => json_out(&json!({ "decision": "deny", "reason": reason(verdict) })),
+        },
+        Answer::BlockStop { reason } => json_out(&json!({ "decision": "block", "reason": reason })),
+        Answer::WarnStop { message } => json_out(&json!({ "systemMessage": message })),
+        Answer::Context { text } => json_out(&json!({ "context": text })),
+        Answer::FailSafe { message } => exit_2(message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plugin_calls_this_agents_hook() {
+        assert!(PLUGIN.contains(r#"["hook", "opencode"]"#));
+        for event in ["PreToolUse", "PostToolUse", "SessionStart", "Stop"] {
+            assert!(
+                PLUGIN.contains(&format!("hook_event_name: \"{event}\"")),
+                "{event}"
+            );
+        }
+    }
+}
