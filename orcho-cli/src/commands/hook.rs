@@ -21,7 +21,7 @@ use orcho::{
     RunPlan,
     core::Timestamp,
     permissions::{PermissionAction, PermissionPreset, RuleSet},
-    receipts::{ExploratoryEntry, ExploratoryLog, ReceiptStore, VerificationContract},
+    receipts::{ExploratoryEntry, ExploratoryLog, GapStatus, ReceiptStore, VerificationContract},
 };
 use serde_json::Value;
 
@@ -995,6 +995,9 @@ struct Unproven {
     max: u32,
     /// What is not proven, as `name: status`.
     items: Vec<String>,
+    /// The commands whose receipt cannot be trusted (`invalid`: forged, or
+    /// changed after it was signed).
+    untrusted: Vec<String>,
     /// The reason for refusal `n` of `max`.
     reason: Box<dyn Fn(u32, u32) -> String>,
 }
@@ -1006,7 +1009,39 @@ fn assess(place: &Place, at: &HookPlace<'_>) -> Result<Option<Unproven>, CliErro
         return Ok(None);
     };
     let verifier = super::verify::keyed_verifier(place, contract)?;
-    let gaps = verifier.readiness()?.gaps();
+    // The checkout is fingerprinted within the hook's budget, so that the
+    // agent never lets a stop through because the hook timed out: past it,
+    // the stop is refused, and says why.
+    let budget = hook_budget();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker = std::sync::Arc::clone(&verifier);
+    std::thread::spawn(move || {
+        let _ = tx.send(worker.readiness());
+    });
+    let summary = match rx.recv_timeout(budget) {
+        Ok(summary) => summary?,
+        Err(_) => {
+            let seconds = budget.as_secs_f64();
+            return Ok(Some(Unproven {
+                max: plan.max_stop_blocks,
+                items: vec![format!(
+                    "the checkout: not fingerprinted within {seconds} s"
+                )],
+                untrusted: Vec::new(),
+                reason: Box::new(move |refusal, max| {
+                    format!(
+                        "Orcho: this checkout could not be fingerprinted within the hook's {seconds} \
+                         s, so whether it is proven ready is unknown and the stop is refused. \
+                         Run `orcho status` (it says what is missing or stale) and `orcho verify`, \
+                         then finish; if the tree is this large, tell the user: files the build \
+                         writes belong in .gitignore. {}",
+                        refusals(refusal, max)
+                    )
+                }),
+            }));
+        }
+    };
+    let gaps = summary.gaps();
     if gaps.is_empty() {
         return Ok(None);
     }
@@ -1033,13 +1068,24 @@ fn assess(place: &Place, at: &HookPlace<'_>) -> Result<Option<Unproven>, CliErro
                      let you"
                 )
             };
+            let distrust = if gap.status() == GapStatus::Invalid {
+                " A receipt cannot be trusted: it was not written by `orcho verify` with this \
+                 machine's key, or was changed since; if you did not touch it, tell the user."
+            } else {
+                ""
+            };
             format!(
-                "- `{name}` (`{}`): {}: {}. {prove}",
+                "- `{name}` (`{}`): {}: {}.{distrust} {prove}",
                 command_line(verifier.contract(), name),
                 gap.status(),
                 gap.reason()
             )
         })
+        .collect();
+    let untrusted: Vec<String> = gaps
+        .iter()
+        .filter(|g| g.status() == GapStatus::Invalid)
+        .map(|g| g.command().to_string())
         .collect();
     Ok(Some(Unproven {
         max: plan.max_stop_blocks,
@@ -1047,6 +1093,7 @@ fn assess(place: &Place, at: &HookPlace<'_>) -> Result<Option<Unproven>, CliErro
             .iter()
             .map(|g| format!("{}: {}", g.command(), g.status()))
             .collect(),
+        untrusted,
         reason: Box::new(move |refusal, max| {
             format!(
                 "Orcho: this checkout is not proven ready, so do not stop yet. Required commands \
@@ -1057,6 +1104,19 @@ fn assess(place: &Place, at: &HookPlace<'_>) -> Result<Option<Unproven>, CliErro
             )
         }),
     }))
+}
+
+/// How long the stop guard takes at most to fingerprint the checkout:
+/// `ORCHO_HOOK_BUDGET` seconds, by default three quarters of the timeout
+/// `orcho init` writes with every hook.
+fn hook_budget() -> std::time::Duration {
+    place::env_text("ORCHO_HOOK_BUDGET")
+        .and_then(|text| text.trim().parse::<f64>().ok())
+        .filter(|secs| secs.is_finite() && *secs >= 0.0)
+        .map_or(
+            std::time::Duration::from_secs(crate::hook::HOOK_TIMEOUT_SECS * 3 / 4),
+            std::time::Duration::from_secs_f64,
+        )
 }
 
 fn refusals(refusal: u32, max: u32) -> String {
@@ -1094,6 +1154,7 @@ fn stop(
             Unproven {
                 max: orcho::profile::DEFAULT_MAX_STOP_BLOCKS,
                 items: vec!["the profile: does not load".to_owned()],
+                untrusted: Vec::new(),
                 reason: Box::new(move |refusal, max| {
                     format!(
                         "Orcho: nothing here can be proven while the profile does not load: \
@@ -1115,10 +1176,20 @@ fn stop(
             unproven.items.clone(),
         ))?;
         guard.reset();
+        // A receipt that cannot be trusted is said first: it may be forged.
+        let distrust = if unproven.untrusted.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; a receipt cannot be trusted ({}: invalid, forged or changed after it was \
+                 signed)",
+                unproven.untrusted.join(", ")
+            )
+        };
         return Ok(Answer::WarnStop {
             message: format!(
-                "orcho: stopped without proof after {blocks} refusal(s): {}; recorded for \
-                 `orcho status` (`orcho verify` proves the commands)",
+                "orcho: stopped without proof after {blocks} refusal(s): {}{distrust}; recorded \
+                 for `orcho status` (`orcho verify` proves the commands)",
                 unproven.items.join(", ")
             ),
         });

@@ -527,3 +527,68 @@ fn init_installs_each_agents_hooks_where_and_how_it_reads_them() -> Result {
     }
     Ok(())
 }
+
+#[test]
+fn a_forged_receipt_refuses_the_stop_as_one_that_cannot_be_trusted() -> Result {
+    let repo = Repo::new(QUICK)?;
+    repo.orcho(&["verify"])?.expect_code(3);
+    // A failed run passed off as a success.
+    let latest = repo.dir().join(".orcho/receipts/test/latest.json");
+    let text = std::fs::read_to_string(&latest)?;
+    let forged = text.replacen("\"code\": 1", "\"code\": 0", 1);
+    assert_ne!(forged, text);
+    orcho::core::fs::write_atomic(&latest, forged.as_bytes())?;
+    for agent in AGENTS {
+        let out = hook(&repo, agent, &fill(agent.stop, &repo, "", false))?;
+        let reason = stop_refusal(agent, &out)?.ok_or("not refused")?;
+        assert!(
+            reason.contains("`test` (`sh -c 'test -f ok'`): invalid"),
+            "{}: {reason}",
+            agent.name
+        );
+        assert!(
+            reason.contains("A receipt cannot be trusted"),
+            "{}: {reason}",
+            agent.name
+        );
+    }
+    // At the refusal limit the stop goes through, saying so.
+    let claude =
+        r#"{"session_id":"s","cwd":"@CWD@","hook_event_name":"Stop","stop_hook_active":@ACTIVE@}"#;
+    let mut last = String::new();
+    for active in [false, true, true, true] {
+        let out =
+            repo.orcho_with_input(&["hook", "claude-code"], &fill(claude, &repo, "", active))?;
+        out.expect_code(0);
+        last = out.stdout;
+    }
+    let answer: Value = serde_json::from_str(&last)?;
+    let message = answer["systemMessage"].as_str().ok_or("no warning")?;
+    assert!(
+        message.contains("a receipt cannot be trusted (test: invalid"),
+        "{message}"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_checkout_not_fingerprinted_within_the_budget_refuses_the_stop() -> Result {
+    let files: Vec<(String, String)> = (0..3000)
+        .map(|i| (format!("src/f{i}.txt"), format!("{i}\n")))
+        .collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let repo = Repo::with_files(QUICK, &files)?;
+    let doc = fill(GEMINI.stop, &repo, "", false);
+    let out =
+        repo.orcho_with_input_env(&["hook", "gemini"], &doc, &[("ORCHO_HOOK_BUDGET", "0")])?;
+    let reason = stop_refusal(&GEMINI, &out)?.ok_or("not refused")?;
+    assert!(
+        reason.contains("could not be fingerprinted within the hook's 0 s"),
+        "{reason}"
+    );
+    assert!(reason.contains("Refusal 1 of 3"), "{reason}");
+    Ok(())
+}

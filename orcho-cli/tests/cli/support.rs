@@ -199,8 +199,20 @@ impl Repo {
 
     /// Runs `orcho <args>` with `input` on its standard input.
     pub(crate) fn orcho_with_input(&self, args: &[&str], input: &str) -> Result<Out> {
+        self.orcho_with_input_env(args, input, &[])
+    }
+
+    /// Runs `orcho <args>` with `input` on its standard input and `envs`
+    /// added to its environment.
+    pub(crate) fn orcho_with_input_env(
+        &self,
+        args: &[&str],
+        input: &str,
+        envs: &[(&str, &str)],
+    ) -> Result<Out> {
         let mut child = self
             .command(args)
+            .envs(envs.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
