@@ -15,6 +15,8 @@
 //! keeps each run's directory (the requests the model server saw, every
 //! command's output) and prints where.
 
+mod hooks;
+
 use std::time::Duration;
 
 use camino::{Utf8Path, Utf8PathBuf};

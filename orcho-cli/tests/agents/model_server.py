@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""A scripted model server for the real-agent tests: Anthropic's Messages API
-(what Claude Code asks) and OpenAI's Responses API (what Codex asks), both
-streamed, on 127.0.0.1.
+"""A scripted model server for the real-agent tests, on 127.0.0.1, streamed:
+Anthropic's Messages API (what Claude Code asks), OpenAI's Responses API
+(Codex), Gemini's generateContent (Gemini CLI) and OpenAI's chat completions
+(Qwen Code, Copilot CLI, opencode).
 
-It keeps no state: each answer follows from the request. The prompt's role
-section ("# Your role: plan", "implement", "review") picks a script; the
-number of tool results already in the conversation is the step in it. A
-step is a shell command to run (a tool call) or the final text.
+It keeps no state: each answer follows from the request. The prompt picks a
+script: a phase's role section ("# Your role: plan", "implement", "review"),
+or a hook walk ("# Orcho hook walk: prove" or "stubborn"). The number of
+tool results already in the conversation is the step in it. A step is a
+shell command to run (a tool call) or the final text.
 
 Every request is appended, as one JSON line, to the log file given with
 --log, for the test to read. The port it listens on is written to the file
@@ -64,9 +66,35 @@ ROLE = re.compile(r"^# Your role: ([a-z ]+)$", re.MULTILINE)
 ORCHO = re.compile(r"report with `(\S+) report ")
 
 
+WALK = re.compile(r"# Orcho hook walk: ([a-z]+)")
+# What Orcho's stop guard says when it refuses a stop.
+REFUSED = "so do not stop yet"
+
+# A hook walk: a failing command (logged with its exit status), one the
+# rules deny, then a stop; once a stop is refused, the proof.
+PROVE = ["ls no-such-file-from-the-agent", "rm -rf src"]
+AFTER_REFUSAL = ["touch ok", "orcho verify test"]
+
+
+def walk_step(mode, prompt, done):
+    if mode == "stubborn":
+        return "text:all done, trust me"
+    if done < len(PROVE):
+        return PROVE[done]
+    if REFUSED not in prompt:
+        return "text:all done"
+    rest = done - len(PROVE)
+    if rest < len(AFTER_REFUSAL):
+        return AFTER_REFUSAL[rest]
+    return "text:all done, and proven"
+
+
 def step_for(prompt, done):
-    """What to do after `done` tool results, for the prompt's role; `ORCHO`
+    """What to do after `done` tool results, for the prompt's script; `ORCHO`
     in a step is the program the prompt names."""
+    walk = WALK.search(prompt or "")
+    if walk:
+        return walk_step(walk.group(1), prompt, done)
     found = ROLE.search(prompt or "")
     if not found:
         return "text:no role in the prompt"
@@ -123,6 +151,12 @@ class Handler(BaseHTTPRequestHandler):
             return self.anthropic(body)
         if path.endswith("/responses"):
             return self.openai_responses(body)
+        if path.endswith("/chat/completions"):
+            return self.openai_chat(body)
+        if path.endswith(":countTokens"):
+            return self.json({"totalTokens": 100})
+        if path.endswith(":streamGenerateContent") or path.endswith(":generateContent"):
+            return self.gemini(body, stream=path.endswith(":streamGenerateContent"))
         return self.json({"error": "not scripted: " + path}, 404)
 
     def json(self, doc, status=200):
@@ -144,6 +178,93 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+    def data_stream(self, docs, done=False):
+        """Server-sent events without names: `data: {json}` each."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        lines = ["data: %s\n\n" % json.dumps(d) for d in docs]
+        if done:
+            lines.append("data: [DONE]\n\n")
+        for line in lines:
+            chunk = line.encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    # --- Gemini generateContent ---------------------------------------------
+
+    def gemini(self, body, stream):
+        contents = body.get("contents") or []
+        prompt = "\n".join(
+            p["text"]
+            for c in contents
+            if c.get("role") == "user"
+            for p in c.get("parts") or []
+            if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
+        done = sum(
+            1 for c in contents for p in c.get("parts") or [] if isinstance(p, dict) and "functionResponse" in p
+        )
+        tools = [
+            f.get("name")
+            for t in body.get("tools") or []
+            for f in (t.get("functionDeclarations") or [])
+            if isinstance(f, dict)
+        ]
+        step = step_for(prompt, done) if "run_shell_command" in tools else "text:ok"
+        if step.startswith("text:"):
+            part = {"text": step[5:]}
+        else:
+            part = {"functionCall": {"name": "run_shell_command", "args": {"command": step, "description": "scripted step"}}}
+        doc = {
+            "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120},
+            "modelVersion": "scripted",
+        }
+        if stream:
+            return self.data_stream([doc])
+        return self.json(doc)
+
+    # --- OpenAI chat completions --------------------------------------------
+
+    def openai_chat(self, body):
+        messages = body.get("messages") or []
+        prompt = "\n".join(t for m in messages if m.get("role") == "user" for t in texts(m.get("content")))
+        done = sum(1 for m in messages if m.get("role") == "tool")
+        names = [
+            (t.get("function") or {}).get("name") for t in body.get("tools") or [] if isinstance(t, dict)
+        ]
+        shell = next((n for n in names if n in ("run_shell_command", "bash", "shell")), None)
+        step = step_for(prompt, done) if shell else "text:ok"
+        base = {"id": "chatcmpl-" + uuid.uuid4().hex, "object": "chat.completion.chunk", "created": 0, "model": body.get("model", "scripted")}
+        if step.startswith("text:"):
+            delta = {"role": "assistant", "content": step[5:]}
+            finish = "stop"
+            message = {"role": "assistant", "content": step[5:]}
+        else:
+            call = {
+                "index": 0,
+                "id": "call_" + uuid.uuid4().hex[:12],
+                "type": "function",
+                "function": {"name": shell, "arguments": json.dumps({"command": step, "description": "scripted step"})},
+            }
+            delta = {"role": "assistant", "content": None, "tool_calls": [call]}
+            finish = "tool_calls"
+            message = {"role": "assistant", "content": None, "tool_calls": [{k: v for k, v in call.items() if k != "index"}]}
+        usage = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+        if not body.get("stream"):
+            return self.json(dict(base, object="chat.completion", choices=[{"index": 0, "message": message, "finish_reason": finish}], usage=usage))
+        self.data_stream(
+            [
+                dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": None}]),
+                dict(base, choices=[{"index": 0, "delta": {}, "finish_reason": finish}], usage=usage),
+            ],
+            done=True,
+        )
 
     # --- Anthropic Messages -------------------------------------------------
 

@@ -1,0 +1,372 @@
+//! Orcho's hooks inside the real Claude Code, Codex, Gemini CLI and Qwen
+//! Code, installed by
+//! `orcho init --agent`, against the scripted model server (a hook walk:
+//! `model_server.py`'s "# Orcho hook walk" scripts):
+//!
+//! - what proves readiness reaches the model when the session starts;
+//! - a failing command runs and is logged as exploratory with its exit
+//!   status;
+//! - a command the rules deny does not run, and the model reads why;
+//! - a stop is refused while the receipt is missing, the reason reaches the
+//!   model, the agent runs `orcho verify`, and the next stop goes through;
+//! - an agent that never proves anything is let go after the profile's
+//!   bound of refusals, and the stop is recorded as unproven.
+
+use camino::Utf8PathBuf;
+use orcho::receipts::exec::{self, BaseEnv, ExecRequest};
+use serde_json::Value;
+
+use super::{Result, git, host, note, private_network, run, unavailable, workspace, write};
+
+const PROFILE: &str = "\
+schema: 1
+name: hook-walk
+extends: builtin:quick
+verification:
+  commands:
+    - { name: test, argv: [sh, -c, \"test -f ok\"] }
+  required: [test]
+permissions:
+  rules:
+    - { permission: '*', pattern: '*', action: allow }
+    - { permission: bash, pattern: 'rm *', action: deny }
+";
+
+/// Starts the model server, installs the hooks with `orcho init --agent`,
+/// runs the agent headless in the checkout, and keeps `orcho status
+/// --json`.
+const DRIVER: &str = r#"
+set -u
+if [ "${PRIVATE_NET:-0}" = 1 ]; then ip link set lo up; fi
+"$PYTHON" "$SERVER" --log "$CTL/requests.jsonl" --port-file "$CTL/port" 2>"$CTL/server.err" &
+server=$!
+trap 'kill $server 2>/dev/null' EXIT
+for _ in $(seq 1 200); do [ -s "$CTL/port" ] && break; sleep 0.05; done
+if [ ! -s "$CTL/port" ]; then echo "the model server did not start" >"$CTL/driver.err"; exit 1; fi
+port=$(cat "$CTL/port")
+cd "$REPO"
+"$ORCHO" init --agent "$AGENT" >"$CTL/init.out" 2>"$CTL/init.err"
+case "$AGENT" in
+gemini)
+  mkdir -p "$HOME/.gemini"
+  printf '%s' '{"general":{"enableAutoUpdate":false,"enableAutoUpdateNotification":false},"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},"security":{"auth":{"selectedType":"gemini-api-key"}}}' >"$HOME/.gemini/settings.json"
+  GEMINI_API_KEY=scripted GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$port" GEMINI_CLI_TRUST_WORKSPACE=true \
+    "$AGENT_BIN" -p "$PROMPT" --yolo -m gemini-2.5-flash >"$CTL/agent.out" 2>"$CTL/agent.err" </dev/null
+  ;;
+qwen)
+  mkdir -p "$HOME/.qwen"
+  printf '%s' '{"security":{"auth":{"selectedType":"openai"}},"privacy":{"usageStatisticsEnabled":false},"general":{"enableAutoUpdate":false},"telemetry":{"enabled":false}}' >"$HOME/.qwen/settings.json"
+  OPENAI_API_KEY=scripted OPENAI_BASE_URL="http://127.0.0.1:$port/v1" OPENAI_MODEL=scripted QWEN_CODE_SUPPRESS_YOLO_WARNING=1 \
+    "$AGENT_BIN" -p "$PROMPT" --yolo >"$CTL/agent.out" 2>"$CTL/agent.err" </dev/null
+  ;;
+claude-code)
+  ANTHROPIC_BASE_URL="http://127.0.0.1:$port" ANTHROPIC_API_KEY=scripted \
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 \
+  DISABLE_ERROR_REPORTING=1 CLAUDE_CODE_MAX_RETRIES=1 \
+    "$AGENT_BIN" -p "$PROMPT" --model claude-sonnet-4-5 >"$CTL/agent.out" 2>"$CTL/agent.err" </dev/null
+  ;;
+codex)
+  mkdir -p "$HOME/.codex"
+  cat >"$HOME/.codex/config.toml" <<TOML
+model = "gpt-5.5"
+model_provider = "scripted"
+check_for_update_on_startup = false
+
+[model_providers.scripted]
+name = "scripted"
+base_url = "http://127.0.0.1:$port/v1"
+wire_api = "responses"
+env_key = "SCRIPTED_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+TOML
+  # Codex runs the agent's commands through a login shell: the fix `orcho
+  # init` gives when that shell does not find orcho.
+  printf 'export PATH="%s:$PATH"\n' "$(dirname "$ORCHO")" >"$HOME/.bash_profile"
+  CODEX_HOME="$HOME/.codex" SCRIPTED_API_KEY=scripted \
+    "$AGENT_BIN" exec --sandbox danger-full-access --trust --dangerously-bypass-hook-trust "$PROMPT" \
+    >"$CTL/agent.out" 2>"$CTL/agent.err" </dev/null
+  ;;
+esac
+echo $? >"$CTL/agent.code"
+"$ORCHO" status --json >"$CTL/status.json" 2>"$CTL/status.err"
+"#;
+
+struct Walk {
+    root: Utf8PathBuf,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+impl Walk {
+    fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.root.join("ctl").join(name)).unwrap_or_default()
+    }
+
+    fn repo(&self) -> Utf8PathBuf {
+        self.root.join("repo")
+    }
+
+    /// Everything the run said, for a failed assertion.
+    fn said(&self) -> String {
+        format!(
+            "--- agent exit {}\n--- agent stdout\n{}\n--- agent stderr\n{}\n--- init\n{}{}\n--- \
+             status\n{}{}\n--- driver\n{}{}",
+            self.read("agent.code").trim(),
+            self.read("agent.out"),
+            tail(&self.read("agent.err"), 4000),
+            self.read("init.out"),
+            self.read("init.err"),
+            self.read("status.json"),
+            self.read("status.err"),
+            self.read("driver.err"),
+            self.read("server.err"),
+        )
+    }
+
+    /// Every request the model server saw, as text.
+    fn requests(&self) -> String {
+        self.read("requests.jsonl")
+    }
+
+    fn status(&self) -> Result<Value> {
+        Ok(serde_json::from_str(&self.read("status.json"))?)
+    }
+
+    fn exploratory(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.repo().join(".orcho/receipts/_exploratory/log.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+}
+
+fn tail(text: &str, max: usize) -> &str {
+    let at = text.len().saturating_sub(max);
+    let at = (at..=text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    &text[at..]
+}
+
+/// Runs `agent`'s hook walk in `mode` (`prove`, `stubborn`); `None` when
+/// it cannot run here (said).
+fn walk(agent: &str, mode: &str) -> Result<Option<Walk>> {
+    let bin = host("ORCHO_TEST_AGENTS")
+        .map(Utf8PathBuf::from)
+        .unwrap_or_else(|| workspace().join(".ci/agents/node_modules/.bin"));
+    let program = bin.join(if agent == "claude-code" {
+        "claude"
+    } else {
+        agent
+    });
+    if !program.exists() {
+        unavailable(&format!(
+            "`{program}` is missing; `npm ci --prefix .ci/agents` installs the pinned agents"
+        ));
+        return Ok(None);
+    }
+    if !run(&["node", "--version"]).is_ok_and(|o| o.status.success()) {
+        unavailable("`node` is not on PATH");
+        return Ok(None);
+    }
+    let python = run(&["python3", "-c", "import sys; print(sys.executable)"])
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| o.stdout.tail_lossy().trim().to_owned());
+    let Some(python) = python else {
+        unavailable("`python3` (the scripted model server) cannot run");
+        return Ok(None);
+    };
+    let private = private_network();
+    let tmp = tempfile::tempdir()?;
+    let root = Utf8PathBuf::try_from(tmp.path().to_owned())?;
+    let (repo, ctl, home) = (root.join("repo"), root.join("ctl"), root.join("home"));
+    for dir in [&repo, &ctl, &home, &root.join("tmp"), &repo.join("src")] {
+        std::fs::create_dir_all(dir)?;
+    }
+    write(repo.join("orcho.yaml"), PROFILE)?;
+    write(repo.join("src/lib.py"), "def f():\n    return 1\n")?;
+    git(&repo, &["init", "-q"])?;
+    git(&repo, &["config", "user.name", "Agent Test"])?;
+    git(&repo, &["config", "user.email", "agent-test@orcho.invalid"])?;
+    git(&repo, &["config", "commit.gpgsign", "false"])?;
+    git(&repo, &["add", "-A"])?;
+    git(&repo, &["commit", "-q", "-m", "initial"])?;
+    let orcho = Utf8PathBuf::from(env!("CARGO_BIN_EXE_orcho"));
+    let dir = orcho.parent().ok_or("orcho's directory")?;
+    let node = run(&["sh", "-c", "dirname \"$(command -v node)\""])
+        .map(|o| o.stdout.tail_lossy().trim().to_owned())
+        .unwrap_or_default();
+    let path = format!("{dir}:{node}:/usr/local/bin:/usr/bin:/bin");
+    let driver = root.join("driver.sh");
+    write(&driver, DRIVER)?;
+    let argv: Vec<&str> = if private.is_ok() {
+        vec!["unshare", "-rn", "bash", driver.as_str()]
+    } else {
+        vec!["bash", driver.as_str()]
+    };
+    let driven = exec::run(
+        &ExecRequest::new(argv)
+            .envs(BaseEnv::empty())
+            .env("PATH", path)
+            .env("HOME", home.as_str())
+            .env("TMPDIR", root.join("tmp").as_str())
+            .env("XDG_DATA_HOME", root.join("data").as_str())
+            .env("XDG_CONFIG_HOME", home.join(".config").as_str())
+            .env("LANG", "C.UTF-8")
+            .env("SHELL", "/bin/bash")
+            .env("PRIVATE_NET", if private.is_ok() { "1" } else { "0" })
+            .env("PYTHON", &python)
+            .env(
+                "SERVER",
+                workspace()
+                    .join("orcho-cli/tests/agents/model_server.py")
+                    .as_str(),
+            )
+            .env("CTL", ctl.as_str())
+            .env("REPO", repo.as_str())
+            .env("ORCHO", orcho.as_str())
+            .env("AGENT", agent)
+            .env("AGENT_BIN", program.as_str())
+            .env(
+                "PROMPT",
+                format!("# Orcho hook walk: {mode}\nDo the task, then stop."),
+            )
+            // Telemetry and updates off, whatever the settings say.
+            .env("GEMINI_TELEMETRY_ENABLED", "false")
+            .env("DO_NOT_TRACK", "1")
+            .timeout(std::time::Duration::from_secs(300)),
+    )?;
+    if let exec::ExitStatus::TimedOut { .. } | exec::ExitStatus::SpawnFailed { .. } = driven.status
+    {
+        return Err(format!("the {agent} hook walk {}", driven.status).into());
+    }
+    let keep = std::env::var_os("ORCHO_TEST_KEEP").is_some();
+    if keep {
+        note(&format!("kept: {root}"));
+    }
+    Ok(Some(Walk {
+        root,
+        _tmp: (!keep).then_some(tmp),
+    }))
+}
+
+/// `expected_exit`: the exit status the agent tells its hook of the failing
+/// command (Codex tells none).
+fn proves_its_work_through_the_hooks(agent: &str, expected_exit: Option<i32>) -> Result {
+    let Some(walk) = walk(agent, "prove")? else {
+        return Ok(());
+    };
+    let said = walk.said();
+    let requests = walk.requests();
+    assert!(
+        walk.read("init.out")
+            .contains(&format!("added `orcho hook {agent}`")),
+        "{said}"
+    );
+    // The session started knowing what proves readiness.
+    assert!(requests.contains("This project uses Orcho"), "{said}");
+    // The failing command ran, and was logged with its exit status.
+    let log = walk.exploratory();
+    let failing = log
+        .iter()
+        .find(|e| e.to_string().contains("ls no-such-file-from-the-agent"))
+        .ok_or_else(|| format!("no exploratory entry: {log:?}\n{said}"))?;
+    assert_eq!(
+        failing["exit_code"],
+        expected_exit.map_or(Value::Null, Value::from),
+        "{failing}\n{said}"
+    );
+    // The denied command did not run, and the model was told why.
+    assert!(
+        walk.repo().join("src/lib.py").exists(),
+        "src was removed\n{said}"
+    );
+    assert!(
+        requests.contains("bash `rm -rf src`: deny by rule 2"),
+        "the model never read the refusal\n{said}"
+    );
+    // The stop was refused with the reason, the agent proved, and stopped.
+    assert!(requests.contains("so do not stop yet"), "{said}");
+    assert!(requests.contains("Prove it: `orcho verify test`"), "{said}");
+    let status = walk.status()?;
+    assert_eq!(status["required"][0]["status"], "present", "{said}");
+    assert!(
+        status
+            .get("unproven_stops")
+            .is_none_or(|s| s.as_array().is_some_and(Vec::is_empty)),
+        "{said}"
+    );
+    assert_eq!(walk.read("agent.code").trim(), "0", "{said}");
+    Ok(())
+}
+
+fn a_stubborn_agent_is_let_go_and_recorded_unproven(agent: &str) -> Result {
+    let Some(walk) = walk(agent, "stubborn")? else {
+        return Ok(());
+    };
+    let said = walk.said();
+    let requests = walk.requests();
+    // Refused three times in a row (the default bound), then let go.
+    for n in 1..=3 {
+        assert!(
+            requests.contains(&format!("Refusal {n} of 3")),
+            "{n}\n{said}"
+        );
+    }
+    let status = walk.status()?;
+    let stops = status["unproven_stops"]
+        .as_array()
+        .ok_or("no unproven stops")?;
+    assert_eq!(stops.len(), 1, "{said}");
+    assert_eq!(stops[0]["agent"], agent, "{said}");
+    assert_eq!(stops[0]["unproven"][0], "test: missing", "{said}");
+    Ok(())
+}
+
+#[test]
+fn gemini_cli_proves_its_work_through_orchos_hooks() -> Result {
+    proves_its_work_through_the_hooks("gemini", Some(2))
+}
+
+#[test]
+fn gemini_cli_that_never_proves_is_let_go_and_recorded() -> Result {
+    a_stubborn_agent_is_let_go_and_recorded_unproven("gemini")
+}
+
+#[test]
+fn qwen_code_proves_its_work_through_orchos_hooks() -> Result {
+    proves_its_work_through_the_hooks("qwen", Some(2))
+}
+
+#[test]
+fn qwen_code_that_never_proves_is_let_go_and_recorded() -> Result {
+    a_stubborn_agent_is_let_go_and_recorded_unproven("qwen")
+}
+
+#[test]
+fn claude_code_proves_its_work_through_orchos_hooks() -> Result {
+    proves_its_work_through_the_hooks("claude-code", Some(2))
+}
+
+#[test]
+fn claude_code_that_never_proves_is_let_go_and_recorded() -> Result {
+    a_stubborn_agent_is_let_go_and_recorded_unproven("claude-code")
+}
+
+#[test]
+fn codex_proves_its_work_through_orchos_hooks() -> Result {
+    proves_its_work_through_the_hooks("codex", None)
+}
+
+#[test]
+fn codex_that_never_proves_is_let_go_and_recorded() -> Result {
+    a_stubborn_agent_is_let_go_and_recorded_unproven("codex")
+}
