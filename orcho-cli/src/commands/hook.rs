@@ -157,7 +157,13 @@ fn respond(agent: Agent, at: &HookPlace<'_>, doc: &HookDoc) -> Result<Answer, Cl
                 });
             }
             let guarded = guard_control_files(&place, at, &asked, cwd);
-            let decided = rules.and_then(|rules| verdict(&rules, &asked));
+            // Without rules, Orcho's own proof is allowed, so that an agent
+            // that asks before every command (Claude Code) can satisfy the
+            // stop guard where nobody answers; rules decide it otherwise.
+            let decided = match rules {
+                Some(rules) => verdict(&rules, &asked),
+                None => own_proof(&asked),
+            };
             Ok(strictest(decided.into_iter().chain(guarded))
                 .map_or(Answer::Silent, |verdict| Answer::Tool { event, verdict }))
         }
@@ -928,6 +934,23 @@ fn cleans_ignored(command: &str) -> bool {
             && words
                 .iter()
                 .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains(['x', 'X']))
+    })
+}
+
+/// An allow for a tool call that only runs `orcho verify` or `orcho
+/// status` (one simple command each).
+fn own_proof(asked: &[(String, String)]) -> Option<Verdict> {
+    let proof = |(permission, argument): &(String, String)| {
+        permission == "bash"
+            && simple_words(argument).is_some_and(|words| {
+                words.len() >= 2
+                    && is_orcho(&words[0])
+                    && matches!(words[1].as_str(), "verify" | "status")
+            })
+    };
+    (!asked.is_empty() && asked.iter().all(proof)).then(|| Verdict {
+        action: PermissionAction::Allow,
+        reason: "Orcho's own proof (`orcho verify`, `orcho status`)".to_owned(),
     })
 }
 

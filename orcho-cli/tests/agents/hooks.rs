@@ -1,5 +1,5 @@
-//! Orcho's hooks inside the real Claude Code, Codex, Gemini CLI and Qwen
-//! Code, installed by
+//! Orcho's hooks inside the real Claude Code, Codex, Gemini CLI, Qwen Code,
+//! Copilot CLI and opencode (through Orcho's plugin), installed by
 //! `orcho init --agent`, against the scripted model server (a hook walk:
 //! `model_server.py`'s "# Orcho hook walk" scripts):
 //!
@@ -45,7 +45,18 @@ for _ in $(seq 1 200); do [ -s "$CTL/port" ] && break; sleep 0.05; done
 if [ ! -s "$CTL/port" ]; then echo "the model server did not start" >"$CTL/driver.err"; exit 1; fi
 port=$(cat "$CTL/port")
 cd "$REPO"
-"$ORCHO" init --agent "$AGENT" >"$CTL/init.out" 2>"$CTL/init.err"
+# The hooks: as `orcho init --agent` installs them, or as the agent's own
+# plugin or extension installs the bundle this repository ships.
+plugin=""
+if [ -z "${BUNDLE:-}" ]; then
+  "$ORCHO" init --agent "$AGENT" >"$CTL/init.out" 2>"$CTL/init.err"
+else
+  case "$AGENT" in
+  gemini) GEMINI_CLI_TRUST_WORKSPACE=true "$AGENT_BIN" extensions install "$BUNDLE" --consent ;;
+  qwen) "$AGENT_BIN" extensions install "$BUNDLE" --consent ;;
+  *) plugin="--plugin-dir=$BUNDLE"; echo "--plugin-dir $BUNDLE" ;;
+  esac >"$CTL/init.out" 2>"$CTL/init.err" </dev/null
+fi
 case "$AGENT" in
 gemini)
   mkdir -p "$HOME/.gemini"
@@ -63,7 +74,46 @@ claude-code)
   ANTHROPIC_BASE_URL="http://127.0.0.1:$port" ANTHROPIC_API_KEY=scripted \
   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 \
   DISABLE_ERROR_REPORTING=1 CLAUDE_CODE_MAX_RETRIES=1 \
-    "$AGENT_BIN" -p "$PROMPT" --model claude-sonnet-4-5 >"$CTL/agent.out" 2>"$CTL/agent.err" </dev/null
+    "$AGENT_BIN" -p "$PROMPT" --model claude-sonnet-4-5 $plugin >"$CTL/agent.out" 2>"$CTL/agent.err" </dev/null
+  ;;
+opencode)
+  mkdir -p "$XDG_CONFIG_HOME/opencode"
+  cat >"$XDG_CONFIG_HOME/opencode/opencode.json" <<JSON
+{"provider":{"scripted":{"npm":"@ai-sdk/openai-compatible","name":"scripted",
+  "options":{"baseURL":"http://127.0.0.1:$port/v1","apiKey":"scripted"},
+  "models":{"scripted":{"name":"scripted","tool_call":true}}}},
+ "model":"scripted/scripted","small_model":"scripted/scripted",
+ "autoupdate":false,"share":"disabled","permission":{"bash":"allow","edit":"allow"}}
+JSON
+  # opencode installs its plugin package into each config directory when it
+  # starts; offline, that waits for the registry: it is there already.
+  for dir in "$REPO/.opencode" "$XDG_CONFIG_HOME/opencode"; do
+    mkdir -p "$dir"
+    cp -r "$OPENCODE_DEPS/package.json" "$OPENCODE_DEPS/package-lock.json" "$OPENCODE_DEPS/node_modules" "$dir"/
+  done
+  ocport=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  # Its stop gate is a new prompt, which only a server (or the TUI) acts
+  # on: driven through `opencode serve`.
+  OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_DEFAULT_PLUGINS=1 \
+  OPENCODE_DISABLE_LSP_DOWNLOAD=1 OPENCODE_DISABLE_SHARE=1 \
+    "$AGENT_BIN" serve --hostname 127.0.0.1 --port "$ocport" --print-logs >"$CTL/serve.out" 2>&1 </dev/null &
+  oc=$!
+  # A request made while the server starts may never be answered: the
+  # driver starts once it listens.
+  for _ in $(seq 1 600); do grep -q "listening on" "$CTL/serve.out" 2>/dev/null && break; sleep 0.1; done
+  node "$OPENCODE_DRIVER" "http://127.0.0.1:$ocport" "$PROMPT" >"$CTL/agent.out" 2>"$CTL/agent.err" </dev/null
+  code=$?
+  kill $oc 2>/dev/null
+  wait $oc 2>/dev/null
+  (exit $code)
+  ;;
+copilot)
+  # A repository's hooks load only in a folder the user trusted.
+  mkdir -p "$HOME/.copilot"
+  printf '{"trusted_folders":["%s"]}' "$REPO" >"$HOME/.copilot/config.json"
+  COPILOT_HOME="$HOME/.copilot" COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL="http://127.0.0.1:$port/v1" \
+  COPILOT_MODEL=scripted COPILOT_PROVIDER_API_KEY=scripted \
+    "$AGENT_BIN" -p "$PROMPT" --allow-all-tools $plugin >"$CTL/agent.out" 2>"$CTL/agent.err" </dev/null
   ;;
 codex)
   mkdir -p "$HOME/.codex"
@@ -158,6 +208,12 @@ fn tail(text: &str, max: usize) -> &str {
 /// Runs `agent`'s hook walk in `mode` (`prove`, `stubborn`); `None` when
 /// it cannot run here (said).
 fn walk(agent: &str, mode: &str) -> Result<Option<Walk>> {
+    walk_with(agent, mode, None)
+}
+
+/// [`walk`], with the hooks installed from `bundle` (a plugin or extension
+/// in `integrations/`) by the agent's own command instead of `orcho init`.
+fn walk_with(agent: &str, mode: &str, bundle: Option<&str>) -> Result<Option<Walk>> {
     let bin = host("ORCHO_TEST_AGENTS")
         .map(Utf8PathBuf::from)
         .unwrap_or_else(|| workspace().join(".ci/agents/node_modules/.bin"));
@@ -205,6 +261,16 @@ fn walk(agent: &str, mode: &str) -> Result<Option<Walk>> {
         .map(|o| o.stdout.tail_lossy().trim().to_owned())
         .unwrap_or_default();
     let path = format!("{dir}:{node}:/usr/local/bin:/usr/bin:/bin");
+    // What opencode installs into each config directory when it starts,
+    // installed ahead by `npm ci --prefix orcho-cli/tests/agents/opencode`.
+    let deps = workspace().join("orcho-cli/tests/agents/opencode");
+    if agent == "opencode" && !deps.join("node_modules/@opencode-ai/plugin").exists() {
+        unavailable(
+            "opencode's plugin package is not installed: `npm ci --prefix \
+             orcho-cli/tests/agents/opencode` installs it",
+        );
+        return Ok(None);
+    }
     let driver = root.join("driver.sh");
     write(&driver, DRIVER)?;
     let argv: Vec<&str> = if private.is_ok() {
@@ -235,6 +301,26 @@ fn walk(agent: &str, mode: &str) -> Result<Option<Walk>> {
             .env("ORCHO", orcho.as_str())
             .env("AGENT", agent)
             .env("AGENT_BIN", program.as_str())
+            .env("OPENCODE_DEPS", deps.as_str())
+            .env(
+                "OPENCODE_DRIVER",
+                workspace()
+                    .join("orcho-cli/tests/agents/opencode/driver.mjs")
+                    .as_str(),
+            )
+            .env(
+                "OPENCODE_SDK",
+                workspace()
+                    .join(".ci/agents/node_modules/@opencode-ai/sdk/dist/index.js")
+                    .as_str(),
+            )
+            .env(
+                "BUNDLE",
+                bundle
+                    .map(|b| workspace().join("integrations").join(b))
+                    .map(Utf8PathBuf::into_string)
+                    .unwrap_or_default(),
+            )
             .env(
                 "PROMPT",
                 format!("# Orcho hook walk: {mode}\nDo the task, then stop."),
@@ -242,35 +328,48 @@ fn walk(agent: &str, mode: &str) -> Result<Option<Walk>> {
             // Telemetry and updates off, whatever the settings say.
             .env("GEMINI_TELEMETRY_ENABLED", "false")
             .env("DO_NOT_TRACK", "1")
-            .timeout(std::time::Duration::from_secs(300)),
+            .timeout(std::time::Duration::from_secs(
+                host("ORCHO_TEST_AGENT_TIMEOUT")
+                    .and_then(|t| t.parse().ok())
+                    .unwrap_or(300),
+            )),
     )?;
-    if let exec::ExitStatus::TimedOut { .. } | exec::ExitStatus::SpawnFailed { .. } = driven.status
-    {
-        return Err(format!("the {agent} hook walk {}", driven.status).into());
-    }
     let keep = std::env::var_os("ORCHO_TEST_KEEP").is_some();
     if keep {
         note(&format!("kept: {root}"));
     }
-    Ok(Some(Walk {
-        root,
-        _tmp: (!keep).then_some(tmp),
-    }))
+    let tmp = if keep {
+        let _ = tmp.keep();
+        None
+    } else {
+        Some(tmp)
+    };
+    if let exec::ExitStatus::TimedOut { .. } | exec::ExitStatus::SpawnFailed { .. } = driven.status
+    {
+        return Err(format!("the {agent} hook walk {}", driven.status).into());
+    }
+    Ok(Some(Walk { root, _tmp: tmp }))
 }
 
 /// `expected_exit`: the exit status the agent tells its hook of the failing
 /// command (Codex tells none).
 fn proves_its_work_through_the_hooks(agent: &str, expected_exit: Option<i32>) -> Result {
-    let Some(walk) = walk(agent, "prove")? else {
+    proves_its_work(agent, expected_exit, None)
+}
+
+fn proves_its_work(agent: &str, expected_exit: Option<i32>, bundle: Option<&str>) -> Result {
+    let Some(walk) = walk_with(agent, "prove", bundle)? else {
         return Ok(());
     };
     let said = walk.said();
     let requests = walk.requests();
-    assert!(
-        walk.read("init.out")
-            .contains(&format!("added `orcho hook {agent}`")),
-        "{said}"
-    );
+    if bundle.is_none() {
+        assert!(
+            walk.read("init.out")
+                .contains(&format!("added `orcho hook {agent}`")),
+            "{said}"
+        );
+    }
     // The session started knowing what proves readiness.
     assert!(requests.contains("This project uses Orcho"), "{said}");
     // The failing command ran, and was logged with its exit status.
@@ -369,4 +468,44 @@ fn codex_proves_its_work_through_orchos_hooks() -> Result {
 #[test]
 fn codex_that_never_proves_is_let_go_and_recorded() -> Result {
     a_stubborn_agent_is_let_go_and_recorded_unproven("codex")
+}
+
+#[test]
+fn copilot_cli_proves_its_work_through_orchos_hooks() -> Result {
+    proves_its_work_through_the_hooks("copilot", Some(2))
+}
+
+#[test]
+fn copilot_cli_that_never_proves_is_let_go_and_recorded() -> Result {
+    a_stubborn_agent_is_let_go_and_recorded_unproven("copilot")
+}
+
+#[test]
+fn the_claude_code_plugin_runs_the_same_hooks() -> Result {
+    proves_its_work("claude-code", Some(2), Some("claude-code"))
+}
+
+#[test]
+fn the_gemini_cli_extension_runs_the_same_hooks() -> Result {
+    proves_its_work("gemini", Some(2), Some("gemini"))
+}
+
+#[test]
+fn the_qwen_code_extension_runs_the_same_hooks() -> Result {
+    proves_its_work("qwen", Some(2), Some("qwen"))
+}
+
+#[test]
+fn the_copilot_cli_plugin_runs_the_same_hooks() -> Result {
+    proves_its_work("copilot", Some(2), Some("copilot"))
+}
+
+#[test]
+fn opencode_proves_its_work_through_orchos_plugin() -> Result {
+    proves_its_work_through_the_hooks("opencode", Some(2))
+}
+
+#[test]
+fn opencode_that_never_proves_is_let_go_and_recorded() -> Result {
+    a_stubborn_agent_is_let_go_and_recorded_unproven("opencode")
 }

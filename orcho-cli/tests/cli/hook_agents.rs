@@ -592,3 +592,116 @@ fn a_checkout_not_fingerprinted_within_the_budget_refuses_the_stop() -> Result {
     assert!(reason.contains("Refusal 1 of 3"), "{reason}");
     Ok(())
 }
+
+#[test]
+fn the_plugins_and_extensions_shipped_run_what_init_installs() -> Result {
+    let integrations = camino::Utf8Path::new(env!("CARGO_MANIFEST_DIR")).join("../integrations");
+    let read = |path: camino::Utf8PathBuf| -> Result<Value> {
+        Ok(serde_json::from_str(
+            &std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?,
+        )?)
+    };
+    // (bundle, agent, the file `orcho init --agent` writes)
+    let cases = [
+        ("claude-code", "claude-code", ".claude/settings.json"),
+        ("gemini", "gemini", ".gemini/settings.json"),
+        ("qwen", "qwen", ".qwen/settings.json"),
+        ("copilot", "copilot", ".github/hooks/orcho.json"),
+    ];
+    // Each hook as (event, matcher, command, timeout), whatever the layout.
+    let hooks_of = |doc: &Value| -> Vec<(String, Value, Value, Value)> {
+        let mut out = Vec::new();
+        for (event, entries) in doc["hooks"].as_object().into_iter().flatten() {
+            for entry in entries.as_array().into_iter().flatten() {
+                let handlers = entry["hooks"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_else(|| vec![entry.clone()]);
+                for h in handlers {
+                    let command = h
+                        .get("command")
+                        .or_else(|| h.get("bash"))
+                        .cloned()
+                        .unwrap_or(Value::Null);
+                    let timeout = h
+                        .get("timeout")
+                        .or_else(|| h.get("timeoutSec"))
+                        .cloned()
+                        .unwrap_or(Value::Null);
+                    out.push((event.clone(), entry["matcher"].clone(), command, timeout));
+                }
+            }
+        }
+        out.sort_by_key(|h| format!("{h:?}"));
+        out
+    };
+    for (bundle, agent, file) in cases {
+        let repo = Repo::new(QUICK)?;
+        repo.orcho(&["init", "--agent", agent])?.expect_code(0);
+        let installed = read(repo.dir().join(file))?;
+        let shipped = read(integrations.join(bundle).join("hooks/hooks.json"))?;
+        assert_eq!(hooks_of(&shipped), hooks_of(&installed), "{bundle}");
+    }
+    // Each bundle serves `orcho mcp` as well.
+    for manifest in [
+        "claude-code/.mcp.json",
+        "copilot/.mcp.json",
+        "gemini/gemini-extension.json",
+        "qwen/qwen-extension.json",
+    ] {
+        let doc = read(integrations.join(manifest))?;
+        assert_eq!(doc["mcpServers"]["orcho"]["command"], "orcho", "{manifest}");
+        assert_eq!(
+            doc["mcpServers"]["orcho"]["args"],
+            json!(["mcp"]),
+            "{manifest}"
+        );
+    }
+    // The marketplace names the Claude Code plugin where it is.
+    let market = read(integrations.join("../.claude-plugin/marketplace.json"))?;
+    let source = market["plugins"][0]["source"].as_str().ok_or("no source")?;
+    let plugin = read(
+        integrations
+            .join("..")
+            .join(source)
+            .join(".claude-plugin/plugin.json"),
+    )?;
+    assert_eq!(plugin["name"], market["plugins"][0]["name"]);
+    // opencode's plugin declares itself a server plugin.
+    let package = read(integrations.join("opencode/package.json"))?;
+    assert_eq!(package["oc-plugin"], json!(["server"]));
+    assert!(
+        integrations
+            .join("opencode")
+            .join(package["main"].as_str().ok_or("no main")?)
+            .is_file()
+    );
+    Ok(())
+}
+
+#[test]
+fn without_rules_orchos_own_proof_is_allowed() -> Result {
+    let repo = Repo::new(QUICK)?;
+    let claude = r#"{"session_id":"s","cwd":"@CWD@","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":@ARG@}}"#;
+    let decide = |command: &str| -> Result<String> {
+        let out = repo.orcho_with_input(
+            &["hook", "claude-code"],
+            &fill(claude, &repo, command, false),
+        )?;
+        out.expect_code(0);
+        if out.stdout.trim().is_empty() {
+            return Ok(String::new());
+        }
+        let answer: Value = serde_json::from_str(&out.stdout)?;
+        Ok(answer["hookSpecificOutput"]["permissionDecision"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned())
+    };
+    assert_eq!(decide("orcho verify test")?, "allow");
+    assert_eq!(decide("orcho status")?, "allow");
+    // Only that: no opinion on anything else, nor on a compound line.
+    assert_eq!(decide("orcho verify test && rm -rf src")?, "");
+    assert_eq!(decide("cargo test")?, "");
+    Ok(())
+}
