@@ -47,5 +47,6 @@ mod runner;
 mod web;
 
 pub use app::main;
+pub use commands::hook::{HookAnswer, answer_hook};
 pub use error::{CliError, CliErrorKind};
 pub use mcp::OrchoMcp;

@@ -68,6 +68,57 @@ pub(crate) fn hook(agent: Agent, at: &HookPlace<'_>) -> Exit {
     Exit::Command(rendered.code)
 }
 
+/// How an agent's hook was answered, as the agent reads it: what to print
+/// on standard output and standard error, and the exit code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookAnswer {
+    /// The exit code (0, or 2 where the agent reads it as "refused").
+    pub code: u8,
+    /// Standard output: one JSON object, if anything.
+    pub stdout: Option<String>,
+    /// Standard error, if anything.
+    pub stderr: Option<String>,
+}
+
+/// Answers one hook document of the agent named `agent` (as `orcho hook`
+/// names it: `claude-code`, `codex`, `gemini`, `qwen`, `copilot`, `cursor`,
+/// `opencode`), in-process: the decision `orcho hook` makes, for a host
+/// (an MCP server, an IDE extension) that receives the agent's document
+/// itself. The checkout is `checkout`, else found from the document as the
+/// command finds it; the store and profile are the checkout's.
+///
+/// # Errors
+///
+/// An agent Orcho does not know. Everything else (a document that cannot
+/// be read, a profile that does not load) is a refusal in the answer, never
+/// an error and never an allow.
+pub fn answer_hook(
+    agent: &str,
+    checkout: Option<&Utf8Path>,
+    document: &[u8],
+) -> Result<HookAnswer, CliError> {
+    let found = Agent::ALL.into_iter().find(|a| a.as_str() == agent);
+    let Some(agent) = found else {
+        let names: Vec<&str> = Agent::ALL.iter().map(|a| a.as_str()).collect();
+        return Err(
+            CliError::usage(format!("`{agent}` is not an agent Orcho knows"))
+                .with_hint(format!("one of: {}", names.join(", "))),
+        );
+    };
+    let at = HookPlace {
+        checkout: checkout.map(Utf8Path::to_owned),
+        store: None,
+        profile: None,
+        preset: None,
+    };
+    let rendered = answer(agent, &at, document).render(agent);
+    Ok(HookAnswer {
+        code: rendered.code,
+        stdout: rendered.stdout,
+        stderr: rendered.stderr,
+    })
+}
+
 /// The answer to one hook document.
 pub(crate) fn answer(agent: Agent, at: &HookPlace<'_>, bytes: &[u8]) -> Answer {
     let doc = match HookDoc::parse(agent, bytes) {

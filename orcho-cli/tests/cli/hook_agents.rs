@@ -705,3 +705,24 @@ fn without_rules_orchos_own_proof_is_allowed() -> Result {
     assert_eq!(decide("cargo test")?, "");
     Ok(())
 }
+
+#[test]
+fn a_host_gets_the_same_answer_in_process() -> Result {
+    let repo = Repo::new(RULES)?;
+    let doc = fill(GEMINI.pre_shell, &repo, "rm -rf src", false);
+    let inside = orcho_cli::answer_hook("gemini", Some(repo.dir()), doc.as_bytes())?;
+    let outside = hook(&repo, &GEMINI, &doc)?;
+    assert_eq!(
+        inside.stdout.as_deref().map(str::trim),
+        Some(outside.stdout.trim())
+    );
+    assert_eq!(Some(i32::from(inside.code)), outside.code());
+    let Err(unknown) = orcho_cli::answer_hook("cursr", None, b"{}") else {
+        return Err("an unknown agent was answered".into());
+    };
+    assert!(
+        unknown.hint().is_some_and(|h| h.contains("cursor")),
+        "{unknown}"
+    );
+    Ok(())
+}
