@@ -139,8 +139,13 @@ TOML
   # Codex runs the agent's commands through a login shell: the fix `orcho
   # init` gives when that shell does not find orcho.
   printf 'export PATH="%s:$PATH"\n' "$(dirname "$ORCHO")" >"$HOME/.bash_profile"
+  # `--approve-for-me` (its own sandbox) sends approvals to the
+  # PermissionRequest hook, else to a reviewer model.
+  codex_mode=--sandbox=danger-full-access
+  if [ -n "${CODEX_APPROVE:-}" ]; then codex_mode=--approve-for-me; fi
   CODEX_HOME="$HOME/.codex" SCRIPTED_API_KEY=scripted \
-    "$AGENT_BIN" exec --sandbox danger-full-access --trust --dangerously-bypass-hook-trust "$PROMPT" \
+    "$AGENT_BIN" exec "$codex_mode" \
+      --trust --dangerously-bypass-hook-trust "$PROMPT" \
     >"$CTL/agent.out" 2>"$CTL/agent.err" </dev/null
   ;;
 esac
@@ -214,6 +219,18 @@ fn walk(agent: &str, mode: &str) -> Result<Option<Walk>> {
 /// [`walk`], with the hooks installed from `bundle` (a plugin or extension
 /// in `integrations/`) by the agent's own command instead of `orcho init`.
 fn walk_with(agent: &str, mode: &str, bundle: Option<&str>) -> Result<Option<Walk>> {
+    walk_full(agent, mode, bundle, PROFILE, &[])
+}
+
+/// [`walk_with`], with the checkout's profile and more of the driver's
+/// environment.
+fn walk_full(
+    agent: &str,
+    mode: &str,
+    bundle: Option<&str>,
+    profile: &str,
+    envs: &[(&str, &str)],
+) -> Result<Option<Walk>> {
     let bin = host("ORCHO_TEST_AGENTS")
         .map(Utf8PathBuf::from)
         .unwrap_or_else(|| workspace().join(".ci/agents/node_modules/.bin"));
@@ -247,7 +264,7 @@ fn walk_with(agent: &str, mode: &str, bundle: Option<&str>) -> Result<Option<Wal
     for dir in [&repo, &ctl, &home, &root.join("tmp"), &repo.join("src")] {
         std::fs::create_dir_all(dir)?;
     }
-    write(repo.join("orcho.yaml"), PROFILE)?;
+    write(repo.join("orcho.yaml"), profile)?;
     write(repo.join("src/lib.py"), "def f():\n    return 1\n")?;
     git(&repo, &["init", "-q"])?;
     git(&repo, &["config", "user.name", "Agent Test"])?;
@@ -326,6 +343,7 @@ fn walk_with(agent: &str, mode: &str, bundle: Option<&str>) -> Result<Option<Wal
                 format!("# Orcho hook walk: {mode}\nDo the task, then stop."),
             )
             // Telemetry and updates off, whatever the settings say.
+            .envs(envs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())))
             .env("GEMINI_TELEMETRY_ENABLED", "false")
             .env("DO_NOT_TRACK", "1")
             .timeout(std::time::Duration::from_secs(
@@ -508,4 +526,56 @@ fn opencode_proves_its_work_through_orchos_plugin() -> Result {
 #[test]
 fn opencode_that_never_proves_is_let_go_and_recorded() -> Result {
     a_stubborn_agent_is_let_go_and_recorded_unproven("opencode")
+}
+
+/// Codex's `PermissionRequest`: the approval `codex exec --approve-for-me`
+/// would send to its own reviewer model is answered by the rules. Allowed,
+/// the escalated write outside the workspace runs with no reviewer call;
+/// without rules the hook has no opinion, the reviewer (the scripted model,
+/// which does not answer as one) is asked, and the write does not happen.
+#[test]
+fn codex_escalation_is_approved_by_the_rules_through_permission_request() -> Result {
+    // Outside the sandbox's writable roots (the checkout, /tmp, TMPDIR).
+    let target = workspace().join("target");
+    std::fs::create_dir_all(&target)?;
+    let outside_dir = tempfile::tempdir_in(&target)?;
+    let outside = Utf8PathBuf::try_from(outside_dir.path().to_owned())?;
+    let mode = format!("escalate {outside}");
+    let envs = [("CODEX_APPROVE", "1")];
+    let Some(walk) = walk_full("codex", &mode, None, PROFILE, &envs)? else {
+        return Ok(());
+    };
+    let said = walk.said();
+    assert!(outside.join("escalated").exists(), "not approved\n{said}");
+    // Every request was the agent's own turn: none a reviewer's, which
+    // comes with tools of its own.
+    assert_eq!(tool_sets(&walk)?.len(), 1, "{said}");
+
+    let plain = PROFILE
+        .split("permissions:")
+        .next()
+        .ok_or("no profile")?
+        .to_owned();
+    std::fs::remove_file(outside.join("escalated"))?;
+    let Some(walk) = walk_full("codex", &mode, None, &plain, &envs)? else {
+        return Ok(());
+    };
+    let said = walk.said();
+    assert!(
+        !outside.join("escalated").exists(),
+        "approved without rules\n{said}"
+    );
+    assert!(tool_sets(&walk)?.len() > 1, "no reviewer was asked\n{said}");
+    Ok(())
+}
+
+/// The distinct numbers of tools the model server was offered.
+fn tool_sets(walk: &Walk) -> Result<std::collections::BTreeSet<usize>> {
+    walk.requests()
+        .lines()
+        .map(|line| {
+            let request: Value = serde_json::from_str(line)?;
+            Ok(request["body"]["tools"].as_array().map_or(0, Vec::len))
+        })
+        .collect()
 }

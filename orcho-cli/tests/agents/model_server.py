@@ -76,7 +76,15 @@ PROVE = ["ls no-such-file-from-the-agent", "rm -rf src"]
 AFTER_REFUSAL = ["touch ok", "orcho verify test"]
 
 
+ESCALATE = re.compile(r"# Orcho hook walk: escalate (\S+)")
+
+
 def walk_step(mode, prompt, done):
+    if mode == "escalate":
+        # A write outside the workspace, asking Codex for escalated
+        # permissions: its approval goes to the PermissionRequest hook.
+        outside = ESCALATE.search(prompt).group(1)
+        return "escalate:touch %s/escalated" % outside if done == 0 else "text:all done"
     if mode == "stubborn":
         return "text:all done, trust me"
     if done < len(PROVE):
@@ -345,7 +353,11 @@ class Handler(BaseHTTPRequestHandler):
                 "status": "completed",
                 "call_id": "call_" + uuid.uuid4().hex,
                 "name": "exec_command",
-                "arguments": json.dumps({"cmd": step}),
+                "arguments": json.dumps(
+                    {"cmd": step[len("escalate:") :], "sandbox_permissions": "require_escalated", "justification": "the walk writes outside the workspace"}
+                    if step.startswith("escalate:")
+                    else {"cmd": step}
+                ),
             }
         response = {
             "id": "resp_" + uuid.uuid4().hex,
