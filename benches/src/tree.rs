@@ -148,6 +148,46 @@ pub fn generate(root: &Path) -> (u64, u64) {
     (made, total)
 }
 
+/// `files` small files (100 to 400 bytes), 20 to a directory, committed,
+/// with `target/` ignored: a large checkout whose cost is the number of
+/// files, not their bytes. Returns the bytes written.
+///
+/// # Panics
+///
+/// When the tree cannot be written or git fails.
+pub fn generate_many(root: &Path, files: usize) -> u64 {
+    let mut rng = Rng(0x5709_0100);
+    let mut total = 0u64;
+    for i in 0..files {
+        let dir = root.join(format!("src/m{:03}/d{:04}", i / 2000, i / 20));
+        if i % 20 == 0 {
+            std::fs::create_dir_all(&dir).expect("mkdir");
+        }
+        let size = 100 + (rng.next_u64() % 300) as usize;
+        let mut contents = Vec::with_capacity(size);
+        while contents.len() < size {
+            contents.extend_from_slice(format!("{:016x}\n", rng.next_u64()).as_bytes());
+        }
+        contents.truncate(size);
+        write_file(&dir.join(format!("f{:02}.rs", i % 20)), &contents);
+        total += size as u64;
+    }
+    write_file(&root.join(".gitignore"), b"target/\n.orcho/\n");
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"],
+        &["commit", "-q", "-m", "generated"],
+        &["gc", "-q"],
+    ] {
+        let mut c = git(root);
+        c.args(args);
+        run(c);
+    }
+    #[expect(clippy::disallowed_methods, reason = "sync(1), before measuring")]
+    run(Command::new("sync"));
+    total
+}
+
 /// Fills the ignored folder `dir` (a build's output, such as `target/`) with
 /// `files` small files in folders of 20, as a build leaves it.
 ///
