@@ -1135,7 +1135,18 @@ fn assess(place: &Place, at: &HookPlace<'_>) -> Result<Option<Unproven>, CliErro
         .map(|gap| {
             let name = gap.command().as_str();
             let prove = if may_verify(name) {
-                format!("Prove it: `orcho verify {name}`")
+                // Running it again changes nothing while it fails or runs
+                // no test: what to do first is said.
+                match gap.status() {
+                    GapStatus::Failed => {
+                        format!("Fix what fails, then prove it: `orcho verify {name}`")
+                    }
+                    GapStatus::Vacuous => format!(
+                        "It ran no test: make it run the tests (`orcho verify {name}` says how \
+                         it was read), then prove it"
+                    ),
+                    _ => format!("Prove it: `orcho verify {name}`"),
+                }
             } else {
                 format!(
                     "Ask a person to run `orcho verify {name}`: the permission rules here do not \

@@ -317,6 +317,14 @@ fn caches(kind: &Kind) -> &'static [&'static str] {
     }
 }
 
+/// Whether a shell with this process's PATH finds `orcho`.
+fn path_finds_orcho() -> bool {
+    let check = ExecRequest::new(["sh", "-c", "command -v orcho"])
+        .envs(BaseEnv::inherit())
+        .timeout(std::time::Duration::from_secs(10));
+    exec::run(&check).is_ok_and(|outcome| outcome.status.success())
+}
+
 /// Whether a login shell (`$SHELL`, else `bash`, with `-lc`) finds
 /// `orcho` on its PATH.
 fn login_shell_finds_orcho() -> bool {
@@ -541,6 +549,18 @@ pub(crate) fn init_agent(
             "next: `orcho` must be on the PATH {} runs hooks with. {}; `orcho status` warns \
              while the hooks have never called Orcho",
             dialect.title, dialect.once
+        ));
+    }
+    // The hooks run `orcho` by name: where it is not on the PATH, every
+    // hook call fails, which one agent reads as "allow" (Claude Code) and
+    // another as a refusal without end (Gemini CLI).
+    if !dry_run && !path_finds_orcho() {
+        lines.push(format!(
+            "warning: `orcho` is not on this shell's PATH, and {} runs the hooks as `orcho hook \
+             {}`: every hook call would fail (Claude Code then lets everything through; Gemini \
+             CLI refuses every stop without end); install it (`cargo install --path \
+             orcho-cli`) or add its directory to PATH",
+            dialect.title, dialect.name
         ));
     }
     // Codex runs the agent's commands through a login shell: an `orcho`

@@ -726,3 +726,48 @@ fn a_host_gets_the_same_answer_in_process() -> Result {
     );
     Ok(())
 }
+
+#[test]
+fn init_warns_when_orcho_is_not_on_the_path_the_hooks_run_with() -> Result {
+    let repo = Repo::new(QUICK)?;
+    let out = repo.orcho_in(
+        ".",
+        &[("PATH", "/usr/bin:/bin")],
+        &["init", "--agent", "gemini"],
+    )?;
+    out.expect_code(0);
+    assert!(
+        out.stdout.contains("warning: `orcho` is not on this shell's PATH, and Gemini CLI runs the hooks as `orcho hook gemini`"),
+        "{out}"
+    );
+    // With it there: nothing to say.
+    let bin = repo.dir().join("bin");
+    std::fs::create_dir_all(&bin)?;
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_orcho"), bin.join("orcho"))?;
+    let path = format!("{bin}:/usr/bin:/bin");
+    let out = repo.orcho_in(
+        ".",
+        &[("PATH", path.as_str())],
+        &["init", "--agent", "qwen"],
+    )?;
+    out.expect_code(0);
+    assert!(!out.stdout.contains("not on this shell's PATH"), "{out}");
+    Ok(())
+}
+
+#[test]
+fn a_stop_says_to_fix_a_failing_command_before_proving_it_again() -> Result {
+    let repo = Repo::new(QUICK)?;
+    repo.orcho(&["verify"])?.expect_code(3);
+    let out = hook(&repo, &QWEN, &fill(QWEN.stop, &repo, "", false))?;
+    let reason = stop_refusal(&QWEN, &out)?.ok_or("not refused")?;
+    assert!(
+        reason.contains("`test` (`sh -c 'test -f ok'`): failed"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("Fix what fails, then prove it: `orcho verify test`"),
+        "{reason}"
+    );
+    Ok(())
+}

@@ -35,9 +35,10 @@ pub(super) const DIALECT: Dialect = Dialect {
     normalize: as_is,
     exit_code: |response, _| exit_field(response),
     render,
-    once: "opencode loads `.opencode/plugins/orcho.js` when it starts; it has no stop a plugin \
-           can refuse, so an unproven stop is answered with a new prompt, which only the TUI \
-           and `opencode serve` act on (`opencode run` has ended by then)",
+    once: "opencode loads `.opencode/plugins/orcho.js` when it starts in this checkout (the \
+           first time it installs its plugin package there, from the npm registry); an \
+           unproven stop becomes a new prompt, which `opencode run` exits before answering \
+           (docs/agents.md)",
 };
 
 fn tool(name: &str) -> Option<Tool> {
