@@ -36,14 +36,7 @@ permissions:
 /// runs the agent headless in the checkout, and keeps `orcho status
 /// --json`.
 const DRIVER: &str = r#"
-set -u
-if [ "${PRIVATE_NET:-0}" = 1 ]; then ip link set lo up; fi
-"$PYTHON" "$SERVER" --log "$CTL/requests.jsonl" --port-file "$CTL/port" 2>"$CTL/server.err" &
-server=$!
-trap 'kill $server 2>/dev/null' EXIT
-for _ in $(seq 1 200); do [ -s "$CTL/port" ] && break; sleep 0.05; done
-if [ ! -s "$CTL/port" ]; then echo "the model server did not start" >"$CTL/driver.err"; exit 1; fi
-port=$(cat "$CTL/port")
+. "$COMMON"
 cd "$REPO"
 # The hooks: as `orcho init --agent` installs them, or as the agent's own
 # plugin or extension installs the bundle this repository ships.
@@ -116,26 +109,7 @@ copilot)
     "$AGENT_BIN" -p "$PROMPT" --allow-all-tools $plugin >"$CTL/agent.out" 2>"$CTL/agent.err" </dev/null
   ;;
 codex)
-  mkdir -p "$HOME/.codex"
-  cat >"$HOME/.codex/config.toml" <<TOML
-model = "gpt-5.5"
-model_provider = "scripted"
-check_for_update_on_startup = false
-
-[model_providers.scripted]
-name = "scripted"
-base_url = "http://127.0.0.1:$port/v1"
-wire_api = "responses"
-env_key = "SCRIPTED_API_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-
-[analytics]
-enabled = false
-
-[feedback]
-enabled = false
-TOML
+  codex_config "$HOME/.codex"
   # Codex runs the agent's commands through a login shell: the fix `orcho
   # init` gives when that shell does not find orcho.
   printf 'export PATH="%s:$PATH"\n' "$(dirname "$ORCHO")" >"$HOME/.bash_profile"
@@ -314,6 +288,12 @@ fn walk_full(
                     .as_str(),
             )
             .env("CTL", ctl.as_str())
+            .env(
+                "COMMON",
+                workspace()
+                    .join("orcho-cli/tests/agents/common.sh")
+                    .as_str(),
+            )
             .env("REPO", repo.as_str())
             .env("ORCHO", orcho.as_str())
             .env("AGENT", agent)

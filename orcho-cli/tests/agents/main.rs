@@ -157,38 +157,9 @@ supervision:
 /// The steps of the whole run, each an `orcho` command whose output and
 /// exit code the driver keeps as `<name>.out`, `<name>.err`, `<name>.code`.
 const DRIVER: &str = r#"
-set -u
-if [ "${PRIVATE_NET:-0}" = 1 ]; then ip link set lo up; fi
-"$PYTHON" "$SERVER" --log "$CTL/requests.jsonl" --port-file "$CTL/port" 2>"$CTL/server.err" &
-server=$!
-trap 'kill $server 2>/dev/null' EXIT
-for _ in $(seq 1 200); do [ -s "$CTL/port" ] && break; sleep 0.05; done
-if [ ! -s "$CTL/port" ]; then echo "the model server did not start" >"$CTL/driver.err"; exit 1; fi
-port=$(cat "$CTL/port")
+. "$COMMON"
 export ANTHROPIC_BASE_URL="http://127.0.0.1:$port"
-mkdir -p "$CODEX_HOME"
-cat > "$CODEX_HOME/config.toml" <<TOML
-model = "gpt-5.5"
-model_provider = "scripted"
-check_for_update_on_startup = false
-
-[model_providers.scripted]
-name = "scripted"
-base_url = "http://127.0.0.1:$port/v1"
-wire_api = "responses"
-env_key = "SCRIPTED_API_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-
-[analytics]
-enabled = false
-
-[feedback]
-enabled = false
-
-[features]
-plugins = false
-TOML
+codex_config "$CODEX_HOME"
 cd "$REPO"
 step() { name=$1; shift; "$ORCHO" "$@" >"$CTL/$name.out" 2>"$CTL/$name.err" </dev/null; echo $? >"$CTL/$name.code"; }
 step start run --no-interactive --task "$TASK"
@@ -330,6 +301,12 @@ fn walk(agent: &Agent) -> Result<Option<Walked>> {
                     .as_str(),
             )
             .env("CTL", ctl.as_str())
+            .env(
+                "COMMON",
+                workspace()
+                    .join("orcho-cli/tests/agents/common.sh")
+                    .as_str(),
+            )
             .env("REPO", repo.as_str())
             .env("ORCHO", orcho.as_str())
             .env("TASK", TASK)

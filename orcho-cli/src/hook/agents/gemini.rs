@@ -4,13 +4,9 @@
 //! reason as the next prompt); a shell command's exit status is only the
 //! `Exit Code: N` line of its output, there when it is not 0.
 
-use orcho::permissions::PermissionAction;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{
-    Dialect, Kind, Layout, SILENT, Tool, as_is, ask_refused, claude_context, exit_2, json_out,
-    reason, stated_exit_code,
-};
+use super::{Dialect, Kind, Layout, Tool, as_is, claude_context, stated_exit_code};
 use crate::hook::answer::{Answer, Rendered};
 
 pub(super) const DIALECT: Dialect = Dialect {
@@ -87,29 +83,13 @@ fn exit_code(response: &Value, failure: Option<&str>) -> Option<i32> {
 }
 
 fn render(answer: &Answer) -> Rendered {
-    match answer {
-        Answer::Silent => SILENT,
-        Answer::Tool { verdict, .. } => match verdict.action {
-            // Gemini CLI's own approval flow goes on.
-            PermissionAction::Allow => SILENT,
-            // A headless session (`--yolo`) would let an ask through.
-            PermissionAction::Ask => json_out(&json!({
-                "decision": "deny",
-                "reason": ask_refused(verdict, "Gemini CLI"),
-            })),
-            _ => json_out(&json!({ "decision": "deny", "reason": reason(verdict) })),
-        },
-        Answer::BlockStop { reason } => json_out(&json!({ "decision": "block", "reason": reason })),
-        Answer::WarnStop { message } => json_out(&json!({ "systemMessage": message })),
-        Answer::Context { text } => json_out(&claude_context(text)),
-        // Any exit other than 0 and 1 blocks, with standard error as the
-        // reason.
-        Answer::FailSafe { message } => exit_2(message),
-    }
+    super::decision_render(answer, "Gemini CLI", claude_context)
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]

@@ -303,6 +303,35 @@ pub(crate) fn ask_refused(verdict: &Verdict, title: &str) -> String {
     )
 }
 
+/// Answers as `decision` and `reason` (Gemini CLI's, and the opencode
+/// plugin's): an allow lets the agent's own flow go on, an ask is refused
+/// with what a person can do (a headless session would let it through),
+/// the context in `context`'s shape.
+pub(crate) fn decision_render(
+    answer: &Answer,
+    title: &str,
+    context: fn(&str) -> Value,
+) -> Rendered {
+    use orcho::permissions::PermissionAction;
+    match answer {
+        Answer::Silent => SILENT,
+        Answer::Tool { verdict, .. } => match verdict.action {
+            PermissionAction::Allow => SILENT,
+            PermissionAction::Ask => json_out(&json!({
+                "decision": "deny",
+                "reason": ask_refused(verdict, title),
+            })),
+            _ => json_out(&json!({ "decision": "deny", "reason": reason(verdict) })),
+        },
+        Answer::BlockStop { reason } => json_out(&json!({ "decision": "block", "reason": reason })),
+        Answer::WarnStop { message } => json_out(&json!({ "systemMessage": message })),
+        Answer::Context { text } => json_out(&context(text)),
+        // Any exit but 0 (and Gemini CLI's 1) refuses, standard error the
+        // reason.
+        Answer::FailSafe { message } => exit_2(message),
+    }
+}
+
 /// Session context in Claude Code's shape (`hookSpecificOutput`).
 pub(crate) fn claude_context(text: &str) -> Value {
     json!({

@@ -6,13 +6,9 @@
 //! refuses a stop), `reason`, `context` (for the system prompt),
 //! `systemMessage`. Any exit but 0 is a refusal.
 
-use orcho::permissions::PermissionAction;
 use serde_json::json;
 
-use super::{
-    Dialect, Layout, SILENT, Tool, as_is, ask_refused, claude_event, exit_2, exit_field, json_out,
-    reason,
-};
+use super::{Dialect, Layout, Tool, as_is, claude_event, exit_field};
 use crate::hook::answer::{Answer, Rendered};
 
 /// The plugin, as this repository ships it.
@@ -59,21 +55,7 @@ fn tool(name: &str) -> Option<Tool> {
 }
 
 fn render(answer: &Answer) -> Rendered {
-    match answer {
-        Answer::Silent => SILENT,
-        Answer::Tool { verdict, .. } => match verdict.action {
-            PermissionAction::Allow => SILENT,
-            PermissionAction::Ask => json_out(&json!({
-                "decision": "deny",
-                "reason": ask_refused(verdict, "opencode"),
-            })),
-            _ => json_out(&json!({ "decision": "deny", "reason": reason(verdict) })),
-        },
-        Answer::BlockStop { reason } => json_out(&json!({ "decision": "block", "reason": reason })),
-        Answer::WarnStop { message } => json_out(&json!({ "systemMessage": message })),
-        Answer::Context { text } => json_out(&json!({ "context": text })),
-        Answer::FailSafe { message } => exit_2(message),
-    }
+    super::decision_render(answer, "opencode", |text| json!({ "context": text }))
 }
 
 #[cfg(test)]
