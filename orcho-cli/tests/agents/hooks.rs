@@ -215,7 +215,7 @@ fn walk_full(
     });
     if !program.exists() {
         unavailable(&format!(
-            "`{program}` is missing; `npm ci --prefix .ci/agents` installs the pinned agents"
+            "`{program}` is missing; `npm install --prefix .ci/agents --no-save` installs the pinned agents"
         ));
         return Ok(None);
     }

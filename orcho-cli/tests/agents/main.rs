@@ -9,7 +9,7 @@
 //! namespace (`unshare -rn`, only loopback), so no request can leave the
 //! machine; telemetry and updates are off either way.
 //!
-//! Without node or the agents (`npm ci --prefix .ci/agents`), the tests
+//! Without node or the agents (`npm install --prefix .ci/agents --no-save`), the tests
 //! say why and pass; with `CI=true` they fail instead. `ORCHO_TEST_AGENTS`
 //! names another directory of the agents' programs; `ORCHO_TEST_KEEP=1`
 //! keeps each run's directory (the requests the model server saw, every
@@ -59,7 +59,7 @@ fn agents() -> std::result::Result<(Utf8PathBuf, Utf8PathBuf), String> {
     for program in [&claude, &codex] {
         if !program.exists() {
             return Err(format!(
-                "`{program}` is missing; `npm ci --prefix .ci/agents` installs the pinned agents"
+                "`{program}` is missing; `npm install --prefix .ci/agents --no-save` installs the pinned agents"
             ));
         }
     }
