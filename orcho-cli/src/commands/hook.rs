@@ -30,7 +30,7 @@ use crate::{
     exit::Exit,
     hook::{
         Agent, Answer, BadDocument, Event, HookDoc, StopGuard, UnprovenStop, Verdict, requests,
-        shell_command,
+        shell, shell_command,
     },
     output,
     place::{self, Place},
@@ -215,7 +215,7 @@ fn respond(agent: Agent, at: &HookPlace<'_>, doc: &HookDoc) -> Result<Answer, Cl
                 Some(rules) => verdict(&rules, &asked),
                 None => own_proof(&asked),
             };
-            Ok(strictest(decided.into_iter().chain(guarded))
+            Ok(strictest(guarded.into_iter().chain(decided))
                 .map_or(Answer::Silent, |verdict| Answer::Tool { event, verdict }))
         }
         Event::PostToolUse {
@@ -291,14 +291,16 @@ impl PhaseOwn {
     }
 }
 
-/// Whether `program` is Orcho: a program named `orcho` (as `PATH` finds
-/// it), or this very program by its path (as a host names it in an
+/// Whether `program` is Orcho: `orcho` (as `PATH` finds it), or this very
+/// program by its path (as a host names it in an
 /// agent's prompt, whatever the file is called).
 fn is_orcho(program: &str) -> bool {
-    let path = Utf8Path::new(program);
-    if path.file_name() == Some("orcho") {
+    // `orcho` as `PATH` finds it; never another file of that name (`./orcho`
+    // the agent wrote).
+    if program == "orcho" {
         return true;
     }
+    let path = Utf8Path::new(program);
     if !path.is_absolute() {
         return false;
     }
@@ -447,38 +449,46 @@ fn guard_shell(place: &Place, guarded: &Guarded, command: &str, cwd: &Utf8Path) 
             reason: format!("bash `{shown}`: deny: {reason}"),
         })
     };
-    let segments = segments(command);
-    for words in &segments {
-        let Some((program, args)) = words.split_first() else {
+    let segments = shell::segments(command);
+    for segment in &segments {
+        let Some((sub, args)) = segment.git() else {
             continue;
         };
-        if program != "git" {
-            continue;
-        }
-        let sub = args
+        // `--no-verify` as git reads it: any unambiguous abbreviation.
+        let no_verify = args
             .iter()
-            .find(|w| !w.starts_with('-'))
-            .map(String::as_str);
-        let flag = |long: &str, short: char| {
-            args.iter().any(|w| {
-                w == long || (w.starts_with('-') && !w.starts_with("--") && w.contains(short))
-            })
+            .any(|a| a.len() >= "--no-v".len() && "--no-verify".starts_with(a.as_str()));
+        let short = |flag: char| {
+            args.iter()
+                .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(flag))
         };
+        if segment
+            .git_config()
+            .any(|c| c.to_ascii_lowercase().starts_with("core.hookspath"))
+        {
+            return deny(
+                "`-c core.hooksPath=…` skips the repository's own git hooks; run it without"
+                    .to_owned(),
+            );
+        }
         match sub {
-            Some("commit") if flag("--no-verify", 'n') => {
+            "commit" if no_verify || short('n') => {
                 return deny(
                     "`--no-verify` skips the repository's own git hooks; commit without it"
                         .to_owned(),
                 );
             }
-            Some("push" | "merge" | "am" | "rebase") if args.iter().any(|w| w == "--no-verify") => {
+            "push" | "merge" | "am" | "rebase" | "cherry-pick" if no_verify => {
                 return deny(
                     "`--no-verify` skips the repository's own git hooks; run it without".to_owned(),
                 );
             }
-            Some("stash")
-                if flag("--include-untracked", 'u')
-                    || args.iter().any(|w| w == "--all" || w == "-a") =>
+            "stash"
+                if short('u')
+                    || short('a')
+                    || args
+                        .iter()
+                        .any(|a| a == "--include-untracked" || a == "--all") =>
             {
                 return deny(
                     "it stashes untracked files away, Orcho's profile and the agents' hook \
@@ -486,18 +496,19 @@ fn guard_shell(place: &Place, guarded: &Guarded, command: &str, cwd: &Utf8Path) 
                         .to_owned(),
                 );
             }
+            "clean" if (short('x') || short('X')) && guarded.store_inside() => {
+                let store = place
+                    .store
+                    .strip_prefix(&place.checkout)
+                    .map_or_else(|_| place.store.to_string(), ToString::to_string);
+                return deny(format!(
+                    "it removes ignored files, `{store}` among them: it is {}; an agent may \
+                         not change it, a person does",
+                    guarded.store_what()
+                ));
+            }
             _ => {}
         }
-    }
-    if cleans_ignored(command) && guarded.store_inside() {
-        let store = place
-            .store
-            .strip_prefix(&place.checkout)
-            .map_or_else(|_| place.store.to_string(), ToString::to_string);
-        return deny(format!(
-            "it names `{store}`: it is {}; an agent may not change it, a person does",
-            guarded.store_what()
-        ));
     }
     let dirs = working_dirs(command, cwd);
     let mut words = shell_words(command);
@@ -529,33 +540,40 @@ fn guard_shell(place: &Place, guarded: &Guarded, command: &str, cwd: &Utf8Path) 
     // The keys: not even read.
     for word in &words {
         for path in lookup(word) {
-            if let Some(what) = guarded.secret(path.as_str()) {
+            let what = if shell::is_glob(word) {
+                guarded.glob_secret(&path)
+            } else {
+                guarded.secret(path.as_str())
+            };
+            if let Some(what) = what {
                 return deny(format!(
                     "it names `{word}`: it is {what}; whoever reads it can forge receipts"
                 ));
             }
         }
     }
-    // What the command may change: every word, unless each segment only
-    // reads (then only what it redirects into).
-    let changed: Vec<&String> = if only_reads(command) {
-        Vec::new()
+    // What the command may change: every word, unless it only reads (then
+    // only what it redirects into). A word no simple command names as an
+    // argument (`of=orcho.yaml`, a backquote's) may be changed.
+    let targets = redirect_targets(command, &segments);
+    let changed: Vec<&String> = if only_reads(command, &segments) {
+        targets.iter().collect()
     } else {
-        let targets = redirect_targets(command);
         words
             .iter()
-            .filter(|w| !reads_only(&segments, w) || targets.contains(*w))
+            .filter(|w| {
+                targets.contains(*w)
+                    || !segments.iter().any(|s| s.names(w))
+                    || segments.iter().any(|s| s.names(w) && !s.reads())
+            })
             .collect()
     };
-    let removes = segments.iter().any(|words| removes(words));
     for word in changed {
         for path in lookup(word) {
-            let found = if is_glob(word) {
-                guarded.matching(&path)
+            let found = if shell::is_glob(word) {
+                guarded.glob_names(&path, false)
             } else {
-                guarded
-                    .what(path.as_str())
-                    .or_else(|| removes.then(|| guarded.holds(&path)).flatten())
+                guarded.what(path.as_str())
             };
             if let Some(what) = found {
                 return deny(format!(
@@ -564,110 +582,47 @@ fn guard_shell(place: &Place, guarded: &Guarded, command: &str, cwd: &Utf8Path) 
             }
         }
     }
+    // What it removes, moves away or overwrites with all it holds.
+    let guarded_name = |name: &str| guarded.basename_matches(name);
+    for segment in &segments {
+        for word in segment.removes(&guarded_name) {
+            for path in lookup(word) {
+                let found = if shell::is_glob(word) {
+                    guarded.glob_names(&path, true)
+                } else {
+                    guarded.what(path.as_str()).or_else(|| guarded.holds(&path))
+                };
+                if let Some(what) = found {
+                    return deny(format!(
+                        "it removes or overwrites `{word}`: it is {what}; an agent may not \
+                         change it, a person does"
+                    ));
+                }
+            }
+        }
+    }
     None
 }
 
-/// A word with a leading `~/` as the home directory it stands for.
+/// A word with a leading `~`, `$HOME` or `${HOME}` as the home directory it
+/// stands for.
 fn home_expanded(word: &str) -> String {
-    match (word.strip_prefix("~/"), place::env_text("HOME")) {
-        (Some(rest), Some(home)) => format!("{home}/{rest}"),
-        _ => word.to_owned(),
-    }
-}
-
-/// Whether a shell word is a glob pattern.
-fn is_glob(word: &str) -> bool {
-    word.contains(['*', '?', '['])
-}
-
-/// Whether `name` matches the glob `pattern` (`*` and `?` within one path
-/// component, `[…]` as any one character, so that it errs on matching).
-fn glob_matches(pattern: &str, name: &str) -> bool {
-    let pattern: Vec<char> = pattern.chars().collect();
-    let name: Vec<char> = name.chars().collect();
-    fn go(p: &[char], n: &[char]) -> bool {
-        match p.split_first() {
-            None => n.is_empty(),
-            Some(('*', rest)) => (0..=n.len())
-                .take_while(|&i| i == 0 || n[i - 1] != '/')
-                .any(|i| go(rest, &n[i..])),
-            Some(('?', rest)) => n.first().is_some_and(|&c| c != '/') && go(rest, &n[1..]),
-            Some(('[', rest)) => {
-                let close = rest.iter().position(|&c| c == ']');
-                match close {
-                    Some(end) => {
-                        n.first().is_some_and(|&c| c != '/') && go(&rest[end + 1..], &n[1..])
-                    }
-                    None => n.first() == Some(&'[') && go(rest, &n[1..]),
-                }
-            }
-            Some((c, rest)) => n.first() == Some(c) && go(rest, &n[1..]),
+    let Some(home) = place::env_text("HOME") else {
+        return word.to_owned();
+    };
+    for prefix in ["~", "$HOME", "${HOME}"] {
+        if let Some(rest) = word.strip_prefix(prefix)
+            && (rest.is_empty() || rest.starts_with('/'))
+        {
+            return format!("{home}{rest}");
         }
     }
-    go(&pattern, &name)
-}
-
-/// The simple commands of a command line, each as its words (split at the
-/// shell's operators, quotes removed).
-fn segments(command: &str) -> Vec<Vec<String>> {
-    command
-        .split(['|', ';', '&', '\n', '(', ')'])
-        .map(|part| {
-            part.split_whitespace()
-                .map(|w| w.trim_matches(|c| c == '\'' || c == '"').to_owned())
-                .filter(|w| !w.is_empty())
-                .collect::<Vec<String>>()
-        })
-        .filter(|words| !words.is_empty())
-        .collect()
-}
-
-/// The programs that only read the files they name.
-const READERS: &[&str] = &[
-    "cat",
-    "head",
-    "tail",
-    "less",
-    "more",
-    "grep",
-    "rg",
-    "ls",
-    "wc",
-    "diff",
-    "stat",
-    "file",
-    "echo",
-    "printf",
-    "sha256sum",
-    "md5sum",
-];
-/// `git`'s subcommands that only read.
-const GIT_READERS: &[&str] = &["diff", "log", "show", "status", "blame"];
-
-/// Whether every segment that names `word` is a reader's: `cat orcho.yaml >
-/// ~/copy.yaml` reads the profile.
-fn reads_only(segments: &[Vec<String>], word: &str) -> bool {
-    segments.iter().all(|words| {
-        let names = words
-            .iter()
-            .skip(1)
-            .any(|w| w == word || w.strip_prefix('<').is_some_and(|r| r == word));
-        !names || reader(words)
-    })
-}
-
-fn reader(words: &[String]) -> bool {
-    let mut it = words.iter().map(String::as_str);
-    match it.next() {
-        Some("git") => it.next().is_some_and(|sub| GIT_READERS.contains(&sub)),
-        Some(program) => READERS.contains(&program),
-        None => false,
-    }
+    word.to_owned()
 }
 
 /// The words a command line redirects output into (`> file`, `>> file`,
 /// `2>file`, `| tee file`).
-fn redirect_targets(command: &str) -> Vec<String> {
+fn redirect_targets(command: &str, segments: &[shell::Segment]) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = command;
     while let Some(at) = rest.find('>') {
@@ -682,35 +637,12 @@ fn redirect_targets(command: &str) -> Vec<String> {
             out.push(word);
         }
     }
-    for words in segments(command) {
-        if words.first().is_some_and(|p| p == "tee") {
-            out.extend(words.into_iter().skip(1).filter(|w| !w.starts_with('-')));
+    for segment in segments {
+        if segment.program == "tee" {
+            out.extend(segment.args.iter().filter(|w| !w.starts_with('-')).cloned());
         }
     }
     out
-}
-
-/// Whether a simple command removes or moves what it names, directories
-/// with all they hold: `rm`, `rmdir`, `mv`, `unlink`, `shred`, `find …
-/// -delete` or `-exec` (without a name to match), `git rm`/`mv`/`checkout`/`restore`/`clean`,
-/// `rsync --delete`.
-fn removes(words: &[String]) -> bool {
-    let mut it = words.iter().map(String::as_str);
-    match it.next() {
-        Some("rm" | "rmdir" | "mv" | "unlink" | "shred" | "truncate") => true,
-        // With a name to match, what it removes is what the name (a glob,
-        // checked as one) matches.
-        Some("find") => {
-            let has = |flags: &[&str]| words.iter().any(|w| flags.contains(&w.as_str()));
-            has(&["-delete", "-exec", "-execdir", "-ok", "-okdir"])
-                && !has(&["-name", "-iname", "-path", "-ipath", "-wholename", "-regex"])
-        }
-        Some("git") => it
-            .find(|w| !w.starts_with('-'))
-            .is_some_and(|sub| matches!(sub, "rm" | "mv" | "checkout" | "restore" | "clean")),
-        Some("rsync") => words.iter().any(|w| w.starts_with("--delete")),
-        _ => false,
-    }
 }
 
 /// The words of a shell command the control-file guard looks up and the
@@ -841,13 +773,55 @@ impl Guarded {
             .then_some("a directory holding the agent's hook settings, which run Orcho")
     }
 
-    /// What a glob (`rm orcho.y*ml`), taken as an absolute pattern, may
-    /// name.
-    fn matching(&self, pattern: &Utf8Path) -> Option<&'static str> {
-        let relative = self.relative_of(pattern)?;
+    /// What a glob (`rm orcho.y*ml`, `rm -rf .orcho/*`), taken as an
+    /// absolute pattern, may name: a guarded file or something inside the
+    /// store or a settings directory; and, for a command that removes what
+    /// it names (`removing`), a directory above one, the checkout included.
+    fn glob_names(&self, pattern: &Utf8Path, removing: bool) -> Option<&'static str> {
+        use shell::Reach;
+        let pattern = pattern.as_str();
+        let store = (self.store.as_path(), self.store_what());
+        let guarded = self
+            .relatives()
+            .filter_map(|rel| Some((self.checkout.join(rel), self.what_relative(rel)?)));
+        for (target, what) in guarded.chain(std::iter::once((store.0.to_owned(), store.1))) {
+            match shell::glob_reach(pattern, target.as_str()) {
+                Some(Reach::Itself | Reach::Inside) => return Some(what),
+                Some(Reach::Above) if removing => {
+                    return Some("a directory holding Orcho's own files");
+                }
+                _ => {}
+            }
+        }
+        let checkout = shell::glob_reach(pattern, self.checkout.as_str());
+        (removing && matches!(checkout, Some(Reach::Above | Reach::Itself)))
+            .then_some("the checkout, which holds Orcho's profile and the agents' hook settings")
+    }
+
+    /// What a glob may read of the keys that sign receipts.
+    fn glob_secret(&self, pattern: &Utf8Path) -> Option<&'static str> {
+        let keys = self.keys.as_deref()?;
+        matches!(
+            shell::glob_reach(pattern.as_str(), keys.as_str()),
+            Some(shell::Reach::Itself | shell::Reach::Inside)
+        )
+        .then_some("Orcho's key, which signs receipts")
+    }
+
+    /// Whether `name` (a file name, or a glob of one, as `find -name` takes
+    /// it) may match a guarded file or directory, or one of the store's.
+    fn basename_matches(&self, name: &str) -> bool {
+        let store = self
+            .store
+            .strip_prefix(&self.checkout)
+            .map(|rel| rel.as_str().to_owned())
+            .unwrap_or_default();
+        let matches = |part: &str| !part.is_empty() && shell::glob_matches(name, part);
         self.relatives()
-            .find(|guarded| glob_matches(relative, guarded))
-            .and_then(|guarded| self.what_relative(guarded))
+            .chain(["receipts"])
+            .flat_map(|path| path.split('/'))
+            .any(matches)
+            || store.split('/').any(matches)
     }
 
     /// `absolute` relative to the checkout (as given, or as resolved).
@@ -947,45 +921,34 @@ fn shell_words(command: &str) -> Vec<String> {
 
 /// Whether a shell command only reads: programs that do not write files
 /// (`git` only with a subcommand that does not), alone or piped into one
-/// another, with no redirection.
-fn only_reads(command: &str) -> bool {
-    if command.contains(['>', ';', '&', '`', '$', '\n']) || command.contains("||") {
+/// another, with no redirection and nothing run inside it.
+fn only_reads(command: &str, segments: &[shell::Segment]) -> bool {
+    if command.contains(['>', ';', '&', '`', '$', '\n', '(']) || command.contains("||") {
         return false;
     }
-    command.split('|').all(|part| {
-        let words: Vec<String> = part.split_whitespace().map(str::to_owned).collect();
-        reader(&words)
-    })
+    !segments.is_empty() && segments.iter().all(shell::Segment::reads)
 }
 
 /// The directories a shell command's relative words may be read from: the
 /// agent's `cwd`, and each directory the command changes into with `cd`
-/// (`cd sub && rm ../orcho.yaml`).
+/// (`cd sub && rm ../orcho.yaml`; a bare `cd` goes home).
 fn working_dirs(command: &str, cwd: &Utf8Path) -> Vec<Utf8PathBuf> {
     let mut dirs = vec![cwd.to_owned()];
     for part in command.split(['|', ';', '&', '\n', '(', ')']) {
         let mut words = part.split_whitespace();
-        if words.next() == Some("cd")
-            && let Some(dir) = words.next()
-        {
-            let dir = dir.trim_matches(|c| c == '\'' || c == '"');
+        if words.next() == Some("cd") {
+            let dir = match words.next() {
+                Some(dir) => home_expanded(dir.trim_matches(|c| c == '\'' || c == '"')),
+                None => match place::env_text("HOME") {
+                    Some(home) => home,
+                    None => continue,
+                },
+            };
             let base = dirs.last().map_or(cwd, Utf8PathBuf::as_path);
             dirs.push(crate::hook::normalize(&base.join(dir)));
         }
     }
     dirs
-}
-
-/// Whether a shell command is a `git clean` that removes ignored files
-/// (`-x`, `-X`), which takes an ignored store with them.
-fn cleans_ignored(command: &str) -> bool {
-    command.split(['|', ';', '&', '\n']).any(|part| {
-        let words: Vec<&str> = part.split_whitespace().collect();
-        words.windows(2).any(|w| w == ["git", "clean"])
-            && words
-                .iter()
-                .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains(['x', 'X']))
-    })
 }
 
 /// An allow for a tool call that only runs `orcho verify` or `orcho
@@ -1012,7 +975,14 @@ fn strictest(verdicts: impl IntoIterator<Item = Verdict>) -> Option<Verdict> {
         PermissionAction::Ask => 1,
         _ => 2,
     };
-    verdicts.into_iter().max_by_key(|v| rank(v.action))
+    // The first of the strictest: a tool call's own request before the
+    // paths it reads.
+    verdicts
+        .into_iter()
+        .fold(None, |best: Option<Verdict>, v| match &best {
+            Some(b) if rank(b.action) >= rank(v.action) => best,
+            _ => Some(v),
+        })
 }
 
 /// The most restrictive evaluation over `asked`; `None` when nothing is
@@ -1193,15 +1163,15 @@ fn assess(place: &Place, at: &HookPlace<'_>) -> Result<Option<Unproven>, CliErro
 
 /// How long the stop guard takes at most to fingerprint the checkout:
 /// `ORCHO_HOOK_BUDGET` seconds, by default three quarters of the timeout
-/// `orcho init` writes with every hook.
+/// `orcho init` writes with every hook, and never closer than 5 s to it.
 fn hook_budget() -> std::time::Duration {
+    let default = std::time::Duration::from_secs(crate::hook::HOOK_TIMEOUT_SECS * 3 / 4);
+    // Never as long as the timeout: past it, the agent lets the stop through.
+    let most = std::time::Duration::from_secs(crate::hook::HOOK_TIMEOUT_SECS - 5);
     place::env_text("ORCHO_HOOK_BUDGET")
         .and_then(|text| text.trim().parse::<f64>().ok())
-        .filter(|secs| secs.is_finite() && *secs >= 0.0)
-        .map_or(
-            std::time::Duration::from_secs(crate::hook::HOOK_TIMEOUT_SECS * 3 / 4),
-            std::time::Duration::from_secs_f64,
-        )
+        .and_then(|secs| std::time::Duration::try_from_secs_f64(secs).ok())
+        .map_or(default, |budget| budget.min(most))
 }
 
 fn refusals(refusal: u32, max: u32) -> String {

@@ -223,7 +223,14 @@ pub(crate) fn requests(
         Some(Tool::File(permission, keys)) => {
             one(permission, relative(&first(keys)?, checkout, cwd))
         }
-        Some(Tool::Plain(permission, keys)) => one(permission, first(keys)?),
+        Some(Tool::Plain(permission, keys)) => {
+            let mut asked = vec![(permission.to_owned(), first(keys)?)];
+            // Where a search looks is read too (`Grep`'s `path`).
+            if matches!(permission, "grep" | "glob") {
+                asked.extend(read_paths(input, checkout, cwd));
+            }
+            Ok(asked)
+        }
         Some(Tool::Dispatch) => one(
             "dispatch",
             ["subagent_type", "agent", "subagent"]
@@ -233,8 +240,42 @@ pub(crate) fn requests(
                 .to_owned(),
         ),
         Some(Tool::Bookkeeping) => Ok(Vec::new()),
-        None => one(&permission_name(tool), input.to_string()),
+        // A tool Orcho does not know is asked about by its name, and every
+        // path it names is read.
+        None => {
+            let mut asked = vec![(permission_name(tool), input.to_string())];
+            asked.extend(read_paths(input, checkout, cwd));
+            Ok(asked)
+        }
     }
+}
+
+/// The paths a tool's input names (`path`, `dir_path`, `file_path`,
+/// `filePath`, `absolute_path`, and lists under `paths`), as reads.
+fn read_paths(input: &Value, checkout: &Utf8Path, cwd: &Utf8Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for key in [
+        "path",
+        "dir_path",
+        "file_path",
+        "filePath",
+        "absolute_path",
+        "paths",
+    ] {
+        match input.get(key) {
+            Some(Value::String(path)) => {
+                out.push(("read".to_owned(), relative(path, checkout, cwd)))
+            }
+            Some(Value::Array(paths)) => out.extend(
+                paths
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(|p| ("read".to_owned(), relative(p, checkout, cwd))),
+            ),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The command line of a shell tool: a string, or (as Codex may send it) a
@@ -294,7 +335,8 @@ pub(crate) fn normalize(path: &Utf8Path) -> Utf8PathBuf {
         match part {
             camino::Utf8Component::CurDir => {}
             camino::Utf8Component::ParentDir => {
-                if !out.pop() {
+                // `..` of the root is the root.
+                if !out.pop() && !out.has_root() {
                     out.push("..");
                 }
             }
@@ -312,7 +354,9 @@ pub(crate) fn normalize(path: &Utf8Path) -> Utf8PathBuf {
 fn patch_requests(patch: &str, checkout: &Utf8Path, cwd: &Utf8Path) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for line in patch.lines() {
-        let line = line.trim_end();
+        // As Codex reads its patches: whitespace around a header is not
+        // part of it.
+        let line = line.trim();
         let (permission, file) = if let Some(f) = line.strip_prefix("*** Add File: ") {
             ("write", f)
         } else if let Some(f) = line.strip_prefix("*** Delete File: ") {

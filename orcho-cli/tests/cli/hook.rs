@@ -290,11 +290,32 @@ fn orchos_own_files_are_guarded_through_links_and_in_shell_commands() -> Result 
         "tee .cursor/hooks.json < /tmp/x",
         "echo '{}' > .gemini/settings.json",
         "rm .opencode/plugins/orcho.js",
+        // Seen through: globs of the store and above the checkout, words
+        // split at `=`, commands inside others, wrappers, git's options.
+        "rm -rf .orcho/*",
+        "rm -rf .orch*",
+        "rm .orcho/receipts/*/latest.json",
+        "rm -rf ../*",
+        "rm orcho.yaml '****************************************z'",
+        "dd if=/tmp/x of=orcho.yaml",
+        "echo `rm orcho.yaml`",
+        "cat <(rm orcho.yaml)",
+        "git diff --output=orcho.yaml HEAD",
+        "rg --pre rm x orcho.yaml",
+        "/bin/rm -rf .",
+        "\\rm -rf .",
+        "sudo rm -rf .",
+        "{ rm -rf .; }",
+        "git -C . checkout -- .",
+        "find . -name settings.json -delete",
+        "find . -name '*.toml' -delete",
+        "find . -path ./node_modules -prune -o -delete",
+        "cp -r /tmp/evil/. .",
     ] {
         let (action, reason) = decision(&tool("Bash", serde_json::json!({ "command": command }))?)?;
         assert_eq!(action, "deny", "{command}: {reason}");
         assert!(
-            reason.contains("names") || reason.contains("stashes"),
+            reason.contains("names") || reason.contains("stashes") || reason.contains("removes"),
             "{command}: {reason}"
         );
     }
@@ -310,16 +331,42 @@ fn orchos_own_files_are_guarded_through_links_and_in_shell_commands() -> Result 
     }
     let read = tool("Read", serde_json::json!({ "file_path": key.as_str() }))?;
     assert_eq!(decision(&read)?.0, "deny", "{read}");
+    let grep = tool(
+        "Grep",
+        serde_json::json!({ "pattern": ".", "path": key.as_str() }),
+    )?;
+    assert_eq!(decision(&grep)?.0, "deny", "{grep}");
+    let data = repo.data();
+    for command in [
+        format!("cat {data}/*/receipt-key"),
+        format!("cd {data} && cat orcho/receipt-key"),
+    ] {
+        let (action, reason) = decision(&tool("Bash", serde_json::json!({ "command": command }))?)?;
+        assert_eq!(action, "deny", "{command}: {reason}");
+    }
+    // From the checkout itself, ordinary work goes on.
+    for command in [
+        format!("cd {} && rm -rf target", repo.dir()),
+        format!("cd {} && git checkout main", repo.dir()),
+    ] {
+        let out = tool("Bash", serde_json::json!({ "command": command }))?;
+        out.expect_code(0);
+        assert_eq!(out.stdout.trim(), "", "{command}: {out}");
+    }
     // Skipping the repository's own git hooks is refused.
     for command in [
         "git commit --no-verify -m wip",
         "git commit -nm wip",
         "git push --no-verify origin main",
+        "HUSKY=0 git commit -n -m wip",
+        "git commit --no-veri -m wip",
+        "git -C . commit --no-verify -m wip",
+        "git -c core.hooksPath=/dev/null commit -m wip",
     ] {
         let (action, reason) = decision(&tool("Bash", serde_json::json!({ "command": command }))?)?;
         assert_eq!(action, "deny", "{command}: {reason}");
         assert!(
-            reason.contains("`--no-verify` skips the repository's own git hooks"),
+            reason.contains("skips the repository's own git hooks"),
             "{reason}"
         );
     }
@@ -338,6 +385,14 @@ fn orchos_own_files_are_guarded_through_links_and_in_shell_commands() -> Result 
         "git commit -m 'no verify here'",
         "git stash",
         "find . -name '*.pyc' -delete",
+        "rm -f old.txt && git add .",
+        "rm -rf build && pytest .",
+        "sed -n 1,200p orcho.yaml",
+        "jq . .claude/settings.json",
+        "git --no-pager diff orcho.yaml",
+        "git restore --staged .",
+        "git rm -r --cached .",
+        "rm *.pyc",
     ] {
         let out = tool("Bash", serde_json::json!({ "command": command }))?;
         out.expect_code(0);

@@ -70,6 +70,8 @@ fn tool(name: &str) -> Option<Tool> {
         "create" => Some(Tool::File("write", &["path", "file_path"])),
         "edit" | "str_replace_editor" => Some(Tool::File("edit", &["path", "file_path"])),
         "view" => Some(Tool::File("read", &["path", "file_path"])),
+        // Keystrokes to a running shell: a command as much as `bash`'s.
+        "write_bash" => Some(Tool::Plain("bash", &["input", "command"])),
         "read_bash" | "stop_bash" | "list_bash" | "report_intent" | "update_todo" => {
             Some(Tool::Bookkeeping)
         }
