@@ -13,7 +13,7 @@
 //!   bound of refusals, and the stop is recorded as unproven.
 
 use camino::Utf8PathBuf;
-use orcho::receipts::exec::{self, BaseEnv, ExecRequest};
+use orcho::receipts::exec;
 use serde_json::Value;
 
 use super::{Result, git, host, note, private_network, run, unavailable, workspace, write};
@@ -223,12 +223,7 @@ fn walk_full(
         unavailable("`node` is not on PATH");
         return Ok(None);
     }
-    let python = run(&["python3", "-c", "import sys; print(sys.executable)"])
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| o.stdout.tail_lossy().trim().to_owned());
-    let Some(python) = python else {
-        unavailable("`python3` (the scripted model server) cannot run");
+    let Some(python) = super::python() else {
         return Ok(None);
     };
     let private = private_network();
@@ -262,40 +257,10 @@ fn walk_full(
         );
         return Ok(None);
     }
-    let driver = root.join("driver.sh");
-    write(&driver, DRIVER)?;
-    let argv: Vec<&str> = if private.is_ok() {
-        vec!["unshare", "-rn", "bash", driver.as_str()]
-    } else {
-        vec!["bash", driver.as_str()]
-    };
     let driven = exec::run(
-        &ExecRequest::new(argv)
-            .envs(BaseEnv::empty())
-            .env("PATH", path)
-            .env("HOME", home.as_str())
-            .env("TMPDIR", root.join("tmp").as_str())
-            .env("XDG_DATA_HOME", root.join("data").as_str())
+        &super::driver(&root, DRIVER, private.is_ok(), &python, path)?
             .env("XDG_CONFIG_HOME", home.join(".config").as_str())
-            .env("LANG", "C.UTF-8")
             .env("SHELL", "/bin/bash")
-            .env("PRIVATE_NET", if private.is_ok() { "1" } else { "0" })
-            .env("PYTHON", &python)
-            .env(
-                "SERVER",
-                workspace()
-                    .join("orcho-cli/tests/agents/model_server.py")
-                    .as_str(),
-            )
-            .env("CTL", ctl.as_str())
-            .env(
-                "COMMON",
-                workspace()
-                    .join("orcho-cli/tests/agents/common.sh")
-                    .as_str(),
-            )
-            .env("REPO", repo.as_str())
-            .env("ORCHO", orcho.as_str())
             .env("AGENT", agent)
             .env("AGENT_BIN", program.as_str())
             .env("OPENCODE_DEPS", deps.as_str())

@@ -99,6 +99,61 @@ fn private_network() -> std::result::Result<(), String> {
     }
 }
 
+/// The interpreter that runs the scripted model server (by its own path:
+/// a driver's environment is cleared, and a version manager's shim may
+/// need what it clears), or why there is none (said).
+fn python() -> Option<String> {
+    let python = run(&["python3", "-c", "import sys; print(sys.executable)"])
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| o.stdout.tail_lossy().trim().to_owned());
+    if python.is_none() {
+        unavailable("`python3` (the scripted model server) cannot run");
+    }
+    python
+}
+
+/// A driver script `script` written under `root` and run (in a private
+/// network namespace when `private`) with only what is set here: no key,
+/// no host configuration; the model server, the shared shell functions,
+/// the checkout `root/repo` and the control directory `root/ctl`.
+fn driver(
+    root: &Utf8Path,
+    script: &str,
+    private: bool,
+    python: &str,
+    path: String,
+) -> Result<ExecRequest> {
+    let driver = root.join("driver.sh");
+    write(&driver, script)?;
+    std::fs::create_dir_all(root.join("tmp"))?;
+    let argv: Vec<String> = if private {
+        vec![
+            "unshare".into(),
+            "-rn".into(),
+            "bash".into(),
+            driver.to_string(),
+        ]
+    } else {
+        vec!["bash".into(), driver.to_string()]
+    };
+    let agents = workspace().join("orcho-cli/tests/agents");
+    Ok(ExecRequest::new(argv)
+        .envs(BaseEnv::empty())
+        .env("PATH", path)
+        .env("HOME", root.join("home").as_str())
+        .env("TMPDIR", root.join("tmp").as_str())
+        .env("XDG_DATA_HOME", root.join("data").as_str())
+        .env("LANG", "C.UTF-8")
+        .env("PRIVATE_NET", if private { "1" } else { "0" })
+        .env("PYTHON", python)
+        .env("SERVER", agents.join("model_server.py").as_str())
+        .env("COMMON", agents.join("common.sh").as_str())
+        .env("CTL", root.join("ctl").as_str())
+        .env("REPO", root.join("repo").as_str())
+        .env("ORCHO", env!("CARGO_BIN_EXE_orcho")))
+}
+
 struct Agent {
     /// The runner as the profile names it.
     runner: &'static str,
@@ -262,53 +317,14 @@ fn walk(agent: &Agent) -> Result<Option<Walked>> {
     git(&repo, &["add", "-A"])?;
     git(&repo, &["commit", "-q", "-m", "initial"])?;
 
-    // The interpreter itself: the driver's environment is cleared, and a
-    // version manager's shim may need what it clears.
-    let python = run(&["python3", "-c", "import sys; print(sys.executable)"])
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| o.stdout.tail_lossy().trim().to_owned());
-    let Some(python) = python else {
-        unavailable("`python3` (the scripted model server) cannot run");
+    let Some(python) = python() else {
         return Ok(None);
     };
     let orcho = Utf8PathBuf::from(env!("CARGO_BIN_EXE_orcho"));
     let bin = orcho.parent().ok_or("orcho's directory")?;
     let path = format!("{bin}:{}", host("PATH").unwrap_or_default());
-    let driver = root.join("driver.sh");
-    write(&driver, DRIVER)?;
-    let argv: Vec<&str> = if private.is_ok() {
-        vec!["unshare", "-rn", "bash", driver.as_str()]
-    } else {
-        vec!["bash", driver.as_str()]
-    };
-    std::fs::create_dir_all(root.join("tmp"))?;
     let driven = exec::run(
-        &ExecRequest::new(argv)
-            // Only what is set here: no key, no host configuration.
-            .envs(BaseEnv::empty())
-            .env("PATH", path)
-            .env("HOME", home.as_str())
-            .env("TMPDIR", root.join("tmp").as_str())
-            .env("XDG_DATA_HOME", root.join("data").as_str())
-            .env("LANG", "C.UTF-8")
-            .env("PRIVATE_NET", if private.is_ok() { "1" } else { "0" })
-            .env("PYTHON", &python)
-            .env(
-                "SERVER",
-                workspace()
-                    .join("orcho-cli/tests/agents/model_server.py")
-                    .as_str(),
-            )
-            .env("CTL", ctl.as_str())
-            .env(
-                "COMMON",
-                workspace()
-                    .join("orcho-cli/tests/agents/common.sh")
-                    .as_str(),
-            )
-            .env("REPO", repo.as_str())
-            .env("ORCHO", orcho.as_str())
+        &driver(&root, DRIVER, private.is_ok(), &python, path)?
             .env("TASK", TASK)
             .env("ORCHO_CLAUDE", claude.as_str())
             .env("ORCHO_CODEX", codex.as_str())
