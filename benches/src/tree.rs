@@ -124,17 +124,7 @@ pub fn generate(root: &Path) -> (u64, u64) {
         dir_index += 1;
     }
     write_file(&root.join(".gitignore"), b"target/\n*.log\n");
-    for args in [
-        &["init", "-q"][..],
-        &["add", "-A"],
-        &["commit", "-q", "-m", "generated"],
-        // Packed, as a real checkout's objects mostly are.
-        &["gc", "-q"],
-    ] {
-        let mut c = git(root);
-        c.args(args);
-        run(c);
-    }
+    commit_all(root);
     // Ignored files present in the work tree.
     std::fs::create_dir_all(root.join("target/debug")).expect("mkdir");
     for i in 0..200 {
@@ -146,6 +136,21 @@ pub fn generate(root: &Path) -> (u64, u64) {
     #[expect(clippy::disallowed_methods, reason = "sync(1), before measuring")]
     run(Command::new("sync"));
     (made, total)
+}
+
+/// A repository made of everything in `root`, committed and packed (as a
+/// real checkout's objects mostly are).
+fn commit_all(root: &Path) {
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"],
+        &["commit", "-q", "-m", "generated"],
+        &["gc", "-q"],
+    ] {
+        let mut c = git(root);
+        c.args(args);
+        run(c);
+    }
 }
 
 /// `files` small files (100 to 400 bytes), 20 to a directory, committed,
@@ -173,16 +178,7 @@ pub fn generate_many(root: &Path, files: usize) -> u64 {
         total += size as u64;
     }
     write_file(&root.join(".gitignore"), b"target/\n.orcho/\n");
-    for args in [
-        &["init", "-q"][..],
-        &["add", "-A"],
-        &["commit", "-q", "-m", "generated"],
-        &["gc", "-q"],
-    ] {
-        let mut c = git(root);
-        c.args(args);
-        run(c);
-    }
+    commit_all(root);
     #[expect(clippy::disallowed_methods, reason = "sync(1), before measuring")]
     run(Command::new("sync"));
     total
