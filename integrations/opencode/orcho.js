@@ -13,7 +13,9 @@
 //   a row. `opencode run` ends at the first idle before that prompt is
 //   answered: only the TUI and `opencode serve` go on.
 //
-// `ORCHO_BIN` names the orcho program when it is not `orcho` on PATH.
+// `ORCHO_BIN` names the orcho program when it is not `orcho` on PATH. When
+// orcho cannot be run at all, a tool call is refused with why, and an idle
+// session is prompted with why at most three times in a row.
 import { spawn } from "node:child_process";
 
 const ORCHO = process.env.ORCHO_BIN || "orcho";
@@ -44,18 +46,25 @@ export const Orcho = async ({ client, directory, worktree }) => {
     });
 
   // Orcho's answer; anything but exit 0 with JSON (or nothing) refuses.
+  // `failed` marks a refusal Orcho did not make itself (it could not start,
+  // or answered nothing it could read).
   const answer = async (doc) => {
     const r = await call(doc);
     if (r.code !== 0) {
-      return { decision: "deny", reason: r.err.trim() || `orcho hook exited with ${r.code}` };
+      const reason = r.err.trim() || `orcho hook exited with ${r.code}`;
+      return { decision: "deny", reason, failed: !r.err.startsWith("orcho hook:") };
     }
     if (!r.out.trim()) return {};
     try {
       return JSON.parse(r.out);
     } catch {
-      return { decision: "deny", reason: "orcho hook answered something that is not JSON" };
+      return { decision: "deny", reason: "orcho hook answered something that is not JSON", failed: true };
     }
   };
+  // Stops refused in a row because Orcho itself did not answer: Orcho
+  // bounds its own refusals, these the plugin bounds.
+  const failures = new Map();
+  const MAX_FAILURES = 3;
 
   return {
     "tool.execute.before": async (input, output) => {
@@ -96,6 +105,18 @@ export const Orcho = async ({ client, directory, worktree }) => {
         session_id: id,
         stop_hook_active: refused.has(id),
       });
+      if (said.failed) {
+        const n = (failures.get(id) ?? 0) + 1;
+        failures.set(id, n);
+        if (n > MAX_FAILURES) {
+          await client.app
+            ?.log?.({ body: { service: "orcho", level: "error", message: `orcho did not answer ${MAX_FAILURES} stops in a row; the session stops unguarded: ${said.reason}` } })
+            .catch(() => {});
+          return;
+        }
+      } else {
+        failures.delete(id);
+      }
       if (said.decision === "block" || said.decision === "deny") {
         refused.add(id);
         await client.session.promptAsync({

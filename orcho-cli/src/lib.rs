@@ -16,10 +16,17 @@
 //! The exit codes scripts can rely on are in [`exit`]; a failed command
 //! ends with the code its [`CliError`] carries.
 //!
+//! Inside coding agents, `orcho hook AGENT` answers each agent's hook
+//! documents (Claude Code, Codex, Gemini CLI, Qwen Code, Copilot CLI,
+//! Cursor, and opencode through its plugin): the stop guard, the permission
+//! rules and the guard of Orcho's own files. [`answer_hook`] is the same
+//! decision in-process, for a host that receives the documents itself.
+//!
 //! The crate is laid out by what a command does: `cli` parses the
 //! arguments, `commands` holds one module per command, `host` keeps what the
 //! CLI needs with each run (its profile and phase commands, as the run's
-//! host metadata), `phase` runs a phase's command, `phase_doc` reads its
+//! host metadata), `hook` holds one module per agent whose hooks it answers,
+//! `phase` runs a phase's command, `phase_doc` reads its
 //! output document, `key` finds the receipt key, `prompt` asks at a
 //! terminal, and `output` holds every document printed with `--json` as a
 //! `Serialize` type.

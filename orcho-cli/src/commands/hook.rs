@@ -672,6 +672,7 @@ struct Guarded {
     real_store: Option<Utf8PathBuf>,
     /// The directory of the receipt and signing keys.
     keys: Option<Utf8PathBuf>,
+    real_keys: Option<Utf8PathBuf>,
     profile: bool,
 }
 
@@ -686,20 +687,6 @@ impl Guarded {
         ".opencode/opencode.json",
         "opencode.json",
     ];
-    /// The directories those live in: removing one removes them.
-    const SETTINGS_DIRS: &[&str] = &[
-        ".claude",
-        ".codex",
-        ".gemini",
-        ".qwen",
-        ".cursor",
-        ".opencode",
-        ".opencode/plugins",
-        ".github",
-        ".github/hooks",
-        ".github/copilot",
-    ];
-
     fn new(place: &Place, profile: bool) -> Self {
         let keys = crate::key::data_file("receipt-key")
             .ok()
@@ -709,20 +696,37 @@ impl Guarded {
             real_checkout: resolved(&place.checkout),
             store: place.store.clone(),
             real_store: resolved(&place.store),
+            real_keys: keys.as_deref().and_then(resolved),
             keys,
             profile,
         }
     }
 
+    /// Every agent's hook settings files, relative to the checkout.
+    fn settings_files() -> impl Iterator<Item = &'static str> {
+        Agent::ALL
+            .into_iter()
+            .map(|agent| agent.dialect().settings)
+            .chain(Self::MORE_SETTINGS.iter().copied())
+    }
+
+    /// The directories the settings files live in (`.github`,
+    /// `.github/hooks`): removing one removes them.
+    fn settings_dirs() -> impl Iterator<Item = &'static str> {
+        Self::settings_files().flat_map(|file| {
+            file.match_indices('/')
+                .map(move |(at, _)| &file[..at])
+                .collect::<Vec<_>>()
+        })
+    }
+
     /// Every guarded file and directory, relative to the checkout.
     fn relatives(&self) -> impl Iterator<Item = &'static str> + '_ {
-        let settings = Agent::ALL.into_iter().map(|agent| agent.dialect().settings);
         self.profile
             .then_some(place::PROFILE_FILE)
             .into_iter()
-            .chain(settings)
-            .chain(Self::MORE_SETTINGS.iter().copied())
-            .chain(Self::SETTINGS_DIRS.iter().copied())
+            .chain(Self::settings_files())
+            .chain(Self::settings_dirs())
     }
 
     /// What a relative path is, when it is guarded.
@@ -730,11 +734,9 @@ impl Guarded {
         let relative = relative.trim_end_matches('/');
         if self.profile && relative == place::PROFILE_FILE {
             Some("Orcho's profile, which declares what proves readiness")
-        } else if Agent::ALL.iter().any(|a| a.dialect().settings == relative)
-            || Self::MORE_SETTINGS.contains(&relative)
-        {
+        } else if Self::settings_files().any(|file| file == relative) {
             Some("the agent's hook settings, which run Orcho")
-        } else if Self::SETTINGS_DIRS.contains(&relative) {
+        } else if Self::settings_dirs().any(|dir| dir == relative) {
             Some("the directory of the agent's hook settings, which run Orcho")
         } else {
             None
@@ -746,11 +748,12 @@ impl Guarded {
         let keys = self.keys.as_deref()?;
         let given = crate::hook::normalize(&self.checkout.join(path));
         let real = resolved(&given);
-        let real_keys = resolved(keys);
         [Some(&given), real.as_ref()]
             .into_iter()
             .flatten()
-            .any(|p| p.starts_with(keys) || real_keys.as_deref().is_some_and(|k| p.starts_with(k)))
+            .any(|p| {
+                p.starts_with(keys) || self.real_keys.as_deref().is_some_and(|k| p.starts_with(k))
+            })
             .then_some("Orcho's key, which signs receipts")
     }
 
@@ -1165,11 +1168,15 @@ fn assess(place: &Place, at: &HookPlace<'_>) -> Result<Option<Unproven>, CliErro
 /// `ORCHO_HOOK_BUDGET` seconds, by default three quarters of the timeout
 /// `orcho init` writes with every hook, and never closer than 5 s to it.
 fn hook_budget() -> std::time::Duration {
+    budget_of(place::env_text("ORCHO_HOOK_BUDGET").as_deref())
+}
+
+/// The budget `text` says (seconds), else the default.
+fn budget_of(text: Option<&str>) -> std::time::Duration {
     let default = std::time::Duration::from_secs(crate::hook::HOOK_TIMEOUT_SECS * 3 / 4);
     // Never as long as the timeout: past it, the agent lets the stop through.
     let most = std::time::Duration::from_secs(crate::hook::HOOK_TIMEOUT_SECS - 5);
-    place::env_text("ORCHO_HOOK_BUDGET")
-        .and_then(|text| text.trim().parse::<f64>().ok())
+    text.and_then(|text| text.trim().parse::<f64>().ok())
         .and_then(|secs| std::time::Duration::try_from_secs_f64(secs).ok())
         .map_or(default, |budget| budget.min(most))
 }
@@ -1296,4 +1303,41 @@ fn session_context(plan: &RunPlan, preset: Option<PermissionPreset>) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn the_budget_stays_below_the_hooks_timeout_whatever_it_is_set_to() {
+        assert_eq!(budget_of(None), Duration::from_secs(45));
+        assert_eq!(budget_of(Some("0")), Duration::ZERO);
+        assert_eq!(budget_of(Some(" 2.5 ")), Duration::from_millis(2500));
+        // Past the timeout the agent would let the stop through.
+        assert_eq!(budget_of(Some("90")), Duration::from_secs(55));
+        // Too large for a duration, negative, or not a number: no panic.
+        assert_eq!(budget_of(Some("1e20")), Duration::from_secs(45));
+        assert_eq!(budget_of(Some("-1")), Duration::from_secs(45));
+        assert_eq!(budget_of(Some("NaN")), Duration::from_secs(45));
+        assert_eq!(budget_of(Some("soon")), Duration::from_secs(45));
+    }
+
+    #[test]
+    fn the_settings_directories_come_from_every_agents_settings() {
+        let dirs: Vec<&str> = Guarded::settings_dirs().collect();
+        for dir in [
+            ".claude",
+            ".gemini",
+            ".cursor",
+            ".github",
+            ".github/hooks",
+            ".opencode/plugins",
+        ] {
+            assert!(dirs.contains(&dir), "{dir}: {dirs:?}");
+        }
+        assert!(!dirs.contains(&""), "{dirs:?}");
+    }
 }

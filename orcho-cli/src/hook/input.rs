@@ -446,6 +446,33 @@ mod tests {
             req(Agent::Codex, "apply_patch", json!({ "command": "garbage" })),
             pair("write", "")
         );
+        // Codex trims a header's blanks: so does the hook.
+        assert_eq!(
+            req(
+                Agent::Codex,
+                "apply_patch",
+                json!({ "command": "  *** Update File: orcho.yaml  \n" })
+            ),
+            pair("edit", "orcho.yaml")
+        );
+        // Copilot CLI's keystrokes to a running shell are a command.
+        assert_eq!(
+            req(
+                Agent::Copilot,
+                "write_bash",
+                json!({ "input": "rm orcho.yaml" })
+            ),
+            pair("bash", "rm orcho.yaml")
+        );
+        // `..` of the root is the root.
+        assert_eq!(
+            req(
+                Agent::ClaudeCode,
+                "Write",
+                json!({"file_path": "/../repo/src/x"})
+            ),
+            pair("write", "src/x")
+        );
         assert!(requests(Agent::ClaudeCode, "Write", &json!({}), root, root).is_err());
         // Codex puts the patch in `command`; the error names both keys.
         let Err(BadDocument(said)) = requests(Agent::Codex, "apply_patch", &json!({}), root, root)

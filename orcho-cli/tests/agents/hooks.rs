@@ -87,6 +87,14 @@ JSON
   ocport=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   # Its stop gate is a new prompt, which only a server (or the TUI) acts
   # on: driven through `opencode serve`.
+  # With ORCHO_BIN_ONLY, the plugin finds orcho by ORCHO_BIN alone: it is
+  # not on opencode's PATH (the first entry, orcho's directory, dropped).
+  serve_path=$PATH
+  if [ -n "${ORCHO_BIN_ONLY:-}" ]; then
+    serve_path=${PATH#*:}
+    if [ -z "${ORCHO_BIN_UNSET:-}" ]; then export ORCHO_BIN="$ORCHO"; fi
+  fi
+  PATH=$serve_path \
   OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_DEFAULT_PLUGINS=1 \
   OPENCODE_DISABLE_LSP_DOWNLOAD=1 OPENCODE_DISABLE_SHARE=1 \
     "$AGENT_BIN" serve --hostname 127.0.0.1 --port "$ocport" --print-logs >"$CTL/serve.out" 2>&1 </dev/null &
@@ -184,14 +192,10 @@ fn tail(text: &str, max: usize) -> &str {
     &text[at..]
 }
 
-/// Runs `agent`'s hook walk in `mode` (`prove`, `stubborn`); `None` when
-/// it cannot run here (said).
-fn walk(agent: &str, mode: &str) -> Result<Option<Walk>> {
-    walk_with(agent, mode, None)
-}
-
-/// [`walk`], with the hooks installed from `bundle` (a plugin or extension
-/// in `integrations/`) by the agent's own command instead of `orcho init`.
+/// Runs `agent`'s hook walk in `mode` (`prove`, `stubborn`), with the
+/// hooks installed from `bundle` (a plugin or extension in `integrations/`)
+/// by the agent's own command, else by `orcho init`; `None` when it cannot
+/// run here (said).
 fn walk_with(agent: &str, mode: &str, bundle: Option<&str>) -> Result<Option<Walk>> {
     walk_full(agent, mode, bundle, PROFILE, &[])
 }
@@ -371,7 +375,11 @@ fn proves_its_work(agent: &str, expected_exit: Option<i32>, bundle: Option<&str>
 }
 
 fn a_stubborn_agent_is_let_go_and_recorded_unproven(agent: &str) -> Result {
-    let Some(walk) = walk(agent, "stubborn")? else {
+    stubborn(agent, &[])
+}
+
+fn stubborn(agent: &str, envs: &[(&str, &str)]) -> Result {
+    let Some(walk) = walk_full(agent, "stubborn", None, PROFILE, envs)? else {
         return Ok(());
     };
     let said = walk.said();
@@ -523,4 +531,38 @@ fn tool_sets(walk: &Walk) -> Result<std::collections::BTreeSet<usize>> {
             Ok(request["body"]["tools"].as_array().map_or(0, Vec::len))
         })
         .collect()
+}
+
+/// `ORCHO_BIN` names the program opencode's plugin runs when `orcho` is not
+/// on opencode's PATH: without it, every hook call fails and no stop is
+/// ever refused with Orcho's reason.
+#[test]
+fn opencodes_plugin_runs_the_orcho_that_orcho_bin_names() -> Result {
+    stubborn("opencode", &[("ORCHO_BIN_ONLY", "1")])
+}
+
+/// Where opencode's plugin cannot run orcho at all, an idle session is
+/// prompted with why three times in a row, then let go: never a loop.
+#[test]
+fn opencodes_plugin_without_orcho_prompts_three_times_then_lets_go() -> Result {
+    let envs = [("ORCHO_BIN_ONLY", "1"), ("ORCHO_BIN_UNSET", "1")];
+    let Some(walk) = walk_full("opencode", "stubborn", None, PROFILE, &envs)? else {
+        return Ok(());
+    };
+    let said = walk.said();
+    let last = walk
+        .requests()
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_owned();
+    let request: Value = serde_json::from_str(&last)?;
+    let prompts = request["body"]["messages"]
+        .as_array()
+        .ok_or("no messages")?
+        .iter()
+        .filter(|m| m["role"] == "user" && m.to_string().contains("orcho could not start"))
+        .count();
+    assert_eq!(prompts, 3, "{said}");
+    Ok(())
 }

@@ -703,6 +703,8 @@ fn without_rules_orchos_own_proof_is_allowed() -> Result {
     // Only that: no opinion on anything else, nor on a compound line.
     assert_eq!(decide("orcho verify test && rm -rf src")?, "");
     assert_eq!(decide("cargo test")?, "");
+    // Only Orcho: not another program of that name the agent wrote.
+    assert_eq!(decide("./orcho verify test")?, "");
     Ok(())
 }
 
