@@ -148,8 +148,9 @@ pub enum Progress<'a> {
     /// Another decision was recorded at this point first (from another
     /// process or client); the run goes on with that one.
     DecidedElsewhere(&'a Step),
-    /// The point the host waited on ([`Host::wait`]) was decided elsewhere;
-    /// the run goes on with that decision.
+    /// The point just shown as waiting was decided elsewhere, while the host
+    /// waited on it ([`Host::wait`]) or before it looked again; the run goes
+    /// on with that decision.
     DecidedWhileWaiting(&'a Step),
 }
 
@@ -209,9 +210,11 @@ pub async fn drive<H: Host + Send>(
             }
             finished @ Step::Finished { .. } => return Ok(finished),
             waiting => {
-                // Decided elsewhere, or before a restart: act on it first.
+                // Decided elsewhere, or before a restart: act on it first,
+                // and say so (the point was just shown as waiting).
                 let now = run.resume().await?;
                 if now.waiting() != waiting.waiting() {
+                    host.progress(Progress::DecidedWhileWaiting(&waiting));
                     now
                 } else if let Some(next) = autopilot(run, host, &waiting).await? {
                     next
