@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 seconds="${1:-30}"
-targets=(profile phase_output hook receipt journal permissions shell_words git_output mcp_arguments store_documents attestations)
+targets=(profile phase_output hook receipt journal permissions shell_words git_output mcp_arguments store_documents attestations base_judgement)
 cargo +nightly fuzz build --release
 for target in "${targets[@]}"; do
   # A working copy of the seeds: what the run adds is not committed.

@@ -42,7 +42,7 @@ fn main() {
     let envelopes: Vec<_> = (0..1000u32)
         .map(|i| {
             let tree = format!("{i:040x}");
-            attest(&receipt, &Subject::new(tree, None), &key)
+            attest(&receipt, None, &Subject::new(tree, None), &key)
         })
         .collect();
     let note: String = envelopes.iter().map(|e| e.to_json() + "\n").collect();

@@ -59,6 +59,14 @@ impl Bundle {
             .map(|(i, line)| (i + 1, Envelope::from_json(line)))
     }
 
+    /// Its lines, each with its number (from 1), as text.
+    pub fn lines(&self) -> impl Iterator<Item = (usize, &str)> + '_ {
+        self.lines
+            .iter()
+            .enumerate()
+            .map(|(i, line)| (i + 1, line.as_str()))
+    }
+
     /// How many lines it has.
     pub fn len(&self) -> usize {
         self.lines.len()

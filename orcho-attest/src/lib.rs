@@ -44,17 +44,27 @@ pub mod notes;
 pub mod statement;
 
 pub use bundle::{Bundle, MAX_NOTE_BYTES, TooLarge};
-pub use check::{AttestedCommand, AttestedState, Note, check};
+pub use check::{
+    AttestedCommand, AttestedState, Considered, Judge, Judgement, MAX_REASONS, Note, NoteOf, check,
+};
 pub use dsse::{Envelope, EnvelopeError, IN_TOTO_PAYLOAD_TYPE, Signature, pae};
 pub use key::{ALGORITHM, KeyError, PublicKey, SigningKey, TrustedKey};
 pub use statement::{Statement, StatementError, Subject, TestResult};
 
-use orcho_receipts::CommandReceipt;
+use orcho_receipts::{CommandReceipt, Environment};
 
-/// The attestation of `receipt` about `subject`, signed with `key`.
-pub fn attest(receipt: &CommandReceipt, subject: &Subject, key: &SigningKey) -> Envelope {
+/// The attestation of `receipt` about `subject`, signed with `key`;
+/// `environment` is the declaration of the environment its command ran in
+/// (the statement names its digest, so that a judge can tell which
+/// declaration it ran under).
+pub fn attest(
+    receipt: &CommandReceipt,
+    environment: Option<&Environment>,
+    subject: &Subject,
+    key: &SigningKey,
+) -> Envelope {
     Envelope::sign(
-        statement::statement_bytes(receipt, subject),
+        statement::statement_bytes(receipt, environment, subject),
         IN_TOTO_PAYLOAD_TYPE,
         key,
     )

@@ -10,9 +10,9 @@ use std::collections::HashSet;
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho_receipts::exec::{self, ExecOutcome, ExitStatus};
 
-use orcho_receipts::CommandReceipt;
+use orcho_receipts::{CommandReceipt, VerificationContract, fingerprint::TreeFile};
 
-use crate::{Bundle, Note, SigningKey, Subject};
+use crate::{Bundle, Note, NoteOf, SigningKey, Subject};
 
 /// The notes ref Orcho keeps attestations under.
 pub const NOTES_REF: &str = "refs/notes/orcho";
@@ -23,6 +23,9 @@ pub const MAX_ANCESTORS: usize = 100;
 
 /// The most output of a git command kept.
 const MAX_OUTPUT: usize = 64 << 20;
+
+/// The most blob bytes [`Repo::tree_files`] reads in one `cat-file`.
+pub const TREE_BATCH_BYTES: u64 = 32 << 20;
 
 /// A git repository (any directory inside its work tree).
 #[derive(Debug, Clone)]
@@ -39,6 +42,16 @@ pub struct GitError {
     pub command: String,
     /// What git said.
     pub message: String,
+}
+
+impl GitError {
+    /// `git command` failed, and said `message`.
+    pub fn new(command: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            command: command.into(),
+            message: message.into(),
+        }
+    }
 }
 
 /// An object `cat-file` found.
@@ -61,6 +74,34 @@ pub struct AtCommit {
     pub profile: Option<Vec<u8>>,
     /// The commit's note, if it has one.
     pub note: Option<Vec<u8>>,
+    /// The note of the commit's tree, if it has one: what a rebase, an
+    /// amend or a squash-merge that keeps the tree keeps.
+    pub tree_note: Option<Vec<u8>>,
+}
+
+impl AtCommit {
+    /// The commit's and its tree's notes, as [`Judge::check`](crate::Judge::check)
+    /// reads them.
+    pub fn notes(&self) -> Vec<Note> {
+        let mut notes = Vec::new();
+        if let Some(bytes) = &self.note {
+            notes.push(Note::new(self.resolved.commit.clone(), bytes));
+        }
+        if let Some(bytes) = &self.tree_note {
+            notes.push(Note::of(NoteOf::Tree, self.resolved.tree.clone(), bytes));
+        }
+        notes
+    }
+}
+
+/// What a base commit holds for judging another by it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AtBase {
+    /// The base commit and its tree.
+    pub resolved: Resolved,
+    /// The profile file at the base, if it has one there.
+    pub profile: Option<Vec<u8>>,
 }
 
 /// A commit and its tree.
@@ -73,6 +114,16 @@ pub struct Resolved {
     pub tree: String,
 }
 
+impl Resolved {
+    /// `commit`, whose tree is `tree`.
+    pub fn new(commit: impl Into<String>, tree: impl Into<String>) -> Self {
+        Self {
+            commit: commit.into(),
+            tree: tree.into(),
+        }
+    }
+}
+
 impl Repo {
     /// The repository `dir` is in.
     pub fn new(dir: &Utf8Path) -> Self {
@@ -82,8 +133,17 @@ impl Repo {
     }
 
     fn outcome(&self, args: &[&str], stdin: Option<Vec<u8>>) -> Result<ExecOutcome, GitError> {
+        self.outcome_keeping(args, stdin, MAX_OUTPUT)
+    }
+
+    fn outcome_keeping(
+        &self,
+        args: &[&str],
+        stdin: Option<Vec<u8>>,
+        keep: usize,
+    ) -> Result<ExecOutcome, GitError> {
         let mut request = exec::git_request(&self.dir, args)
-            .keep_stdout(MAX_OUTPUT)
+            .keep_stdout(keep)
             .tail_bytes(8 * 1024);
         if let Some(stdin) = stdin {
             request = request.stdin(stdin);
@@ -95,7 +155,16 @@ impl Repo {
     }
 
     fn run(&self, args: &[&str], stdin: Option<Vec<u8>>) -> Result<Vec<u8>, GitError> {
-        let outcome = self.outcome(args, stdin)?;
+        self.run_keeping(args, stdin, MAX_OUTPUT)
+    }
+
+    fn run_keeping(
+        &self,
+        args: &[&str],
+        stdin: Option<Vec<u8>>,
+        keep: usize,
+    ) -> Result<Vec<u8>, GitError> {
+        let outcome = self.outcome_keeping(args, stdin, keep)?;
         if outcome.status != ExitStatus::Exited(0) {
             return Err(GitError {
                 command: args.join(" "),
@@ -131,26 +200,141 @@ impl Repo {
 
     /// What checking `rev` needs, in two git processes: the commit, its
     /// tree, the file `profile` (a path from the repository's root) at that
-    /// commit, and the commit's note.
+    /// commit, and the notes of the commit and of its tree.
     ///
     /// # Errors
     ///
     /// A revision that names no commit, or git that does not run.
     pub fn at(&self, rev: &str, profile: &str) -> Result<AtCommit, GitError> {
-        let commit = self.commit(rev)?;
-        let (tree, profile, note) = self.tree_file_note(&commit, Some(profile))?;
-        Ok(AtCommit {
-            resolved: Resolved { commit, tree },
-            profile,
-            note,
-        })
+        let (at, _) = self.at_with_base(rev, None, profile)?;
+        Ok(at)
     }
 
-    /// In one `cat-file` process: `commit`'s tree, the file `path` in it
-    /// (when asked for and there), and the commit's note (when it has one).
-    fn tree_file_note(&self, commit: &str, path: Option<&str>) -> Result<TreeFileNote, GitError> {
+    /// [`at`](Self::at) for `rev`, and, when `base` is given, the base
+    /// commit and its file `profile`: still two git processes.
+    ///
+    /// # Errors
+    ///
+    /// A revision that names no commit, or git that does not run.
+    pub fn at_with_base(
+        &self,
+        rev: &str,
+        base: Option<&str>,
+        profile: &str,
+    ) -> Result<(AtCommit, Option<AtBase>), GitError> {
+        let mut revs = vec![rev];
+        revs.extend(base);
+        let resolved = self.resolve(&revs)?;
+        let (commit, tree) = resolved[0].clone();
+        let mut names = vec![format!("{commit}:{profile}")];
+        let notes = Self::note_names(&commit);
+        let per = notes.len();
+        names.extend(notes);
+        names.extend(Self::note_names(&tree));
+        if let Some((base_commit, _)) = resolved.get(1) {
+            names.push(format!("{base_commit}:{profile}"));
+        }
+        let mut objects = self.objects(&names)?.into_iter();
+        let file = objects.next().flatten().and_then(|o| o.blob);
+        // Each note under any of its names: the whole window is read, so
+        // that what follows stays in step.
+        let note_in = |objects: &mut std::vec::IntoIter<Option<Object>>| {
+            let window: Vec<Option<Object>> = objects.by_ref().take(per).collect();
+            window.into_iter().flatten().find_map(|o| o.blob)
+        };
+        let note = note_in(&mut objects);
+        let tree_note = note_in(&mut objects);
+        let base = resolved.get(1).map(|(base_commit, base_tree)| AtBase {
+            resolved: Resolved {
+                commit: base_commit.clone(),
+                tree: base_tree.clone(),
+            },
+            profile: objects.next().flatten().and_then(|o| o.blob),
+        });
+        Ok((
+            AtCommit {
+                resolved: Resolved { commit, tree },
+                profile: file,
+                note,
+                tree_note,
+            },
+            base,
+        ))
+    }
+
+    /// The commit `rev` names and its tree, in one `rev-parse`.
+    ///
+    /// # Errors
+    ///
+    /// A revision that names no commit, or git that does not run.
+    pub fn resolved(&self, rev: &str) -> Result<Resolved, GitError> {
+        let (commit, tree) = self.resolve(&[rev])?.remove(0);
+        Ok(Resolved { commit, tree })
+    }
+
+    /// The top of this directory's work tree.
+    ///
+    /// # Errors
+    ///
+    /// Git that does not run, or a directory outside a work tree.
+    pub fn top(&self) -> Result<Utf8PathBuf, GitError> {
+        let out = self.run(&["rev-parse", "--show-toplevel"], None)?;
+        Ok(Utf8PathBuf::from(String::from_utf8_lossy(&out).trim()))
+    }
+
+    /// Where this directory is in its work tree, from the top (`sub/dir/`,
+    /// empty at the top), as git names paths.
+    ///
+    /// # Errors
+    ///
+    /// Git that does not run, or a directory outside a work tree.
+    pub fn prefix(&self) -> Result<String, GitError> {
+        let out = self.run(&["rev-parse", "--show-prefix"], None)?;
+        Ok(String::from_utf8_lossy(&out).trim().to_owned())
+    }
+
+    /// The commit and tree each of `revs` names, in one `rev-parse`.
+    fn resolve(&self, revs: &[&str]) -> Result<Vec<(String, String)>, GitError> {
+        let mut args = vec!["rev-parse".to_owned()];
+        for rev in revs {
+            if rev.starts_with('-') || rev.is_empty() || rev.contains('\n') {
+                return Err(GitError {
+                    command: format!("rev-parse {rev}"),
+                    message: format!("`{rev}` names no commit here"),
+                });
+            }
+            args.push(format!("{rev}^{{commit}}"));
+            args.push(format!("{rev}^{{tree}}"));
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let Ok(out) = self.run(&args, None) else {
+            // Which one names nothing, said as `commit` says it.
+            for rev in revs {
+                self.commit(rev)?;
+            }
+            return Err(GitError {
+                command: args.join(" "),
+                message: "git could not resolve them".to_owned(),
+            });
+        };
+        let text = String::from_utf8_lossy(&out);
+        let ids: Vec<&str> = text.lines().map(str::trim).collect();
+        if ids.len() != revs.len() * 2 {
+            return Err(GitError {
+                command: args.join(" "),
+                message: "output that is not rev-parse's".to_owned(),
+            });
+        }
+        Ok(ids
+            .chunks(2)
+            .map(|pair| (pair[0].to_owned(), pair[1].to_owned()))
+            .collect())
+    }
+
+    /// In one `cat-file` process: `commit`'s tree and the commit's note
+    /// (when it has one).
+    fn tree_and_note(&self, commit: &str) -> Result<(String, Option<Vec<u8>>), GitError> {
         let mut names = vec![format!("{commit}^{{tree}}")];
-        names.extend(path.map(|p| format!("{commit}:{p}")));
         names.extend(Self::note_names(commit));
         let mut objects = self.objects(&names)?.into_iter();
         let tree = objects
@@ -161,12 +345,8 @@ impl Repo {
                 command: "cat-file --batch".to_owned(),
                 message: format!("`{commit}` is not a commit here"),
             })?;
-        let file = match path {
-            Some(_) => objects.next().flatten().and_then(|o| o.blob),
-            None => None,
-        };
         let note = objects.flatten().find_map(|o| o.blob);
-        Ok((tree, file, note))
+        Ok((tree, note))
     }
 
     /// Reads objects by name (`<rev>:<path>`, `<rev>^{tree}`) in one
@@ -177,13 +357,28 @@ impl Repo {
     ///
     /// Git that does not run, or output that is not `cat-file --batch`'s.
     pub fn objects(&self, names: &[String]) -> Result<Vec<Option<Object>>, GitError> {
+        self.objects_within(names, 0)
+    }
+
+    /// [`objects`](Self::objects), keeping up to `bytes` of contents more
+    /// than [`MAX_OUTPUT`] allows.
+    fn objects_within(
+        &self,
+        names: &[String],
+        bytes: u64,
+    ) -> Result<Vec<Option<Object>>, GitError> {
         let mut input = Vec::new();
         for name in names {
             // A name with a newline would be two requests.
             input.extend_from_slice(name.replace('\n', " ").as_bytes());
             input.push(b'\n');
         }
-        let out = self.run(&["cat-file", "--batch"], Some(input))?;
+        let keep = MAX_OUTPUT.max(
+            usize::try_from(bytes)
+                .unwrap_or(usize::MAX)
+                .saturating_add(names.len().saturating_mul(128)),
+        );
+        let out = self.run_keeping(&["cat-file", "--batch"], Some(input), keep)?;
         let bad = || GitError {
             command: "cat-file --batch".to_owned(),
             message: "output that is not cat-file's".to_owned(),
@@ -267,9 +462,11 @@ impl Repo {
         })
     }
 
-    /// Attaches attestations of `receipts`, signed with `key`, to the note
-    /// of `commit`: each about the commit's tree, merged with what the note
-    /// holds (one per command and key, the newest kept). The caller
+    /// Attaches attestations of `receipts`, signed with `key`, to the notes
+    /// of `commit` and of its tree: each about the commit's tree, naming
+    /// the declaration of the environment `contract` runs its command in,
+    /// merged with what each note holds (one per command and key, the
+    /// newest kept). The caller
     /// vouches that each receipt proves that tree (a clean checkout of the
     /// commit, or a delivered tree the receipts were adopted for). Returns
     /// the commands attested.
@@ -282,25 +479,115 @@ impl Repo {
         &self,
         commit: &str,
         receipts: &[CommandReceipt],
+        contract: &VerificationContract,
         key: &SigningKey,
     ) -> Result<Vec<String>, GitError> {
-        let (tree, _, note) = self.tree_file_note(commit, None)?;
-        let note = note.unwrap_or_default();
-        let mut bundle = Bundle::parse(&note).map_err(|e| GitError {
-            command: format!("notes --ref {NOTES_REF} show {commit}"),
-            message: e.to_string(),
-        })?;
-        let subject = Subject::new(tree, Some(commit.to_owned()));
+        let (tree, commit_note) = self.tree_and_note(commit)?;
+        let tree_note = self.note(&tree)?;
+        let read = |object: &str, note: Option<Vec<u8>>| {
+            Bundle::parse(&note.unwrap_or_default()).map_err(|e| GitError {
+                command: format!("notes --ref {NOTES_REF} show {object}"),
+                message: e.to_string(),
+            })
+        };
+        let mut on_commit = read(commit, commit_note)?;
+        let mut on_tree = read(&tree, tree_note)?;
+        let subject = Subject::new(tree.clone(), Some(commit.to_owned()));
         let mut attested = Vec::new();
+        let (mut commit_changed, mut tree_changed) = (false, false);
         for receipt in receipts {
-            if bundle.merge(&crate::attest(receipt, &subject, key), &key.public()) {
+            let environment = contract
+                .command(receipt.command.as_str())
+                .and_then(|spec| contract.environment_for(spec));
+            let envelope = crate::attest(receipt, environment.as_deref(), &subject, key);
+            let kept_on_commit = on_commit.merge(&envelope, &key.public());
+            let kept_on_tree = on_tree.merge(&envelope, &key.public());
+            commit_changed |= kept_on_commit;
+            tree_changed |= kept_on_tree;
+            if kept_on_commit || kept_on_tree {
                 attested.push(receipt.command.to_string());
             }
         }
-        if !attested.is_empty() {
-            self.write_note(commit, &bundle.to_text())?;
+        if commit_changed {
+            self.write_note(commit, &on_commit.to_text())?;
+        }
+        if tree_changed {
+            self.write_note(&tree, &on_tree.to_text())?;
         }
         Ok(attested)
+    }
+
+    /// Every file of `commit`'s tree with what the fingerprint of a clean
+    /// checkout of it takes (see
+    /// [`Fingerprinter::of_tree`](orcho_receipts::fingerprint::Fingerprinter::of_tree)),
+    /// read from git's objects alone: `ls-tree`, then `cat-file` in batches
+    /// of at most [`TREE_BATCH_BYTES`], each blob hashed as it comes.
+    ///
+    /// # Errors
+    ///
+    /// Git that does not run, or output that is not git's.
+    pub fn tree_files(&self, commit: &str) -> Result<Vec<(Vec<u8>, TreeFile)>, GitError> {
+        let listing = self.run(
+            &["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--"],
+            None,
+        )?;
+        let bad = || GitError {
+            command: format!("ls-tree -r -l -z {commit}"),
+            message: "output that is not ls-tree's".to_owned(),
+        };
+        let mut files = Vec::new();
+        // Per blob: its index in `files`, its id, its size, and how it is
+        // taken (`Some(executable)` a file, `None` a symlink).
+        let mut blobs: Vec<(usize, String, u64, Option<bool>)> = Vec::new();
+        for entry in listing.split(|&b| b == 0).filter(|e| !e.is_empty()) {
+            let tab = entry.iter().position(|&b| b == b'\t').ok_or_else(bad)?;
+            let (meta, path) = (&entry[..tab], entry[tab + 1..].to_vec());
+            let meta = String::from_utf8_lossy(meta);
+            let words: Vec<&str> = meta.split_whitespace().collect();
+            let [mode, _kind, id, size] = words.as_slice() else {
+                return Err(bad());
+            };
+            let taken = match *mode {
+                "160000" => {
+                    files.push((
+                        path,
+                        TreeFile::Submodule {
+                            commit: (*id).to_owned(),
+                            fingerprint: None,
+                        },
+                    ));
+                    continue;
+                }
+                "100644" => Some(false),
+                "100755" => Some(true),
+                "120000" => None,
+                _ => return Err(bad()),
+            };
+            let size: u64 = size.parse().map_err(|_| bad())?;
+            blobs.push((files.len(), (*id).to_owned(), size, taken));
+            // Replaced once the blob is read.
+            files.push((path, TreeFile::Symlink { target: Vec::new() }));
+        }
+        let mut start = 0;
+        while start < blobs.len() {
+            let mut end = start;
+            let mut bytes = 0u64;
+            while end < blobs.len() && (end == start || bytes + blobs[end].2 <= TREE_BATCH_BYTES) {
+                bytes += blobs[end].2;
+                end += 1;
+            }
+            let names: Vec<String> = blobs[start..end].iter().map(|b| b.1.clone()).collect();
+            let found = self.objects_within(&names, bytes)?;
+            for ((index, _, _, taken), object) in blobs[start..end].iter().zip(found) {
+                let contents = object.and_then(|o| o.blob).ok_or_else(bad)?;
+                files[*index].1 = match taken {
+                    Some(executable) => TreeFile::file(*executable, &contents),
+                    None => TreeFile::Symlink { target: contents },
+                };
+            }
+            start = end;
+        }
+        Ok(files)
     }
 
     /// The paths with uncommitted changes (untracked files that are not
@@ -398,7 +685,7 @@ impl Repo {
             .zip(objects.chunks(per))
             .filter_map(|(commit, found)| {
                 let bytes = found.iter().flatten().find_map(|o| o.blob.as_deref())?;
-                Some(Note::new(commit.clone(), bytes))
+                Some(Note::of(NoteOf::Ancestor, commit.clone(), bytes))
             })
             .collect())
     }
@@ -489,9 +776,6 @@ impl Repo {
         Ok(Shared::Merged)
     }
 }
-
-/// A commit's tree id, a file of it, and its note.
-type TreeFileNote = (String, Option<Vec<u8>>, Option<Vec<u8>>);
 
 /// What a push or fetch of the notes did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

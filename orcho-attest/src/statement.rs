@@ -32,7 +32,7 @@
 use std::collections::BTreeMap;
 
 use orcho_core::Digest;
-use orcho_receipts::{CommandReceipt, ExitStatus};
+use orcho_receipts::{CommandReceipt, Environment, ExitStatus};
 use serde::{Deserialize, Serialize};
 
 /// The `_type` of an in-toto Statement v1.
@@ -52,6 +52,17 @@ pub enum TestResult {
     Warned,
     /// It failed.
     Failed,
+}
+
+impl TestResult {
+    /// As a statement spells it: `PASSED`, `WARNED`, `FAILED`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Passed => "PASSED",
+            Self::Warned => "WARNED",
+            Self::Failed => "FAILED",
+        }
+    }
 }
 
 /// The git objects an attestation is about.
@@ -88,8 +99,14 @@ pub struct OrchoFields {
     pub spec_digest: String,
     /// The environment it ran in.
     pub environment: String,
-    /// That environment's digest.
+    /// That environment's digest (its declaration and the host variables
+    /// it binds, as they were where it ran).
     pub environment_digest: String,
+    /// The digest of that environment's declaration alone (`blake3:…`):
+    /// which declaration it ran under. Absent from statements made before
+    /// it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment_declaration: Option<String>,
     /// Its exit code (`None` when killed, timed out or never started).
     pub exit_code: Option<i32>,
     /// How it ended, in words.
@@ -218,8 +235,14 @@ pub fn result_of(receipt: &CommandReceipt) -> TestResult {
     }
 }
 
-/// The Statement of `receipt` about `subject`, as the bytes signed.
-pub fn statement_bytes(receipt: &CommandReceipt, subject: &Subject) -> Vec<u8> {
+/// The Statement of `receipt` about `subject`, as the bytes signed;
+/// `environment` is the declaration of the environment the receipt's
+/// command ran in.
+pub fn statement_bytes(
+    receipt: &CommandReceipt,
+    environment: Option<&Environment>,
+    subject: &Subject,
+) -> Vec<u8> {
     let mut digest = BTreeMap::from([("gitTree".to_owned(), subject.tree.clone())]);
     if let Some(commit) = &subject.commit {
         digest.insert("gitCommit".to_owned(), commit.clone());
@@ -235,6 +258,8 @@ pub fn statement_bytes(receipt: &CommandReceipt, subject: &Subject) -> Vec<u8> {
         spec_digest: receipt.spec_digest.to_string(),
         environment: receipt.environment.to_string(),
         environment_digest: receipt.environment_digest.to_string(),
+        environment_declaration: environment
+            .map(|e| orcho_receipts::environment_declaration_digest(e).to_string()),
         exit_code,
         exit: receipt
             .failure()

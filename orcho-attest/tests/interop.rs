@@ -91,7 +91,12 @@ fn an_independent_implementation_verifies_orcho_and_orcho_verifies_it() -> Resul
     let dir = Utf8PathBuf::try_from(tmp.path().to_owned())?;
     let (receipt, contract) = receipt(&dir)?;
     let key = SigningKey::generate()?;
-    let envelope = attest(&receipt, &Subject::new(TREE, Some(COMMIT.to_owned())), &key);
+    let envelope = attest(
+        &receipt,
+        None,
+        &Subject::new(TREE, Some(COMMIT.to_owned())),
+        &key,
+    );
 
     // Orcho's envelope, verified and its statement validated over there.
     let path = dir.join("envelope.json");

@@ -95,7 +95,7 @@ impl Fixture {
         let mut bundle = Bundle::parse(at.note.as_deref().unwrap_or_default())?;
         let subject = Subject::new(at.resolved.tree.clone(), Some(at.resolved.commit.clone()));
         for receipt in self.receipts()? {
-            bundle.merge(&attest(&receipt, &subject, key), &key.public());
+            bundle.merge(&attest(&receipt, None, &subject, key), &key.public());
         }
         repo.write_note(&at.resolved.commit, &bundle.to_text())?;
         Ok(at.resolved.commit)

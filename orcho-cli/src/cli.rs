@@ -51,9 +51,12 @@ pub(crate) enum Command {
         profile: ProfileArg,
         /// Then attach signed attestations of the receipts to HEAD as a git
         /// note (the checkout must be clean; `orcho key generate` makes the
-        /// key)
+        /// key, which must not be in the environment: in CI, `orcho attest
+        /// sign` signs in a step of its own)
         #[arg(long)]
         attest: bool,
+        #[command(flatten)]
+        base: BaseArg,
     },
     /// Classify the receipts of this checkout; exit 0 only when every
     /// required receipt is present (3 when not ready)
@@ -69,6 +72,8 @@ pub(crate) enum Command {
         /// longer shown (they are kept in the store's acknowledged log)
         #[arg(long, conflicts_with = "commit")]
         ack_stops: bool,
+        #[command(flatten)]
+        base: BaseArg,
     },
     /// Run a command in the declared environment and log it as exploratory:
     /// counted in the readiness summary, never a receipt; exits with the
@@ -359,6 +364,16 @@ pub(crate) enum SchemaDocument {
     PhaseInput,
 }
 
+/// The protected branch a change is judged by.
+#[derive(Debug, Args)]
+pub(crate) struct BaseArg {
+    /// Judge by the profile at REF, the protected branch a change is to be
+    /// merged into (`main`, `origin/main`): its trusted keys, required
+    /// commands, declarations and environments, never the change's own
+    #[arg(long, value_name = "REF", env = "ORCHO_BASE")]
+    pub(crate) base: Option<String>,
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct ProfileArg {
     /// The profile: a YAML file or `builtin:<name>` [default: the
@@ -537,6 +552,32 @@ pub(crate) enum AttestCommand {
         /// The remote
         #[arg(default_value = "origin")]
         remote: String,
+    },
+    /// Sign the receipts this checkout holds for a commit and attach the
+    /// attestations to it: runs no command of the repository (in CI, the
+    /// step after the one that ran `orcho verify` without the key)
+    Sign {
+        /// The commit the receipts prove [default: HEAD]
+        #[arg(long, value_name = "REV", default_value = "HEAD")]
+        commit: String,
+        #[command(flatten)]
+        base: BaseArg,
+        #[command(flatten)]
+        profile: ProfileArg,
+    },
+    /// Say, per required command, which envelopes of a commit's notes were
+    /// considered and why each did or did not count
+    Explain {
+        /// The commit [default: HEAD]
+        #[arg(long, value_name = "REV", default_value = "HEAD")]
+        commit: String,
+        /// Only this command
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
+        #[command(flatten)]
+        base: BaseArg,
+        #[command(flatten)]
+        profile: ProfileArg,
     },
 }
 

@@ -108,7 +108,7 @@ pub(crate) fn engine_for(place: &Place, run: &RunId) -> Result<Engine, CliError>
 }
 
 fn engine_of(place: &Place, config: &RunConfig) -> Result<Engine, CliError> {
-    let (_, plan) = crate::place::load(&config.profile)?;
+    let (_, plan) = place.load_spec(&config.profile)?;
     keyed_engine(place, plan)
 }
 
@@ -337,7 +337,7 @@ pub(crate) fn begin_follow_up(
              with the host that started it"
         )));
     };
-    let (_, mut plan) = crate::place::load(&config.profile)?;
+    let (_, mut plan) = place.load_spec(&config.profile)?;
     if autopilot {
         plan = plan.with_autopilot_enabled(true);
     }
@@ -425,7 +425,7 @@ pub(crate) fn open_with(
              configuration); drive it with its own host"
         )));
     };
-    let (_, mut plan) = crate::place::load(&config.profile)?;
+    let (_, mut plan) = place.load_spec(&config.profile)?;
     if autopilot {
         plan = plan.with_autopilot_enabled(true);
     }

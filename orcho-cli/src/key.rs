@@ -13,12 +13,12 @@
 //!
 //! `docs/receipts.md` says what this does and does not protect against.
 
-use std::io;
+use std::{io, sync::OnceLock};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use orcho::{
     attest::SigningKey,
-    receipts::{RECEIPT_KEY_VAR, ReceiptKey, SIGNING_KEY_VAR},
+    receipts::{RECEIPT_KEY_VAR, ReceiptKey, SIGNING_KEY_VAR, exec::HostSecrets},
 };
 
 use crate::{error::CliError, place::Place};
@@ -49,6 +49,29 @@ const SIGNING_KEY_FILE: &str = "signing-key";
 /// The shortest secret taken: shorter ones are guessable.
 const MIN_SECRET: usize = 16;
 
+/// The keys this process was started with, taken out of its environment
+/// by `main`.
+static HOST_SECRETS: OnceLock<HostSecrets> = OnceLock::new();
+
+/// Keeps the keys `main` took out of the environment.
+pub(crate) fn set_host_secrets(secrets: HostSecrets) {
+    let _ = HOST_SECRETS.set(secrets);
+}
+
+/// The keys given in the environment: those `main` took, or, where the
+/// library runs without it (a host embedding [`crate::OrchoMcp`] or
+/// [`crate::answer_hook`]), the environment's own.
+fn host_secrets() -> &'static HostSecrets {
+    HOST_SECRETS.get_or_init(|| HostSecrets::from_environment().unwrap_or_default())
+}
+
+/// Whether the signing key was given in the environment
+/// (`ORCHO_SIGNING_KEY`), where the shell that started this process still
+/// holds it.
+pub(crate) fn signing_key_in_environment() -> bool {
+    host_secrets().signing_secret().is_some()
+}
+
 /// The receipt key of this host for `place`.
 ///
 /// # Errors
@@ -60,8 +83,7 @@ pub(crate) fn receipt_key(place: &Place) -> Result<ReceiptKey, CliError> {
     if let Some(key) = &place.receipt_key {
         return Ok(key.clone());
     }
-    if let Some(secret) = std::env::var_os(RECEIPT_KEY_VAR) {
-        let secret = secret.to_string_lossy();
+    if let Some(secret) = host_secrets().receipt_secret() {
         return from_secret(secret.trim(), RECEIPT_KEY_VAR);
     }
     let path = key_file(KEY_FILE)?;
@@ -231,14 +253,11 @@ pub(crate) fn make_private_dir(path: &Utf8Path) -> Result<(), Box<dyn std::error
 /// A variable or file that holds no key, a key file others can read or
 /// one inside the checkout or the store.
 pub(crate) fn signing_key(place: &Place) -> Result<Option<SigningKey>, CliError> {
-    if let Some(secret) = std::env::var_os(SIGNING_KEY_VAR) {
-        let secret = secret.to_string_lossy();
-        return SigningKey::from_secret_text(&secret)
-            .map(Some)
-            .map_err(|e| {
-                CliError::msg(format!("`{SIGNING_KEY_VAR}` holds no signing key: {e}"))
-                    .with_hint("it takes the secret `orcho key generate` wrote to its key file")
-            });
+    if let Some(secret) = host_secrets().signing_secret() {
+        return SigningKey::from_secret_text(secret).map(Some).map_err(|e| {
+            CliError::msg(format!("`{SIGNING_KEY_VAR}` holds no signing key: {e}"))
+                .with_hint("it takes the secret `orcho key generate` wrote to its key file")
+        });
     }
     let path = key_file(SIGNING_KEY_FILE)?;
     refuse_inside(&path, place, SIGNING)?;

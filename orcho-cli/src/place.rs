@@ -115,7 +115,28 @@ impl Place {
             None => self.profile_spec()?,
         };
         self.progress(&format!("profile: {spec}"));
-        load(&spec)
+        self.load_spec(&spec)
+    }
+
+    /// Loads the profile `spec` names (as [`load`] does), knowing which file
+    /// of the checkout it is: a run's delivery gate compares that file with
+    /// the run's base.
+    pub(crate) fn load_spec(&self, spec: &str) -> Result<Loaded, CliError> {
+        let (name, plan) = load(spec)?;
+        let inside = (!spec.starts_with("builtin:"))
+            .then(|| {
+                let real = |p: &Utf8Path| p.canonicalize_utf8().unwrap_or_else(|_| p.to_owned());
+                real(Utf8Path::new(spec))
+                    .strip_prefix(real(&self.checkout))
+                    .ok()
+                    .map(Utf8Path::to_owned)
+            })
+            .flatten();
+        let plan = match inside {
+            Some(file) => plan.with_profile_file(file),
+            None => plan,
+        };
+        Ok((name, plan))
     }
 
     /// How the checkout's profile is named: its `orcho.yaml`, else the

@@ -382,6 +382,19 @@ impl PermissionPreset {
             Self::ReadOnly => RuleSet::read_only(),
         }
     }
+
+    /// Its name in a profile (`read_only`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "read_only",
+        }
+    }
+}
+
+impl fmt::Display for PermissionPreset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 #[cfg(test)]

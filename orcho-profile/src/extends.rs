@@ -31,16 +31,44 @@ use crate::{
 /// How many profiles an `extends` chain may have beyond the first.
 pub const MAX_EXTENDS_DEPTH: usize = 16;
 
+/// Where the files of a chain are read from: the file system, or what a
+/// caller gives (a commit's files).
+pub(crate) type ReadFile<'a> = &'a dyn Fn(&Utf8Path) -> Result<String, ProfileErrorKind>;
+
 /// The profiles being extended, outermost first: (identity, shown name).
-#[derive(Debug)]
-pub(crate) struct Chain {
+pub(crate) struct Chain<'a> {
     links: Vec<(String, String)>,
+    /// `None`: the file system.
+    read: Option<ReadFile<'a>>,
 }
 
-impl Chain {
+impl<'a> Chain<'a> {
     pub(crate) fn start(key: String, shown: String) -> Self {
         Self {
             links: vec![(key, shown)],
+            read: None,
+        }
+    }
+
+    /// A chain whose files `read` gives.
+    pub(crate) fn reading(key: String, shown: String, read: ReadFile<'a>) -> Self {
+        Self {
+            links: vec![(key, shown)],
+            read: Some(read),
+        }
+    }
+
+    fn key(&self, path: &Utf8Path) -> String {
+        match self.read {
+            Some(_) => path.to_string(),
+            None => file_key(path),
+        }
+    }
+
+    fn read(&self, path: &Utf8Path) -> Result<String, ProfileErrorKind> {
+        match self.read {
+            Some(read) => read(path),
+            None => parse::read_bounded(path),
         }
     }
 }
@@ -54,7 +82,7 @@ pub(crate) fn file_key(path: &Utf8Path) -> String {
 }
 
 /// Applies the `extends` of `child`, if any.
-pub(crate) fn apply(mut child: Profile, chain: &mut Chain) -> Result<Profile, ProfileError> {
+pub(crate) fn apply(mut child: Profile, chain: &mut Chain<'_>) -> Result<Profile, ProfileError> {
     let Some(target) = child.extends.take() else {
         return Ok(child);
     };
@@ -69,7 +97,7 @@ pub(crate) fn apply(mut child: Profile, chain: &mut Chain) -> Result<Profile, Pr
             max: MAX_EXTENDS_DEPTH,
         }));
     }
-    let cycle = |chain: &Chain, shown: String| {
+    let cycle = |chain: &Chain<'_>, shown: String| {
         let mut names: Vec<String> = chain.links.iter().map(|(_, s)| s.clone()).collect();
         names.push(shown);
         ProfileErrorKind::ExtendsCycle { chain: names }
@@ -108,11 +136,11 @@ pub(crate) fn apply(mut child: Profile, chain: &mut Chain) -> Result<Profile, Pr
             .components()
             .filter(|c| *c != camino::Utf8Component::CurDir)
             .collect();
-        let key = file_key(&path);
+        let key = chain.key(&path);
         if chain.links.iter().any(|(k, _)| *k == key) {
             return Err(at(cycle(chain, path.to_string())));
         }
-        let text = parse::read_bounded(&path).map_err(|kind| match kind {
+        let text = chain.read(&path).map_err(|kind| match kind {
             ProfileErrorKind::Read(source) => at(ProfileErrorKind::ExtendsRead {
                 target: path.to_string(),
                 source,

@@ -112,6 +112,7 @@ mod format;
 mod load;
 mod locate;
 mod parse;
+mod proof_edits;
 mod provenance;
 mod resolve;
 mod validate;
@@ -127,6 +128,7 @@ pub use format::{
 };
 pub use locate::DocPath;
 pub use parse::{MAX_ALIAS_NODES, MAX_PROFILE_BYTES};
+pub use proof_edits::{ProofEdit, ProofSection, proof_edits};
 pub use resolve::{
     DEFAULT_COMMIT_MESSAGE, DEFAULT_MAX_STOP_BLOCKS, DeliveryDefaults, IntakeDefaults,
     ResolvedAutopilot, ResolvedGate, ResolvedHandoff, ResolvedPhase, ResolvedProfile, Supervision,

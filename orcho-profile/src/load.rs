@@ -67,6 +67,59 @@ impl Profile {
         from_source(&text, SourceName::File(path.to_owned()), &mut chain)
     }
 
+    /// Reads, merges and validates the profile at `path` as
+    /// [`load`](Self::load) does, with every file (`path` itself and each
+    /// file it `extends`) given by `read` instead of the file system: the
+    /// profile as a commit holds it, say. `read` gets paths as `path` and
+    /// the `extends` values make them (relative ones stay relative, `.`
+    /// dropped, `..` kept) and answers with the file's bytes, `None` when
+    /// there is no such file.
+    ///
+    /// ```
+    /// use camino::Utf8Path;
+    /// use orcho_profile::Profile;
+    ///
+    /// let files = |path: &Utf8Path| match path.as_str() {
+    ///     "orcho.yaml" => Some(b"schema: 1\nname: mine\nextends: base.yaml\n".to_vec()),
+    ///     "base.yaml" => Some(b"schema: 1\nname: base\nextends: builtin:quick\n".to_vec()),
+    ///     _ => None,
+    /// };
+    /// let profile = Profile::load_from("orcho.yaml", &files)?;
+    /// assert_eq!((profile.name.as_str(), profile.phases.len()), ("mine", 1));
+    /// # Ok::<(), orcho_profile::ProfileError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`load`](Self::load); a file `read` does not have is
+    /// [`ProfileErrorKind::Read`] with [`std::io::ErrorKind::NotFound`].
+    pub fn load_from(
+        path: impl AsRef<Utf8Path>,
+        read: &dyn Fn(&Utf8Path) -> Option<Vec<u8>>,
+    ) -> Result<Self, ProfileError> {
+        let path = path.as_ref();
+        let read_text = |path: &Utf8Path| -> Result<String, ProfileErrorKind> {
+            let bytes = read(path).ok_or_else(|| {
+                ProfileErrorKind::Read(std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "no such file",
+                ))
+            })?;
+            if bytes.len() as u64 > parse::MAX_PROFILE_BYTES {
+                return Err(ProfileErrorKind::TooLarge {
+                    len: bytes.len() as u64,
+                    max: parse::MAX_PROFILE_BYTES,
+                });
+            }
+            String::from_utf8(bytes).map_err(|e| ProfileErrorKind::NotUtf8 {
+                offset: e.utf8_error().valid_up_to(),
+            })
+        };
+        let text = read_text(path).map_err(|kind| ProfileError::in_file(path.to_string(), kind))?;
+        let mut chain = Chain::reading(path.to_string(), path.to_string(), &read_text);
+        from_source(&text, SourceName::File(path.to_owned()), &mut chain)
+    }
+
     /// The profile as YAML: the merged document (no `extends`), which
     /// reads back to the same profile.
     ///
@@ -118,7 +171,11 @@ impl Profile {
 }
 
 /// Parses one source, applies its `extends`, validates the result.
-fn from_source(text: &str, name: SourceName, chain: &mut Chain) -> Result<Profile, ProfileError> {
+fn from_source(
+    text: &str,
+    name: SourceName,
+    chain: &mut Chain<'_>,
+) -> Result<Profile, ProfileError> {
     let document = parse_document(text, name)?;
     let merged = extends::apply(document, chain)?;
     validate::check(&merged)?;

@@ -77,6 +77,7 @@
 //! and polled every few milliseconds elsewhere). The minimum supported Rust
 //! version is 1.95.
 
+mod changes;
 mod classify;
 mod contract;
 mod duration;
@@ -92,6 +93,7 @@ mod store;
 mod test_count;
 mod verifier;
 
+pub use changes::{command_changes, environment_changes};
 pub use classify::{
     Classified, CurrentState, EnvironmentState, InvalidReason, NextAction, ReceiptStatus,
     StaleReason, classify, classify_one, status_of,
@@ -122,4 +124,7 @@ pub use store::{
     ReceiptKey, ReceiptStore, SIGNING_KEY_VAR, StoredReceipt,
 };
 pub use test_count::{MAX_TEST_NAMES, TestCount};
-pub use verifier::{Verifier, bound_env, environment_digest, spec_digest};
+pub use verifier::{
+    ENVIRONMENT_DECLARATION_CONTEXT, Verifier, bound_env, environment_declaration_digest,
+    environment_digest, spec_digest,
+};

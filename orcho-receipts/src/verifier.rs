@@ -60,6 +60,21 @@ pub fn environment_digest(environment: &Environment, base: &BaseEnv) -> Digest {
     )
 }
 
+/// The digest of an environment's declaration alone, without the values
+/// of the host variables it binds (context
+/// [`ENVIRONMENT_DECLARATION_CONTEXT`]): what an attestation names, so
+/// that a judge can tell which declaration a command ran under wherever it
+/// ran.
+pub fn environment_declaration_digest(environment: &Environment) -> Digest {
+    Digest::derive(
+        ENVIRONMENT_DECLARATION_CONTEXT,
+        &serde_json::to_vec(environment).unwrap_or_default(),
+    )
+}
+
+/// The `derive_key` context of [`environment_declaration_digest`].
+pub const ENVIRONMENT_DECLARATION_CONTEXT: &str = "orcho environment declaration v1";
+
 /// The environment digest receipts of schema 1 recorded: the declaration
 /// and every base variable (context [`LEGACY_ENVIRONMENT_CONTEXT`]).
 pub(crate) fn legacy_environment_digest(environment: &Environment, base: &BaseEnv) -> Digest {

@@ -114,6 +114,7 @@ mod error;
 mod evidence;
 mod host;
 mod plan;
+pub mod proof;
 mod state;
 mod store;
 #[cfg(feature = "test-util")]

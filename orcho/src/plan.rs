@@ -226,6 +226,11 @@ pub struct RunPlan {
     pub delivery: Option<DeliveryAction>,
     /// Whether only an operator may decide `approve` at the delivery gate.
     pub approve_requires_operator: bool,
+    /// The profile's file, relative to the checkout (`orcho.yaml`), when
+    /// the plan comes from one there: the delivery gate compares it with
+    /// the file at the run's base, and a change that edits what proves it
+    /// is a finding only a person may let through.
+    pub profile_file: Option<camino::Utf8PathBuf>,
 }
 
 impl RunPlan {
@@ -248,6 +253,7 @@ impl RunPlan {
             intake: None,
             delivery: None,
             approve_requires_operator: false,
+            profile_file: None,
         }
     }
 
@@ -285,6 +291,9 @@ impl RunPlan {
         pub fn with_commit_message(template: Some(impl Into<String>)) => commit_message;
         /// The permission rules of the run's sessions.
         pub fn with_permissions(rules: Some(orcho_permissions::RuleSet)) => permissions;
+        /// The profile's file, relative to the checkout (see
+        /// [`RunPlan::profile_file`]).
+        pub fn with_profile_file(file: Some(impl Into<camino::Utf8PathBuf>)) => profile_file;
     }
 }
 
@@ -363,6 +372,7 @@ impl RunPlan {
             intake: profile.intake.dirty_checkout.action(),
             delivery: profile.delivery.default_action.action(),
             approve_requires_operator: profile.delivery.approve_requires_operator,
+            profile_file: None,
         }
     }
 }

@@ -3,11 +3,11 @@
 
 use orcho::{
     attest::{
-        ALGORITHM, AttestedCommand, AttestedState, Note, SigningKey, check,
+        ALGORITHM, AttestedCommand, AttestedState, SigningKey,
         notes::{NOTES_REF, Repo, Shared},
     },
     profile::Profile,
-    receipts::{LoadedReceipt, ReceiptStatus, Verifier},
+    receipts::Verifier,
 };
 use serde::Serialize;
 
@@ -183,112 +183,209 @@ pub(crate) fn attach_head(
     if !clean(place, required)? {
         return Ok(None);
     }
-    let repo = Repo::new(&place.checkout);
-    let commit = repo.commit("HEAD").map_err(|e| {
+    Repo::new(&place.checkout).commit("HEAD").map_err(|e| {
         CliError::msg(e.to_string())
             .with_hint("an attestation is about a commit: make the first one")
     })?;
-    let classified = verifier.classify()?;
-    let receipts: Vec<_> = classified
-        .iter()
-        .filter(|c| match &c.status {
-            ReceiptStatus::Present | ReceiptStatus::Vacuous { .. } => true,
-            ReceiptStatus::Failed { stale, .. } => stale.is_empty(),
-            _ => false,
-        })
-        .filter_map(
-            |c| match verifier.store().load_command_receipt(&c.command) {
-                LoadedReceipt::Valid(receipt) => Some(receipt),
-                _ => None,
-            },
-        )
-        .collect();
-    let commands = repo.attach(&commit, &receipts, &key).map_err(|e| {
-        CliError::msg(e.to_string()).with_hint(
-            "`git notes --ref orcho remove HEAD` removes a note Orcho cannot read, then \
-             `orcho verify --attest`",
-        )
-    })?;
+    let signed = orcho::proof::sign_commit(verifier, "HEAD", &key).map_err(|e| sign_error(&e))?;
     warn_untrusted(place, &key);
-    let short = &commit[..commit.len().min(12)];
-    if commands.is_empty() {
+    let short = short_id(&signed.commit);
+    if signed.attested.is_empty() {
         place.say(&format!("nothing new to attest on {short}"));
     } else {
         place.say(&format!(
             "attested on {short}: {} (signed by key {}; `orcho attest push` shares them)",
-            commands.join(", "),
+            signed.attested.join(", "),
             &key.public().keyid()[..16]
         ));
     }
-    Ok(Some(AttestedDoc { commit, commands }))
+    Ok(Some(AttestedDoc {
+        commit: signed.commit,
+        commands: signed.attested,
+    }))
+}
+
+/// A commit whose receipts could not be signed, said with a hint.
+fn sign_error(e: &orcho::proof::SignError) -> CliError {
+    use orcho::proof::SignError as E;
+    let hint = match e {
+        E::Git(_) => {
+            "`git notes --ref orcho remove HEAD` removes a note Orcho cannot read (a remote's \
+             copy stays); a revision names a commit: a hash, a branch, HEAD~1"
+        }
+        _ => "",
+    };
+    let error = CliError::msg(orcho::core::error_chain(e));
+    if hint.is_empty() {
+        error
+    } else {
+        error.with_hint(hint)
+    }
+}
+
+/// `orcho attest sign --json`.
+#[derive(Debug, Serialize)]
+struct SignDoc<'a> {
+    commit: &'a str,
+    tree: &'a str,
+    trust_source: String,
+    attested: &'a [String],
+    unchanged: &'a [String],
+    left_out: &'a [orcho::proof::LeftOut],
+}
+
+/// `orcho attest sign [--commit REV] [--base REF]`: signs the receipts
+/// this checkout holds that prove REV's tree, and attaches them. Runs no
+/// command of the repository; the profile is REV's (or the base's) as git
+/// holds it, never the work tree's file.
+pub(crate) fn sign(
+    place: &Place,
+    profile: Option<&str>,
+    rev: &str,
+    base: Option<&str>,
+) -> Result<Report, CliError> {
+    let repo = in_repository(place)?;
+    let base = base_of(base);
+    let key = crate::key::require_signing_key(place)?;
+    let (judge_rev, source) = match base {
+        Some(base) => (base, format!("base {base}")),
+        None => (rev, "commit".to_owned()),
+    };
+    let (_, plan) = plan_at(place, profile, judge_rev)?;
+    let contract = plan.verification.unwrap_or_default();
+    let verifier = super::verify::keyed_verifier(place, contract)?;
+    repo.commit(rev).map_err(|e| {
+        CliError::usage(e.message).with_hint("name a commit: a hash, a branch, HEAD~1")
+    })?;
+    let signed = orcho::proof::sign_commit(&verifier, rev, &key).map_err(|e| sign_error(&e))?;
+    let short = short_id(&signed.commit);
+    let mut lines = Vec::new();
+    if signed.attested.is_empty() {
+        lines.push(format!("nothing new to attest on {short}"));
+    } else {
+        lines.push(format!(
+            "attested on {short} (and its tree {}): {} (signed by key {}, judged by {source}; \
+             `orcho attest push` shares them)",
+            short_id(&signed.tree),
+            signed.attested.join(", "),
+            &key.public().keyid()[..16]
+        ));
+    }
+    if !signed.unchanged.is_empty() {
+        lines.push(format!(
+            "already attested as recently: {}",
+            signed.unchanged.join(", ")
+        ));
+    }
+    for left in &signed.left_out {
+        lines.push(format!("not attested: `{}`: {}", left.command, left.why));
+    }
+    let exit = if signed.left_out.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::NotReady
+    };
+    Ok(Report::new(&SignDoc {
+        commit: &signed.commit,
+        tree: &signed.tree,
+        trust_source: source,
+        attested: &signed.attested,
+        unchanged: &signed.unchanged,
+        left_out: &signed.left_out,
+    })
+    .line(lines.join("\n"))
+    .exit(exit))
 }
 
 /// `orcho status --commit REV --json`.
 #[derive(Debug, Serialize)]
-struct CommitStatusDoc {
-    commit: String,
-    tree: String,
+struct CommitStatusDoc<'a> {
+    commit: &'a str,
+    tree: &'a str,
     ready: bool,
-    required: Vec<AttestedCommand>,
+    /// `base REF` or `commit`: what the keys, `required` and the
+    /// declarations came from.
+    trust_source: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    base_commit: Option<&'a str>,
+    required: &'a [AttestedCommand],
+    /// With `--base`: what the commit changes of what proves it.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    edits_what_proves_it: &'a [orcho::profile::ProofEdit],
 }
 
-/// `orcho status --commit REV`: every required command of the profile at
-/// REV, from the notes alone.
+/// The base to judge by: `--base`, else `ORCHO_BASE` (clap reads both);
+/// an empty value is none.
+pub(crate) fn base_of(base: Option<&str>) -> Option<&str> {
+    base.filter(|b| !b.trim().is_empty())
+}
+
+/// Judges `rev` from its notes, by `base` when given.
+fn judged(
+    place: &Place,
+    profile: Option<&str>,
+    rev: &str,
+    base: Option<&str>,
+) -> Result<orcho::proof::CommitProof, CliError> {
+    let file = profile_path(place, profile)?;
+    orcho::proof::judge_commit(&place.checkout, rev, base, &file).map_err(|e| proof_error(&e))
+}
+
+/// A commit that could not be judged, said with a hint.
+pub(crate) fn proof_error(e: &orcho::proof::CommitProofError) -> CliError {
+    use orcho::proof::CommitProofError as E;
+    let hint = match e {
+        E::Git(_) => {
+            "name a commit: a hash, a branch, HEAD~1 (and for `--base`, the protected branch: \
+             `main`, `origin/main`)"
+        }
+        E::NoProfile { .. } => {
+            "check a commit that holds the profile; `--profile FILE` names another file of the \
+             repository"
+        }
+        _ => "",
+    };
+    let message = orcho::core::error_chain(e);
+    let error = match e {
+        E::Git(_) => CliError::usage(message),
+        _ => CliError::msg(message),
+    };
+    if hint.is_empty() {
+        error
+    } else {
+        error.with_hint(hint)
+    }
+}
+
+/// `orcho status --commit REV [--base REF]`: every required command,
+/// from the notes alone.
 pub(crate) fn status_commit(
     place: &Place,
     profile: Option<&str>,
     rev: &str,
+    base: Option<&str>,
 ) -> Result<Report, CliError> {
-    let repo = Repo::new(&place.checkout);
-    if !repo.is_repository() {
-        return Err(CliError::msg(format!(
-            "{} is not in a git repository: attestations are kept on commits",
-            place.checkout
-        )));
-    }
-    let file = profile_path(place, profile)?;
-    let at = repo.at(rev, &format!("./{file}")).map_err(|e| {
-        CliError::usage(e.message).with_hint("name a commit: a hash, a branch, HEAD~1")
-    })?;
-    let commit = at.resolved.commit.clone();
-    let short = &commit[..commit.len().min(12)];
-    let bytes = at.profile.as_deref().ok_or_else(|| {
-        CliError::msg(format!(
-            "commit {short} has no `{file}`: nothing says which commands it must prove"
-        ))
-        .with_hint(
-            "check a commit that holds the profile; `--profile FILE` names another file of the \
-             repository",
-        )
-    })?;
-    let parsed = profile_at(&repo, &commit, &file, bytes)?;
-    let contract = parsed.verification.clone().unwrap_or_default();
-    let trusted = parsed
-        .trust
-        .as_ref()
-        .map(|t| t.keys.clone())
-        .unwrap_or_default();
-    let mut notes = vec![Note::new(
-        commit.clone(),
-        at.note.as_deref().unwrap_or_default(),
-    )];
-    let mut required = check(&contract, &at.resolved.tree, &notes, &trusted);
-    let mut no_notes_here = false;
-    if required.iter().any(|c| c.state == AttestedState::Missing) {
-        no_notes_here = at.note.is_none() && !repo.has_notes();
-        notes.extend(
-            repo.ancestor_notes(&commit, 20)
-                .map_err(|e| CliError::msg(e.to_string()))?,
-        );
-        required = check(&contract, &at.resolved.tree, &notes, &trusted);
-    }
-    let ready = required.iter().all(|c| c.state == AttestedState::Present);
+    let base = base_of(base);
+    let proof = judged(place, profile, rev, base)?;
+    let required = &proof.judgement.commands;
+    let ready = proof.ready();
+    let short = short_id(&proof.commit);
     let mut lines = vec![format!(
         "commit {short} (tree {}), from {NOTES_REF}:",
-        &at.resolved.tree[..at.resolved.tree.len().min(12)]
+        short_id(&proof.tree)
     )];
+    lines.push(match &proof.trust_source {
+        orcho::proof::TrustSource::Base { rev, commit } => format!(
+            "  judged by base {rev} ({}): its trusted keys, required commands and declarations",
+            short_id(commit)
+        ),
+        _ => "  judged by the commit itself: its own orcho.yaml says which keys to trust and \
+              what to run, so a change can vouch for itself (CI passes `--base` with the \
+              protected branch)"
+            .to_owned(),
+    });
     let width = required.iter().map(|c| c.command.len()).max().unwrap_or(0);
-    for c in &required {
+    for c in required {
         let mark = if c.state == AttestedState::Present {
             "✓"
         } else {
@@ -301,17 +398,24 @@ pub(crate) fn status_commit(
             c.reason
         ));
     }
-    if contract.required.is_empty() {
+    if proof.contract.required.is_empty() {
         lines.push("  (the profile requires no command)".to_owned());
     }
-    if trusted.is_empty() {
+    if !proof.edits.is_empty() {
+        lines.push(format!(
+            "this change edits what proves it ({} edit(s); a person must see them):",
+            proof.edits.len()
+        ));
+        lines.extend(proof.edits.iter().map(|e| format!("  {e}")));
+    }
+    if proof.trusted_keys == 0 {
         lines.push(
-            "note: the profile at this commit trusts no key (`trust.keys`), so no \
-             attestation proves anything; `orcho key show` prints a key's lines"
+            "note: the profile judged by trusts no key (`trust.keys`), so no attestation \
+             proves anything; `orcho key show` prints a key's lines"
                 .to_owned(),
         );
     }
-    if no_notes_here {
+    if proof.no_notes_here {
         lines.push(format!(
             "hint: there are no attestations in this repository; after a clone, \
              `git fetch origin {NOTES_REF}:{NOTES_REF}` (or `orcho attest fetch`) brings them"
@@ -320,36 +424,171 @@ pub(crate) fn status_commit(
     lines.push(if ready {
         "ready: every required command is proven for this commit".to_owned()
     } else {
-        format!("not ready: {}", next_step(&required))
+        format!("not ready: {}", next_step(required, base.is_some()))
     });
+    let base_commit = match &proof.trust_source {
+        orcho::proof::TrustSource::Base { commit, .. } => Some(commit.as_str()),
+        _ => None,
+    };
     Ok(Report::new(&CommitStatusDoc {
-        commit: commit.clone(),
-        tree: at.resolved.tree.clone(),
+        commit: &proof.commit,
+        tree: &proof.tree,
         ready,
+        trust_source: proof.trust_source.to_string(),
+        base_commit,
         required,
+        edits_what_proves_it: &proof.edits,
     })
     .line(lines.join("\n"))
     .exit(if ready { Exit::Ok } else { Exit::NotReady }))
 }
 
+/// `orcho attest explain --json`.
+#[derive(Debug, Serialize)]
+struct ExplainDoc<'a> {
+    commit: &'a str,
+    tree: &'a str,
+    trust_source: String,
+    commands: Vec<ExplainedDoc<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct ExplainedDoc<'a> {
+    command: &'a str,
+    state: AttestedState,
+    reason: &'a str,
+    considered: &'a [orcho::attest::Considered],
+    /// Envelopes considered beyond those listed.
+    more: usize,
+}
+
+/// `orcho attest explain --commit REV [COMMAND] [--base REF]`: per
+/// command, which envelopes were considered and why each did or did not
+/// count.
+pub(crate) fn explain(
+    place: &Place,
+    profile: Option<&str>,
+    rev: &str,
+    base: Option<&str>,
+    command: Option<&str>,
+) -> Result<Report, CliError> {
+    let base = base_of(base);
+    let proof = judged(place, profile, rev, base)?;
+    let names: Vec<&str> = proof
+        .judgement
+        .commands
+        .iter()
+        .map(|c| c.command.as_str())
+        .collect();
+    if let Some(command) = command
+        && !names.contains(&command)
+    {
+        let near = orcho::core::nearest(command, names.iter().copied())
+            .map(|n| format!(" (did you mean `{n}`?)"))
+            .unwrap_or_default();
+        return Err(CliError::usage(format!(
+            "`{command}` is not a required command of the profile it is judged by{near}"
+        ))
+        .with_hint(format!(
+            "its required commands: {}",
+            orcho::core::spelling::quoted(&names)
+        )));
+    }
+    let mut doc = ExplainDoc {
+        commit: &proof.commit,
+        tree: &proof.tree,
+        trust_source: proof.trust_source.to_string(),
+        commands: Vec::new(),
+    };
+    let mut lines = vec![format!(
+        "commit {} (tree {}), judged by {}:",
+        short_id(&proof.commit),
+        short_id(&proof.tree),
+        proof.trust_source
+    )];
+    for c in &proof.judgement.commands {
+        if command.is_some_and(|name| name != c.command) {
+            continue;
+        }
+        let (considered, more) = proof.judgement.explain(&c.command).unwrap_or((&[], 0));
+        lines.push(format!("`{}`: {} — {}", c.command, c.state, c.reason));
+        if considered.is_empty() {
+            lines.push("  no envelope of the notes names it".to_owned());
+        }
+        for e in considered {
+            lines.push(format!("  {}", considered_line(e)));
+        }
+        if more > 0 {
+            lines.push(format!("  and {more} more not listed"));
+        }
+        doc.commands.push(ExplainedDoc {
+            command: &c.command,
+            state: c.state,
+            reason: &c.reason,
+            considered,
+            more,
+        });
+    }
+    Ok(Report::new(&doc).line(lines.join("\n")))
+}
+
+/// One envelope considered, in words.
+fn considered_line(e: &orcho::attest::Considered) -> String {
+    let line = e.line.map(|l| format!(" line {l}")).unwrap_or_default();
+    let what = match (&e.signed_by, e.result) {
+        (Some(key), Some(result)) => format!(
+            "signed by `{key}`, {}{}",
+            result.as_str(),
+            e.finished_at
+                .as_deref()
+                .map(|t| format!(", finished {t}"))
+                .unwrap_or_default()
+        ),
+        _ => "proves nothing".to_owned(),
+    };
+    let verdict = if e.counted {
+        "counted".to_owned()
+    } else {
+        format!("not counted: {}", e.why)
+    };
+    format!("{}{line}: {what} — {verdict}", e.note)
+}
+
+fn short_id(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
+}
+
 /// What to do about the commands not proven, by what is wrong with them.
-fn next_step(required: &[AttestedCommand]) -> String {
+fn next_step(required: &[AttestedCommand], by_base: bool) -> String {
     let is = |state| required.iter().any(|c| c.state == state);
     let untrusted = required
         .iter()
         .any(|c| c.state == AttestedState::Invalid && c.reason.contains("`trust.keys`"));
     let mut steps = Vec::new();
     if is(AttestedState::Failed) || is(AttestedState::Vacuous) {
-        steps.push("fix what fails (or runs no test), commit, then `orcho verify --attest`");
+        steps.push("fix what fails (or runs no test), commit, then attest again");
     }
-    if untrusted {
+    if is(AttestedState::Unproven) {
         steps.push(
-            "a key signed that `trust.keys` does not list: add it to orcho.yaml (`orcho key \
-             show` prints its lines) or attest with a listed key",
+            "the change edits how a required command is declared: prove it as the base \
+             declares it (`orcho verify --base REF`, then `orcho attest sign --base REF`), and \
+             have a person review the edit",
         );
     }
+    if untrusted {
+        steps.push(if by_base {
+            "a key signed that the base's `trust.keys` does not list: a change cannot trust its \
+             own key; attest with a key the base lists"
+        } else {
+            "a key signed that `trust.keys` does not list: add it to orcho.yaml (`orcho key show` \
+             prints its lines) or attest with a listed key"
+        });
+    }
     if is(AttestedState::Missing) || is(AttestedState::Stale) {
-        steps.push("on a clean checkout of this commit, `orcho verify --attest` attests it");
+        steps.push(
+            "on a clean checkout of this commit, `orcho verify` then `orcho attest sign` (or \
+             `orcho verify --attest` with your own key file) attests it",
+        );
     }
     if is(AttestedState::Invalid) && !untrusted {
         steps.push("the note holds lines that prove nothing (named above); attest again");
@@ -384,75 +623,6 @@ fn profile_path(place: &Place, profile: Option<&str>) -> Result<String, CliError
             place.checkout
         ))
     })
-}
-
-/// The profile `file` as `commit` holds it, with every file it extends
-/// read from the same commit.
-fn profile_at(repo: &Repo, commit: &str, file: &str, first: &[u8]) -> Result<Profile, CliError> {
-    let short = &commit[..commit.len().min(12)];
-    let fail = |e: &dyn std::fmt::Display| {
-        CliError::msg(format!("the profile at commit {short} cannot be read: {e}"))
-    };
-    let tmp = tempfile::tempdir().map_err(|e| fail(&e))?;
-    let root = camino::Utf8PathBuf::try_from(tmp.path().to_owned()).map_err(|e| fail(&e))?;
-    let write = |rel: &camino::Utf8Path, bytes: &[u8]| {
-        let path = root.join(rel);
-        if let Some(dir) = path.parent() {
-            orcho::core::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
-        }
-        orcho::core::fs::write_atomic(&path, bytes).map_err(|e| fail(&e))
-    };
-    let mut current = camino::Utf8PathBuf::from(file);
-    let mut bytes = first.to_vec();
-    write(&current, &bytes)?;
-    for _ in 0..orcho::profile::MAX_EXTENDS_DEPTH {
-        let extends = serde_yaml::from_slice::<serde_yaml::Value>(&bytes)
-            .ok()
-            .and_then(|v| v.get("extends").and_then(|e| e.as_str().map(str::to_owned)));
-        let Some(extends) = extends.filter(|e| !e.starts_with("builtin:")) else {
-            break;
-        };
-        let next = normalize(&current.parent().unwrap_or("".into()).join(&extends))
-            .ok_or_else(|| fail(&format!("`{extends}` is outside the repository")))?;
-        let found = repo
-            .objects(&[format!("{commit}:{next}")])
-            .map_err(|e| fail(&e))?
-            .into_iter()
-            .flatten()
-            .find_map(|o| o.blob)
-            .ok_or_else(|| {
-                fail(&format!(
-                    "`{current}` extends `{extends}`, which the commit does not hold"
-                ))
-            })?;
-        write(&next, &found)?;
-        current = next;
-        bytes = found;
-    }
-    Profile::load(root.join(file)).map_err(|e| {
-        let said = orcho::core::error_chain(&e).replace(&format!("{root}/"), &format!("{short}:"));
-        CliError::msg(format!(
-            "the profile at commit {short} does not load: {said}"
-        ))
-    })
-}
-
-/// `path` without `.` and `..` (`None` when it climbs out of the root).
-fn normalize(path: &camino::Utf8Path) -> Option<camino::Utf8PathBuf> {
-    let mut out = camino::Utf8PathBuf::new();
-    for part in path.components() {
-        match part {
-            camino::Utf8Component::Normal(name) => out.push(name),
-            camino::Utf8Component::CurDir => {}
-            camino::Utf8Component::ParentDir => {
-                if !out.pop() {
-                    return None;
-                }
-            }
-            _ => return None,
-        }
-    }
-    Some(out)
 }
 
 /// `orcho attest push|fetch --json`.
@@ -526,4 +696,39 @@ pub(crate) fn fetch(place: &Place, remote: &str) -> Result<Report, CliError> {
         result: shared_word(shared),
     })
     .line(line))
+}
+
+/// The plan of the profile at `rev` (the protected branch, for `--base`),
+/// with every file it extends read from the same commit: the commit it
+/// names and the plan.
+pub(crate) fn plan_at(
+    place: &Place,
+    profile: Option<&str>,
+    rev: &str,
+) -> Result<(String, orcho::RunPlan), CliError> {
+    let repo = in_repository(place)?;
+    let file = profile_path(place, profile)?;
+    let commit = repo.commit(rev).map_err(|e| {
+        CliError::usage(e.message).with_hint(
+            "`--base` (or ORCHO_BASE) names the protected branch a change is judged by: `main`, \
+             `origin/main`",
+        )
+    })?;
+    let short = short_id(&commit).to_owned();
+    let parsed = orcho::proof::profile_at(&repo, &commit, &file, None).map_err(|e| {
+        let not_there = matches!(e.kind(), orcho::profile::ProfileErrorKind::Read(_));
+        let error = CliError::msg(format!(
+            "the profile at base {rev} ({short}) does not load: {}",
+            orcho::core::error_chain(&e)
+        ));
+        if not_there {
+            error.with_hint(format!(
+                "the base holds no `{file}`: commit one to the protected branch first"
+            ))
+        } else {
+            error
+        }
+    })?;
+    let resolved = parsed.resolve(&crate::place::registry())?;
+    Ok((commit, orcho::RunPlan::from_profile(&resolved)))
 }

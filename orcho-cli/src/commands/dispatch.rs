@@ -50,16 +50,33 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
             commands,
             profile,
             attest,
-        } => verify::verify(place, profile.profile.as_deref(), &commands, attest).await,
+            base,
+        } => {
+            verify::verify(
+                place,
+                profile.profile.as_deref(),
+                base.base.as_deref(),
+                &commands,
+                attest,
+            )
+            .await
+        }
         Command::Status {
             profile,
             commit: Some(rev),
+            base,
             ..
-        } => attest::status_commit(place, profile.profile.as_deref(), &rev),
+        } => attest::status_commit(
+            place,
+            profile.profile.as_deref(),
+            &rev,
+            base.base.as_deref(),
+        ),
         Command::Status {
             profile,
             commit: None,
             ack_stops,
+            base,
         } => {
             if ack_stops {
                 let n = crate::hook::acknowledge_stops(&place.store)?;
@@ -67,7 +84,7 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
                     "acknowledged {n} agent stop(s) let through unproven"
                 ));
             }
-            verify::status(place, profile.profile.as_deref()).await
+            verify::status(place, profile.profile.as_deref(), base.base.as_deref()).await
         }
         Command::Serve {
             command: None,
@@ -90,6 +107,28 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
         Command::Key(KeyCommand::Show) => attest::key_show(place),
         Command::Attest(AttestCommand::Push { remote }) => attest::push(place, &remote),
         Command::Attest(AttestCommand::Fetch { remote }) => attest::fetch(place, &remote),
+        Command::Attest(AttestCommand::Sign {
+            commit,
+            base,
+            profile,
+        }) => attest::sign(
+            place,
+            profile.profile.as_deref(),
+            &commit,
+            base.base.as_deref(),
+        ),
+        Command::Attest(AttestCommand::Explain {
+            commit,
+            command,
+            base,
+            profile,
+        }) => attest::explain(
+            place,
+            profile.profile.as_deref(),
+            &commit,
+            base.base.as_deref(),
+            command.as_deref(),
+        ),
         Command::Exec {
             env,
             profile,

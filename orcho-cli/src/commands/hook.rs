@@ -1203,14 +1203,37 @@ fn stop(
         doc.session_id.as_deref(),
         doc.agent_id.as_deref(),
     );
+    let edits = proof_edits_here(place);
     let unproven = match assess(place, at) {
         Ok(None) => {
             guard.reset();
             // A proven stop: what earlier stops left unproven is proven now.
             let _ = crate::hook::acknowledge_stops(&place.store);
-            return Ok(Answer::Silent);
+            if edits.is_empty() {
+                return Ok(Answer::Silent);
+            }
+            return Ok(Answer::WarnStop {
+                message: format!(
+                    "orcho: proven, but this change edits what proves it; a person must review \
+                     it before it counts: {}",
+                    edits.join("; ")
+                ),
+            });
         }
-        Ok(Some(unproven)) => unproven,
+        Ok(Some(mut unproven)) => {
+            if !edits.is_empty() {
+                let reason = unproven.reason;
+                let said = edits.join("; ");
+                unproven.reason = Box::new(move |refusal, max| {
+                    format!(
+                        "{} This change also edits what proves it, which a person must review \
+                         (say so to the user; do not undo it to get past this): {said}",
+                        reason(refusal, max)
+                    )
+                });
+            }
+            unproven
+        }
         Err(e) => {
             let message = one_line(&e);
             Unproven {
@@ -1260,6 +1283,16 @@ fn stop(
     Ok(Answer::BlockStop {
         reason: (unproven.reason)(blocks + 1, max),
     })
+}
+
+/// What the checkout's `orcho.yaml` edits of what proves it, against the
+/// protected branch (`ORCHO_BASE`) or else `HEAD`, each as one line;
+/// nothing when it cannot be told (no repository, no commit yet).
+fn proof_edits_here(place: &Place) -> Vec<String> {
+    let base = place::env_text("ORCHO_BASE").unwrap_or_else(|| "HEAD".to_owned());
+    orcho::proof::edits_since(&place.checkout, &base, place::PROFILE_FILE)
+        .map(|edits| edits.iter().map(ToString::to_string).collect())
+        .unwrap_or_default()
 }
 
 /// The declared command line of `name`, quoted as a shell would read it.

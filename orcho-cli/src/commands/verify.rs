@@ -22,14 +22,56 @@ use crate::{
     place::Place,
 };
 
-fn verifier(place: &Place, profile: Option<&str>) -> Result<Arc<Verifier>, CliError> {
-    let (name, plan) = place.load_profile(profile)?;
+/// The verifier of the profile in use, or, with a base, of the profile at
+/// the base (its commands, environments and `required` list).
+fn verifier(
+    place: &Place,
+    profile: Option<&str>,
+    base: Option<&str>,
+) -> Result<Arc<Verifier>, CliError> {
+    let (name, plan) = match super::attest::base_of(base) {
+        Some(base) => {
+            let (commit, plan) = super::attest::plan_at(place, profile, base)?;
+            place.progress(&format!(
+                "judged by base {base} ({}): its required commands, as it declares them",
+                commit.get(..12).unwrap_or(&commit)
+            ));
+            (format!("{base}:orcho.yaml"), plan)
+        }
+        None => place.load_profile(profile)?,
+    };
     let contract = plan.verification.ok_or_else(|| {
         CliError::msg(format!(
             "the profile `{name}` declares no verification commands"
         ))
     })?;
     keyed_verifier(place, contract)
+}
+
+/// Refuses to run the repository's commands with the signing key in this
+/// process's environment when they are to be attested: the shell that
+/// started `orcho` holds it too, and a command can read it there.
+fn refuse_signing_key_in_environment(place: &Place, attest: bool) -> Result<(), CliError> {
+    if !crate::key::signing_key_in_environment() {
+        return Ok(());
+    }
+    if attest {
+        return Err(CliError::usage(
+            "`orcho verify --attest` was given the signing key in its environment \
+             (ORCHO_SIGNING_KEY): the commands it runs could read it from the shell that started \
+             it",
+        )
+        .with_hint(
+            "run `orcho verify` without the key, then sign in a step of its own, which runs no \
+             command: `orcho attest sign` (docs/attestations.md, \"In CI\"); on your own \
+             machine, `--attest` signs with the key file `orcho key generate` made",
+        ));
+    }
+    place.progress(
+        "warning: ORCHO_SIGNING_KEY is set: the commands this runs could read it from the shell \
+         that started orcho; give it only to `orcho attest sign`, in a step of its own",
+    );
+    Ok(())
 }
 
 pub(crate) fn keyed_verifier(
@@ -47,15 +89,21 @@ pub(crate) fn keyed_verifier(
 pub(crate) async fn verify(
     place: &Place,
     profile: Option<&str>,
+    base: Option<&str>,
     commands: &[String],
     attest: bool,
 ) -> Result<Report, CliError> {
     // What `--attest` needs is checked before anything runs (or is made).
     if attest {
+        refuse_signing_key_in_environment(place, true)?;
         super::attest::precheck(place)?;
     }
-    let verifier = verifier(place, profile)?;
+    let verifier = verifier(place, profile, base)?;
     let names = declared_names(verifier.contract(), commands)?;
+    let attest_wanted = attest || verifier.contract().attest;
+    if !names.is_empty() {
+        refuse_signing_key_in_environment(place, attest)?;
+    }
     let mut doc = VerifyDoc {
         passed: true,
         environments: Vec::new(),
@@ -77,7 +125,14 @@ pub(crate) async fn verify(
         doc.passed &= verified.passed;
         doc.commands.push(verified);
     }
-    if attest || verifier.contract().attest {
+    // `--attest` with the key in the environment was refused above; the
+    // profile's `attest` with it says why nothing is attached.
+    if attest_wanted && crate::key::signing_key_in_environment() {
+        place.progress(
+            "not attested: the signing key is in the environment, where the commands could read \
+             it\n  hint: `orcho attest sign` signs these receipts in a step of its own",
+        );
+    } else if attest_wanted {
         let v = Arc::clone(&verifier);
         let place = place.clone();
         doc.attested =
@@ -435,8 +490,12 @@ fn environments_of(
 
 /// Classifies the receipts of the checkout; ready when every required one
 /// is present.
-pub(crate) async fn status(place: &Place, profile: Option<&str>) -> Result<Report, CliError> {
-    let verifier = verifier(place, profile)?;
+pub(crate) async fn status(
+    place: &Place,
+    profile: Option<&str>,
+    base: Option<&str>,
+) -> Result<Report, CliError> {
+    let verifier = verifier(place, profile, base)?;
     let summary = tokio::task::spawn_blocking(move || verifier.readiness()).await??;
     let ready = summary
         .required
@@ -489,6 +548,17 @@ pub(crate) async fn status(place: &Place, profile: Option<&str>) -> Result<Repor
             summary.exploratory_commands
         ));
     }
+    // What the checkout's profile edits of what proves it: a person must
+    // see it, whatever the receipts say.
+    let against = super::attest::base_of(base).unwrap_or("HEAD");
+    let edits = orcho::proof::edits_since(&place.checkout, against, crate::place::PROFILE_FILE)
+        .unwrap_or_default();
+    if !edits.is_empty() {
+        lines.push(format!(
+            "this change edits what proves it (against {against}; a person must review it):"
+        ));
+        lines.extend(edits.iter().map(|e| format!("  {e}")));
+    }
     lines.push(text::readiness_verdict(&summary));
     let exit = if ready { Exit::Ok } else { Exit::NotReady };
     Ok(Report::new(&StatusDoc {
@@ -496,6 +566,7 @@ pub(crate) async fn status(place: &Place, profile: Option<&str>) -> Result<Repor
         ready,
         unproven_stops,
         hooks_never_called: never_called,
+        edits_what_proves_it: edits,
     })
     .line(lines.join("\n"))
     .exit(exit))

@@ -52,6 +52,9 @@ pub(crate) struct VerifyInput {
     /// The declared commands to run; default: the required ones.
     #[serde(default)]
     pub(crate) commands: Vec<String>,
+    /// The protected branch whose declarations to run them as (`main`).
+    #[serde(default)]
+    pub(crate) base: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -61,6 +64,10 @@ pub(crate) struct StatusInput {
     /// its notes instead of the receipts on disk.
     #[serde(default)]
     pub(crate) commit: Option<String>,
+    /// The protected branch to judge by (`main`): its trusted keys,
+    /// required commands and declarations, never the change's own.
+    #[serde(default)]
+    pub(crate) base: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -798,8 +798,14 @@ impl OrchoMcp {
 
     /// `orcho verify`, its document as the result.
     pub(super) async fn verify(&self, input: VerifyInput) -> ToolResult {
-        let report =
-            crate::commands::verify::verify(&self.place, None, &input.commands, false).await?;
+        let report = crate::commands::verify::verify(
+            &self.place,
+            None,
+            input.base.as_deref(),
+            &input.commands,
+            false,
+        )
+        .await?;
         document(report)
     }
 
@@ -807,8 +813,15 @@ impl OrchoMcp {
     /// result.
     pub(super) async fn status(&self, input: StatusInput) -> ToolResult {
         let report = match &input.commit {
-            Some(rev) => crate::commands::attest::status_commit(&self.place, None, rev)?,
-            None => crate::commands::verify::status(&self.place, None).await?,
+            Some(rev) => crate::commands::attest::status_commit(
+                &self.place,
+                None,
+                rev,
+                input.base.as_deref(),
+            )?,
+            None => {
+                crate::commands::verify::status(&self.place, None, input.base.as_deref()).await?
+            }
         };
         document(report)
     }

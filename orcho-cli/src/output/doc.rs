@@ -124,6 +124,10 @@ pub(crate) struct StatusDoc<'a> {
     /// called Orcho here.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub(crate) hooks_never_called: Vec<&'static str>,
+    /// What the checkout's `orcho.yaml` edits of what proves it, against
+    /// `--base` (else `HEAD`).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) edits_what_proves_it: Vec<orcho::profile::ProofEdit>,
 }
 
 /// The decision inbox: pending decisions, and run directories that could

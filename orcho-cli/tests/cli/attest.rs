@@ -117,20 +117,23 @@ fn a_fresh_clone_proves_the_commit_from_its_notes_alone() -> Result {
         format!("e{}", &payload[1..])
     };
     envelope["payload"] = Value::String(flipped);
-    git_in(
-        &repo,
-        &clone,
-        &[
-            "notes",
-            "--ref",
-            "orcho",
-            "add",
-            "-f",
-            "-m",
-            &envelope.to_string(),
-            "HEAD",
-        ],
-    )?;
+    // Flipped in both notes that hold it: the commit's and its tree's.
+    for object in ["HEAD", "HEAD^{tree}"] {
+        git_in(
+            &repo,
+            &clone,
+            &[
+                "notes",
+                "--ref",
+                "orcho",
+                "add",
+                "-f",
+                "-m",
+                &envelope.to_string(),
+                object,
+            ],
+        )?;
+    }
     let out = orcho_at(&clone, &empty_data, &["status", "--commit", "HEAD"])?;
     out.expect_code(3);
     assert!(out.stdout.contains("invalid"), "{out}");

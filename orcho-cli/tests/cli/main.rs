@@ -9,6 +9,7 @@
 mod advisor;
 mod attest;
 mod bad_input;
+mod base;
 mod bootstrap;
 mod browser;
 mod carry;

@@ -480,3 +480,88 @@ impl Repo {
         crate::redact::redact(text, &[(tmp, "[tmp]"), (run, "[run]")])
     }
 }
+
+/// Whether `program` is on this process's `PATH`.
+pub(crate) fn have(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
+/// Runs `program args` in `dir` with `envs` added to a small environment
+/// (`PATH`, and whatever `envs` say), standard input closed, to the end.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the test runs a program (orcho, or a wrapper that starts it) as a subprocess"
+)]
+pub(crate) fn run_program(
+    dir: &Utf8Path,
+    program: &str,
+    args: &[&str],
+    envs: &[(&str, &str)],
+) -> Result<Out> {
+    let child = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .envs(envs.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    finish(child, WAIT)
+}
+
+/// When this process is root: gives `path` and everything under it to the
+/// user `uid` (for a test that runs `orcho` as an unprivileged user).
+pub(crate) fn chown_all(path: &Utf8Path, uid: u32) -> Result {
+    if !rustix::process::geteuid().is_root() {
+        return Ok(());
+    }
+    let owner = format!("{uid}:{uid}");
+    let out = exec::run(
+        &ExecRequest::new(["chown", "-R", owner.as_str(), path.as_str()]).envs(BaseEnv::inherit()),
+    )?;
+    if !out.status.success() {
+        return Err(format!("chown: {}", out.stderr.tail_lossy()).into());
+    }
+    Ok(())
+}
+
+/// Runs `orcho <args>` in `dir` under a Python wrapper that reports the
+/// most memory it (and what it started) held: its output and that peak,
+/// in KiB.
+pub(crate) fn with_max_rss(dir: &Utf8Path, args: &[&str]) -> Result<(Out, u64)> {
+    const WRAPPER: &str = "import resource, subprocess, sys\n\
+        r = subprocess.run(sys.argv[1:])\n\
+        sys.stderr.write('\\nmax_rss_kib=%d\\n' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n\
+        sys.exit(r.returncode)\n";
+    let data = dir.parent().unwrap_or(dir).join("data");
+    let mut argv = vec!["-c", WRAPPER, env!("CARGO_BIN_EXE_orcho")];
+    argv.extend_from_slice(args);
+    let out = run_program(dir, "python3", &argv, &[("XDG_DATA_HOME", data.as_str())])?;
+    let rss = out
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("max_rss_kib="))
+        .and_then(|n| n.trim().parse().ok())
+        .ok_or_else(|| format!("no max_rss_kib line\n{out}"))?;
+    Ok((out, rss))
+}
+
+/// Copies the directory `from` to `to` (created), files and folders.
+pub(crate) fn copy_dir(from: &Utf8Path, to: &Utf8Path) -> Result {
+    orcho::core::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let name = name.to_str().ok_or("a name that is not UTF-8")?;
+        let (source, target) = (from.join(name), to.join(name));
+        if entry.file_type()?.is_dir() {
+            copy_dir(&source, &target)?;
+        } else {
+            std::fs::copy(&source, &target)?;
+        }
+    }
+    Ok(())
+}

@@ -50,6 +50,7 @@ mod imp;
 mod leftover;
 pub(crate) mod lookup;
 mod output;
+mod secrets;
 mod status;
 
 pub use cancel::CancelToken;
@@ -61,4 +62,5 @@ pub use imp::{
 };
 pub use leftover::{GroupMarker, LEFTOVER_GRACE, Leftover, LeftoverError, LeftoverErrorKind};
 pub use output::{CapturedOutput, LogFile, REDACTED};
+pub use secrets::{HostSecrets, SECRETS_FD_VAR, SecretsError, take_host_secrets};
 pub use status::{ExitStatus, signal_name};

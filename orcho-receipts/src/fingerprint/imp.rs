@@ -84,6 +84,49 @@ pub struct Fingerprint {
     pub submodules: Vec<Submodule>,
 }
 
+/// One entry of a git tree, as [`Fingerprinter::of_tree`] takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TreeFile {
+    /// A file (`100644` or `100755`): made with [`TreeFile::file`].
+    File {
+        /// Whether git records it executable (`100755`).
+        executable: bool,
+        /// Its contents' digest under [`FILE_CONTEXT`].
+        digest: [u8; 32],
+        /// Its size in bytes.
+        size: u64,
+    },
+    /// A symbolic link (`120000`) and its target.
+    Symlink {
+        /// The target, as the blob holds it.
+        target: Vec<u8>,
+    },
+    /// A submodule (`160000`) at commit `commit`.
+    Submodule {
+        /// The submodule's commit, as the tree records it.
+        commit: String,
+        /// The fingerprint of the submodule's own tree at that commit,
+        /// taken the same way, when it is checked out; `None` when it is
+        /// not (its empty directory is then all that counts).
+        fingerprint: Option<Digest>,
+    },
+}
+
+impl TreeFile {
+    /// A file with `contents`, as the blob holds them.
+    pub fn file(executable: bool, contents: &[u8]) -> Self {
+        Self::File {
+            executable,
+            digest: *blake3::Hasher::new_derive_key(FILE_CONTEXT)
+                .update(contents)
+                .finalize()
+                .as_bytes(),
+            size: contents.len() as u64,
+        }
+    }
+}
+
 /// A git submodule inside a fingerprinted tree, and the fingerprint of its
 /// work tree (taken the same way, recursively).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -591,6 +634,73 @@ impl Fingerprinter {
             .iter()
             .map(|p| PathBuf::from(std::ffi::OsString::from_vec(p.to_vec())))
             .collect())
+    }
+
+    /// The fingerprint a clean checkout at `root` of a git tree has, from
+    /// the tree's own entries (as git stores them, so that nothing in the
+    /// work tree is read): `files` are its paths with their contents,
+    /// `subject` the environment's subject. Equal to
+    /// [`fingerprint`](Self::fingerprint) of a checkout of the tree with
+    /// no change and no untracked file that git does not ignore.
+    ///
+    /// A submodule counts with the fingerprint of its own tree, which the
+    /// caller takes the same way (see [`TreeFile::Submodule`]).
+    ///
+    /// # Errors
+    ///
+    /// None yet: the result leaves room for entries a tree cannot be
+    /// fingerprinted with.
+    pub fn of_tree(
+        &self,
+        root: &Utf8Path,
+        files: Vec<(Vec<u8>, TreeFile)>,
+        subject: &[Utf8PathBuf],
+    ) -> Result<Fingerprint, FingerprintError> {
+        let scope = self.scope(root.as_std_path(), normalize_subject(subject));
+        let mut kept: Vec<(Vec<u8>, TreeFile)> =
+            files.into_iter().filter(|(p, _)| scope.keeps(p)).collect();
+        kept.sort_by(|a, b| a.0.cmp(&b.0));
+        kept.dedup_by(|a, b| a.0 == b.0);
+        let mut paths: Vec<&[u8]> = Vec::with_capacity(kept.len());
+        let mut entries = Vec::with_capacity(kept.len());
+        for (path, file) in &kept {
+            let mut stat = Stat::default();
+            let entry = match file {
+                TreeFile::File {
+                    executable,
+                    digest,
+                    size,
+                } => {
+                    stat.mode = if *executable { 0o755 } else { 0o644 };
+                    stat.size = *size;
+                    let mut entry = Entry::new(Kind::File, stat);
+                    entry.content = *digest;
+                    entry
+                }
+                TreeFile::Symlink { target } => {
+                    stat.mode = 0o777;
+                    let mut entry = Entry::new(Kind::Symlink, stat);
+                    entry.link.clone_from(target);
+                    entry
+                }
+                TreeFile::Submodule { fingerprint, .. } => {
+                    // A directory's mode, as the walk finds it.
+                    stat.mode = 0o755;
+                    match fingerprint {
+                        Some(digest) => {
+                            let mut entry = Entry::new(Kind::Submodule, stat);
+                            entry.content = *digest.as_bytes();
+                            entry
+                        }
+                        None => Entry::new(Kind::Dir, stat),
+                    }
+                }
+            };
+            paths.push(path);
+            entries.push(Some(entry));
+        }
+        let paths: PathList = paths.into_iter().collect();
+        Ok(finish(&paths, &entries, FileSource::Git))
     }
 
     /// What a fingerprint of `root` and `subject` leaves out and keeps.

@@ -60,7 +60,7 @@ mod walk;
 
 pub use imp::{
     FILE_CONTEXT, FINGERPRINT_CONTEXT, FileSource, Fingerprint, Fingerprinter, STORE_DIR_NAME,
-    Submodule,
+    Submodule, TreeFile,
 };
 pub use manifest::PathChanges;
 pub use walk::in_git_work_tree;

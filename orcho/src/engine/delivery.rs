@@ -11,7 +11,7 @@ use orcho_handoff::{
 use orcho_receipts::ReadinessSummary;
 
 use super::{phase::blocking_readiness, run::Run, step::Step};
-use crate::{EngineError, error::EngineErrorKind, state::RunEvent};
+use crate::{EngineError, error::EngineErrorKind, proof::PROOF_EDIT_SOURCE, state::RunEvent};
 
 impl Run {
     pub(super) fn delivery_err(&self, e: orcho_delivery::DeliveryError) -> EngineError {
@@ -30,6 +30,12 @@ impl Run {
         let Some(action) = self.engine.inner.plan.delivery else {
             return Ok(Some(Step::DecideDelivery(gate)));
         };
+        // A default is not a person: where only an operator may approve
+        // (a change that edits what proves it, among the reasons), the gate
+        // waits for one.
+        if gate.approve_requires_operator() && action.changes_target() {
+            return Ok(Some(Step::DecideDelivery(gate)));
+        }
         // The plan decides by itself where its default is on the menu, and
         // then acts by itself: on its own decision, or on one recorded
         // before a process died.
@@ -160,6 +166,14 @@ impl Run {
             _ => ReadinessSummary::new(Vec::new(), Vec::new(), Vec::new(), 0),
         };
         let base = state.base().unwrap_or_default();
+        // What the change edits of what proves it: findings only a person
+        // may let through.
+        let edits = self.proof_edits(&ws.worktree, base).await;
+        if !edits.is_empty() {
+            findings.extend(edits);
+        }
+        let needs_person = plan.approve_requires_operator
+            || findings.iter().any(|f| f.source == PROOF_EDIT_SOURCE);
         let mut spec = DeliverySpec::new(
             state.run().clone(),
             verdict,
@@ -169,7 +183,7 @@ impl Run {
             &readiness,
         )
         .with_findings(findings)
-        .with_approve_requires_operator(plan.approve_requires_operator)
+        .with_approve_requires_operator(needs_person)
         .with_waivers(
             |finding| waivers.covers_finding(finding),
             waivers.waivers().iter().map(|w| {
@@ -214,6 +228,54 @@ impl Run {
             ));
         }
         Ok(spec)
+    }
+
+    /// The edits the run's change makes to what proves it (its profile
+    /// file against the run's base), as findings; none when the plan names
+    /// no profile file. A profile that cannot be compared is a finding too.
+    async fn proof_edits(&self, worktree: &Utf8Path, base: &str) -> Vec<Finding> {
+        let Some(file) = self.engine.inner.plan.profile_file.clone() else {
+            return Vec::new();
+        };
+        if base.is_empty() {
+            return Vec::new();
+        }
+        let (worktree, base) = (worktree.to_owned(), base.to_owned());
+        let file_shown = file.to_string();
+        let edits = tokio::task::spawn_blocking(move || {
+            crate::proof::edits_since(&worktree, &base, file.as_str())
+        })
+        .await;
+        let edit_finding = |title: String, edit: Option<&orcho_profile::ProofEdit>| {
+            let mut finding = Finding::new(PROOF_EDIT_SOURCE, Severity::High, title).with_detail(
+                "the change edits what proves it: a person must see this before it is \
+                 delivered (only an operator may approve)",
+            );
+            if let Some(edit) = edit {
+                finding = finding.with_file(file_shown.clone());
+                if let Some(line) = edit.line.and_then(|l| u32::try_from(l).ok()) {
+                    finding = finding.with_line(line);
+                }
+            }
+            finding
+        };
+        match edits {
+            Ok(Ok(edits)) => edits
+                .iter()
+                .map(|e| edit_finding(format!("{}: {}", e.section, e.what), Some(e)))
+                .collect(),
+            Ok(Err(e)) => vec![edit_finding(
+                format!(
+                    "`{file_shown}` could not be compared with the run's base: {}",
+                    orcho_core::error_chain(&e)
+                ),
+                None,
+            )],
+            Err(e) => vec![edit_finding(
+                format!("`{file_shown}` could not be compared with the run's base: {e}"),
+                None,
+            )],
+        }
     }
 
     /// The finding of a release reviewer that said `verdict` and named
@@ -352,7 +414,14 @@ impl Run {
             })
             .collect();
         let short = commit.get(..12).unwrap_or(commit);
-        match orcho_attest::notes::Repo::new(target).attach(commit, &loaded, key) {
+        let contract = self
+            .engine
+            .inner
+            .plan
+            .verification
+            .clone()
+            .unwrap_or_default();
+        match orcho_attest::notes::Repo::new(target).attach(commit, &loaded, &contract, key) {
             Ok(attested) if attested.is_empty() => String::new(),
             Ok(attested) => format!("; attested on {short}: {}", attested.join(", ")),
             Err(e) => format!("; not attested: {e}"),

@@ -1,0 +1,587 @@
+//! Proof that travels: a commit judged from its git notes, by itself or by
+//! the protected branch it is to be merged into.
+//!
+//! [`judge_commit`] reads, in two git processes, a commit, its tree, the
+//! notes of both, its profile and (with a base) the base's profile; it
+//! loads each profile with every file it `extends` from the same commit
+//! ([`profile_at`]), and judges every required command with
+//! [`Judge`](orcho_attest::Judge):
+//!
+//! - **by itself** (no base): the commit's own `trust.keys`, `required`
+//!   list and declarations. A change can then vouch for itself — a branch
+//!   that trusts its own key, or declares `argv: [true]`, passes — so this
+//!   is for a commit already on the protected branch, or a local check.
+//! - **by a base** (the protected branch): the base's keys, `required`
+//!   list, declarations and environments decide; the commit's only say what
+//!   it changes. A key it adds is not trusted, a command it stops requiring
+//!   is still required, a command whose declaration it changes is proven
+//!   only by an attestation of the base's declaration (else `unproven`,
+//!   with the difference), and every edit of what proves it is listed
+//!   ([`ProofEdit`]).
+
+use std::{collections::BTreeMap, fmt};
+
+use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
+use orcho_attest::{
+    AttestedState, Judge, Judgement, TrustedKey,
+    notes::{GitError, Repo, Resolved},
+};
+use orcho_profile::{Profile, ProofEdit, proof_edits};
+use orcho_receipts::VerificationContract;
+use serde::Serialize;
+
+/// The source of the delivery gate's findings that say a run's change
+/// edits what proves it (its profile's verification, trust, permissions
+/// or gates): only an operator may approve such a delivery.
+pub const PROOF_EDIT_SOURCE: &str = "orcho: edits what proves it";
+
+/// How many first-parent ancestors' notes are read to name the commit a
+/// stale attestation was made for.
+const ANCESTOR_NOTES: usize = 20;
+
+/// Where the keys, the `required` list and the declarations a commit is
+/// judged by came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "from", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TrustSource {
+    /// The commit judged itself: its own profile decided.
+    Commit,
+    /// The base's profile decided.
+    Base {
+        /// The base as given (`main`, `origin/main`).
+        rev: String,
+        /// The commit it names.
+        commit: String,
+    },
+}
+
+impl fmt::Display for TrustSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Commit => f.write_str("commit"),
+            Self::Base { rev, .. } => write!(f, "base {rev}"),
+        }
+    }
+}
+
+/// A commit judged from its notes.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct CommitProof {
+    /// The commit.
+    pub commit: String,
+    /// Its tree.
+    pub tree: String,
+    /// What it was judged by.
+    pub trust_source: TrustSource,
+    /// Each required command's state, and what was considered for it.
+    pub judgement: Judgement,
+    /// With a base: what the commit changes of what proves it.
+    pub edits: Vec<ProofEdit>,
+    /// How many keys the judge trusts.
+    pub trusted_keys: usize,
+    /// Whether there are no attestations in the repository at all (the
+    /// notes ref does not exist: after a clone, they were not fetched).
+    pub no_notes_here: bool,
+    /// The judging profile's verification contract.
+    pub contract: VerificationContract,
+}
+
+impl CommitProof {
+    /// Whether every required command is present.
+    pub fn ready(&self) -> bool {
+        self.judgement.ready()
+    }
+}
+
+/// Why a commit could not be judged.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CommitProofError {
+    /// The directory is not in a git work tree.
+    #[error("`{0}` is not in a git repository: attestations are kept on commits")]
+    NotARepository(Utf8PathBuf),
+    /// A revision names no commit, or git failed.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// The commit (or the base) holds no profile file.
+    #[error("{which} {commit} has no `{file}`: nothing says which commands it must prove")]
+    NoProfile {
+        /// `commit` or `base`.
+        which: &'static str,
+        /// The commit, shortened.
+        commit: String,
+        /// The profile's path in the repository.
+        file: String,
+    },
+    /// The profile at a commit does not load.
+    #[error("the profile at {which} {commit} does not load")]
+    Profile {
+        /// `commit` or `base`.
+        which: &'static str,
+        /// The commit, shortened.
+        commit: String,
+        /// Why.
+        #[source]
+        source: Box<orcho_profile::ProfileError>,
+    },
+}
+
+/// Judges `rev` from its notes (see the [module docs](self)): by `base`
+/// when given, else by itself. `profile` is the profile's path from the
+/// repository's root (`orcho.yaml`).
+///
+/// # Errors
+///
+/// A directory outside a git work tree, a revision that names no commit, a
+/// commit without the profile, or a profile that does not load.
+pub fn judge_commit(
+    dir: &Utf8Path,
+    rev: &str,
+    base: Option<&str>,
+    profile: &str,
+) -> Result<CommitProof, CommitProofError> {
+    let repo = Repo::new(dir);
+    if !repo.is_repository() {
+        return Err(CommitProofError::NotARepository(dir.to_owned()));
+    }
+    let (at, base_at) = repo.at_with_base(rev, base, &format!("./{profile}"))?;
+    let commit = at.resolved.commit.clone();
+    let own = load_at(
+        &repo,
+        "commit",
+        &at.resolved,
+        at.profile.as_deref(),
+        profile,
+    )?;
+    let base_profile = match &base_at {
+        Some(b) => Some(load_at(
+            &repo,
+            "base",
+            &b.resolved,
+            b.profile.as_deref(),
+            profile,
+        )?),
+        None => None,
+    };
+    let contract_of = |p: &Profile| p.verification.clone().unwrap_or_default();
+    let keys_of = |p: &Profile| -> Vec<TrustedKey> {
+        p.trust.as_ref().map(|t| t.keys.clone()).unwrap_or_default()
+    };
+    let own_contract = contract_of(&own);
+    let own_keys = keys_of(&own);
+    let (contract, keys, trust_source, edits) = match (&base_profile, base, &base_at) {
+        (Some(b), Some(rev), Some(at)) => (
+            contract_of(b),
+            keys_of(b),
+            TrustSource::Base {
+                rev: rev.to_owned(),
+                commit: at.resolved.commit.clone(),
+            },
+            proof_edits(b, &own),
+        ),
+        _ => (
+            own_contract.clone(),
+            own_keys.clone(),
+            TrustSource::Commit,
+            Vec::new(),
+        ),
+    };
+    let judge = if base.is_some() {
+        Judge::by_base(&contract, &keys, &own_contract, &own_keys)
+    } else {
+        Judge::new(&contract, &keys)
+    };
+    let mut notes = at.notes();
+    let mut judgement = judge.check(&at.resolved.tree, &notes);
+    let mut no_notes_here = false;
+    if judgement
+        .commands
+        .iter()
+        .any(|c| c.state == AttestedState::Missing)
+    {
+        no_notes_here = notes.is_empty() && !repo.has_notes();
+        if !no_notes_here {
+            notes.extend(repo.ancestor_notes(&commit, ANCESTOR_NOTES)?);
+            judgement = judge.check(&at.resolved.tree, &notes);
+        }
+    }
+    Ok(CommitProof {
+        commit,
+        tree: at.resolved.tree,
+        trust_source,
+        judgement,
+        edits,
+        trusted_keys: keys.len(),
+        no_notes_here,
+        contract,
+    })
+}
+
+fn load_at(
+    repo: &Repo,
+    which: &'static str,
+    resolved: &Resolved,
+    bytes: Option<&[u8]>,
+    file: &str,
+) -> Result<Profile, CommitProofError> {
+    let short = short(&resolved.commit);
+    if bytes.is_none() {
+        return Err(CommitProofError::NoProfile {
+            which,
+            commit: short.to_owned(),
+            file: file.to_owned(),
+        });
+    }
+    profile_at(repo, &resolved.commit, file, bytes).map_err(|source| CommitProofError::Profile {
+        which,
+        commit: short.to_owned(),
+        source: Box::new(source),
+    })
+}
+
+/// The profile `file` (a path from the repository's root) as `commit`
+/// holds it, with every file it `extends` read from the same commit;
+/// `first` is the file's bytes when the caller has read them already.
+/// Errors name files as `<commit>:<path>`.
+///
+/// # Errors
+///
+/// A profile the commit does not hold, or one that does not load (its
+/// `extends` leaving the repository, or naming a file the commit does not
+/// hold, among the reasons).
+pub fn profile_at(
+    repo: &Repo,
+    commit: &str,
+    file: &str,
+    first: Option<&[u8]>,
+) -> Result<Profile, orcho_profile::ProfileError> {
+    let first = first.map(<[u8]>::to_vec);
+    // Paths carry the commit, so that errors say where the file is.
+    let prefix = format!("{}:", short(commit));
+    let read = |path: &Utf8Path| -> Option<Vec<u8>> {
+        // The first file carries the commit; a file it extends from the
+        // repository's top does not.
+        let path = path.as_str();
+        let path = normalize(path.strip_prefix(&prefix).unwrap_or(path).into())?;
+        if path.as_str() == file
+            && let Some(bytes) = &first
+        {
+            return Some(bytes.clone());
+        }
+        repo.objects(&[format!("{commit}:./{path}")])
+            .ok()?
+            .into_iter()
+            .flatten()
+            .find_map(|o| o.blob)
+    };
+    Profile::load_from(format!("{prefix}{file}"), &read)
+}
+
+/// `path` without `.` and `..` (`None` when it climbs out of the root or
+/// is absolute).
+fn normalize(path: &Utf8Path) -> Option<Utf8PathBuf> {
+    let mut out = Utf8PathBuf::new();
+    for part in path.components() {
+        match part {
+            Utf8Component::Normal(name) => out.push(name),
+            Utf8Component::CurDir => {}
+            Utf8Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_that_leaves_the_repository_is_none() {
+        assert_eq!(normalize("a/./b/../c.yaml".into()), Some("a/c.yaml".into()));
+        assert_eq!(normalize("../x.yaml".into()), None);
+        assert_eq!(normalize("/etc/passwd".into()), None);
+    }
+}
+
+/// What [`sign_commit`] attached, and what it left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Signed {
+    /// The commit.
+    pub commit: String,
+    /// Its tree.
+    pub tree: String,
+    /// The commands attested (new to the notes).
+    pub attested: Vec<String>,
+    /// The commands whose receipts prove this tree but were attested
+    /// already, as recent or more.
+    pub unchanged: Vec<String>,
+    /// The commands left out, each with why.
+    pub left_out: Vec<LeftOut>,
+}
+
+/// A command [`sign_commit`] did not attest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct LeftOut {
+    /// The command.
+    pub command: String,
+    /// Why, in words.
+    pub why: String,
+}
+
+/// Why a commit's receipts could not be signed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SignError {
+    /// The directory is not in a git work tree.
+    #[error("`{0}` is not in a git repository: attestations are kept on commits")]
+    NotARepository(Utf8PathBuf),
+    /// Git failed, or a revision names no commit.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// The receipts could not be read.
+    #[error("the receipts could not be classified")]
+    Receipts(#[source] orcho_receipts::ReceiptError),
+    /// The tree's fingerprint could not be taken.
+    #[error("the fingerprint of the commit's tree could not be taken")]
+    Tree(#[source] orcho_receipts::FingerprintError),
+}
+
+/// Signs with `key` the receipts `verifier` holds that prove `rev`'s tree
+/// exactly, and attaches the attestations to the notes of the commit and
+/// its tree. Runs no command of the repository: each receipt is
+/// classified against the verifier's contract (present, vacuous, or
+/// failed against these files), and its subject compared with the
+/// fingerprint of the commit's tree taken from git's objects (never the
+/// work tree), so that only what the commit holds is attested. The result
+/// each states is the one `orcho verify --attest` gives: `PASSED`,
+/// `WARNED` (vacuous), `FAILED`.
+///
+/// # Errors
+///
+/// A directory outside a git work tree, a revision that names no commit,
+/// receipts that cannot be read, a tree with a submodule, or git that
+/// cannot write the notes.
+pub fn sign_commit(
+    verifier: &orcho_receipts::Verifier,
+    rev: &str,
+    key: &orcho_attest::SigningKey,
+) -> Result<Signed, SignError> {
+    use orcho_receipts::{LoadedReceipt, ReceiptStatus};
+
+    let checkout = verifier.checkout();
+    let repo = Repo::new(checkout);
+    if !repo.is_repository() {
+        return Err(SignError::NotARepository(checkout.to_owned()));
+    }
+    let resolved = repo.resolved(rev)?;
+    let prefix = repo.prefix()?;
+    let top = repo.top()?;
+    let fingerprinter = verifier.fingerprinter();
+    let files: Vec<_> = tree_files(&repo, &top, &resolved.commit, &fingerprinter, 0)?
+        .into_iter()
+        .filter_map(|(path, file)| {
+            let rest = path.strip_prefix(prefix.as_bytes())?;
+            Some((rest.to_vec(), file))
+        })
+        .collect();
+    let contract = verifier.contract();
+    let mut by_subject: BTreeMap<Vec<Utf8PathBuf>, orcho_core::Digest> = BTreeMap::new();
+    let mut receipts = Vec::new();
+    let mut left_out = Vec::new();
+    let short_commit = short(&resolved.commit).to_owned();
+    for classified in verifier.classify().map_err(SignError::Receipts)? {
+        let command = classified.command.to_string();
+        let mut leave = |why: String| {
+            left_out.push(LeftOut {
+                command: command.clone(),
+                why,
+            })
+        };
+        match &classified.status {
+            ReceiptStatus::Present | ReceiptStatus::Vacuous { .. } => {}
+            ReceiptStatus::Failed { stale, .. } if stale.is_empty() => {}
+            ReceiptStatus::Missing => {
+                if classified.required {
+                    leave("no receipt: `orcho verify` runs it".to_owned());
+                }
+                continue;
+            }
+            other => {
+                if classified.required {
+                    leave(format!("its receipt is {}", other.as_str()));
+                }
+                continue;
+            }
+        }
+        let LoadedReceipt::Valid(receipt) =
+            verifier.store().load_command_receipt(&classified.command)
+        else {
+            leave("its receipt cannot be read".to_owned());
+            continue;
+        };
+        let subject = contract
+            .command(receipt.command.as_str())
+            .and_then(|spec| contract.environment_for(spec))
+            .map(|e| e.subject.clone())
+            .unwrap_or_default();
+        let digest = match by_subject.get(&subject) {
+            Some(digest) => *digest,
+            None => {
+                let digest = fingerprinter
+                    .of_tree(checkout, files.clone(), &subject)
+                    .map_err(SignError::Tree)?
+                    .digest;
+                by_subject.insert(subject, digest);
+                digest
+            }
+        };
+        if receipt.subject_before != digest || receipt.subject_after != digest {
+            leave(format!(
+                "its receipt proves files that differ from commit {short_commit}'s tree \
+                 (uncommitted changes, or a checkout of another commit)"
+            ));
+            continue;
+        }
+        receipts.push(receipt);
+    }
+    let attested = repo.attach(&resolved.commit, &receipts, contract, key)?;
+    let unchanged = receipts
+        .iter()
+        .map(|r| r.command.to_string())
+        .filter(|c| !attested.contains(c))
+        .collect();
+    Ok(Signed {
+        commit: resolved.commit,
+        tree: resolved.tree,
+        attested,
+        unchanged,
+        left_out,
+    })
+}
+
+/// How deep submodules inside submodules are followed.
+const MAX_SUBMODULE_DEPTH: usize = 8;
+
+/// The files of `commit`'s tree in the repository at `top` (its work tree's
+/// top), each checked-out submodule with the fingerprint of its own tree
+/// at the commit the tree records, taken from its objects the same way.
+fn tree_files(
+    repo: &Repo,
+    top: &Utf8Path,
+    commit: &str,
+    fingerprinter: &orcho_receipts::fingerprint::Fingerprinter,
+    depth: usize,
+) -> Result<Vec<(Vec<u8>, orcho_receipts::fingerprint::TreeFile)>, SignError> {
+    use orcho_receipts::fingerprint::TreeFile;
+    let mut files = repo.tree_files(commit)?;
+    for (path, file) in &mut files {
+        let TreeFile::Submodule {
+            commit: sub_commit,
+            fingerprint,
+        } = file
+        else {
+            continue;
+        };
+        let Ok(rel) = std::str::from_utf8(path) else {
+            continue;
+        };
+        let sub = top.join(rel);
+        if !sub.join(".git").exists() || depth >= MAX_SUBMODULE_DEPTH {
+            continue;
+        }
+        let sub_repo = Repo::new(&sub);
+        let inner = tree_files(&sub_repo, &sub, sub_commit, fingerprinter, depth + 1)?;
+        *fingerprint = Some(
+            fingerprinter
+                .of_tree(&sub, inner, &[])
+                .map_err(SignError::Tree)?
+                .digest,
+        );
+    }
+    Ok(files)
+}
+
+/// What the profile `file` (a path from the repository's root) in the work
+/// tree at `dir` changes of what proves a change, against the same file at
+/// `rev` (`HEAD`, or the protected branch): the edits a person must see.
+/// A profile that `rev` does not hold is compared with an empty one; one
+/// the work tree does not hold, or that does not load there, is one edit
+/// that says so.
+///
+/// # Errors
+///
+/// A directory outside a git work tree, a revision that names no commit,
+/// or a profile at `rev` that does not load.
+pub fn edits_since(
+    dir: &Utf8Path,
+    rev: &str,
+    file: &str,
+) -> Result<Vec<ProofEdit>, CommitProofError> {
+    let repo = Repo::new(dir);
+    // One `cat-file`: the commit, and the file at it (`./` is from `dir`).
+    let mut found = repo
+        .objects(&[format!("{rev}^{{commit}}"), format!("{rev}:./{file}")])
+        .map_err(|_| CommitProofError::NotARepository(dir.to_owned()))?
+        .into_iter();
+    let Some(commit) = found.next().flatten().map(|o| o.id) else {
+        return Err(CommitProofError::Git(GitError::new(
+            format!("rev-parse {rev}"),
+            format!("`{rev}` names no commit here"),
+        )));
+    };
+    let committed = found.next().flatten().and_then(|o| o.blob);
+    let resolved = Resolved::new(commit, String::new());
+    let in_repo = file.to_owned();
+    let working = std::fs::read(dir.join(file)).ok();
+    if committed == working {
+        return Ok(Vec::new());
+    }
+    let shown = |what: String| ProofEdit::whole(file, what);
+    if working.is_none() {
+        return Ok(vec![shown(format!(
+            "the change removes `{file}`: nothing says what proves it"
+        ))]);
+    };
+    let base = match committed {
+        Some(bytes) => {
+            profile_at(&repo, &resolved.commit, &in_repo, Some(&bytes)).map_err(|source| {
+                CommitProofError::Profile {
+                    which: "base",
+                    commit: short(&resolved.commit).to_owned(),
+                    source: Box::new(source),
+                }
+            })?
+        }
+        // A profile the change adds: every part of it is new.
+        None => Profile::from_yaml_str("schema: 1\nname: none\n").map_err(|source| {
+            CommitProofError::Profile {
+                which: "base",
+                commit: short(&resolved.commit).to_owned(),
+                source: Box::new(source),
+            }
+        })?,
+    };
+    let changed = match Profile::load(dir.join(file)) {
+        Ok(profile) => profile,
+        Err(e) => {
+            return Ok(vec![shown(format!(
+                "`{file}` does not load: {}",
+                orcho_core::error_chain(&e)
+            ))]);
+        }
+    };
+    Ok(proof_edits(&base, &changed))
+}
