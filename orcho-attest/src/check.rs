@@ -51,6 +51,15 @@ use crate::{
 /// [`Judgement::explain`] lists for one; the rest are counted.
 pub const MAX_REASONS: usize = 20;
 
+/// The most threads that verify a note's lines.
+const VERIFY_THREADS: usize = 4;
+
+/// The fewest lines worth a thread of their own.
+const LINES_PER_THREAD: usize = 16;
+
+/// How many lines are verified before their results are folded.
+const VERIFY_BATCH: usize = 256;
+
 /// A command's state at a commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -218,7 +227,10 @@ impl<'a> Judge<'a> {
                 .collect(),
             ..Read::default()
         };
+        // Each distinct line once, in order, then verified (on several
+        // threads when there are many), then read in order.
         let mut seen: HashSet<&str> = HashSet::new();
+        let mut lines: Vec<(&Note, usize, &str)> = Vec::new();
         for note in notes {
             let bundle = match &note.bundle {
                 Ok(bundle) => bundle,
@@ -235,19 +247,26 @@ impl<'a> Judge<'a> {
                 }
             };
             for (line, text) in bundle.lines() {
-                if !seen.insert(text) {
-                    continue;
+                if seen.insert(text) {
+                    lines.push((note, line, text));
                 }
-                match self.read_line(text) {
+            }
+        }
+        // In batches, so that what a flood of bad lines leaves stays
+        // small until it is folded into one reason per kind.
+        for batch in lines.chunks(VERIFY_BATCH) {
+            let results = self.read_lines(batch);
+            for ((note, line, _), result) in batch.iter().zip(results) {
+                match result {
                     Ok((signed_by, statement)) => read.verified.push(Verified {
                         signed_by,
                         statement,
-                        line,
+                        line: *line,
                         note: note.shown(),
                         noted_on: note.commit.clone(),
                     }),
                     Err(problem) if note.own() => {
-                        read.problem(problem, Some(line), note);
+                        read.problem(problem, Some(*line), note);
                     }
                     Err(_) => {}
                 }
@@ -264,6 +283,58 @@ impl<'a> Judge<'a> {
             commands,
             considered,
         }
+    }
+
+    /// Verifies `lines` ([`read_line`](Self::read_line) each), on up to
+    /// [`VERIFY_THREADS`] threads when there are enough of them to be
+    /// worth it; the results in order.
+    fn read_lines(
+        &self,
+        lines: &[(&Note, usize, &str)],
+    ) -> Vec<Result<(String, Statement), Problem>> {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(VERIFY_THREADS)
+            .min(lines.len() / LINES_PER_THREAD)
+            .max(1);
+        if threads == 1 {
+            return lines
+                .iter()
+                .map(|(_, _, text)| self.read_line(text))
+                .collect();
+        }
+        let chunk = lines.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = lines
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter()
+                            .map(|(_, _, text)| self.read_line(text))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .zip(lines.chunks(chunk))
+                .flat_map(|(h, part)| {
+                    // A verifying thread does not panic; if it did, its
+                    // lines prove nothing.
+                    h.join().unwrap_or_else(|_| {
+                        part.iter()
+                            .map(|_| {
+                                Err(Problem {
+                                    command: None,
+                                    kind: "unverified",
+                                    reason: "the line could not be verified".to_owned(),
+                                })
+                            })
+                            .collect()
+                    })
+                })
+                .collect()
+        })
     }
 
     /// Verifies one line: the trusted key's name and the statement.
@@ -738,7 +809,11 @@ impl Read {
             .command
             .filter(|c| self.required.iter().any(|r| r == c));
         let reasons = self.problems.entry(command).or_default();
-        if let Some((_, seen)) = reasons.shown.iter_mut().find(|(_, s)| s.kind == problem.kind) {
+        if let Some((_, seen)) = reasons
+            .shown
+            .iter_mut()
+            .find(|(_, s)| s.kind == problem.kind)
+        {
             seen.lines += 1;
             return;
         }

@@ -143,10 +143,15 @@ pub fn judge_commit(
     profile: &str,
 ) -> Result<CommitProof, CommitProofError> {
     let repo = Repo::new(dir);
-    if !repo.is_repository() {
-        return Err(CommitProofError::NotARepository(dir.to_owned()));
-    }
-    let (at, base_at) = repo.at_with_base(rev, base, &format!("./{profile}"))?;
+    // Two git processes in all: outside a repository, the first fails, and
+    // only then is it asked why.
+    let (at, base_at) = match repo.at_with_base(rev, base, &format!("./{profile}")) {
+        Ok(found) => found,
+        Err(_) if !repo.is_repository() => {
+            return Err(CommitProofError::NotARepository(dir.to_owned()));
+        }
+        Err(e) => return Err(e.into()),
+    };
     let commit = at.resolved.commit.clone();
     let own = load_at(
         &repo,
