@@ -38,8 +38,54 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         ));
     }
     let json = cli.json;
+    if let Some(verb) = decision_verb(&cli.command) {
+        refuse_outside_a_person(verb)?;
+    }
     let place = Place::new(cli.checkout, cli.store, json)?;
     Ok(command(&place, cli.command).await?.render(json))
+}
+
+/// The decision `command` records, when it records one: what only a person
+/// decides (handoffs and their waivers, plans, answers, deviations, intake,
+/// delivery, cancelling, acknowledging unproven stops, the web inbox's
+/// tokens).
+fn decision_verb(command: &Command) -> Option<&'static str> {
+    Some(match command {
+        Command::Handoff(HandoffCommand::Decide { .. }) => "orcho handoff decide",
+        Command::Delivery(DeliveryCommand::Decide { .. }) => "orcho delivery decide",
+        Command::Plan(_) => "orcho plan",
+        Command::Answer { .. } => "orcho answer",
+        Command::Deviation { .. } => "orcho deviation",
+        Command::Intake {
+            action: Some(_), ..
+        } => "orcho intake",
+        Command::Cancel { .. } => "orcho cancel",
+        Command::Status {
+            ack_stops: true, ..
+        } => "orcho status --ack-stops",
+        Command::Serve {
+            command: Some(ServeCommand::Token(_)),
+            ..
+        } => "orcho serve token",
+        _ => return None,
+    })
+}
+
+/// Refuses a decision made from inside a coding agent's session or a
+/// process Orcho started: decisions belong to people, and such a decision
+/// is never recorded as one.
+fn refuse_outside_a_person(verb: &str) -> Result<(), CliError> {
+    let Some(inside) = crate::hook::session::inside() else {
+        return Ok(());
+    };
+    Err(CliError::refused(format!(
+        "`{verb}` records a person's decision, and this `orcho` runs {inside}: an agent, or a \
+         command a run started, does not decide"
+    ))
+    .with_hint(
+        "ask the user to decide: from a terminal of their own (`orcho inbox` lists what waits), \
+         the web inbox (`orcho serve`), or an MCP client, which is recorded by its name",
+    ))
 }
 
 /// Runs `command` at `place` and returns its report.

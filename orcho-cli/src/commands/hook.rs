@@ -449,6 +449,13 @@ fn guard_shell(place: &Place, guarded: &Guarded, command: &str, cwd: &Utf8Path) 
             reason: format!("bash `{shown}`: deny: {reason}"),
         })
     };
+    // Decisions belong to people: an agent does not decide its own run.
+    if let Some(verb) = shell::orcho_decision(command) {
+        return deny(format!(
+            "`{verb}` records a person's decision, and an agent does not decide; tell the user \
+             what waits (`orcho inbox`, `orcho handoff show`) and let them decide"
+        ));
+    }
     let segments = shell::segments(command);
     for segment in &segments {
         let Some((sub, args)) = segment.git() else {

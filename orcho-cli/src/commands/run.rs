@@ -202,10 +202,13 @@ pub(crate) struct Asking {
 
 impl Asking {
     /// `--no-interactive` and `--wait` as given: the prompt only at a
-    /// terminal.
+    /// terminal, and never inside an agent's session or a process Orcho
+    /// started (an agent at a terminal of its own is not a person).
     pub(crate) fn new(no_interactive: bool, wait: bool) -> Self {
         Self {
-            interactive: !no_interactive && std::io::stdin().is_terminal(),
+            interactive: !no_interactive
+                && std::io::stdin().is_terminal()
+                && crate::hook::session::inside().is_none(),
             wait,
         }
     }

@@ -5,6 +5,7 @@
 mod agents;
 mod answer;
 mod input;
+pub(crate) mod session;
 pub(crate) mod shell;
 mod stops;
 

@@ -454,3 +454,107 @@ mod tests {
         assert_eq!(glob_reach("/r/*.pyc", "/r/orcho.yaml"), None);
     }
 }
+
+/// The Orcho decision a shell command line records, as far as its words
+/// tell, in any spelling: `orcho handoff decide …`, a path to the binary,
+/// `env`/`sh -c`/`xargs` in front, quoted or split across a variable
+/// (`$O delivery decide`), `cargo run -p orcho-cli -- plan approve`. Two
+/// words that only a decision has next to each other (`handoff decide`,
+/// `delivery decide`, `plan approve`, `serve token`, `--ack-stops`) are
+/// enough; the one-word verbs (`answer`, `deviation`, `intake RUN ACTION`,
+/// `cancel`) count after a word that names `orcho`. `None` for anything
+/// else (`orcho verify`, `orcho handoff show`).
+pub(crate) fn orcho_decision(command: &str) -> Option<&'static str> {
+    let words: Vec<String> = command
+        .split(|c: char| c.is_whitespace() || ";|&<>()`{}[],".contains(c))
+        .map(|w| {
+            w.trim_matches(|c| c == '\'' || c == '"' || c == '\\')
+                .to_ascii_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    let at = |i: usize| words.get(i).map_or("", String::as_str);
+    for i in 0..words.len() {
+        let (word, next) = (at(i), at(i + 1));
+        match (word, next) {
+            ("handoff", "decide") => return Some("orcho handoff decide"),
+            ("delivery", "decide") => return Some("orcho delivery decide"),
+            ("plan", "approve" | "request-changes" | "reject") => return Some("orcho plan"),
+            ("serve", "token") => return Some("orcho serve token"),
+            _ => {}
+        }
+        if word == "--ack-stops" {
+            return Some("orcho status --ack-stops");
+        }
+        if !names_orcho(word) {
+            continue;
+        }
+        // After a word naming Orcho: its subcommand, past global options.
+        let mut j = i + 1;
+        while at(j).starts_with("--") {
+            j += if matches!(at(j), "--checkout" | "--store") {
+                2
+            } else {
+                1
+            };
+        }
+        let verb = match at(j) {
+            "answer" => "orcho answer",
+            "deviation" => "orcho deviation",
+            "cancel" => "orcho cancel",
+            "intake" if !at(j + 2).is_empty() && !at(j + 2).starts_with("--") => "orcho intake",
+            _ => continue,
+        };
+        return Some(verb);
+    }
+    None
+}
+
+/// Whether a word names the `orcho` binary: `orcho`, a path ending in it,
+/// `orcho-cli` (as `cargo run -p` names it), or a variable that could hold
+/// it (`$ORCHO`, `${ORCHO_BIN}`).
+fn names_orcho(word: &str) -> bool {
+    let name = word.rsplit('/').next().unwrap_or(word);
+    name == "orcho" || name == "orcho-cli" || (word.starts_with('$') && word.contains("orcho"))
+}
+
+#[cfg(test)]
+mod decision_tests {
+    use super::orcho_decision;
+
+    #[test]
+    fn a_decision_is_found_in_any_spelling() {
+        for command in [
+            "orcho handoff decide latest continue_with_waiver --note ok",
+            "/usr/local/bin/orcho delivery decide 2026 approve",
+            "env -u CLAUDECODE orcho delivery decide latest approve",
+            "sh -c 'orcho plan approve latest'",
+            "O=orcho; $O handoff decide latest continue",
+            "cargo run -q -p orcho-cli -- delivery decide latest approve",
+            "echo latest | xargs -I{} orcho handoff decide {} halt",
+            "ORCHO=$(which orcho); \"$ORCHO\" answer latest --answer yes",
+            "orcho --checkout . deviation latest retry",
+            "orcho intake latest include",
+            "orcho cancel latest",
+            "orcho status --ack-stops",
+            "orcho serve token add me",
+            "python3 -c \"import subprocess; subprocess.run(['orcho','handoff','decide','latest','halt'])\"",
+            "ORCHO HANDOFF DECIDE latest halt",
+        ] {
+            assert!(orcho_decision(command).is_some(), "{command}");
+        }
+        for command in [
+            "orcho verify",
+            "orcho status",
+            "orcho handoff show latest",
+            "orcho delivery show latest",
+            "orcho intake latest",
+            "orcho inbox",
+            "git commit -m 'answer the reviewer'",
+            "grep -r cancel src",
+            "cargo test -- --nocapture",
+        ] {
+            assert_eq!(orcho_decision(command), None, "{command}");
+        }
+    }
+}

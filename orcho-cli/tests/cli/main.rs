@@ -13,6 +13,7 @@ mod base;
 mod bootstrap;
 mod browser;
 mod carry;
+mod cheats;
 mod command_gate;
 mod crash;
 mod delivery;

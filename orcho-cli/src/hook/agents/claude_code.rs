@@ -31,6 +31,8 @@ pub(super) const DIALECT: Dialect = Dialect {
     exit_code,
     render,
     once: "check that `orcho` is on the PATH Claude Code runs hooks with (`/hooks` lists them)",
+    session_env: &["CLAUDECODE"],
+    processes: &["claude", "@anthropic-ai/claude-code/"],
 };
 
 /// `PostToolUseFailure` says `Exit code N` first in its `error`;

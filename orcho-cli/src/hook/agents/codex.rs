@@ -34,6 +34,12 @@ pub(super) const DIALECT: Dialect = Dialect {
            `codex exec` with `--trust --dangerously-bypass-hook-trust` (it skips untrusted \
            hooks without a word; older releases also need `[features] codex_hooks = true` in \
            config.toml)",
+    session_env: &[
+        "CODEX_THREAD_ID",
+        "CODEX_SANDBOX",
+        "CODEX_SANDBOX_NETWORK_DISABLED",
+    ],
+    processes: &["codex", "@openai/codex"],
 };
 
 fn tool(name: &str) -> Option<Tool> {

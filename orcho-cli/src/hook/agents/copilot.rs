@@ -39,6 +39,8 @@ pub(super) const DIALECT: Dialect = Dialect {
     once: "Copilot CLI loads a repository's `.github/hooks` only in a folder you trusted (it \
            asks when it starts there; `trusted_folders` in ~/.copilot/config.json for `copilot \
            -p`)",
+    session_env: &["COPILOT_CLI_BINARY_VERSION"],
+    processes: &["copilot", "@github/copilot"],
 };
 
 fn event(name: &str) -> Option<Kind> {

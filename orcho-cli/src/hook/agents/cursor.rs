@@ -37,6 +37,8 @@ pub(super) const DIALECT: Dialect = Dialect {
     render,
     once: "Cursor runs a project's `.cursor/hooks.json` only in a trusted workspace; its Hooks \
            settings list them",
+    session_env: &["CURSOR_AGENT"],
+    processes: &["cursor-agent"],
 };
 
 fn event(name: &str) -> Option<Kind> {

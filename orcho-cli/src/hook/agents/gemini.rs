@@ -29,6 +29,8 @@ pub(super) const DIALECT: Dialect = Dialect {
     once: "Gemini CLI runs project hooks only in a trusted folder (it asks when it starts \
            there; `GEMINI_CLI_TRUST_WORKSPACE=true` for `gemini -p`), and lists them with \
            `/hooks`",
+    session_env: &["GEMINI_CLI"],
+    processes: &["gemini", "@google/gemini-cli"],
 };
 
 pub(super) fn event(name: &str) -> Option<Kind> {

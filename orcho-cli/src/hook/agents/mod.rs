@@ -99,6 +99,14 @@ pub(crate) struct Dialect {
     /// What a person does once so that the hooks run, said by `orcho
     /// init` and by `orcho status` while they never called Orcho.
     pub(crate) once: &'static str,
+    /// Variables the agent sets in the environment of the commands its
+    /// tools run (or of its own process, which they inherit): a command
+    /// that sees one runs inside the agent's session.
+    pub(crate) session_env: &'static [&'static str],
+    /// How the agent's process shows on its command line: a program name
+    /// (`claude`), or a path fragment of its package
+    /// (`@anthropic-ai/claude-code/`) for one started by `node`.
+    pub(crate) processes: &'static [&'static str],
 }
 
 impl std::fmt::Debug for Dialect {

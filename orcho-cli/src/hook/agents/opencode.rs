@@ -35,6 +35,8 @@ pub(super) const DIALECT: Dialect = Dialect {
            first time it installs its plugin package there, from the npm registry); an \
            unproven stop becomes a new prompt, which `opencode run` exits before answering \
            (docs/agents.md)",
+    session_env: &[],
+    processes: &["opencode", "opencode-ai/"],
 };
 
 fn tool(name: &str) -> Option<Tool> {

@@ -30,6 +30,8 @@ pub(super) const DIALECT: Dialect = Dialect {
     render: super::claude_code::render,
     once: "Qwen Code runs the hooks in `.qwen/settings.json` as they are (`\"disableAllHooks\": \
            true` turns them off); `orcho` must be on its PATH",
+    session_env: &["QWEN_CODE"],
+    processes: &["qwen", "@qwen-code/qwen-code"],
 };
 
 fn tool(name: &str) -> Option<Tool> {
