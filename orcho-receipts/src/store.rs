@@ -79,6 +79,13 @@ impl ReceiptKey {
         Self(blake3::derive_key("orcho receipt mac key v1", secret))
     }
 
+    /// The key the fingerprint cache under the store is sealed with
+    /// ([`Fingerprinter::with_cache_key`](crate::fingerprint::Fingerprinter::with_cache_key)),
+    /// derived from this one for that use alone.
+    pub fn cache_key(&self) -> [u8; 32] {
+        blake3::derive_key("orcho fingerprint cache seal v1", &self.0)
+    }
+
     /// A short public name of the key (16 hex digits), derived one way from
     /// it: receipts record it beside their MAC, so a receipt signed with
     /// another key is told apart from one forged or edited. It reveals
@@ -199,6 +206,11 @@ impl ReceiptStore {
     /// The store directory.
     pub fn dir(&self) -> &Utf8Path {
         &self.dir
+    }
+
+    /// The key receipts are signed with, when the store has one.
+    pub fn key(&self) -> Option<&ReceiptKey> {
+        self.key.as_ref()
     }
 
     /// `receipts/` under the store directory, as the store's layout names

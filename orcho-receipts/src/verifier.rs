@@ -232,6 +232,9 @@ impl Verifier {
         if self.store.dir().is_dir() {
             f = f.with_cache_dir(self.store.cache_dir());
         }
+        if let Some(key) = self.store.key() {
+            f = f.with_cache_key(key.cache_key());
+        }
         match self.threads {
             Some(n) => f.with_threads(n),
             None => f,

@@ -152,3 +152,128 @@ fn a_verification_command_cannot_decide_either() -> Result {
     assert!(shown["decision"].is_null(), "nothing recorded: {shown}");
     Ok(())
 }
+
+/// Implement, then a review that pauses when it rejects, with a waiver on
+/// offer, and no final acceptance.
+const REVIEWED: &str = "\
+schema: 1
+name: reviewed
+phases:
+  - name: implement
+    role: implement
+  - name: review
+    role: review
+    handoff:
+      pause: on_rejected
+      on_exhausted: pause
+      actions: [retry_feedback, continue_with_waiver, halt]
+";
+
+#[test]
+fn a_waiver_never_approves_a_release() -> Result {
+    let repo = Repo::new(REVIEWED)?;
+    repo.write(
+        "review.sh",
+        "#!/bin/sh\nprintf '{\"schema\":1,\"verdict\":\"rejected\",\"findings\":[{\"severity\":\"high\",\"title\":\"no tests for the parser\"},{\"severity\":\"medium\",\"title\":\"unclear naming\"}]}' > \"$ORCHO_OUTPUT\"\nexit 1\n",
+    )?;
+    repo.git(&["add", "review.sh"])?;
+    repo.git(&["commit", "-q", "-m", "a reviewer"])?;
+    let review = format!("review={}", repo.dir().join("review.sh"));
+    let out = repo.orcho(&[
+        "run",
+        "--phase",
+        "implement=sh -c 'echo x > f.txt'",
+        "--phase",
+        &review,
+        "--no-interactive",
+        "--json",
+    ])?;
+    out.expect_code(4);
+    let run = crate::support::run_id(&out.json()?)?;
+    repo.orcho(&[
+        "handoff",
+        "decide",
+        &run,
+        "continue_with_waiver",
+        "--note",
+        "ship it anyway",
+    ])?
+    .expect_code(0);
+    repo.orcho(&["resume", &run, "--no-interactive"])?
+        .expect_code(4);
+    let gate = repo.orcho(&["delivery", "show", &run, "--json"])?.json()?;
+    assert_eq!(gate["verdict"], "rejected", "{gate}");
+    assert_eq!(gate["reviewer_verdict"], "rejected", "{gate}");
+    let actions = gate["available_actions"].as_array().ok_or("no actions")?;
+    assert!(!actions.contains(&Value::from("approve")), "{gate}");
+    assert!(actions.contains(&Value::from("fix")), "{gate}");
+    let text = repo.orcho(&["delivery", "show", &run])?;
+    assert!(
+        text.stdout
+            .contains("release rejected (reviewer rejected, 3 findings waived)"),
+        "{text}"
+    );
+    Ok(())
+}
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &camino::Utf8Path) -> Vec<camino::Utf8PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let Ok(path) = camino::Utf8PathBuf::from_path_buf(entry.path()) else {
+            continue;
+        };
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_rewritten_fingerprint_cache_cannot_pass_a_change_for_the_proven_file() -> Result {
+    let profile = QUICK.replace("test -f ok", "grep -q answer lib.txt");
+    let repo = Repo::with_files(&profile, &[("lib.txt", "the answer\n")])?;
+    repo.orcho(&["verify"])?.expect_code(0);
+    repo.orcho(&["status"])?.expect_code(0);
+    // The file changes, and status fingerprints (and caches) it as it is.
+    repo.write("lib.txt", "no longer!\n")?;
+    repo.orcho(&["status"])?.expect_code(3);
+    // The attacker maps the new file back to the proven content's digest in
+    // every cache file, and seals each again as the cache once was: a
+    // plain blake3 checksum after the body.
+    let digest = |content: &[u8]| {
+        *blake3::Hasher::new_derive_key(orcho::receipts::fingerprint::FILE_CONTEXT)
+            .update(content)
+            .finalize()
+            .as_bytes()
+    };
+    let (proven, now) = (digest(b"the answer\n"), digest(b"no longer!\n"));
+    let mut rewritten = 0;
+    for file in files_under(&repo.dir().join(".orcho/cache")) {
+        let mut bytes = std::fs::read(&file)?;
+        let Some(body_len) = bytes.len().checked_sub(32) else {
+            continue;
+        };
+        let Some(at) = bytes[..body_len].windows(32).position(|w| w == now) else {
+            continue;
+        };
+        bytes[at..at + 32].copy_from_slice(&proven);
+        let sum = *blake3::hash(&bytes[..body_len]).as_bytes();
+        bytes[body_len..].copy_from_slice(&sum);
+        orcho::core::fs::write_atomic(&file, &bytes)?;
+        rewritten += 1;
+    }
+    assert!(rewritten > 0, "no cache entry held the file's digest");
+    // The cache is sealed with a key the attacker does not have: it is not
+    // believed, and the receipt stays stale.
+    let out = repo.orcho(&["status"])?;
+    out.expect_code(3);
+    assert!(out.stdout.contains("stale"), "{out}");
+    Ok(())
+}

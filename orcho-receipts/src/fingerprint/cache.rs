@@ -234,12 +234,12 @@ impl TreeCache {
     }
 
     /// Loads a cache file; `None` when it is missing or damaged.
-    pub(crate) fn load(path: &Utf8Path) -> Option<Self> {
-        Self::parse(std::fs::read(path).ok()?)
+    pub(crate) fn load(path: &Utf8Path, seal: Seal) -> Option<Self> {
+        Self::parse(std::fs::read(path).ok()?, seal)
     }
 
-    fn parse(mut bytes: Vec<u8>) -> Option<Self> {
-        let body_len = unseal(&bytes)?.len();
+    fn parse(mut bytes: Vec<u8>, seal: Seal) -> Option<Self> {
+        let body_len = unseal(&bytes, seal)?.len();
         bytes.truncate(body_len);
         let mut r = Reader { b: &bytes, at: 0 };
         if r.take(8)? != MAGIC || r.u32()? != VERSION {
@@ -278,6 +278,7 @@ impl TreeCache {
     /// per path) to `path` (see [`write_sealed`]).
     pub(crate) fn save(
         path: &Utf8Path,
+        seal: Seal,
         snapshot: (i64, u32),
         git: Option<&GitState>,
         paths: &PathList,
@@ -319,7 +320,7 @@ impl TreeCache {
                 None => b.extend_from_slice(&[0; STAT + 32]),
             }
         }
-        write_sealed(path, b)
+        write_sealed(path, seal, b)
     }
 }
 
@@ -505,6 +506,28 @@ pub(crate) fn fs_now(dir: &Utf8Path, root: &Path, root_fd: &OwnedFd) -> io::Resu
     Ok((secs - secs.rem_euclid(2), 0))
 }
 
+/// What a cache file is sealed with: blake3 keyed with a key only the
+/// host has (derived from its receipt key), so that a process that can
+/// write the store cannot rewrite a cache entry to pass a changed file for
+/// an unchanged one; or, without a key, a plain blake3 checksum, which
+/// only catches damage.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Seal(Option<[u8; 32]>);
+
+impl Seal {
+    /// Sealed with `key`.
+    pub(crate) fn keyed(key: [u8; 32]) -> Self {
+        Self(Some(key))
+    }
+
+    fn sum(self, bytes: &[u8]) -> [u8; 32] {
+        match &self.0 {
+            Some(key) => *blake3::keyed_hash(key, bytes).as_bytes(),
+            None => *blake3::hash(bytes).as_bytes(),
+        }
+    }
+}
+
 /// Writes `bytes` to `path` with their blake3 checksum after them, through a
 /// temporary file renamed into place: a reader sees the whole old file, the
 /// whole new one or none, and [`unseal`] refuses a damaged one. Not synced
@@ -514,9 +537,9 @@ pub(crate) fn fs_now(dir: &Utf8Path, root: &Path, root_fd: &OwnedFd) -> io::Resu
 /// makes ext4 write the new file's data out first (its `auto_da_alloc`),
 /// which costs more than the cache saves. A reader in between finds no
 /// cache and fingerprints without one.
-pub(crate) fn write_sealed(path: &Utf8Path, mut bytes: Vec<u8>) -> io::Result<()> {
-    let sum = blake3::hash(&bytes);
-    bytes.extend_from_slice(sum.as_bytes());
+pub(crate) fn write_sealed(path: &Utf8Path, seal: Seal, mut bytes: Vec<u8>) -> io::Result<()> {
+    let sum = seal.sum(&bytes);
+    bytes.extend_from_slice(&sum);
     let dir = path.parent().unwrap_or(Utf8Path::new("."));
     let mut temp = tempfile::Builder::new()
         .prefix(".orcho-tmp-")
@@ -531,10 +554,11 @@ pub(crate) fn write_sealed(path: &Utf8Path, mut bytes: Vec<u8>) -> io::Result<()
     Ok(())
 }
 
-/// The body of a file [`write_sealed`] wrote, if its checksum holds.
-pub(crate) fn unseal(bytes: &[u8]) -> Option<&[u8]> {
+/// The body of a file [`write_sealed`] wrote with `seal`, if its checksum
+/// holds.
+pub(crate) fn unseal(bytes: &[u8], seal: Seal) -> Option<&[u8]> {
     let body = bytes.len().checked_sub(32)?;
-    (blake3::hash(&bytes[..body]).as_bytes() == &bytes[body..]).then(|| &bytes[..body])
+    (seal.sum(&bytes[..body]) == bytes[body..]).then(|| &bytes[..body])
 }
 
 /// The cache file of a fingerprint of `root` (its absolute path), `subject`,
@@ -572,7 +596,7 @@ pub(crate) fn cache_file(
 /// Whether `bytes` read as a cache file (for the fuzz targets).
 #[cfg(feature = "fuzzing")]
 pub(crate) fn parse_bytes(bytes: Vec<u8>) -> bool {
-    TreeCache::parse(bytes).is_some()
+    TreeCache::parse(bytes, Seal::default()).is_some()
 }
 
 #[cfg(test)]
@@ -646,14 +670,23 @@ mod tests {
 
     fn saved(dir: &tempfile::TempDir) -> Utf8PathBuf {
         let path = Utf8PathBuf::try_from(dir.path().join("c.tree")).unwrap();
-        TreeCache::save(&path, (10, 0), Some(&git()), &paths(), &marks(), &files()).unwrap();
+        TreeCache::save(
+            &path,
+            Seal::default(),
+            (10, 0),
+            Some(&git()),
+            &paths(),
+            &marks(),
+            &files(),
+        )
+        .unwrap();
         path
     }
 
     #[test]
     fn round_trip() {
         let dir = tempfile::tempdir().unwrap();
-        let back = TreeCache::load(&saved(&dir)).unwrap();
+        let back = TreeCache::load(&saved(&dir), Seal::default()).unwrap();
         assert_eq!(back.snapshot, (10, 0));
         assert_eq!(back.git, Some(git()));
         assert_eq!(back.paths, paths());
@@ -664,7 +697,7 @@ mod tests {
     #[test]
     fn only_unchanged_files_older_than_the_snapshot_are_trusted() {
         let dir = tempfile::tempdir().unwrap();
-        let cache = TreeCache::load(&saved(&dir)).unwrap();
+        let cache = TreeCache::load(&saved(&dir), Seal::default()).unwrap();
         assert_eq!(cache.trusted(0, &stat(1)), Some([7; 32]));
         assert_eq!(cache.trusted(0, &stat(2)), None, "changed");
         assert_eq!(cache.trusted(1, &stat(1)), None, "not a file");
@@ -692,15 +725,20 @@ mod tests {
         let good = std::fs::read(saved(&dir)).unwrap();
         for cut in 0..good.len() {
             assert!(
-                TreeCache::parse(good[..cut].to_vec()).is_none(),
+                TreeCache::parse(good[..cut].to_vec(), Seal::default()).is_none(),
                 "cut at {cut}"
             );
         }
         for at in (0..good.len()).step_by(7) {
             let mut bad = good.clone();
             bad[at] ^= 0x40;
-            assert!(TreeCache::parse(bad).is_none(), "flipped at {at}");
+            assert!(
+                TreeCache::parse(bad, Seal::default()).is_none(),
+                "flipped at {at}"
+            );
         }
-        assert!(TreeCache::parse(good).is_some());
+        assert!(TreeCache::parse(good.clone(), Seal::default()).is_some());
+        // Sealed without the key, refused by a reader that has one.
+        assert!(TreeCache::parse(good, Seal::keyed([9; 32])).is_none());
     }
 }

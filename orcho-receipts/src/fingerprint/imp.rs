@@ -163,6 +163,7 @@ pub struct Submodule {
 #[derive(Debug, Clone)]
 pub struct Fingerprinter {
     cache_dir: Option<Utf8PathBuf>,
+    seal: cache::Seal,
     exclude: Vec<PathBuf>,
     threads: usize,
     env: BaseEnv,
@@ -184,12 +185,24 @@ impl Fingerprinter {
         let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
         Self {
             cache_dir: None,
+            seal: cache::Seal::default(),
             exclude: Vec::new(),
             threads: (cores * 2).clamp(4, 64),
             env: BaseEnv::inherit(),
             use_git: true,
             keep_manifests: false,
         }
+    }
+
+    /// Seals the cache (and the manifests beside it) with `key`, a secret
+    /// only the host has: a process that can write the cache directory
+    /// but not read the key cannot rewrite an entry so that a changed file
+    /// passes for the one a receipt proved. Without a key the cache is
+    /// sealed with a plain checksum, which catches damage only.
+    #[must_use]
+    pub fn with_cache_key(mut self, key: [u8; 32]) -> Self {
+        self.seal = cache::Seal::keyed(key);
+        self
     }
 
     /// Keeps, beside the cache, what each fingerprint covered path by path
@@ -217,7 +230,7 @@ impl Fingerprinter {
         let root_path = root.as_std_path();
         let scope = self.scope(root_path, normalize_subject(subject));
         let file = cache::cache_file(dir, root_path, &scope.subject, &scope.skip, &self.env);
-        super::manifest::changes(&file, from, to)
+        super::manifest::changes(self.seal, &file, from, to)
     }
 
     /// Never lists anything under `path` (typically the receipt store, when
@@ -309,7 +322,7 @@ impl Fingerprinter {
             path: root_path,
         };
         let cached = match (&cache_file, snapshot) {
-            (Some(file), Some(_)) => TreeCache::load(file),
+            (Some(file), Some(_)) => TreeCache::load(file, self.seal),
             _ => None,
         };
         let use_git = self.use_git && walk::in_git_work_tree(root_path);
@@ -425,7 +438,7 @@ impl Fingerprinter {
             && self.keep_manifests
             && let Some(file) = &cache_file
         {
-            super::manifest::keep(file, &fingerprint.digest, &paths, &entries);
+            super::manifest::keep(self.seal, file, &fingerprint.digest, &paths, &entries);
         }
         // With the same listing and nothing read, the cache already says
         // all there is to say.
@@ -457,7 +470,15 @@ impl Fingerprinter {
             let git = git.filter(|_| scope.is_everything() && marks.len() == paths.len());
             // The cache only saves time; failing to write it costs nothing
             // else.
-            let _ = TreeCache::save(file, snapshot, git.as_ref(), &paths, &marks, &files);
+            let _ = TreeCache::save(
+                file,
+                self.seal,
+                snapshot,
+                git.as_ref(),
+                &paths,
+                &marks,
+                &files,
+            );
         }
         Ok(fingerprint)
     }

@@ -13,7 +13,7 @@ use std::{fmt, io};
 use camino::{Utf8Path, Utf8PathBuf};
 
 use super::{
-    cache::{unseal, write_sealed},
+    cache::{Seal, unseal, write_sealed},
     imp::{Entry, Kind},
     paths::PathList,
 };
@@ -107,6 +107,7 @@ fn record(entry: Option<&Entry>) -> [u8; 33] {
 /// Writes the manifest of `paths` and `entries` (the fingerprint `digest`),
 /// unless it is there already, then keeps only the newest [`KEPT`].
 pub(crate) fn keep(
+    seal: Seal,
     cache_file: &Utf8Path,
     digest: &orcho_core::Digest,
     paths: &PathList,
@@ -131,7 +132,7 @@ pub(crate) fn keep(
         bytes.extend_from_slice(path);
         bytes.extend_from_slice(&record(entry.as_ref()));
     }
-    if write_sealed(&target, bytes).is_ok() {
+    if write_sealed(&target, seal, bytes).is_ok() {
         prune(dir, cache_file.file_stem().unwrap_or("tree"));
     }
 }
@@ -161,13 +162,13 @@ struct Manifest {
     entries: Vec<(Vec<u8>, [u8; 33])>,
 }
 
-fn load(path: &Utf8Path) -> io::Result<Option<Manifest>> {
+fn load(path: &Utf8Path, seal: Seal) -> io::Result<Option<Manifest>> {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    let Some(body) = unseal(&bytes) else {
+    let Some(body) = unseal(&bytes, seal) else {
         return Ok(None);
     };
     let Some(mut rest) = body.strip_prefix(b"orcho manifest 1\n".as_slice()) else {
@@ -198,12 +199,13 @@ fn shown(path: &[u8]) -> Utf8PathBuf {
 /// The paths that differ between the manifests of `from` and `to`; `None`
 /// when either is not kept (or cannot be read).
 pub(crate) fn changes(
+    seal: Seal,
     cache_file: &Utf8Path,
     from: &orcho_core::Digest,
     to: &orcho_core::Digest,
 ) -> Option<PathChanges> {
-    let before = load(&file(cache_file, from)).ok()??;
-    let after = load(&file(cache_file, to)).ok()??;
+    let before = load(&file(cache_file, from), seal).ok()??;
+    let after = load(&file(cache_file, to), seal).ok()??;
     let mut changes = PathChanges::default();
     let (mut a, mut b) = (
         before.entries.iter().peekable(),

@@ -156,6 +156,14 @@ impl Run {
             .handoffs
             .waivers(self.id())
             .map_err(|e| self.handoff_err(e))?;
+        // A waiver lets a rejected phase go on; it never makes the release
+        // approved. Without a final acceptance to say otherwise, a waived
+        // rejection stays the release's verdict, with what was waived.
+        let (verdict, mut findings) = if state.release().is_none() {
+            self.waived_rejections(&waivers, verdict, findings)?
+        } else {
+            (verdict, findings)
+        };
         let plan = &self.engine.inner.plan;
         // Without `require_receipts`, receipts do not hold the delivery back
         // (final acceptance, when the plan has one, still reads them).
@@ -228,6 +236,47 @@ impl Run {
             ));
         }
         Ok(spec)
+    }
+
+    /// The release verdict and findings of a run without a final
+    /// acceptance, given its waivers: a handoff whose rejected phase was
+    /// waived makes the release rejected, with that phase's findings
+    /// (which the waiver then lists as waived).
+    fn waived_rejections(
+        &self,
+        waivers: &orcho_handoff::waiver::WaiverSet,
+        verdict: Verdict,
+        mut findings: Vec<Finding>,
+    ) -> Result<(Verdict, Vec<Finding>), EngineError> {
+        let mut rejected = false;
+        for waiver in waivers.waivers() {
+            let handoff = self
+                .engine
+                .inner
+                .store
+                .handoffs
+                .handoff(self.id(), waiver.handoff())
+                .map_err(|e| self.handoff_err(e))?;
+            if handoff.verdict() == Verdict::Approved && waiver.gates().is_empty() {
+                continue;
+            }
+            rejected = true;
+            for finding in handoff.findings() {
+                if !findings
+                    .iter()
+                    .any(|f| f.fingerprint() == finding.fingerprint())
+                {
+                    findings.push(finding.clone());
+                }
+            }
+        }
+        if !rejected {
+            return Ok((verdict, findings));
+        }
+        if findings.is_empty() {
+            findings.push(self.bare_rejection(Verdict::Rejected)?);
+        }
+        Ok((Verdict::Rejected, findings))
     }
 
     /// The edits the run's change makes to what proves it (its profile
