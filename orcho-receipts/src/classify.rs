@@ -267,6 +267,22 @@ pub enum StaleReason {
         /// The program it would run now (`None`: none is found).
         current: Option<Utf8PathBuf>,
     },
+    /// A file outside the subject that it ran or read changed, appeared or
+    /// went (its program, an interpreter, runner configuration above the
+    /// checkout, a link's target outside it).
+    Bound {
+        /// What changed, path by path.
+        changes: Vec<crate::BoundChange>,
+    },
+    /// The receipt was written before receipts bound the files outside the
+    /// subject (schema 6): what the command ran is not known.
+    Unbound,
+    /// Files of its subject were written while it ran (and may have been
+    /// put back before it ended).
+    WrittenDuringRun {
+        /// The files, relative to the checkout.
+        paths: Vec<Utf8PathBuf>,
+    },
 }
 
 impl fmt::Display for StaleReason {
@@ -332,6 +348,32 @@ impl fmt::Display for StaleReason {
                 "environment `{recorded_name}` changed: {} changed",
                 orcho_core::spelling::quoted(changed)
             ),
+            Self::Bound { changes } => {
+                let shown: Vec<String> = changes.iter().take(3).map(ToString::to_string).collect();
+                let more = changes.len().saturating_sub(3);
+                write!(f, "what it ran changed: {}", shown.join(", "))?;
+                if more > 0 {
+                    write!(f, " and {more} more")?;
+                }
+                Ok(())
+            }
+            Self::Unbound => f.write_str(
+                "it was recorded before receipts bound the program and the files it reads \
+                 outside the checkout: run it again",
+            ),
+            Self::WrittenDuringRun { paths } => {
+                let shown: Vec<String> = paths.iter().take(3).map(|p| format!("`{p}`")).collect();
+                let more = paths.len().saturating_sub(3);
+                write!(
+                    f,
+                    "it wrote files it is bound to while it ran: {}",
+                    shown.join(", ")
+                )?;
+                if more > 0 {
+                    write!(f, " and {more} more")?;
+                }
+                Ok(())
+            }
             Self::Program {
                 recorded,
                 current: Some(current),
@@ -493,6 +535,10 @@ pub struct CurrentState {
     pub environments: BTreeMap<EnvName, EnvironmentState>,
     /// The program each command would run now (`None`: none found).
     pub programs: BTreeMap<CommandName, Option<Utf8PathBuf>>,
+    /// The files outside its subject each command would run or read now,
+    /// with their digests (see [`bound`](crate::bound)); a command not
+    /// listed is not compared.
+    pub bound: BTreeMap<CommandName, BTreeMap<Utf8PathBuf, crate::BoundFile>>,
 }
 
 impl CurrentState {
@@ -522,6 +568,9 @@ pub struct Classified {
     /// The dependency checkouts its latest valid receipt was taken against
     /// (empty without a valid receipt, or without dependencies).
     pub dependencies: Vec<crate::DependencyFingerprint>,
+    /// What the test runner of its latest valid receipt reported, when one
+    /// was recognised.
+    pub tests: Option<crate::TestCount>,
 }
 
 /// Classifies the latest receipt of every declared command (required ones
@@ -560,12 +609,13 @@ pub fn classify(
             .map(|c| (&c.name, false)),
     );
     let one = |(name, required): (&CommandName, bool), buffers: &mut LoadBuffers| {
-        let (status, dependencies) = index.classify_loaded(store, state, name, buffers);
+        let (status, dependencies, tests) = index.classify_loaded(store, state, name, buffers);
         Classified {
             command: name.clone(),
             required,
             status,
             dependencies,
+            tests,
         }
     };
     let threads = threads_for(todo.len());
@@ -694,20 +744,25 @@ impl<'a> Index<'a> {
         self.classify_loaded(store, state, name, buffers).0
     }
 
-    /// The status, and the dependencies the receipt was taken against.
+    /// The status, the dependencies the receipt was taken against, and what
+    /// its test runner reported.
     fn classify_loaded(
         &self,
         store: &ReceiptStore,
         state: &CurrentState,
         name: &CommandName,
         buffers: &mut LoadBuffers,
-    ) -> (ReceiptStatus, Vec<crate::DependencyFingerprint>) {
+    ) -> (
+        ReceiptStatus,
+        Vec<crate::DependencyFingerprint>,
+        Option<crate::TestCount>,
+    ) {
         match store.load_latest(name, buffers) {
-            LoadedReceipt::Missing => (missing(store, name), Vec::new()),
-            LoadedReceipt::Invalid(reason) => (ReceiptStatus::Invalid(reason), Vec::new()),
+            LoadedReceipt::Missing => (missing(store, name), Vec::new(), None),
+            LoadedReceipt::Invalid(reason) => (ReceiptStatus::Invalid(reason), Vec::new(), None),
             LoadedReceipt::Valid(receipt) => {
                 let status = self.status_of(state, &receipt);
-                (status, receipt.dependencies)
+                (status, receipt.dependencies, receipt.tests)
             }
         }
     }
@@ -815,6 +870,22 @@ fn stale_reasons(
                 current,
             });
         }
+    }
+    if let Some(current) = state.bound.get(&receipt.command) {
+        match &receipt.bound {
+            None => reasons.push(StaleReason::Unbound),
+            Some(recorded) => {
+                let changes = crate::bound::changes(recorded, current);
+                if !changes.is_empty() {
+                    reasons.push(StaleReason::Bound { changes });
+                }
+            }
+        }
+    }
+    if !receipt.written_during_run.is_empty() {
+        reasons.push(StaleReason::WrittenDuringRun {
+            paths: receipt.written_during_run.clone(),
+        });
     }
     if receipt.subject_after != receipt.subject_before {
         reasons.push(StaleReason::ChangedByRun {

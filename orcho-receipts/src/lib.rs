@@ -77,6 +77,7 @@
 //! and polled every few milliseconds elsewhere). The minimum supported Rust
 //! version is 1.95.
 
+pub mod bound;
 mod changes;
 mod classify;
 mod contract;
@@ -92,7 +93,9 @@ mod receipt;
 mod store;
 mod test_count;
 mod verifier;
+mod watch;
 
+pub use bound::{BoundChange, BoundFile, BoundKind};
 pub use changes::{command_changes, environment_changes};
 pub use classify::{
     Classified, CurrentState, EnvironmentState, InvalidReason, NextAction, ReceiptStatus,

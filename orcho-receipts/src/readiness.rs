@@ -1,6 +1,9 @@
 //! The readiness summary a final-acceptance reviewer reads, the
 
-use std::fmt::{self, Write as _};
+use std::{
+    collections::BTreeMap,
+    fmt::{self, Write as _},
+};
 
 use camino::Utf8PathBuf;
 use orcho_core::{
@@ -21,7 +24,9 @@ use crate::{
 /// - 2: `gates`, the delivery-relevant gates (left out when there are none);
 ///   each command's `dependencies` (name, path, fingerprint, commit), which
 ///   its receipt was taken against (left out when there are none).
-pub const SUMMARY_SCHEMA: SchemaVersion = SchemaVersion::new(2);
+/// - 3: each command's `tests` (passed, failed, skipped, and `not_run` by
+///   the runner's word), when its receipt's runner was recognised.
+pub const SUMMARY_SCHEMA: SchemaVersion = SchemaVersion::new(3);
 
 /// The schema of an exploratory-log line.
 ///
@@ -115,6 +120,9 @@ pub struct CommandReadiness {
     /// The dependency checkouts its receipt was taken against: which commit
     /// (or content, outside git) a present receipt was proven with.
     pub dependencies: Vec<crate::DependencyFingerprint>,
+    /// What its receipt's test runner reported: how many passed, failed,
+    /// and did not run (by the runner's word).
+    pub tests: Option<crate::TestCount>,
 }
 
 /// The readiness summary a final-acceptance reviewer reads, the
@@ -155,6 +163,7 @@ impl CommandReadiness {
             command,
             status,
             dependencies: Vec::new(),
+            tests: None,
         }
     }
 }
@@ -241,6 +250,7 @@ impl ReadinessSummary {
             command: c.command.clone(),
             status: c.status.clone(),
             dependencies: c.dependencies.clone(),
+            tests: c.tests.clone(),
         };
         Self {
             environments,
@@ -746,6 +756,19 @@ struct CommandV1 {
     stale_reasons: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     dependencies: Vec<DependencyProvenanceV1>,
+    tests: Option<TestsSummaryV1>,
+}
+
+/// What a command's test runner reported, in the summary.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TestsSummaryV1 {
+    runners: Vec<String>,
+    passed: u64,
+    failed: u64,
+    skipped: u64,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    not_run: BTreeMap<String, u64>,
 }
 
 #[serde_with::skip_serializing_none]
@@ -790,6 +813,13 @@ impl From<&CommandReadiness> for CommandV1 {
                     commit: d.commit.clone(),
                 })
                 .collect(),
+            tests: c.tests.as_ref().map(|t| TestsSummaryV1 {
+                runners: t.runners.clone(),
+                passed: t.passed,
+                failed: t.failed,
+                skipped: t.skipped,
+                not_run: t.not_run.clone(),
+            }),
         }
     }
 }

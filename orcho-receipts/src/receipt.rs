@@ -76,6 +76,14 @@ pub struct CommandReceipt {
     /// What its test runner reported, when one was recognised in its output
     /// (`None` in receipts before schema 5).
     pub tests: Option<TestCount>,
+    /// The files outside its subject that it ran or read, each with its
+    /// digest (see [`bound`](crate::bound)); `None` in receipts before
+    /// schema 6, which bound none.
+    pub bound: Option<BTreeMap<Utf8PathBuf, crate::BoundFile>>,
+    /// Files of its subject written while it ran (in place, or away and
+    /// back): a run that changed what it checks proves neither state, even
+    /// when the files are as they were when it ended.
+    pub written_during_run: Vec<Utf8PathBuf>,
 }
 
 impl CommandReceipt {
@@ -92,15 +100,27 @@ impl CommandReceipt {
                 message: message.clone(),
             }),
         };
-        from_exit.or_else(|| {
-            self.assertions
-                .iter()
-                .find(|a| !a.passed)
-                .map(|a| Failure::AssertionFailed {
-                    assertion: a.description.clone(),
-                    detail: a.detail.clone(),
-                })
-        })
+        from_exit
+            .or_else(|| {
+                self.assertions
+                    .iter()
+                    .find(|a| !a.passed)
+                    .map(|a| Failure::AssertionFailed {
+                        assertion: a.description.clone(),
+                        detail: a.detail.clone(),
+                    })
+            })
+            // The runner's word outranks the exit code: tests it reported
+            // failed are a failure, whatever the command exited with.
+            .or_else(|| {
+                self.tests
+                    .as_ref()
+                    .filter(|t| t.failed > 0)
+                    .map(|t| Failure::ReportedFailed {
+                        failed: t.failed,
+                        runners: t.runners.join(", "),
+                    })
+            })
     }
 
     /// Whether it passed: exit code 0 and every assertion held.
@@ -227,6 +247,13 @@ impl EnvReceipt {
 pub enum Failure {
     /// Non-zero exit code.
     ExitCode(i32),
+    /// It exited 0, but its test runner reported tests that failed.
+    ReportedFailed {
+        /// How many.
+        failed: u64,
+        /// The runners that reported them.
+        runners: String,
+    },
     /// Killed by a signal.
     Signal {
         /// The signal number.
@@ -257,6 +284,10 @@ impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::ExitCode(code) => write!(f, "exited with code {code}"),
+            Self::ReportedFailed { failed, runners } => write!(
+                f,
+                "exited with code 0, but {runners} reported {failed} failed test(s)"
+            ),
             Self::Signal { signal } => match crate::exec::signal_name(*signal) {
                 Some(name) => write!(f, "killed by signal {signal} ({name})"),
                 None => write!(f, "killed by signal {signal}"),

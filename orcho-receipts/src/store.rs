@@ -26,7 +26,7 @@ use crate::{
 /// - 3: `key`, the id of the key that signed a receipt.
 /// - 4: `submodules` in command receipts and `commit` in their
 ///   dependencies. Schemas 1 to 3 are still read.
-pub const RECEIPT_SCHEMA: SchemaVersion = SchemaVersion::new(5);
+pub const RECEIPT_SCHEMA: SchemaVersion = SchemaVersion::new(6);
 
 /// The `derive_key` context of command-receipt digests.
 pub const COMMAND_RECEIPT_CONTEXT: &str = "orcho command receipt v1";

@@ -44,10 +44,37 @@ pub struct TestCount {
     pub failed: u64,
     /// Tests skipped or ignored: they did not run.
     pub skipped: u64,
+    /// What did not run, by the runner's own word (`skipped`, `ignored`,
+    /// `deselected`, `xfailed`, `todo`, `filtered out`, `expected
+    /// failures`): what a person sees when a change makes fewer tests
+    /// run. `filtered out` (a libtest filter) is not in `skipped`.
+    pub not_run: std::collections::BTreeMap<String, u64>,
     /// The names of tests that passed, where the runner printed them.
     pub passed_names: Vec<String>,
     /// The names of tests that failed, where the runner printed them.
     pub failed_names: Vec<String>,
+}
+
+impl std::fmt::Display for TestCount {
+    /// `3 passed, 1 failed; did not run: 2 skipped, 1 deselected` (what did
+    /// not run left out when nothing did).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} passed", self.passed)?;
+        if self.failed > 0 {
+            write!(f, ", {} failed", self.failed)?;
+        }
+        if !self.not_run.is_empty() {
+            let parts: Vec<String> = self
+                .not_run
+                .iter()
+                .map(|(what, n)| format!("{n} {what}"))
+                .collect();
+            write!(f, "; did not run: {}", parts.join(", "))?;
+        } else if self.skipped > 0 {
+            write!(f, "; did not run: {} skipped", self.skipped)?;
+        }
+        Ok(())
+    }
 }
 
 impl TestCount {
@@ -138,9 +165,13 @@ struct Reader {
     go_verbose: bool,
     /// Packages `go test` reported as run without `-v`.
     go_packages: u64,
-    /// Tests unittest ran, and those of them that failed or erred.
+    /// Tests unittest ran, those of them that failed or erred, and those
+    /// it skipped or expected to fail (which it counts as ran).
     unittest_ran: u64,
     unittest_failed: u64,
+    unittest_not_run: u64,
+    /// Test files vitest reported failed.
+    vitest_failed_files: u64,
 }
 
 impl Reader {
@@ -159,10 +190,23 @@ impl Reader {
         let bucket = match what {
             "passed" | "xpassed" => &mut count.passed,
             "failed" | "timed" | "error" | "errors" => &mut count.failed,
-            "ignored" | "skipped" | "todo" | "xfailed" | "deselected" => &mut count.skipped,
+            "ignored" | "skipped" | "todo" | "xfailed" | "deselected" => {
+                self.not_run(n, what);
+                &mut self.count.skipped
+            }
+            "filtered" => return self.not_run(n, "filtered out"),
             _ => return,
         };
         *bucket = bucket.saturating_add(n);
+    }
+
+    /// Adds `n` to what did not run under the runner's word `what`.
+    fn not_run(&mut self, n: u64, what: &str) {
+        if n == 0 {
+            return;
+        }
+        let entry = self.count.not_run.entry(what.to_owned()).or_default();
+        *entry = entry.saturating_add(n);
     }
 
     /// Tallies every `N word` of `parts`; whether any read as one.
@@ -214,6 +258,9 @@ impl Reader {
         if let Some(rest) = trimmed.strip_prefix("Tests:") {
             return self.jest(rest);
         }
+        if let Some(rest) = trimmed.strip_prefix("Test Files ") {
+            return self.vitest_files(rest);
+        }
         if let Some(rest) = trimmed.strip_prefix("Tests ") {
             return self.vitest(rest);
         }
@@ -225,6 +272,9 @@ impl Reader {
             return self.unittest_ran(rest);
         }
         if let Some(rest) = trimmed.strip_prefix("FAILED (") {
+            return self.unittest_failed(rest);
+        }
+        if let Some(rest) = trimmed.strip_prefix("OK (") {
             return self.unittest_failed(rest);
         }
         // unittest's header of a failure: `FAIL: test_empty (mod.T.test_empty)`.
@@ -323,9 +373,32 @@ impl Reader {
         self.tally_parts(rest.split(','));
     }
 
-    /// ` 1 failed | 2 passed | 1 skipped (4)`
+    /// `Test Files  1 failed | 2 passed (3)`: a file that failed (a suite
+    /// with no test, an import that throws) is a failure even where no test
+    /// in it ran.
+    fn vitest_files(&mut self, rest: &str) {
+        let rest = rest.trim();
+        let Some((counts, _)) = rest.rsplit_once('(') else {
+            return;
+        };
+        for part in counts.split('|') {
+            let mut words = part.split_whitespace();
+            if let (Some(n), Some("failed")) = (words.next(), words.next())
+                && let Ok(n) = n.parse::<u64>()
+            {
+                self.runner("vitest");
+                self.vitest_failed_files = self.vitest_failed_files.saturating_add(n);
+            }
+        }
+    }
+
+    /// ` 1 failed | 2 passed | 1 skipped (4)`, or ` no tests`.
     fn vitest(&mut self, rest: &str) {
         let rest = rest.trim();
+        if rest == "no tests" {
+            self.runner("vitest");
+            return;
+        }
         if !rest.ends_with(')') {
             return;
         }
@@ -350,17 +423,22 @@ impl Reader {
         self.unittest_ran = self.unittest_ran.saturating_add(n);
     }
 
-    /// `failures=1, errors=1, skipped=1)`
+    /// `failures=1, errors=1, skipped=1)` (after `FAILED (`), or
+    /// `skipped=3, expected failures=1)` (after `OK (`).
     fn unittest_failed(&mut self, rest: &str) {
         for part in rest.trim_end_matches(')').split(',') {
             if let Some((what, n)) = part.trim().split_once('=')
                 && let Ok(n) = n.parse::<u64>()
             {
                 match what {
-                    "failures" | "errors" => {
+                    "failures" | "errors" | "unexpected successes" => {
                         self.unittest_failed = self.unittest_failed.saturating_add(n);
                     }
-                    "skipped" => self.count.skipped = self.count.skipped.saturating_add(n),
+                    "skipped" | "expected failures" => {
+                        self.count.skipped = self.count.skipped.saturating_add(n);
+                        self.unittest_not_run = self.unittest_not_run.saturating_add(n);
+                        self.not_run(n, what);
+                    }
                     _ => {}
                 }
             }
@@ -401,9 +479,18 @@ impl Reader {
     }
 
     fn finish(mut self) -> Option<TestCount> {
+        // unittest counts what it skipped as ran: none of it passed.
         let failed = self.unittest_failed.min(self.unittest_ran);
+        let not_run = self.unittest_not_run.min(self.unittest_ran - failed);
         self.count.failed = self.count.failed.saturating_add(failed);
-        self.count.passed = self.count.passed.saturating_add(self.unittest_ran - failed);
+        self.count.passed = self
+            .count
+            .passed
+            .saturating_add(self.unittest_ran - failed - not_run);
+        // A failed test file with no failed test in it is one failure.
+        if self.count.failed == 0 {
+            self.count.failed = self.vitest_failed_files;
+        }
         if !self.go_verbose {
             self.count.passed = self.count.passed.saturating_add(self.go_packages);
         }
@@ -506,6 +593,12 @@ mod tests {
             Some((2, 0, 0))
         );
         assert_eq!(count(" Tests  1 failed | 2 passed (3)\n"), Some((2, 1, 0)));
+        // A file whose suites hold no test: no test ran, and the file failed.
+        assert_eq!(
+            count(" Test Files  1 failed (1)\n      Tests  no tests\n"),
+            Some((0, 1, 0))
+        );
+        assert_eq!(count("      Tests  no tests\n"), Some((0, 0, 0)));
         assert_eq!(
             count("No test files found, exiting with code 0\n"),
             Some((0, 0, 0))
@@ -520,9 +613,22 @@ mod tests {
             ),
             Some((2, 0, 0))
         );
+        // unittest counts what it skipped among what ran: none of it passed.
         assert_eq!(
             count("Ran 4 tests in 0.002s\n\nFAILED (failures=1, errors=1, skipped=1)\n"),
-            Some((2, 2, 1))
+            Some((1, 2, 1))
+        );
+        assert_eq!(
+            count("Ran 3 tests in 0.001s\n\nOK (skipped=3)\n"),
+            Some((0, 0, 3))
+        );
+        let c =
+            TestCount::read_text("Ran 3 tests in 0.001s\n\nOK (skipped=1, expected failures=1)\n")
+                .unwrap();
+        assert_eq!((c.passed, c.skipped), (1, 2));
+        assert_eq!(
+            c.to_string(),
+            "1 passed; did not run: 1 expected failures, 1 skipped"
         );
         assert_eq!(count("Ran 0 tests in 0.000s\n\nOK\n"), Some((0, 0, 0)));
         assert_eq!(

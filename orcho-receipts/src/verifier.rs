@@ -107,6 +107,15 @@ pub fn bound_env(environment: &Environment, base: &BaseEnv) -> BTreeMap<String, 
     bound
 }
 
+/// A subject's fingerprint, as the current state keeps it for every
+/// command of its environments.
+#[derive(Debug, Clone)]
+struct Subject {
+    digest: Digest,
+    submodules: BTreeMap<Utf8PathBuf, Digest>,
+    links_out: Vec<Utf8PathBuf>,
+}
+
 /// The program `argv0` names, as a command running in `cwd` with `path` as
 /// its `PATH` finds it, or `None` when nothing runnable is found. A program
 /// in the checkout (`./scripts/check.sh`) stays relative to `cwd`: its
@@ -290,13 +299,33 @@ impl Verifier {
 
         let cwd = self.checkout.join(&environment.working_dir);
         let bound = bound_env(&environment, &self.base_env);
-        let program = spec.argv.first().and_then(|argv0| {
-            resolve_program(
-                argv0,
-                self.command_path(&environment, spec).as_deref(),
-                &cwd,
-            )
+        let path = self.command_path(&environment, spec);
+        let program = spec
+            .argv
+            .first()
+            .and_then(|argv0| resolve_program(argv0, path.as_deref(), &cwd));
+        let bound_files = crate::bound::bind(&crate::bound::Inputs {
+            program: program.as_deref(),
+            path: path.as_deref(),
+            cwd: &cwd,
+            cargo_home: self.cargo_home(program.as_deref(), &environment, spec),
+            around: &crate::bound::around(&self.checkout),
+            links_out: &before.links_out,
+            known: None,
         });
+        // Every directory of the subject watched while the command runs:
+        // a file changed and put back before it ends is still named.
+        let listed = fingerprinter
+            .files(&self.checkout, &environment.subject)
+            .unwrap_or_default();
+        let watch = crate::watch::Watch::start(self.checkout.as_std_path(), &listed);
+        // Python's bytecode is neither read from nor written into the
+        // checkout: a stale `__pycache__` left there cannot stand in for
+        // the source the receipt proves.
+        let pycache = tempfile::Builder::new()
+            .prefix("orcho-pycache-")
+            .tempdir()
+            .map_err(|e| err(ReceiptErrorKind::io(self.checkout.clone(), e)))?;
         let mut request = ExecRequest::new(spec.argv.iter().map(OsString::from))
             .cwd(cwd)
             .envs(self.base_env.clone())
@@ -323,7 +352,21 @@ impl Verifier {
         if let Some(token) = cancel {
             request = request.cancel(token.clone());
         }
-        let outcome = exec::run(&request).map_err(|e| err(ReceiptErrorKind::Exec(e)))?;
+        request = request
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("PYTHONPYCACHEPREFIX", pycache.path().as_os_str());
+        let outcome = exec::run(&request);
+        let written_during_run = match watch {
+            Some(watch) => {
+                let (mut written, created) = watch.finish();
+                written.extend(self.not_ignored(created));
+                written.sort();
+                written.dedup();
+                written
+            }
+            None => Vec::new(),
+        };
+        let outcome = outcome.map_err(|e| err(ReceiptErrorKind::Exec(e)))?;
         let subject_after = fingerprinter
             .fingerprint(&self.checkout, &environment.subject)
             .map_err(|e| err(ReceiptErrorKind::Fingerprint(e)))?
@@ -351,9 +394,83 @@ impl Verifier {
             stdout: self.log_record(&outcome.stdout),
             stderr: self.log_record(&outcome.stderr),
             tests,
+            bound: Some(bound_files),
+            written_during_run,
         };
         self.store.write_command_receipt(&receipt)?;
         Ok(receipt)
+    }
+
+    /// Cargo's home, when `program` is cargo's: `CARGO_HOME` as the command
+    /// sees it, else `~/.cargo`.
+    fn cargo_home(
+        &self,
+        program: Option<&Utf8Path>,
+        environment: &Environment,
+        spec: &CommandSpec,
+    ) -> Option<Utf8PathBuf> {
+        let name = program?.file_name()?;
+        if !(name == "cargo" || name.starts_with("cargo-")) {
+            return None;
+        }
+        let var = |key: &str| {
+            spec.env
+                .get(key)
+                .or_else(|| environment.env.get(key))
+                .cloned()
+                .or_else(|| self.base_env.get(key).map(str::to_owned))
+                .or_else(|| {
+                    environment
+                        .inherit
+                        .iter()
+                        .any(|i| i == key)
+                        .then(|| std::env::var_os(key)?.into_string().ok())
+                        .flatten()
+                })
+        };
+        var("CARGO_HOME")
+            .map(Utf8PathBuf::from)
+            .or_else(|| var("HOME").map(|home| Utf8PathBuf::from(home).join(".cargo")))
+    }
+
+    /// Of `created` (paths relative to the checkout), those git would list:
+    /// not ignored by the checkout's ignore files. Outside git, all of them
+    /// but those under the store.
+    fn not_ignored(&self, created: Vec<Utf8PathBuf>) -> Vec<Utf8PathBuf> {
+        let created: Vec<Utf8PathBuf> = created
+            .into_iter()
+            .filter(|p| !p.starts_with(crate::fingerprint::STORE_DIR_NAME))
+            .collect();
+        if created.is_empty() || !crate::fingerprint::in_git_work_tree(self.checkout.as_std_path())
+        {
+            return created;
+        }
+        let mut input = Vec::new();
+        for path in &created {
+            input.extend_from_slice(path.as_str().as_bytes());
+            input.push(0);
+        }
+        let request = exec::git_request(
+            &self.checkout,
+            &["check-ignore", "--no-index", "--stdin", "-z"],
+        )
+        .stdin(input)
+        .keep_stdout(1 << 20);
+        let Ok(out) = exec::run(&request) else {
+            return created;
+        };
+        let ignored: std::collections::BTreeSet<Vec<u8>> = out
+            .stdout
+            .kept
+            .unwrap_or_default()
+            .split(|&b| b == 0)
+            .filter(|p| !p.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect();
+        created
+            .into_iter()
+            .filter(|p| !ignored.contains(p.as_str().as_bytes()))
+            .collect()
     }
 
     /// The `PATH` a command of `environment` runs with: its own `env`'s,
@@ -540,41 +657,62 @@ impl Verifier {
     pub fn current_state(&self) -> Result<CurrentState, ReceiptError> {
         let fingerprinter = self.fingerprinter();
         let mut state = CurrentState::new();
-        let mut subjects: BTreeMap<Vec<Utf8PathBuf>, (Digest, BTreeMap<Utf8PathBuf, Digest>)> =
-            BTreeMap::new();
+        let mut subjects: BTreeMap<Vec<Utf8PathBuf>, Subject> = BTreeMap::new();
+        let around = crate::bound::around(&self.checkout);
         for spec in &self.contract.commands {
             let environment = self.environment(spec);
             let cwd = self.checkout.join(&environment.working_dir);
-            let program = spec.argv.first().and_then(|argv0| {
-                resolve_program(
-                    argv0,
-                    self.command_path(&environment, spec).as_deref(),
-                    &cwd,
-                )
-            });
-            state.programs.insert(spec.name.clone(), program);
-            if state.environments.contains_key(&environment.name) {
-                continue;
-            }
+            let path = self.command_path(&environment, spec);
+            let program = spec
+                .argv
+                .first()
+                .and_then(|argv0| resolve_program(argv0, path.as_deref(), &cwd));
             let at =
                 |kind| ReceiptError::new(format_args!("environment `{}`", environment.name), kind);
-            let (subject, submodules) = match subjects.get(&environment.subject) {
+            let subject = match subjects.get(&environment.subject) {
                 Some(known) => known.clone(),
                 None => {
                     let f = fingerprinter
                         .fingerprint(&self.checkout, &environment.subject)
                         .map_err(|e| at(ReceiptErrorKind::Fingerprint(e)))?;
-                    let known: (Digest, BTreeMap<Utf8PathBuf, Digest>) = (
-                        f.digest,
-                        f.submodules
+                    let known = Subject {
+                        digest: f.digest,
+                        submodules: f
+                            .submodules
                             .into_iter()
                             .map(|s| (s.path, s.digest))
                             .collect(),
-                    );
+                        links_out: f.links_out,
+                    };
                     subjects.insert(environment.subject.clone(), known.clone());
                     known
                 }
             };
+            // What the receipt recorded, so that a file whose `lstat` data
+            // did not change is not read again.
+            let recorded = match self.store.load_command_receipt(&spec.name) {
+                crate::LoadedReceipt::Valid(receipt) => receipt.bound,
+                _ => None,
+            };
+            let bound = crate::bound::bind(&crate::bound::Inputs {
+                program: program.as_deref(),
+                path: path.as_deref(),
+                cwd: &cwd,
+                cargo_home: self.cargo_home(program.as_deref(), &environment, spec),
+                around: &around,
+                links_out: &subject.links_out,
+                known: recorded.as_ref(),
+            });
+            state.bound.insert(spec.name.clone(), bound);
+            state.programs.insert(spec.name.clone(), program);
+            if state.environments.contains_key(&environment.name) {
+                continue;
+            }
+            let Subject {
+                digest: subject,
+                submodules,
+                ..
+            } = subject;
             let dependencies = self
                 .dependency_fingerprints(&environment, &fingerprinter)
                 .map_err(at)?

@@ -457,6 +457,31 @@ fn guard_shell(place: &Place, guarded: &Guarded, command: &str, cwd: &Utf8Path) 
         ));
     }
     let segments = shell::segments(command);
+    // `core.hooksPath` set in any spelling: `-c`, `--config-env`, `git
+    // config`, `GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_KEY_n`. Only reading it
+    // (`git config --get`) is left alone.
+    let lower = command.to_ascii_lowercase();
+    if lower.contains("core.hookspath") {
+        let only_reads = segments.iter().all(|segment| match segment.git() {
+            Some(("config", args)) => args.iter().any(|a| {
+                matches!(
+                    a.as_str(),
+                    "--get" | "--get-all" | "--list" | "-l" | "get" | "list"
+                )
+            }),
+            _ => !segment
+                .args
+                .iter()
+                .any(|a| a.to_ascii_lowercase().contains("core.hookspath")),
+        }) && !lower.contains("git_config");
+        if !only_reads {
+            return deny(
+                "it sets `core.hooksPath`, which skips the repository's own git hooks; run it \
+                 without"
+                    .to_owned(),
+            );
+        }
+    }
     for segment in &segments {
         let Some((sub, args)) = segment.git() else {
             continue;
@@ -681,23 +706,61 @@ struct Guarded {
     keys: Option<Utf8PathBuf>,
     real_keys: Option<Utf8PathBuf>,
     profile: bool,
+    /// More guarded paths, absolute (each as given and resolved), with
+    /// what each is: the files the profile extends, the agents' settings in
+    /// the user's home, the repository's git configuration and hooks, and
+    /// the `orcho` the hooks run.
+    extra: Vec<(Utf8PathBuf, &'static str)>,
 }
 
 impl Guarded {
-    /// Files other than an agent's own settings file that hold hooks or
-    /// decide whether they run.
-    const MORE_SETTINGS: &[&str] = &[
-        ".claude/settings.local.json",
-        ".codex/config.toml",
-        ".github/copilot/settings.json",
-        ".github/copilot/settings.local.json",
-        ".opencode/opencode.json",
-        "opencode.json",
-    ];
     fn new(place: &Place, profile: bool) -> Self {
         let keys = crate::key::data_file("receipt-key")
             .ok()
             .and_then(|file| file.parent().map(Utf8Path::to_owned));
+        let mut extra = Vec::new();
+        let mut add = |path: Utf8PathBuf, what: &'static str| {
+            if let Some(real) = resolved(&path).filter(|r| *r != path) {
+                extra.push((real, what));
+            }
+            extra.push((path, what));
+        };
+        if profile {
+            for file in extended_files(&place.checkout.join(place::PROFILE_FILE)) {
+                add(
+                    file,
+                    "a profile Orcho's profile extends, which declares what proves readiness",
+                );
+            }
+        }
+        if let Some(home) = place::env_text("HOME").map(Utf8PathBuf::from)
+            && home.is_absolute()
+        {
+            for agent in Agent::ALL {
+                for file in agent.dialect().user_settings {
+                    add(
+                        home.join(file),
+                        "an agent's settings in your home, which can switch its hooks off",
+                    );
+                }
+            }
+        }
+        // The work tree's top, found as git finds it, without running git
+        // on every tool call.
+        if let Some(top) = place
+            .checkout
+            .ancestors()
+            .find(|dir| dir.join(".git").is_dir())
+        {
+            add(
+                top.join(".git/config"),
+                "the repository's git configuration, which can skip its hooks",
+            );
+            add(top.join(".git/hooks"), "the repository's own git hooks");
+        }
+        for binary in orcho_binaries() {
+            add(binary, "the `orcho` the hooks run");
+        }
         Self {
             checkout: place.checkout.clone(),
             real_checkout: resolved(&place.checkout),
@@ -706,15 +769,25 @@ impl Guarded {
             real_keys: keys.as_deref().and_then(resolved),
             keys,
             profile,
+            extra,
         }
+    }
+
+    /// What an absolute path is among [`extra`](Self::extra): one of them,
+    /// or inside one.
+    fn extra_at(&self, absolute: &Utf8Path) -> Option<&'static str> {
+        self.extra
+            .iter()
+            .find(|(path, _)| absolute.starts_with(path))
+            .map(|(_, what)| *what)
     }
 
     /// Every agent's hook settings files, relative to the checkout.
     fn settings_files() -> impl Iterator<Item = &'static str> {
-        Agent::ALL
-            .into_iter()
-            .map(|agent| agent.dialect().settings)
-            .chain(Self::MORE_SETTINGS.iter().copied())
+        Agent::ALL.into_iter().flat_map(|agent| {
+            let dialect = agent.dialect();
+            std::iter::once(dialect.settings).chain(dialect.more_settings.iter().copied())
+        })
     }
 
     /// The directories the settings files live in (`.github`,
@@ -777,6 +850,9 @@ impl Guarded {
         if above(&self.store) || self.real_store.as_deref().is_some_and(above) {
             return Some("a directory holding Orcho's store, which holds the receipts");
         }
+        if let Some((_, what)) = self.extra.iter().find(|(path, _)| above(path)) {
+            return Some(what);
+        }
         let relative = self.relative_of(absolute)?;
         self.relatives()
             .any(|guarded| Utf8Path::new(guarded).starts_with(relative))
@@ -794,7 +870,11 @@ impl Guarded {
         let guarded = self
             .relatives()
             .filter_map(|rel| Some((self.checkout.join(rel), self.what_relative(rel)?)));
-        for (target, what) in guarded.chain(std::iter::once((store.0.to_owned(), store.1))) {
+        let extra = self.extra.iter().map(|(p, what)| (p.clone(), *what));
+        for (target, what) in guarded
+            .chain(extra)
+            .chain(std::iter::once((store.0.to_owned(), store.1)))
+        {
             match shell::glob_reach(pattern, target.as_str()) {
                 Some(Reach::Itself | Reach::Inside) => return Some(what),
                 Some(Reach::Above) if removing => {
@@ -870,6 +950,9 @@ impl Guarded {
     }
 
     fn what_at(&self, absolute: &Utf8Path) -> Option<&'static str> {
+        if let Some(what) = self.extra_at(absolute) {
+            return Some(what);
+        }
         let inside = |dir: &Utf8Path| absolute.starts_with(dir);
         if inside(&self.store) || self.real_store.as_deref().is_some_and(inside) {
             return Some(self.store_what());
@@ -881,6 +964,57 @@ impl Guarded {
         }
         self.what_relative(self.relative_of(absolute)?)
     }
+}
+
+/// The files the profile at `path` extends, through its whole chain
+/// (built-ins left out), absolute: read as YAML for their `extends` only.
+fn extended_files(path: &Utf8Path) -> Vec<Utf8PathBuf> {
+    let mut out = Vec::new();
+    let mut current = path.to_owned();
+    for _ in 0..orcho::profile::MAX_EXTENDS_DEPTH {
+        let Ok(text) = std::fs::read_to_string(&current) else {
+            break;
+        };
+        let extends = serde_yaml::from_str::<serde_yaml::Value>(&text)
+            .ok()
+            .and_then(|v| v.get("extends").and_then(|e| e.as_str().map(str::to_owned)));
+        let Some(extends) = extends.filter(|e| !e.starts_with("builtin:")) else {
+            break;
+        };
+        let next = crate::hook::normalize(
+            &current
+                .parent()
+                .unwrap_or(Utf8Path::new("/"))
+                .join(&extends),
+        );
+        if out.contains(&next) {
+            break;
+        }
+        out.push(next.clone());
+        current = next;
+    }
+    out
+}
+
+/// Where the `orcho` the hooks run is: this program, and an `orcho` in each
+/// directory of `PATH` (a hook runs `orcho` by name: one put earlier on
+/// `PATH` would answer in its place).
+fn orcho_binaries() -> Vec<Utf8PathBuf> {
+    let mut out: Vec<Utf8PathBuf> = std::env::current_exe()
+        .ok()
+        .and_then(|p| Utf8PathBuf::from_path_buf(p).ok())
+        .into_iter()
+        .collect();
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            if let Ok(dir) = Utf8PathBuf::from_path_buf(dir)
+                && dir.is_absolute()
+            {
+                out.push(dir.join("orcho"));
+            }
+        }
+    }
+    out
 }
 
 /// `path` with its symbolic links resolved: its longest existing ancestor

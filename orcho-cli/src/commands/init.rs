@@ -68,7 +68,9 @@ const KINDS: &[(&str, Kind)] = &[
         "go.mod",
         Kind {
             name: "Go",
-            test: "[go, test, ./...]",
+            // `-v`: each test is named, so that tests that all skipped are
+            // told from tests that passed.
+            test: "[go, test, -v, ./...]",
             lint: Some("[go, vet, ./...]"),
             inherit: &["GOROOT", "GOPATH", "GOFLAGS", "GOTOOLCHAIN"],
         },

@@ -235,8 +235,14 @@ async fn run_command(
         .tests
         .as_ref()
         .is_some_and(|t| t.runners.iter().any(|r| r == "unittest"));
+    let counted = receipt
+        .tests
+        .as_ref()
+        .filter(|t| t.ran() > 0 || t.skipped > 0 || !t.not_run.is_empty())
+        .map(|t| format!(" ({t})"))
+        .unwrap_or_default();
     place.say(&format!(
-        "{} `{name}` {} in {:.1}s{}",
+        "{} `{name}` {}{counted} in {:.1}s{}",
         if passed { "✓" } else { "✗" },
         receipt.exit,
         receipt.duration.as_secs_f64(),
@@ -518,6 +524,16 @@ pub(crate) async fn status(
             ));
         }
     }
+    // Settings that switch Orcho's hooks off, in the project or the home:
+    // the agent's stops are then not guarded at all.
+    let mut hooks_off = Vec::new();
+    for (agent, file, how) in crate::hook::hooks_switched_off(&place.checkout) {
+        hooks_off.push(agent);
+        lines.push(format!(
+            "warning: {file} switches {agent}'s hooks off ({how}): Orcho's guard and stop \
+             checks do not run in its sessions; remove it (only a person should)"
+        ));
+    }
     if !lines.is_empty() {
         lines.push(String::new());
     }
@@ -566,6 +582,7 @@ pub(crate) async fn status(
         ready,
         unproven_stops,
         hooks_never_called: never_called,
+        hooks_switched_off: hooks_off,
         edits_what_proves_it: edits,
     })
     .line(lines.join("\n"))

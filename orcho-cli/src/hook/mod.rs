@@ -25,3 +25,39 @@ pub(crate) use stops::{
 pub(crate) const HOOK_TIMEOUT_SECS: u64 = 60;
 
 pub(crate) use agents::{Agent, Kind, Layout, Tool};
+
+/// The settings files (the checkout's and the home's) that switch an
+/// agent's hooks off: each agent's name, the file, and how it says so.
+pub(crate) fn hooks_switched_off(
+    checkout: &camino::Utf8Path,
+) -> Vec<(&'static str, camino::Utf8PathBuf, &'static str)> {
+    let home = std::env::var_os("HOME")
+        .and_then(|h| camino::Utf8PathBuf::from_path_buf(h.into()).ok())
+        .filter(|h| h.is_absolute());
+    let mut out = Vec::new();
+    for agent in Agent::ALL {
+        let dialect = agent.dialect();
+        let project = std::iter::once(dialect.settings)
+            .chain(dialect.more_settings.iter().copied())
+            .map(|f| checkout.join(f));
+        let user = dialect
+            .user_settings
+            .iter()
+            .filter_map(|f| home.as_ref().map(|h| h.join(f)));
+        for file in project.chain(user) {
+            if file.extension() != Some("json") {
+                continue;
+            }
+            let Some(settings) = std::fs::read_to_string(&file)
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            else {
+                continue;
+            };
+            if let Some(how) = (dialect.hooks_off)(&settings) {
+                out.push((dialect.title, file, how));
+            }
+        }
+    }
+    out
+}

@@ -124,6 +124,10 @@ pub(crate) struct StatusDoc<'a> {
     /// called Orcho here.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub(crate) hooks_never_called: Vec<&'static str>,
+    /// Agents whose settings (the project's or the home's) switch their
+    /// hooks off.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) hooks_switched_off: Vec<&'static str>,
     /// What the checkout's `orcho.yaml` edits of what proves it, against
     /// `--base` (else `HEAD`).
     #[serde(skip_serializing_if = "<[_]>::is_empty")]

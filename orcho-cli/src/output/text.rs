@@ -38,6 +38,13 @@ pub(crate) fn readiness_table(summary: &ReadinessSummary) -> String {
                 (ReceiptStatus::Present, _) | (_, None) => String::new(),
                 (other, Some(next)) => format!("{next}: {}", other.reason()),
             };
+            // What its runner reported, where it said: how many passed, and
+            // what did not run.
+            let reason = match (&r.tests, &r.status) {
+                (Some(t), ReceiptStatus::Present) if reason.is_empty() => t.to_string(),
+                (Some(t), ReceiptStatus::Present) => format!("{t}; {reason}"),
+                _ => reason,
+            };
             (r.command.to_string(), kind, r.status.as_str(), reason)
         })
         .collect();

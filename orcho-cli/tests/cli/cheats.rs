@@ -277,3 +277,386 @@ fn a_rewritten_fingerprint_cache_cannot_pass_a_change_for_the_proven_file() -> R
     assert!(out.stdout.contains("stale"), "{out}");
     Ok(())
 }
+
+/// A profile whose `test` runs `argv` (YAML flow list text) and requires it.
+fn requiring(argv: &str) -> String {
+    format!(
+        "schema: 1\nname: cheats\nextends: builtin:quick\nverification:\n  commands:\n    - name: test\n      argv: {argv}\n  required: [test]\n"
+    )
+}
+
+/// `orcho status --json`'s `test`: its status and reason.
+fn test_status(repo: &Repo) -> Result<(String, String)> {
+    let out = repo.orcho(&["status", "--json"])?;
+    let doc = out.json()?;
+    let test = doc["required"]
+        .as_array()
+        .and_then(|r| r.iter().find(|c| c["command"] == "test"))
+        .ok_or_else(|| format!("no `test` in {doc}"))?;
+    Ok((
+        test["status"].as_str().unwrap_or_default().to_owned(),
+        test["reason"].as_str().unwrap_or_default().to_owned(),
+    ))
+}
+
+#[test]
+fn a_program_in_an_ignored_folder_is_bound_by_its_content() -> Result {
+    let repo = Repo::with_files(
+        &requiring("[.venv/bin/runner]"),
+        &[(".gitignore", ".orcho/\n.venv/\n")],
+    )?;
+    repo.write(
+        ".venv/bin/runner.sh",
+        "#!/bin/sh\necho 'test result: ok. 1 passed; 0 failed'\n",
+    )?;
+    std::fs::rename(
+        repo.dir().join(".venv/bin/runner.sh"),
+        repo.dir().join(".venv/bin/runner"),
+    )?;
+    repo.orcho(&["verify"])?.expect_code(0);
+    assert_eq!(test_status(&repo)?.0, "present");
+    // The agent swaps the program the test runs for one that always passes.
+    repo.write(
+        ".venv/bin/other.sh",
+        "#!/bin/sh\necho 'test result: ok. 1 passed; 0 failed'\ntrue\n",
+    )?;
+    std::fs::rename(
+        repo.dir().join(".venv/bin/other.sh"),
+        repo.dir().join(".venv/bin/runner"),
+    )?;
+    let (status, reason) = test_status(&repo)?;
+    assert_eq!(status, "stale", "{reason}");
+    assert!(
+        reason.contains("the program `") && reason.contains(".venv/bin/runner` changed"),
+        "{reason}"
+    );
+    Ok(())
+}
+
+#[test]
+fn runner_configuration_above_the_checkout_is_bound() -> Result {
+    let repo = Repo::new(&requiring(
+        "[sh, -c, \"echo 'test result: ok. 1 passed; 0 failed'\"]",
+    ))?;
+    repo.orcho(&["verify"])?.expect_code(0);
+    let above = repo.dir().parent().ok_or("no parent")?.join("conftest.py");
+    orcho::core::fs::write_atomic(&above, b"collect_ignore_glob = ['*']\n")?;
+    let (status, reason) = test_status(&repo)?;
+    assert_eq!(status, "stale", "{reason}");
+    assert!(
+        reason.contains("runner configuration above the checkout `")
+            && reason.contains("conftest.py` added"),
+        "{reason}"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_links_target_outside_the_checkout_is_bound_by_its_content() -> Result {
+    let repo = Repo::new(&requiring(
+        "[sh, -c, \"grep -q answer data.txt && echo 'test result: ok. 1 passed; 0 failed'\"]",
+    ))?;
+    let outside = repo.dir().parent().ok_or("no parent")?.join("shared");
+    orcho::core::fs::create_dir_all(&outside)?;
+    orcho::core::fs::write_atomic(&outside.join("data.txt"), b"the answer\n")?;
+    std::os::unix::fs::symlink("../shared/data.txt", repo.dir().join("data.txt"))?;
+    repo.git(&["add", "data.txt"])?;
+    repo.git(&["commit", "-q", "-m", "a link"])?;
+    repo.orcho(&["verify"])?.expect_code(0);
+    assert_eq!(test_status(&repo)?.0, "present");
+    orcho::core::fs::write_atomic(&outside.join("data.txt"), b"no longer\n")?;
+    let (status, reason) = test_status(&repo)?;
+    assert_eq!(status, "stale", "{reason}");
+    assert!(
+        reason.contains("a link's target outside the checkout"),
+        "{reason}"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_file_hidden_by_info_exclude_is_still_part_of_the_subject() -> Result {
+    let repo = Repo::new(&requiring(
+        "[sh, -c, \"echo 'test result: ok. 1 passed; 0 failed'\"]",
+    ))?;
+    repo.orcho(&["verify"])?.expect_code(0);
+    let exclude = repo.dir().join(".git/info/exclude");
+    orcho::core::fs::write_atomic(&exclude, b"conftest.py\n")?;
+    repo.write("conftest.py", "collect_ignore_glob = ['*']\n")?;
+    let (status, reason) = test_status(&repo)?;
+    assert_eq!(status, "stale", "{reason}");
+    assert!(reason.contains("`conftest.py` added"), "{reason}");
+    Ok(())
+}
+
+#[test]
+fn a_fix_swapped_in_only_while_the_tests_run_is_named() -> Result {
+    // The command puts a passing file in place, tests it, and puts the
+    // broken one back: before and after, the files are the same.
+    let repo = Repo::with_files(
+        &requiring(
+            "[sh, -c, \"cp lib.txt /tmp/orcho-swap.$$ && echo answer > lib.txt && grep -q answer lib.txt && echo 'test result: ok. 1 passed; 0 failed'; cp /tmp/orcho-swap.$$ lib.txt\"]",
+        ),
+        &[("lib.txt", "broken\n")],
+    )?;
+    repo.orcho(&["verify"])?.expect_code(0);
+    let (status, reason) = test_status(&repo)?;
+    assert_eq!(status, "stale", "{reason}");
+    assert!(
+        reason.contains("it wrote files it is bound to while it ran: `lib.txt`"),
+        "{reason}"
+    );
+    Ok(())
+}
+
+#[test]
+fn stale_bytecode_left_in_the_checkout_is_never_run() -> Result {
+    if !crate::support::have("python3") {
+        if std::env::var_os("CI").is_some() {
+            return Err("python3 is needed".into());
+        }
+        eprintln!("skipped: python3 is not installed");
+        return Ok(());
+    }
+    let repo = Repo::with_files(
+        &requiring(
+            "[python3, -c, \"import lib; assert lib.answer() == 42; print('test result: ok. 1 passed; 0 failed')\"]",
+        ),
+        &[
+            (".gitignore", ".orcho/\n__pycache__/\n"),
+            ("lib.py", "def answer():\n    return 42\n"),
+        ],
+    )?;
+    // The agent compiles the working module, then breaks the source,
+    // keeping its size and modification time, so that the bytecode git
+    // ignores still matches it by Python's own check.
+    let out = crate::support::run_program(
+        repo.dir(),
+        "python3",
+        &[
+            "-c",
+            "import importlib.util, os, py_compile, sys\n\
+             py_compile.compile('lib.py', cfile=importlib.util.cache_from_source('lib.py'))\n\
+             st = os.stat('lib.py')\n\
+             open('lib.py', 'w').write('def answer():\\n    return 41\\n')\n\
+             os.utime('lib.py', ns=(st.st_atime_ns, st.st_mtime_ns))\n",
+        ],
+        &[],
+    )?;
+    out.expect_code(0);
+    repo.git(&["commit", "-q", "-am", "broken, same size and time"])?;
+    // Python alone would run the stale bytecode and pass.
+    let plain = crate::support::run_program(
+        repo.dir(),
+        "python3",
+        &["-c", "import lib; assert lib.answer() == 42"],
+        &[],
+    )?;
+    assert_eq!(
+        plain.code(),
+        Some(0),
+        "the bytecode is stale and used\n{plain}"
+    );
+    // Under orcho the source is what runs: the test fails.
+    let out = repo.orcho(&["verify"])?;
+    out.expect_code(3);
+    assert!(out.stdout.contains("AssertionError"), "{out}");
+    Ok(())
+}
+
+#[test]
+fn the_runners_word_outranks_an_exit_code_of_zero() -> Result {
+    // A conftest (or a Makefile `-`) that forces exit 0 after a failure.
+    let repo = Repo::new(&requiring(
+        "[sh, -c, \"echo '=========== 1 failed, 3 passed in 0.12s ==========='; exit 0\"]",
+    ))?;
+    let out = repo.orcho(&["verify"])?;
+    out.expect_code(3);
+    assert!(
+        out.stdout
+            .contains("exited with code 0, but pytest reported 1 failed test(s)")
+            || out.stdout.contains("✗ `test`"),
+        "{out}"
+    );
+    let (status, reason) = test_status(&repo)?;
+    assert_eq!(status, "failed", "{reason}");
+    assert!(
+        reason.contains("pytest reported 1 failed test(s)"),
+        "{reason}"
+    );
+    Ok(())
+}
+
+#[test]
+fn runs_where_nothing_ran_are_vacuous_whatever_the_runner() -> Result {
+    for (runner, output) in [
+        ("unittest", "Ran 3 tests in 0.001s\n\nOK (skipped=3)"),
+        ("vitest", " Test Files  1 passed (1)\n      Tests  no tests"),
+        (
+            "go test -v",
+            "=== RUN   TestParse\n--- SKIP: TestParse (0.00s)\n=== RUN   TestEmpty\n--- SKIP: TestEmpty (0.00s)\nPASS\nok  \texample.com/p\t0.002s",
+        ),
+    ] {
+        let repo = Repo::new(&requiring(&format!(
+            "[sh, -c, {}]",
+            Value::from(format!("printf '%s\\n' '{output}'"))
+        )))?;
+        let out = repo.orcho(&["verify"])?;
+        out.expect_code(3);
+        assert!(
+            out.stdout.contains("no test ran: vacuous"),
+            "{runner}: {out}"
+        );
+        assert_eq!(test_status(&repo)?.0, "vacuous", "{runner}");
+    }
+    Ok(())
+}
+
+#[test]
+fn what_did_not_run_is_shown_in_verify_and_status() -> Result {
+    let repo = Repo::new(&requiring(
+        "[sh, -c, \"echo '==== 3 passed, 2 skipped, 4 deselected, 1 xfailed in 0.30s ===='\"]",
+    ))?;
+    let out = repo.orcho(&["verify"])?;
+    out.expect_code(0);
+    assert!(
+        out.stdout
+            .contains("(3 passed; did not run: 4 deselected, 2 skipped, 1 xfailed)"),
+        "{out}"
+    );
+    let out = repo.orcho(&["status"])?;
+    out.expect_code(0);
+    assert!(
+        out.stdout
+            .contains("3 passed; did not run: 4 deselected, 2 skipped, 1 xfailed"),
+        "{out}"
+    );
+    let doc = repo.orcho(&["status", "--json"])?.json()?;
+    assert_eq!(
+        doc["required"][0]["tests"]["not_run"]["deselected"], 4,
+        "{doc}"
+    );
+    Ok(())
+}
+
+/// The `PreToolUse` answer to Claude Code's Write tool writing `path`,
+/// with `HOME` set to `home`.
+fn guard_write(repo: &Repo, home: &str, path: &str) -> Result<(String, String)> {
+    let input = serde_json::json!({ "file_path": path, "content": "{}" });
+    let document = crate::hook_fixtures::CLAUDE_PRE_TOOL
+        .replace("@CWD@", repo.dir().as_str())
+        .replace("@TOOL@", "Write")
+        .replace("@INPUT@", &input.to_string());
+    let out = repo.orcho_with_input_env(&["hook", "claude-code"], &document, &[("HOME", home)])?;
+    out.expect_code(0);
+    if out.stdout.trim().is_empty() {
+        return Ok((String::new(), String::new()));
+    }
+    let answer: Value = serde_json::from_str(&out.stdout)?;
+    let specific = &answer["hookSpecificOutput"];
+    Ok((
+        specific["permissionDecision"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        specific["permissionDecisionReason"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+    ))
+}
+
+#[test]
+fn the_guard_keeps_the_agent_from_what_switches_orcho_off() -> Result {
+    let repo = Repo::with_files(
+        "schema: 1\nname: child\nextends: ci/base.yaml\n",
+        &[("ci/base.yaml", QUICK)],
+    )?;
+    let home = repo.dir().parent().ok_or("no parent")?.join("home");
+    orcho::core::fs::create_dir_all(&home)?;
+    let orcho = env!("CARGO_BIN_EXE_orcho");
+    for (path, what) in [
+        (
+            repo.dir().join("ci/base.yaml").to_string(),
+            "a profile Orcho's profile extends",
+        ),
+        (
+            home.join(".claude/settings.json").to_string(),
+            "an agent's settings in your home",
+        ),
+        (
+            home.join(".gemini/settings.json").to_string(),
+            "an agent's settings in your home",
+        ),
+        (
+            repo.dir().join(".git/hooks/pre-commit").to_string(),
+            "the repository's own git hooks",
+        ),
+        (
+            repo.dir().join(".git/config").to_string(),
+            "the repository's git configuration",
+        ),
+        (orcho.to_owned(), "the `orcho` the hooks run"),
+    ] {
+        let (action, reason) = guard_write(&repo, home.as_str(), &path)?;
+        assert_eq!(action, "deny", "{path}: {reason}");
+        assert!(reason.contains(what), "{path}: {reason}");
+    }
+    for command in [
+        "echo '{\"disableAllHooks\": true}' > ~/.claude/settings.json",
+        "git config core.hooksPath /dev/null",
+        "git --config-env=core.hooksPath=NOHOOKS commit -m x",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/dev/null git commit -m x",
+        "git -c core.HooksPath=/dev/null commit -m x",
+        "rm .git/hooks/pre-commit",
+    ] {
+        let document = CLAUDE_PRE_BASH
+            .replace("@CWD@", repo.dir().as_str())
+            .replace("@ARG@", &Value::from(command).to_string());
+        let out = repo.orcho_with_input_env(
+            &["hook", "claude-code"],
+            &document,
+            &[("HOME", home.as_str())],
+        )?;
+        out.expect_code(0);
+        assert!(out.stdout.contains("\"deny\""), "{command}: {out}");
+    }
+    let (action, _) = guard(&repo, "git config --get core.hooksPath")?;
+    assert_ne!(action, "deny");
+    Ok(())
+}
+
+#[test]
+fn status_warns_when_an_agents_settings_switch_its_hooks_off() -> Result {
+    let repo = Repo::new(QUICK)?;
+    let home = repo.dir().parent().ok_or("no parent")?.join("home");
+    orcho::core::fs::create_dir_all(&home.join(".claude"))?;
+    orcho::core::fs::write_atomic(
+        &home.join(".claude/settings.json"),
+        b"{\"disableAllHooks\": true}",
+    )?;
+    repo.write(
+        ".gemini/settings.json",
+        "{\"hooksConfig\": {\"disabled\": [\"orcho hook gemini\"]}}",
+    )?;
+    let out = repo.orcho_in(".", &[("HOME", home.as_str())], &["status"])?;
+    assert!(
+        out.stdout
+            .contains("switches Claude Code's hooks off (`disableAllHooks: true`)"),
+        "{out}"
+    );
+    assert!(
+        out.stdout
+            .contains("switches Gemini CLI's hooks off (`orcho hook` in `hooksConfig.disabled`)"),
+        "{out}"
+    );
+    let doc = repo
+        .orcho_in(".", &[("HOME", home.as_str())], &["status", "--json"])?
+        .json()?;
+    assert_eq!(
+        doc["hooks_switched_off"],
+        serde_json::json!(["Claude Code", "Gemini CLI"]),
+        "{doc}"
+    );
+    Ok(())
+}

@@ -45,7 +45,11 @@ const MAGIC: &[u8; 8] = b"ORCHOFPT";
 ///
 /// Version 2: a directory's flag byte also says whether it holds a `.git`
 /// that is not a repository of its own (bit 1, beside `nested`, bit 0).
-const VERSION: u32 = 2;
+///
+/// Version 3: the same layout; listings no longer leave out what only
+/// `.git/info/exclude` or a global excludes file hides, so a listing of
+/// version 2 is not reused.
+const VERSION: u32 = 3;
 
 const DIR_NESTED: u8 = 1;
 const DIR_DOT_GIT: u8 = 2;

@@ -47,7 +47,7 @@ const READ_CHUNK: usize = 64 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FileSource {
-    /// `git ls-files -co --exclude-standard`.
+    /// `git ls-files -co --exclude-per-directory=.gitignore`.
     Git,
     /// A walk honouring ignore files.
     Walk,
@@ -58,7 +58,7 @@ pub enum FileSource {
     /// what changed: the index, the directories whose names changed, the
     /// folders below a `.gitignore` that changed.
     RelistedGitListing,
-    /// What `git ls-files -co --exclude-standard` lists, found in this
+    /// What `git ls-files -co --exclude-per-directory=.gitignore` lists, found in this
     /// process: the tracked files read from `.git/index`, the untracked ones
     /// by a walk with git's ignore rules.
     IndexAndWalk,
@@ -82,6 +82,11 @@ pub struct Fingerprint {
     /// work tree (in path order): an uncommitted edit or a new commit inside
     /// one changes its digest, and so the checkout's.
     pub submodules: Vec<Submodule>,
+    /// The targets of the symbolic links it covers that point outside the
+    /// fingerprinted root (absolute, `.` and `..` resolved as written): the
+    /// fingerprint covers the links, not what they point at, so a receipt
+    /// binds these by content of their own.
+    pub links_out: Vec<Utf8PathBuf>,
 }
 
 /// One entry of a git tree, as [`Fingerprinter::of_tree`] takes it.
@@ -434,6 +439,7 @@ impl Fingerprinter {
         submodules.sort_by(|a, b| a.path.cmp(&b.path));
         let mut fingerprint = finish(&paths, &entries, made.source);
         fingerprint.submodules = submodules;
+        fingerprint.links_out = links_out(root_path, &paths, &entries);
         if top
             && self.keep_manifests
             && let Some(file) = &cache_file
@@ -841,7 +847,52 @@ fn finish(paths: &PathList, entries: &[Option<Entry>], source: FileSource) -> Fi
         hashed,
         source,
         submodules: Vec::new(),
+        links_out: Vec::new(),
     }
+}
+
+/// The targets of the symbolic links among `entries` that point outside
+/// `root`, resolved as written (see [`Fingerprint::links_out`]).
+fn links_out(root: &Path, paths: &PathList, entries: &[Option<Entry>]) -> Vec<Utf8PathBuf> {
+    let Ok(root) =
+        Utf8PathBuf::try_from(std::path::absolute(root).unwrap_or_else(|_| root.to_owned()))
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let Some(entry) = entry.as_ref().filter(|e| e.kind == Kind::Symlink) else {
+            continue;
+        };
+        let (Ok(path), Ok(link)) = (
+            std::str::from_utf8(paths.get(i)),
+            std::str::from_utf8(&entry.link),
+        ) else {
+            continue;
+        };
+        let dir = Utf8Path::new(path).parent().unwrap_or(Utf8Path::new(""));
+        let target = if link.starts_with('/') {
+            Utf8PathBuf::from(link)
+        } else {
+            root.join(dir).join(link)
+        };
+        let mut resolved = Utf8PathBuf::from("/");
+        for part in target.components() {
+            match part {
+                camino::Utf8Component::ParentDir => {
+                    resolved.pop();
+                }
+                camino::Utf8Component::Normal(name) => resolved.push(name),
+                _ => {}
+            }
+        }
+        if !resolved.starts_with(&root) {
+            out.push(resolved);
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// A root as errors show it.

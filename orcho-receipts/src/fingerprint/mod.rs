@@ -23,7 +23,7 @@
 //! found in does not.
 //!
 //! **Which files**: in a git work tree, exactly what
-//! `git ls-files -co --exclude-standard` lists. The tracked files are read
+//! `git ls-files -co --exclude-per-directory=.gitignore` lists. The tracked files are read
 //! from `.git/index` and the untracked ones found by a walk with git's
 //! ignore rules, in this process ([`FileSource::IndexAndWalk`]); where that
 //! reading does not apply (a linked worktree, a split or sparse index,

@@ -2,7 +2,7 @@
 //!
 //! - **In a git work tree this process cannot read itself** (see the git
 //!   module) the file set is exactly what
-//!   `git -C <root> ls-files -co --exclude-standard -z` lists, run through
+//!   `git -C <root> ls-files -co --exclude-per-directory=.gitignore -z` lists, run through
 //!   [`exec`](crate::exec): tracked files (even when an ignore file matches
 //!   them), untracked files that are not ignored, dot-files and
 //!   dot-directories alike.
@@ -55,7 +55,9 @@ pub(crate) fn git_files(root: &Path, env: &BaseEnv) -> Result<Vec<Vec<u8>>, Fing
         root_os,
         OsStr::new("ls-files"),
         OsStr::new("-co"),
-        OsStr::new("--exclude-standard"),
+        // The checkout's `.gitignore` files alone: `.git/info/exclude` and a
+        // global excludes file never hide a file from a subject.
+        OsStr::new("--exclude-per-directory=.gitignore"),
         OsStr::new("-z"),
     ])
     .envs(env.clone())

@@ -9,6 +9,10 @@
 //!   `commit` in their dependencies, when there are any.
 //! - 5: `tests`, what the command's test runner reported, when one was
 //!   recognised; `allow_empty` in the spec, when set.
+//! - 6: `bound`, the files outside the subject the command ran or read
+//!   (path → kind, digest, lstat data), and `written_during_run`, the files
+//!   of its subject written while it ran, when there were any; `not_run`
+//!   in `tests`, what did not run by the runner's word, when any did not.
 
 use std::{collections::BTreeMap, time::Duration};
 
@@ -58,12 +62,35 @@ pub(crate) struct CommandReceiptV1 {
     pub(crate) stdout: LogV1,
     pub(crate) stderr: LogV1,
     pub(crate) tests: Option<TestsV1>,
+    pub(crate) bound: Option<BTreeMap<Utf8PathBuf, BoundV1>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) written_during_run: Vec<Utf8PathBuf>,
     /// The [`id`](crate::ReceiptKey::id) of the key of `mac`.
     pub(crate) key: Option<String>,
     #[serde(deserialize_with = "digest")]
     pub(crate) digest: Digest,
     #[serde(default, deserialize_with = "optional_digest")]
     pub(crate) mac: Option<Digest>,
+}
+
+/// A bound file on disk.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BoundV1 {
+    kind: String,
+    #[serde(deserialize_with = "digest")]
+    digest: Digest,
+    stat: [u64; 5],
+}
+
+impl From<&crate::BoundFile> for BoundV1 {
+    fn from(b: &crate::BoundFile) -> Self {
+        Self {
+            kind: b.kind.as_str().to_owned(),
+            digest: b.digest,
+            stat: b.stat,
+        }
+    }
 }
 
 /// An environment-assertion receipt on disk.
@@ -152,6 +179,8 @@ pub(crate) struct TestsV1 {
     passed_names: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     failed_names: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    not_run: BTreeMap<String, u64>,
 }
 
 impl From<&TestCount> for TestsV1 {
@@ -163,6 +192,7 @@ impl From<&TestCount> for TestsV1 {
             skipped: t.skipped,
             passed_names: t.passed_names.clone(),
             failed_names: t.failed_names.clone(),
+            not_run: t.not_run.clone(),
         }
     }
 }
@@ -176,6 +206,7 @@ impl From<TestsV1> for TestCount {
             skipped: t.skipped,
             passed_names: t.passed_names,
             failed_names: t.failed_names,
+            not_run: t.not_run,
         }
     }
 }
@@ -430,6 +461,12 @@ impl From<&CommandReceipt> for CommandReceiptV1 {
             stdout: LogV1::from(&r.stdout),
             stderr: LogV1::from(&r.stderr),
             tests: r.tests.as_ref().map(TestsV1::from),
+            bound: r.bound.as_ref().map(|b| {
+                b.iter()
+                    .map(|(p, f)| (p.clone(), BoundV1::from(f)))
+                    .collect()
+            }),
+            written_during_run: r.written_during_run.clone(),
             key: None,
             digest: placeholder(),
             mac: None,
@@ -466,6 +503,17 @@ impl From<CommandReceiptV1> for CommandReceipt {
             stdout: r.stdout.into(),
             stderr: r.stderr.into(),
             tests: r.tests.map(Into::into),
+            // A kind this build does not know binds nothing it can check:
+            // the whole record is taken as absent, which stales the receipt.
+            bound: r.bound.and_then(|b| {
+                b.into_iter()
+                    .map(|(path, f)| {
+                        let kind = crate::BoundKind::parse(&f.kind)?;
+                        Some((path, crate::BoundFile::new(kind, f.digest, f.stat)))
+                    })
+                    .collect()
+            }),
+            written_during_run: r.written_during_run,
         }
     }
 }

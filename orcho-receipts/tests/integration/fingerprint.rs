@@ -49,7 +49,15 @@ pub(crate) fn wait_for_fs_tick(root: &Utf8Path) -> Result {
 }
 
 fn git_listing(root: &Utf8Path) -> Result<BTreeSet<PathBuf>> {
-    let out = git(root, &["ls-files", "-co", "--exclude-standard", "-z"])?;
+    let out = git(
+        root,
+        &[
+            "ls-files",
+            "-co",
+            "--exclude-per-directory=.gitignore",
+            "-z",
+        ],
+    )?;
     Ok(out
         .split('\0')
         .filter(|p| !p.is_empty() && !p.starts_with(".orcho/"))

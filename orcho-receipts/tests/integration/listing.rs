@@ -1,5 +1,5 @@
 //! The file list a fingerprint covers, made in this process, against what
-//! `git ls-files -co --exclude-standard` lists on the same tree: fixed edge
+//! `git ls-files -co --exclude-per-directory=.gitignore` lists on the same tree: fixed edge
 //! cases, random trees with random ignore rules, and random changes between
 //! cached fingerprints.
 
@@ -26,7 +26,15 @@ fn fingerprinter() -> Fingerprinter {
 /// What git lists, as raw paths (the store left out, as the fingerprint
 /// leaves it out).
 fn git_lists(root: &Utf8Path) -> Result<BTreeSet<Vec<u8>>> {
-    let out = crate::git_bytes(root, &["ls-files", "-co", "--exclude-standard", "-z"])?;
+    let out = crate::git_bytes(
+        root,
+        &[
+            "ls-files",
+            "-co",
+            "--exclude-per-directory=.gitignore",
+            "-z",
+        ],
+    )?;
     Ok(out
         .split(|&b| b == 0)
         .filter(|p| !p.is_empty() && !p.starts_with(b".orcho/"))
@@ -131,7 +139,8 @@ fn edge_cases_list_exactly_what_git_lists() -> Result {
     write(root, "sym/rules", "*.txt\n", 0o644)?;
     symlink("rules", &root.join("sym/.gitignore"))?;
     write(root, "sym/a.txt", "x\n", 0o644)?;
-    // info/exclude and the user's excludes file.
+    // info/exclude and the user's excludes file: a user's, not the
+    // project's, so they hide nothing from a subject.
     write(root, ".git/info/exclude", "*.excluded\n", 0o644)?;
     write(root, "a.excluded", "x\n", 0o644)?;
     write(&home.path, ".config/git/ignore", "*.userignored\n", 0o644)?;
@@ -150,7 +159,12 @@ fn edge_cases_list_exactly_what_git_lists() -> Result {
             .map(<[u8]>::to_vec)
             .collect())
     };
-    let listing = ["ls-files", "-co", "--exclude-standard", "-z"];
+    let listing = [
+        "ls-files",
+        "-co",
+        "--exclude-per-directory=.gitignore",
+        "-z",
+    ];
     assert_eq!(we_list(&with_home, root)?, git_with_home(&listing)?);
     let ours = we_list(&with_home, root)?;
     for listed in [
@@ -164,6 +178,8 @@ fn edge_cases_list_exactly_what_git_lists() -> Result {
         b"keep.log",
         b"sym/a.txt",
         b"c.configured",
+        b"a.excluded",
+        b"b.userignored",
     ] {
         assert!(
             ours.contains(listed),
@@ -173,8 +189,6 @@ fn edge_cases_list_exactly_what_git_lists() -> Result {
     }
     for left_out in [
         &b"pipe"[..],
-        b"a.excluded",
-        b"b.userignored",
         b"target/nested/",
         b"src/other.tmp",
         b"build/x/y.o",
@@ -185,10 +199,10 @@ fn edge_cases_list_exactly_what_git_lists() -> Result {
             String::from_utf8_lossy(left_out)
         );
     }
-    // core.excludesFile, with `~/`.
+    // core.excludesFile, with `~/`: still listed.
     git(root, &["config", "core.excludesFile", "~/my-excludes"])?;
     assert_eq!(we_list(&with_home, root)?, git_with_home(&listing)?);
-    assert!(!we_list(&with_home, root)?.contains(&b"c.configured"[..]));
+    assert!(we_list(&with_home, root)?.contains(&b"c.configured"[..]));
     assert_eq!(
         with_home.fingerprint(root, &[])?.source,
         FileSource::IndexAndWalk
@@ -520,8 +534,9 @@ fn a_config_include_that_appears_between_cached_fingerprints_counts() -> Result 
         &format!("[core]\n\texcludesFile = {root}/.git/more-excludes\n"),
         0o644,
     )?;
-    assert!(!git_lists(root)?.contains(&b"b.secret"[..]));
-    assert_follows(&cached, &fingerprinter(), root, "b.secret is ignored now")?;
+    // An excludes file hides nothing from a subject, included or not.
+    assert!(git_lists(root)?.contains(&b"b.secret"[..]));
+    assert_follows(&cached, &fingerprinter(), root, "b.secret is listed still")?;
     Ok(())
 }
 
@@ -960,8 +975,13 @@ fn a_branch_switch_that_includes_other_configuration_counts() -> Result {
     wait_for_fs_tick(&outside.path)?;
     let cached = first_cached(&cache, fingerprinter(), root)?;
     git(root, &["checkout", "-q", "-b", "other"])?;
-    assert!(!git_lists(root)?.contains(&b"x.a"[..]));
-    assert_follows(&cached, &fingerprinter(), root, "x.a is ignored on `other`")?;
+    assert!(git_lists(root)?.contains(&b"x.a"[..]));
+    assert_follows(
+        &cached,
+        &fingerprinter(),
+        root,
+        "x.a is listed on `other` too",
+    )?;
     Ok(())
 }
 

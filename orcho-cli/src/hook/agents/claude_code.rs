@@ -33,6 +33,9 @@ pub(super) const DIALECT: Dialect = Dialect {
     once: "check that `orcho` is on the PATH Claude Code runs hooks with (`/hooks` lists them)",
     session_env: &["CLAUDECODE"],
     processes: &["claude", "@anthropic-ai/claude-code/"],
+    user_settings: &[".claude/settings.json"],
+    more_settings: &[".claude/settings.local.json"],
+    hooks_off: super::disable_all_hooks,
 };
 
 /// `PostToolUseFailure` says `Exit code N` first in its `error`;

@@ -40,6 +40,9 @@ pub(super) const DIALECT: Dialect = Dialect {
         "CODEX_SANDBOX_NETWORK_DISABLED",
     ],
     processes: &["codex", "@openai/codex"],
+    user_settings: &[".codex/config.toml", ".codex/hooks.json"],
+    more_settings: &[".codex/config.toml"],
+    hooks_off: super::never_off,
 };
 
 fn tool(name: &str) -> Option<Tool> {

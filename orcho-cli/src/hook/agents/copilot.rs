@@ -41,6 +41,12 @@ pub(super) const DIALECT: Dialect = Dialect {
            -p`)",
     session_env: &["COPILOT_CLI_BINARY_VERSION"],
     processes: &["copilot", "@github/copilot"],
+    user_settings: &[".copilot/config.json"],
+    more_settings: &[
+        ".github/copilot/settings.json",
+        ".github/copilot/settings.local.json",
+    ],
+    hooks_off: super::never_off,
 };
 
 fn event(name: &str) -> Option<Kind> {

@@ -39,6 +39,9 @@ pub(super) const DIALECT: Dialect = Dialect {
            settings list them",
     session_env: &["CURSOR_AGENT"],
     processes: &["cursor-agent"],
+    user_settings: &[".cursor/hooks.json", ".cursor/cli-config.json"],
+    more_settings: &[],
+    hooks_off: super::never_off,
 };
 
 fn event(name: &str) -> Option<Kind> {

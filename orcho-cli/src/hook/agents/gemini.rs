@@ -31,6 +31,9 @@ pub(super) const DIALECT: Dialect = Dialect {
            `/hooks`",
     session_env: &["GEMINI_CLI"],
     processes: &["gemini", "@google/gemini-cli"],
+    user_settings: &[".gemini/settings.json"],
+    more_settings: &[],
+    hooks_off: gemini_hooks_off,
 };
 
 pub(super) fn event(name: &str) -> Option<Kind> {
@@ -86,6 +89,22 @@ fn exit_code(response: &Value, failure: Option<&str>) -> Option<i32> {
 
 fn render(answer: &Answer) -> Rendered {
     super::decision_render(answer, "Gemini CLI", claude_context)
+}
+
+/// Gemini CLI's `hooksConfig.enabled: false` (every hook off), or an
+/// `orcho hook` command in `hooksConfig.disabled`.
+fn gemini_hooks_off(settings: &Value) -> Option<&'static str> {
+    let config = settings.get("hooksConfig")?;
+    if config.get("enabled") == Some(&Value::Bool(false)) {
+        return Some("`hooksConfig.enabled: false`");
+    }
+    config
+        .get("disabled")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .any(|hook| hook.contains("orcho"))
+        .then_some("`orcho hook` in `hooksConfig.disabled`")
 }
 
 #[cfg(test)]

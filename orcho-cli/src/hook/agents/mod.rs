@@ -107,6 +107,28 @@ pub(crate) struct Dialect {
     /// (`claude`), or a path fragment of its package
     /// (`@anthropic-ai/claude-code/`) for one started by `node`.
     pub(crate) processes: &'static [&'static str],
+    /// The agent's settings files in the user's home directory (relative
+    /// to it): one of them can switch every hook off, so an agent may not
+    /// write them.
+    pub(crate) user_settings: &'static [&'static str],
+    /// More settings files of the project that the agent reads beside
+    /// [`settings`](Self::settings), where hooks can be switched off too.
+    pub(crate) more_settings: &'static [&'static str],
+    /// Whether a settings document the agent reads switches Orcho's hooks
+    /// off (all hooks, or the `orcho hook` command), and how it says so.
+    pub(crate) hooks_off: fn(&Value) -> Option<&'static str>,
+}
+
+/// What no settings document of an agent says: hooks are never switched
+/// off there, as far as Orcho knows.
+pub(crate) fn never_off(_: &Value) -> Option<&'static str> {
+    None
+}
+
+/// `disableAllHooks: true` (Claude Code's and Qwen Code's switch).
+pub(crate) fn disable_all_hooks(settings: &Value) -> Option<&'static str> {
+    (settings.get("disableAllHooks") == Some(&Value::Bool(true)))
+        .then_some("`disableAllHooks: true`")
 }
 
 impl std::fmt::Debug for Dialect {

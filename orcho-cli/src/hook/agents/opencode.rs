@@ -37,6 +37,9 @@ pub(super) const DIALECT: Dialect = Dialect {
            (docs/agents.md)",
     session_env: &[],
     processes: &["opencode", "opencode-ai/"],
+    user_settings: &[".config/opencode/opencode.json", ".config/opencode/plugins"],
+    more_settings: &[".opencode/opencode.json", "opencode.json"],
+    hooks_off: super::never_off,
 };
 
 fn tool(name: &str) -> Option<Tool> {

@@ -32,6 +32,9 @@ pub(super) const DIALECT: Dialect = Dialect {
            true` turns them off); `orcho` must be on its PATH",
     session_env: &["QWEN_CODE"],
     processes: &["qwen", "@qwen-code/qwen-code"],
+    user_settings: &[".qwen/settings.json"],
+    more_settings: &[],
+    hooks_off: super::disable_all_hooks,
 };
 
 fn tool(name: &str) -> Option<Tool> {

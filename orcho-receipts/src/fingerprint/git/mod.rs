@@ -1,4 +1,4 @@
-//! What `git ls-files -co --exclude-standard` lists, found in this process:
+//! What `git ls-files -co --exclude-per-directory=.gitignore` lists, found in this process:
 //! the tracked paths from `.git/index`, and the untracked ones from a walk
 //! of the work tree with git's ignore rules.
 //!
@@ -46,9 +46,9 @@ pub(crate) struct Repo {
     /// The length of an object name in the index: 20 (SHA-1) or 32
     /// (SHA-256).
     pub(crate) hash_len: usize,
-    /// The excludes files git reads besides the `.gitignore` files, in the
-    /// order they decide: `.git/info/exclude`, then `core.excludesFile`
-    /// (or its default), absolute, present or not.
+    /// The excludes files read besides the `.gitignore` files: none, since
+    /// `.git/info/exclude` and `core.excludesFile` never hide a file from
+    /// a subject (kept for the cache's format).
     pub(crate) excludes: Vec<PathBuf>,
     /// The configuration files git read, absolute: what the listing depends
     /// on besides the work tree.
@@ -150,10 +150,12 @@ impl Probe {
                 None => PathBuf::new(),
             },
         };
-        let mut excludes = vec![root.join(".git/info/exclude")];
-        if !excludes_file.as_os_str().is_empty() {
-            excludes.push(excludes_file);
-        }
+        // `.git/info/exclude` and `core.excludesFile` are a user's, not the
+        // project's: a file they alone hide is still part of the subject
+        // (a `conftest.py` the agent hid there would run unseen). Only the
+        // checkout's `.gitignore` files leave files out.
+        let _ = excludes_file;
+        let excludes = Vec::new();
         let mut config_files = config.files;
         config_files.extend(unread_config_files(&root, env));
         config_files.extend(includes);

@@ -1,5 +1,5 @@
 //! The untracked files of a work tree, as `git ls-files -o
-//! --exclude-standard` lists them, by a walk in this process.
+//! --exclude-per-directory=.gitignore` lists them, by a walk in this process.
 //!
 //! Git's rules, as its directory walk applies them to each entry of a
 //! directory it reads:
