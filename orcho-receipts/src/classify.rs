@@ -236,6 +236,9 @@ pub enum StaleReason {
         recorded: Option<Digest>,
         /// Its fingerprint now (`None`: absent or no longer declared).
         current: Option<Digest>,
+        /// The paths inside it that changed, when both fingerprints'
+        /// manifests are at hand.
+        changes: Option<crate::fingerprint::PathChanges>,
     },
     /// The declared command (argv, env, environment, timeout, secret names)
     /// changed.
@@ -320,10 +323,16 @@ impl fmt::Display for StaleReason {
                 name,
                 recorded,
                 current,
+                changes,
             } => match (recorded, current) {
                 (Some(_), None) => write!(f, "dependency `{name}` is gone"),
                 (None, Some(_)) => write!(f, "dependency `{name}` appeared"),
-                _ => write!(f, "dependency `{name}` changed"),
+                _ => match changes {
+                    Some(changes) if !changes.is_empty() => {
+                        write!(f, "dependency `{name}` changed: {changes}")
+                    }
+                    _ => write!(f, "dependency `{name}` changed"),
+                },
             },
             Self::CommandSpec { .. } => f.write_str("the declared command changed"),
             Self::Environment {
@@ -941,6 +950,7 @@ fn stale_reasons(
             // else (not recorded, no longer declared) is stale.
             if recorded.is_none() || current.is_none() || recorded != current {
                 reasons.push(StaleReason::Dependency {
+                    changes: None,
                     name: name.clone(),
                     recorded: recorded.flatten(),
                     current: current.flatten(),

@@ -520,6 +520,22 @@ impl Verifier {
         }
     }
 
+    /// How the dependency at `root` is fingerprinted: one inside the
+    /// checkout (an installed `node_modules`, a `.venv`, which git ignores)
+    /// file by file, all of it; another checkout as its git lists it.
+    fn dependency_fingerprinter(
+        &self,
+        root: &Utf8Path,
+        fingerprinter: &Fingerprinter,
+    ) -> Fingerprinter {
+        let real = |p: &Utf8Path| p.canonicalize_utf8().unwrap_or_else(|_| p.to_owned());
+        if real(root).starts_with(real(&self.checkout)) {
+            fingerprinter.clone().everything()
+        } else {
+            fingerprinter.clone()
+        }
+    }
+
     fn dependency_fingerprints(
         &self,
         environment: &Environment,
@@ -532,7 +548,7 @@ impl Verifier {
                 let root = self.checkout.join(&dep.path);
                 let fingerprint = if root.is_dir() {
                     Some(
-                        fingerprinter
+                        self.dependency_fingerprinter(&root, fingerprinter)
                             .fingerprint(&root, &[])
                             .map_err(ReceiptErrorKind::Fingerprint)?
                             .digest,
@@ -828,6 +844,21 @@ impl Verifier {
                         changes,
                     } => {
                         *changes = fingerprinter.changes(&self.checkout, &subject, before, after);
+                    }
+                    crate::StaleReason::Dependency {
+                        name,
+                        recorded: Some(recorded),
+                        current: Some(current),
+                        changes,
+                    } => {
+                        let environment = self.environment(spec);
+                        if let Some(dep) = environment.dependencies.iter().find(|d| &d.name == name)
+                        {
+                            let root = self.checkout.join(&dep.path);
+                            *changes = self
+                                .dependency_fingerprinter(&root, &fingerprinter)
+                                .changes(&root, &[], recorded, current);
+                        }
                     }
                     _ => {}
                 }

@@ -218,7 +218,18 @@ fn write_starter(place: &Place, force: bool) -> Result<Written, CliError> {
         }
         _ => kind.test.to_owned(),
     };
-    let text = starter(name, kind, venv, &test);
+    // What the tests run that git ignores, bound file by file so that an
+    // edited installed package makes a receipt stale: `node_modules` of a
+    // JavaScript project, a Python project's `.venv`.
+    let installed: Vec<(&str, &str)> = [
+        (kind.name == "JavaScript", "node_modules", "node_modules"),
+        (venv, "venv", ".venv"),
+    ]
+    .into_iter()
+    .filter(|(applies, _, _)| *applies)
+    .map(|(_, name, path)| (name, path))
+    .collect();
+    let text = starter(name, kind, venv, &test, &installed);
     // What is written must load: a profile that does not is a bug here.
     Profile::from_yaml_str(&text)?;
     write_project_file(&path, text.as_bytes())?;
@@ -237,7 +248,7 @@ fn write_starter(place: &Place, force: bool) -> Result<Written, CliError> {
     })
 }
 
-fn starter(name: &str, kind: &Kind, venv: bool, test: &str) -> String {
+fn starter(name: &str, kind: &Kind, venv: bool, test: &str, installed: &[(&str, &str)]) -> String {
     let name: String = name
         .chars()
         .map(|c| {
@@ -254,17 +265,34 @@ fn starter(name: &str, kind: &Kind, venv: bool, test: &str) -> String {
     } else {
         ""
     };
-    let environments = if kind.inherit.is_empty() {
+    let dependencies = if installed.is_empty() {
         String::new()
     } else {
+        let list: Vec<String> = installed
+            .iter()
+            .map(|(name, path)| format!("{{ name: {name}, path: {path} }}"))
+            .collect();
         format!(
-            "  environments:\n    \
-             - name: default\n      \
-               # Where the toolchain is found, when the host says so: passed\n      \
-               # through, and bound into receipts.\n      \
-               inherit: [{}]\n",
-            kind.inherit.join(", ")
+            "      # What the tests run that git ignores: bound file by file, so that\n      \
+             # a changed installed package makes a receipt stale.\n      \
+             dependencies: [{}]\n",
+            list.join(", ")
         )
+    };
+    let environments = if kind.inherit.is_empty() && dependencies.is_empty() {
+        String::new()
+    } else {
+        let inherit = if kind.inherit.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "      # Where the toolchain is found, when the host says so: passed\n      \
+                 # through, and bound into receipts.\n      \
+                 inherit: [{}]\n",
+                kind.inherit.join(", ")
+            )
+        };
+        format!("  environments:\n    - name: default\n{inherit}{dependencies}")
     };
     let lint = match kind.lint {
         Some(argv) => format!(

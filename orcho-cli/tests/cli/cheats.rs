@@ -660,3 +660,55 @@ fn status_warns_when_an_agents_settings_switch_its_hooks_off() -> Result {
     );
     Ok(())
 }
+
+#[test]
+fn an_installed_package_git_ignores_is_bound_by_its_content() -> Result {
+    let profile = "\
+schema: 1
+name: js
+extends: builtin:quick
+verification:
+  environments:
+    - name: default
+      dependencies: [{ name: node_modules, path: node_modules }]
+  commands:
+    - name: test
+      argv: [sh, -c, \"sh node_modules/runner/run.sh\"]
+  required: [test]
+";
+    let repo = Repo::with_files(profile, &[(".gitignore", ".orcho/\nnode_modules/\n")])?;
+    repo.write(
+        "node_modules/runner/run.sh",
+        "grep -q answer lib.txt 2>/dev/null; echo 'Tests  1 passed (1)'\n",
+    )?;
+    repo.orcho(&["verify"])?.expect_code(0);
+    assert_eq!(test_status(&repo)?.0, "present");
+    // The agent edits the installed runner so that it always passes.
+    repo.write("node_modules/runner/run.sh", "echo 'Tests  1 passed (1)'\n")?;
+    let (status, reason) = test_status(&repo)?;
+    assert_eq!(status, "stale", "{reason}");
+    assert!(
+        reason.contains("dependency `node_modules` changed: `runner/run.sh` changed"),
+        "{reason}"
+    );
+    Ok(())
+}
+
+#[test]
+fn init_binds_a_javascript_projects_node_modules() -> Result {
+    let tmp = tempfile::tempdir()?;
+    let dir = camino::Utf8PathBuf::try_from(tmp.path().join("web"))?;
+    orcho::core::fs::create_dir_all(&dir)?;
+    orcho::core::fs::write_atomic(
+        &dir.join("package.json"),
+        b"{\"scripts\": {\"test\": \"vitest run\"}}",
+    )?;
+    let out = crate::support::orcho_at(&dir, &[], &["init"])?;
+    out.expect_code(0);
+    let profile = std::fs::read_to_string(dir.join("orcho.yaml"))?;
+    assert!(
+        profile.contains("dependencies: [{ name: node_modules, path: node_modules }]"),
+        "{profile}"
+    );
+    Ok(())
+}

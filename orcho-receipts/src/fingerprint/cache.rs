@@ -574,6 +574,7 @@ pub(crate) fn cache_file(
     subject: &[Vec<u8>],
     skip: &[Vec<u8>],
     env: &BaseEnv,
+    everything: bool,
 ) -> Utf8PathBuf {
     let abs = std::path::absolute(root).unwrap_or_else(|_| root.to_owned());
     let mut h = blake3::Hasher::new_derive_key("orcho fingerprint cache key v2");
@@ -584,6 +585,9 @@ pub(crate) fn cache_file(
             .update(bytes);
     };
     part(0, abs.as_os_str().as_bytes());
+    if everything {
+        part(5, b"everything");
+    }
     for s in subject {
         part(1, s);
     }

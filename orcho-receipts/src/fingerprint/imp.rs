@@ -173,6 +173,7 @@ pub struct Fingerprinter {
     threads: usize,
     env: BaseEnv,
     use_git: bool,
+    everything: bool,
     keep_manifests: bool,
 }
 
@@ -195,6 +196,7 @@ impl Fingerprinter {
             threads: (cores * 2).clamp(4, 64),
             env: BaseEnv::inherit(),
             use_git: true,
+            everything: false,
             keep_manifests: false,
         }
     }
@@ -234,7 +236,14 @@ impl Fingerprinter {
         let dir = self.cache_dir.as_ref()?;
         let root_path = root.as_std_path();
         let scope = self.scope(root_path, normalize_subject(subject));
-        let file = cache::cache_file(dir, root_path, &scope.subject, &scope.skip, &self.env);
+        let file = cache::cache_file(
+            dir,
+            root_path,
+            &scope.subject,
+            &scope.skip,
+            &self.env,
+            self.everything,
+        );
         super::manifest::changes(self.seal, &file, from, to)
     }
 
@@ -264,6 +273,16 @@ impl Fingerprinter {
     #[must_use]
     pub fn without_git(mut self) -> Self {
         self.use_git = false;
+        self
+    }
+
+    /// Covers every file below the root, whatever ignores it and build
+    /// output included (and never asks git): how an installed dependency's
+    /// folder (`node_modules`, `.venv`) is bound, file by file.
+    #[must_use]
+    pub fn everything(mut self) -> Self {
+        self.use_git = false;
+        self.everything = true;
         self
     }
 
@@ -316,6 +335,7 @@ impl Fingerprinter {
                 &scope.subject,
                 &scope.skip,
                 &self.env,
+                self.everything,
             ))
         });
         let snapshot = match (&self.cache_dir, &cache_file) {
@@ -611,7 +631,7 @@ impl Fingerprinter {
             changed: true,
         };
         if !(self.use_git && walk::in_git_work_tree(root_path)) {
-            let paths = sorted_list(walk::walk_files(root_path)?);
+            let paths = sorted_list(walk::walk_files(root_path, self.everything)?);
             return Ok((filter(&paths, scope), made(FileSource::Walk)));
         }
         if let Some(repo) = Repo::open(root_path, &self.env)
@@ -1484,5 +1504,28 @@ mod tests {
         let a = vec![(b"ab".to_vec(), file(b"c", 0o644))];
         let b = vec![(b"a".to_vec(), file(b"bc", 0o644))];
         assert_ne!(digest_entries(&a), digest_entries(&b));
+    }
+}
+
+#[cfg(test)]
+mod everything_tests {
+    use super::*;
+
+    #[test]
+    fn an_installed_folder_is_read_once_then_answered_by_the_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Utf8PathBuf::try_from(dir.path().join("node_modules")).unwrap();
+        std::fs::create_dir_all(root.join("pkg")).unwrap();
+        orcho_core::fs::write_atomic(&root.join("pkg/index.js"), b"module.exports = 1;\n").unwrap();
+        orcho_core::fs::write_atomic(&root.join(".gitignore"), b"*\n").unwrap();
+        // Older than any snapshot taken from now on.
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        let cache = Utf8PathBuf::try_from(dir.path().join("cache")).unwrap();
+        let f = Fingerprinter::new().everything().with_cache_dir(&cache);
+        let first = f.fingerprint(&root, &[]).unwrap();
+        assert_eq!(first.files, 2, "ignore files do not hide anything");
+        let second = f.fingerprint(&root, &[]).unwrap();
+        assert_eq!(second.digest, first.digest);
+        assert_eq!(second.hashed, 0, "{second:?}");
     }
 }

@@ -82,11 +82,13 @@ pub(crate) fn git_files(root: &Path, env: &BaseEnv) -> Result<Vec<Vec<u8>>, Fing
         .collect())
 }
 
-/// The files of a walk of `root` that honours ignore files.
-pub(crate) fn walk_files(root: &Path) -> Result<Vec<Vec<u8>>, FingerprintError> {
+/// The files of a walk of `root` that honours ignore files; with
+/// `everything`, every file below it (ignore files and build output
+/// included), as an installed dependency's folder is bound.
+pub(crate) fn walk_files(root: &Path, everything: bool) -> Result<Vec<Vec<u8>>, FingerprintError> {
     let mut out = Vec::new();
     let mut stack: Vec<PatternFile> = Vec::new();
-    walk_dir(root, &[], &mut stack, &mut out).map_err(|(path, source)| {
+    walk_dir(root, &[], everything, &mut stack, &mut out).map_err(|(path, source)| {
         FingerprintError::new(
             &shown(root),
             FingerprintErrorKind::Io {
@@ -120,10 +122,15 @@ fn is_build_output(dir: &Path, name: &[u8]) -> bool {
 fn walk_dir(
     dir: &Path,
     rel: &[u8],
+    everything: bool,
     stack: &mut Vec<PatternFile>,
     out: &mut Vec<Vec<u8>>,
 ) -> Result<(), WalkError> {
-    let pushed = load_ignores(dir, rel, stack)?;
+    let pushed = if everything {
+        0
+    } else {
+        load_ignores(dir, rel, stack)?
+    };
     let entries = fs::read_dir(dir).map_err(|e| (dir.to_owned(), e))?;
     for entry in entries {
         let entry = entry.map_err(|e| (dir.to_owned(), e))?;
@@ -134,7 +141,7 @@ fn walk_dir(
         }
         let file_type = entry.file_type().map_err(|e| (entry.path(), e))?;
         let is_dir = file_type.is_dir();
-        if is_dir && is_build_output(dir, name) {
+        if is_dir && !everything && is_build_output(dir, name) {
             continue;
         }
         let mut child = Vec::with_capacity(rel.len() + 1 + name.len());
@@ -143,11 +150,11 @@ fn walk_dir(
             child.push(b'/');
         }
         child.extend_from_slice(name);
-        if is_ignored(stack, &child, is_dir) {
+        if !everything && is_ignored(stack, &child, is_dir) {
             continue;
         }
         if is_dir {
-            walk_dir(&entry.path(), &child, stack, out)?;
+            walk_dir(&entry.path(), &child, everything, stack, out)?;
         } else {
             out.push(child);
         }

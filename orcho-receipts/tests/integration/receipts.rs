@@ -380,7 +380,7 @@ fn stale_by_a_moved_dependency_checkout() -> Result {
     write(&f.lib, "lib.rs", "pub fn helper() { todo() }\n", 0o644)?;
     let reasons = stale_reasons(status(&v, "test")?);
     assert_eq!(reasons.len(), 1);
-    insta::assert_snapshot!(reasons[0], @"dependency `lib` changed");
+    insta::assert_snapshot!(reasons[0], @"dependency `lib` changed: `lib.rs` changed");
 
     // The dependency is moved to another path: the environment changed, and
     // the dependency as recorded is gone from where it was.
@@ -536,7 +536,7 @@ fn all_stale_reasons_are_listed() -> Result {
     write(&f.lib, "lib.rs", "changed\n", 0o644)?;
     let changed = CONTRACT.replace("echo ok", "echo OK");
     let v = f.verifier_with(&changed, f.store())?;
-    insta::assert_snapshot!(status(&v, "test")?, @"stale: the declared command changed; the subject changed since it ran: `src/lib.rs` changed; dependency `lib` changed");
+    insta::assert_snapshot!(status(&v, "test")?, @"stale: the declared command changed; the subject changed since it ran: `src/lib.rs` changed; dependency `lib` changed: `lib.rs` changed");
     Ok(())
 }
 
