@@ -262,6 +262,15 @@ impl Repo {
         ))
     }
 
+    /// What `git <args>` prints, as text (lossy), when it succeeds.
+    ///
+    /// # Errors
+    ///
+    /// Git that fails or does not run.
+    pub fn run_text(&self, args: &[&str]) -> Result<String, GitError> {
+        Ok(String::from_utf8_lossy(&self.run(args, None)?).into_owned())
+    }
+
     /// The commit `rev` names and its tree, in one `rev-parse`.
     ///
     /// # Errors

@@ -72,6 +72,12 @@ pub(crate) enum Command {
         /// longer shown (they are kept in the store's acknowledged log)
         #[arg(long, conflicts_with = "commit")]
         ack_stops: bool,
+        /// Acknowledge what this change does to weaken its own proof (a
+        /// test skipped or deleted, fewer assertions, the runner's
+        /// configuration, `orcho.yaml`), as shown now: a person has
+        /// reviewed it, and it no longer holds the checkout back
+        #[arg(long, conflicts_with = "commit")]
+        ack_weakening: bool,
         #[command(flatten)]
         base: BaseArg,
     },

@@ -296,6 +296,27 @@ pub(crate) async fn run_phase(
             .with_detail(detail)])
             .with_findings(said.findings)
     };
+    // An agent whose stops are guarded proves its work through its Stop
+    // guard: one that ended without the guard answering is rejected.
+    let mut report = report;
+    if let Some(launch) = launch.as_ref().filter(|l| l.guard_stops) {
+        let attempt = crate::hook::fired::Attempt::new(
+            artifacts.clone(),
+            request.run.as_str(),
+            request.phase.as_str(),
+            &request.attempt.to_string(),
+        );
+        let fired = attempt.read(&crate::key::receipt_key(place)?);
+        if let Some(why) = fired.unguarded(runner::display(launch.agent), &attempt.file()) {
+            report.verdict = Verdict::Rejected;
+            report = report.with_findings([Finding::new(
+                "orcho: the stop guard",
+                Severity::High,
+                format!("{shown} ended without proving its work to its Stop guard"),
+            )
+            .with_detail(why)]);
+        }
+    }
     place.progress(&format!("{label}: {}", report.verdict));
     // What the phase said it found, then the first finding's detail (a
     // failed command's output).

@@ -94,6 +94,12 @@ impl StoreDir {
         self.worktrees().join(run.as_str())
     }
 
+    /// `acknowledged-weakenings.jsonl`: the weakenings of a change a person
+    /// acknowledged (`orcho status --ack-weakening`), each sealed.
+    pub fn acknowledged_weakenings(&self) -> Utf8PathBuf {
+        self.root.join("acknowledged-weakenings.jsonl")
+    }
+
     /// `agent-hooks/`: what the hooks installed in coding agents keep
     /// (refused stops, unproven stops).
     pub fn agent_hooks(&self) -> Utf8PathBuf {

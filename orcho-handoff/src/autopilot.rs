@@ -415,6 +415,13 @@ pub enum StopReason {
     AdvisorFailed(AdvisorError),
     /// The advice is malformed.
     MalformedAdvice(AdviceError),
+    /// The phase's change weakens its own proof (a test skipped or
+    /// deleted, fewer assertions, the runner's configuration or the
+    /// profile edited): a person must see it.
+    WeakensProof {
+        /// What weakens it, one line each.
+        weakenings: Vec<String>,
+    },
 }
 
 impl StopReason {
@@ -433,6 +440,7 @@ impl StopReason {
             Self::CostBudgetExhausted { .. } => "cost_budget_exhausted",
             Self::AdvisorFailed(_) => "advisor_failed",
             Self::MalformedAdvice(_) => "malformed_advice",
+            Self::WeakensProof { .. } => "weakens_proof",
         }
     }
 }
@@ -483,6 +491,11 @@ impl fmt::Display for StopReason {
                 orcho_core::error_chain(e.inner())
             ),
             Self::MalformedAdvice(e) => fmt::Display::fmt(e, f),
+            Self::WeakensProof { weakenings } => write!(
+                f,
+                "the change weakens its own proof, which a person must see: {}",
+                weakenings.join("; ")
+            ),
         }
     }
 }
@@ -794,6 +807,34 @@ impl Autopilot {
             advice.as_ref().map(|a| a.id.clone()),
         )?;
         Ok(AutopilotOutcome::Stopped { reason, advice })
+    }
+}
+
+impl Autopilot {
+    /// Stops on the open handoff `id` for a reason the host found before
+    /// asking anything (the phase's change weakens its own proof): the
+    /// stop is journaled, and the handoff stays for a person. A handoff
+    /// the autopilot would not act on anyway is left as it is.
+    ///
+    /// # Errors
+    ///
+    /// A [`HandoffError`] when the store cannot be read or written.
+    pub fn stop_before(
+        &self,
+        run: &RunId,
+        id: &HandoffId,
+        reason: StopReason,
+    ) -> Result<AutopilotOutcome, HandoffError> {
+        let state = self.store.state(run, id)?;
+        let HandoffState::Open(handoff) = state else {
+            return Ok(AutopilotOutcome::NotEligible(Ineligible::NotOpen(
+                state.name(),
+            )));
+        };
+        if let Some(ineligible) = ineligible(&handoff) {
+            return Ok(AutopilotOutcome::NotEligible(ineligible));
+        }
+        self.stop(run, id, reason, None)
     }
 }
 

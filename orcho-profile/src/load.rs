@@ -137,6 +137,34 @@ impl Profile {
         serde_yaml::to_string(self).unwrap_or_else(|e| format!("# cannot be written: {e}\n"))
     }
 
+    /// Where the verification command `name` is declared: the file of the
+    /// profile (or of the one it extends) and the line, when it can be
+    /// found.
+    ///
+    /// ```
+    /// use orcho_profile::Profile;
+    ///
+    /// let profile = Profile::from_yaml_str(
+    ///     "schema: 1\nname: p\nextends: builtin:quick\nverification:\n  commands:\n    - { name: lint, argv: [\"true\"] }\n    - { name: test, argv: [cargo, test] }\n  required: [test]\n",
+    /// )?;
+    /// assert_eq!(profile.command_declared_at("test").1, Some(7));
+    /// assert_eq!(profile.command_declared_at("nope").1, None);
+    /// # Ok::<(), orcho_profile::ProfileError>(())
+    /// ```
+    pub fn command_declared_at(&self, name: &str) -> (String, Option<usize>) {
+        let index = self
+            .verification
+            .as_ref()
+            .and_then(|v| v.commands.iter().position(|c| c.name.as_str() == name));
+        let root = crate::DocPath::root().key("verification");
+        let path = match index {
+            Some(i) => root.key("commands").index(i),
+            None => root,
+        };
+        let located = self.provenance.locate_section("verification", path);
+        (located.file, index.and(located.position.map(|p| p.line)))
+    }
+
     /// The built-in profile `name` (see [`builtin`](crate::builtin)).
     ///
     /// ```

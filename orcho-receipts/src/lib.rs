@@ -94,6 +94,7 @@ mod store;
 mod test_count;
 mod verifier;
 mod watch;
+pub mod weakening;
 
 pub use bound::{BoundChange, BoundFile, BoundKind};
 pub use changes::{command_changes, environment_changes};

@@ -86,6 +86,13 @@ impl ReceiptKey {
         blake3::derive_key("orcho fingerprint cache seal v1", &self.0)
     }
 
+    /// A key derived from this one for the use `context` names alone (a
+    /// hardcoded, unique string: `"orcho weakening acknowledgement seal
+    /// v1"`), for what a host seals beside the receipts.
+    pub fn derive(&self, context: &'static str) -> [u8; 32] {
+        blake3::derive_key(context, &self.0)
+    }
+
     /// A short public name of the key (16 hex digits), derived one way from
     /// it: receipts record it beside their MAC, so a receipt signed with
     /// another key is told apart from one forged or edited. It reveals

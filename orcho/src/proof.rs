@@ -28,12 +28,18 @@ use orcho_attest::{
 };
 use orcho_profile::{Profile, ProofEdit, proof_edits};
 use orcho_receipts::VerificationContract;
+use orcho_receipts::weakening::{ChangedFile, Detector, Weakening, weakenings};
 use serde::Serialize;
 
 /// The source of the delivery gate's findings that say a run's change
 /// edits what proves it (its profile's verification, trust, permissions
 /// or gates): only an operator may approve such a delivery.
 pub const PROOF_EDIT_SOURCE: &str = "orcho: edits what proves it";
+
+/// The source of a delivery finding for a change that weakens its own
+/// proof otherwise (a test skipped or deleted, fewer assertions, the
+/// runner's configuration or test script changed).
+pub const WEAKENING_SOURCE: &str = "orcho: weakens its own proof";
 
 /// How many first-parent ancestors' notes are read to name the commit a
 /// stale attestation was made for.
@@ -551,7 +557,16 @@ pub fn edits_since(
     let resolved = Resolved::new(commit, String::new());
     let in_repo = file.to_owned();
     let working = std::fs::read(dir.join(file)).ok();
-    if committed == working {
+    // The same file is the same profile, unless it extends another file
+    // (which may have changed on its own).
+    let extends_a_file = |bytes: &[u8]| {
+        String::from_utf8_lossy(bytes).lines().any(|l| {
+            l.strip_prefix("extends:")
+                .map(|v| v.trim().trim_matches(|c| c == '"' || c == '\''))
+                .is_some_and(|v| !v.is_empty() && !v.starts_with("builtin:"))
+        })
+    };
+    if committed == working && !working.as_deref().is_some_and(extends_a_file) {
         return Ok(Vec::new());
     }
     let shown = |what: String| ProofEdit::whole(file, what);
@@ -589,4 +604,469 @@ pub fn edits_since(
         }
     };
     Ok(proof_edits(&base, &changed))
+}
+
+/// The most files of a change read for [`review`]: past it, the rest are
+/// named as not read (the ones most likely to weaken a proof are read
+/// first).
+pub const MAX_CHANGED_FILES: usize = 5000;
+
+/// One file of a raw diff: its path now and before, and its blob ids
+/// before and after (`None`: absent; after, in the work tree: read from
+/// disk).
+struct RawEntry {
+    now: String,
+    before: String,
+    old: Option<String>,
+    new: Option<String>,
+    exists: bool,
+}
+
+/// The files a change holds, each before and after: the work tree at `dir`
+/// against the commit `base` (files git does not ignore, untracked ones
+/// included), or, with `to`, the commit `to` against `base`; and how many
+/// more there were past [`MAX_CHANGED_FILES`]. Only files a weakening can
+/// be found in are read (source files of the languages read, runner
+/// configuration, test scripts); an untracked file with the contents of a
+/// deleted one is that file, moved.
+///
+/// # Errors
+///
+/// Git that does not run, or a change too large to read at once.
+pub fn changed_files(
+    dir: &Utf8Path,
+    base: &str,
+    to: Option<&str>,
+) -> Result<(Vec<ChangedFile>, usize), CommitProofError> {
+    let repo = Repo::new(dir);
+    // The raw diff names each side's blob: no path is looked up in a tree
+    // again. Against the work tree, the index's stat information is taken
+    // as it is (no refresh): a file only touched is read and found the
+    // same.
+    let listing = match to {
+        Some(to) => repo.run_text(&[
+            "diff-tree",
+            "-r",
+            "-z",
+            "--raw",
+            "-M",
+            "--no-ext-diff",
+            "--relative",
+            base,
+            to,
+            "--",
+        ])?,
+        None => repo.run_text(&["diff-index", "-z", "--raw", "-M", "--relative", base, "--"])?,
+    };
+    let id = |word: &str| (!word.chars().all(|c| c == '0')).then(|| word.to_owned());
+    let mut entries: Vec<RawEntry> = Vec::new();
+    let mut words = listing.split('\0').filter(|w| !w.is_empty());
+    while let Some(header) = words.next() {
+        // `:old_mode new_mode old_id new_id status`
+        let fields: Vec<&str> = header.trim_start_matches(':').split(' ').collect();
+        let [_, new_mode, old, new, status] = fields.as_slice() else {
+            break;
+        };
+        let Some(first) = words.next() else { break };
+        let kind = status.chars().next();
+        // A submodule (a gitlink) holds no file to read here.
+        if *new_mode == "160000" {
+            if matches!(kind, Some('R' | 'C')) {
+                words.next();
+            }
+            continue;
+        }
+        let new = if to.is_some() { id(new) } else { None };
+        match kind {
+            Some('R' | 'C') => {
+                let Some(second) = words.next() else { break };
+                entries.push(RawEntry {
+                    now: second.to_owned(),
+                    before: first.to_owned(),
+                    old: id(old),
+                    new,
+                    exists: true,
+                });
+            }
+            Some('A') => entries.push(RawEntry {
+                now: first.to_owned(),
+                before: first.to_owned(),
+                old: None,
+                new,
+                exists: true,
+            }),
+            Some('D') => entries.push(RawEntry {
+                now: first.to_owned(),
+                before: first.to_owned(),
+                old: id(old),
+                new: None,
+                exists: false,
+            }),
+            _ => entries.push(RawEntry {
+                now: first.to_owned(),
+                before: first.to_owned(),
+                old: id(old),
+                new,
+                exists: true,
+            }),
+        }
+    }
+    if to.is_none() {
+        let untracked =
+            repo.run_text(&["ls-files", "-z", "-o", "--exclude-per-directory=.gitignore"])?;
+        for path in untracked.split('\0').filter(|p| !p.is_empty()) {
+            if !path.starts_with(orcho_receipts::fingerprint::STORE_DIR_NAME) {
+                entries.push(RawEntry {
+                    now: path.to_owned(),
+                    before: path.to_owned(),
+                    old: None,
+                    new: None,
+                    exists: true,
+                });
+            }
+        }
+    }
+    // Only what a weakening can be found in.
+    entries.retain(|e| {
+        orcho_receipts::weakening::may_weaken(Utf8Path::new(&e.now))
+            || orcho_receipts::weakening::may_weaken(Utf8Path::new(&e.before))
+    });
+    // Past the most read, the files most likely to weaken the proof first.
+    if entries.len() > MAX_CHANGED_FILES {
+        entries
+            .sort_by_key(|e| !orcho_receipts::weakening::likely_to_weaken(Utf8Path::new(&e.now)));
+    }
+    let unread = entries.len().saturating_sub(MAX_CHANGED_FILES);
+    entries.truncate(MAX_CHANGED_FILES);
+    // Every side git holds, by id, in one `cat-file` (the work tree's are
+    // read from disk).
+    let ids: Vec<String> = entries
+        .iter()
+        .flat_map(|e| e.old.iter().chain(&e.new).cloned())
+        .collect();
+    let mut blobs: std::collections::HashMap<String, Vec<u8>> = std::collections::HashMap::new();
+    if !ids.is_empty() {
+        for object in repo.objects(&ids)?.into_iter().flatten() {
+            if let Some(blob) = object.blob {
+                blobs.insert(object.id, blob);
+            }
+        }
+    }
+    let mut out: Vec<ChangedFile> = Vec::with_capacity(entries.len());
+    for e in &entries {
+        let before = e.old.as_ref().and_then(|id| blobs.get(id).cloned());
+        let after = if !e.exists {
+            None
+        } else if to.is_some() {
+            e.new.as_ref().and_then(|id| blobs.get(id).cloned())
+        } else {
+            std::fs::read(dir.join(&e.now)).ok()
+        };
+        let mut file = ChangedFile::new(e.now.clone(), before, after);
+        if e.before != e.now {
+            file = file.renamed_from(e.before.clone());
+        }
+        out.push(file);
+    }
+    // A file deleted from the index and found again, untracked, elsewhere
+    // (`mv` without `git add`): moved, not deleted.
+    if to.is_none() {
+        let mut added: std::collections::HashMap<Vec<u8>, usize> = std::collections::HashMap::new();
+        for (i, file) in out.iter().enumerate() {
+            if file.before.is_none()
+                && let Some(after) = &file.after
+            {
+                added.entry(after.clone()).or_insert(i);
+            }
+        }
+        let mut moved = Vec::new();
+        for (i, file) in out.iter().enumerate() {
+            if file.after.is_none()
+                && let Some(before) = &file.before
+                && let Some(&to) = added.get(before)
+            {
+                moved.push((i, to));
+                added.remove(before);
+            }
+        }
+        let mut gone = Vec::new();
+        for (deleted, added) in moved {
+            let from = out[deleted].path.clone();
+            let before = out[deleted].before.take();
+            let to = &mut out[added];
+            *to = ChangedFile::new(to.path.clone(), before, to.after.take()).renamed_from(from);
+            gone.push(deleted);
+        }
+        gone.sort_unstable();
+        for i in gone.into_iter().rev() {
+            out.remove(i);
+        }
+    }
+    Ok((out, unread))
+}
+
+/// What a change does to weaken its own proof: its test files, runner
+/// configuration and test scripts read by
+/// [`weakenings`](orcho_receipts::weakening::weakenings), and the edits of
+/// its profile (when the base had one) as
+/// [`ProfileEdit`](orcho_receipts::weakening::Detector::ProfileEdit)s. Each
+/// is for a person to see before the change counts as proven.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Review {
+    /// What weakens the change's proof, profile edits first.
+    pub weakenings: Vec<Weakening>,
+    /// The edits of a profile the base did not have: what it declares,
+    /// shown, never a weakening (there was no proof to weaken).
+    pub profile_added: Vec<ProofEdit>,
+}
+
+/// Reviews the work tree at `dir` against `rev` (see [`Review`]); the
+/// profile, when there is one, is `profile_file`, relative to `dir`.
+///
+/// # Errors
+///
+/// A revision that names no commit, or git that does not run. A profile
+/// that cannot be compared is a weakening, not an error.
+pub fn review(
+    dir: &Utf8Path,
+    rev: &str,
+    profile_file: Option<&str>,
+) -> Result<Review, CommitProofError> {
+    let base = Repo::new(dir).resolved(rev)?.commit;
+    let mut review = Review::default();
+    // A change that cannot be read is not a change without weakenings.
+    let (files, unread) = match changed_files(dir, &base, None) {
+        Ok(read) => read,
+        Err(e) => {
+            review.weakenings.push(unreadable(rev, &e));
+            return Ok(review);
+        }
+    };
+    if let Some(profile_file) = profile_file {
+        // Whether the base had the profile: one that the change adds
+        // weakens nothing.
+        let added = files
+            .iter()
+            .any(|f| f.path.as_str() == profile_file && f.before.is_none());
+        // A file of the checkout is named relative to it.
+        let relative = |file: &str| {
+            Utf8Path::new(file)
+                .strip_prefix(dir)
+                .map_or_else(|_| file.to_owned(), |p| p.to_string())
+        };
+        let edit = |e: &ProofEdit| {
+            Weakening::new(
+                Detector::ProfileEdit,
+                relative(&e.file),
+                e.line.and_then(|l| u32::try_from(l).ok()),
+                format!("{}: {}", e.section, e.what),
+            )
+        };
+        match edits_since(dir, rev, profile_file) {
+            Ok(edits) if added => {
+                review.profile_added = edits
+                    .into_iter()
+                    .map(|mut e| {
+                        e.file = relative(&e.file);
+                        e
+                    })
+                    .collect();
+            }
+            Ok(edits) => review.weakenings.extend(edits.iter().map(edit)),
+            Err(e) => review.weakenings.push(Weakening::new(
+                Detector::ProfileEdit,
+                profile_file,
+                None,
+                format!(
+                    "`{profile_file}` cannot be compared with `{rev}`: {}",
+                    orcho_core::error_chain(&e)
+                ),
+            )),
+        }
+    }
+    review.weakenings.extend(weakenings(&files));
+    if unread > 0 {
+        review.weakenings.push(unread_weakening(unread));
+    }
+    Ok(review)
+}
+
+/// What the commit `to` does to weaken its proof against `rev` (a pull
+/// request's change against its base, read from where they part): test
+/// files, runner configuration
+/// and test scripts (profile edits are the attestation judgement's, see
+/// [`judge_commit`]).
+///
+/// # Errors
+///
+/// As [`changed_files`].
+pub fn commit_weakenings(
+    dir: &Utf8Path,
+    rev: &str,
+    to: &str,
+) -> Result<Vec<Weakening>, CommitProofError> {
+    // Against where the change left the base: what the base gained since
+    // is not the change's.
+    let repo = Repo::new(dir);
+    let (base, to) = (repo.resolved(rev)?.commit, repo.resolved(to)?.commit);
+    let fork = repo
+        .run_text(&["merge-base", &base, &to])
+        .ok()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty());
+    let (files, unread) = match changed_files(dir, fork.as_deref().unwrap_or(&base), Some(&to)) {
+        Ok(read) => read,
+        Err(e) => return Ok(vec![unreadable(rev, &e)]),
+    };
+    let mut found = weakenings(&files);
+    if unread > 0 {
+        found.push(unread_weakening(unread));
+    }
+    Ok(found)
+}
+
+/// A change that could not be read against `rev`: what it does is unknown.
+fn unreadable(rev: &str, e: &CommitProofError) -> Weakening {
+    Weakening::new(
+        Detector::Unread,
+        ".",
+        None,
+        format!(
+            "the change could not be read against `{rev}`, so what it does to the tests is \
+             unknown: {}",
+            orcho_core::error_chain(e)
+        ),
+    )
+}
+
+fn unread_weakening(unread: usize) -> Weakening {
+    Weakening::new(
+        Detector::Unread,
+        ".",
+        None,
+        format!(
+            "{unread} more changed files than the {MAX_CHANGED_FILES} read: what they do to the \
+             tests is unknown"
+        ),
+    )
+}
+
+/// The id of a weakening as an acknowledgement names it: its detector, file,
+/// line and words (a weakening that moves or changes is a new one).
+pub fn weakening_id(weakening: &Weakening) -> String {
+    orcho_core::Digest::derive("orcho weakening id v1", weakening.to_string().as_bytes())
+        .to_string()
+}
+
+/// The context of the key acknowledgements are sealed with, derived from
+/// the receipt key ([`ReceiptKey::derive`](orcho_receipts::ReceiptKey::derive)).
+pub const ACKNOWLEDGEMENT_SEAL: &str = "orcho weakening acknowledgement seal v1";
+
+const ACK_SCHEMA: orcho_core::SchemaVersion = orcho_core::SchemaVersion::new(1);
+
+/// One acknowledgement: the weakenings a person saw, sealed with a key the
+/// store's writer holds, so that a line appended by anyone else counts for
+/// nothing.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AcknowledgedV1 {
+    schema: orcho_core::SchemaVersion,
+    at: orcho_core::Timestamp,
+    /// What the change was read against.
+    against: String,
+    /// The weakenings' ids ([`weakening_id`]).
+    ids: Vec<String>,
+    /// The weakenings in words, for a person reading the file.
+    what: Vec<String>,
+    /// The keyed digest of the fields above.
+    seal: String,
+}
+
+fn ack_seal(key: &[u8; 32], at: &orcho_core::Timestamp, against: &str, ids: &[String]) -> String {
+    let mut hasher = blake3::Hasher::new_keyed(key);
+    hasher.update(at.to_string().as_bytes()).update(&[0]);
+    hasher.update(against.as_bytes()).update(&[0]);
+    for id in ids {
+        hasher.update(id.as_bytes()).update(&[0]);
+    }
+    hasher.finalize().to_hex().to_string()
+}
+
+/// Records that a person saw `weakenings` of the change against `against`,
+/// in the journal at `path`, sealed with `key`
+/// ([`ReceiptKey::derive`](orcho_receipts::ReceiptKey::derive) with [`ACKNOWLEDGEMENT_SEAL`]).
+///
+/// # Errors
+///
+/// When the journal cannot be written.
+pub fn acknowledge(
+    path: &Utf8Path,
+    key: &[u8; 32],
+    against: &str,
+    weakenings: &[Weakening],
+) -> Result<(), AcknowledgeError> {
+    if weakenings.is_empty() {
+        return Ok(());
+    }
+    let at = orcho_core::Timestamp::now();
+    let ids: Vec<String> = weakenings.iter().map(weakening_id).collect();
+    let record = AcknowledgedV1 {
+        schema: ACK_SCHEMA,
+        seal: ack_seal(key, &at, against, &ids),
+        at,
+        against: against.to_owned(),
+        ids,
+        what: weakenings.iter().map(ToString::to_string).collect(),
+    };
+    if let Some(parent) = path.parent() {
+        orcho_core::fs::create_dir_all(parent)?;
+    }
+    orcho_core::fs::Journal::open(path)?.append(&record)?;
+    Ok(())
+}
+
+/// An acknowledgement that could not be written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AcknowledgeError {
+    /// The store's directory could not be made.
+    #[error(transparent)]
+    Fs(#[from] orcho_core::FsError),
+    /// The journal could not be written.
+    #[error(transparent)]
+    Journal(#[from] orcho_core::JournalError),
+}
+
+/// The ids of the weakenings acknowledged in the journal at `path` whose
+/// seal `key` verifies (others are not counted); none when there is no
+/// journal.
+///
+/// # Errors
+///
+/// When the journal exists and cannot be read.
+pub fn acknowledged(
+    path: &Utf8Path,
+    key: &[u8; 32],
+) -> Result<std::collections::HashSet<String>, orcho_core::JournalError> {
+    if !path.exists() {
+        return Ok(std::collections::HashSet::new());
+    }
+    let read = orcho_core::fs::Journal::read::<AcknowledgedV1>(path, ACK_SCHEMA)?;
+    Ok(read
+        .records
+        .into_iter()
+        .filter(|r| {
+            let expected = ack_seal(key, &r.at, &r.against, &r.ids);
+            // Both are hex of the same length: compare without an early
+            // exit.
+            expected.len() == r.seal.len()
+                && expected
+                    .bytes()
+                    .zip(r.seal.bytes())
+                    .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                    == 0
+        })
+        .flat_map(|r| r.ids)
+        .collect())
 }

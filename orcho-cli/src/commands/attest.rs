@@ -312,6 +312,11 @@ struct CommitStatusDoc<'a> {
     /// With `--base`: what the commit changes of what proves it.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     edits_what_proves_it: &'a [orcho::profile::ProofEdit],
+    /// With `--base`: what the commit does to weaken its own proof
+    /// otherwise (tests skipped or deleted, fewer assertions, the runner's
+    /// configuration), for the change's reviewer.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    weakenings: &'a [orcho::receipts::weakening::Weakening],
 }
 
 /// The base to judge by: `--base`, else `ORCHO_BASE` (clap reads both);
@@ -408,6 +413,29 @@ pub(crate) fn status_commit(
         ));
         lines.extend(proof.edits.iter().map(|e| format!("  {e}")));
     }
+    // What the change does to its tests: for the person who reviews it.
+    let weakenings = match &proof.trust_source {
+        orcho::proof::TrustSource::Base { commit, .. } => {
+            match orcho::proof::commit_weakenings(&place.checkout, commit, &proof.commit) {
+                Ok(found) => found,
+                Err(e) => {
+                    lines.push(format!(
+                        "warning: the change could not be read for weakenings: {}",
+                        orcho::core::error_chain(&e)
+                    ));
+                    Vec::new()
+                }
+            }
+        }
+        _ => Vec::new(),
+    };
+    if !weakenings.is_empty() {
+        lines.push(format!(
+            "this change weakens its own proof ({} finding(s); its reviewer must see them):",
+            weakenings.len()
+        ));
+        lines.extend(weakenings.iter().map(|w| format!("  {w}")));
+    }
     if proof.trusted_keys == 0 {
         lines.push(
             "note: the profile judged by trusts no key (`trust.keys`), so no attestation \
@@ -438,6 +466,7 @@ pub(crate) fn status_commit(
         base_commit,
         required,
         edits_what_proves_it: &proof.edits,
+        weakenings: &weakenings,
     })
     .line(lines.join("\n"))
     .exit(if ready { Exit::Ok } else { Exit::NotReady }))

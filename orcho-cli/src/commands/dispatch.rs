@@ -63,6 +63,10 @@ fn decision_verb(command: &Command) -> Option<&'static str> {
         Command::Status {
             ack_stops: true, ..
         } => "orcho status --ack-stops",
+        Command::Status {
+            ack_weakening: true,
+            ..
+        } => "orcho status --ack-weakening",
         Command::Serve {
             command: Some(ServeCommand::Token(_)),
             ..
@@ -122,6 +126,7 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
             profile,
             commit: None,
             ack_stops,
+            ack_weakening,
             base,
         } => {
             if ack_stops {
@@ -130,7 +135,13 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
                     "acknowledged {n} agent stop(s) let through unproven"
                 ));
             }
-            verify::status(place, profile.profile.as_deref(), base.base.as_deref()).await
+            verify::status(
+                place,
+                profile.profile.as_deref(),
+                base.base.as_deref(),
+                ack_weakening,
+            )
+            .await
         }
         Command::Serve {
             command: None,

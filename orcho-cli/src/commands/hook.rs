@@ -130,12 +130,21 @@ pub(crate) fn answer(agent: Agent, at: &HookPlace<'_>, bytes: &[u8]) -> Answer {
         }
     };
     let event = doc.event.name().to_owned();
-    match respond(agent, at, &doc) {
+    let answer = match respond(agent, at, &doc) {
         Ok(answer) => answer,
         Err(e) => Answer::FailSafe {
             message: format!("{event}: {}; refused to be safe", one_line(&e)),
         },
+    };
+    // In a runner phase: the event arrived, and how it was answered, for
+    // the attempt to be judged by when the agent has exited.
+    if let Some(attempt) = crate::hook::fired::Attempt::from_env()
+        && let Ok(place) = place_of(agent, at, &doc)
+        && let Ok(key) = crate::key::receipt_key(&place)
+    {
+        attempt.record(&key, &event, &answer);
     }
+    answer
 }
 
 fn one_line(e: &CliError) -> String {
@@ -587,7 +596,12 @@ fn guard_shell(place: &Place, guarded: &Guarded, command: &str, cwd: &Utf8Path) 
     // What the command may change: every word, unless it only reads (then
     // only what it redirects into). A word no simple command names as an
     // argument (`of=orcho.yaml`, a backquote's) may be changed.
+    // A word that is only ever the program a simple command runs (`/…/orcho
+    // verify`) is run, not changed.
     let targets = redirect_targets(command, &segments);
+    let only_run = |w: &str| {
+        segments.iter().any(|s| s.program_word == w) && !segments.iter().any(|s| s.names(w))
+    };
     let changed: Vec<&String> = if only_reads(command, &segments) {
         targets.iter().collect()
     } else {
@@ -595,7 +609,7 @@ fn guard_shell(place: &Place, guarded: &Guarded, command: &str, cwd: &Utf8Path) 
             .iter()
             .filter(|w| {
                 targets.contains(*w)
-                    || !segments.iter().any(|s| s.names(w))
+                    || (!segments.iter().any(|s| s.names(w)) && !only_run(w))
                     || segments.iter().any(|s| s.names(w) && !s.reads())
             })
             .collect()
@@ -1344,31 +1358,38 @@ fn stop(
         doc.session_id.as_deref(),
         doc.agent_id.as_deref(),
     );
-    let edits = proof_edits_here(place);
-    let unproven = match assess(place, at) {
+    // The change is read beside the fingerprint: git's processes and
+    // Orcho's threads each take a core.
+    let (weakened, assessed) = std::thread::scope(|scope| {
+        let weakened = scope.spawn(|| weakenings_here(place, at));
+        let assessed = assess(place, at);
+        (weakened.join().unwrap_or_default(), assessed)
+    });
+    let unproven = match assessed {
         Ok(None) => {
             guard.reset();
             // A proven stop: what earlier stops left unproven is proven now.
             let _ = crate::hook::acknowledge_stops(&place.store);
-            if edits.is_empty() {
+            if weakened.is_empty() {
                 return Ok(Answer::Silent);
             }
             return Ok(Answer::WarnStop {
                 message: format!(
-                    "orcho: proven, but this change edits what proves it; a person must review \
-                     it before it counts: {}",
-                    edits.join("; ")
+                    "orcho: the receipts are present, but this change weakens its own proof, and \
+                     it is not ready until a person reviews it (`orcho status` lists it; tell the \
+                     user): {}",
+                    weakened.join("; ")
                 ),
             });
         }
         Ok(Some(mut unproven)) => {
-            if !edits.is_empty() {
+            if !weakened.is_empty() {
                 let reason = unproven.reason;
-                let said = edits.join("; ");
+                let said = weakened.join("; ");
                 unproven.reason = Box::new(move |refusal, max| {
                     format!(
-                        "{} This change also edits what proves it, which a person must review \
-                         (say so to the user; do not undo it to get past this): {said}",
+                        "{} This change also weakens its own proof, which a person must review \
+                         (say so to the user; do not hide it to get past this): {said}",
                         reason(refusal, max)
                     )
                 });
@@ -1426,14 +1447,21 @@ fn stop(
     })
 }
 
-/// What the checkout's `orcho.yaml` edits of what proves it, against the
-/// protected branch (`ORCHO_BASE`) or else `HEAD`, each as one line;
-/// nothing when it cannot be told (no repository, no commit yet).
-fn proof_edits_here(place: &Place) -> Vec<String> {
-    let base = place::env_text("ORCHO_BASE").unwrap_or_else(|| "HEAD".to_owned());
-    orcho::proof::edits_since(&place.checkout, &base, place::PROFILE_FILE)
-        .map(|edits| edits.iter().map(ToString::to_string).collect())
-        .unwrap_or_default()
+/// What the checkout's change does to weaken its own proof and a person
+/// has not acknowledged, against the protected branch (`ORCHO_BASE`) or
+/// else `HEAD`, each as one line (see `orcho status`).
+fn weakenings_here(place: &Place, at: &HookPlace<'_>) -> Vec<String> {
+    let base = place::env_text("ORCHO_BASE");
+    let commands: Vec<_> = plan(place, at)
+        .ok()
+        .and_then(|plan| plan.verification)
+        .map(|contract| contract.commands.iter().map(|c| c.name.clone()).collect())
+        .unwrap_or_default();
+    super::weakened::weakened(place, base.as_deref(), &commands)
+        .open
+        .iter()
+        .map(ToString::to_string)
+        .collect()
 }
 
 /// The declared command line of `name`, quoted as a shell would read it.

@@ -13,6 +13,7 @@ mod runs;
 mod show;
 mod store;
 pub(crate) mod verify;
+pub(crate) mod weakened;
 
 pub(crate) use decide::{
     answer as decide_questions, delivery as decide_delivery, deviation as decide_deviation,

@@ -708,6 +708,11 @@ fn stop_hint(reason: &StopReason, run: &RunId) -> String {
             "the autopilot's budget for this run is spent; decide with {decide}, or raise the \
              budget in the profile's `autopilot:`"
         ),
+        "weakens_proof" => format!(
+            "the phase's change weakens its own proof (a test skipped or deleted, the runner's \
+             configuration or the profile edited): review it in the worktree, then decide with \
+             {decide}"
+        ),
         "advisor_failed" | "malformed_advice" => format!(
             "the advisor gave no usable advice; decide with {decide}, and check the `advisor:` \
              block (`orcho handoff advise {run}` asks again)"

@@ -500,13 +500,40 @@ pub(crate) async fn status(
     place: &Place,
     profile: Option<&str>,
     base: Option<&str>,
+    ack_weakening: bool,
 ) -> Result<Report, CliError> {
     let verifier = verifier(place, profile, base)?;
-    let summary = tokio::task::spawn_blocking(move || verifier.readiness()).await??;
-    let ready = summary
-        .required
+    // What the change does to weaken its own proof (a person must see it,
+    // whatever the receipts say), read beside the fingerprint: git's
+    // processes and Orcho's threads each take a core.
+    let against = super::attest::base_of(base);
+    let commands: Vec<_> = verifier
+        .contract()
+        .commands
         .iter()
-        .all(|r| r.status == ReceiptStatus::Present);
+        .map(|c| c.name.clone())
+        .collect();
+    let reading = {
+        let (place, against) = (place.clone(), against.map(str::to_owned));
+        tokio::task::spawn_blocking(move || {
+            super::weakened::weakened(&place, against.as_deref(), &commands)
+        })
+    };
+    let summary = tokio::task::spawn_blocking(move || verifier.readiness()).await??;
+    let mut weakened = reading.await?;
+    if ack_weakening {
+        let n = super::weakened::acknowledge(place, &weakened)?;
+        place.progress(&format!(
+            "acknowledged {n} weakening(s) of this change's proof"
+        ));
+        let open = std::mem::take(&mut weakened.open);
+        weakened.acknowledged.extend(open);
+    }
+    let ready = weakened.open.is_empty()
+        && summary
+            .required
+            .iter()
+            .all(|r| r.status == ReceiptStatus::Present);
     let unproven_stops = crate::hook::unproven_stops(&place.store)?;
     let mut lines = Vec::new();
     // Hooks installed that never called Orcho here guard nothing.
@@ -564,18 +591,22 @@ pub(crate) async fn status(
             summary.exploratory_commands
         ));
     }
-    // What the checkout's profile edits of what proves it: a person must
-    // see it, whatever the receipts say.
-    let against = super::attest::base_of(base).unwrap_or("HEAD");
-    let edits = orcho::proof::edits_since(&place.checkout, against, crate::place::PROFILE_FILE)
-        .unwrap_or_default();
-    if !edits.is_empty() {
+    lines.extend(super::weakened::lines(&weakened));
+    let verdict = text::readiness_verdict(&summary);
+    if weakened.open.is_empty() {
+        lines.push(verdict);
+    } else if verdict.starts_with("ready") {
         lines.push(format!(
-            "this change edits what proves it (against {against}; a person must review it):"
+            "not ready: every required receipt is present, but {} weakening(s) of this change \
+             wait for a person (`orcho status --ack-weakening` once reviewed)",
+            weakened.open.len()
         ));
-        lines.extend(edits.iter().map(|e| format!("  {e}")));
+    } else {
+        lines.push(format!(
+            "{verdict}; and {} weakening(s) of this change wait for a person",
+            weakened.open.len()
+        ));
     }
-    lines.push(text::readiness_verdict(&summary));
     let exit = if ready { Exit::Ok } else { Exit::NotReady };
     Ok(Report::new(&StatusDoc {
         summary: &summary,
@@ -583,7 +614,7 @@ pub(crate) async fn status(
         unproven_stops,
         hooks_never_called: never_called,
         hooks_switched_off: hooks_off,
-        edits_what_proves_it: edits,
+        weakenings: &weakened,
     })
     .line(lines.join("\n"))
     .exit(exit))

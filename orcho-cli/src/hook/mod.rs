@@ -4,6 +4,7 @@
 
 mod agents;
 mod answer;
+pub(crate) mod fired;
 mod input;
 pub(crate) mod session;
 pub(crate) mod shell;

@@ -11,6 +11,8 @@
 pub(crate) struct Segment {
     /// The program's file name (`/bin/rm` and `\rm` are `rm`).
     pub(crate) program: String,
+    /// The program as the command spells it (`/usr/local/bin/orcho`).
+    pub(crate) program_word: String,
     /// Its arguments.
     pub(crate) args: Vec<String>,
 }
@@ -64,9 +66,10 @@ pub(crate) fn segments(command: &str) -> Vec<Segment> {
                 }
             }
             let mut rest = words.split_off(start.min(words.len())).into_iter();
-            let program = program_name(&rest.next()?).to_owned();
+            let program_word = rest.next()?;
             Some(Segment {
-                program,
+                program: program_name(&program_word).to_owned(),
+                program_word,
                 args: rest.collect(),
             })
         })
@@ -460,7 +463,8 @@ mod tests {
 /// `env`/`sh -c`/`xargs` in front, quoted or split across a variable
 /// (`$O delivery decide`), `cargo run -p orcho-cli -- plan approve`. Two
 /// words that only a decision has next to each other (`handoff decide`,
-/// `delivery decide`, `plan approve`, `serve token`, `--ack-stops`) are
+/// `delivery decide`, `plan approve`, `serve token`, `--ack-stops`,
+/// `--ack-weakening` and its abbreviations) are
 /// enough; the one-word verbs (`answer`, `deviation`, `intake RUN ACTION`,
 /// `cancel`) count after a word that names `orcho`. `None` for anything
 /// else (`orcho verify`, `orcho handoff show`).
@@ -485,6 +489,9 @@ pub(crate) fn orcho_decision(command: &str) -> Option<&'static str> {
         }
         if word == "--ack-stops" {
             return Some("orcho status --ack-stops");
+        }
+        if word.starts_with("--ack-weak") {
+            return Some("orcho status --ack-weakening");
         }
         if !names_orcho(word) {
             continue;
@@ -537,6 +544,8 @@ mod decision_tests {
             "orcho intake latest include",
             "orcho cancel latest",
             "orcho status --ack-stops",
+            "orcho status --ack-weakening",
+            "orcho status --ack-weak",
             "orcho serve token add me",
             "python3 -c \"import subprocess; subprocess.run(['orcho','handoff','decide','latest','halt'])\"",
             "ORCHO HANDOFF DECIDE latest halt",

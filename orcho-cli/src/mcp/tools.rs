@@ -820,7 +820,8 @@ impl OrchoMcp {
                 input.base.as_deref(),
             )?,
             None => {
-                crate::commands::verify::status(&self.place, None, input.base.as_deref()).await?
+                crate::commands::verify::status(&self.place, None, input.base.as_deref(), false)
+                    .await?
             }
         };
         document(report)

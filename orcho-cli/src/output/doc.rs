@@ -128,10 +128,11 @@ pub(crate) struct StatusDoc<'a> {
     /// hooks off.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub(crate) hooks_switched_off: Vec<&'static str>,
-    /// What the checkout's `orcho.yaml` edits of what proves it, against
-    /// `--base` (else `HEAD`).
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    pub(crate) edits_what_proves_it: Vec<orcho::profile::ProofEdit>,
+    /// What the change does to weaken its own proof, against `--base`
+    /// (else `HEAD`): open (holding the checkout back until a person
+    /// acknowledges it) and acknowledged, the edits of `orcho.yaml` among
+    /// them (`profile_edit`); what a profile new since then declares.
+    pub(crate) weakenings: &'a crate::commands::weakened::Weakened,
 }
 
 /// The decision inbox: pending decisions, and run directories that could

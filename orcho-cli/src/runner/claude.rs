@@ -60,6 +60,7 @@ pub(super) fn launch(
         agent: Agent::ClaudeCode,
         argv,
         envs: Vec::new(),
+        guard_stops: false,
     })
 }
 

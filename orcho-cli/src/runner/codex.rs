@@ -56,6 +56,7 @@ pub(super) fn launch(
         agent: Agent::Codex,
         argv,
         envs: Vec::new(),
+        guard_stops: false,
     }
 }
 

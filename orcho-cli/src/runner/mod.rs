@@ -262,6 +262,9 @@ pub(crate) struct Launch {
     pub(crate) agent: Agent,
     pub(crate) argv: Vec<String>,
     pub(crate) envs: Vec<(String, String)>,
+    /// Whether its stops are guarded: then its attempt must end with the
+    /// Stop guard's answer (see [`crate::hook::fired`]).
+    pub(crate) guard_stops: bool,
 }
 
 /// Prepares `spec`'s agent for `request`: its settings with Orcho's hooks
@@ -286,6 +289,7 @@ pub(crate) fn prepare(
         Agent::ClaudeCode => claude::launch(&program, spec, &prompt, &hook, paths)?,
         _ => codex::launch(&program, spec, &prompt, &hook, paths),
     };
+    launch.guard_stops = hook.guard_stops;
     launch.envs.extend([
         ("ORCHO_STORE".to_owned(), paths.store.to_string()),
         ("ORCHO_PROFILE".to_owned(), config.profile.clone()),

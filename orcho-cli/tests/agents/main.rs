@@ -284,6 +284,12 @@ fn git(dir: &Utf8Path, args: &[&str]) -> Result<String> {
 /// Runs the whole flow with `agent`'s programs; `None` when it cannot run
 /// here (said).
 fn walk(agent: &Agent) -> Result<Option<Walked>> {
+    walk_with(&profile(agent), DRIVER, false)
+}
+
+/// Runs `driver` against a checkout whose profile is `profile`, with the
+/// agents' hooks switched off in the user's settings when `hooks_off`.
+fn walk_with(profile: &str, driver_script: &str, hooks_off: bool) -> Result<Option<Walked>> {
     let (claude, codex) = match agents() {
         Ok(programs) => programs,
         Err(reason) => {
@@ -304,7 +310,16 @@ fn walk(agent: &Agent) -> Result<Option<Walked>> {
     for dir in [&repo, &ctl, &home] {
         std::fs::create_dir_all(dir)?;
     }
-    write(repo.join("orcho.yaml"), profile(agent))?;
+    write(repo.join("orcho.yaml"), profile)?;
+    if hooks_off {
+        // What a user (or an agent with the run of the home) can set: the
+        // agent then never calls Orcho.
+        std::fs::create_dir_all(home.join(".claude"))?;
+        write(
+            home.join(".claude/settings.json"),
+            "{\"disableAllHooks\": true}\n",
+        )?;
+    }
     write(repo.join(".gitignore"), ".orcho/\n__pycache__/\n")?;
     write(
         repo.join("parse.py"),
@@ -324,7 +339,8 @@ fn walk(agent: &Agent) -> Result<Option<Walked>> {
     let bin = orcho.parent().ok_or("orcho's directory")?;
     let path = format!("{bin}:{}", host("PATH").unwrap_or_default());
     let driven = exec::run(
-        &driver(&root, DRIVER, private.is_ok(), &python, path)?
+        &driver(&root, driver_script, private.is_ok(), &python, path)?
+            .env("HOOKS_OFF", if hooks_off { "1" } else { "0" })
             .env("TASK", TASK)
             .env("ORCHO_CLAUDE", claude.as_str())
             .env("ORCHO_CODEX", codex.as_str())
@@ -499,4 +515,111 @@ fn claude_code_runs_a_whole_run_from_task_to_delivery() -> Result {
 #[test]
 fn codex_runs_a_whole_run_from_task_to_delivery() -> Result {
     whole_run(&CODEX)
+}
+
+/// One implement phase whose agent's hooks are switched off.
+const UNGUARDED_DRIVER: &str = r#"
+. "$COMMON"
+export ANTHROPIC_BASE_URL="http://127.0.0.1:$port"
+codex_config "$CODEX_HOME"
+# Codex's hooks off, in its own configuration (its `[features]` table).
+if [ "$HOOKS_OFF" = 1 ]; then echo 'hooks = false' >>"$CODEX_HOME/config.toml"; fi
+cd "$REPO"
+step() { name=$1; shift; "$ORCHO" "$@" >"$CTL/$name.out" 2>"$CTL/$name.err" </dev/null; echo $? >"$CTL/$name.code"; }
+step start run --no-interactive --task "$TASK"
+step evidence evidence latest --json
+step handoff handoff show latest --json
+"#;
+
+fn implement_only(agent: &Agent) -> String {
+    format!(
+        "\
+schema: 1
+name: agents
+phases:
+  - name: implement
+    role: implement
+    runner: {runner}
+    handoff: {{ pause: on_rejected }}
+verification:
+  commands:
+    - name: test
+      argv: [python3, -c, \"from parse import parse; assert parse('') == []\"]
+  required: [test]
+supervision:
+  plan_approval: false
+",
+        runner = agent.runner
+    )
+}
+
+/// An agent whose hooks are off does its work and proves it with `orcho
+/// verify`, but its Stop guard never answered: the attempt is rejected,
+/// saying so; with its hooks on, the same attempt is approved.
+fn unguarded(agent: &Agent) -> Result {
+    for hooks_off in [true, false] {
+        let Some(w) = walk_with(&implement_only(agent), UNGUARDED_DRIVER, hooks_off)? else {
+            return Ok(());
+        };
+        let evidence: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(w.ctl.join("evidence.out")).unwrap_or_default(),
+        )
+        .map_err(|e| format!("{e}: {}", w.said("evidence")))?;
+        let implement = evidence["phases"]
+            .as_array()
+            .and_then(|p| p.iter().find(|p| p["phase"] == "implement"))
+            .ok_or_else(|| format!("the implement phase in {evidence:#}"))?;
+        if hooks_off {
+            assert_eq!(
+                implement["verdict"],
+                "rejected",
+                "{implement:#}\n{}",
+                w.said("start")
+            );
+            // The handoff it paused at says why.
+            let handoff: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(w.ctl.join("handoff.out")).unwrap_or_default(),
+            )
+            .map_err(|e| format!("{e}: {}", w.said("handoff")))?;
+            let guard = handoff["findings"]
+                .as_array()
+                .and_then(|f| f.iter().find(|f| f["source"] == "orcho: the stop guard"))
+                .ok_or_else(|| format!("no stop-guard finding: {handoff:#}"))?;
+            let detail = guard["detail"].as_str().unwrap_or_default();
+            assert!(
+                detail.contains("ended without its Stop guard answering"),
+                "{detail}"
+            );
+            assert!(
+                w.said("start")
+                    .contains("ended without proving its work to its Stop guard"),
+                "{}",
+                w.said("start")
+            );
+        } else {
+            assert_eq!(
+                implement["findings"],
+                0,
+                "{implement:#}\n{}",
+                w.said("start")
+            );
+            assert_eq!(
+                implement["verdict"],
+                "approved",
+                "{implement:#}\n{}",
+                w.said("start")
+            );
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn claude_code_with_its_hooks_off_is_rejected_for_it() -> Result {
+    unguarded(&CLAUDE)
+}
+
+#[test]
+fn codex_with_its_hooks_off_is_rejected_for_it() -> Result {
+    unguarded(&CODEX)
 }

@@ -12,7 +12,7 @@ use crate::{
 
 /// The `PreToolUse` answer to Claude Code's Bash tool running `command`:
 /// its decision and reason.
-fn guard(repo: &Repo, command: &str) -> Result<(String, String)> {
+pub(crate) fn guard(repo: &Repo, command: &str) -> Result<(String, String)> {
     let document = CLAUDE_PRE_BASH
         .replace("@CWD@", repo.dir().as_str())
         .replace("@ARG@", &Value::from(command).to_string());
@@ -623,6 +623,23 @@ fn the_guard_keeps_the_agent_from_what_switches_orcho_off() -> Result {
     }
     let (action, _) = guard(&repo, "git config --get core.hooksPath")?;
     assert_ne!(action, "deny");
+    // Running that `orcho` is what the agent is asked to do; replacing it
+    // is not.
+    for command in [
+        format!("{orcho} verify"),
+        format!("cd sub && {orcho} verify test && {orcho} status"),
+    ] {
+        let (action, reason) = guard(&repo, &command)?;
+        assert_ne!(action, "deny", "{command}: {reason}");
+    }
+    for command in [
+        format!("cp /bin/true {orcho}"),
+        format!("{orcho} verify > {orcho}"),
+        format!("ln -sf /bin/true {orcho}"),
+    ] {
+        let (action, reason) = guard(&repo, &command)?;
+        assert_eq!(action, "deny", "{command}: {reason}");
+    }
     Ok(())
 }
 

@@ -41,6 +41,7 @@ mod support;
 mod team;
 mod toolchain;
 mod waiver;
+mod weakening;
 mod web;
 mod web_points;
 

@@ -11,6 +11,7 @@ mod listing;
 mod readiness;
 mod receipts;
 mod submodule;
+mod weakening;
 
 use std::{os::unix::fs::PermissionsExt, time::Duration};
 

@@ -11,7 +11,12 @@ use orcho_handoff::{
 use orcho_receipts::ReadinessSummary;
 
 use super::{phase::blocking_readiness, run::Run, step::Step};
-use crate::{EngineError, error::EngineErrorKind, proof::PROOF_EDIT_SOURCE, state::RunEvent};
+use crate::{
+    EngineError,
+    error::EngineErrorKind,
+    proof::{PROOF_EDIT_SOURCE, WEAKENING_SOURCE},
+    state::RunEvent,
+};
 
 impl Run {
     pub(super) fn delivery_err(&self, e: orcho_delivery::DeliveryError) -> EngineError {
@@ -181,7 +186,9 @@ impl Run {
             findings.extend(edits);
         }
         let needs_person = plan.approve_requires_operator
-            || findings.iter().any(|f| f.source == PROOF_EDIT_SOURCE);
+            || findings
+                .iter()
+                .any(|f| f.source == PROOF_EDIT_SOURCE || f.source == WEAKENING_SOURCE);
         let mut spec = DeliverySpec::new(
             state.run().clone(),
             verdict,
@@ -279,49 +286,71 @@ impl Run {
         Ok((Verdict::Rejected, findings))
     }
 
-    /// The edits the run's change makes to what proves it (its profile
-    /// file against the run's base), as findings; none when the plan names
-    /// no profile file. A profile that cannot be compared is a finding too.
+    /// What the run's change does to weaken its own proof against the
+    /// run's base (see [`crate::proof::review`]), as findings only a person
+    /// may let through: the edits of its profile file, test files, runner
+    /// configuration and test scripts. A change that cannot be read is a
+    /// finding too.
     async fn proof_edits(&self, worktree: &Utf8Path, base: &str) -> Vec<Finding> {
-        let Some(file) = self.engine.inner.plan.profile_file.clone() else {
-            return Vec::new();
-        };
         if base.is_empty() {
             return Vec::new();
         }
+        let file = self.engine.inner.plan.profile_file.clone();
         let (worktree, base) = (worktree.to_owned(), base.to_owned());
-        let file_shown = file.to_string();
-        let edits = tokio::task::spawn_blocking(move || {
-            crate::proof::edits_since(&worktree, &base, file.as_str())
+        let read = tokio::task::spawn_blocking(move || {
+            crate::proof::review(&worktree, &base, file.as_ref().map(|f| f.as_str()))
         })
         .await;
-        let edit_finding = |title: String, edit: Option<&orcho_profile::ProofEdit>| {
-            let mut finding = Finding::new(PROOF_EDIT_SOURCE, Severity::High, title).with_detail(
-                "the change edits what proves it: a person must see this before it is \
-                 delivered (only an operator may approve)",
-            );
-            if let Some(edit) = edit {
-                finding = finding.with_file(file_shown.clone());
-                if let Some(line) = edit.line.and_then(|l| u32::try_from(l).ok()) {
-                    finding = finding.with_line(line);
-                }
+        let detail = "the change weakens its own proof: a person must see this before it is \
+                      delivered (only an operator may approve)";
+        let finding = |source: &str, title: String, file: Option<&str>, line: Option<u32>| {
+            let mut finding = Finding::new(source, Severity::High, title).with_detail(detail);
+            if let Some(file) = file {
+                finding = finding.with_file(file.to_owned());
+            }
+            if let Some(line) = line {
+                finding = finding.with_line(line);
             }
             finding
         };
-        match edits {
-            Ok(Ok(edits)) => edits
-                .iter()
-                .map(|e| edit_finding(format!("{}: {}", e.section, e.what), Some(e)))
-                .collect(),
-            Ok(Err(e)) => vec![edit_finding(
+        match read {
+            Ok(Ok(review)) => {
+                let added = review.profile_added.iter().map(|e| {
+                    finding(
+                        PROOF_EDIT_SOURCE,
+                        format!("{}: {}", e.section, e.what),
+                        Some(&e.file),
+                        e.line.and_then(|l| u32::try_from(l).ok()),
+                    )
+                });
+                let weakenings = review.weakenings.iter().map(|w| {
+                    let source = if w.detector == orcho_receipts::weakening::Detector::ProfileEdit {
+                        PROOF_EDIT_SOURCE
+                    } else {
+                        WEAKENING_SOURCE
+                    };
+                    finding(
+                        source,
+                        format!("{} ({})", w.what, w.detector),
+                        Some(w.path.as_str()),
+                        w.line,
+                    )
+                });
+                added.chain(weakenings).collect()
+            }
+            Ok(Err(e)) => vec![finding(
+                WEAKENING_SOURCE,
                 format!(
-                    "`{file_shown}` could not be compared with the run's base: {}",
+                    "the change could not be compared with the run's base: {}",
                     orcho_core::error_chain(&e)
                 ),
                 None,
+                None,
             )],
-            Err(e) => vec![edit_finding(
-                format!("`{file_shown}` could not be compared with the run's base: {e}"),
+            Err(e) => vec![finding(
+                WEAKENING_SOURCE,
+                format!("the change could not be compared with the run's base: {e}"),
+                None,
                 None,
             )],
         }

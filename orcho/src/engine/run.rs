@@ -273,6 +273,48 @@ impl Run {
         })
     }
 
+    /// What the run's change so far does to weaken its own proof against
+    /// the run's base (in place: the checkout against `HEAD`), one line each (see [`crate::proof::review`]); a
+    /// change that cannot be read says so.
+    async fn weakenings(&self) -> Vec<String> {
+        // A run in place works in the checkout: its change is the
+        // checkout's against `HEAD`.
+        let (dir, base, in_place) = match self.workspace() {
+            Ok(ws) => (
+                ws.worktree,
+                self.state().base().unwrap_or_default().to_owned(),
+                false,
+            ),
+            Err(_) => (self.state().checkout().to_owned(), "HEAD".to_owned(), true),
+        };
+        if base.is_empty() {
+            return Vec::new();
+        }
+        let file = self.engine.inner.plan.profile_file.clone();
+        let read = tokio::task::spawn_blocking(move || {
+            crate::proof::review(&dir, &base, file.as_ref().map(|f| f.as_str()))
+        })
+        .await;
+        match read {
+            Ok(Ok(review)) => review
+                .weakenings
+                .iter()
+                .map(ToString::to_string)
+                .chain(review.profile_added.iter().map(ToString::to_string))
+                .collect(),
+            // In place, a checkout outside git (or without a commit) has
+            // no change to read, as for `orcho status`.
+            Ok(Err(_)) if in_place => Vec::new(),
+            Ok(Err(e)) => vec![format!(
+                "the change could not be compared with the run's base: {}",
+                orcho_core::error_chain(&e)
+            )],
+            Err(e) => vec![format!(
+                "the change could not be compared with the run's base: {e}"
+            )],
+        }
+    }
+
     /// The CI autopilot on the open handoff: asks the advisor, evaluates the
     /// safety stops, and when all pass records `retry_feedback` as the CI
     /// agent and resumes. A stop leaves the handoff pending with its typed
@@ -316,11 +358,20 @@ impl Run {
         let context = self.engine.advice_context(self.id()).await;
         let autopilot = Autopilot::new(self.engine.inner.store.handoffs.clone(), advisor, policy)
             .with_context(context);
-        let output = self.engine.phase_output(self.id(), &handoff);
-        let outcome = autopilot
-            .run(self.id(), handoff.id(), &output)
-            .await
-            .map_err(|e| self.handoff_err(e))?;
+        // A change that weakens its own proof is for a person, whatever
+        // the advisor would say.
+        let weakenings = self.weakenings().await;
+        let outcome = if weakenings.is_empty() {
+            let output = self.engine.phase_output(self.id(), &handoff);
+            autopilot.run(self.id(), handoff.id(), &output).await
+        } else {
+            autopilot.stop_before(
+                self.id(),
+                handoff.id(),
+                orcho_handoff::autopilot::StopReason::WeakensProof { weakenings },
+            )
+        }
+        .map_err(|e| self.handoff_err(e))?;
         let step = match &outcome {
             AutopilotOutcome::Retried { .. } => self.resume().await?,
             _ => Step::DecideHandoff(handoff),
