@@ -249,22 +249,28 @@ pub fn likely_to_weaken(path: &Utf8Path) -> bool {
     config_kind(path).is_some() || lower.contains("test") || lower.contains("spec")
 }
 
-/// How many of its last receipts [`fewer_tests`] reads, newest first, to
-/// find the last one that passed.
-pub const MAX_HISTORY_READ: usize = 64;
+/// How many of its last receipts [`fewer_tests`] reads, newest first.
+pub const MAX_HISTORY_READ: usize = 256;
 
 /// Whether the latest receipt of `command` passed fewer tests, or left more
-/// unrun (skipped, ignored, deselected, xfailed, filtered out), than its
-/// last passing receipt of the same declaration: a weakening the change's
-/// files may not show (a test deselected by a variable, a runner plugin).
-/// The finding is located at `declared_in` and `line`, where the command is
+/// unrun (skipped, ignored, deselected, xfailed, filtered out), than a
+/// passing receipt of the same declaration before it: a weakening the
+/// change's files may not show (a test deselected by a variable, a runner
+/// plugin, a file outside the checkout). The baseline is the most any
+/// earlier passing receipt passed (and the fewest it left unrun), among
+/// those started after `since` (when a person last acknowledged this
+/// command's count: the count they accepted is the new floor), so that
+/// running the weakened command again does not make it the baseline. The
+/// finding is located at `declared_in` and `line`, where the command is
 /// declared.
 ///
 /// Only a latest receipt that passed, and whose runner counted its tests,
-/// is compared; a receipt that cannot be read or verified is skipped.
+/// is compared; a receipt that cannot be read or verified is skipped; the
+/// newest [`MAX_HISTORY_READ`] history files are read.
 pub fn fewer_tests(
     store: &crate::ReceiptStore,
     command: &crate::CommandName,
+    since: Option<orcho_core::Timestamp>,
     declared_in: &Utf8Path,
     line: Option<u32>,
 ) -> Option<Weakening> {
@@ -272,34 +278,42 @@ pub fn fewer_tests(
         return None;
     };
     let now = latest.tests.as_ref().filter(|_| latest.passed())?;
-    let history = store.history(command).ok()?;
-    let last = history
-        .iter()
-        .rev()
-        .take(MAX_HISTORY_READ)
-        .find_map(
-            |path| match store.load_command_receipt_file(path, command) {
-                crate::LoadedReceipt::Valid(r)
-                    if r.started_at < latest.started_at
-                        && r.spec_digest == latest.spec_digest
-                        && r.passed() =>
-                {
-                    r.tests.clone().map(|tests| (r.started_at, tests))
-                }
-                _ => None,
-            },
-        )?;
-    let (at, was) = last;
     let not_run = |t: &crate::TestCount| t.not_run.values().sum::<u64>();
-    let mut said = Vec::new();
-    if now.passed < was.passed {
-        said.push(format!("{} passed where {} did", now.passed, was.passed));
+    let history = store.history(command).ok()?;
+    // (most passed, when), (fewest unrun, when)
+    let mut most: Option<(u64, orcho_core::Timestamp)> = None;
+    let mut fewest: Option<(u64, orcho_core::Timestamp)> = None;
+    for path in history.iter().rev().take(MAX_HISTORY_READ) {
+        let crate::LoadedReceipt::Valid(r) = store.load_command_receipt_file(path, command) else {
+            continue;
+        };
+        if r.started_at >= latest.started_at
+            || since.is_some_and(|since| r.started_at <= since)
+            || r.spec_digest != latest.spec_digest
+            || !r.passed()
+        {
+            continue;
+        }
+        let Some(tests) = &r.tests else { continue };
+        if most.is_none_or(|(n, _)| tests.passed > n) {
+            most = Some((tests.passed, r.started_at));
+        }
+        if fewest.is_none_or(|(n, _)| not_run(tests) < n) {
+            fewest = Some((not_run(tests), r.started_at));
+        }
     }
-    if not_run(now) > not_run(&was) {
+    let mut said = Vec::new();
+    if let Some((was, at)) = most.filter(|(was, _)| now.passed < *was) {
+        said.push(format!("{} passed where {was} did ({at})", now.passed));
+    }
+    if let Some((was, at)) = fewest.filter(|(was, _)| not_run(now) > *was) {
         said.push(format!(
-            "{} did not run where {} did not",
+            "{} not run where {} ({at})",
             not_run(now),
-            not_run(&was)
+            match was {
+                0 => "every test ran".to_owned(),
+                n => format!("{n} did not"),
+            }
         ));
     }
     if said.is_empty() {
@@ -310,9 +324,8 @@ pub fn fewer_tests(
         path: declared_in.to_owned(),
         line,
         what: format!(
-            "`{command}` ran fewer tests than its last passing receipt ({at}): {} (now: {now}; \
-             then: {was})",
-            said.join(", ")
+            "`{command}` ran fewer tests than an earlier passing receipt: {} (now: {now})",
+            said.join("; ")
         ),
     })
 }
@@ -365,7 +378,10 @@ fn file_weakenings(file: &ChangedFile, out: &mut Vec<Weakening>, asserted: &mut 
             path: file.path.clone(),
             before: test_before.map_or(0, |(l, b)| assertions(l, b)),
             after: test_after.map_or(0, |(l, a)| assertions(l, a)),
-            deleted: after.is_none().then_some(()),
+            // Gone, or renamed out of its runner's reach: named as deleted,
+            // not as asserting less.
+            deleted: (after.is_none() || (file.renamed_from.is_some() && test_after.is_none()))
+                .then_some(()),
         });
     }
     // A test file that is gone, or no longer collected.
@@ -452,22 +468,29 @@ fn file_weakenings(file: &ChangedFile, out: &mut Vec<Weakening>, asserted: &mut 
         if markers.is_empty() {
             continue;
         }
-        let count = |text: &str| count_lines(text, |l| markers.iter().any(|m| has_marker(l, m)));
-        let was = before.as_deref().map_or(0, count);
-        let now = count(after_text);
-        if now > was {
-            let line = first_new_line(before.as_deref(), after_text, |l| {
-                markers.iter().any(|m| has_marker(l, m))
-            });
-            // How many, so that one more is a new finding.
-            let what = match now - was {
-                1 => (*said).to_owned(),
-                n => format!("{said} ({n} in this file)"),
-            };
-            push(out, *detector, &file.path, line, what);
+        // Each marker added, at its own line: one more is a new finding,
+        // wherever it is.
+        let added = new_lines(before.as_deref(), after_text, |l| {
+            markers.iter().any(|m| has_marker(l, m))
+        });
+        for line in added.iter().take(MAX_PER_FILE) {
+            push(out, *detector, &file.path, Some(*line), (*said).to_owned());
+        }
+        if added.len() > MAX_PER_FILE {
+            push(
+                out,
+                *detector,
+                &file.path,
+                None,
+                format!("{said}: {} more in this file", added.len() - MAX_PER_FILE),
+            );
         }
     }
 }
+
+/// The most findings of one detector named line by line in one file; past
+/// it, the rest are counted in one.
+const MAX_PER_FILE: usize = 20;
 
 /// The languages whose test files are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -662,16 +685,14 @@ fn first_line_with(text: &str, matches: impl Fn(&str) -> bool) -> Option<u32> {
         .and_then(|i| u32::try_from(i + 1).ok())
 }
 
-/// The first line of `after` that matches and is not one of `before`'s
-/// matching lines (as many as `before` has of each are taken as old).
-fn first_new_line(
-    before: Option<&str>,
-    after: &str,
-    matches: impl Fn(&str) -> bool,
-) -> Option<u32> {
+/// The lines of `after` that match and are not one of `before`'s
+/// matching lines (as many as `before` has of each are taken as old), in
+/// order.
+fn new_lines(before: Option<&str>, after: &str, matches: impl Fn(&str) -> bool) -> Vec<u32> {
     let mut old: Vec<&str> = before
         .map(|b| b.lines().filter(|l| matches(l)).map(str::trim).collect())
         .unwrap_or_default();
+    let mut out = Vec::new();
     for (i, line) in after.lines().enumerate() {
         if !matches(line) {
             continue;
@@ -680,9 +701,11 @@ fn first_new_line(
             old.swap_remove(at);
             continue;
         }
-        return u32::try_from(i + 1).ok();
+        if let Ok(n) = u32::try_from(i + 1) {
+            out.push(n);
+        }
     }
-    None
+    out
 }
 
 fn first_changed_line(before: Option<&str>, after: Option<&str>) -> Option<u32> {

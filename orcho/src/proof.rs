@@ -744,23 +744,46 @@ pub fn changed_files(
         .iter()
         .flat_map(|e| e.old.iter().chain(&e.new).cloned())
         .collect();
-    let mut blobs: std::collections::HashMap<String, Vec<u8>> = std::collections::HashMap::new();
-    if !ids.is_empty() {
-        for object in repo.objects(&ids)?.into_iter().flatten() {
-            if let Some(blob) = object.blob {
-                blobs.insert(object.id, blob);
+    // git reads its objects while the work tree's files are read here.
+    let (objects, mut on_disk) = std::thread::scope(|scope| {
+        let objects = scope.spawn(|| {
+            if ids.is_empty() {
+                Ok(Vec::new())
+            } else {
+                repo.objects(&ids)
             }
+        });
+        let on_disk: Vec<Option<Vec<u8>>> = entries
+            .iter()
+            .map(|e| {
+                (to.is_none() && e.exists)
+                    .then(|| std::fs::read(dir.join(&e.now)).ok())
+                    .flatten()
+            })
+            .collect();
+        (objects.join(), on_disk)
+    });
+    let objects = objects.map_err(|_| {
+        CommitProofError::Git(GitError::new(
+            "cat-file --batch",
+            "the thread reading git's objects failed",
+        ))
+    })??;
+    let mut blobs: std::collections::HashMap<String, Vec<u8>> = std::collections::HashMap::new();
+    for object in objects.into_iter().flatten() {
+        if let Some(blob) = object.blob {
+            blobs.insert(object.id, blob);
         }
     }
     let mut out: Vec<ChangedFile> = Vec::with_capacity(entries.len());
-    for e in &entries {
+    for (i, e) in entries.iter().enumerate() {
         let before = e.old.as_ref().and_then(|id| blobs.get(id).cloned());
         let after = if !e.exists {
             None
         } else if to.is_some() {
             e.new.as_ref().and_then(|id| blobs.get(id).cloned())
         } else {
-            std::fs::read(dir.join(&e.now)).ok()
+            on_disk.get_mut(i).and_then(Option::take)
         };
         let mut file = ChangedFile::new(e.now.clone(), before, after);
         if e.before != e.now {
@@ -819,6 +842,8 @@ pub struct Review {
     /// The edits of a profile the base did not have: what it declares,
     /// shown, never a weakening (there was no proof to weaken).
     pub profile_added: Vec<ProofEdit>,
+    /// The commit the change was read against.
+    pub base: String,
 }
 
 /// Reviews the work tree at `dir` against `rev` (see [`Review`]); the
@@ -834,7 +859,10 @@ pub fn review(
     profile_file: Option<&str>,
 ) -> Result<Review, CommitProofError> {
     let base = Repo::new(dir).resolved(rev)?.commit;
-    let mut review = Review::default();
+    let mut review = Review {
+        base: base.clone(),
+        ..Review::default()
+    };
     // A change that cannot be read is not a change without weakenings.
     let (files, unread) = match changed_files(dir, &base, None) {
         Ok(read) => read,
@@ -952,11 +980,13 @@ fn unread_weakening(unread: usize) -> Weakening {
     )
 }
 
-/// The id of a weakening as an acknowledgement names it: its detector, file,
-/// line and words (a weakening that moves or changes is a new one).
-pub fn weakening_id(weakening: &Weakening) -> String {
-    orcho_core::Digest::derive("orcho weakening id v1", weakening.to_string().as_bytes())
-        .to_string()
+/// The id of a weakening of the change against the commit `base`, as an
+/// acknowledgement names it: the base, its detector, file, line and words
+/// (a weakening that moves or changes, or the same against another base,
+/// is a new one).
+pub fn weakening_id(base: &str, weakening: &Weakening) -> String {
+    let text = format!("{base}\0{weakening}");
+    orcho_core::Digest::derive("orcho weakening id v2", text.as_bytes()).to_string()
 }
 
 /// The context of the key acknowledgements are sealed with, derived from
@@ -977,25 +1007,69 @@ struct AcknowledgedV1 {
     against: String,
     /// The weakenings' ids ([`weakening_id`]).
     ids: Vec<String>,
+    /// The commands whose test counts the person accepted (a
+    /// [`fewer_tests`](orcho_receipts::weakening::fewer_tests) finding):
+    /// their counts from now on are compared with what runs after.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    counts: Vec<String>,
     /// The weakenings in words, for a person reading the file.
     what: Vec<String>,
     /// The keyed digest of the fields above.
     seal: String,
 }
 
-fn ack_seal(key: &[u8; 32], at: &orcho_core::Timestamp, against: &str, ids: &[String]) -> String {
+fn ack_seal(key: &[u8; 32], record: &AcknowledgedV1) -> String {
     let mut hasher = blake3::Hasher::new_keyed(key);
-    hasher.update(at.to_string().as_bytes()).update(&[0]);
-    hasher.update(against.as_bytes()).update(&[0]);
-    for id in ids {
+    hasher.update(record.at.to_string().as_bytes()).update(&[0]);
+    hasher.update(record.against.as_bytes()).update(&[0]);
+    for id in &record.ids {
         hasher.update(id.as_bytes()).update(&[0]);
+    }
+    hasher.update(&[1]);
+    for command in &record.counts {
+        hasher.update(command.as_bytes()).update(&[0]);
     }
     hasher.finalize().to_hex().to_string()
 }
 
-/// Records that a person saw `weakenings` of the change against `against`,
-/// in the journal at `path`, sealed with `key`
-/// ([`ReceiptKey::derive`](orcho_receipts::ReceiptKey::derive) with [`ACKNOWLEDGEMENT_SEAL`]).
+/// What a person saw: the weakenings of a change (against a base), and the
+/// commands whose test counts they accepted.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct Acknowledgement<'a> {
+    /// What the change was read against (as given: `HEAD`, `main`).
+    pub against: &'a str,
+    /// The commit it names: each id is for this base.
+    pub base: &'a str,
+    /// The weakenings.
+    pub weakenings: &'a [Weakening],
+    /// The commands whose test counts were accepted.
+    pub counts: Vec<String>,
+}
+
+impl<'a> Acknowledgement<'a> {
+    /// What a person saw of the change against `against` (the commit
+    /// `base`).
+    pub fn new(against: &'a str, base: &'a str, weakenings: &'a [Weakening]) -> Self {
+        Self {
+            against,
+            base,
+            weakenings,
+            counts: Vec::new(),
+        }
+    }
+
+    /// With the commands whose test counts were accepted.
+    #[must_use]
+    pub fn with_counts(mut self, counts: Vec<String>) -> Self {
+        self.counts = counts;
+        self
+    }
+}
+
+/// Records `seen` in the journal at `path`, sealed with `key`
+/// ([`ReceiptKey::derive`](orcho_receipts::ReceiptKey::derive) with
+/// [`ACKNOWLEDGEMENT_SEAL`]).
 ///
 /// # Errors
 ///
@@ -1003,22 +1077,25 @@ fn ack_seal(key: &[u8; 32], at: &orcho_core::Timestamp, against: &str, ids: &[St
 pub fn acknowledge(
     path: &Utf8Path,
     key: &[u8; 32],
-    against: &str,
-    weakenings: &[Weakening],
+    seen: &Acknowledgement<'_>,
 ) -> Result<(), AcknowledgeError> {
-    if weakenings.is_empty() {
+    if seen.weakenings.is_empty() {
         return Ok(());
     }
-    let at = orcho_core::Timestamp::now();
-    let ids: Vec<String> = weakenings.iter().map(weakening_id).collect();
-    let record = AcknowledgedV1 {
+    let mut record = AcknowledgedV1 {
         schema: ACK_SCHEMA,
-        seal: ack_seal(key, &at, against, &ids),
-        at,
-        against: against.to_owned(),
-        ids,
-        what: weakenings.iter().map(ToString::to_string).collect(),
+        at: orcho_core::Timestamp::now(),
+        against: seen.against.to_owned(),
+        ids: seen
+            .weakenings
+            .iter()
+            .map(|w| weakening_id(seen.base, w))
+            .collect(),
+        counts: seen.counts.clone(),
+        what: seen.weakenings.iter().map(ToString::to_string).collect(),
+        seal: String::new(),
     };
+    record.seal = ack_seal(key, &record);
     if let Some(parent) = path.parent() {
         orcho_core::fs::create_dir_all(parent)?;
     }
@@ -1038,9 +1115,18 @@ pub enum AcknowledgeError {
     Journal(#[from] orcho_core::JournalError),
 }
 
-/// The ids of the weakenings acknowledged in the journal at `path` whose
-/// seal `key` verifies (others are not counted); none when there is no
-/// journal.
+/// What the journal of acknowledgements holds, as far as its seals verify.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct Acknowledged {
+    /// The ids of the weakenings acknowledged.
+    pub ids: std::collections::HashSet<String>,
+    /// Per command, when its test count was last accepted.
+    pub counts: std::collections::HashMap<String, orcho_core::Timestamp>,
+}
+
+/// What the journal at `path` holds, counting only records whose seal
+/// `key` verifies; nothing when there is no journal.
 ///
 /// # Errors
 ///
@@ -1048,25 +1134,31 @@ pub enum AcknowledgeError {
 pub fn acknowledged(
     path: &Utf8Path,
     key: &[u8; 32],
-) -> Result<std::collections::HashSet<String>, orcho_core::JournalError> {
+) -> Result<Acknowledged, orcho_core::JournalError> {
+    let mut out = Acknowledged::default();
     if !path.exists() {
-        return Ok(std::collections::HashSet::new());
+        return Ok(out);
     }
     let read = orcho_core::fs::Journal::read::<AcknowledgedV1>(path, ACK_SCHEMA)?;
-    Ok(read
-        .records
-        .into_iter()
-        .filter(|r| {
-            let expected = ack_seal(key, &r.at, &r.against, &r.ids);
-            // Both are hex of the same length: compare without an early
-            // exit.
-            expected.len() == r.seal.len()
-                && expected
-                    .bytes()
-                    .zip(r.seal.bytes())
-                    .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-                    == 0
-        })
-        .flat_map(|r| r.ids)
-        .collect())
+    for record in read.records {
+        let expected = ack_seal(key, &record);
+        // Both are hex of the same length: compare without an early exit.
+        let sealed = expected.len() == record.seal.len()
+            && expected
+                .bytes()
+                .zip(record.seal.bytes())
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0;
+        if !sealed {
+            continue;
+        }
+        for command in record.counts {
+            let at = out.counts.entry(command).or_insert(record.at);
+            if record.at > *at {
+                *at = record.at;
+            }
+        }
+        out.ids.extend(record.ids);
+    }
+    Ok(out)
 }

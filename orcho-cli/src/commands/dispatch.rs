@@ -82,14 +82,21 @@ fn refuse_outside_a_person(verb: &str) -> Result<(), CliError> {
     let Some(inside) = crate::hook::session::inside() else {
         return Ok(());
     };
+    let hint = if verb.starts_with("orcho status --ack") {
+        format!(
+            "tell the user what `orcho status` shows, and let them review it and run `{verb}` \
+             from a terminal of their own"
+        )
+    } else {
+        "ask the user to decide: from a terminal of their own (`orcho inbox` lists what waits), \
+         the web inbox (`orcho serve`), or an MCP client, which is recorded by its name"
+            .to_owned()
+    };
     Err(CliError::refused(format!(
         "`{verb}` records a person's decision, and this `orcho` runs {inside}: an agent, or a \
          command a run started, does not decide"
     ))
-    .with_hint(
-        "ask the user to decide: from a terminal of their own (`orcho inbox` lists what waits), \
-         the web inbox (`orcho serve`), or an MCP client, which is recorded by its name",
-    ))
+    .with_hint(hint))
 }
 
 /// Runs `command` at `place` and returns its report.

@@ -139,6 +139,33 @@ pub(crate) async fn verify(
             tokio::task::spawn_blocking(move || super::attest::attach_head(&place, &v, attest))
                 .await??;
     }
+    // Passing receipts are not the whole story: what the change does to
+    // its own tests is said here too, as `orcho status` will.
+    if doc.passed && !doc.commands.is_empty() {
+        let commands: Vec<_> = verifier
+            .contract()
+            .commands
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        let (at, against) = (
+            place.clone(),
+            super::attest::base_of(base).map(str::to_owned),
+        );
+        let weakened = tokio::task::spawn_blocking(move || {
+            super::weakened::weakened(&at, against.as_deref(), &commands)
+        })
+        .await?;
+        if !weakened.open.is_empty() {
+            let mut said = vec![format!(
+                "but this change weakens its own proof (against {}), and `orcho status` is not \
+                 ready until a person has reviewed it:",
+                weakened.against
+            )];
+            said.extend(weakened.open.iter().map(|w| format!("  {w}")));
+            place.progress(&said.join("\n"));
+        }
+    }
     let exit = if doc.passed { Exit::Ok } else { Exit::NotReady };
     Ok(Report::new(&doc).exit(exit))
 }

@@ -29,6 +29,17 @@ pub(crate) struct Weakened {
     /// weakening).
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub(crate) profile_added: Vec<ProofEdit>,
+    /// The commit the change was read against (empty when it could not
+    /// be).
+    #[serde(skip)]
+    pub(crate) base: String,
+    /// Which of `open` are test counts, by index, and whose.
+    #[serde(skip)]
+    pub(crate) counted: Vec<(usize, String)>,
+    /// Read against `HEAD` on a branch whose commits a protected branch
+    /// does not have: that branch (`main`), whose `--base` reads them too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) commits_since: Option<String>,
     /// Why the change could not be read against the base, when it could
     /// not.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -51,47 +62,15 @@ pub(crate) fn weakened(place: &Place, against: Option<&str>, commands: &[Command
         Ok(review) => {
             found = review.weakenings;
             out.profile_added = review.profile_added;
+            out.base = review.base;
         }
         Err(e) if against.is_some() => out.unknown = Some(orcho::core::error_chain(&e)),
         Err(_) => {}
     }
-    let key = crate::key::receipt_key(place).ok();
-    if let Some(key) = &key {
-        let store = ReceiptStore::new(&place.store).with_key(key.clone());
-        let mut profile = None;
-        for name in commands {
-            let at = |profile: &Option<orcho::profile::Profile>| {
-                profile.as_ref().map_or(
-                    (crate::place::PROFILE_FILE.to_owned(), None),
-                    |p: &orcho::profile::Profile| {
-                        let (file, line) = p.command_declared_at(name.as_str());
-                        (file, line.and_then(|l| u32::try_from(l).ok()))
-                    },
-                )
-            };
-            // The profile is read only for a finding, to name its line.
-            let fewer = fewer_tests(
-                &store,
-                name,
-                camino::Utf8Path::new(crate::place::PROFILE_FILE),
-                None,
-            );
-            if let Some(fewer) = fewer {
-                if profile.is_none() {
-                    profile = orcho::profile::Profile::load(
-                        place.checkout.join(crate::place::PROFILE_FILE),
-                    )
-                    .ok();
-                }
-                let (file, line) = at(&profile);
-                // A file of the checkout is named relative to it.
-                let file = camino::Utf8Path::new(&file)
-                    .strip_prefix(&place.checkout)
-                    .map_or(file.clone(), ToString::to_string);
-                found.push(Weakening::new(fewer.detector, file, line, fewer.what));
-            }
-        }
+    if against.is_none() && !out.base.is_empty() {
+        out.commits_since = branch_base(place, &out.base);
     }
+    let key = crate::key::receipt_key(place).ok();
     let acknowledged = key.as_ref().map_or_else(Default::default, |key| {
         orcho::proof::acknowledged(
             &ack_journal(place),
@@ -99,14 +78,94 @@ pub(crate) fn weakened(place: &Place, against: Option<&str>, commands: &[Command
         )
         .unwrap_or_default()
     });
-    for weakening in found {
-        if acknowledged.contains(&orcho::proof::weakening_id(&weakening)) {
+    if let Some(key) = &key {
+        let store = ReceiptStore::new(&place.store).with_key(key.clone());
+        let mut profile = None;
+        for name in commands {
+            let since = acknowledged.counts.get(name.as_str()).copied();
+            let Some(fewer) = fewer_tests(
+                &store,
+                name,
+                since,
+                camino::Utf8Path::new(crate::place::PROFILE_FILE),
+                None,
+            ) else {
+                continue;
+            };
+            // The profile is read only for a finding, to name its line.
+            if profile.is_none() {
+                profile =
+                    orcho::profile::Profile::load(place.checkout.join(crate::place::PROFILE_FILE))
+                        .ok();
+            }
+            let (file, line) =
+                profile
+                    .as_ref()
+                    .map_or((crate::place::PROFILE_FILE.to_owned(), None), |p| {
+                        let (file, line) = p.command_declared_at(name.as_str());
+                        (file, line.and_then(|l| u32::try_from(l).ok()))
+                    });
+            // A file of the checkout is named relative to it.
+            let file = camino::Utf8Path::new(&file)
+                .strip_prefix(&place.checkout)
+                .map_or(file.clone(), ToString::to_string);
+            out.counted
+                .push((out.open.len() + found.len(), name.to_string()));
+            found.push(Weakening::new(fewer.detector, file, line, fewer.what));
+        }
+    }
+    // Which of `found` are counts, by command, before they are split.
+    let counts: Vec<(usize, String)> = std::mem::take(&mut out.counted);
+    for (i, weakening) in found.into_iter().enumerate() {
+        let command = counts
+            .iter()
+            .find(|(at, _)| *at == i)
+            .map(|(_, c)| c.clone());
+        if acknowledged
+            .ids
+            .contains(&orcho::proof::weakening_id(&out.base, &weakening))
+        {
             out.acknowledged.push(weakening);
         } else {
+            if let Some(command) = command {
+                out.counted.push((out.open.len(), command));
+            }
             out.open.push(weakening);
         }
     }
     out
+}
+
+/// The branch a change on `head` is likely bound for, when `head` is not
+/// it: `main`, `master`, else `origin`'s default branch, the first that
+/// exists and is not `head` itself.
+fn branch_base(place: &Place, head: &str) -> Option<String> {
+    let request = orcho::receipts::exec::git_request(
+        &place.checkout,
+        &[
+            "for-each-ref",
+            "--format=%(refname:short) %(objectname)",
+            "refs/heads/main",
+            "refs/heads/master",
+            "refs/remotes/origin/HEAD",
+        ],
+    );
+    let out = orcho::receipts::exec::run(&request).ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = out.stdout.tail_lossy();
+    let refs: Vec<(String, String)> = text
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(name, id)| (name.to_owned(), id.trim().to_owned()))
+        .collect();
+    // In the order preferred, not git's.
+    ["main", "master", "origin"]
+        .iter()
+        .find_map(|want| refs.iter().find(|(name, _)| name == want))
+        .filter(|(_, id)| id != head)
+        .map(|(name, _)| name.clone())
 }
 
 fn ack_journal(place: &Place) -> camino::Utf8PathBuf {
@@ -114,7 +173,8 @@ fn ack_journal(place: &Place) -> camino::Utf8PathBuf {
 }
 
 /// Records that a person saw what weakens the checkout's proof now
-/// (`orcho status --ack-weakening`); returns how many were acknowledged.
+/// (`orcho status --ack-weakening`), and accepted the test counts it
+/// names; returns how many were acknowledged.
 ///
 /// # Errors
 ///
@@ -124,11 +184,12 @@ pub(crate) fn acknowledge(place: &Place, weakened: &Weakened) -> Result<usize, C
         return Ok(0);
     }
     let key = crate::key::receipt_key(place)?;
+    let counts = weakened.counted.iter().map(|(_, c)| c.clone()).collect();
     orcho::proof::acknowledge(
         &ack_journal(place),
         &key.derive(orcho::proof::ACKNOWLEDGEMENT_SEAL),
-        &weakened.against,
-        &weakened.open,
+        &orcho::proof::Acknowledgement::new(&weakened.against, &weakened.base, &weakened.open)
+            .with_counts(counts),
     )
     .map_err(|e| CliError::msg(format!("cannot record the acknowledgement: {e}")))?;
     Ok(weakened.open.len())
@@ -155,6 +216,12 @@ pub(crate) fn lines(weakened: &Weakened) -> Vec<String> {
         lines.push(format!(
             "acknowledged by a person: {} weakening(s) of this change",
             weakened.acknowledged.len()
+        ));
+    }
+    if let Some(branch) = &weakened.commits_since {
+        lines.push(format!(
+            "note: read against HEAD, so what this branch committed since `{branch}` is not; \
+             `--base {branch}` reads it too, as CI should"
         ));
     }
     if let Some(why) = &weakened.unknown {

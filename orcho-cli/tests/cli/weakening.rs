@@ -63,9 +63,17 @@ fn a_skipped_test_holds_status_back_until_a_person_acknowledges_it() -> Result {
     repo.orcho(&["verify"])?.expect_code(0);
     repo.orcho(&["status"])?.expect_code(0);
 
-    // The agent skips the test that fails and proves the rest.
+    // The agent skips the test that fails and proves the rest; `verify`
+    // passes, and says what `status` will hold against it.
     skip_one(&repo)?;
-    repo.orcho(&["verify"])?.expect_code(0);
+    let out = repo.orcho(&["verify"])?;
+    out.expect_code(0);
+    assert!(
+        out.stderr
+            .contains("but this change weakens its own proof (against HEAD)")
+            && out.stderr.contains("tests/test_parse.py:6: a skip added"),
+        "{out}"
+    );
     let out = repo.orcho(&["status"])?;
     out.expect_code(3);
     assert!(
@@ -112,16 +120,31 @@ fn a_skipped_test_holds_status_back_until_a_person_acknowledges_it() -> Result {
     out.expect_code(3);
     assert!(
         out.stdout
-            .contains("a skip added (2 in this file) (skip_marker)"),
+            .contains("tests/test_parse.py:11: a skip added (skip_marker)"),
         "{out}"
     );
+    let doc = repo.orcho(&["status", "--json"])?.json()?;
+    assert_eq!(
+        doc["weakenings"]["open"].as_array().map(Vec::len),
+        Some(1),
+        "{doc}"
+    );
+    assert_eq!(doc["weakenings"]["acknowledged"][0]["line"], 6, "{doc}");
 
     // Committed, the change is the new `HEAD`, and the protected branch is
     // what judges it: `--base` reads the change against `main`.
     repo.git(&["branch", "-M", "main"])?;
     repo.git(&["checkout", "-q", "-b", "work"])?;
     repo.git(&["commit", "-q", "-am", "skip the flaky ones"])?;
-    repo.orcho(&["status"])?.expect_code(0);
+    let out = repo.orcho(&["status"])?;
+    out.expect_code(0);
+    assert!(
+        out.stdout.contains(
+            "note: read against HEAD, so what this branch committed since `main` is not; \
+             `--base main` reads it too"
+        ),
+        "{out}"
+    );
     let out = repo.orcho(&["status", "--base", "main"])?;
     out.expect_code(3);
     assert!(out.stdout.contains("(against main)"), "{out}");
@@ -136,7 +159,11 @@ fn an_agent_cannot_acknowledge_its_own_weakening() -> Result {
     // From the agent's shell: refused, and nothing recorded.
     let out = repo.orcho_in(".", &[("CLAUDECODE", "1")], &["status", "--ack-weakening"])?;
     out.expect_code(1);
-    assert!(out.stderr.contains("orcho status --ack-weakening"), "{out}");
+    assert!(
+        out.stderr.contains("orcho status --ack-weakening")
+            && out.stderr.contains("let them review it"),
+        "{out}"
+    );
     repo.orcho(&["status"])?.expect_code(3);
     // The guard refuses the command in any spelling.
     for command in [
@@ -192,14 +219,28 @@ verification:
     out.expect_code(3);
     assert!(
         out.stdout
-            .contains("  orcho.yaml:8: `test` ran fewer tests than its last passing receipt")
+            .contains("  orcho.yaml:8: `test` ran fewer tests than an earlier passing receipt")
             && out.stdout.contains("2 passed where 3 did")
-            && out.stdout.contains("1 did not run where 0 did not")
+            && out.stdout.contains("1 not run where every test ran")
             && out.stdout.contains("(fewer_tests)"),
         "{out}"
     );
+    // Running it again does not make the weakened run the baseline.
+    repo.orcho(&["verify"])?.expect_code(0);
+    let out = repo.orcho(&["status"])?;
+    out.expect_code(3);
+    assert!(out.stdout.contains("2 passed where 3 did"), "{out}");
+    // A person accepts the count: it is the floor from now on.
     repo.orcho(&["status", "--ack-weakening"])?.expect_code(0);
     repo.orcho(&["status"])?.expect_code(0);
+    repo.orcho(&["verify"])?.expect_code(0);
+    repo.orcho(&["status"])?.expect_code(0);
+    // Back to three, then down again: a new finding.
+    std::fs::remove_file(repo.ctl("quiet"))?;
+    repo.orcho(&["verify"])?.expect_code(0);
+    orcho::core::fs::write_atomic(&repo.ctl("quiet"), b"")?;
+    repo.orcho(&["verify"])?.expect_code(0);
+    repo.orcho(&["status"])?.expect_code(3);
     Ok(())
 }
 
