@@ -105,7 +105,8 @@ fn main() {
     })
     .to_string();
     // Proven: the stop goes through (nothing on standard output).
-    assert!(stop(&dir, &data, document.as_bytes()).is_empty());
+    let said = stop(&dir, &data, document.as_bytes());
+    assert!(said.is_empty(), "{}", String::from_utf8_lossy(&said));
     println!(
         "stop: {files} files, {:.1} MB, a present receipt",
         bytes as f64 / 1e6

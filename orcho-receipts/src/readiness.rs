@@ -154,6 +154,11 @@ pub struct ReadinessSummary {
     pub optional: Vec<CommandReadiness>,
     /// How many exploratory commands were logged (not authoritative).
     pub exploratory_commands: u64,
+    /// The subject fingerprints the receipts were classified against (one
+    /// per distinct subject of the declared environments; empty when the
+    /// summary was not built from the checkout): what a host keys work on
+    /// the same state of the checkout by. Not part of the summary's JSON.
+    pub subjects: Vec<Digest>,
 }
 
 impl CommandReadiness {
@@ -201,6 +206,7 @@ impl ReadinessSummary {
             required,
             optional,
             exploratory_commands,
+            subjects: Vec::new(),
         }
     }
 
@@ -266,6 +272,7 @@ impl ReadinessSummary {
                 .map(entry)
                 .collect(),
             exploratory_commands,
+            subjects: Vec::new(),
         }
     }
 

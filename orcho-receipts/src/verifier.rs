@@ -873,9 +873,14 @@ impl Verifier {
     /// When the current state cannot be captured or the exploratory log
     /// cannot be read.
     pub fn readiness(&self) -> Result<ReadinessSummary, ReceiptError> {
-        let classified = self.classify()?;
+        let state = self.current_state()?;
+        let mut classified = classify(&self.contract, &self.store, &state);
+        self.name_changes(&mut classified);
         let exploratory = ExploratoryLog::new(&self.store).count()?;
-        Ok(ReadinessSummary::build(
+        let mut subjects: Vec<Digest> = state.environments.values().map(|e| e.subject).collect();
+        subjects.sort_unstable_by_key(ToString::to_string);
+        subjects.dedup();
+        let summary = ReadinessSummary::build(
             &self.contract,
             &self.store,
             &classified,
@@ -884,7 +889,11 @@ impl Verifier {
                 recorded == environment_digest(env, &self.base_env)
                     || recorded == legacy_environment_digest(env, &self.base_env)
             },
-        ))
+        );
+        Ok(ReadinessSummary {
+            subjects,
+            ..summary
+        })
     }
 }
 

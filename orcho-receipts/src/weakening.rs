@@ -32,7 +32,7 @@
 use std::fmt;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One file of a change: its path, and its contents before and after
 /// (`None`: it did not exist).
@@ -74,7 +74,7 @@ impl ChangedFile {
 }
 
 /// What a weakening detector looks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Detector {
@@ -145,7 +145,7 @@ impl fmt::Display for Detector {
 }
 
 /// One way a change weakens its own proof.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Weakening {
     /// The detector that found it.

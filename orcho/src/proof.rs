@@ -541,6 +541,20 @@ pub fn edits_since(
     rev: &str,
     file: &str,
 ) -> Result<Vec<ProofEdit>, CommitProofError> {
+    profile_edits_since(dir, rev, file).map(|(edits, _)| edits)
+}
+
+/// [`edits_since`], and whether `rev` holds the profile at all (when it
+/// does not, the edits are what a new profile declares).
+///
+/// # Errors
+///
+/// As [`edits_since`].
+pub fn profile_edits_since(
+    dir: &Utf8Path,
+    rev: &str,
+    file: &str,
+) -> Result<(Vec<ProofEdit>, bool), CommitProofError> {
     let repo = Repo::new(dir);
     // One `cat-file`: the commit, and the file at it (`./` is from `dir`).
     let mut found = repo
@@ -554,6 +568,7 @@ pub fn edits_since(
         )));
     };
     let committed = found.next().flatten().and_then(|o| o.blob);
+    let had = committed.is_some();
     let resolved = Resolved::new(commit, String::new());
     let in_repo = file.to_owned();
     let working = std::fs::read(dir.join(file)).ok();
@@ -567,13 +582,16 @@ pub fn edits_since(
         })
     };
     if committed == working && !working.as_deref().is_some_and(extends_a_file) {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), had));
     }
     let shown = |what: String| ProofEdit::whole(file, what);
     if working.is_none() {
-        return Ok(vec![shown(format!(
-            "the change removes `{file}`: nothing says what proves it"
-        ))]);
+        return Ok((
+            vec![shown(format!(
+                "the change removes `{file}`: nothing says what proves it"
+            ))],
+            had,
+        ));
     };
     let base = match committed {
         Some(bytes) => {
@@ -586,24 +604,30 @@ pub fn edits_since(
             })?
         }
         // A profile the change adds: every part of it is new.
-        None => Profile::from_yaml_str("schema: 1\nname: none\n").map_err(|source| {
-            CommitProofError::Profile {
-                which: "base",
-                commit: short(&resolved.commit).to_owned(),
-                source: Box::new(source),
-            }
+        // (the least profile that loads: one phase, no gates, nothing
+        // verified or trusted)
+        None => Profile::from_yaml_str(
+            "schema: 1\nname: none\nphases:\n  - { name: none, role: implement }\n",
+        )
+        .map_err(|source| CommitProofError::Profile {
+            which: "base",
+            commit: short(&resolved.commit).to_owned(),
+            source: Box::new(source),
         })?,
     };
     let changed = match Profile::load(dir.join(file)) {
         Ok(profile) => profile,
         Err(e) => {
-            return Ok(vec![shown(format!(
-                "`{file}` does not load: {}",
-                orcho_core::error_chain(&e)
-            ))]);
+            return Ok((
+                vec![shown(format!(
+                    "`{file}` does not load: {}",
+                    orcho_core::error_chain(&e)
+                ))],
+                had,
+            ));
         }
     };
-    Ok(proof_edits(&base, &changed))
+    Ok((proof_edits(&base, &changed), had))
 }
 
 /// The most files of a change read for [`review`]: past it, the rest are
@@ -834,7 +858,7 @@ pub fn changed_files(
 /// its profile (when the base had one) as
 /// [`ProfileEdit`](orcho_receipts::weakening::Detector::ProfileEdit)s. Each
 /// is for a person to see before the change counts as proven.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct Review {
     /// What weakens the change's proof, profile edits first.
@@ -859,24 +883,24 @@ pub fn review(
     profile_file: Option<&str>,
 ) -> Result<Review, CommitProofError> {
     let base = Repo::new(dir).resolved(rev)?.commit;
+    Ok(review_at(dir, rev, &base, profile_file))
+}
+
+/// [`review`] against the commit `base` (`rev` as given, for what is said).
+fn review_at(dir: &Utf8Path, rev: &str, base: &str, profile_file: Option<&str>) -> Review {
     let mut review = Review {
-        base: base.clone(),
+        base: base.to_owned(),
         ..Review::default()
     };
     // A change that cannot be read is not a change without weakenings.
-    let (files, unread) = match changed_files(dir, &base, None) {
+    let (files, unread) = match changed_files(dir, base, None) {
         Ok(read) => read,
         Err(e) => {
             review.weakenings.push(unreadable(rev, &e));
-            return Ok(review);
+            return review;
         }
     };
     if let Some(profile_file) = profile_file {
-        // Whether the base had the profile: one that the change adds
-        // weakens nothing.
-        let added = files
-            .iter()
-            .any(|f| f.path.as_str() == profile_file && f.before.is_none());
         // A file of the checkout is named relative to it.
         let relative = |file: &str| {
             Utf8Path::new(file)
@@ -891,8 +915,10 @@ pub fn review(
                 format!("{}: {}", e.section, e.what),
             )
         };
-        match edits_since(dir, rev, profile_file) {
-            Ok(edits) if added => {
+        // A profile the base did not have weakens nothing: there was no
+        // proof to weaken.
+        match profile_edits_since(dir, rev, profile_file) {
+            Ok((edits, false)) => {
                 review.profile_added = edits
                     .into_iter()
                     .map(|mut e| {
@@ -901,7 +927,7 @@ pub fn review(
                     })
                     .collect();
             }
-            Ok(edits) => review.weakenings.extend(edits.iter().map(edit)),
+            Ok((edits, true)) => review.weakenings.extend(edits.iter().map(edit)),
             Err(e) => review.weakenings.push(Weakening::new(
                 Detector::ProfileEdit,
                 profile_file,
@@ -917,7 +943,100 @@ pub fn review(
     if unread > 0 {
         review.weakenings.push(unread_weakening(unread));
     }
-    Ok(review)
+    review
+}
+
+/// The context of the key the review cache is sealed with, derived from the
+/// receipt key ([`ReceiptKey::derive`](orcho_receipts::ReceiptKey::derive)).
+pub const REVIEW_CACHE_SEAL: &str = "orcho review cache seal v1";
+
+/// The last [`review`] of a checkout, kept in the store's cache and sealed:
+/// the same work tree (by its subject fingerprints) against the same base
+/// commit reviews the same.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CachedReview {
+    base: String,
+    subjects: Vec<String>,
+    profile: Option<String>,
+    review: Review,
+    seal: String,
+}
+
+impl CachedReview {
+    fn seal(&self, key: &[u8; 32]) -> String {
+        let body = serde_json::to_vec(&(&self.base, &self.subjects, &self.profile, &self.review))
+            .unwrap_or_default();
+        blake3::keyed_hash(key, &body).to_hex().to_string()
+    }
+}
+
+/// Where [`review_cached`] keeps its review, and the key it seals it with.
+#[derive(Debug, Clone, Copy)]
+pub struct ReviewCache<'a> {
+    /// The cache file.
+    pub file: &'a Utf8Path,
+    /// The seal's key ([`REVIEW_CACHE_SEAL`]).
+    pub key: &'a [u8; 32],
+}
+
+/// [`review`], kept: when the work tree's subject fingerprints
+/// (`subjects`, as [`ReadinessSummary::subjects`](orcho_receipts::ReadinessSummary::subjects)
+/// gives them) and the base commit are those of the last review in
+/// `cache`, it is that review, with no git process past resolving `rev`.
+/// A cache that is missing, torn, sealed with another key or about another
+/// state is read again from git (and written).
+///
+/// # Errors
+///
+/// As [`review`].
+pub fn review_cached(
+    dir: &Utf8Path,
+    rev: &str,
+    profile_file: Option<&str>,
+    subjects: &[orcho_core::Digest],
+    cache: Option<ReviewCache<'_>>,
+) -> Result<Review, CommitProofError> {
+    let base = Repo::new(dir).resolved(rev)?.commit;
+    let (Some(cache), false) = (cache, subjects.is_empty()) else {
+        return Ok(review_at(dir, rev, &base, profile_file));
+    };
+    let subjects: Vec<String> = subjects.iter().map(ToString::to_string).collect();
+    let profile = profile_file.map(str::to_owned);
+    if let Ok(bytes) = std::fs::read(cache.file)
+        && let Ok(cached) = serde_json::from_slice::<CachedReview>(&bytes)
+        && cached.base == base
+        && cached.subjects == subjects
+        && cached.profile == profile
+    {
+        let expected = cached.seal(cache.key);
+        let sealed = expected.len() == cached.seal.len()
+            && expected
+                .bytes()
+                .zip(cached.seal.bytes())
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0;
+        if sealed {
+            return Ok(cached.review);
+        }
+    }
+    let review = review_at(dir, rev, &base, profile_file);
+    let mut cached = CachedReview {
+        base,
+        subjects,
+        profile,
+        review,
+        seal: String::new(),
+    };
+    cached.seal = cached.seal(cache.key);
+    // A cache that cannot be written is read again next time.
+    if let Ok(bytes) = serde_json::to_vec(&cached) {
+        if let Some(parent) = cache.file.parent() {
+            let _ = orcho_core::fs::create_dir_all(parent);
+        }
+        let _ = orcho_core::fs::write_atomic(cache.file, &bytes);
+    }
+    Ok(cached.review)
 }
 
 /// What the commit `to` does to weaken its proof against `rev` (a pull

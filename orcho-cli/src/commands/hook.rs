@@ -1204,8 +1204,13 @@ struct Unproven {
     reason: Box<dyn Fn(u32, u32) -> String>,
 }
 
-/// Whether the checkout is proven ready (`None`), or what is not.
-fn assess(place: &Place, at: &HookPlace<'_>) -> Result<Option<Unproven>, CliError> {
+/// Whether the checkout is proven ready (`None`), or what is not; the
+/// subject fingerprints it was classified against go to `subjects`.
+fn assess(
+    place: &Place,
+    at: &HookPlace<'_>,
+    subjects: &mut Vec<orcho::core::Digest>,
+) -> Result<Option<Unproven>, CliError> {
     let plan = plan(place, at)?;
     let Some(contract) = plan.verification.clone() else {
         return Ok(None);
@@ -1221,7 +1226,11 @@ fn assess(place: &Place, at: &HookPlace<'_>) -> Result<Option<Unproven>, CliErro
         let _ = tx.send(worker.readiness());
     });
     let summary = match rx.recv_timeout(budget) {
-        Ok(summary) => summary?,
+        Ok(summary) => {
+            let summary = summary?;
+            subjects.clone_from(&summary.subjects);
+            summary
+        }
         Err(_) => {
             let seconds = budget.as_secs_f64();
             return Ok(Some(Unproven {
@@ -1358,13 +1367,11 @@ fn stop(
         doc.session_id.as_deref(),
         doc.agent_id.as_deref(),
     );
-    // The change is read beside the fingerprint: git's processes and
-    // Orcho's threads each take a core.
-    let (weakened, assessed) = std::thread::scope(|scope| {
-        let weakened = scope.spawn(|| weakenings_here(place, at));
-        let assessed = assess(place, at);
-        (weakened.join().unwrap_or_default(), assessed)
-    });
+    // The change is read after the fingerprint: the same state of the
+    // checkout reviews from the cache, with no git process.
+    let mut subjects = Vec::new();
+    let assessed = assess(place, at, &mut subjects);
+    let weakened = weakenings_here(place, at, &subjects);
     let unproven = match assessed {
         Ok(None) => {
             guard.reset();
@@ -1450,14 +1457,18 @@ fn stop(
 /// What the checkout's change does to weaken its own proof and a person
 /// has not acknowledged, against the protected branch (`ORCHO_BASE`) or
 /// else `HEAD`, each as one line (see `orcho status`).
-fn weakenings_here(place: &Place, at: &HookPlace<'_>) -> Vec<String> {
+fn weakenings_here(
+    place: &Place,
+    at: &HookPlace<'_>,
+    subjects: &[orcho::core::Digest],
+) -> Vec<String> {
     let base = place::env_text("ORCHO_BASE");
     let commands: Vec<_> = plan(place, at)
         .ok()
         .and_then(|plan| plan.verification)
         .map(|contract| contract.commands.iter().map(|c| c.name.clone()).collect())
         .unwrap_or_default();
-    super::weakened::weakened(place, base.as_deref(), &commands)
+    super::weakened::weakened(place, base.as_deref(), &commands, subjects)
         .open
         .iter()
         .map(ToString::to_string)

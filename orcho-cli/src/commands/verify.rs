@@ -153,7 +153,7 @@ pub(crate) async fn verify(
             super::attest::base_of(base).map(str::to_owned),
         );
         let weakened = tokio::task::spawn_blocking(move || {
-            super::weakened::weakened(&at, against.as_deref(), &commands)
+            super::weakened::weakened(&at, against.as_deref(), &commands, &[])
         })
         .await?;
         if !weakened.open.is_empty() {
@@ -530,9 +530,8 @@ pub(crate) async fn status(
     ack_weakening: bool,
 ) -> Result<Report, CliError> {
     let verifier = verifier(place, profile, base)?;
-    // What the change does to weaken its own proof (a person must see it,
-    // whatever the receipts say), read beside the fingerprint: git's
-    // processes and Orcho's threads each take a core.
+    // What the change does to weaken its own proof: a person must see it,
+    // whatever the receipts say.
     let against = super::attest::base_of(base);
     let commands: Vec<_> = verifier
         .contract()
@@ -540,14 +539,16 @@ pub(crate) async fn status(
         .iter()
         .map(|c| c.name.clone())
         .collect();
-    let reading = {
-        let (place, against) = (place.clone(), against.map(str::to_owned));
-        tokio::task::spawn_blocking(move || {
-            super::weakened::weakened(&place, against.as_deref(), &commands)
-        })
-    };
     let summary = tokio::task::spawn_blocking(move || verifier.readiness()).await??;
-    let mut weakened = reading.await?;
+    // After the fingerprint: the same state reviews from the cache.
+    let mut weakened = {
+        let (place, against) = (place.clone(), against.map(str::to_owned));
+        let subjects = summary.subjects.clone();
+        tokio::task::spawn_blocking(move || {
+            super::weakened::weakened(&place, against.as_deref(), &commands, &subjects)
+        })
+        .await?
+    };
     if ack_weakening {
         let n = super::weakened::acknowledge(place, &weakened)?;
         place.progress(&format!(

@@ -51,14 +51,38 @@ pub(crate) struct Weakened {
 /// receipt ran fewer tests than their last passing one. Never fails: what
 /// cannot be read is said in [`Weakened::unknown`] (nothing, against
 /// `HEAD` in a repository without a commit or outside one).
-pub(crate) fn weakened(place: &Place, against: Option<&str>, commands: &[CommandName]) -> Weakened {
+pub(crate) fn weakened(
+    place: &Place,
+    against: Option<&str>,
+    commands: &[CommandName],
+    subjects: &[orcho::core::Digest],
+) -> Weakened {
     let rev = against.unwrap_or("HEAD");
     let mut out = Weakened {
         against: rev.to_owned(),
         ..Weakened::default()
     };
     let mut found = Vec::new();
-    match orcho::proof::review(&place.checkout, rev, Some(crate::place::PROFILE_FILE)) {
+    let key = crate::key::receipt_key(place).ok();
+    // The same work tree against the same base reviews the same: kept in
+    // the store's cache, sealed.
+    let cache_key = key
+        .as_ref()
+        .map(|k| k.derive(orcho::proof::REVIEW_CACHE_SEAL));
+    let cache_file = orcho::core::layout::StoreDir::new(&place.store)
+        .cache()
+        .join("review.json");
+    let cache = cache_key.as_ref().map(|key| orcho::proof::ReviewCache {
+        file: &cache_file,
+        key,
+    });
+    match orcho::proof::review_cached(
+        &place.checkout,
+        rev,
+        Some(crate::place::PROFILE_FILE),
+        subjects,
+        cache,
+    ) {
         Ok(review) => {
             found = review.weakenings;
             out.profile_added = review.profile_added;
@@ -70,7 +94,6 @@ pub(crate) fn weakened(place: &Place, against: Option<&str>, commands: &[Command
     if against.is_none() && !out.base.is_empty() {
         out.commits_since = branch_base(place, &out.base);
     }
-    let key = crate::key::receipt_key(place).ok();
     let acknowledged = key.as_ref().map_or_else(Default::default, |key| {
         orcho::proof::acknowledged(
             &ack_journal(place),

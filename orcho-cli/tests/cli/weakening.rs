@@ -188,6 +188,19 @@ fn an_agent_cannot_acknowledge_its_own_weakening() -> Result {
     });
     orcho::core::fs::write_atomic(&journal, format!("{line}\n").as_bytes())?;
     repo.orcho(&["status"])?.expect_code(3);
+    // Nor does a review cache rewritten to say there is nothing: the same
+    // state, the same base, the seal of the true review.
+    let cache = repo.dir().join(".orcho/cache/review.json");
+    let mut cached: Value = serde_json::from_slice(&std::fs::read(&cache)?)?;
+    assert_eq!(
+        cached["review"]["weakenings"][0]["detector"], "skip_marker",
+        "{cached}"
+    );
+    cached["review"]["weakenings"] = serde_json::json!([]);
+    orcho::core::fs::write_atomic(&cache, cached.to_string().as_bytes())?;
+    let out = repo.orcho(&["status"])?;
+    out.expect_code(3);
+    assert!(out.stdout.contains("a skip added (skip_marker)"), "{out}");
     Ok(())
 }
 
@@ -428,5 +441,30 @@ fn a_test_file_moved_without_git_add_is_not_a_deletion() -> Result {
         out.stdout.contains("test file deleted (test_deleted)"),
         "{out}"
     );
+    Ok(())
+}
+
+#[test]
+fn a_profile_the_change_adds_weakens_nothing() -> Result {
+    // The usual start: a project with commits, `orcho init` not committed
+    // yet (staged, or not even that).
+    let repo = project()?;
+    repo.git(&["rm", "-q", "--cached", "orcho.yaml"])?;
+    repo.git(&["commit", "-q", "-m", "no profile yet"])?;
+    for staged in [false, true] {
+        if staged {
+            repo.git(&["add", "orcho.yaml"])?;
+        }
+        repo.orcho(&["verify"])?.expect_code(0);
+        let out = repo.orcho(&["status"])?;
+        out.expect_code(0);
+        assert!(
+            out.stdout.contains(
+                "this change edits what proves it (against HEAD; a person must review it):"
+            ) && out.stdout.contains("command `test` added")
+                && !out.stdout.contains("weakens"),
+            "{out}"
+        );
+    }
     Ok(())
 }
