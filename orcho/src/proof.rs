@@ -5,7 +5,7 @@
 //! notes of both, its profile and (with a base) the base's profile; it
 //! loads each profile with every file it `extends` from the same commit
 //! ([`profile_at`]), and judges every required command with
-//! [`Judge`](orcho_attest::Judge):
+//! [`Judge`]:
 //!
 //! - **by itself** (no base): the commit's own `trust.keys`, `required`
 //!   list and declarations. A change can then vouch for itself — a branch
@@ -854,7 +854,7 @@ pub fn changed_files(
 
 /// What a change does to weaken its own proof: its test files, runner
 /// configuration and test scripts read by
-/// [`weakenings`](orcho_receipts::weakening::weakenings), and the edits of
+/// [`weakenings`], and the edits of
 /// its profile (when the base had one) as
 /// [`ProfileEdit`](orcho_receipts::weakening::Detector::ProfileEdit)s. Each
 /// is for a person to see before the change counts as proven.
@@ -1008,17 +1008,9 @@ pub fn review_cached(
         && cached.base == base
         && cached.subjects == subjects
         && cached.profile == profile
+        && sealed(&cached.seal(cache.key), &cached.seal)
     {
-        let expected = cached.seal(cache.key);
-        let sealed = expected.len() == cached.seal.len()
-            && expected
-                .bytes()
-                .zip(cached.seal.bytes())
-                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-                == 0;
-        if sealed {
-            return Ok(cached.review);
-        }
+        return Ok(cached.review);
     }
     let review = review_at(dir, rev, &base, profile_file);
     let mut cached = CachedReview {
@@ -1260,15 +1252,7 @@ pub fn acknowledged(
     }
     let read = orcho_core::fs::Journal::read::<AcknowledgedV1>(path, ACK_SCHEMA)?;
     for record in read.records {
-        let expected = ack_seal(key, &record);
-        // Both are hex of the same length: compare without an early exit.
-        let sealed = expected.len() == record.seal.len()
-            && expected
-                .bytes()
-                .zip(record.seal.bytes())
-                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-                == 0;
-        if !sealed {
+        if !sealed(&ack_seal(key, &record), &record.seal) {
             continue;
         }
         for command in record.counts {
@@ -1280,4 +1264,16 @@ pub fn acknowledged(
         out.ids.extend(record.ids);
     }
     Ok(out)
+}
+
+/// Whether the seal `found` (hex) is the one `expected` (hex), compared in
+/// constant time (`blake3::Hash` compares so).
+pub fn sealed(expected: &str, found: &str) -> bool {
+    match (
+        blake3::Hash::from_hex(expected),
+        blake3::Hash::from_hex(found),
+    ) {
+        (Ok(expected), Ok(found)) => expected == found,
+        _ => false,
+    }
 }

@@ -1466,7 +1466,7 @@ fn weakenings_here(
     let commands: Vec<_> = plan(place, at)
         .ok()
         .and_then(|plan| plan.verification)
-        .map(|contract| contract.commands.iter().map(|c| c.name.clone()).collect())
+        .map(|contract| super::verify::declared(&contract))
         .unwrap_or_default();
     super::weakened::weakened(place, base.as_deref(), &commands, subjects)
         .open

@@ -142,12 +142,7 @@ pub(crate) async fn verify(
     // Passing receipts are not the whole story: what the change does to
     // its own tests is said here too, as `orcho status` will.
     if doc.passed && !doc.commands.is_empty() {
-        let commands: Vec<_> = verifier
-            .contract()
-            .commands
-            .iter()
-            .map(|c| c.name.clone())
-            .collect();
+        let commands = declared(verifier.contract());
         let (at, against) = (
             place.clone(),
             super::attest::base_of(base).map(str::to_owned),
@@ -168,6 +163,11 @@ pub(crate) async fn verify(
     }
     let exit = if doc.passed { Exit::Ok } else { Exit::NotReady };
     Ok(Report::new(&doc).exit(exit))
+}
+
+/// Every command `contract` declares, by name.
+pub(crate) fn declared(contract: &VerificationContract) -> Vec<CommandName> {
+    contract.commands.iter().map(|c| c.name.clone()).collect()
 }
 
 /// The commands `given` names (default: the required ones), each one the
@@ -533,12 +533,7 @@ pub(crate) async fn status(
     // What the change does to weaken its own proof: a person must see it,
     // whatever the receipts say.
     let against = super::attest::base_of(base);
-    let commands: Vec<_> = verifier
-        .contract()
-        .commands
-        .iter()
-        .map(|c| c.name.clone())
-        .collect();
+    let commands = declared(verifier.contract());
     let summary = tokio::task::spawn_blocking(move || verifier.readiness()).await??;
     // After the fingerprint: the same state reviews from the cache.
     let mut weakened = {

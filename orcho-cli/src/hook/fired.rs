@@ -121,7 +121,7 @@ impl Attempt {
                 continue;
             };
             let expected = self.seal(&key, &event.at, &event.event, &event.answer);
-            if !same(&expected, &event.seal) {
+            if !orcho::proof::sealed(&expected, &event.seal) {
                 fired.unsealed += 1;
                 continue;
             }
@@ -137,15 +137,6 @@ impl Attempt {
     pub(crate) fn file(&self) -> Utf8PathBuf {
         self.artifacts.join(EVENTS_FILE)
     }
-}
-
-/// Compares two hex digests without an early exit.
-fn same(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            == 0
 }
 
 /// How an answer reads in the record.

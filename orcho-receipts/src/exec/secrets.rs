@@ -127,7 +127,7 @@ pub enum SecretsError {
 }
 
 /// Marks this process not dumpable and, when a key variable is set,
-/// executes it again without it (see the [module docs](self)). Returns the
+/// executes it again without it, the keys passed over a pipe. Returns the
 /// keys — only in the new image, since the first one does not return when
 /// it re-executes.
 ///
