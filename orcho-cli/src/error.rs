@@ -310,6 +310,15 @@ impl From<orcho::DriveError<Self>> for CliError {
     }
 }
 
+impl From<orcho::phase::PhaseError> for CliError {
+    fn from(e: orcho::phase::PhaseError) -> Self {
+        match e {
+            orcho::phase::PhaseError::Store(e) => e.into(),
+            other => Self::of(CliErrorKind::Failed(Box::new(other))),
+        }
+    }
+}
+
 /// Failures with nothing to say beyond their message.
 macro_rules! failed_from {
     ($($source:ty),* $(,)?) => {$(

@@ -54,7 +54,7 @@ pub fn hook(agent: u8, checkout: &Utf8Path, read_only: bool, document: &[u8]) ->
 
 /// Reads `text` as a phase output document.
 pub fn phase_output(text: &str) -> Result<(), String> {
-    crate::phase_doc::parse(text, "fuzz").map(|_| ())
+    orcho::phase::output::parse(text, "fuzz").map(|_| ())
 }
 
 /// The words of `command` when it is one simple command (what a phase's

@@ -26,8 +26,8 @@
 //! arguments, `commands` holds one module per command, `host` keeps what the
 //! CLI needs with each run (its profile and phase commands, as the run's
 //! host metadata), `hook` holds one module per agent whose hooks it answers,
-//! `phase` runs a phase's command, `phase_doc` reads its
-//! output document, `key` finds the receipt key, `prompt` asks at a
+//! `phase` runs a phase's command or agent through the library's
+//! protocol ([`orcho::phase`]), `key` finds the receipt key, `prompt` asks at a
 //! terminal, and `output` holds every document printed with `--json` as a
 //! `Serialize` type.
 
@@ -46,8 +46,6 @@ mod key;
 mod mcp;
 mod output;
 mod phase;
-mod phase_doc;
-mod phase_input;
 mod place;
 mod prompt;
 mod runner;

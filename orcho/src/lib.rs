@@ -38,6 +38,8 @@
 //!   outcomes and durations, the receipts' classification, handoffs and
 //!   decisions, `handoff_advice`, costs.
 //! - [`Host`] and [`drive`] run the loop for hosts that want it.
+//! - [`phase`] runs a phase attempt as a process, with the protocol the
+//!   `orcho` command line runs phase commands and agents with.
 //! - The [`Store`] keeps `runs/<run_id>/` with the journal as the source
 //!   of truth: a process killed at any line leaves a run that the next
 //!   process reopens and continues, with no transition applied twice. One
@@ -113,6 +115,7 @@ mod engine;
 mod error;
 mod evidence;
 mod host;
+pub mod phase;
 mod plan;
 pub mod proof;
 mod state;

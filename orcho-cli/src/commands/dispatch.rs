@@ -304,10 +304,10 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
         }
         Command::Schema {
             document: SchemaDocument::PhaseOutput,
-        } => Ok(Report::text(crate::phase_doc::schema().trim_end())),
+        } => Ok(Report::text(orcho::phase::output::schema().trim_end())),
         Command::Schema {
             document: SchemaDocument::PhaseInput,
-        } => Ok(Report::text(crate::phase_input::schema().trim_end())),
+        } => Ok(Report::text(orcho::phase::input::schema().trim_end())),
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "orcho", &mut out);

@@ -28,7 +28,7 @@ pub(crate) fn report(json: Option<&str>, file: Option<&str>) -> Result<Report, C
         }
     };
     let phase = crate::place::env_text("ORCHO_PHASE").unwrap_or_else(|| "phase".to_owned());
-    let said = crate::phase_doc::parse(&text, &phase).map_err(|e| {
+    let said = orcho::phase::output::parse(&text, &phase).map_err(|e| {
         CliError::usage(format!("the document is not a phase output document: {e}"))
             .with_hint("`orcho schema phase-output` prints what it may hold")
     })?;

@@ -325,7 +325,7 @@ async fn run_command(
             .map(|p| place.store.join(p))
             .collect();
         let logs: Vec<&Utf8Path> = logs.iter().map(Utf8PathBuf::as_path).collect();
-        let detail = text::output_detail(&receipt.stdout.tail, &receipt.stderr.tail, &logs);
+        let detail = orcho::phase::output_detail(&receipt.stdout.tail, &receipt.stderr.tail, &logs);
         place.say(&text::indented(&detail, crate::phase::TAIL_LINES));
         if let Some(hint) = left_out_toolchain(verifier.contract(), &name) {
             place.say(&format!("  hint: {hint}"));

@@ -649,23 +649,6 @@ pub(crate) fn finished(run: &RunId, status: &str, reason: &str, evidence: &str) 
     format!("run {run} {status}: {reason}\nevidence: {evidence}")
 }
 
-/// A failure's detail from a command's output: standard output and error,
-/// each labelled when both have something, and where the full output is.
-pub(crate) fn output_detail(stdout: &str, stderr: &str, logs: &[&Utf8Path]) -> String {
-    let (stdout, stderr) = (stdout.trim_end(), stderr.trim_end());
-    let mut text = match (stdout.trim().is_empty(), stderr.trim().is_empty()) {
-        (true, true) => "(no output)".to_owned(),
-        (false, true) => stdout.to_owned(),
-        (true, false) => stderr.to_owned(),
-        (false, false) => format!("stdout:\n{stdout}\nstderr:\n{stderr}"),
-    };
-    let logs: Vec<&str> = logs.iter().map(|l| l.as_str()).collect();
-    if !logs.is_empty() {
-        let _ = write!(text, "\n(full output: {})", logs.join(", "));
-    }
-    text
-}
-
 /// The last `lines` lines of `text`, indented under the line that
 /// announced them, with a mark where lines were left out.
 ///

@@ -5,7 +5,7 @@
 //! run only (never in the user's settings or the checkout).
 //!
 //! What an agent is asked to write is the same phase output document a
-//! command writes ([`phase_doc`](crate::phase_doc)); what it reports (its
+//! command writes ([`orcho::phase::output`]); what it reports (its
 //! result, tokens, cost) and its transcript are kept in the attempt's
 //! artifacts.
 
@@ -308,6 +308,17 @@ pub(crate) struct AgentReport {
     pub(crate) failed: Option<String>,
     /// It stopped before it finished (out of turns, say).
     pub(crate) incomplete: bool,
+}
+
+impl AgentReport {
+    /// What the phase protocol's report takes of it.
+    pub(crate) fn reported(&self) -> orcho::phase::Reported {
+        let mut reported = orcho::phase::Reported::default();
+        reported.last_message = self.result.clone();
+        reported.cost = self.cost;
+        reported.stopped_early = self.incomplete;
+        reported
+    }
 }
 
 /// Reads what `launch`'s agent wrote to standard output (`stdout_log`),

@@ -27,7 +27,7 @@ pub(super) fn render(request: &PhaseRequest, paths: &AttemptPaths<'_>, orcho: &s
     if !input.trim().is_empty() {
         p.push('\n');
         // The input's sections are `## ` titles; the prompt's own stay `# `.
-        p.push_str(crate::phase::bounded_text(&input).trim_end());
+        p.push_str(orcho::phase::input_text(&input).trim_end());
         p.push('\n');
     }
     let _ = write!(

@@ -9,6 +9,7 @@ mod delivery;
 mod flow;
 mod host;
 mod pause_always;
+mod phase_process;
 mod profile;
 mod readme;
 mod store_paused;

@@ -1,23 +1,22 @@
 //! The phase input document: what a phase command is given, as JSON in
 //! `ORCHO_INPUT` and in the file `ORCHO_INPUT_FILE` names, and as text in
-//! `ORCHO_INPUT_TEXT` ([`orcho::PhaseInput::to_text`]).
+//! `ORCHO_INPUT_TEXT` ([`PhaseInput::to_text`], bounded by [`input_text`](super::input_text)).
 //!
 //! It is the engine's [`PhaseInput`] in a shape of its own, versioned, so
 //! that a change in the library never changes what a phase reads by
 //! accident. The JSON Schema is `docs/phase-input.schema.json`
 //! ([`schema`]), printed by `orcho schema phase-input`.
 
-use orcho::{
-    PhaseInput, PhaseRequest,
-    core::Finding,
-    gates::GateFailure,
-    handoff::supervision::{Plan, PlanStep},
-};
+use orcho_core::Finding;
+use orcho_gates::GateFailure;
+use orcho_handoff::supervision::{Plan, PlanStep};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::{PhaseInput, PhaseRequest};
+
 /// The version of the document this build writes.
-pub(crate) const INPUT_SCHEMA: u32 = 1;
+pub const INPUT_SCHEMA: u32 = 1;
 
 /// What a phase attempt is given.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -243,9 +242,15 @@ impl<'a> FindingDoc<'a> {
     }
 }
 
+/// The input document of `request`, as JSON.
+pub fn document(request: &PhaseRequest) -> String {
+    // Strings, numbers and lists of them: the document always serializes.
+    serde_json::to_string(&PhaseInputDoc::new(request)).unwrap_or_default()
+}
+
 /// The JSON Schema of the document, as `docs/phase-input.schema.json`
 /// holds it.
-pub(crate) fn schema() -> String {
+pub fn schema() -> String {
     let schema = schemars::schema_for!(PhaseInputDoc<'static>);
     let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
     text.push('\n');
@@ -288,7 +293,7 @@ mod tests {
 
     #[test]
     fn the_shipped_schema_is_the_one_the_types_make() {
-        let shipped = include_str!("../../docs/phase-input.schema.json");
+        let shipped = include_str!("../../../docs/phase-input.schema.json");
         assert_eq!(
             shipped,
             schema(),

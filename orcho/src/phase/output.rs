@@ -1,5 +1,5 @@
-//! The phase output document: what a phase command may say besides its exit
-//! code, written as JSON to the file `ORCHO_OUTPUT` names.
+//! The phase output document: what a phase process may say besides its
+//! exit code, written as JSON to the file `ORCHO_OUTPUT` names.
 //!
 //! Every field is optional. The verdict is the exit code's (0 approves)
 //! unless the document gives one; a non-zero exit never approves. Findings
@@ -10,16 +10,17 @@
 //! ([`schema`]); a document that does not follow it stops the run with the
 //! line and column, and the attempt runs again once it is fixed.
 
-use orcho::{
-    Interruption,
-    core::{Cost, Finding, Severity, Tokens, Usd, Verdict},
-    handoff::supervision::{Deviation, Plan, PlanStep, Question, QuestionBatch, QuestionOption},
+use orcho_core::{Cost, Finding, Severity, Tokens, Usd, Verdict};
+use orcho_handoff::supervision::{
+    Deviation, Plan, PlanStep, Question, QuestionBatch, QuestionOption,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::Interruption;
+
 /// The version of the document this build reads.
-pub(crate) const OUTPUT_SCHEMA: u32 = 1;
+pub const OUTPUT_SCHEMA: u32 = 1;
 
 /// What a phase command wrote to `ORCHO_OUTPUT`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -207,20 +208,35 @@ pub(crate) struct DeviationDoc {
     pub(crate) error: String,
 }
 
-/// What a document said, in the engine's terms.
-#[derive(Debug, Default)]
-pub(crate) struct Said {
-    pub(crate) verdict: Option<Verdict>,
-    pub(crate) summary: Option<String>,
-    pub(crate) findings: Vec<Finding>,
-    pub(crate) cost: Option<Cost>,
-    pub(crate) plan: Option<Plan>,
-    pub(crate) interruption: Option<Interruption>,
+/// What an output document said, in the engine's terms. A phase that
+/// wrote none said nothing ([`Said::default`]).
+#[derive(Debug, Default, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Said {
+    /// The verdict it gave, if it gave one.
+    pub verdict: Option<Verdict>,
+    /// Its one line on what the attempt did.
+    pub summary: Option<String>,
+    /// What it found, each with this phase as its source.
+    pub findings: Vec<Finding>,
+    /// What it said the attempt cost.
+    pub cost: Option<Cost>,
+    /// The plan a planning phase produced.
+    pub plan: Option<Plan>,
+    /// Questions or a failed step: the attempt has not finished.
+    pub interruption: Option<Interruption>,
 }
 
-/// Reads a document: JSON errors at their line and column, rules broken
-/// at the field that breaks them.
-pub(crate) fn parse(text: &str, source: &str) -> Result<Said, String> {
+/// Reads a document written by phase `source` (the findings' source): JSON
+/// errors at their line and column, rules broken at the field that breaks
+/// them.
+///
+/// # Errors
+///
+/// A document that is not a JSON object of [`schema`], or that breaks
+/// one of its rules (questions and a deviation both, a step 0, a negative
+/// cost), as one line that says where.
+pub fn parse(text: &str, source: &str) -> Result<Said, String> {
     // serde reads a struct from a JSON array too, field by field: `[1]`
     // would be `{"schema": 1}`. The document is an object.
     if let Some(first) = text.trim_start().chars().next()
@@ -350,7 +366,7 @@ pub(crate) fn parse(text: &str, source: &str) -> Result<Said, String> {
 
 /// The JSON Schema of the document, as `docs/phase-output.schema.json`
 /// holds it.
-pub(crate) fn schema() -> String {
+pub fn schema() -> String {
     let schema = schemars::schema_for!(PhaseOutput);
     let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
     text.push('\n');
@@ -363,7 +379,7 @@ mod tests {
 
     #[test]
     fn the_shipped_schema_is_the_one_the_types_make() {
-        let shipped = include_str!("../../docs/phase-output.schema.json");
+        let shipped = include_str!("../../../docs/phase-output.schema.json");
         assert_eq!(
             shipped,
             schema(),
