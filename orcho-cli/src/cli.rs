@@ -228,7 +228,7 @@ pub(crate) enum Command {
         force: bool,
         /// Add `orcho hook` to this agent's project settings, keeping what
         /// is there (each agent's file is listed with its name below)
-        #[arg(long, value_name = "AGENT")]
+        #[arg(long, value_name = "AGENT", value_parser = agent_parser())]
         agent: Option<crate::hook::Agent>,
         /// Show what would change, and change nothing
         #[arg(long)]
@@ -239,6 +239,7 @@ pub(crate) enum Command {
     /// shell command, at session start); `orcho init --agent` installs it
     Hook {
         /// The agent whose hook document and answer format to use
+        #[arg(value_parser = agent_parser())]
         agent: crate::hook::Agent,
         #[command(flatten)]
         profile: ProfileArg,
@@ -667,6 +668,18 @@ fn run_ref(s: &str) -> Result<String, String> {
     s.parse::<orcho::core::RunId>()
         .map(|_| s.to_owned())
         .map_err(|e| e.to_string())
+}
+
+/// The agents `orcho hook` and `orcho init --agent` take, each listed with
+/// the project file its hooks go in.
+fn agent_parser() -> impl clap::builder::TypedValueParser<Value = crate::hook::Agent> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
+    PossibleValuesParser::new(crate::hook::Agent::ALL.map(|agent| {
+        let dialect = agent.dialect();
+        PossibleValue::new(agent.as_str())
+            .help(format!("{} (`{}`)", dialect.title, dialect.settings))
+    }))
+    .try_map(|name| name.parse::<crate::hook::Agent>())
 }
 
 #[cfg(test)]

@@ -349,6 +349,7 @@ failed_from!(
     orcho::core::FsError,
     orcho::receipts::exec::LeftoverError,
     orcho::receipts::NameError,
+    orcho_agents::Error,
     rmcp::service::ServerInitializeError,
 );
 

@@ -21,13 +21,15 @@
 //! Cursor, and opencode through its plugin): the stop guard, the permission
 //! rules and the guard of Orcho's own files. [`answer_hook`] is the same
 //! decision in-process, for a host that receives the documents itself.
+//! The agents' documents, answers and runners are the `orcho-agents`
+//! crate's ([`orcho_agents`]); this crate decides what to answer.
 //!
 //! The crate is laid out by what a command does: `cli` parses the
 //! arguments, `commands` holds one module per command, `host` keeps what the
 //! CLI needs with each run (its profile and phase commands, as the run's
-//! host metadata), `hook` holds one module per agent whose hooks it answers,
-//! `phase` runs a phase's command or agent through the library's
-//! protocol ([`orcho::phase`]), `key` finds the receipt key, `prompt` asks at a
+//! host metadata), `phase` runs a phase's command or agent through the
+//! library's protocol ([`orcho::phase`]), `runner` says what runs a phase
+//! and checks it can start, `key` finds the receipt key, `prompt` asks at a
 //! terminal, and `output` holds every document printed with `--json` as a
 //! `Serialize` type.
 
@@ -39,7 +41,7 @@ pub mod exit;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
-mod hook;
+use orcho_agents::hook;
 mod host;
 mod interrupt;
 mod key;

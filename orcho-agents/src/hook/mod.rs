@@ -4,18 +4,18 @@
 
 mod agents;
 mod answer;
-pub(crate) mod fired;
+pub mod fired;
 mod input;
-pub(crate) mod session;
-pub(crate) mod shell;
+pub mod session;
+pub mod shell;
 mod stops;
 
-pub(crate) use answer::{Answer, Verdict};
-pub(crate) use input::{
+pub use answer::{Answer, Rendered, Verdict};
+pub use input::{
     BadDocument, Event, HookDoc, MAX_DOCUMENT_BYTES, normalize, permission_name, relative,
     requests, shell_command,
 };
-pub(crate) use stops::{
+pub use stops::{
     StopGuard, UnprovenStop, acknowledge_stops, note_called, unproven_stops, was_called,
 };
 
@@ -23,13 +23,13 @@ pub(crate) use stops::{
 /// agent lets a tool call through when its hook runs past it, so it is
 /// said rather than left to the agent's default, and the hook answers
 /// within a fraction of it whatever its input.
-pub(crate) const HOOK_TIMEOUT_SECS: u64 = 60;
+pub const HOOK_TIMEOUT_SECS: u64 = 60;
 
-pub(crate) use agents::{Agent, Kind, Layout, Tool};
+pub use agents::{Agent, Dialect, Kind, Layout, Tool};
 
 /// The settings files (the checkout's and the home's) that switch an
 /// agent's hooks off: each agent's name, the file, and how it says so.
-pub(crate) fn hooks_switched_off(
+pub fn hooks_switched_off(
     checkout: &camino::Utf8Path,
 ) -> Vec<(&'static str, camino::Utf8PathBuf, &'static str)> {
     let home = std::env::var_os("HOME")

@@ -14,16 +14,16 @@ use super::Agent;
 /// A permission decision over every request a tool call makes: the most
 /// restrictive action, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Verdict {
+pub struct Verdict {
     /// What to do.
-    pub(crate) action: PermissionAction,
+    pub action: PermissionAction,
     /// Why, for the agent and the person.
-    pub(crate) reason: String,
+    pub reason: String,
 }
 
 /// A hook's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Answer {
+pub enum Answer {
     /// No opinion: exit 0, nothing on standard output.
     Silent,
     /// A tool call's permission (`PreToolUse`, Codex's
@@ -59,18 +59,18 @@ pub(crate) enum Answer {
 
 /// An answer as the process gives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Rendered {
+pub struct Rendered {
     /// Standard output (one JSON object), if any.
-    pub(crate) stdout: Option<String>,
+    pub stdout: Option<String>,
     /// Standard error, if any.
-    pub(crate) stderr: Option<String>,
+    pub stderr: Option<String>,
     /// The exit code.
-    pub(crate) code: u8,
+    pub code: u8,
 }
 
 impl Answer {
     /// The answer in `agent`'s shape.
-    pub(crate) fn render(&self, agent: Agent) -> Rendered {
+    pub fn render(&self, agent: Agent) -> Rendered {
         (agent.dialect().render)(self)
     }
 }

@@ -15,24 +15,24 @@ use super::{Agent, Kind, Tool};
 
 /// The largest document read (a tool call carries the whole file it
 /// writes).
-pub(crate) const MAX_DOCUMENT_BYTES: usize = 16 << 20;
+pub const MAX_DOCUMENT_BYTES: usize = 16 << 20;
 
 /// One hook call.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct HookDoc {
+pub struct HookDoc {
     /// What happened.
-    pub(crate) event: Event,
+    pub event: Event,
     /// The agent's session (`session_id`), when it says.
-    pub(crate) session_id: Option<String>,
+    pub session_id: Option<String>,
     /// The agent's working directory (`cwd`), when it says.
-    pub(crate) cwd: Option<Utf8PathBuf>,
+    pub cwd: Option<Utf8PathBuf>,
     /// The subagent (`agent_id`), when the document comes from one.
-    pub(crate) agent_id: Option<String>,
+    pub agent_id: Option<String>,
 }
 
 /// The events the hook acts on.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Event {
+pub enum Event {
     /// Before a tool runs (`PreToolUse`).
     PreToolUse {
         /// The tool (`tool_name`).
@@ -77,7 +77,7 @@ pub(crate) enum Event {
 
 impl Event {
     /// The event's name as the agent spells it.
-    pub(crate) fn name(&self) -> &str {
+    pub fn name(&self) -> &str {
         match self {
             Self::PreToolUse { .. } => "PreToolUse",
             Self::PermissionRequest { .. } => "PermissionRequest",
@@ -97,7 +97,7 @@ impl Event {
 
 /// A document the hook cannot act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct BadDocument(pub(crate) String);
+pub struct BadDocument(pub String);
 
 impl HookDoc {
     /// Parses `agent`'s hook document.
@@ -106,7 +106,7 @@ impl HookDoc {
     ///
     /// Not JSON, not an object, no `hook_event_name`, an event the agent
     /// does not document, or a field the event needs that is missing.
-    pub(crate) fn parse(agent: Agent, bytes: &[u8]) -> Result<Self, BadDocument> {
+    pub fn parse(agent: Agent, bytes: &[u8]) -> Result<Self, BadDocument> {
         let dialect = agent.dialect();
         if bytes.len() > MAX_DOCUMENT_BYTES {
             return Err(BadDocument(format!(
@@ -196,7 +196,7 @@ impl HookDoc {
 ///
 /// An input that lacks what the tool needs (a shell tool without its
 /// command, a file tool without its path).
-pub(crate) fn requests(
+pub fn requests(
     agent: Agent,
     tool: &str,
     input: &Value,
@@ -280,7 +280,7 @@ fn read_paths(input: &Value, checkout: &Utf8Path, cwd: &Utf8Path) -> Vec<(String
 
 /// The command line of a shell tool: a string, or (as Codex may send it) a
 /// list of words, quoted back into one line.
-pub(crate) fn shell_command(tool: &str, input: &Value) -> Result<String, BadDocument> {
+pub fn shell_command(tool: &str, input: &Value) -> Result<String, BadDocument> {
     let missing = || BadDocument(format!("the `{tool}` call has no `tool_input.command`"));
     match input.get("command").or_else(|| input.get("cmd")) {
         Some(Value::String(line)) => Ok(line.clone()),
@@ -296,7 +296,7 @@ pub(crate) fn shell_command(tool: &str, input: &Value) -> Result<String, BadDocu
 /// A tool's name as a permission name: lower-case, with characters a
 /// permission name cannot hold as `_` (`mcp__GitHub__create` →
 /// `mcp__github__create`).
-pub(crate) fn permission_name(tool: &str) -> String {
+pub fn permission_name(tool: &str) -> String {
     tool.chars()
         .map(|c| {
             let c = c.to_ascii_lowercase();
@@ -313,7 +313,7 @@ pub(crate) fn permission_name(tool: &str) -> String {
 /// relative to the checkout when it lies inside it (`.` for the checkout
 /// itself), else absolute. `tests/../.claude/settings.json` is
 /// `.claude/settings.json`, never a path under `tests/`.
-pub(crate) fn relative(path: &str, checkout: &Utf8Path, cwd: &Utf8Path) -> String {
+pub fn relative(path: &str, checkout: &Utf8Path, cwd: &Utf8Path) -> String {
     let path = Utf8Path::new(path);
     let absolute = if path.is_absolute() {
         normalize(path)
@@ -329,7 +329,7 @@ pub(crate) fn relative(path: &str, checkout: &Utf8Path, cwd: &Utf8Path) -> Strin
 
 /// `path` with `.` and `..` resolved lexically (symbolic links are not
 /// followed: a path names what the agent asked for).
-pub(crate) fn normalize(path: &Utf8Path) -> Utf8PathBuf {
+pub fn normalize(path: &Utf8Path) -> Utf8PathBuf {
     let mut out = Utf8PathBuf::new();
     for part in path.components() {
         match part {

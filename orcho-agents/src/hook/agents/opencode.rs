@@ -12,7 +12,7 @@ use super::{Dialect, Layout, Tool, as_is, claude_event, exit_field};
 use crate::hook::answer::{Answer, Rendered};
 
 /// The plugin, as this repository ships it.
-pub(crate) const PLUGIN: &str = include_str!("../../../../integrations/opencode/orcho.js");
+pub(super) const PLUGIN: &str = include_str!("../../../../integrations/opencode/orcho.js");
 
 pub(super) const DIALECT: Dialect = Dialect {
     name: "opencode",

@@ -17,8 +17,8 @@ mod opencode;
 mod qwen;
 
 /// The agents whose hooks `orcho hook` answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum Agent {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Agent {
     /// Anthropic's Claude Code (`.claude/settings.json`)
     ClaudeCode,
     /// OpenAI's Codex CLI (`.codex/hooks.json`)
@@ -37,7 +37,7 @@ pub(crate) enum Agent {
 
 impl Agent {
     /// Every agent, in the order `--help` lists them.
-    pub(crate) const ALL: [Self; 7] = [
+    pub const ALL: [Self; 7] = [
         Self::ClaudeCode,
         Self::Codex,
         Self::Gemini,
@@ -48,7 +48,7 @@ impl Agent {
     ];
 
     /// What Orcho knows of the agent's hooks.
-    pub(crate) fn dialect(self) -> &'static Dialect {
+    pub fn dialect(self) -> &'static Dialect {
         match self {
             Self::ClaudeCode => &claude_code::DIALECT,
             Self::Codex => &codex::DIALECT,
@@ -61,72 +61,96 @@ impl Agent {
     }
 
     /// The agent as the command line names it.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         self.dialect().name
     }
 }
 
+impl std::fmt::Display for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Agent {
+    type Err = String;
+
+    /// An agent by the name the command line gives it (`claude-code`).
+    fn from_str(name: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|a| a.as_str() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|a| a.as_str()).collect();
+                format!(
+                    "`{name}` is not an agent Orcho knows (the agents: {})",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
 /// One agent's hooks.
-pub(crate) struct Dialect {
+pub struct Dialect {
     /// The agent as the command line names it (`orcho hook NAME`).
-    pub(crate) name: &'static str,
+    pub name: &'static str,
     /// The agent as people write it.
-    pub(crate) title: &'static str,
+    pub title: &'static str,
     /// The project file `orcho init --agent` installs the hooks in.
-    pub(crate) settings: &'static str,
+    pub settings: &'static str,
     /// How that file holds them.
-    pub(crate) layout: Layout,
+    pub layout: Layout,
     /// The hooks installed: the agent's event, and its tool matcher.
-    pub(crate) install: &'static [(&'static str, Option<&'static str>)],
+    pub install: &'static [(&'static str, Option<&'static str>)],
     /// The environment variables the agent names its project directory
     /// with in a hook, most specific first.
-    pub(crate) project_dir: &'static [&'static str],
+    pub project_dir: &'static [&'static str],
     /// What each of the agent's event names is; `None` for a name it does
     /// not document.
-    pub(crate) event: fn(&str) -> Option<Kind>,
+    pub event: fn(&str) -> Option<Kind>,
     /// What each of its tools is; `None` for a tool Orcho knows nothing of
     /// (asked about by its own name, as an MCP tool is).
-    pub(crate) tool: fn(&str) -> Option<Tool>,
+    pub tool: fn(&str) -> Option<Tool>,
     /// Rewrites a document into the common fields (`hook_event_name`,
     /// `session_id`, `cwd`, `tool_name`, `tool_input`, `tool_response`,
     /// `stop_hook_active`, `agent_id`).
-    pub(crate) normalize: fn(&mut Map<String, Value>),
+    pub normalize: fn(&mut Map<String, Value>),
     /// A shell command's exit status, from its response (and a failure
     /// event's `error`), as the agent tells it.
-    pub(crate) exit_code: fn(&Value, Option<&str>) -> Option<i32>,
+    pub exit_code: fn(&Value, Option<&str>) -> Option<i32>,
     /// An answer as the agent reads it.
-    pub(crate) render: fn(&Answer) -> Rendered,
+    pub render: fn(&Answer) -> Rendered,
     /// What a person does once so that the hooks run, said by `orcho
     /// init` and by `orcho status` while they never called Orcho.
-    pub(crate) once: &'static str,
+    pub once: &'static str,
     /// Variables the agent sets in the environment of the commands its
     /// tools run (or of its own process, which they inherit): a command
     /// that sees one runs inside the agent's session.
-    pub(crate) session_env: &'static [&'static str],
+    pub session_env: &'static [&'static str],
     /// How the agent's process shows on its command line: a program name
     /// (`claude`), or a path fragment of its package
     /// (`@anthropic-ai/claude-code/`) for one started by `node`.
-    pub(crate) processes: &'static [&'static str],
+    pub processes: &'static [&'static str],
     /// The agent's settings files in the user's home directory (relative
     /// to it): one of them can switch every hook off, so an agent may not
     /// write them.
-    pub(crate) user_settings: &'static [&'static str],
+    pub user_settings: &'static [&'static str],
     /// More settings files of the project that the agent reads beside
     /// [`settings`](Self::settings), where hooks can be switched off too.
-    pub(crate) more_settings: &'static [&'static str],
+    pub more_settings: &'static [&'static str],
     /// Whether a settings document the agent reads switches Orcho's hooks
     /// off (all hooks, or the `orcho hook` command), and how it says so.
-    pub(crate) hooks_off: fn(&Value) -> Option<&'static str>,
+    pub hooks_off: fn(&Value) -> Option<&'static str>,
 }
 
 /// What no settings document of an agent says: hooks are never switched
 /// off there, as far as Orcho knows.
-pub(crate) fn never_off(_: &Value) -> Option<&'static str> {
+pub(super) fn never_off(_: &Value) -> Option<&'static str> {
     None
 }
 
 /// `disableAllHooks: true` (Claude Code's and Qwen Code's switch).
-pub(crate) fn disable_all_hooks(settings: &Value) -> Option<&'static str> {
+pub(super) fn disable_all_hooks(settings: &Value) -> Option<&'static str> {
     (settings.get("disableAllHooks") == Some(&Value::Bool(true)))
         .then_some("`disableAllHooks: true`")
 }
@@ -139,7 +163,7 @@ impl std::fmt::Debug for Dialect {
 
 /// How an agent's settings file holds a hook.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Layout {
+pub enum Layout {
     /// `hooks.EVENT = [{matcher, hooks: [{type: command, command,
     /// timeout}]}]` (Claude Code's, which Codex, Gemini CLI and Qwen Code
     /// share), the timeout in seconds or in milliseconds.
@@ -166,7 +190,7 @@ pub(crate) enum Layout {
 
 /// What an agent's event is to Orcho.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
     /// Before a tool runs.
     PreTool,
     /// The agent is about to ask a person to approve a tool call.
@@ -187,7 +211,7 @@ pub(crate) enum Kind {
 
 /// What a tool does, for the permission it asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Tool {
+pub enum Tool {
     /// Runs a shell command (`bash`, its `command`).
     Shell,
     /// Applies a patch in Codex's format, held by the first of these keys.
@@ -207,7 +231,7 @@ pub(crate) enum Tool {
 
 /// Claude Code's tools, which Codex and Copilot CLI's Claude-compatible
 /// hooks name too.
-pub(crate) fn claude_tool(name: &str) -> Option<Tool> {
+pub(super) fn claude_tool(name: &str) -> Option<Tool> {
     Some(match name {
         "Bash" | "PowerShell" | "shell" => Tool::Shell,
         "Write" => Tool::File("write", &["file_path"]),
@@ -228,7 +252,7 @@ pub(crate) fn claude_tool(name: &str) -> Option<Tool> {
 
 /// Claude Code's event names, which Codex, Qwen Code and Copilot CLI's
 /// Claude-compatible hooks use too.
-pub(crate) fn claude_event(name: &str) -> Option<Kind> {
+pub(super) fn claude_event(name: &str) -> Option<Kind> {
     Some(match name {
         "PreToolUse" => Kind::PreTool,
         "PermissionRequest" => Kind::Permission,
@@ -255,10 +279,10 @@ pub(crate) fn claude_event(name: &str) -> Option<Kind> {
 }
 
 /// Leaves a document as it is (its fields are the common ones).
-pub(crate) fn as_is(_: &mut Map<String, Value>) {}
+pub(super) fn as_is(_: &mut Map<String, Value>) {}
 
 /// Moves `from` to `to` in `map` unless `to` is there already.
-pub(crate) fn rename(map: &mut Map<String, Value>, from: &str, to: &str) {
+pub(super) fn rename(map: &mut Map<String, Value>, from: &str, to: &str) {
     if !map.contains_key(to)
         && let Some(value) = map.remove(from)
     {
@@ -269,7 +293,7 @@ pub(crate) fn rename(map: &mut Map<String, Value>, from: &str, to: &str) {
 /// The exit status a tool's text output states: the last line of the
 /// forms `Exit Code: N` (Gemini CLI, Qwen Code), `Exit code N` (Claude
 /// Code's failures) or `… exit code N>` (Copilot CLI).
-pub(crate) fn stated_exit_code(text: &str) -> Option<i32> {
+pub(super) fn stated_exit_code(text: &str) -> Option<i32> {
     text.lines().rev().find_map(|line| {
         let line = line.trim();
         let lower = line.to_ascii_lowercase();
@@ -285,7 +309,7 @@ pub(crate) fn stated_exit_code(text: &str) -> Option<i32> {
 
 /// An exit status field of a response (`exit_code`, `exitCode`,
 /// `returnCode`), where the agent gives one.
-pub(crate) fn exit_field(response: &Value) -> Option<i32> {
+pub(super) fn exit_field(response: &Value) -> Option<i32> {
     ["exit_code", "exitCode", "returnCode", "exit"]
         .iter()
         .find_map(|k| response.get(k).and_then(Value::as_i64))
@@ -293,14 +317,14 @@ pub(crate) fn exit_field(response: &Value) -> Option<i32> {
 }
 
 /// Nothing on standard output, exit 0.
-pub(crate) const SILENT: Rendered = Rendered {
+pub(super) const SILENT: Rendered = Rendered {
     stdout: None,
     stderr: None,
     code: 0,
 };
 
 /// One JSON object on standard output, exit 0.
-pub(crate) fn json_out(value: &Value) -> Rendered {
+pub(super) fn json_out(value: &Value) -> Rendered {
     Rendered {
         stdout: Some(value.to_string()),
         stderr: None,
@@ -310,7 +334,7 @@ pub(crate) fn json_out(value: &Value) -> Rendered {
 
 /// The message on standard error with exit 2: "refused" to every agent
 /// that reads exit codes.
-pub(crate) fn exit_2(message: &str) -> Rendered {
+pub(super) fn exit_2(message: &str) -> Rendered {
     Rendered {
         stdout: None,
         stderr: Some(format!("orcho hook: {message}")),
@@ -319,13 +343,13 @@ pub(crate) fn exit_2(message: &str) -> Rendered {
 }
 
 /// The reason as the agent's model reads it.
-pub(crate) fn reason(verdict: &Verdict) -> String {
+pub(super) fn reason(verdict: &Verdict) -> String {
     format!("orcho: {}", verdict.reason)
 }
 
 /// A refusal of what needs a person's approval, where the agent has no
 /// way to ask one from a hook.
-pub(crate) fn ask_refused(verdict: &Verdict, title: &str) -> String {
+pub(super) fn ask_refused(verdict: &Verdict, title: &str) -> String {
     format!(
         "{}; it needs a person's approval, which a {title} hook cannot ask for: run it \
          yourself, or allow it with a rule in orcho.yaml's `permissions`",
@@ -337,7 +361,7 @@ pub(crate) fn ask_refused(verdict: &Verdict, title: &str) -> String {
 /// plugin's): an allow lets the agent's own flow go on, an ask is refused
 /// with what a person can do (a headless session would let it through),
 /// the context in `context`'s shape.
-pub(crate) fn decision_render(
+pub(super) fn decision_render(
     answer: &Answer,
     title: &str,
     context: fn(&str) -> Value,
@@ -363,7 +387,7 @@ pub(crate) fn decision_render(
 }
 
 /// Session context in Claude Code's shape (`hookSpecificOutput`).
-pub(crate) fn claude_context(text: &str) -> Value {
+pub(super) fn claude_context(text: &str) -> Value {
     json!({
         "hookSpecificOutput": {
             "hookEventName": "SessionStart",
@@ -373,7 +397,7 @@ pub(crate) fn claude_context(text: &str) -> Value {
 }
 
 /// A `PreToolUse` decision in Claude Code's shape.
-pub(crate) fn claude_pre_tool(decision: &str, reason: &str) -> Value {
+pub(super) fn claude_pre_tool(decision: &str, reason: &str) -> Value {
     json!({
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
@@ -386,7 +410,7 @@ pub(crate) fn claude_pre_tool(decision: &str, reason: &str) -> Value {
 /// The answer to an approval the agent is about to ask a person for
 /// (`PermissionRequest`): an allow or a deny answers it, an ask leaves it
 /// to the person (`Some(None)`); `None` for any other event.
-pub(crate) fn permission_request(
+pub(super) fn permission_request(
     event: &str,
     action: orcho::permissions::PermissionAction,
     reason: &str,
@@ -420,8 +444,7 @@ mod tests {
     fn every_agent_has_one_row_and_its_own_name() {
         let mut names: Vec<&str> = Agent::ALL.iter().map(|a| a.as_str()).collect();
         for agent in Agent::ALL {
-            let value = <Agent as clap::ValueEnum>::to_possible_value(&agent).unwrap();
-            assert_eq!(value.get_name(), agent.as_str());
+            assert_eq!(agent.as_str().parse::<Agent>(), Ok(agent));
             assert!(!agent.dialect().install.is_empty() || agent == Agent::Opencode);
         }
         names.sort_unstable();

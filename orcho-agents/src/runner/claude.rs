@@ -9,8 +9,20 @@ use orcho::{
 };
 use serde_json::{Value, json};
 
-use super::{AgentReport, AttemptPaths, HookCommand, Launch, keep};
-use crate::error::CliError;
+use super::{AgentReport, AttemptPaths, HookCommand, Launch, LaunchError, RunnerAgent, keep};
+
+/// Claude Code's row of [`RUNNERS`](super::RUNNERS).
+pub(super) const RUNNER: RunnerAgent = RunnerAgent {
+    agent: Agent::ClaudeCode,
+    title: "Claude Code",
+    hooks: crate::hook::Agent::ClaudeCode,
+    program_var: "ORCHO_CLAUDE",
+    program: "claude",
+    package: "@anthropic-ai/claude-code",
+    launch,
+    finish,
+    more_events: &[],
+};
 
 /// The settings file with Orcho's hooks, in the attempt's artifacts.
 const SETTINGS: &str = "claude-settings.json";
@@ -21,9 +33,9 @@ pub(super) fn launch(
     prompt: &str,
     hook: &HookCommand,
     paths: &AttemptPaths<'_>,
-) -> Result<Launch, CliError> {
+) -> Result<Launch, LaunchError> {
     let mut hooks = serde_json::Map::new();
-    for (event, matcher) in hook.events(Agent::ClaudeCode) {
+    for (event, matcher) in hook.events() {
         let mut group = json!({ "hooks": [{
             "type": "command",
             "command": hook.line,
@@ -123,9 +135,9 @@ pub(super) fn finish(out: &str, paths: &AttemptPaths<'_>) -> AgentReport {
 /// `-`>/<session>.jsonl`, `<config>` being `CLAUDE_CONFIG_DIR` or
 /// `~/.claude`.
 fn transcript(checkout: &Utf8Path, session: &str) -> Option<Utf8PathBuf> {
-    let config = match crate::place::env_text("CLAUDE_CONFIG_DIR") {
+    let config = match crate::env_text("CLAUDE_CONFIG_DIR") {
         Some(dir) => Utf8PathBuf::from(dir),
-        None => Utf8PathBuf::from(crate::place::env_text("HOME")?).join(".claude"),
+        None => Utf8PathBuf::from(crate::env_text("HOME")?).join(".claude"),
     };
     let cwd = std::fs::canonicalize(checkout)
         .ok()

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::Answer;
 
 /// The file of an attempt's artifacts that holds its hook events.
-pub(crate) const EVENTS_FILE: &str = "hook-events.jsonl";
+pub const EVENTS_FILE: &str = "hook-events.jsonl";
 
 /// The context of the key each event is sealed with.
 const SEAL: &str = "orcho runner hook event seal v1";
@@ -44,15 +44,15 @@ struct FiredV1 {
 /// phase's agent (which pass to its hooks): its artifacts, and which run,
 /// phase and attempt it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Attempt {
+pub struct Attempt {
     artifacts: Utf8PathBuf,
     id: String,
 }
 
 impl Attempt {
     /// The attempt of this process's environment, if it runs in one.
-    pub(crate) fn from_env() -> Option<Self> {
-        let var = crate::place::env_text;
+    pub fn from_env() -> Option<Self> {
+        let var = crate::env_text;
         let artifacts = Utf8PathBuf::from(var("ORCHO_ARTIFACTS")?);
         Some(Self::new(
             artifacts,
@@ -64,7 +64,7 @@ impl Attempt {
 
     /// Attempt `attempt` of `phase` of `run`, keeping its artifacts in
     /// `artifacts`.
-    pub(crate) fn new(artifacts: Utf8PathBuf, run: &str, phase: &str, attempt: &str) -> Self {
+    pub fn new(artifacts: Utf8PathBuf, run: &str, phase: &str, attempt: &str) -> Self {
         Self {
             artifacts,
             id: format!("{run}\0{phase}\0{attempt}"),
@@ -81,7 +81,7 @@ impl Attempt {
 
     /// Records that `event` arrived and was answered `answer`. Best effort:
     /// a line that cannot be written is an event that did not arrive.
-    pub(crate) fn record(&self, key: &orcho::receipts::ReceiptKey, event: &str, answer: &Answer) {
+    pub fn record(&self, key: &orcho::receipts::ReceiptKey, event: &str, answer: &Answer) {
         let key = key.derive(SEAL);
         let at = Timestamp::now();
         let answer = answer_word(event, answer);
@@ -105,7 +105,7 @@ impl Attempt {
     }
 
     /// What arrived, as read back with `key`.
-    pub(crate) fn read(&self, key: &orcho::receipts::ReceiptKey) -> Fired {
+    pub fn read(&self, key: &orcho::receipts::ReceiptKey) -> Fired {
         let key = key.derive(SEAL);
         let mut fired = Fired::default();
         let Ok(text) = std::fs::read_to_string(self.artifacts.join(EVENTS_FILE)) else {
@@ -134,7 +134,7 @@ impl Attempt {
     }
 
     /// The attempt's events file.
-    pub(crate) fn file(&self) -> Utf8PathBuf {
+    pub fn file(&self) -> Utf8PathBuf {
         self.artifacts.join(EVENTS_FILE)
     }
 }
@@ -158,21 +158,21 @@ fn answer_word(event: &str, answer: &Answer) -> &'static str {
 
 /// The hook events of an attempt.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct Fired {
+pub struct Fired {
     /// How many of each event arrived.
-    pub(crate) counts: BTreeMap<String, usize>,
+    pub counts: BTreeMap<String, usize>,
     /// How the last `Stop` was answered.
-    pub(crate) last_stop: Option<String>,
+    pub last_stop: Option<String>,
     /// Lines that are not a sealed event of this attempt (written by
     /// something other than Orcho's hook): never counted.
-    pub(crate) unsealed: usize,
+    pub unsealed: usize,
 }
 
 impl Fired {
     /// Why an attempt whose stops Orcho guards did not prove its work by
     /// its hooks, if it did not: no `Stop` answered, or the last one was
     /// refused.
-    pub(crate) fn unguarded(&self, agent: &str, file: &Utf8Path) -> Option<String> {
+    pub fn unguarded(&self, agent: &str, file: &Utf8Path) -> Option<String> {
         let arrived = if self.counts.is_empty() {
             "no hook event arrived".to_owned()
         } else {

@@ -33,7 +33,7 @@ const GENERIC_ENV: &[&str] = &["AI_AGENT"];
 
 /// Where this process runs, when it is not a person's shell.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Inside {
+pub enum Inside {
     /// An agent's session, told by a variable or an ancestor.
     Agent {
         /// The agent.
@@ -60,7 +60,7 @@ impl fmt::Display for Inside {
 /// Where this process runs, when it is inside an agent's session or a
 /// process Orcho started; `None` for a person's shell (as far as can be
 /// told).
-pub(crate) fn inside() -> Option<Inside> {
+pub fn inside() -> Option<Inside> {
     inside_with(
         &|name| std::env::var_os(name).filter(|v| !v.is_empty()),
         &ancestors(),

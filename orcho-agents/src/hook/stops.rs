@@ -15,7 +15,7 @@ use orcho::core::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::error::CliError;
+use crate::Error;
 
 const BLOCKS_SCHEMA: SchemaVersion = SchemaVersion::new(1);
 const UNPROVEN_SCHEMA: SchemaVersion = SchemaVersion::new(1);
@@ -42,23 +42,24 @@ impl Document for BlocksV1 {
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct UnprovenStop {
-    pub(crate) schema: SchemaVersion,
+pub struct UnprovenStop {
+    /// The record's version.
+    pub schema: SchemaVersion,
     /// When.
-    pub(crate) at: Timestamp,
+    pub at: Timestamp,
     /// Which agent (`claude-code`, `codex`).
-    pub(crate) agent: String,
+    pub agent: String,
     /// Its session, if it said.
-    pub(crate) session_id: Option<String>,
+    pub session_id: Option<String>,
     /// How many times the stop had been refused before.
-    pub(crate) blocks: u32,
+    pub blocks: u32,
     /// Each required command that was not present, as `name: status`.
-    pub(crate) unproven: Vec<String>,
+    pub unproven: Vec<String>,
 }
 
 /// The loop guard of one session's stops.
 #[derive(Debug)]
-pub(crate) struct StopGuard {
+pub struct StopGuard {
     counter: Utf8PathBuf,
     log: Utf8PathBuf,
 }
@@ -67,7 +68,7 @@ impl StopGuard {
     /// The guard of `session`, or of one subagent in it (unnamed sessions
     /// share one counter): a subagent's stops never count against its
     /// session's.
-    pub(crate) fn new(store: &Utf8Path, session: Option<&str>, subagent: Option<&str>) -> Self {
+    pub fn new(store: &Utf8Path, session: Option<&str>, subagent: Option<&str>) -> Self {
         let dir = dir(store);
         let mut name = file_name(session.unwrap_or("unnamed"));
         if let Some(agent) = subagent {
@@ -82,7 +83,7 @@ impl StopGuard {
 
     /// The stops refused in a row so far; a counter that cannot be read
     /// counts as none (it only bounds refusals).
-    pub(crate) fn blocks(&self) -> u32 {
+    pub fn blocks(&self) -> u32 {
         fs::read_document::<BlocksV1>(&self.counter).map_or(0, |d| d.blocks)
     }
 
@@ -91,7 +92,7 @@ impl StopGuard {
     /// # Errors
     ///
     /// When the counter cannot be written.
-    pub(crate) fn refused(&self, blocks: u32) -> Result<(), CliError> {
+    pub fn refused(&self, blocks: u32) -> Result<(), Error> {
         if let Some(parent) = self.counter.parent() {
             fs::create_dir_all(parent)?;
         }
@@ -106,7 +107,7 @@ impl StopGuard {
     }
 
     /// Forgets the refusals (the stop went through).
-    pub(crate) fn reset(&self) {
+    pub fn reset(&self) {
         // A counter that is already gone is what we want.
         let _ = std::fs::remove_file(&self.counter);
     }
@@ -116,7 +117,7 @@ impl StopGuard {
     /// # Errors
     ///
     /// When the log cannot be written.
-    pub(crate) fn record(&self, stop: &UnprovenStop) -> Result<(), CliError> {
+    pub fn record(&self, stop: &UnprovenStop) -> Result<(), Error> {
         if let Some(parent) = self.log.parent() {
             fs::create_dir_all(parent)?;
         }
@@ -127,7 +128,7 @@ impl StopGuard {
 
 impl UnprovenStop {
     /// A record of now.
-    pub(crate) fn new(
+    pub fn new(
         agent: &str,
         session_id: Option<String>,
         blocks: u32,
@@ -144,18 +145,13 @@ impl UnprovenStop {
     }
 }
 
-/// Every stop let through unproven, oldest first.
-///
-/// # Errors
-///
-/// When the log cannot be read, or a line before the last is damaged.
 /// Moves the unproven stops out of what `orcho status` shows, into the
 /// acknowledged log; how many there were.
 ///
 /// # Errors
 ///
 /// When a log cannot be read or written.
-pub(crate) fn acknowledge_stops(store: &Utf8Path) -> Result<usize, CliError> {
+pub fn acknowledge_stops(store: &Utf8Path) -> Result<usize, Error> {
     let log = dir(store).join("unproven-stops.jsonl");
     let stops = unproven_stops(store)?;
     if stops.is_empty() {
@@ -168,12 +164,17 @@ pub(crate) fn acknowledge_stops(store: &Utf8Path) -> Result<usize, CliError> {
     match std::fs::remove_file(&log) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(CliError::msg(format!("cannot remove `{log}`: {e}"))),
+        Err(source) => return Err(Error::Remove { path: log, source }),
     }
     Ok(stops.len())
 }
 
-pub(crate) fn unproven_stops(store: &Utf8Path) -> Result<Vec<UnprovenStop>, CliError> {
+/// Every stop let through unproven, oldest first.
+///
+/// # Errors
+///
+/// When the log cannot be read, or a line before the last is damaged.
+pub fn unproven_stops(store: &Utf8Path) -> Result<Vec<UnprovenStop>, Error> {
     let read =
         Journal::read::<UnprovenStop>(&dir(store).join("unproven-stops.jsonl"), UNPROVEN_SCHEMA)?;
     Ok(read.records)
@@ -198,7 +199,7 @@ fn file_name(session: &str) -> String {
 /// `orcho status` warns about hooks installed that never did (Codex skips
 /// untrusted project hooks without a word). A file made once; nothing when
 /// it is there (a stat per hook call).
-pub(crate) fn note_called(store: &Utf8Path, agent: &str) {
+pub fn note_called(store: &Utf8Path, agent: &str) {
     let mark = dir(store).join(format!("called-{agent}"));
     if mark.exists() {
         return;
@@ -208,7 +209,7 @@ pub(crate) fn note_called(store: &Utf8Path, agent: &str) {
 }
 
 /// Whether `agent`'s hooks ever called Orcho in the checkout of `store`.
-pub(crate) fn was_called(store: &Utf8Path, agent: &str) -> bool {
+pub fn was_called(store: &Utf8Path, agent: &str) -> bool {
     dir(store).join(format!("called-{agent}")).exists()
 }
 

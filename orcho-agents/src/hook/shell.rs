@@ -8,13 +8,13 @@
 /// One simple command: its program (by file name) and its arguments,
 /// quotes removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Segment {
+pub struct Segment {
     /// The program's file name (`/bin/rm` and `\rm` are `rm`).
-    pub(crate) program: String,
+    pub program: String,
     /// The program as the command spells it (`/usr/local/bin/orcho`).
-    pub(crate) program_word: String,
+    pub program_word: String,
     /// Its arguments.
-    pub(crate) args: Vec<String>,
+    pub args: Vec<String>,
 }
 
 /// Words that run the command after them (with their own options first).
@@ -30,7 +30,7 @@ const KEYWORDS: &[&str] = &[
 
 /// The simple commands of `command`: split at the shell's operators
 /// (`|`, `;`, `&`, line breaks, parentheses, backquotes, `$(`, `<(`).
-pub(crate) fn segments(command: &str) -> Vec<Segment> {
+pub fn segments(command: &str) -> Vec<Segment> {
     command
         .split(['|', ';', '&', '\n', '\r', '(', ')', '`'])
         .filter_map(|part| {
@@ -97,7 +97,7 @@ const GIT_VALUED: &[&str] = &["-C", "-c", "--git-dir", "--work-tree", "--namespa
 impl Segment {
     /// For `git`: its subcommand and that subcommand's arguments, past
     /// git's own options (`-C dir`, `-c key=value`, `--no-pager`, …).
-    pub(crate) fn git(&self) -> Option<(&str, &[String])> {
+    pub fn git(&self) -> Option<(&str, &[String])> {
         if self.program != "git" {
             return None;
         }
@@ -115,7 +115,7 @@ impl Segment {
     }
 
     /// git's `-c key=value` options.
-    pub(crate) fn git_config(&self) -> impl Iterator<Item = &str> {
+    pub fn git_config(&self) -> impl Iterator<Item = &str> {
         self.args
             .windows(2)
             .filter(|w| w[0] == "-c")
@@ -123,7 +123,7 @@ impl Segment {
     }
 
     /// Whether the command only reads the files it names.
-    pub(crate) fn reads(&self) -> bool {
+    pub fn reads(&self) -> bool {
         const READERS: &[&str] = &[
             "cat",
             "head",
@@ -202,7 +202,7 @@ impl Segment {
     }
 
     /// Whether the command names `word` among its arguments.
-    pub(crate) fn names(&self, word: &str) -> bool {
+    pub fn names(&self, word: &str) -> bool {
         self.args.iter().any(|a| {
             a == word
                 || a.strip_prefix('<').is_some_and(|r| r == word)
@@ -216,7 +216,7 @@ impl Segment {
     /// `mv`, `checkout`, `restore`, `clean`. `find` with a name to match
     /// names what `guarded_name` says the name may match, and nothing
     /// else.
-    pub(crate) fn removes(&self, guarded_name: &dyn Fn(&str) -> bool) -> Vec<&str> {
+    pub fn removes(&self, guarded_name: &dyn Fn(&str) -> bool) -> Vec<&str> {
         fn plain(args: &[String]) -> Vec<&str> {
             args.iter()
                 .map(String::as_str)
@@ -278,14 +278,14 @@ impl Segment {
 }
 
 /// Whether a shell word is a glob pattern.
-pub(crate) fn is_glob(word: &str) -> bool {
+pub fn is_glob(word: &str) -> bool {
     word.contains(['*', '?', '['])
 }
 
 /// Whether `name` (one path component) matches the glob `pattern`: `*` any
 /// run of characters, `?` one, `[…]` one (whatever the class: it errs on
 /// matching). Time linear in the product of the lengths, never more.
-pub(crate) fn glob_matches(pattern: &str, name: &str) -> bool {
+pub fn glob_matches(pattern: &str, name: &str) -> bool {
     #[derive(Clone, Copy, PartialEq)]
     enum Tok {
         Star,
@@ -348,7 +348,7 @@ pub(crate) fn glob_matches(pattern: &str, name: &str) -> bool {
 /// names `target` or something above it (`Above`), `target` itself
 /// (`Itself`), or something inside it (`Inside`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Reach {
+pub enum Reach {
     /// A directory above the target.
     Above,
     /// The target.
@@ -359,7 +359,7 @@ pub(crate) enum Reach {
 
 /// How the glob path `pattern` reaches `target` (both absolute and
 /// normalized), if it may.
-pub(crate) fn glob_reach(pattern: &str, target: &str) -> Option<Reach> {
+pub fn glob_reach(pattern: &str, target: &str) -> Option<Reach> {
     let p: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty()).collect();
     let t: Vec<&str> = target.split('/').filter(|c| !c.is_empty()).collect();
     let shared = p.len().min(t.len());
@@ -468,7 +468,7 @@ mod tests {
 /// enough; the one-word verbs (`answer`, `deviation`, `intake RUN ACTION`,
 /// `cancel`) count after a word that names `orcho`. `None` for anything
 /// else (`orcho verify`, `orcho handoff show`).
-pub(crate) fn orcho_decision(command: &str) -> Option<&'static str> {
+pub fn orcho_decision(command: &str) -> Option<&'static str> {
     let words: Vec<String> = command
         .split(|c: char| c.is_whitespace() || ";|&<>()`{}[],".contains(c))
         .map(|w| {

@@ -12,7 +12,21 @@ use orcho::{
 };
 use serde_json::Value;
 
-use super::{AgentReport, AttemptPaths, HookCommand, Launch, keep};
+use super::{AgentReport, AttemptPaths, HookCommand, Launch, LaunchError, RunnerAgent, keep};
+
+/// Codex's row of [`RUNNERS`](super::RUNNERS).
+pub(super) const RUNNER: RunnerAgent = RunnerAgent {
+    agent: Agent::Codex,
+    title: "Codex",
+    hooks: crate::hook::Agent::Codex,
+    program_var: "ORCHO_CODEX",
+    program: "codex",
+    package: "@openai/codex",
+    launch,
+    finish,
+    // Codex asks its hooks before it would ask for a permission.
+    more_events: &[("PermissionRequest", Some("*"))],
+};
 
 pub(super) fn launch(
     program: &Utf8Path,
@@ -20,7 +34,7 @@ pub(super) fn launch(
     prompt: &str,
     hook: &HookCommand,
     paths: &AttemptPaths<'_>,
-) -> Launch {
+) -> Result<Launch, LaunchError> {
     let mut argv = vec![
         program.to_string(),
         "exec".to_owned(),
@@ -34,7 +48,7 @@ pub(super) fn launch(
         ),
         "--dangerously-bypass-hook-trust".to_owned(),
     ];
-    for (event, matcher) in hook.events(Agent::Codex) {
+    for (event, matcher) in hook.events() {
         let mut group = String::from("{");
         if let Some(matcher) = matcher {
             let _ = write!(group, "matcher={},", toml_string(matcher));
@@ -52,12 +66,12 @@ pub(super) fn launch(
     }
     argv.extend(spec.args.iter().cloned());
     argv.push(prompt.to_owned());
-    Launch {
+    Ok(Launch {
         agent: Agent::Codex,
         argv,
         envs: Vec::new(),
         guard_stops: false,
-    }
+    })
 }
 
 /// A TOML basic string.
@@ -128,9 +142,9 @@ fn rollout(thread: &str) -> Option<Utf8PathBuf> {
     {
         return None;
     }
-    let home = match crate::place::env_text("CODEX_HOME") {
+    let home = match crate::env_text("CODEX_HOME") {
         Some(dir) => Utf8PathBuf::from(dir),
-        None => Utf8PathBuf::from(crate::place::env_text("HOME")?).join(".codex"),
+        None => Utf8PathBuf::from(crate::env_text("HOME")?).join(".codex"),
     };
     let suffix = format!("-{thread}.jsonl");
     find(&home.join("sessions"), &suffix, 4)
