@@ -140,7 +140,7 @@ pub struct PhaseSpec {
     /// back out.
     pub read_only: Option<bool>,
     /// A coding agent that runs the phase, for a host that runs agents (the
-    /// `orcho` command line runs `claude-code` and `codex`).
+    /// `orcho` command line runs `claude-code`, `codex` and `gemini`).
     pub runner: Option<RunnerSpec>,
     #[serde(skip)]
     pub(crate) origin: Origin,
@@ -204,7 +204,9 @@ impl<'de> Deserialize<'de> for RunnerSpec {
             type Value = RunnerSpec;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an agent's name (`claude-code`, `codex`) or a map with `agent`")
+                f.write_str(
+                    "an agent's name (`claude-code`, `codex`, `gemini`) or a map with `agent`",
+                )
             }
 
             fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<RunnerSpec, E> {
@@ -238,11 +240,14 @@ pub enum Agent {
     ClaudeCode,
     /// Codex (`codex`, from the npm package `@openai/codex`).
     Codex,
+    /// Gemini CLI (`gemini`, from the npm package `@google/gemini-cli`).
+    Gemini,
 }
 
 orcho_core::spelled!(Agent {
     ClaudeCode => "claude-code",
     Codex => "codex",
+    Gemini => "gemini",
 });
 
 /// What a phase does. The engine picks the prompt, the reviewer and the

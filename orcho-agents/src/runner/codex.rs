@@ -150,7 +150,9 @@ fn rollout(thread: &str) -> Option<Utf8PathBuf> {
     find(&home.join("sessions"), &suffix, 4)
 }
 
-fn find(dir: &Utf8Path, suffix: &str, depth: usize) -> Option<Utf8PathBuf> {
+/// The first file under `dir` (at most `depth` directories down) whose
+/// name ends with `suffix`.
+pub(super) fn find(dir: &Utf8Path, suffix: &str, depth: usize) -> Option<Utf8PathBuf> {
     for entry in dir.read_dir_utf8().ok()?.filter_map(Result::ok) {
         let path = entry.path();
         if path.is_dir() && depth > 0 {

@@ -1,5 +1,5 @@
 //! Coding agents as phase runners: a phase that names a runner (`runner:
-//! claude-code` in the profile) is run by that agent, non-interactively,
+//! claude-code`, `codex` or `gemini` in the profile) is run by that agent, non-interactively,
 //! in the run's checkout, with the phase input as its prompt and Orcho's
 //! hooks installed for that attempt only (never in the user's settings or
 //! the checkout).
@@ -13,6 +13,7 @@
 
 mod claude;
 mod codex;
+mod gemini;
 mod prompt;
 
 use camino::{Utf8Path, Utf8PathBuf};
@@ -55,7 +56,7 @@ type Launcher = fn(
 ) -> Result<Launch, LaunchError>;
 
 /// Every agent that runs phases.
-pub static RUNNERS: &[RunnerAgent] = &[claude::RUNNER, codex::RUNNER];
+pub static RUNNERS: &[RunnerAgent] = &[claude::RUNNER, codex::RUNNER, gemini::RUNNER];
 
 /// The row of `agent`, if it runs phases.
 pub fn runner(agent: Agent) -> Option<&'static RunnerAgent> {

@@ -1,4 +1,4 @@
-//! The real coding agents as phase runners: Claude Code and Codex, from
+//! The real coding agents as phase runners: Claude Code, Codex and Gemini CLI, from
 //! npm at the versions `.ci/agents/package-lock.json` pins, run one whole
 //! `orcho run` each against a scripted model server the test starts on
 //! 127.0.0.1 (`model_server.py`): task → plan (approved) → implement (its
@@ -50,13 +50,14 @@ fn workspace() -> Utf8PathBuf {
 }
 
 /// The agents' programs, or why they cannot run here.
-fn agents() -> std::result::Result<(Utf8PathBuf, Utf8PathBuf), String> {
+fn agents() -> std::result::Result<(Utf8PathBuf, Utf8PathBuf, Utf8PathBuf), String> {
     let bin = host("ORCHO_TEST_AGENTS")
         .map(Utf8PathBuf::from)
         .unwrap_or_else(|| workspace().join(".ci/agents/node_modules/.bin"));
     let claude = bin.join("claude");
     let codex = bin.join("codex");
-    for program in [&claude, &codex] {
+    let gemini = bin.join("gemini");
+    for program in [&claude, &codex, &gemini] {
         if !program.exists() {
             return Err(format!(
                 "`{program}` is missing; `npm install --prefix .ci/agents --no-save` installs the pinned agents"
@@ -66,7 +67,7 @@ fn agents() -> std::result::Result<(Utf8PathBuf, Utf8PathBuf), String> {
     if !run(&["node", "--version"]).is_ok_and(|o| o.status.success()) {
         return Err("`node` is not on PATH (Codex's launcher needs it)".to_owned());
     }
-    Ok((claude, codex))
+    Ok((claude, codex, gemini))
 }
 
 /// Skips with the reason printed; in CI, fails instead.
@@ -161,7 +162,8 @@ struct Agent {
     settings: &'static str,
     /// The file the agent's own output is kept as, in the artifacts.
     result: &'static str,
-    /// The request path of its API.
+    /// The request path of its API (how it starts: Gemini's names the
+    /// model).
     api: &'static str,
 }
 
@@ -177,6 +179,13 @@ const CODEX: Agent = Agent {
     settings: "",
     result: "codex-events.jsonl",
     api: "/v1/responses",
+};
+
+const GEMINI: Agent = Agent {
+    runner: "{agent: gemini, model: gemini-2.5-flash}",
+    settings: "gemini-settings.json",
+    result: "gemini-result.json",
+    api: "/v1beta/models/",
 };
 
 fn profile(agent: &Agent) -> String {
@@ -214,6 +223,7 @@ supervision:
 const DRIVER: &str = r#"
 . "$COMMON"
 export ANTHROPIC_BASE_URL="http://127.0.0.1:$port"
+export GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$port"
 codex_config "$CODEX_HOME"
 cd "$REPO"
 step() { name=$1; shift; "$ORCHO" "$@" >"$CTL/$name.out" 2>"$CTL/$name.err" </dev/null; echo $? >"$CTL/$name.code"; }
@@ -290,7 +300,7 @@ fn walk(agent: &Agent) -> Result<Option<Walked>> {
 /// Runs `driver` against a checkout whose profile is `profile`, with the
 /// agents' hooks switched off in the user's settings when `hooks_off`.
 fn walk_with(profile: &str, driver_script: &str, hooks_off: bool) -> Result<Option<Walked>> {
-    let (claude, codex) = match agents() {
+    let (claude, codex, gemini) = match agents() {
         Ok(programs) => programs,
         Err(reason) => {
             unavailable(&reason);
@@ -320,6 +330,19 @@ fn walk_with(profile: &str, driver_script: &str, hooks_off: bool) -> Result<Opti
             "{\"disableAllHooks\": true}\n",
         )?;
     }
+    // Gemini CLI: its key's kind, nothing sent but the model's requests;
+    // with `hooks_off`, its hooks switched off too.
+    std::fs::create_dir_all(home.join(".gemini"))?;
+    write(
+        home.join(".gemini/settings.json"),
+        format!(
+            "{{\"general\": {{\"enableAutoUpdate\": false, \"enableAutoUpdateNotification\": false}}, \
+             \"privacy\": {{\"usageStatisticsEnabled\": false}}, \"telemetry\": {{\"enabled\": false}}, \
+             \"security\": {{\"auth\": {{\"selectedType\": \"gemini-api-key\"}}}}, \
+             \"hooksConfig\": {{\"enabled\": {}}}}}\n",
+            !hooks_off
+        ),
+    )?;
     write(repo.join(".gitignore"), ".orcho/\n__pycache__/\n")?;
     write(
         repo.join("parse.py"),
@@ -344,6 +367,10 @@ fn walk_with(profile: &str, driver_script: &str, hooks_off: bool) -> Result<Opti
             .env("TASK", TASK)
             .env("ORCHO_CLAUDE", claude.as_str())
             .env("ORCHO_CODEX", codex.as_str())
+            .env("ORCHO_GEMINI", gemini.as_str())
+            // Gemini CLI: the scripted server (its URL set by the driver).
+            .env("GEMINI_API_KEY", "scripted")
+            .env("GEMINI_TELEMETRY_ENABLED", "false")
             // Claude Code: the scripted server, a key it sends there, no
             // traffic but the model's, one retry.
             .env("ANTHROPIC_API_KEY", "scripted")
@@ -404,7 +431,9 @@ fn whole_run(agent: &Agent) -> Result {
     // approval's notes.
     let requests = w.requests()?;
     assert!(
-        requests.iter().all(|r| r["path"] == agent.api),
+        requests
+            .iter()
+            .all(|r| r["path"].as_str().is_some_and(|p| p.starts_with(agent.api))),
         "only the model API was asked: {requests:#?}"
     );
     let implement = requests
@@ -517,10 +546,16 @@ fn codex_runs_a_whole_run_from_task_to_delivery() -> Result {
     whole_run(&CODEX)
 }
 
+#[test]
+fn gemini_cli_runs_a_whole_run_from_task_to_delivery() -> Result {
+    whole_run(&GEMINI)
+}
+
 /// One implement phase whose agent's hooks are switched off.
 const UNGUARDED_DRIVER: &str = r#"
 . "$COMMON"
 export ANTHROPIC_BASE_URL="http://127.0.0.1:$port"
+export GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$port"
 codex_config "$CODEX_HOME"
 # Codex's hooks off, in its own configuration (its `[features]` table).
 if [ "$HOOKS_OFF" = 1 ]; then echo 'hooks = false' >>"$CODEX_HOME/config.toml"; fi
@@ -622,4 +657,29 @@ fn claude_code_with_its_hooks_off_is_rejected_for_it() -> Result {
 #[test]
 fn codex_with_its_hooks_off_is_rejected_for_it() -> Result {
     unguarded(&CODEX)
+}
+
+/// Gemini CLI's hooks for a phase are in its system settings, which win
+/// over the user's: switching hooks off in `~/.gemini/settings.json`
+/// leaves the phase's Stop guard answering, and the attempt approved.
+#[test]
+fn gemini_cli_keeps_its_phase_hooks_when_the_user_switches_hooks_off() -> Result {
+    let Some(w) = walk_with(&implement_only(&GEMINI), UNGUARDED_DRIVER, true)? else {
+        return Ok(());
+    };
+    let evidence: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(w.ctl.join("evidence.out")).unwrap_or_default(),
+    )
+    .map_err(|e| format!("{e}: {}", w.said("evidence")))?;
+    let implement = evidence["phases"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["phase"] == "implement"))
+        .ok_or_else(|| format!("the implement phase in {evidence:#}"))?;
+    assert_eq!(
+        implement["verdict"],
+        "approved",
+        "{implement:#}\n{}",
+        w.said("start")
+    );
+    Ok(())
 }
