@@ -226,6 +226,11 @@ fn engine_hint(e: &EngineError) -> Option<String> {
             "a decision is recorded once; `orcho intake {run}` shows the one recorded first"
         ));
     }
+    if let Some(Remedy::DriveTheFollowUp(child)) = e.remedy() {
+        return Some(format!(
+            "`orcho resume {child}` drives it on; `orcho evidence {child}` shows where it stands"
+        ));
+    }
     if let Some(Remedy::DriveItThere(origin)) = e.remedy() {
         let run = e
             .run_id()

@@ -309,10 +309,17 @@ pub(crate) fn decision_handoff(
 
 /// The correction follow-up started for `parent`, if one was.
 pub(crate) fn follow_up_child(store: &Store, parent: &RunId) -> Result<Option<RunId>, CliError> {
-    Ok(store.list()?.into_iter().find_map(|listed| match listed {
-        Listed::Run(view) if view.follow_up_of.as_ref() == Some(parent) => Some(view.run),
-        _ => None,
-    }))
+    Ok(store.follow_up_child(parent)?)
+}
+
+/// `run` `parent` already has its follow-up `child`, said with what to do.
+fn has_follow_up(parent: &RunId, child: &RunId) -> CliError {
+    CliError::refused(format!(
+        "run `{parent}` already has its follow-up: run `{child}`"
+    ))
+    .with_hint(format!(
+        "`orcho resume {child}` drives it on; `orcho evidence {child}` shows where it stands"
+    ))
 }
 
 /// Starts the correction follow-up of `parent`, whose delivery was decided
@@ -347,12 +354,7 @@ pub(crate) fn begin_follow_up(
         return Err(CliError::usage(format!("`--phase {name}=…`: {why}")));
     }
     if let Some(child) = follow_up_child(engine.store(), parent)? {
-        return Err(CliError::refused(format!(
-            "run `{parent}` already has its follow-up: run `{child}`"
-        ))
-        .with_hint(format!(
-            "`orcho resume {child}` drives it on; `orcho evidence {child}` shows where it stands"
-        )));
+        return Err(has_follow_up(parent, &child));
     }
     let spec = match engine.store().follow_up(parent) {
         Ok(spec) => spec,
@@ -373,7 +375,12 @@ pub(crate) fn begin_follow_up(
     if let Some(task) = task {
         start = start.task(task);
     }
-    let run = engine.start_with(start)?;
+    // The store refuses a second follow-up, also one another process
+    // started since the look above.
+    let run = engine.start_with(start).map_err(|e| match e.refusal() {
+        Some(orcho::Refusal::FollowUpStarted { child }) => has_follow_up(parent, child),
+        _ => e.into(),
+    })?;
     Ok((config, run, spec))
 }
 

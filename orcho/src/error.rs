@@ -68,6 +68,14 @@ pub enum Refusal {
     /// follow-up.
     #[error("the run has no correction follow-up: its delivery gate was not decided `fix`")]
     NoFollowUp,
+    /// The run has its correction follow-up already: a second would redo
+    /// the same correction. Refused by the store, also to two machines
+    /// sharing it that start one at the same time.
+    #[error("the run already has its correction follow-up: run `{child}`")]
+    FollowUpStarted {
+        /// The follow-up.
+        child: RunId,
+    },
     /// The run was started in place, without a worktree, so it has no
     /// delivery gate.
     #[error("the run has no delivery gate: it was started in place, without a worktree")]
@@ -112,6 +120,8 @@ pub enum Remedy {
     ClearTheTarget(orcho_delivery::TargetStatus),
     /// Configure an advisor, or decide without one.
     ConfigureAnAdvisor,
+    /// Drive (or read) the follow-up that was started.
+    DriveTheFollowUp(RunId),
     /// Link the program into the run's worktree in the contract's worktree
     /// setup.
     LinkIntoTheWorktree {
@@ -133,6 +143,7 @@ impl Refusal {
             Self::ProgramNotInWorktree { first, .. } => Some(Remedy::LinkIntoTheWorktree {
                 first: first.clone(),
             }),
+            Self::FollowUpStarted { child } => Some(Remedy::DriveTheFollowUp(child.clone())),
             Self::NoFollowUp | Self::NoDelivery => None,
         }
     }

@@ -38,16 +38,22 @@ supervision:
 ";
 
 fn orcho(repo: &Repo, args: &[&str]) -> Result<Out> {
-    let out = repo.orcho(args)?;
+    orcho_in(repo, &[], args)
+}
+
+/// `orcho ARGS` in `repo` with `envs` set (a shared store's URL).
+fn orcho_in(repo: &Repo, envs: &[(&str, &str)], args: &[&str]) -> Result<Out> {
+    let out = crate::support::finish(repo.spawn_with(envs, args)?, crate::support::WAIT)?;
     out.expect_no_panic();
     Ok(out)
 }
 
 /// Waives the rejection at the run's final-acceptance handoff, which
 /// brings it to its delivery gate with a rejected release.
-fn waive_to_the_gate(repo: &Repo, run: &str) -> Result {
-    orcho(
+fn waive_to_the_gate(repo: &Repo, envs: &[(&str, &str)], run: &str) -> Result {
+    orcho_in(
         repo,
+        envs,
         &[
             "handoff",
             "decide",
@@ -58,12 +64,18 @@ fn waive_to_the_gate(repo: &Repo, run: &str) -> Result {
         ],
     )?
     .expect_code(0);
-    orcho(repo, &["resume", run, "--no-interactive"])?.expect_code(4);
+    orcho_in(repo, envs, &["resume", run, "--no-interactive"])?.expect_code(4);
     Ok(())
 }
 
 /// Runs the parent to its rejected release and decides `fix` with `note`.
 fn rejected_parent(repo: &Repo, note: &str) -> Result<String> {
+    rejected_parent_in(repo, &[], note)
+}
+
+/// [`rejected_parent`] with `envs` set.
+fn rejected_parent_in(repo: &Repo, envs: &[(&str, &str)], note: &str) -> Result<String> {
+    let orcho = |repo: &Repo, args: &[&str]| orcho_in(repo, envs, args);
     let out = orcho(
         repo,
         &[
@@ -78,7 +90,7 @@ fn rejected_parent(repo: &Repo, note: &str) -> Result<String> {
     )?;
     out.expect_code(4);
     let parent = crate::support::run_id(&out.json()?)?;
-    waive_to_the_gate(repo, &parent)?;
+    waive_to_the_gate(repo, envs, &parent)?;
     // The waiver brought the rejection to the gate; it stays a rejection,
     // and the header says what was waived.
     let shown = orcho(repo, &["delivery", "show", &parent])?;
@@ -180,7 +192,7 @@ fn a_follow_up_rejected_again_cannot_fix_again() -> Result {
     )?;
     out.expect_code(4);
     let child = crate::support::run_id(&out.json()?)?;
-    waive_to_the_gate(&repo, &child)?;
+    waive_to_the_gate(&repo, &[], &child)?;
     // The guard, in sight at the child's gate: no `fix` for a follow-up that
     // made no progress.
     let gate = orcho(&repo, &["delivery", "show", &child])?;
@@ -234,5 +246,47 @@ fn a_follow_up_needs_a_fix_and_keeps_the_parents_profile() -> Result {
     )?
     .expect_code(2);
     orcho(&repo, &["run", "--follow-up", &parent, "--in-place"])?.expect_code(2);
+    Ok(())
+}
+
+/// On a store a team shares on PostgreSQL, processes that start the same
+/// parent's follow-up at the same instant get one child: the store itself
+/// refuses the others, naming it.
+#[test]
+fn racing_follow_ups_on_a_shared_store_start_one_child() -> Result {
+    let Some(server) = orcho_pg::testing::Server::shared() else {
+        return Ok(());
+    };
+    let url = server.new_database();
+    let envs = [("ORCHO_STORE", url.as_str())];
+    let repo = Repo::with_files(PROFILE, &[("phase.sh", PHASE)])?;
+    let parent = rejected_parent_in(&repo, &envs, "handle the empty input")?;
+    let args = [
+        "--json",
+        "run",
+        "--follow-up",
+        parent.as_str(),
+        "--no-interactive",
+    ];
+    let racers: Vec<_> = (0..4)
+        .map(|_| repo.spawn_with(&envs, &args))
+        .collect::<Result<_>>()?;
+    let outs: Vec<Out> = racers
+        .into_iter()
+        .map(|child| crate::support::finish(child, crate::support::WAIT))
+        .collect::<Result<_>>()?;
+    // One started (and waits at its delivery gate); the others were
+    // refused, naming it.
+    let (started, refused): (Vec<&Out>, Vec<&Out>) =
+        outs.iter().partition(|o| o.stdout.contains("\"awaiting\""));
+    assert_eq!(started.len(), 1, "{outs:#?}");
+    let child = crate::support::run_id(&started[0].json()?)?;
+    for out in refused {
+        assert!(
+            out.stdout
+                .contains(&format!("already has its follow-up: run `{child}`")),
+            "refused, naming the child: {out}"
+        );
+    }
     Ok(())
 }

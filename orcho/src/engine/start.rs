@@ -141,6 +141,28 @@ impl Engine {
             host,
             task,
         } = start;
+        // One follow-up per parent, across every process that shares the
+        // store: the parent's delivery point is held while its children are
+        // looked for and this one is created.
+        let _held = match &follow_up {
+            Some(spec) => {
+                let parent = spec.parent();
+                let held = self
+                    .inner
+                    .store
+                    .storage
+                    .lock(parent, orcho_core::storage::PointKind::Delivery)
+                    .map_err(|e| EngineError::run(parent, e))?;
+                if let Some(child) = self.inner.store.follow_up_child(parent)? {
+                    return Err(EngineError::run(
+                        parent,
+                        crate::Refusal::FollowUpStarted { child },
+                    ));
+                }
+                Some(held)
+            }
+            None => None,
+        };
         let task = match (task, &follow_up) {
             (None, Some(spec)) => self.inner.store.runs.read(spec.parent())?.task,
             (task, _) => task,

@@ -131,6 +131,18 @@ impl Store {
         Ok(out)
     }
 
+    /// The correction follow-up started for `parent`, if one was.
+    ///
+    /// # Errors
+    ///
+    /// When the runs cannot be listed.
+    pub fn follow_up_child(&self, parent: &RunId) -> Result<Option<RunId>, EngineError> {
+        Ok(self.list()?.into_iter().find_map(|listed| match listed {
+            Listed::Run(view) if view.follow_up_of.as_ref() == Some(parent) => Some(view.run),
+            _ => None,
+        }))
+    }
+
     /// Every run of the store, newest first, as hosts show it; a run that
     /// does not read is listed with the reason.
     ///

@@ -382,6 +382,58 @@ async fn a_profile_default_acts_on_a_decision_recorded_before_a_restart() -> Res
     Ok(())
 }
 
+#[tokio::test]
+async fn a_parent_has_one_follow_up_even_when_two_start_it_at_once() -> Result {
+    let rejected = PhaseOutcome::new(Verdict::Rejected).with_findings([Finding::new(
+        "reviewer",
+        Severity::High,
+        "parse() ignores empty input",
+    )]);
+    let run = implementing(Scenario::new(plan()).in_worktree())
+        .report("final_acceptance", rejected)
+        .decide(HandoffChoice::Continue)
+        .deliver(DeliveryChoice::fix().with_note("handle the empty input"))
+        .run()
+        .await?;
+    let spec = run.engine.store().follow_up(&run.run)?;
+    // Eight hosts start the follow-up at the same instant: the store lets
+    // exactly one through and refuses the others, naming it.
+    let barrier = std::sync::Barrier::new(8);
+    let started: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                let (engine, spec, barrier) = (&run.engine, spec.clone(), &barrier);
+                scope.spawn(move || {
+                    barrier.wait();
+                    engine
+                        .start_with(Start::follow_up(spec))
+                        .map(|child| child.id().clone())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a host thread"))
+            .collect()
+    });
+    let children: Vec<_> = started.iter().filter_map(|r| r.as_ref().ok()).collect();
+    assert_eq!(children.len(), 1, "{started:?}");
+    for refused in started.iter().filter_map(|r| r.as_ref().err()) {
+        assert_eq!(
+            refused.refusal(),
+            Some(&orcho::Refusal::FollowUpStarted {
+                child: children[0].clone()
+            }),
+            "{refused}"
+        );
+    }
+    assert_eq!(
+        run.engine.store().follow_up_child(&run.run)?.as_ref(),
+        Some(children[0])
+    );
+    Ok(())
+}
+
 /// Starts the follow-up of `run` and returns its first phase's input.
 async fn follow_up_input(run: &orcho::testing::ScenarioRun) -> Result<orcho::PhaseInput> {
     let spec = run.engine.store().follow_up(&run.run)?;
