@@ -287,26 +287,6 @@ pub(crate) fn check_task(task: String, what: &str) -> Result<String, CliError> {
     Ok(task)
 }
 
-/// The handoff a decision without a named handoff is about: the one the run
-/// is paused at; else, once the run moved on or ended, the last one with a
-/// recorded decision, so that replaying that decision succeeds (nothing
-/// changes) and a different one is a conflict. `None` when neither exists.
-pub(crate) fn decision_handoff(
-    store: &Store,
-    run: &RunId,
-) -> Result<Option<orcho::core::HandoffId>, CliError> {
-    let view = store.status(run)?;
-    if let Some(open) = view.handoff() {
-        return Ok(Some(open.clone()));
-    }
-    for handoff in store.handoffs(run)?.iter().rev() {
-        if store.handoff_decision(run, handoff.id())?.is_some() {
-            return Ok(Some(handoff.id().clone()));
-        }
-    }
-    Ok(None)
-}
-
 /// The correction follow-up started for `parent`, if one was.
 pub(crate) fn follow_up_child(store: &Store, parent: &RunId) -> Result<Option<RunId>, CliError> {
     Ok(store.follow_up_child(parent)?)

@@ -36,6 +36,7 @@
 mod app;
 mod cli;
 mod commands;
+mod decided;
 mod error;
 pub mod exit;
 #[cfg(feature = "fuzzing")]

@@ -357,50 +357,7 @@ fn ask_line(question: &Question) -> String {
     format!("choose 1-{count}{several}{own}: ")
 }
 
-/// Numbers pick options; anything else is the operator's own words.
-/// An answer as typed: empty for none; option numbers or labels (several
-/// comma-separated); else the text itself.
-pub(crate) fn parse_answer(question: &Question, line: &str) -> Result<Answer, String> {
-    if line.is_empty() {
-        return Ok(Answer::none());
-    }
-    let option = |part: &str| {
-        let part = part.trim();
-        match part.parse::<usize>() {
-            Ok(n) => n
-                .checked_sub(1)
-                .and_then(|i| question.options().get(i))
-                .map(|o| o.label.clone()),
-            Err(_) => question
-                .options()
-                .iter()
-                .find(|o| o.label.eq_ignore_ascii_case(part))
-                .map(|o| o.label.clone()),
-        }
-    };
-    let parts: Vec<&str> = if question.multiple() {
-        line.split(',').collect()
-    } else {
-        vec![line]
-    };
-    let picks: Option<Vec<String>> = parts.iter().copied().map(option).collect();
-    match picks {
-        Some(selected) if !selected.is_empty() => Ok(Answer::select_all(selected)),
-        // Numbers that name no option are a slip, not an answer.
-        _ if !question.options().is_empty()
-            && parts.iter().all(|p| p.trim().parse::<usize>().is_ok()) =>
-        {
-            Err(format!(
-                "`{line}` names no option: choose {} by number or by name",
-                match question.options().len() {
-                    1 => "1".to_owned(),
-                    n => format!("1-{n}"),
-                }
-            ))
-        }
-        _ => Ok(Answer::text(line)),
-    }
-}
+use orcho::decide::parse_answer;
 
 #[cfg(test)]
 mod tests {

@@ -38,6 +38,8 @@
 //!   outcomes and durations, the receipts' classification, handoffs and
 //!   decisions, `handoff_advice`, costs.
 //! - [`Host`] and [`drive`] run the loop for hosts that want it.
+//! - [`decide`] records a decision on a run's open point by the action's
+//!   name, with the note rules every host shares.
 //! - [`phase`] runs a phase attempt as a process, with the protocol the
 //!   `orcho` command line runs phase commands and agents with.
 //! - The [`Store`] keeps `runs/<run_id>/` with the journal as the source
@@ -111,6 +113,7 @@
 //! 1.95.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod decide;
 mod engine;
 mod error;
 mod evidence;

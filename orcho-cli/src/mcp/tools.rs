@@ -306,7 +306,7 @@ impl OrchoMcp {
         let view = store.status(&run)?;
         let handoff = match input.handoff_id.as_deref() {
             Some(named) => parse_handoff(named)?,
-            None => match host::decision_handoff(&store, &run)? {
+            None => match orcho::decide::decision_handoff(&store, &run)? {
                 Some(h) => h,
                 None => handoff_of(&view, None)?,
             },
@@ -743,7 +743,7 @@ impl OrchoMcp {
             .zip(&given)
             .enumerate()
             .map(|(i, (q, a))| {
-                crate::prompt::parse_answer(q, a.trim()).map_err(|slip| {
+                orcho::decide::parse_answer(q, a.trim()).map_err(|slip| {
                     ToolError::invalid(format!("answer {} ([{}]): {slip}", i + 1, q.header()))
                 })
             })

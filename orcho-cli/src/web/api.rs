@@ -7,6 +7,10 @@ use axum::{
     http::{HeaderMap, StatusCode},
     response::{IntoResponse, Response},
 };
+use orcho::{
+    decide::{Decision, PlanVerdict},
+    handoff::supervision::DeviationAction,
+};
 use serde::Deserialize;
 
 use super::{
@@ -294,7 +298,6 @@ pub(super) fn record_plan(
     run: &str,
     d: PlanDecision,
 ) -> Result<Report, CliError> {
-    use crate::cli::PlanCommand;
     let note = given(d.note);
     if let Some(pinned) = d.plan_digest.as_deref() {
         let store = place.store();
@@ -322,30 +325,33 @@ pub(super) fn record_plan(
             .with_code(crate::exit::CONFLICT));
         }
     }
-    let run = run.to_owned();
-    let command = match d.action.trim() {
-        "approve" => PlanCommand::Approve {
-            run,
-            feedback: note,
-        },
-        "request_changes" => PlanCommand::RequestChanges {
-            run,
-            feedback: note.ok_or_else(|| {
-                CliError::usage("`request_changes` needs its note: what to change")
-                    .with_hint("send {\"action\": \"request_changes\", \"note\": \"…\"}")
-            })?,
-        },
-        "reject" => PlanCommand::Reject {
-            run,
-            feedback: note,
-        },
+    let verdict = match d.action.trim() {
+        "approve" => PlanVerdict::Approve,
+        "request_changes" => {
+            if note.is_none() {
+                return Err(
+                    CliError::usage("`request_changes` needs its note: what to change")
+                        .with_hint("send {\"action\": \"request_changes\", \"note\": \"…\"}"),
+                );
+            }
+            PlanVerdict::RequestChanges
+        }
+        "reject" => PlanVerdict::Reject,
         other => {
             return Err(CliError::usage(format!(
                 "`{other}` is not a plan decision: approve, request_changes or reject"
             )));
         }
     };
-    crate::commands::decide_plan(place, command)
+    let found = place.store().find_run(run)?;
+    crate::decided::record(
+        place,
+        &found,
+        Decision::Plan {
+            verdict,
+            feedback: note,
+        },
+    )
 }
 
 /// `POST /api/runs/{run}/decisions/plan`: approves the plan, sends it
@@ -384,7 +390,7 @@ pub(super) async fn decide_questions(
         "{\"answers\": [ANSWER, …]} (one per question, in order)",
         |place, d| {
             let found = place.store().find_run(&run)?;
-            crate::commands::decide_questions(place, &found, &d.answers)
+            crate::decided::record(place, &found, Decision::Questions { answers: d.answers })
         },
     )
 }
@@ -406,15 +412,19 @@ pub(super) async fn decide_deviation(
         "{\"action\": \"retry\"|\"replan\"|\"stop\", \"note\"}",
         |place, d| {
             let found = place.store().find_run(&run)?;
-            let action =
-                <crate::cli::DeviationArg as clap::ValueEnum>::from_str(d.action.trim(), true)
-                    .map_err(|_| {
-                        CliError::usage(format!(
-                            "`{}` is not a deviation decision: retry, replan or stop",
-                            d.action
-                        ))
-                    })?;
-            crate::commands::decide_deviation(place, &found, action, given(d.note))
+            let action = match d.action.trim().to_ascii_lowercase().as_str() {
+                "retry" => DeviationAction::Retry,
+                "replan" => DeviationAction::Replan,
+                "stop" => DeviationAction::Stop,
+                _ => {
+                    return Err(CliError::usage(format!(
+                        "`{}` is not a deviation decision: retry, replan or stop",
+                        d.action
+                    )));
+                }
+            };
+            let note = given(d.note);
+            crate::decided::record(place, &found, Decision::Deviation { action, note })
         },
     )
 }

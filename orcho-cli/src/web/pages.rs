@@ -207,7 +207,7 @@ fn run_page(
     let evidence = store.evidence(&run, None)?;
     let trace = store.trace(&run)?;
     let handoffs = store.handoffs(&run)?;
-    let open = crate::host::decision_handoff(&store, &run)?;
+    let open = orcho::decide::decision_handoff(&store, &run)?;
     let patch = store.delivery_patch(&run).ok().filter(|p| !p.is_empty());
     let origin = store.origin(&run)?;
     let advice = store.advice(&run)?;
@@ -443,7 +443,17 @@ pub(super) fn record_delivery(
         .parse::<orcho::handoff::DeliveryAction>()
         .map_err(|e| CliError::usage(e.to_string()))?;
     let given = |t: Option<String>| t.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
-    crate::commands::decide_delivery(place, &run, action, given(message), given(note), patch)
+    let patch = patch.map(crate::decided::parse_patch_digest).transpose()?;
+    crate::decided::record(
+        place,
+        &run,
+        orcho::decide::Decision::Delivery {
+            action,
+            message: given(message),
+            note: given(note),
+            patch,
+        },
+    )
 }
 
 #[derive(Debug, Deserialize)]
@@ -514,7 +524,13 @@ pub(super) fn record_handoff(
                 .map_err(|e| CliError::usage(format!("`{a}` is not an advice id: {e}")))
         })
         .transpose()?;
-    crate::commands::decide_handoff(place, &run, action, text, None, advice).map_err(|e| {
+    let decision = orcho::decide::Decision::Handoff {
+        handoff: None,
+        action,
+        text: text.map(str::to_owned),
+        advice,
+    };
+    crate::decided::record(place, &run, decision).map_err(|e| {
         if e.exit_code() == crate::exit::USAGE && action.requires_text() {
             e.with_hint(format!(
                 "`{action}` needs its text: the feedback, or the waiver's reason"

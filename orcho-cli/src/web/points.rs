@@ -338,7 +338,11 @@ pub(super) fn record_intake(
     let message = message
         .map(|m| m.trim().to_owned())
         .filter(|m| !m.is_empty());
-    crate::commands::decide_intake(place, &run, action, message)
+    crate::decided::record(
+        place,
+        &run,
+        orcho::decide::Decision::Intake { action, message },
+    )
 }
 
 /// `POST /runs/{run}/decisions/intake`: the intake form.

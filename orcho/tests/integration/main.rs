@@ -5,6 +5,7 @@
 mod acceptance;
 mod autopilot;
 mod crash;
+mod decide;
 mod delivery;
 mod flow;
 mod host;

@@ -1,0 +1,121 @@
+//! A decision recorded through [`orcho::decide`], said as this crate's
+//! hosts say it (the command line, the web inbox): a line and the
+//! `decided` document, or an error with what to do.
+
+use orcho::{
+    core::RunId,
+    decide::{DecideError, Decided, Decision},
+    handoff::decision::DecidedBy,
+};
+
+use crate::{
+    error::CliError,
+    output::{Report, doc::DecidedDoc, text},
+    place::Place,
+};
+
+/// Records `decision` on `run` as the operator (the place's decider) and
+/// says what was recorded.
+pub(crate) fn record(place: &Place, run: &RunId, decision: Decision) -> Result<Report, CliError> {
+    let hint = hint_of(run, &decision);
+    orcho::decide::decide(&place.store(), run, decision, DecidedBy::Operator)
+        .map(|decided| report(&decided))
+        .map_err(|e| error(e, hint))
+}
+
+/// What to do about a decision's missing or misplaced text.
+fn hint_of(run: &RunId, decision: &Decision) -> Option<String> {
+    match decision {
+        Decision::Handoff { action, .. } => Some(format!(
+            "give it with `--note`: orcho handoff decide {run} {action} --note '…'"
+        )),
+        Decision::Questions { .. } => Some(format!(
+            "give one `--answer` per question, in order: `orcho answer {run} --answer … --answer …`"
+        )),
+        _ => None,
+    }
+}
+
+/// A refused decision as the command line says it.
+fn error(e: DecideError, hint: Option<String>) -> CliError {
+    match e {
+        DecideError::NotWaiting { run, says } => {
+            let e = CliError::msg(format!("run `{run}` {says}"));
+            if says.starts_with("is not waiting at") {
+                e.with_hint(format!("`orcho log {run}` shows where it stands"))
+            } else {
+                e
+            }
+        }
+        DecideError::Text(e) => {
+            let e = CliError::usage(e.to_string());
+            match hint {
+                Some(hint) => e.with_hint(hint),
+                None => e,
+            }
+        }
+        DecideError::AnswerCount {
+            questions,
+            asked,
+            given,
+        } => {
+            let listed: Vec<String> = questions.iter().map(|q| format!("  {q}")).collect();
+            let e = CliError::usage(format!(
+                "the planner asked {asked} question(s) and {given} answer(s) were given:\n{}",
+                listed.join("\n")
+            ));
+            match hint {
+                Some(hint) => e.with_hint(hint),
+                None => e,
+            }
+        }
+        e @ DecideError::Answer { .. } => {
+            let options = match &e {
+                DecideError::Answer { options, .. } => options.join(", "),
+                _ => String::new(),
+            };
+            CliError::usage(e.to_string()).with_hint(format!("the options: {options}"))
+        }
+        DecideError::Delivery(e) => e.into(),
+        DecideError::Intake(e) => e.into(),
+        DecideError::Engine(e) => e.into(),
+        other => CliError::msg(other.to_string()),
+    }
+}
+
+/// What a recorded decision says: recorded now, or recorded before,
+/// identically (a replay: nothing changed).
+pub(crate) fn report(decided: &Decided) -> Report {
+    let Decided {
+        run,
+        point,
+        action,
+        recorded,
+        halted,
+        ..
+    } = decided;
+    let line = if *halted && *recorded {
+        format!("recorded `{action}` on the {point} of run {run}: the run is halted")
+    } else if *recorded {
+        text::decided(run, point, action)
+    } else {
+        format!("`{action}` was recorded on the {point} of run {run} already; nothing changed")
+    };
+    Report::new(&DecidedDoc {
+        run,
+        point,
+        decision: action,
+        recorded: *recorded,
+        status: halted.then_some("halted"),
+    })
+    .line(line)
+}
+
+/// A patch digest as `patch_digest` shows it (`blake3:<hex>`).
+pub(crate) fn parse_patch_digest(text: &str) -> Result<orcho::core::Digest, CliError> {
+    text.parse().map_err(|e| {
+        CliError::usage(format!("`{text}` is not a patch digest: {e}")).with_hint(
+            "give the `patch_digest` of `orcho delivery show --json` (`blake3:` and 64 hex digits)",
+        )
+    })
+}
