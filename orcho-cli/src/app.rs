@@ -37,26 +37,8 @@ pub fn main() -> ExitCode {
     match result {
         Ok(exit) => exit.into(),
         Err(e) => {
-            report(&e, json);
+            output::report_error(&e, json);
             ExitCode::from(e.exit_code())
-        }
-    }
-}
-
-/// Prints an error with its causes and a hint: on standard output as one
-/// JSON document with `--json`, else on standard error.
-pub(crate) fn report(error: &CliError, json: bool) {
-    let hint = error.hint();
-    if json {
-        output::json(&output::doc::ErrorDoc {
-            error: error.message(),
-            kind: error.label(),
-            hint: hint.as_deref(),
-        });
-    } else {
-        output::err(&format!("error: {}", error.message()));
-        if let Some(hint) = hint {
-            output::err(&format!("hint: {hint}"));
         }
     }
 }

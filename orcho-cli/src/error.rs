@@ -196,7 +196,7 @@ fn engine_hint(e: &EngineError) -> Option<String> {
     {
         return Some(format!(
             "{}; `orcho delivery show {run}` shows the target's status",
-            crate::output::text::target_remedy(status)
+            target_remedy(status)
         ));
     }
     if let (orcho::EngineErrorKind::Handoff(h), Some(run)) = (e.kind(), e.run_id())
@@ -375,6 +375,53 @@ impl fmt::Display for CliError {
 }
 
 impl std::error::Error for CliError {}
+
+/// How to clear what the target's status stands in the way of.
+pub(crate) fn target_remedy(status: &orcho::delivery::TargetStatus) -> String {
+    if head_moved(status) {
+        return HEAD_MOVED.to_owned();
+    }
+    format!(
+        "{}, then decide again; `skip` keeps the run's worktree as it is",
+        clear_target(status)
+    )
+}
+
+/// How to clear the target for a decision already recorded: it stands.
+pub(crate) fn target_remedy_decided(status: &orcho::delivery::TargetStatus) -> String {
+    format!(
+        "the recorded decision stands: {}, then",
+        clear_target(status)
+    )
+}
+
+/// A clean target whose HEAD moved on so that the run's diff no longer
+/// applies: nothing to commit or stash, and what to do instead.
+const HEAD_MOVED: &str = "the target's HEAD moved on since the run's base and the run's diff no \
+    longer applies to it (nothing uncommitted is in the way): `skip` (or `halt`, which keeps the \
+    worktree) and start a new run from the new HEAD, or bring the run's work over by hand \
+    (`orcho delivery show --diff` prints it)";
+
+/// A clean target the diff does not apply to: its HEAD moved on since the
+/// run's base, and nothing uncommitted is in the way.
+fn head_moved(status: &orcho::delivery::TargetStatus) -> bool {
+    matches!(status, orcho::delivery::TargetStatus::Conflicting { dirty, .. } if dirty.is_empty())
+}
+
+/// What clears the target: committing or stashing its changes, named when
+/// they touch the run's files.
+fn clear_target(status: &orcho::delivery::TargetStatus) -> String {
+    if head_moved(status) {
+        return HEAD_MOVED.to_owned();
+    }
+    match status.overlapping() {
+        [] => "commit or stash the target's uncommitted changes".to_owned(),
+        overlapping => format!(
+            "commit or stash the target's changes to {}",
+            orcho::core::spelling::quoted(overlapping)
+        ),
+    }
+}
 
 #[cfg(test)]
 mod tests {

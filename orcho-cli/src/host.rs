@@ -115,7 +115,7 @@ fn engine_of(place: &Place, config: &RunConfig) -> Result<Engine, CliError> {
 /// An engine for `plan` in the place's store that signs and checks
 /// receipts with the host's receipt key.
 pub(crate) fn keyed_engine(place: &Place, plan: RunPlan) -> Result<Engine, CliError> {
-    let advisor = advisor_of(&plan)?;
+    let advisor = crate::place::advisor_of(&plan)?;
     let mut builder =
         Engine::builder(plan, store(place)).receipt_key(crate::key::receipt_key(place)?);
     if let Some(advisor) = advisor {
@@ -125,33 +125,6 @@ pub(crate) fn keyed_engine(place: &Place, plan: RunPlan) -> Result<Engine, CliEr
         builder = builder.signing_key(key);
     }
     Ok(builder.build()?)
-}
-
-/// The advisor the profile's `advisor:` block declares, if it declares one.
-pub(crate) fn advisor_of(
-    plan: &RunPlan,
-) -> Result<Option<std::sync::Arc<dyn orcho::handoff::Advisor>>, CliError> {
-    let Some(block) = &plan.advisor_config else {
-        return Ok(None);
-    };
-    #[cfg(feature = "llm")]
-    {
-        let advisor = orcho_llm::LlmAdvisor::from_value(block).map_err(|e| {
-            CliError::msg(format!("the profile's `advisor:` block: {e}")).with_hint(concat!(
-                crate::error::docs_url!("profile.md#advisor"),
-                " describes `advisor:`; `orcho profile show` prints the profile in use"
-            ))
-        })?;
-        Ok(Some(std::sync::Arc::new(advisor)))
-    }
-    #[cfg(not(feature = "llm"))]
-    {
-        let _ = block;
-        Err(CliError::msg(
-            "the profile declares an `advisor:`, and this `orcho` was built without the `llm` feature",
-        )
-        .with_hint("install it with the default features: `cargo install --path orcho-cli`"))
-    }
 }
 
 /// The first phase in `phases` that `plan` does not have, and what to say

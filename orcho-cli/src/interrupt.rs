@@ -133,5 +133,5 @@ fn report(run: Option<&RunId>, json: bool) {
         Some(run) => error(run),
         None => CliError::interrupted("interrupted"),
     };
-    crate::app::report(&error, json);
+    output::report_error(&error, json);
 }

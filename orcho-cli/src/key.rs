@@ -312,3 +312,14 @@ pub(crate) fn generate_signing_key(
         Err(e) => Err(fail(&e)),
     }
 }
+
+/// A verifier of `contract` in the checkout, whose receipts are sealed
+/// with the receipt key.
+pub(crate) fn keyed_verifier(
+    place: &Place,
+    contract: orcho::receipts::VerificationContract,
+) -> Result<std::sync::Arc<orcho::receipts::Verifier>, CliError> {
+    let store = orcho::receipts::ReceiptStore::new(&place.store).with_key(receipt_key(place)?);
+    let verifier = orcho::receipts::Verifier::new(contract, &place.checkout, store)?;
+    Ok(std::sync::Arc::new(verifier))
+}

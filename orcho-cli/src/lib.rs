@@ -42,6 +42,7 @@ pub mod exit;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod gate_now;
 use orcho_agents::hook;
 mod host;
 mod interrupt;

@@ -289,7 +289,7 @@ pub(crate) fn load(spec: &str) -> Result<Loaded, CliError> {
     let plan = RunPlan::from_profile(&resolved);
     // A broken `advisor:` block is said when the profile loads, not at the
     // first paused handoff.
-    crate::host::advisor_of(&plan)?;
+    advisor_of(&plan)?;
     Ok((spec.to_owned(), plan))
 }
 
@@ -321,6 +321,33 @@ pub(crate) fn env_text(name: &str) -> Option<String> {
     std::env::var_os(name)
         .and_then(|v| v.into_string().ok())
         .filter(|v| !v.is_empty())
+}
+
+/// The advisor the profile's `advisor:` block declares, if it declares one.
+pub(crate) fn advisor_of(
+    plan: &RunPlan,
+) -> Result<Option<std::sync::Arc<dyn orcho::handoff::Advisor>>, CliError> {
+    let Some(block) = &plan.advisor_config else {
+        return Ok(None);
+    };
+    #[cfg(feature = "llm")]
+    {
+        let advisor = orcho_llm::LlmAdvisor::from_value(block).map_err(|e| {
+            CliError::msg(format!("the profile's `advisor:` block: {e}")).with_hint(concat!(
+                crate::error::docs_url!("profile.md#advisor"),
+                " describes `advisor:`; `orcho profile show` prints the profile in use"
+            ))
+        })?;
+        Ok(Some(std::sync::Arc::new(advisor)))
+    }
+    #[cfg(not(feature = "llm"))]
+    {
+        let _ = block;
+        Err(CliError::msg(
+            "the profile declares an `advisor:`, and this `orcho` was built without the `llm` feature",
+        )
+        .with_hint("install it with the default features: `cargo install --path orcho-cli`"))
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use orcho::{
 };
 use serde::Serialize;
 
+pub(crate) use crate::output::doc::AttestedDoc;
 use crate::{error::CliError, exit::Exit, output::Report, place::Place};
 
 /// `orcho key show --json`.
@@ -63,13 +64,6 @@ pub(crate) fn key_show(place: &Place) -> Result<Report, CliError> {
         key.public().to_base64(),
         trust_lines(&key)
     )))
-}
-
-/// What `orcho verify` attached to the commit.
-#[derive(Debug, Serialize)]
-pub(crate) struct AttestedDoc {
-    pub(crate) commit: String,
-    pub(crate) commands: Vec<String>,
 }
 
 /// What `--attest` needs, checked before any command runs: a signing key
@@ -253,7 +247,7 @@ pub(crate) fn sign(
     };
     let (_, plan) = plan_at(place, profile, judge_rev)?;
     let contract = plan.verification.unwrap_or_default();
-    let verifier = super::verify::keyed_verifier(place, contract)?;
+    let verifier = crate::key::keyed_verifier(place, contract)?;
     repo.commit(rev).map_err(|e| {
         CliError::usage(e.message).with_hint("name a commit: a hash, a branch, HEAD~1")
     })?;

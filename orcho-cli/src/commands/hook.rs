@@ -1215,7 +1215,7 @@ fn assess(
     let Some(contract) = plan.verification.clone() else {
         return Ok(None);
     };
-    let verifier = super::verify::keyed_verifier(place, contract)?;
+    let verifier = crate::key::keyed_verifier(place, contract)?;
     // The checkout is fingerprinted within the hook's budget, so that the
     // agent never lets a stop through because the hook timed out: past it,
     // the stop is refused, and says why.

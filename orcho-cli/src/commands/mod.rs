@@ -16,4 +16,4 @@ pub(crate) mod verify;
 pub(crate) mod weakened;
 
 pub(crate) use dispatch::dispatch;
-pub(crate) use show::{Decided, GateNow, advice as advise};
+pub(crate) use show::advice as advise;

@@ -36,8 +36,6 @@ use crate::{
     prompt,
 };
 
-use super::show;
-
 /// Parses `--phase PHASE=COMMAND` arguments.
 fn parse_phases(specs: &[String]) -> Result<BTreeMap<String, Vec<String>>, CliError> {
     let mut phases = BTreeMap::new();
@@ -181,7 +179,9 @@ pub(crate) async fn resume(
             let CliErrorKind::Engine(engine) = e.kind() else {
                 return Err(e);
             };
-            let remedy = engine.target_conflict().map(text::target_remedy_decided);
+            let remedy = engine
+                .target_conflict()
+                .map(crate::error::target_remedy_decided);
             Err(match remedy {
                 Some(remedy) => e.with_hint(format!("{remedy} `orcho resume {id}` again")),
                 None => e,
@@ -402,7 +402,7 @@ impl orcho::Host for CliHost<'_> {
                     Some(format!(
                         "{} by {}",
                         d.payload().action(),
-                        show::who_decided(d)
+                        crate::gate_now::who_decided(d)
                     ))
                 },
             )
@@ -431,7 +431,7 @@ impl orcho::Host for CliHost<'_> {
                 Some(format!(
                     "{} by {}",
                     d.payload().action(),
-                    show::who_decided(d)
+                    crate::gate_now::who_decided(d)
                 ))
             })
             .await?
@@ -470,7 +470,7 @@ impl orcho::Host for CliHost<'_> {
             return Ok(None);
         }
         let store = self.engine.store().clone();
-        let now = show::GateNow::read(&store, &self.run).unwrap_or_default();
+        let now = crate::gate_now::GateNow::read(&store, &self.run).unwrap_or_default();
         let (shown, run) = (gate.clone(), self.run.clone());
         Ok(self
             .prompted(
@@ -485,7 +485,7 @@ impl orcho::Host for CliHost<'_> {
                     Some(format!(
                         "{} by {}",
                         d.payload().action(),
-                        show::who_decided(d)
+                        crate::gate_now::who_decided(d)
                     ))
                 },
             )
@@ -548,11 +548,12 @@ impl orcho::Host for CliHost<'_> {
         if let Some(status) = error.target_conflict() {
             output::err(&format!(
                 "hint: {}; `orcho delivery show {}` shows the target's status",
-                text::target_remedy(status),
+                crate::error::target_remedy(status),
                 self.run
             ));
         }
-        let now = show::GateNow::read(self.engine.store(), &self.run).unwrap_or_default();
+        let now =
+            crate::gate_now::GateNow::read(self.engine.store(), &self.run).unwrap_or_default();
         output::err(&text::gate(gate, &now));
         true
     }
@@ -635,7 +636,8 @@ impl CliHost<'_> {
             Step::DecideHandoff(handoff) => output::err(&text::handoff(handoff, None)),
             Step::DecideIntake(report) => output::err(&text::intake(report)),
             Step::DecideDelivery(gate) => {
-                let now = show::GateNow::read(self.engine.store(), &self.run).unwrap_or_default();
+                let now = crate::gate_now::GateNow::read(self.engine.store(), &self.run)
+                    .unwrap_or_default();
                 output::err(&text::gate(gate, &now));
             }
             Step::AnswerQuestions(request)

@@ -2,15 +2,11 @@
 //! `orcho intake RUN`:
 //! what a decision is about.
 
-use orcho::{
-    Overridden, Store,
-    core::{RunId, RunStatus},
-    delivery::TargetStatus,
-    handoff::{DeliveryAction, IntakeAction},
-};
+use orcho::{Store, core::RunId, handoff::IntakeAction};
 
 use crate::{
     error::CliError,
+    gate_now::GateNow,
     host,
     output::{
         Report,
@@ -112,75 +108,6 @@ pub(crate) async fn rerun(place: &Place, run: &RunId) -> Result<Report, CliError
     let mut doc = GateDoc::new(&gate).with_now(&gate, &now);
     doc.rerun = rerun.iter().map(ToString::to_string).collect();
     Ok(Report::new(&doc).line(said).line(text::gate(&gate, &now)))
-}
-
-/// What a delivery gate is shown with beside what it recorded: the
-/// target's status checked now, and the handoffs the run was moved past.
-#[derive(Debug, Default)]
-pub(crate) struct GateNow {
-    /// The decision recorded on the gate, waiting for a resume.
-    pub(crate) decided: Option<Decided>,
-    /// The run has ended: how, in a few words.
-    pub(crate) ended: Option<String>,
-    /// `None` once the run is past its gate (the target no longer matters
-    /// to it) or when the target cannot be read (the gate is still worth
-    /// showing; deciding says what is wrong).
-    pub(crate) target: Option<TargetStatus>,
-    pub(crate) overridden: Vec<Overridden>,
-    /// What the run was started to do.
-    pub(crate) task: Option<String>,
-}
-
-impl GateNow {
-    pub(crate) fn read(store: &Store, run: &RunId) -> Result<Self, CliError> {
-        let view = store.status(run)?;
-        let waits = view.status == RunStatus::AwaitingDelivery;
-        let ended = view.status.is_terminal().then(|| match &view.reason {
-            Some(reason) => format!("the run is {} ({reason})", view.status),
-            None => format!("the run is {}", view.status),
-        });
-        let decided = if waits {
-            store.delivery_decision(run)?.map(|recorded| {
-                let decision = recorded.decision();
-                Decided {
-                    action: decision.payload().action(),
-                    by: who_decided(decision),
-                    at: decision.decided_at().to_string(),
-                }
-            })
-        } else {
-            None
-        };
-        Ok(Self {
-            target: waits.then(|| store.delivery_target(run).ok()).flatten(),
-            overridden: store.overridden(run)?,
-            decided,
-            ended,
-            task: view.task,
-        })
-    }
-}
-
-/// Who took `decision`, in words: the client's name or the kind of
-/// decider, then the person where the host said (`operator alice@build-1`).
-pub(crate) fn who_decided<P: orcho::handoff::decision::DecisionPayload>(
-    decision: &orcho::handoff::decision::Decision<P>,
-) -> String {
-    let by = decision
-        .client()
-        .map_or_else(|| decision.decided_by().to_string(), str::to_owned);
-    match decision.who() {
-        Some(who) => format!("{by} {who}"),
-        None => by,
-    }
-}
-
-/// A decision recorded on a delivery gate.
-#[derive(Debug, serde::Serialize)]
-pub(crate) struct Decided {
-    pub(crate) action: DeliveryAction,
-    pub(crate) by: String,
-    pub(crate) at: String,
 }
 
 /// The run's pre-run intake question and what can be decided.

@@ -7,8 +7,8 @@ use camino::{Utf8Path, Utf8PathBuf};
 use std::io::Write as _;
 
 use orcho::receipts::{
-    CommandName, EnvName, ExploratoryLog, Failure, ReceiptStatus, ReceiptStore,
-    VerificationContract, Verifier, exec::ExitStatus,
+    CommandName, EnvName, ExploratoryLog, Failure, ReceiptStatus, VerificationContract, Verifier,
+    exec::ExitStatus,
 };
 
 use crate::{
@@ -45,7 +45,7 @@ fn verifier(
             "the profile `{name}` declares no verification commands"
         ))
     })?;
-    keyed_verifier(place, contract)
+    crate::key::keyed_verifier(place, contract)
 }
 
 /// Refuses to run the repository's commands with the signing key in this
@@ -72,15 +72,6 @@ fn refuse_signing_key_in_environment(place: &Place, attest: bool) -> Result<(), 
          that started orcho; give it only to `orcho attest sign`, in a step of its own",
     );
     Ok(())
-}
-
-pub(crate) fn keyed_verifier(
-    place: &Place,
-    contract: VerificationContract,
-) -> Result<Arc<Verifier>, CliError> {
-    let store = ReceiptStore::new(&place.store).with_key(crate::key::receipt_key(place)?);
-    let verifier = Verifier::new(contract, &place.checkout, store)?;
-    Ok(Arc::new(verifier))
 }
 
 /// Runs `commands` (default: the required ones) and writes their receipts;
@@ -418,7 +409,7 @@ pub(crate) async fn exec(
     argv: Vec<String>,
 ) -> Result<Report, CliError> {
     let (_, plan) = place.load_profile(profile)?;
-    let verifier = keyed_verifier(place, plan.verification.unwrap_or_default())?;
+    let verifier = crate::key::keyed_verifier(place, plan.verification.unwrap_or_default())?;
     let env = env.map(str::parse::<EnvName>).transpose()?;
     if let Some(name) = &env
         && verifier.contract().environment(name.as_str()).is_none()

@@ -4,47 +4,13 @@
 //! fewer tests than the last passing one; less what a person acknowledged
 //! (`orcho status --ack-weakening`).
 
-use orcho::{
-    profile::ProofEdit,
-    receipts::{
-        CommandName, ReceiptStore,
-        weakening::{Weakening, fewer_tests},
-    },
+use orcho::receipts::{
+    CommandName, ReceiptStore,
+    weakening::{Weakening, fewer_tests},
 };
-use serde::Serialize;
 
+pub(crate) use crate::output::doc::Weakened;
 use crate::{error::CliError, place::Place};
-
-/// What weakens the checkout's proof.
-#[derive(Debug, Default, Serialize)]
-pub(crate) struct Weakened {
-    /// What the change was read against (`HEAD`, or the base).
-    pub(crate) against: String,
-    /// What a person has not acknowledged yet: the checkout is not ready
-    /// while there is any.
-    pub(crate) open: Vec<Weakening>,
-    /// What a person acknowledged.
-    pub(crate) acknowledged: Vec<Weakening>,
-    /// What a profile the base did not have declares (shown, never a
-    /// weakening).
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    pub(crate) profile_added: Vec<ProofEdit>,
-    /// The commit the change was read against (empty when it could not
-    /// be).
-    #[serde(skip)]
-    pub(crate) base: String,
-    /// Which of `open` are test counts, by index, and whose.
-    #[serde(skip)]
-    pub(crate) counted: Vec<(usize, String)>,
-    /// Read against `HEAD` on a branch whose commits a protected branch
-    /// does not have: that branch (`main`), whose `--base` reads them too.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) commits_since: Option<String>,
-    /// Why the change could not be read against the base, when it could
-    /// not.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) unknown: Option<String>,
-}
 
 /// What weakens the proof of the checkout at `place` against `against`
 /// (`HEAD` when `None`), with the commands among `commands` whose latest

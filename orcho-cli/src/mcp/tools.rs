@@ -568,7 +568,7 @@ impl OrchoMcp {
         let run = self.find_run("run_id", &input.run_id)?;
         let store = self.store();
         let gate = store.delivery_gate(&run)?;
-        let now = crate::commands::GateNow::read(&store, &run)?;
+        let now = crate::gate_now::GateNow::read(&store, &run)?;
         let mut doc = GateDoc::new(&gate).with_now(&gate, &now);
         // A client is not an operator: where only one may approve, it is
         // not offered to a client.
@@ -596,7 +596,7 @@ impl OrchoMcp {
         let (rerun, gate) = run.rerun_receipts().await?;
         drop(run);
         let store = self.store();
-        let now = crate::commands::GateNow::read(&store, &id)?;
+        let now = crate::gate_now::GateNow::read(&store, &id)?;
         let mut doc = GateDoc::new(&gate).with_now(&gate, &now);
         doc.rerun = rerun.iter().map(ToString::to_string).collect();
         if gate.approve_requires_operator() {

@@ -16,7 +16,7 @@ use orcho::{
 };
 use serde::Serialize;
 
-use crate::commands::{Decided, GateNow};
+use crate::gate_now::{Decided, GateNow};
 
 /// How ids are keyed: by the CLI, or by the MCP tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +71,7 @@ pub(crate) struct VerifyDoc {
     pub(crate) commands: Vec<VerifiedDoc>,
     /// What was attached to the commit (`--attest`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) attested: Option<crate::commands::attest::AttestedDoc>,
+    pub(crate) attested: Option<AttestedDoc>,
 }
 
 /// `orcho exec --json`: the exploratory log entry, and how many there are.
@@ -132,7 +132,7 @@ pub(crate) struct StatusDoc<'a> {
     /// (else `HEAD`): open (holding the checkout back until a person
     /// acknowledges it) and acknowledged, the edits of `orcho.yaml` among
     /// them (`profile_edit`); what a profile new since then declares.
-    pub(crate) weakenings: &'a crate::commands::weakened::Weakened,
+    pub(crate) weakenings: &'a Weakened,
 }
 
 /// The decision inbox: pending decisions, and run directories that could
@@ -555,4 +555,42 @@ impl<'a> IntakeDoc<'a> {
             next,
         }
     }
+}
+
+/// What `orcho verify` attached to the commit.
+#[derive(Debug, Serialize)]
+pub(crate) struct AttestedDoc {
+    pub(crate) commit: String,
+    pub(crate) commands: Vec<String>,
+}
+
+/// What weakens the checkout's proof.
+#[derive(Debug, Default, Serialize)]
+pub(crate) struct Weakened {
+    /// What the change was read against (`HEAD`, or the base).
+    pub(crate) against: String,
+    /// What a person has not acknowledged yet: the checkout is not ready
+    /// while there is any.
+    pub(crate) open: Vec<orcho::receipts::weakening::Weakening>,
+    /// What a person acknowledged.
+    pub(crate) acknowledged: Vec<orcho::receipts::weakening::Weakening>,
+    /// What a profile the base did not have declares (shown, never a
+    /// weakening).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) profile_added: Vec<orcho::profile::ProofEdit>,
+    /// The commit the change was read against (empty when it could not
+    /// be).
+    #[serde(skip)]
+    pub(crate) base: String,
+    /// Which of `open` are test counts, by index, and whose.
+    #[serde(skip)]
+    pub(crate) counted: Vec<(usize, String)>,
+    /// Read against `HEAD` on a branch whose commits a protected branch
+    /// does not have: that branch (`main`), whose `--base` reads them too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) commits_since: Option<String>,
+    /// Why the change could not be read against the base, when it could
+    /// not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) unknown: Option<String>,
 }

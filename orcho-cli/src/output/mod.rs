@@ -15,5 +15,23 @@ mod report;
 mod tests;
 pub(crate) mod text;
 
-pub(crate) use print::{err, json, json_line, out};
+pub(crate) use print::{err, json_line, out};
 pub(crate) use report::Report;
+
+/// Prints an error with its causes and a hint: on standard output as one
+/// JSON document with `--json`, else on standard error.
+pub(crate) fn report_error(error: &crate::error::CliError, json: bool) {
+    let hint = error.hint();
+    if json {
+        print::json(&doc::ErrorDoc {
+            error: error.message(),
+            kind: error.label(),
+            hint: hint.as_deref(),
+        });
+    } else {
+        err(&format!("error: {}", error.message()));
+        if let Some(hint) = hint {
+            err(&format!("hint: {hint}"));
+        }
+    }
+}

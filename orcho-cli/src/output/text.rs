@@ -4,11 +4,12 @@ use std::fmt::Write as _;
 
 use camino::Utf8Path;
 
-use crate::commands::GateNow;
+use crate::error::{target_remedy, target_remedy_decided};
+use crate::gate_now::GateNow;
 
 use orcho::{
     core::{Finding, RunId},
-    delivery::{DeliveryGate, IntakeReport, TargetStatus},
+    delivery::{DeliveryGate, IntakeReport},
     handoff::{
         handoff::{HandoffChoice, PhaseHandoff},
         inbox::Inbox,
@@ -411,53 +412,6 @@ pub(crate) fn gate(gate: &DeliveryGate, now: &GateNow) -> String {
     }
     let _ = write!(text, "available: {}", actions.spellings().join(", "));
     text
-}
-
-/// How to clear what the target's status stands in the way of.
-pub(crate) fn target_remedy(status: &TargetStatus) -> String {
-    if head_moved(status) {
-        return HEAD_MOVED.to_owned();
-    }
-    format!(
-        "{}, then decide again; `skip` keeps the run's worktree as it is",
-        clear_target(status)
-    )
-}
-
-/// How to clear the target for a decision already recorded: it stands.
-pub(crate) fn target_remedy_decided(status: &TargetStatus) -> String {
-    format!(
-        "the recorded decision stands: {}, then",
-        clear_target(status)
-    )
-}
-
-/// A clean target whose HEAD moved on so that the run's diff no longer
-/// applies: nothing to commit or stash, and what to do instead.
-const HEAD_MOVED: &str = "the target's HEAD moved on since the run's base and the run's diff no \
-    longer applies to it (nothing uncommitted is in the way): `skip` (or `halt`, which keeps the \
-    worktree) and start a new run from the new HEAD, or bring the run's work over by hand \
-    (`orcho delivery show --diff` prints it)";
-
-/// A clean target the diff does not apply to: its HEAD moved on since the
-/// run's base, and nothing uncommitted is in the way.
-fn head_moved(status: &TargetStatus) -> bool {
-    matches!(status, TargetStatus::Conflicting { dirty, .. } if dirty.is_empty())
-}
-
-/// What clears the target: committing or stashing its changes, named when
-/// they touch the run's files.
-fn clear_target(status: &TargetStatus) -> String {
-    if head_moved(status) {
-        return HEAD_MOVED.to_owned();
-    }
-    match status.overlapping() {
-        [] => "commit or stash the target's uncommitted changes".to_owned(),
-        overlapping => format!(
-            "commit or stash the target's changes to {}",
-            orcho::core::spelling::quoted(overlapping)
-        ),
-    }
 }
 
 /// A supervision touchpoint: the plan, the failed step or the questions.

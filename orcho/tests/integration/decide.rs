@@ -68,7 +68,12 @@ async fn a_handoff_is_decided_by_name_with_its_text_and_replays() -> Result {
     let decision = Decision::handoff(HandoffAction::RetryFeedback, Some("name it".into()));
     let first = decide::decide(store, &run, decision.clone(), DecidedBy::Operator)?;
     assert_eq!(
-        (first.point, first.action.as_str(), first.recorded, first.halted),
+        (
+            first.point,
+            first.action.as_str(),
+            first.recorded,
+            first.halted
+        ),
         ("handoff", "retry_feedback", true, false)
     );
     // The same decision again is a replay; another conflicts.
