@@ -138,6 +138,44 @@ fn deviation_label(action: DeviationAction) -> &'static str {
     }
 }
 
+/// Who records a decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Decider {
+    /// A person through a host's interface, or the autopilot.
+    By(DecidedBy),
+    /// A program through a client connection, by its name and version (an
+    /// agent over MCP): recorded as [`DecidedBy::Client`] with that name.
+    Client(String),
+}
+
+impl From<DecidedBy> for Decider {
+    fn from(by: DecidedBy) -> Self {
+        Self::By(by)
+    }
+}
+
+impl Decider {
+    /// The kind of decider.
+    fn decided_by(&self) -> DecidedBy {
+        match self {
+            Self::By(by) => *by,
+            Self::Client(_) => DecidedBy::Client,
+        }
+    }
+
+    /// A request for `payload` by this decider.
+    fn request<P: orcho_handoff::decision::DecisionPayload>(
+        &self,
+        payload: P,
+    ) -> DecisionRequest<P> {
+        match self {
+            Self::By(by) => DecisionRequest::new(payload, *by),
+            Self::Client(name) => DecisionRequest::by_client(payload, name.clone()),
+        }
+    }
+}
+
 /// What was recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -147,6 +185,9 @@ pub struct Decided {
     /// The point: `handoff`, `delivery`, `intake`, `plan`, `questions` or
     /// `deviation`.
     pub point: &'static str,
+    /// The point's id: the handoff's or the touchpoint's (the delivery gate
+    /// and the intake question are one per run).
+    pub id: Option<HandoffId>,
     /// The action, as the point names it.
     pub action: String,
     /// Recorded now; `false`: the same decision was recorded before, and
@@ -206,7 +247,8 @@ pub enum DecideError {
     Engine(#[from] EngineError),
 }
 
-/// Records `decision` on `run`'s point, as `by`.
+/// Records `decision` on `run`'s point, as `by` (a [`DecidedBy`] or a
+/// [`Decider::Client`]).
 ///
 /// # Errors
 ///
@@ -217,11 +259,13 @@ pub fn decide(
     store: &Store,
     run: &RunId,
     decision: Decision,
-    by: DecidedBy,
+    by: impl Into<Decider>,
 ) -> Result<Decided, DecideError> {
-    let decided = |point, action: &str, recorded| Decided {
+    let by = by.into();
+    let decided = |point, id: Option<&HandoffId>, action: &str, recorded| Decided {
         run: run.clone(),
         point,
+        id: id.cloned(),
         action: action.to_owned(),
         recorded,
         halted: false,
@@ -250,12 +294,17 @@ pub fn decide(
             // The recorded decision again is a replay: it succeeds and
             // changes nothing (also after the run acted on it); a different
             // one conflicts. The store refuses advice about another handoff.
-            let mut request = DecisionRequest::new(choice, by);
+            let mut request = by.request(choice);
             if let Some(advice) = advice {
                 request = request.with_advice(advice);
             }
             let recorded = store.decide(run, &handoff, request)?;
-            let d = decided("handoff", action.as_str(), !recorded.is_replay());
+            let d = decided(
+                "handoff",
+                Some(&handoff),
+                action.as_str(),
+                !recorded.is_replay(),
+            );
             Ok(if action == HandoffAction::Halt {
                 ended(d)
             } else {
@@ -272,13 +321,13 @@ pub fn decide(
             if let Some(patch) = patch {
                 choice = choice.for_patch(patch);
             }
-            store.decide_delivery(run, DecisionRequest::new(choice, by))?;
-            Ok(ended(decided("delivery", action.as_str(), true)))
+            store.decide_delivery(run, by.request(choice))?;
+            Ok(ended(decided("delivery", None, action.as_str(), true)))
         }
         Decision::Intake { action, message } => {
             let choice = IntakeChoice::from_parts(action, message)?;
-            store.decide_intake(run, DecisionRequest::new(choice, by))?;
-            Ok(ended(decided("intake", action.as_str(), true)))
+            store.decide_intake(run, by.request(choice))?;
+            Ok(ended(decided("intake", None, action.as_str(), true)))
         }
         Decision::Plan { verdict, feedback } => {
             let open = open_touchpoint(store, run, TouchpointKind::PlanApproval)?;
@@ -287,9 +336,9 @@ pub fn decide(
                 run,
                 &open.id,
                 vec![Answer::select(verdict.label()), context],
-                by,
+                by.decided_by(),
             )?;
-            Ok(decided("plan", verdict.label(), true))
+            Ok(decided("plan", Some(&open.id), verdict.label(), true))
         }
         Decision::Questions { answers: given } => {
             let open = open_touchpoint(store, run, TouchpointKind::Questions)?;
@@ -326,15 +375,20 @@ pub fn decide(
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            store.answer(run, &open.id, answers, by)?;
-            Ok(decided("questions", "answered", true))
+            store.answer(run, &open.id, answers, by.decided_by())?;
+            Ok(decided("questions", Some(&open.id), "answered", true))
         }
         Decision::Deviation { action, note } => {
             let open = open_touchpoint(store, run, TouchpointKind::Deviation)?;
             let label = deviation_label(action);
             let context = note.map_or_else(Answer::none, Answer::text);
-            store.answer(run, &open.id, vec![Answer::select(label), context], by)?;
-            Ok(decided("deviation", label, true))
+            store.answer(
+                run,
+                &open.id,
+                vec![Answer::select(label), context],
+                by.decided_by(),
+            )?;
+            Ok(decided("deviation", Some(&open.id), label, true))
         }
     }
 }

@@ -5,12 +5,11 @@ use std::collections::BTreeMap;
 use orcho::{
     PhaseReport, PhaseRequest, Run, RunView, Step, Store,
     core::{HandoffId, RunId, RunStatus},
+    decide::{DecideError, Decider, Decision},
     handoff::{
         DeliveryAction, HandoffAction, IntakeAction,
-        decision::{DecidedBy, DecisionRequest},
-        delivery::DeliveryChoice,
+        decision::DecidedBy,
         handoff::{HandoffChoice, PhaseHandoff},
-        intake::IntakeChoice,
         supervision::Touchpoint,
     },
 };
@@ -96,6 +95,15 @@ fn parse_handoff(handoff: &str) -> Result<HandoffId, ToolError> {
 }
 
 /// The handoff a tool call names, else the one the run is paused at.
+/// A refused decision as a tool error: the store's refusals as they are,
+/// anything else invalid input.
+fn decide_error(e: DecideError) -> ToolError {
+    match e {
+        DecideError::Engine(e) => ToolError::from(e),
+        other => ToolError::invalid(orcho::core::error_chain(&other)),
+    }
+}
+
 fn handoff_of(view: &RunView, named: Option<&str>) -> Result<HandoffId, ToolError> {
     match named {
         Some(h) => parse_handoff(h),
@@ -304,13 +312,7 @@ impl OrchoMcp {
         let run = self.find_run("run_id", &input.run_id)?;
         let store = self.store();
         let view = store.status(&run)?;
-        let handoff = match input.handoff_id.as_deref() {
-            Some(named) => parse_handoff(named)?,
-            None => match orcho::decide::decision_handoff(&store, &run)? {
-                Some(h) => h,
-                None => handoff_of(&view, None)?,
-            },
-        };
+        let handoff = input.handoff_id.as_deref().map(parse_handoff).transpose()?;
         let action: HandoffAction = input.action.parse().map_err(|e| {
             ToolError::bad_action(
                 &e,
@@ -318,27 +320,45 @@ impl OrchoMcp {
             )
         })?;
         let feedback = input.note.as_deref().filter(|f| !f.trim().is_empty());
-        let choice = HandoffChoice::new(action, feedback)
-            .map_err(|e| ToolError::invalid(orcho::core::error_chain(&e)))?;
-        let mut request = DecisionRequest::by_client(choice, client);
-        if let Some(advice) = input.advice_id.as_deref() {
-            let advice: orcho::handoff::advisor::AdviceId = advice
-                .parse()
-                .map_err(|e| ToolError::invalid(format!("`advice_id`: {e}")))?;
-            request = request.with_advice(advice);
-        }
+        let advice = input
+            .advice_id
+            .as_deref()
+            .map(|advice| {
+                advice
+                    .parse::<orcho::handoff::advisor::AdviceId>()
+                    .map_err(|e| ToolError::invalid(format!("`advice_id`: {e}")))
+            })
+            .transpose()?;
         // The store refuses a first decision on an ended run, and advice
         // that is not about this handoff.
-        let recorded = store.decide(&run, &handoff, request)?;
+        let decision = Decision::Handoff {
+            handoff,
+            action,
+            text: feedback.map(str::to_owned),
+            advice,
+        };
+        let decided = orcho::decide::decide(&store, &run, decision, Decider::Client(client.into()))
+            .map_err(|e| match e {
+                DecideError::NotWaiting { .. } => match handoff_of(&view, None) {
+                    Err(e) => e,
+                    Ok(_) => ToolError::invalid(orcho::core::error_chain(&e)),
+                },
+                DecideError::Engine(e) => ToolError::from(e),
+                other => ToolError::invalid(orcho::core::error_chain(&other)),
+            })?;
+        let handoff = decided.id.clone().ok_or_else(|| {
+            ToolError::invalid(format!("run `{run}` is not paused at a phase handoff"))
+        })?;
+        let replay = !decided.recorded;
         value(&HandoffDecidedDoc {
             run_id: &run,
             handoff_id: &handoff,
             action: action.as_str(),
             feedback,
-            recorded: !recorded.is_replay(),
+            recorded: !replay,
             next: if view.status.is_terminal() {
                 "the decision was recorded already and the run acted on it; nothing changed"
-            } else if recorded.is_replay() {
+            } else if replay {
                 "the decision was recorded already; call orcho_run_resume to act on it"
             } else if action == HandoffAction::Halt {
                 "call orcho_run_resume to stop the run at this handoff"
@@ -630,17 +650,29 @@ impl OrchoMcp {
                 <DeliveryAction as orcho::handoff::point::Action>::SPELLINGS,
             )
         })?;
-        let mut choice = DeliveryChoice::from_parts(action, input.message, input.note)
-            .map_err(|e| ToolError::invalid(orcho::core::error_chain(&e)))?;
-        if let Some(patch) = &input.patch_digest {
-            let digest = patch.parse().map_err(|e| {
-                ToolError::invalid(format!("`{patch}` is not a patch digest: {e}"))
-                    .hint("give the gate's `patch_digest` (orcho_delivery_gate)")
-            })?;
-            choice = choice.for_patch(digest);
-        }
-        self.store()
-            .decide_delivery(&run, DecisionRequest::by_client(choice, client))?;
+        let patch = input
+            .patch_digest
+            .as_deref()
+            .map(|patch| {
+                patch.parse().map_err(|e| {
+                    ToolError::invalid(format!("`{patch}` is not a patch digest: {e}"))
+                        .hint("give the gate's `patch_digest` (orcho_delivery_gate)")
+                })
+            })
+            .transpose()?;
+        let decision = Decision::Delivery {
+            action,
+            message: input.message,
+            note: input.note,
+            patch,
+        };
+        orcho::decide::decide(
+            &self.store(),
+            &run,
+            decision,
+            Decider::Client(client.into()),
+        )
+        .map_err(decide_error)?;
         value(&DeliveryDecidedDoc {
             run_id: &run,
             action: action.as_str(),
@@ -784,10 +816,17 @@ impl OrchoMcp {
                 <IntakeAction as orcho::handoff::point::Action>::SPELLINGS,
             )
         })?;
-        let choice = IntakeChoice::from_parts(action, input.message)
-            .map_err(|e| ToolError::invalid(orcho::core::error_chain(&e)))?;
-        self.store()
-            .decide_intake(&run, DecisionRequest::by_client(choice, client))?;
+        let decision = Decision::Intake {
+            action,
+            message: input.message,
+        };
+        orcho::decide::decide(
+            &self.store(),
+            &run,
+            decision,
+            Decider::Client(client.into()),
+        )
+        .map_err(decide_error)?;
         value(&DeliveryDecidedDoc {
             run_id: &run,
             action: action.as_str(),
