@@ -64,10 +64,7 @@ pub(super) fn launch(
         "--allowedTools".to_owned(),
         "Bash".to_owned(),
     ];
-    if let Some(model) = &spec.model {
-        argv.extend(["--model".to_owned(), model.clone()]);
-    }
-    argv.extend(spec.args.iter().cloned());
+    super::model_and_args(&mut argv, spec, "--model");
     Ok(Launch {
         agent: Agent::ClaudeCode,
         argv,
@@ -86,12 +83,7 @@ pub(super) fn finish(out: &str, paths: &AttemptPaths<'_>) -> AgentReport {
     else {
         return AgentReport::default();
     };
-    let _ = orcho::core::fs::write_atomic(
-        &paths.artifacts.join("claude-result.json"),
-        serde_json::to_string_pretty(&result)
-            .unwrap_or_default()
-            .as_bytes(),
-    );
+    super::keep_document(paths, "claude-result.json", &result);
     if let Some(session) = result["session_id"].as_str()
         && let Some(transcript) = transcript(paths.checkout, session)
     {

@@ -61,10 +61,7 @@ pub(super) fn launch(
         );
         argv.extend(["-c".to_owned(), format!("hooks.{event}=[{group}]")]);
     }
-    if let Some(model) = &spec.model {
-        argv.extend(["-m".to_owned(), model.clone()]);
-    }
-    argv.extend(spec.args.iter().cloned());
+    super::model_and_args(&mut argv, spec, "-m");
     argv.push(prompt.to_owned());
     Ok(Launch {
         agent: Agent::Codex,

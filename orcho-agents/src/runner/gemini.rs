@@ -155,10 +155,7 @@ pub(super) fn launch(
         // otherwise refuses an untrusted folder without a prompt.
         "--skip-trust".to_owned(),
     ];
-    if let Some(model) = &spec.model {
-        argv.extend(["--model".to_owned(), model.clone()]);
-    }
-    argv.extend(spec.args.iter().cloned());
+    super::model_and_args(&mut argv, spec, "--model");
     Ok(Launch {
         agent: Agent::Gemini,
         argv,
@@ -179,12 +176,7 @@ pub(super) fn finish(out: &str, paths: &AttemptPaths<'_>) -> AgentReport {
     else {
         return AgentReport::default();
     };
-    let _ = orcho::core::fs::write_atomic(
-        &paths.artifacts.join("gemini-result.json"),
-        serde_json::to_string_pretty(&doc)
-            .unwrap_or_default()
-            .as_bytes(),
-    );
+    super::keep_document(paths, "gemini-result.json", &doc);
     if let Some(session) = doc["session_id"].as_str()
         && let Some(transcript) = transcript(&paths.artifacts.join(HOME), session)
     {

@@ -261,6 +261,21 @@ fn read_bounded(path: &Utf8Path) -> String {
     text
 }
 
+/// Adds `spec`'s model (after `flag`) and its own arguments to `argv`.
+fn model_and_args(argv: &mut Vec<String>, spec: &RunnerSpec, flag: &str) {
+    if let Some(model) = &spec.model {
+        argv.extend([flag.to_owned(), model.clone()]);
+    }
+    argv.extend(spec.args.iter().cloned());
+}
+
+/// Keeps `doc` (what the agent reported) in the attempt's artifacts as
+/// `name`, pretty-printed; best effort.
+fn keep_document(paths: &AttemptPaths<'_>, name: &str, doc: &serde_json::Value) {
+    let text = serde_json::to_string_pretty(doc).unwrap_or_default();
+    let _ = orcho::core::fs::write_atomic(&paths.artifacts.join(name), text.as_bytes());
+}
+
 /// Copies `from` into the attempt's artifacts as `name`, if it exists.
 fn keep(from: &Utf8Path, paths: &AttemptPaths<'_>, name: &str) {
     if from.is_file() {

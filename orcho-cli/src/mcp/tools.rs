@@ -625,6 +625,13 @@ impl OrchoMcp {
         value(&doc)
     }
 
+    /// Records `decision` on `run` as the client `client`.
+    fn decide(&self, run: &RunId, decision: Decision, client: &str) -> Result<(), ToolError> {
+        orcho::decide::decide(&self.store(), run, decision, Decider::Client(client.into()))
+            .map(drop)
+            .map_err(decide_error)
+    }
+
     pub(super) fn decide_delivery(&self, input: DeliveryDecideInput, client: &str) -> ToolResult {
         let run = self.find_run("run_id", &input.run_id)?;
         let view = self.store().status(&run)?;
@@ -666,13 +673,7 @@ impl OrchoMcp {
             note: input.note,
             patch,
         };
-        orcho::decide::decide(
-            &self.store(),
-            &run,
-            decision,
-            Decider::Client(client.into()),
-        )
-        .map_err(decide_error)?;
+        self.decide(&run, decision, client)?;
         value(&DeliveryDecidedDoc {
             run_id: &run,
             action: action.as_str(),
@@ -820,13 +821,7 @@ impl OrchoMcp {
             action,
             message: input.message,
         };
-        orcho::decide::decide(
-            &self.store(),
-            &run,
-            decision,
-            Decider::Client(client.into()),
-        )
-        .map_err(decide_error)?;
+        self.decide(&run, decision, client)?;
         value(&DeliveryDecidedDoc {
             run_id: &run,
             action: action.as_str(),

@@ -588,6 +588,19 @@ supervision:
     )
 }
 
+/// The implement phase of the walk's evidence.
+fn implement_phase(w: &Walked) -> Result<serde_json::Value> {
+    let evidence: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(w.ctl.join("evidence.out")).unwrap_or_default(),
+    )
+    .map_err(|e| format!("{e}: {}", w.said("evidence")))?;
+    evidence["phases"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["phase"] == "implement"))
+        .cloned()
+        .ok_or_else(|| format!("the implement phase in {evidence:#}").into())
+}
+
 /// An agent whose hooks are off does its work and proves it with `orcho
 /// verify`, but its Stop guard never answered: the attempt is rejected,
 /// saying so; with its hooks on, the same attempt is approved.
@@ -596,14 +609,7 @@ fn unguarded(agent: &Agent) -> Result {
         let Some(w) = walk_with(&implement_only(agent), UNGUARDED_DRIVER, hooks_off)? else {
             return Ok(());
         };
-        let evidence: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(w.ctl.join("evidence.out")).unwrap_or_default(),
-        )
-        .map_err(|e| format!("{e}: {}", w.said("evidence")))?;
-        let implement = evidence["phases"]
-            .as_array()
-            .and_then(|p| p.iter().find(|p| p["phase"] == "implement"))
-            .ok_or_else(|| format!("the implement phase in {evidence:#}"))?;
+        let implement = implement_phase(&w)?;
         if hooks_off {
             assert_eq!(
                 implement["verdict"],
@@ -659,22 +665,15 @@ fn codex_with_its_hooks_off_is_rejected_for_it() -> Result {
     unguarded(&CODEX)
 }
 
-/// Gemini CLI's hooks for a phase are in its system settings, which win
-/// over the user's: switching hooks off in `~/.gemini/settings.json`
+/// Gemini CLI's hooks for a phase are in a home of the attempt's own,
+/// switched on there: switching hooks off in `~/.gemini/settings.json`
 /// leaves the phase's Stop guard answering, and the attempt approved.
 #[test]
 fn gemini_cli_keeps_its_phase_hooks_when_the_user_switches_hooks_off() -> Result {
     let Some(w) = walk_with(&implement_only(&GEMINI), UNGUARDED_DRIVER, true)? else {
         return Ok(());
     };
-    let evidence: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(w.ctl.join("evidence.out")).unwrap_or_default(),
-    )
-    .map_err(|e| format!("{e}: {}", w.said("evidence")))?;
-    let implement = evidence["phases"]
-        .as_array()
-        .and_then(|p| p.iter().find(|p| p["phase"] == "implement"))
-        .ok_or_else(|| format!("the implement phase in {evidence:#}"))?;
+    let implement = implement_phase(&w)?;
     assert_eq!(
         implement["verdict"],
         "approved",
