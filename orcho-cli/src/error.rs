@@ -43,6 +43,10 @@ pub enum CliErrorKind {
     /// A phase's command or agent that could not start where the run would
     /// run it, said before the run is created (so there is no run to stop).
     NotStartable(String),
+    /// The point a decision was taken on is no longer the one that is open
+    /// (the run moved on, the plan changed): nothing was recorded
+    /// ([`CONFLICT`](exit::CONFLICT)).
+    Moved(String),
     /// Ctrl-C stopped the command ([`INTERRUPTED`](exit::INTERRUPTED)).
     Interrupted(String),
     /// Standard input ended (Ctrl-D) before an answer was given.
@@ -63,6 +67,12 @@ impl CliError {
     /// A failure said in words, with [`ERROR`](exit::ERROR).
     pub fn msg(message: impl Into<String>) -> Self {
         Self::of(CliErrorKind::Failed(message.into().into()))
+    }
+
+    /// A decision on a point that is no longer the open one, with
+    /// [`CONFLICT`](exit::CONFLICT).
+    pub fn moved(message: impl Into<String>) -> Self {
+        Self::of(CliErrorKind::Moved(message.into()))
     }
 
     /// A request refused where things stand, with [`ERROR`](exit::ERROR).
@@ -136,6 +146,7 @@ impl CliError {
                 exit::HALTED
             }
             CliErrorKind::Usage(_) => exit::USAGE,
+            CliErrorKind::Moved(_) => exit::CONFLICT,
             CliErrorKind::Interrupted(_) => exit::INTERRUPTED,
             _ => exit::ERROR,
         }
@@ -165,11 +176,6 @@ impl CliError {
         }
     }
 
-    /// The message with its causes, `: `-separated.
-    pub(crate) fn is_unknown_run(&self) -> bool {
-        matches!(self.kind(), CliErrorKind::Engine(e) if e.is_unknown_run())
-    }
-
     /// The message, without its hint.
     pub fn message(&self) -> String {
         match &*self.kind {
@@ -177,6 +183,7 @@ impl CliError {
             CliErrorKind::Profile(e) => orcho::core::error_chain(e),
             CliErrorKind::Failed(e) => orcho::core::error_chain(e.as_ref()),
             CliErrorKind::Usage(m)
+            | CliErrorKind::Moved(m)
             | CliErrorKind::Refused(m)
             | CliErrorKind::CannotStart(m)
             | CliErrorKind::NotStartable(m)

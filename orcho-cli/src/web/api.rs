@@ -17,7 +17,10 @@ use super::{
     Web,
     session::{Caller, Refused},
 };
-use crate::{error::CliError, output::Report};
+use crate::{
+    error::{CliError, CliErrorKind},
+    output::Report,
+};
 
 /// A command's report as an answer: its JSON document, or its error with
 /// the status that says what kind it is.
@@ -49,14 +52,15 @@ pub(super) fn error(e: &CliError) -> Response {
         .into_response()
 }
 
-/// The HTTP status of a command's error.
+/// The HTTP status of an error, by its kind: an unknown run is not found,
+/// a decision recorded first or a point that moved on is a conflict, a
+/// malformed request is bad, and anything else the request could not do.
 pub(super) fn status_of(e: &CliError) -> StatusCode {
-    if e.is_unknown_run() {
-        return StatusCode::NOT_FOUND;
-    }
-    match e.exit_code() {
-        crate::exit::CONFLICT => StatusCode::CONFLICT,
-        crate::exit::USAGE => StatusCode::BAD_REQUEST,
+    match e.kind() {
+        CliErrorKind::Engine(e) if e.is_unknown_run() => StatusCode::NOT_FOUND,
+        CliErrorKind::Engine(e) if e.is_conflict() => StatusCode::CONFLICT,
+        CliErrorKind::Moved(_) => StatusCode::CONFLICT,
+        CliErrorKind::Usage(_) => StatusCode::BAD_REQUEST,
         _ => StatusCode::UNPROCESSABLE_ENTITY,
     }
 }
@@ -318,11 +322,10 @@ pub(super) fn record_plan(
         if let Some(current) = current
             && current.to_string() != pinned.trim()
         {
-            return Err(CliError::msg(format!(
+            return Err(CliError::moved(format!(
                 "the plan changed: the decision was taken on {pinned}, the plan is now {current}"
             ))
-            .with_hint("read the plan again (`GET /api/runs/RUN`) and decide on it")
-            .with_code(crate::exit::CONFLICT));
+            .with_hint("read the plan again (`GET /api/runs/RUN`) and decide on it"));
         }
     }
     let verdict = match d.action.trim() {

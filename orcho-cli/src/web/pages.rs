@@ -531,7 +531,7 @@ pub(super) fn record_handoff(
         advice,
     };
     crate::decided::record(place, &run, decision).map_err(|e| {
-        if e.exit_code() == crate::exit::USAGE && action.requires_text() {
+        if matches!(e.kind(), crate::error::CliErrorKind::Usage(_)) && action.requires_text() {
             e.with_hint(format!(
                 "`{action}` needs its text: the feedback, or the waiver's reason"
             ))

@@ -259,20 +259,18 @@ pub(super) fn record_touchpoint(
     let run = store.find_run(run)?;
     let view = store.status(&run)?;
     let Some((open, _)) = view.touchpoint() else {
-        return Err(CliError::msg(format!(
+        return Err(CliError::moved(format!(
             "run `{run}` is not waiting at a plan approval, planner questions or a deviation"
         ))
-        .with_hint("reload the page to see where it stands")
-        .with_code(crate::exit::CONFLICT));
+        .with_hint("reload the page to see where it stands"));
     };
     if let Some(given) = touchpoint
         && given != open.as_str()
     {
-        return Err(CliError::msg(format!(
+        return Err(CliError::moved(format!(
             "run `{run}` has moved on: `{given}` is no longer open, `{open}` is"
         ))
-        .with_hint("reload the page and decide what it shows now")
-        .with_code(crate::exit::CONFLICT));
+        .with_hint("reload the page and decide what it shows now"));
     }
     let open = open.clone();
     let found = store
