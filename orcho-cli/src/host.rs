@@ -1,6 +1,7 @@
 //! What the CLI and its MCP server keep with a run, and how they open it
 //! again: [`RunConfig`], stored as the run's host metadata.
 
+use orcho::MAX_TASK_BYTES;
 use std::collections::BTreeMap;
 
 use orcho::{
@@ -234,10 +235,6 @@ pub(crate) fn check_autopilot(plan: &RunPlan, asked: bool) -> Result<(), CliErro
     }
     Ok(())
 }
-
-/// The longest task a run takes: it reaches every phase in its
-/// environment, where Linux refuses a variable of more than 128 KiB.
-pub(crate) const MAX_TASK_BYTES: usize = 64 * 1024;
 
 /// Checks a task as given (`what` names where, for messages): not blank,
 /// and at most [`MAX_TASK_BYTES`].

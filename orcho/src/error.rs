@@ -76,6 +76,14 @@ pub enum Refusal {
         /// The follow-up.
         child: RunId,
     },
+    /// The task is longer than a run takes ([`MAX_TASK_BYTES`](crate::MAX_TASK_BYTES)):
+    /// it reaches every phase in its environment, where Linux refuses a
+    /// variable of more than 128 KiB.
+    #[error("the task is {bytes} bytes, more than the {} KiB a task may be", crate::MAX_TASK_BYTES / 1024)]
+    TaskTooLarge {
+        /// Its length.
+        bytes: usize,
+    },
     /// The run was started in place, without a worktree, so it has no
     /// delivery gate.
     #[error("the run has no delivery gate: it was started in place, without a worktree")]
@@ -144,7 +152,7 @@ impl Refusal {
                 first: first.clone(),
             }),
             Self::FollowUpStarted { child } => Some(Remedy::DriveTheFollowUp(child.clone())),
-            Self::NoFollowUp | Self::NoDelivery => None,
+            Self::NoFollowUp | Self::NoDelivery | Self::TaskTooLarge { .. } => None,
         }
     }
 }
@@ -315,6 +323,16 @@ impl EngineError {
     pub(crate) fn run(run: &RunId, kind: impl Into<EngineErrorKind>) -> Self {
         Self {
             run: Some(run.clone()),
+            path: None,
+            kind: kind.into(),
+        }
+    }
+
+    /// An error about no run or store in particular.
+    #[cold]
+    pub(crate) fn engine(kind: impl Into<EngineErrorKind>) -> Self {
+        Self {
+            run: None,
             path: None,
             kind: kind.into(),
         }

@@ -133,6 +133,12 @@ pub use engine::{
     SupervisionRequest,
 };
 pub use error::{EngineError, EngineErrorKind, Refusal, Remedy};
+
+/// The longest task a run takes, in bytes: it reaches every phase in its
+/// environment (`ORCHO_INPUT_TEXT`), where Linux refuses a variable of
+/// more than 128 KiB. [`Engine::start_with`] refuses a longer one
+/// ([`Refusal::TaskTooLarge`]).
+pub const MAX_TASK_BYTES: usize = 64 * 1024;
 pub use evidence::{
     DecisionAudit, DecisionEvidence, DeliveryEvidence, EVIDENCE_SCHEMA, Evidence, HandoffEvidence,
     InterruptionEvidence, PhaseEvidence, TouchpointEvidence,

@@ -91,7 +91,8 @@ impl Start {
     /// What the run is to do, in the words of whoever starts it: kept in
     /// its journal, shown with it, and given to every phase
     /// ([`PhaseInput::task`](crate::PhaseInput::task)). Blank text is no
-    /// task. A correction follow-up without a task of its own carries its
+    /// task; one longer than [`MAX_TASK_BYTES`](crate::MAX_TASK_BYTES) is
+    /// refused by [`Engine::start_with`]. A correction follow-up without a task of its own carries its
     /// parent's.
     pub fn task(mut self, task: impl Into<String>) -> Self {
         let task = task.into();
@@ -141,6 +142,13 @@ impl Engine {
             host,
             task,
         } = start;
+        if let Some(task) = &task
+            && task.len() > crate::MAX_TASK_BYTES
+        {
+            return Err(EngineError::engine(crate::Refusal::TaskTooLarge {
+                bytes: task.len(),
+            }));
+        }
         // One follow-up per parent, across every process that shares the
         // store: the parent's delivery point is held while its children are
         // looked for and this one is created.

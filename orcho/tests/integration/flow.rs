@@ -357,3 +357,36 @@ async fn a_paused_run_reads_as_a_view_with_the_point_it_waits_on() -> Result {
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn a_task_longer_than_a_phase_can_be_given_is_refused_before_the_run_exists() -> Result {
+    let dir = tempfile::tempdir()?;
+    let checkout = camino::Utf8PathBuf::try_from(dir.path().to_owned())?;
+    let plan = RunPlan::new(
+        "task",
+        vec![orcho::PhasePlan::new(
+            "implement".parse()?,
+            PhaseRole::Implement,
+        )],
+    );
+    let engine = orcho::Engine::builder(plan, checkout.join(".orcho")).build()?;
+    let longest = "x".repeat(orcho::MAX_TASK_BYTES);
+    engine.start_with(orcho::Start::in_place(&checkout).task(longest))?;
+    let err = engine
+        .start_with(orcho::Start::in_place(&checkout).task("x".repeat(orcho::MAX_TASK_BYTES + 1)))
+        .err()
+        .ok_or("a longer task is refused")?;
+    assert_eq!(
+        err.refusal(),
+        Some(&orcho::Refusal::TaskTooLarge {
+            bytes: orcho::MAX_TASK_BYTES + 1
+        }),
+        "{err}"
+    );
+    assert_eq!(
+        engine.store().list()?.len(),
+        1,
+        "the refused run was never created"
+    );
+    Ok(())
+}
