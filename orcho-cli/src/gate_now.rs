@@ -59,19 +59,7 @@ impl GateNow {
     }
 }
 
-/// Who took `decision`, in words: the client's name or the kind of
-/// decider, then the person where the host said (`operator alice@build-1`).
-pub(crate) fn who_decided<P: orcho::handoff::decision::DecisionPayload>(
-    decision: &orcho::handoff::decision::Decision<P>,
-) -> String {
-    let by = decision
-        .client()
-        .map_or_else(|| decision.decided_by().to_string(), str::to_owned);
-    match decision.who() {
-        Some(who) => format!("{by} {who}"),
-        None => by,
-    }
-}
+pub(crate) use orcho::decide::who_decided;
 
 /// A decision recorded on a delivery gate.
 #[derive(Debug, serde::Serialize)]

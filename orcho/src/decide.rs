@@ -393,6 +393,21 @@ pub fn decide(
     }
 }
 
+/// Who took `decision`, in words, as every host says it: the client's
+/// name or the kind of decider, then the person where the host said
+/// (`operator alice@build-1`, `mcp 0.1.0 root@vm`).
+pub fn who_decided<P: orcho_handoff::decision::DecisionPayload>(
+    decision: &orcho_handoff::decision::Decision<P>,
+) -> String {
+    let by = decision
+        .client()
+        .map_or_else(|| decision.decided_by().to_string(), str::to_owned);
+    match decision.who() {
+        Some(who) => format!("{by} {who}"),
+        None => by,
+    }
+}
+
 /// The handoff a decision without a named handoff is about: the one the run
 /// is paused at; else, once the run moved on or ended, the last one with a
 /// recorded decision, so that replaying that decision succeeds (nothing

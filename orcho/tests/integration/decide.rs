@@ -105,3 +105,22 @@ async fn a_halt_says_the_run_ended() -> Result {
     assert!(halted.recorded && halted.halted, "{halted:?}");
     Ok(())
 }
+
+#[tokio::test]
+async fn who_decided_is_said_the_same_way_for_a_person_and_a_client() -> Result {
+    let (_dir, engine, run) = paused().await?;
+    let store = engine.store();
+    let decided = decide::decide(
+        store,
+        &run,
+        Decision::handoff(HandoffAction::Continue, None),
+        decide::Decider::Client("mcp-client 1.2".into()),
+    )?;
+    let handoff = decided.id.ok_or("the handoff's id")?;
+    let recorded = store
+        .handoff_decision(&run, &handoff)?
+        .ok_or("the recorded decision")?;
+    let said = decide::who_decided(recorded.decision());
+    assert!(said.starts_with("mcp-client 1.2"), "{said}");
+    Ok(())
+}
