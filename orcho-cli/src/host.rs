@@ -5,7 +5,7 @@ use orcho::MAX_TASK_BYTES;
 use std::collections::BTreeMap;
 
 use orcho::{
-    Engine, Listed, Run, RunPlan, Start, Store,
+    Engine, Run, RunPlan, Start, Store,
     core::RunId,
     delivery::FollowUpSpec,
     receipts::exec::{self, BaseEnv, ExecRequest},
@@ -35,19 +35,6 @@ const CONFIG_SCHEMA: u32 = 1;
 /// The place's store: its runs, read and decided without a plan.
 pub(crate) fn store(place: &Place) -> Store {
     place.store()
-}
-
-/// The runs of the store that no process drives any more, stopped while
-/// they ran ([`RunView::stopped`](orcho::RunView::stopped)), newest first.
-pub(crate) fn stopped_runs(store: &Store) -> Result<Vec<orcho::RunView>, CliError> {
-    Ok(store
-        .list()?
-        .into_iter()
-        .filter_map(|listed| match listed {
-            Listed::Run(view) if view.stopped => Some(*view),
-            _ => None,
-        })
-        .collect())
 }
 
 /// The run `reference` names: an id, the start of one, or `latest`.

@@ -159,4 +159,6 @@ pub use state::{
     Workspace,
 };
 pub use store::{DEFAULT_LOCK_WAIT, Store, Watch};
-pub use view::{Artifact, AttemptView, GcReport, Listed, Overridden, RunView, Waiting};
+pub use view::{
+    Artifact, AttemptView, GcReport, InboxFilter, Listed, Overridden, RunView, TeamInbox, Waiting,
+};

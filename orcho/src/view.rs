@@ -246,3 +246,76 @@ impl From<&RunState> for RunView {
         }
     }
 }
+
+/// Which runs [`Store::team_inbox`](crate::Store::team_inbox) keeps.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct InboxFilter {
+    /// Only those started from this machine and checkout.
+    pub mine: bool,
+    /// Only those of a repository (or checkout path) containing this.
+    pub repo: Option<String>,
+}
+
+impl InboxFilter {
+    /// Every run.
+    pub fn all() -> Self {
+        Self::default()
+    }
+
+    /// Whether a run started at `origin` is kept; a store only this
+    /// checkout uses (no origin) has every run here.
+    pub fn keeps(&self, origin: Option<&orcho_core::storage::RunOrigin>) -> bool {
+        let Some(origin) = origin else { return true };
+        if self.mine && !origin.here {
+            return false;
+        }
+        self.repo.as_deref().is_none_or(|repo| {
+            origin.checkout.contains(repo)
+                || origin
+                    .repository
+                    .as_deref()
+                    .is_some_and(|r| r.contains(repo))
+        })
+    }
+}
+
+/// What waits for people across a store: the pending decisions, the runs
+/// no process drives any more, and where each was started.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct TeamInbox {
+    /// The pending decisions, newest first.
+    pub inbox: orcho_handoff::inbox::Inbox,
+    /// The runs stopped while they ran ([`RunView::stopped`]), newest
+    /// first.
+    pub stopped: Vec<RunView>,
+    /// Where each of those runs was started (with a shared store).
+    pub origins: std::collections::BTreeMap<RunId, orcho_core::storage::RunOrigin>,
+}
+
+#[cfg(test)]
+mod tests {
+    use orcho_core::storage::RunOrigin;
+
+    use super::InboxFilter;
+
+    #[test]
+    fn an_inbox_filter_keeps_this_checkouts_runs_or_a_repositorys() {
+        let here = RunOrigin::new("a", "/home/a/app", true);
+        let there = RunOrigin::new("b", "/srv/b/app", false)
+            .with_repository(Some("github.com/team/app".into()));
+        let all = InboxFilter::all();
+        assert!(all.keeps(None) && all.keeps(Some(&here)) && all.keeps(Some(&there)));
+        let mut mine = InboxFilter::all();
+        mine.mine = true;
+        assert!(mine.keeps(Some(&here)) && !mine.keeps(Some(&there)));
+        assert!(
+            mine.keeps(None),
+            "a store only this checkout uses is all here"
+        );
+        let mut repo = InboxFilter::all();
+        repo.repo = Some("team/app".into());
+        assert!(repo.keeps(Some(&there)) && !repo.keeps(Some(&here)));
+    }
+}

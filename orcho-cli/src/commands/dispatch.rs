@@ -209,7 +209,12 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
             let asking = run::Asking::new(no_interactive, wait);
             run::resume(place, &find(&run)?, asking, autopilot, &phases).await
         }
-        Command::Inbox { mine, repo } => inbox::inbox(place, &inbox::Filter { mine, repo }),
+        Command::Inbox { mine, repo } => {
+            let mut filter = orcho::InboxFilter::all();
+            filter.mine = mine;
+            filter.repo = repo;
+            inbox::inbox(place, &filter)
+        }
         Command::Runs => runs::list(place),
         Command::Log { run } => runs::log(place, &find(&run)?),
         Command::Evidence { run } => runs::evidence(place, &find(&run)?),

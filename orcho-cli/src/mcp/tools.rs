@@ -862,11 +862,11 @@ impl OrchoMcp {
     }
 
     pub(super) fn inbox(&self) -> ToolResult {
-        let (inbox, stopped, origins) = crate::commands::inbox::gather(
-            &self.place.team_store(),
-            &crate::commands::inbox::Filter::default(),
-        )?;
-        value(&InboxDoc::new(&inbox, &stopped, Naming::Mcp).with_origins(&origins))
+        let team = self
+            .place
+            .team_store()
+            .team_inbox(&orcho::InboxFilter::all())?;
+        value(&InboxDoc::new(&team.inbox, &team.stopped, Naming::Mcp).with_origins(&team.origins))
     }
 }
 

@@ -80,10 +80,22 @@ pub(super) async fn inbox(State(web): State<Web>, caller: Result<Caller, Refused
         Err(refused) => return refused.json(),
     };
     let place = place_of(&web, &caller);
-    answer(crate::commands::inbox::inbox(
-        &place,
-        &crate::commands::inbox::Filter::default(),
-    ))
+    answer(
+        place
+            .team_store()
+            .team_inbox(&orcho::InboxFilter::all())
+            .map_err(CliError::from)
+            .map(|team| {
+                Report::new(
+                    &crate::output::doc::InboxDoc::new(
+                        &team.inbox,
+                        &team.stopped,
+                        crate::output::doc::Naming::Cli,
+                    )
+                    .with_origins(&team.origins),
+                )
+            }),
+    )
 }
 
 /// `GET /api/runs/{run}`: where the run stands and its evidence.

@@ -18,12 +18,7 @@ use orcho::{core::RunId, handoff::HandoffAction};
 use serde::Deserialize;
 
 use super::{LIVE_SLICE, Web, api, session::Caller};
-use crate::{
-    commands::inbox::{Filter, gather},
-    error::CliError,
-    output::Report,
-    place::Place,
-};
+use crate::{error::CliError, output::Report, place::Place};
 
 /// Plain, legible, high-contrast; narrow screens first.
 const CSS: &str = "
@@ -85,7 +80,7 @@ pub(super) fn deciding_place(
     Ok(api::place_of(web, caller))
 }
 
-/// A digest of the inbox as `gather` found it: what the live stream
+/// A digest of the inbox as the store's team inbox found it: what the live stream
 /// compares, and what a page says it was made from.
 fn inbox_digest(inbox: &orcho::handoff::inbox::Inbox, stopped: &[orcho::RunView]) -> String {
     blake3::hash(format!("{inbox:?}{stopped:?}").as_bytes())
@@ -95,9 +90,11 @@ fn inbox_digest(inbox: &orcho::handoff::inbox::Inbox, stopped: &[orcho::RunView]
 
 /// The inbox's digest now, when it can be read.
 fn seen_now(place: &Place) -> Option<String> {
-    gather(&place.team_store(), &Filter::default())
+    place
+        .team_store()
+        .team_inbox(&orcho::InboxFilter::all())
         .ok()
-        .map(|(inbox, stopped, _)| inbox_digest(&inbox, &stopped))
+        .map(|team| inbox_digest(&team.inbox, &team.stopped))
 }
 
 pub(super) fn failed(caller: &Caller, e: &CliError) -> Response {
@@ -114,9 +111,14 @@ pub(super) fn failed(caller: &Caller, e: &CliError) -> Response {
 pub(super) async fn inbox(State(web): State<Web>, caller: Caller) -> Response {
     let place = api::place_of(&web, &caller);
     let store = place.team_store();
-    let (inbox, stopped, origins) = match gather(&store, &Filter::default()) {
+    let orcho::TeamInbox {
+        inbox,
+        stopped,
+        origins,
+        ..
+    } = match store.team_inbox(&orcho::InboxFilter::all()) {
         Ok(found) => found,
-        Err(e) => return failed(&caller, &e),
+        Err(e) => return failed(&caller, &e.into()),
     };
     let pending: Vec<_> = inbox.pending().collect();
     let body = html! {

@@ -131,6 +131,59 @@ impl Store {
         Ok(out)
     }
 
+    /// The runs of the store that no process drives any more, stopped
+    /// while they ran ([`RunView::stopped`](crate::RunView::stopped)),
+    /// newest first.
+    ///
+    /// # Errors
+    ///
+    /// When the runs cannot be listed.
+    pub fn stopped_runs(&self) -> Result<Vec<crate::RunView>, EngineError> {
+        Ok(self
+            .list()?
+            .into_iter()
+            .filter_map(|listed| match listed {
+                Listed::Run(view) if view.stopped => Some(*view),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// What waits for people across the store, as `filter` keeps it: the
+    /// pending decisions, the stopped runs, and where each run was started
+    /// (with a shared store, on every machine and checkout).
+    ///
+    /// # Errors
+    ///
+    /// When the runs, or a run's origin, cannot be read.
+    pub fn team_inbox(&self, filter: &crate::InboxFilter) -> Result<crate::TeamInbox, EngineError> {
+        let mut inbox = self.inbox()?;
+        let mut stopped = self.stopped_runs()?;
+        let mut origins = std::collections::BTreeMap::new();
+        let runs = inbox
+            .pending()
+            .map(|p| p.run().clone())
+            .chain(stopped.iter().map(|v| v.run.clone()))
+            .collect::<Vec<_>>();
+        for run in runs {
+            if !origins.contains_key(&run)
+                && let Some(origin) = self.origin(&run)?
+            {
+                origins.insert(run, origin);
+            }
+        }
+        inbox.retain(|entry| match entry {
+            orcho_handoff::inbox::InboxEntry::Pending(p) => filter.keeps(origins.get(p.run())),
+            _ => true,
+        });
+        stopped.retain(|view| filter.keeps(origins.get(&view.run)));
+        Ok(crate::TeamInbox {
+            inbox,
+            stopped,
+            origins,
+        })
+    }
+
     /// The correction follow-up started for `parent`, if one was.
     ///
     /// # Errors
