@@ -1,7 +1,7 @@
 //! Gemini CLI: `gemini -p` with the prompt, `--output-format json`, and
 //! Orcho's hooks in a home of the attempt's own (`GEMINI_CLI_HOME`, in its
 //! artifacts): the user's settings with the phase's hooks added and hooks
-//! switched on, beside the user's credentials. Gemini CLI reads a system
+//! switched on, beside links to the user's credentials. Gemini CLI reads a system
 //! settings file only when root owns it and every directory above it, so
 //! a home is what a user can give it for one attempt; its session record
 //! stays in the artifacts too.
@@ -31,9 +31,6 @@ pub(super) const RUNNER: RunnerAgent = RunnerAgent {
 
 /// The attempt's Gemini CLI home, in its artifacts.
 const HOME: &str = "gemini-home";
-
-/// The largest file of the user's `.gemini` copied into the attempt's home.
-const MAX_COPIED: u64 = 1024 * 1024;
 
 /// The user's `.gemini`: under `GEMINI_CLI_HOME` when set, else the home.
 fn user_dir() -> Option<Utf8PathBuf> {
@@ -130,14 +127,16 @@ pub(super) fn launch(
     let home = paths.artifacts.join(HOME);
     settings_for(&home, hooks, &hook.line)?;
     // What the user's own `.gemini` holds beside its settings (credentials,
-    // accounts): the agent signs in as the user does.
+    // accounts), linked, never copied: no credential is written into the
+    // store, and a token the agent refreshes is the user's again.
     if let Some(user) = user_dir() {
         for entry in user.read_dir_utf8().into_iter().flatten().flatten() {
-            let small = entry
-                .metadata()
-                .is_ok_and(|m| m.is_file() && m.len() <= MAX_COPIED);
-            if small && entry.file_name() != "settings.json" {
-                let _ = std::fs::copy(entry.path(), home.join(".gemini").join(entry.file_name()));
+            let file = entry.metadata().is_ok_and(|m| m.is_file());
+            if file && entry.file_name() != "settings.json" {
+                let _ = std::os::unix::fs::symlink(
+                    entry.path(),
+                    home.join(".gemini").join(entry.file_name()),
+                );
             }
         }
     }

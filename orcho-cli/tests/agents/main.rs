@@ -293,6 +293,28 @@ fn git(dir: &Utf8Path, args: &[&str]) -> Result<String> {
 
 /// Runs the whole flow with `agent`'s programs; `None` when it cannot run
 /// here (said).
+/// What the user's credential file for Gemini CLI holds in the tests.
+const CREDENTIAL: &str = "{\"refresh_token\": \"scripted-user-credential\"}";
+
+/// Every regular file under `dir` (links are not followed).
+fn files_under(dir: &Utf8Path) -> Vec<Utf8PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = dir.read_dir_utf8() else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            out.extend(files_under(entry.path()));
+        } else if kind.is_file() {
+            out.push(entry.path().to_owned());
+        }
+    }
+    out
+}
+
 fn walk(agent: &Agent) -> Result<Option<Walked>> {
     walk_with(&profile(agent), DRIVER, false)
 }
@@ -331,8 +353,10 @@ fn walk_with(profile: &str, driver_script: &str, hooks_off: bool) -> Result<Opti
         )?;
     }
     // Gemini CLI: its key's kind, nothing sent but the model's requests;
-    // with `hooks_off`, its hooks switched off too.
+    // with `hooks_off`, its hooks switched off too; a credential file of
+    // the user's, which the store must never hold a copy of.
     std::fs::create_dir_all(home.join(".gemini"))?;
+    write(home.join(".gemini/oauth_creds.json"), CREDENTIAL)?;
     write(
         home.join(".gemini/settings.json"),
         format!(
@@ -529,8 +553,20 @@ fn whole_run(agent: &Agent) -> Result {
         "{parse}"
     );
     assert!(
-        !w.repo.join(".claude").exists() && !w.repo.join(".codex").exists(),
+        [".claude", ".codex", ".gemini"]
+            .iter()
+            .all(|dir| !w.repo.join(dir).exists()),
         "no agent settings in the user's checkout"
+    );
+    // The user's credentials reach the agent's attempt home as links,
+    // never as copies in the store.
+    let copied = files_under(&w.repo.join(".orcho"))
+        .into_iter()
+        .filter(|f| std::fs::read_to_string(f).is_ok_and(|text| text.contains(CREDENTIAL)))
+        .collect::<Vec<_>>();
+    assert!(
+        copied.is_empty(),
+        "a credential copied into the store: {copied:?}"
     );
     assert!(!w.repo.join("REVIEW.md").exists());
     Ok(())
