@@ -68,6 +68,11 @@ pub(crate) async fn serve(
         .await
         .map_err(|e| CliError::msg(format!("cannot listen on {listen}: {e}")))?;
     let bound = listener.local_addr()?;
+    // Listening for Ctrl-C before saying the server is up: registered only
+    // once the shutdown future is first polled, a Ctrl-C right after the
+    // announcement met the default action and killed the server.
+    let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .map_err(|e| CliError::msg(format!("cannot listen for Ctrl-C: {e}")))?;
     crate::output::err(&format!(
         "serving the inbox at http://{bound}/ (log in with the link `orcho serve token add NAME` \
          prints; Ctrl-C stops)"
@@ -80,7 +85,7 @@ pub(crate) async fn serve(
     }
     axum::serve(listener, router(web))
         .with_graceful_shutdown(async move {
-            let _ = tokio::signal::ctrl_c().await;
+            let _ = interrupt.recv().await;
             let _ = stop.send(true);
             crate::output::err("stopping: the requests under way finish, then the server exits");
         })

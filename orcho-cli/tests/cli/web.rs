@@ -368,6 +368,21 @@ fn ctrl_c_stops_the_server_with_a_live_page_open() -> Result {
     Ok(())
 }
 
+/// Ctrl-C the instant the server says it is up stops it as gracefully as
+/// later: it listens for Ctrl-C before it says so.
+#[test]
+fn ctrl_c_right_after_the_server_is_up_stops_it_gracefully() -> Result {
+    for _ in 0..5 {
+        let repo = Repo::new(REVIEW)?;
+        let mut served = serve(&repo)?;
+        let server = served.take_server().ok_or("no server")?;
+        server.interrupt()?;
+        let out = server.finish()?;
+        assert_eq!(out.code(), Some(0), "{out}");
+    }
+    Ok(())
+}
+
 #[test]
 fn a_reachable_address_without_tls_is_refused_unless_said() -> Result {
     let repo = Repo::new(REVIEW)?;
