@@ -58,6 +58,7 @@ fn bench_hook(c: &mut Criterion) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path();
     std::fs::create_dir(dir.join(".git")).expect("mkdir");
+    std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/main\n").expect("HEAD");
     std::fs::write(dir.join("orcho.yaml"), PROFILE).expect("profile");
     let document = serde_json::json!({
         "session_id": "bench",

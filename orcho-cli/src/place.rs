@@ -299,7 +299,7 @@ pub(crate) fn discover(cwd: &Utf8Path) -> Utf8PathBuf {
         if dir.join(PROFILE_FILE).is_file() {
             return dir.to_owned();
         }
-        if dir.join(".git").exists() {
+        if orcho::core::fs::is_git_top(dir.as_std_path()) {
             return dir.to_owned();
         }
     }
@@ -358,6 +358,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let root = Utf8PathBuf::try_from(tmp.path().to_owned()).unwrap();
         orcho::core::fs::create_dir_all(&root.join("repo/.git")).unwrap();
+        orcho::core::fs::write_atomic(&root.join("repo/.git/HEAD"), b"ref: refs/heads/main\n")
+            .unwrap();
         orcho::core::fs::create_dir_all(&root.join("repo/pkg/src")).unwrap();
         (tmp, root)
     }

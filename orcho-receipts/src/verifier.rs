@@ -926,7 +926,7 @@ fn argv_text(argv: &[String]) -> String {
 /// The commit checked out at `dir` when it is the root of a git work tree
 /// of its own (a dependency checkout), else `None`.
 fn head_commit(dir: &Utf8Path, env: &BaseEnv) -> Option<String> {
-    if !dir.join(".git").exists() {
+    if !orcho_core::fs::is_git_top(dir.as_std_path()) {
         return None;
     }
     let request = ExecRequest::new(["git", "rev-parse", "--verify", "--quiet", "HEAD"])

@@ -510,7 +510,7 @@ fn tree_files(
             continue;
         };
         let sub = top.join(rel);
-        if !sub.join(".git").exists() || depth >= MAX_SUBMODULE_DEPTH {
+        if !orcho_core::fs::is_git_top(sub.as_std_path()) || depth >= MAX_SUBMODULE_DEPTH {
             continue;
         }
         let sub_repo = Repo::new(&sub);

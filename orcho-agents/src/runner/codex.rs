@@ -2,6 +2,13 @@
 //! sandbox (the run's directory writable too), and Orcho's hooks given on
 //! its command line for this run only (`-c hooks.…`, trusted for this
 //! invocation with `--dangerously-bypass-hook-trust`).
+//!
+//! The sandbox does not make the machine's `/tmp` writable: the attempt's
+//! `TMPDIR` is a directory of its own in its artifacts. What the agent
+//! leaves in a temporary file stays with the attempt, and nothing it does
+//! reaches another checkout under `/tmp` (Codex's sandbox makes `.git`,
+//! `.agents` and `.codex` mount points in each writable root, which in
+//! `/tmp` made every directory below it look like one repository).
 
 use std::fmt::Write as _;
 
@@ -46,8 +53,12 @@ pub(super) fn launch(
             "sandbox_workspace_write.writable_roots=[{}]",
             toml_string(paths.run_dir.as_str())
         ),
+        "-c".to_owned(),
+        "sandbox_workspace_write.exclude_slash_tmp=true".to_owned(),
         "--dangerously-bypass-hook-trust".to_owned(),
     ];
+    let tmp = paths.artifacts.join("tmp");
+    orcho::core::fs::create_dir_all(&tmp)?;
     for (event, matcher) in hook.events() {
         let mut group = String::from("{");
         if let Some(matcher) = matcher {
@@ -66,7 +77,7 @@ pub(super) fn launch(
     Ok(Launch {
         agent: Agent::Codex,
         argv,
-        envs: Vec::new(),
+        envs: vec![("TMPDIR".to_owned(), tmp.into_string())],
         guard_stops: false,
     })
 }
@@ -166,6 +177,41 @@ pub(super) fn find(dir: &Utf8Path, suffix: &str, depth: usize) -> Option<Utf8Pat
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sandbox keeps the machine's `/tmp` out of reach; the attempt's
+    /// temporary files go to its own directory.
+    #[test]
+    fn the_sandbox_writes_temporary_files_in_the_attempts_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Utf8Path::from_path(dir.path()).unwrap();
+        let artifacts = root.join("run/attempt");
+        let paths = AttemptPaths {
+            checkout: &root.join("checkout"),
+            artifacts: &artifacts,
+            output: &artifacts.join("output.json"),
+            store: &root.join("store"),
+            run_dir: &root.join("run"),
+        };
+        let hook = HookCommand {
+            exe: "orcho".to_owned(),
+            line: "orcho hook codex".to_owned(),
+            guard_stops: true,
+            more_events: RUNNER.more_events,
+        };
+        let spec = RunnerSpec::new(Agent::Codex);
+        let launch = launch(Utf8Path::new("codex"), &spec, "task", &hook, &paths).unwrap();
+        assert!(
+            launch
+                .argv
+                .iter()
+                .any(|a| a == "sandbox_workspace_write.exclude_slash_tmp=true"),
+            "{:?}",
+            launch.argv
+        );
+        let tmp = artifacts.join("tmp");
+        assert!(tmp.is_dir());
+        assert_eq!(launch.envs, vec![("TMPDIR".to_owned(), tmp.into_string())]);
+    }
 
     #[test]
     fn strings_are_quoted_as_toml_reads_them() {

@@ -764,7 +764,7 @@ impl Guarded {
         if let Some(top) = place
             .checkout
             .ancestors()
-            .find(|dir| dir.join(".git").is_dir())
+            .find(|dir| dir.join(".git/HEAD").is_file())
         {
             add(
                 top.join(".git/config"),

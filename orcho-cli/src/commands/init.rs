@@ -371,7 +371,7 @@ fn login_shell_finds_orcho() -> bool {
 /// Adds `pattern` to the checkout's `.gitignore` unless git ignores
 /// `probe` already; whether it was added. Outside a repository, nothing.
 fn ignore(place: &Place, probe: &str, pattern: &str) -> Result<bool, CliError> {
-    if !place.checkout.join(".git").exists() {
+    if !orcho::core::fs::is_git_top(place.checkout.as_std_path()) {
         return Ok(false);
     }
     let check = ExecRequest::new(["git", "check-ignore", "--quiet", "--no-index", probe])

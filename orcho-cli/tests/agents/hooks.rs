@@ -123,10 +123,13 @@ codex)
   printf 'export PATH="%s:$PATH"\n' "$(dirname "$ORCHO")" >"$HOME/.bash_profile"
   # `--approve-for-me` (its own sandbox) sends approvals to the
   # PermissionRequest hook, else to a reviewer model.
+  # Its sandbox never gets the machine's /tmp: it makes `.git` mount points
+  # in each writable root, and one in /tmp is a repository above every
+  # other test's directory.
   codex_mode=--sandbox=danger-full-access
   if [ -n "${CODEX_APPROVE:-}" ]; then codex_mode=--approve-for-me; fi
   CODEX_HOME="$HOME/.codex" SCRIPTED_API_KEY=scripted \
-    "$AGENT_BIN" exec "$codex_mode" \
+    "$AGENT_BIN" exec "$codex_mode" -c sandbox_workspace_write.exclude_slash_tmp=true \
       --trust --dangerously-bypass-hook-trust "$PROMPT" \
     >"$CTL/agent.out" 2>"$CTL/agent.err" </dev/null
   ;;
@@ -488,7 +491,7 @@ fn opencode_that_never_proves_is_let_go_and_recorded() -> Result {
 /// which does not answer as one) is asked, and the write does not happen.
 #[test]
 fn codex_escalation_is_approved_by_the_rules_through_permission_request() -> Result {
-    // Outside the sandbox's writable roots (the checkout, /tmp, TMPDIR).
+    // Outside the sandbox's writable roots (the checkout and TMPDIR).
     let target = workspace().join("target");
     std::fs::create_dir_all(&target)?;
     let outside_dir = tempfile::tempdir_in(&target)?;

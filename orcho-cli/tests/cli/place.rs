@@ -121,6 +121,29 @@ fn a_run_outside_a_repository_is_refused_before_anything_is_created() -> Result 
     Ok(())
 }
 
+/// What a coding agent's sandbox leaves in `/tmp` while it runs (empty
+/// `.git` and `.agents` mount points) is no repository: a project below it
+/// stays its own checkout, as git says, and `init` writes nothing above it.
+#[test]
+fn an_empty_git_directory_above_a_project_is_not_its_repository() -> Result {
+    let (tmp, dir) = bare_dir(false)?;
+    let above = dir.parent().ok_or("no parent")?.to_owned();
+    orcho::core::fs::create_dir_all(&above.join(".git"))?;
+    orcho::core::fs::create_dir_all(&above.join(".agents"))?;
+    std::fs::remove_file(dir.join("orcho.yaml"))?;
+    orcho::core::fs::write_atomic(&dir.join("test_add.py"), b"def test_add(): pass\n")?;
+    let out = orcho_at(&dir, &[], &["init"])?;
+    out.expect_code(0);
+    assert!(dir.join("orcho.yaml").is_file(), "{out}");
+    assert!(!above.join("orcho.yaml").exists(), "{out}");
+    assert!(!above.join(".gitignore").exists(), "{out}");
+    let out = orcho_at(&dir, &[], &["status"])?;
+    out.expect_code(3);
+    assert!(!out.stderr.contains("git"), "{out}");
+    drop(tmp);
+    Ok(())
+}
+
 #[test]
 fn init_knows_a_python_project_by_its_tests_alone() -> Result {
     let (_tmp, dir) = bare_dir(true)?;

@@ -10,11 +10,13 @@
 //! - [`Journal`] is an append-only JSON-lines file whose reader tolerates a
 //!   torn last line.
 //! - [`LockFile`] gives cross-process advisory locks with typed guards.
+//! - [`is_git_top`] says where a git work tree starts, as git would.
 //!
 //! `clippy.toml` bans `std::fs::write` in the workspace so that nothing
 //! bypasses these.
 
 mod atomic;
+mod git;
 mod journal;
 mod lock;
 
@@ -22,5 +24,6 @@ pub(crate) use atomic::sync_parent;
 pub use atomic::{
     create_dir_all, create_dir_whole, read_document, write_atomic, write_document, write_new_atomic,
 };
+pub use git::is_git_top;
 pub use journal::{Journal, JournalRead, TornTail, encode_line, parse as parse_journal};
 pub use lock::{ExclusiveGuard, LockFile, SharedGuard};

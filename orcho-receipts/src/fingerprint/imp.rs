@@ -446,7 +446,7 @@ impl Fingerprinter {
                 continue;
             };
             let sub = walk::join(root_path, paths.get(i));
-            if !sub.join(".git").exists() {
+            if !orcho_core::fs::is_git_top(&sub) {
                 // Not checked out: only its presence counts.
                 continue;
             }

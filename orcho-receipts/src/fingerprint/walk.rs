@@ -35,13 +35,13 @@ use crate::{
 /// The most `git ls-files` output kept in memory (1 GiB of path names).
 const MAX_LISTING: usize = 1 << 30;
 
-/// Whether `root` lies inside a git work tree (a `.git` file or directory in
-/// it or an ancestor).
+/// Whether `root` lies inside a git work tree (it or an ancestor is the top
+/// of one, see [`orcho_core::fs::is_git_top`]).
 pub fn in_git_work_tree(root: &Path) -> bool {
     let Ok(abs) = std::path::absolute(root) else {
         return false;
     };
-    abs.ancestors().any(|dir| dir.join(".git").exists())
+    abs.ancestors().any(orcho_core::fs::is_git_top)
 }
 
 /// The files git lists for `root`.
