@@ -245,6 +245,37 @@ pub enum DecideError {
     /// The store refused it, or could not record it.
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// No action of that name is on offer at the point
+    /// ([`PointView::action`](crate::point::PointView::action)).
+    #[error(
+        "`{given}` is not an action of this {point}: choose {}{}",
+        orcho_core::spelling::quoted(offered),
+        nearest.as_ref().map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default()
+    )]
+    UnknownAction {
+        /// The point.
+        point: crate::point::PointKind,
+        /// The name given.
+        given: String,
+        /// The nearest action's name to a slip.
+        nearest: Option<String>,
+        /// The actions on offer.
+        offered: Vec<String>,
+    },
+    /// The action needs a note and was given none (or only blanks).
+    #[error("`{action}` needs a note: {what}")]
+    NoteRequired {
+        /// The action.
+        action: String,
+        /// What the note is.
+        what: &'static str,
+    },
+    /// The action takes no note and was given one: refused, never dropped.
+    #[error("`{action}` takes no note")]
+    NoteRefused {
+        /// The action.
+        action: String,
+    },
 }
 
 /// Records `decision` on `run`'s point, as `by` (a [`DecidedBy`] or a

@@ -120,6 +120,7 @@ mod evidence;
 mod host;
 pub mod phase;
 mod plan;
+pub mod point;
 pub mod proof;
 mod state;
 mod store;

@@ -11,6 +11,7 @@ mod flow;
 mod host;
 mod pause_always;
 mod phase_process;
+mod point_view;
 mod profile;
 mod readme;
 mod store_paused;
