@@ -270,6 +270,25 @@ pub enum DecideError {
         /// What the note is.
         what: &'static str,
     },
+    /// The run waits at another point than the one the decision was taken
+    /// on ([`PointView::check_seen`](crate::point::PointView::check_seen)).
+    #[error("the decision is about `{seen}`, and the run now waits at `{open}`")]
+    PointMoved {
+        /// The point's id the decision was taken on.
+        seen: String,
+        /// The point open now.
+        open: String,
+    },
+    /// What the decision pinned changed since it was shown.
+    #[error("the {what} changed: the decision is about {seen}, the {what} is now {now}")]
+    Stale {
+        /// What was pinned: `plan`, `patch`.
+        what: &'static str,
+        /// The digest the decision was taken on.
+        seen: String,
+        /// The digest now.
+        now: String,
+    },
     /// The action takes no note and was given one: refused, never dropped.
     #[error("`{action}` takes no note")]
     NoteRefused {

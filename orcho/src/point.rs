@@ -235,6 +235,47 @@ impl PointView {
             })
     }
 
+    /// Checks that the point a person or a client decides on is the one
+    /// open now: `id` the handoff or touchpoint id it was shown, `digest`
+    /// what it pinned (the plan's, the patch's). What is not given is not
+    /// checked.
+    ///
+    /// # Errors
+    ///
+    /// [`DecideError::PointMoved`] when the run waits at another point
+    /// than the one shown (a form loaded at `0001-review` and sent once
+    /// the run reached `0002-review`), [`DecideError::Stale`] when what was
+    /// pinned changed since.
+    pub fn check_seen(&self, id: Option<&str>, digest: Option<&str>) -> Result<(), DecideError> {
+        if let Some(seen) = id.map(str::trim) {
+            let open = self.id.as_ref().map(HandoffId::as_str);
+            if open != Some(seen) {
+                return Err(DecideError::PointMoved {
+                    seen: seen.to_owned(),
+                    open: open.map_or_else(|| self.kind.to_string(), str::to_owned),
+                });
+            }
+        }
+        if let Some(seen) = digest.map(str::trim) {
+            let Some(pinned) = self.pinned.first() else {
+                return Err(DecideError::Stale {
+                    what: "nothing",
+                    seen: seen.to_owned(),
+                    now: format!("the {} pins no digest", self.kind),
+                });
+            };
+            let now = pinned.digest.to_string();
+            if now != seen {
+                return Err(DecideError::Stale {
+                    what: pinned.what,
+                    seen: seen.to_owned(),
+                    now,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The decision of action `name` with `note`, by the note rules of the
     /// action: a required note must say something, and a note given to an
     /// action that takes none is refused (never dropped). Planner

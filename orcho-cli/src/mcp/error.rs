@@ -89,102 +89,54 @@ impl ToolError {
     }
 
     /// A resume that found the run still waiting at `step`, with nobody's
-    /// decision to act on.
+    /// decision to act on: the point as the library's view names it, and
+    /// the actions on offer.
     pub(crate) fn awaiting(run: &orcho::core::RunId, step: &orcho::Step) -> Self {
-        use orcho::Step;
-        let quoted = |actions: &[String]| {
-            actions
-                .iter()
-                .map(|a| format!("`{a}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
+        use orcho::point::{PointKind, PointView};
+        let Some(point) = PointView::of(run, step) else {
+            return Self::new(
+                "awaiting_decision",
+                format!("run `{run}` waits; orcho_run_status says where"),
+            );
         };
-        match step {
-            Step::DecideHandoff(handoff) => {
-                let available: Vec<String> = handoff
-                    .available_actions()
-                    .iter()
-                    .map(|a| a.as_str().to_owned())
-                    .collect();
-                Self::new(
-                    "awaiting_decision",
-                    format!(
-                        "run `{run}`: caused by: the run is awaiting a decision on handoff `{}`; \
-                         decide it first (available: {})",
-                        handoff.id(),
-                        quoted(&available)
-                    ),
-                )
-                .hint("decide it with orcho_phase_handoff_decide, then call orcho_run_resume")
-                .details(&AwaitingDetails {
-                    point: "phase_handoff",
-                    handoff_id: Some(handoff.id().as_str()),
-                    id: None,
-                    available_actions: available,
-                })
+        let available: Vec<String> = point.actions.iter().map(|a| a.name.clone()).collect();
+        let id = point
+            .id
+            .as_ref()
+            .map_or_else(|| run.to_string(), ToString::to_string);
+        let handoff = point.kind == PointKind::Handoff;
+        let message = format!(
+            "run `{run}`: caused by: the run is awaiting a decision on {} `{id}`; decide it \
+             first (available: {})",
+            point.kind,
+            orcho::core::spelling::quoted(&available)
+        );
+        // The tool made for the point where there is one; any point, also
+        // a kind this server does not know, through orcho_decide.
+        let hint = match point.kind {
+            PointKind::Handoff => {
+                "decide it with orcho_phase_handoff_decide, then call orcho_run_resume"
             }
-            other => {
-                let (point, id, available): (&str, String, Vec<String>) = match other {
-                    Step::DecideIntake(_) => (
-                        "intake",
-                        run.to_string(),
-                        orcho::handoff::IntakeAction::ALL
-                            .iter()
-                            .map(|a| a.as_str().to_owned())
-                            .collect(),
-                    ),
-                    Step::DecideDelivery(gate) => (
-                        "delivery gate",
-                        run.to_string(),
-                        gate.available_actions()
-                            .iter()
-                            .map(|a| a.as_str().to_owned())
-                            .collect(),
-                    ),
-                    Step::AnswerQuestions(request)
-                    | Step::ApprovePlan(request)
-                    | Step::HandleDeviation(request) => (
-                        match request.touchpoint {
-                            orcho::handoff::supervision::Touchpoint::PlannerQuestions {
-                                ..
-                            } => "planner questions",
-                            orcho::handoff::supervision::Touchpoint::PlanApproval { .. } => {
-                                "plan approval"
-                            }
-                            _ => "deviation",
-                        },
-                        request.id.to_string(),
-                        request
-                            .questions
-                            .questions()
-                            .first()
-                            .map(|q| q.options().iter().map(|o| o.label.clone()).collect())
-                            .unwrap_or_default(),
-                    ),
-                    _ => ("decision point", run.to_string(), Vec::new()),
-                };
-                Self::new(
-                    "awaiting_decision",
-                    format!(
-                        "run `{run}`: caused by: the run is awaiting a decision on {point} `{id}`; \
-                         decide it first (available: {})",
-                        available.join(", ")
-                    ),
-                )
-                .hint(match point {
-                    "delivery gate" => {
-                        "decide it with orcho_delivery_decide, then call orcho_run_resume"
-                    }
-                    _ => "answer it with the `orcho` CLI (`orcho intake`, `orcho plan …`, or `orcho resume` at a terminal), then call orcho_run_resume",
-                })
-                .details(&AwaitingDetails {
-                    point,
-                    handoff_id: None,
-                    id: Some(&id),
-                    available_actions: available,
-                })
+            PointKind::Delivery => {
+                "decide it with orcho_delivery_decide, then call orcho_run_resume"
             }
-        }
+            _ => {
+                "orcho_point shows what each action does; decide it with orcho_decide, then call \
+                 orcho_run_resume"
+            }
+        };
+        Self::new("awaiting_decision", message)
+            .hint(hint)
+            .details(&AwaitingDetails {
+                point: if handoff {
+                    "phase_handoff"
+                } else {
+                    point.kind.as_str()
+                },
+                handoff_id: handoff.then_some(id.as_str()),
+                id: (!handoff).then_some(id.as_str()),
+                available_actions: available,
+            })
     }
 
     pub(crate) fn hint(mut self, hint: impl Into<String>) -> Self {

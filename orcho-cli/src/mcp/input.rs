@@ -98,6 +98,28 @@ pub(crate) struct TouchpointAnswerInput {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub(crate) struct DecideInput {
+    /// The run: its id, the start of one, or `latest`.
+    #[serde(alias = "run")]
+    pub(crate) run_id: String,
+    /// The action, by its name among orcho_point's `actions`.
+    pub(crate) action: String,
+    /// The action's note, where it takes one (orcho_point says which need
+    /// one and what it is). Planner questions: one answer per line.
+    #[serde(default)]
+    pub(crate) note: Option<String>,
+    /// The point's `id` orcho_point showed: refused when the run waits at
+    /// another point since.
+    #[serde(default)]
+    pub(crate) point_id: Option<String>,
+    /// The digest in orcho_point's `pinned` (a plan's, a patch's): refused
+    /// when it changed since.
+    #[serde(default)]
+    pub(crate) digest: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct IntakeDecideInput {
     /// The run: its id, the start of one, or `latest`.
     #[serde(alias = "run")]
@@ -195,7 +217,9 @@ pub(crate) fn arguments(tool: &str, json: &[u8]) -> Result<(), String> {
         "orcho_delivery_decide" => read::<DeliveryDecideInput>(json),
         "orcho_touchpoint_answer" => read::<TouchpointAnswerInput>(json),
         "orcho_intake_decide" => read::<IntakeDecideInput>(json),
+        "orcho_decide" => read::<DecideInput>(json),
         "orcho_run_status"
+        | "orcho_point"
         | "orcho_run_resume"
         | "orcho_review_paused_run"
         | "orcho_delivery_gate"

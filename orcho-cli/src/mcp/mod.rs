@@ -10,7 +10,8 @@
 //! content is `{ "code", "message", "hint", "details" }`; `code` is one of
 //! `decision_conflict`, `awaiting_decision`, `run_terminal`, `unknown_run`,
 //! `run_busy`, `invalid_input`, `not_found`, `no_advisor`,
-//! `operator_required`, `internal_error`.
+//! `operator_required`, `no_open_point`, `point_moved`, `stale`,
+//! `internal_error`.
 //!
 //! Decisions made through the tools are recorded as the client's
 //! (`decided_by: client`, with the name and version it gave at
@@ -20,6 +21,7 @@
 mod doc;
 mod error;
 mod input;
+mod point;
 mod server;
 mod tools;
 

@@ -10,8 +10,9 @@ use rmcp::{
 
 use super::{
     input::{
-        AdviceInput, DeliveryDecideInput, EvidenceInput, HandoffDecideInput, IntakeDecideInput,
-        RunInput, RunStartInput, StatusInput, TouchpointAnswerInput, VerifyInput,
+        AdviceInput, DecideInput, DeliveryDecideInput, EvidenceInput, HandoffDecideInput,
+        IntakeDecideInput, RunInput, RunStartInput, StatusInput, TouchpointAnswerInput,
+        VerifyInput,
     },
     tools::{ToolResult, status_doc},
 };
@@ -215,6 +216,30 @@ impl OrchoMcp {
         Parameters(input): Parameters<TouchpointAnswerInput>,
     ) -> CallToolResult {
         respond(self.answer_touchpoint(&input))
+    }
+
+    #[tool(
+        name = "orcho_point",
+        description = "The decision point a run waits at, whatever its kind (handoff, intake, plan approval, planner questions, deviation, delivery): what waits in one line, each action with what it does and whether it needs a note, the questions a touchpoint asks, and what a decision is pinned to by digest. `point` is null when nothing waits."
+    )]
+    fn orcho_point(&self, Parameters(input): Parameters<RunInput>) -> CallToolResult {
+        respond(self.point(&input))
+    }
+
+    #[tool(
+        name = "orcho_decide",
+        description = "Decide the run's open point by an action's name from orcho_point, with its note where it takes one; `point_id` and `digest` (from orcho_point) refuse a decision on a point that moved or changed since. It does NOT move the run: call orcho_run_resume next. Recorded as decided by this client."
+    )]
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "rmcp hands a tool its peer by value"
+    )]
+    fn orcho_decide(
+        &self,
+        Parameters(input): Parameters<DecideInput>,
+        peer: Peer<RoleServer>,
+    ) -> CallToolResult {
+        respond(self.decide_point(&input, &client_of(&peer)))
     }
 
     #[tool(

@@ -39,7 +39,7 @@ use crate::{
 pub(super) type ToolResult = Result<Value, ToolError>;
 
 /// A document as the tool's structured result.
-fn value(doc: &impl Serialize) -> ToolResult {
+pub(super) fn value(doc: &impl Serialize) -> ToolResult {
     serde_json::to_value(doc).map_err(|e| ToolError::internal(&e))
 }
 
@@ -95,15 +95,6 @@ fn parse_handoff(handoff: &str) -> Result<HandoffId, ToolError> {
 }
 
 /// The handoff a tool call names, else the one the run is paused at.
-/// A refused decision as a tool error: the store's refusals as they are,
-/// anything else invalid input.
-fn decide_error(e: DecideError) -> ToolError {
-    match e {
-        DecideError::Engine(e) => ToolError::from(e),
-        other => ToolError::invalid(orcho::core::error_chain(&other)),
-    }
-}
-
 fn handoff_of(view: &RunView, named: Option<&str>) -> Result<HandoffId, ToolError> {
     match named {
         Some(h) => parse_handoff(h),
@@ -629,7 +620,7 @@ impl OrchoMcp {
     fn decide(&self, run: &RunId, decision: Decision, client: &str) -> Result<(), ToolError> {
         orcho::decide::decide(&self.store(), run, decision, Decider::Client(client.into()))
             .map(drop)
-            .map_err(decide_error)
+            .map_err(super::point::decide_error)
     }
 
     pub(super) fn decide_delivery(&self, input: DeliveryDecideInput, client: &str) -> ToolResult {

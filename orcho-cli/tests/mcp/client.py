@@ -39,6 +39,8 @@ TOOLS = {
     "orcho_intake_decide",
     "orcho_verify",
     "orcho_status",
+    "orcho_point",
+    "orcho_decide",
 }
 
 # Writes `work.txt`, and `fixed` once its input carries a note about empty input.
@@ -244,6 +246,40 @@ async def follow_up(session):
     await ok(session, "orcho_run_resume", {"run_id": child["run_id"]})
 
 
+async def any_point(session):
+    """Any point through the two tools every kind shares: its view, and a
+    decision by an action's name, refused on a point that moved."""
+    started = await ok(
+        session,
+        "orcho_run_start",
+        {"phases": {"review": ["sh", "-c", "exit 1"]}, "in_place": True},
+    )
+    run = started["run_id"]
+    shown = await ok(session, "orcho_point", {"run_id": run})
+    point = shown["point"]
+    check(point["kind"] == "handoff", "orcho_point shows the handoff")
+    names = [a["name"] for a in point["actions"]]
+    check("retry_feedback" in names and "halt" in names, "with its actions")
+    retry = next(a for a in point["actions"] if a["name"] == "retry_feedback")
+    check(
+        retry["note"]["note"] == "required" and "again" in retry["does"],
+        "retry_feedback says what it does and that it needs a note",
+    )
+    await refused(session, "orcho_decide", {"run_id": run, "action": "retry_feedback"}, "invalid_input")
+    await refused(
+        session,
+        "orcho_decide",
+        {"run_id": run, "action": "halt", "point_id": "0009-review"},
+        "point_moved",
+    )
+    decided = await ok(
+        session, "orcho_decide", {"run_id": run, "action": "halt", "point_id": point["id"]}
+    )
+    check(decided["recorded"] is True and decided["halted"] is True, "halt is recorded and ends the run")
+    after = await ok(session, "orcho_point", {"run_id": run})
+    check(after["point"] is None, "nothing waits after a halt")
+
+
 async def main(orcho, checkout):
     # The SDK passes the server a few safe variables only; the receipt key's
     # data directory is the caller's.
@@ -261,7 +297,7 @@ async def main(orcho, checkout):
 
             tools = await session.list_tools()
             names = {t.name for t in tools.tools}
-            check(names == TOOLS, f"the sixteen tools are listed (got {sorted(names)})")
+            check(names == TOOLS, f"the nineteen tools are listed (got {sorted(names)})")
 
             # Readiness from the commit's notes: the profile there requires
             # nothing, so nothing is missing.
@@ -333,6 +369,8 @@ async def main(orcho, checkout):
 
             resumed = await ok(session, "orcho_run_resume", {"run_id": run})
             check(resumed["status"] == "completed", f"resume completes the run ({resumed['status']})")
+
+            await any_point(session)
 
             handoffs = await ok(
                 session, "orcho_run_evidence", {"run_id": run, "slice": "handoffs"}

@@ -18,7 +18,7 @@ mod redact;
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 type Client = RunningService<RoleClient, ()>;
 
-const TOOLS: [&str; 17] = [
+const TOOLS: [&str; 19] = [
     "orcho_run_start",
     "orcho_run_status",
     "orcho_run_evidence",
@@ -36,6 +36,8 @@ const TOOLS: [&str; 17] = [
     "orcho_intake_decide",
     "orcho_verify",
     "orcho_status",
+    "orcho_point",
+    "orcho_decide",
 ];
 
 /// A review phase that pauses for a decision when it rejects.
@@ -744,6 +746,125 @@ async fn plan_approval_is_decided_through_the_touchpoint_tools() -> TestResult {
         &client,
         "orcho_touchpoint_answer",
         json!({ "run_id": run, "answers": ["Approve"], "plan_digest": digest }),
+    )
+    .await?;
+    let done = ok(&client, "orcho_run_resume", json!({ "run_id": run })).await?;
+    assert_eq!(done["status"], "completed", "{done}");
+    client.cancel().await?;
+    Ok(())
+}
+
+/// Any point through the two tools every kind shares: the view of what
+/// waits, and a decision by an action's name, pinned to what was shown.
+#[tokio::test]
+async fn any_point_is_shown_and_decided_by_an_actions_name() -> TestResult {
+    let (_tmp, dir) = repo()?;
+    orcho::core::fs::write_atomic(&dir.join("planned.yaml"), PLANNED.as_bytes())?;
+    let client = connect(&dir).await?;
+    let planner = r#"echo "$ORCHO_INPUT_TEXT" >> planner-input.txt; echo '{"schema": 1, "plan": {"goal": "ship it", "steps": [{"role": "coder", "description": "write it"}]}}' > "$ORCHO_OUTPUT""#;
+    let started = ok(
+        &client,
+        "orcho_run_start",
+        json!({
+            "profile": "planned.yaml",
+            "phases": { "plan": ["sh", "-c", planner] },
+            "in_place": true
+        }),
+    )
+    .await?;
+    let run = started["run_id"].as_str().ok_or("no run id")?.to_owned();
+
+    let shown = ok(&client, "orcho_point", json!({ "run_id": run })).await?;
+    let point = &shown["point"];
+    assert_eq!(point["kind"], "plan_approval", "{shown}");
+    assert_eq!(point["headline"], "the plan waits for approval: ship it");
+    let actions: Vec<&str> = point["actions"]
+        .as_array()
+        .ok_or("no actions")?
+        .iter()
+        .filter_map(|a| a["name"].as_str())
+        .collect();
+    assert_eq!(actions, ["approve", "request_changes", "reject"]);
+    assert_eq!(point["actions"][1]["note"]["note"], "required");
+    assert_eq!(point["pinned"][0]["what"], "plan");
+    let digest = point["pinned"][0]["digest"]
+        .as_str()
+        .ok_or("no digest")?
+        .to_owned();
+    let id = point["id"].as_str().ok_or("no id")?.to_owned();
+
+    // The resume refusal names the actions and the tool.
+    let awaiting = refused(
+        &client,
+        "orcho_run_resume",
+        json!({ "run_id": run }),
+        "awaiting_decision",
+    )
+    .await?;
+    assert_eq!(awaiting["details"]["point"], "plan approval");
+    assert_eq!(
+        awaiting["details"]["available_actions"][1],
+        "request_changes"
+    );
+    assert!(
+        awaiting["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("orcho_decide"))
+    );
+
+    // The note rules, a slip, another point, another plan: refused, and
+    // nothing is recorded.
+    let refusals = [
+        (json!({ "action": "request_changes" }), "invalid_input"),
+        (json!({ "action": "aprove" }), "invalid_input"),
+        (
+            json!({ "action": "approve", "point_id": "touchpoint-9" }),
+            "point_moved",
+        ),
+        (
+            json!({ "action": "approve", "digest": format!("blake3:{}", "0".repeat(64)) }),
+            "stale",
+        ),
+    ];
+    for (mut input, code) in refusals {
+        input["run_id"] = json!(run);
+        let err = refused(&client, "orcho_decide", input, code).await?;
+        if code == "invalid_input" && err["message"].to_string().contains("aprove") {
+            assert!(
+                err["message"]
+                    .to_string()
+                    .contains("did you mean `approve`?"),
+                "{err}"
+            );
+        }
+    }
+    let decided = ok(
+        &client,
+        "orcho_decide",
+        json!({ "run_id": run, "action": "request_changes", "note": "name the risks",
+                "point_id": id, "digest": digest }),
+    )
+    .await?;
+    assert_eq!(decided["recorded"], true, "{decided}");
+    assert_eq!(decided["point"], "plan approval");
+    let decided_point = ok(&client, "orcho_point", json!({ "run_id": run })).await?;
+    assert_eq!(decided_point["point"], Value::Null, "decided: nothing open");
+    refused(
+        &client,
+        "orcho_decide",
+        json!({ "run_id": run, "action": "approve" }),
+        "no_open_point",
+    )
+    .await?;
+
+    let again = ok(&client, "orcho_run_resume", json!({ "run_id": run })).await?;
+    assert_eq!(again["status"], "awaiting_plan_approval", "{again}");
+    let input = std::fs::read_to_string(dir.join("planner-input.txt"))?;
+    assert!(input.contains("name the risks"), "{input}");
+    ok(
+        &client,
+        "orcho_decide",
+        json!({ "run_id": run, "action": "approve" }),
     )
     .await?;
     let done = ok(&client, "orcho_run_resume", json!({ "run_id": run })).await?;

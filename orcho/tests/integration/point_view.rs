@@ -59,6 +59,14 @@ async fn a_handoff_says_what_each_action_does_and_which_need_a_note() -> Result 
     assert!(retry.note.required());
     assert_eq!(view.action("HALT")?.note, Note::None);
 
+    // A decision taken on another handoff than the open one is refused.
+    view.check_seen(Some("0001-review"), None)?;
+    let err = view.check_seen(Some("0002-review"), None).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the decision is about `0002-review`, and the run now waits at `0001-review`"
+    );
+
     // The note rules, before anything is recorded.
     let err = view
         .decision("retry_feedback", Some("  ".into()))
@@ -120,6 +128,13 @@ async fn a_plan_for_approval_is_pinned_by_its_digest() -> Result {
     assert_eq!(
         (view.pinned[0].what, view.pinned[0].digest),
         ("plan", the_plan.digest())
+    );
+    view.check_seen(None, Some(&the_plan.digest().to_string()))?;
+    let other = Plan::new("Add a lexer").digest().to_string();
+    let err = view.check_seen(None, Some(&other)).unwrap_err();
+    assert!(
+        matches!(err, DecideError::Stale { what: "plan", .. }),
+        "{err}"
     );
     let err = view.decision("request_changes", None).unwrap_err();
     assert_eq!(
