@@ -216,6 +216,27 @@ pub(crate) enum Command {
         #[arg(long)]
         message: Option<String>,
     },
+    /// Show the decision point a run waits at, whatever its kind, with what
+    /// each action does; with ACTION, decide it (`orcho resume` acts on it)
+    Decide {
+        /// The run: its id, the start of it, or `latest`
+        #[arg(value_parser = run_ref)]
+        run: String,
+        /// The action, by its name (`orcho decide RUN` lists them)
+        action: Option<String>,
+        /// The action's note, where it takes one: feedback, a reason,
+        /// guidance (planner questions: one answer per line)
+        #[arg(long, value_name = "TEXT")]
+        note: Option<String>,
+        /// The id of the point the decision is about: refused when the run
+        /// waits at another one
+        #[arg(long, value_name = "ID")]
+        point: Option<String>,
+        /// The digest the decision is pinned to (`pinned` of the point, a
+        /// plan's or a patch's): refused when it changed
+        #[arg(long, value_name = "DIGEST")]
+        digest: Option<String>,
+    },
     /// Serve the run's decision points as MCP tools over stdio (for agent
     /// clients)
     Mcp,

@@ -36,8 +36,9 @@ fn hint_of(run: &RunId, decision: &Decision) -> Option<String> {
     }
 }
 
-/// A refused decision as the command line says it.
-fn error(e: DecideError, hint: Option<String>) -> CliError {
+/// A refused decision as the command line says it, with `hint` where the
+/// decision's own parts are wrong.
+pub(crate) fn error(e: DecideError, hint: Option<String>) -> CliError {
     match e {
         DecideError::NotWaiting { run, says } => {
             let e = CliError::msg(format!("run `{run}` {says}"));
@@ -75,6 +76,22 @@ fn error(e: DecideError, hint: Option<String>) -> CliError {
                 _ => String::new(),
             };
             CliError::usage(e.to_string()).with_hint(format!("the options: {options}"))
+        }
+        e @ (DecideError::UnknownAction { .. }
+        | DecideError::NoteRequired { .. }
+        | DecideError::NoteRefused { .. }) => {
+            let e = CliError::usage(e.to_string());
+            match hint {
+                Some(hint) => e.with_hint(hint),
+                None => e,
+            }
+        }
+        e @ (DecideError::PointMoved { .. } | DecideError::Stale { .. }) => {
+            let e = CliError::moved(e.to_string());
+            match hint {
+                Some(hint) => e.with_hint(hint),
+                None => e,
+            }
         }
         DecideError::Delivery(e) => e.into(),
         DecideError::Intake(e) => e.into(),

@@ -466,7 +466,7 @@ mod tests {
 /// `delivery decide`, `plan approve`, `serve token`, `--ack-stops`,
 /// `--ack-weakening` and its abbreviations) are
 /// enough; the one-word verbs (`answer`, `deviation`, `intake RUN ACTION`,
-/// `cancel`) count after a word that names `orcho`. `None` for anything
+/// `decide RUN ACTION`, `cancel`) count after a word that names `orcho`. `None` for anything
 /// else (`orcho verify`, `orcho handoff show`).
 pub fn orcho_decision(command: &str) -> Option<&'static str> {
     let words: Vec<String> = command
@@ -505,11 +505,22 @@ pub fn orcho_decision(command: &str) -> Option<&'static str> {
                 1
             };
         }
+        // `intake RUN` and `decide RUN` show; anything more after the run
+        // (an action, before or after its options) decides.
+        let decides = || {
+            words
+                .iter()
+                .skip(j + 1)
+                .filter(|w| w.as_str() != "--json")
+                .count()
+                > 1
+        };
         let verb = match at(j) {
             "answer" => "orcho answer",
             "deviation" => "orcho deviation",
             "cancel" => "orcho cancel",
-            "intake" if !at(j + 2).is_empty() && !at(j + 2).starts_with("--") => "orcho intake",
+            "intake" if decides() => "orcho intake",
+            "decide" if decides() => "orcho decide",
             _ => continue,
         };
         return Some(verb);
@@ -542,6 +553,10 @@ mod decision_tests {
             "ORCHO=$(which orcho); \"$ORCHO\" answer latest --answer yes",
             "orcho --checkout . deviation latest retry",
             "orcho intake latest include",
+            "orcho intake latest --message wip commit",
+            "orcho decide latest halt",
+            "orcho decide latest --note 'looks fine' continue_with_waiver",
+            "orcho --json decide latest approve",
             "orcho cancel latest",
             "orcho status --ack-stops",
             "orcho status --ack-weakening",
@@ -558,6 +573,9 @@ mod decision_tests {
             "orcho handoff show latest",
             "orcho delivery show latest",
             "orcho intake latest",
+            "orcho intake latest --json",
+            "orcho decide latest",
+            "orcho --json decide latest",
             "orcho inbox",
             "git commit -m 'answer the reviewer'",
             "grep -r cancel src",

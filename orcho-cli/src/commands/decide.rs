@@ -1,6 +1,6 @@
-//! `orcho handoff decide`, `orcho delivery decide`, `orcho intake`,
-//! `orcho plan …`, `orcho answer`, `orcho deviation`: decisions recorded
-//! for `orcho resume` to act on, through the library's
+//! `orcho decide`, `orcho handoff decide`, `orcho delivery decide`,
+//! `orcho intake`, `orcho plan …`, `orcho answer`, `orcho deviation`:
+//! decisions recorded for `orcho resume` to act on, through the library's
 //! [`orcho::decide`], with no plan.
 
 use orcho::{
@@ -11,10 +11,10 @@ use orcho::{
 
 use crate::{
     cli::{DeviationArg, PlanCommand},
-    decided::{parse_patch_digest, record},
+    decided::{self, parse_patch_digest, record},
     error::CliError,
     host,
-    output::Report,
+    output::{Report, text},
     place::Place,
 };
 
@@ -108,4 +108,41 @@ pub(crate) fn deviation(
         DeviationArg::Stop => DeviationAction::Stop,
     };
     record(place, run, Decision::Deviation { action, note })
+}
+
+/// `orcho decide RUN [ACTION]`: the point `run` waits at, as the library's
+/// view says it; with `action`, that action decided by its name, pinned
+/// to the point and digest given.
+pub(crate) fn by_name(
+    place: &Place,
+    run: &RunId,
+    action: Option<&str>,
+    note: Option<String>,
+    point: Option<&str>,
+    digest: Option<&str>,
+) -> Result<Report, CliError> {
+    let store = place.store();
+    let Some(view) = store.open_point(run)? else {
+        let status = store.status(run)?.status;
+        return Err(CliError::refused(format!(
+            "run `{run}` waits at no open decision point: it is {status}"
+        ))
+        .with_hint(format!(
+            "`orcho log {run}` shows where it stands; a recorded decision waits for `orcho resume {run}`"
+        )));
+    };
+    let Some(action) = action else {
+        return Ok(Report::new(&view).line(text::point(&view)));
+    };
+    let list = format!("`orcho decide {run}` lists the actions and the notes they take");
+    view.check_seen(point, digest).map_err(|e| {
+        decided::error(
+            e,
+            Some(format!("`orcho decide {run}` shows the point open now")),
+        )
+    })?;
+    let decision = view
+        .decision(action, note)
+        .map_err(|e| decided::error(e, Some(list)))?;
+    record(place, run, decision)
 }

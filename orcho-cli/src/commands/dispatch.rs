@@ -56,6 +56,9 @@ fn decision_verb(command: &Command) -> Option<&'static str> {
         Command::Plan(_) => "orcho plan",
         Command::Answer { .. } => "orcho answer",
         Command::Deviation { .. } => "orcho deviation",
+        Command::Decide {
+            action: Some(_), ..
+        } => "orcho decide",
         Command::Intake {
             action: Some(_), ..
         } => "orcho intake",
@@ -260,6 +263,20 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
         Command::Deviation { run, action, note } => {
             decide::deviation(place, &find(&run)?, action, note)
         }
+        Command::Decide {
+            run,
+            action,
+            note,
+            point,
+            digest,
+        } => decide::by_name(
+            place,
+            &find(&run)?,
+            action.as_deref(),
+            note,
+            point.as_deref(),
+            digest.as_deref(),
+        ),
         Command::Mcp => crate::mcp::serve(place.clone()).await.map(Report::silent),
         Command::Init {
             force,

@@ -16,8 +16,9 @@ use orcho::{
         delivery::DeliveryChoice,
         handoff::{HandoffChoice, PhaseHandoff},
         intake::IntakeChoice,
-        supervision::{Answer, Touchpoint},
+        supervision::Answer,
     },
+    point::{PointKind, PointView},
 };
 
 use crate::{
@@ -725,40 +726,25 @@ fn stop_hint(reason: &StopReason, run: &RunId) -> String {
     }
 }
 
-/// Which decision `step` waits on, and the command that takes it.
+/// Which decision `step` waits on, as the library's view names it, and
+/// the command that takes it: the point's own command where it has one,
+/// else `orcho decide`, which takes any point by an action's name.
 fn pause_hint(step: &Step, run: &RunId) -> Result<(&'static str, String), CliError> {
-    Ok(match step {
-        Step::DecideHandoff(_) => ("handoff", format!("orcho handoff decide {run} <ACTION>")),
-        Step::DecideIntake(_) => (
-            "intake",
-            format!("orcho intake {run} include|exclude|commit|halt"),
+    let point = PointView::of(run, step)
+        .ok_or_else(|| CliError::msg(format!("run `{run}` waits at no decision point")))?;
+    let how = match point.kind {
+        PointKind::Handoff => format!("orcho handoff decide {run} <ACTION>"),
+        PointKind::Intake => format!("orcho intake {run} include|exclude|commit|halt"),
+        PointKind::Delivery => format!("orcho delivery decide {run} <ACTION>"),
+        PointKind::PlanApproval => format!("orcho plan approve|request-changes|reject {run}"),
+        PointKind::PlannerQuestions => format!(
+            "orcho answer {run}{}",
+            " --answer …".repeat(point.questions.len().max(1))
         ),
-        Step::DecideDelivery(_) => ("delivery", format!("orcho delivery decide {run} <ACTION>")),
-        Step::AnswerQuestions(request)
-        | Step::ApprovePlan(request)
-        | Step::HandleDeviation(request) => match request.touchpoint {
-            Touchpoint::PlanApproval { .. } => (
-                "plan approval",
-                format!("orcho plan approve|request-changes|reject {run}"),
-            ),
-            Touchpoint::PlannerQuestions { .. } => (
-                "planner questions",
-                format!(
-                    "orcho answer {run}{}",
-                    " --answer …".repeat(request.questions.questions().len().max(1))
-                ),
-            ),
-            _ => (
-                "deviation",
-                format!("orcho deviation {run} retry|replan|stop"),
-            ),
-        },
-        other => {
-            return Err(CliError::msg(format!(
-                "this CLI does not know the step {other:?}"
-            )));
-        }
-    })
+        PointKind::Deviation => format!("orcho deviation {run} retry|replan|stop"),
+        _ => format!("orcho decide {run} <ACTION>"),
+    };
+    Ok((point.kind.as_str(), how))
 }
 
 fn paused(run: &Run, point: &str, hint: &str) -> Report {

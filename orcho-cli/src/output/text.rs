@@ -563,6 +563,43 @@ pub(crate) fn decided(run: &RunId, point: &str, action: &str) -> String {
     format!("recorded `{action}` on the {point} of run {run}; `orcho resume {run}` acts on it")
 }
 
+/// The point a run waits at, as `orcho decide RUN` shows it: what waits,
+/// the questions a touchpoint asks, each action with what it does and the
+/// note it takes, what a decision is pinned to, and how to decide.
+pub(crate) fn point(view: &orcho::point::PointView) -> String {
+    let run = &view.run;
+    let mut text = format!("{} of run {run}", view.kind);
+    if let Some(id) = &view.id {
+        let _ = write!(text, " ({id})");
+    }
+    let _ = write!(text, ": {}", view.headline);
+    for (i, q) in view.questions.iter().enumerate() {
+        let _ = write!(text, "\n{}. [{}] {}", i + 1, q.header, q.question);
+        for (n, option) in q.options.iter().enumerate() {
+            let _ = write!(text, "\n     {}) {option}", n + 1);
+        }
+    }
+    let _ = write!(text, "\nactions:");
+    let width = view.actions.iter().map(|a| a.name.len()).max().unwrap_or(0);
+    for action in &view.actions {
+        let _ = write!(text, "\n  {:<width$}  {}", action.name, action.does);
+        match action.note {
+            orcho::point::Note::Required(what) => {
+                let _ = write!(text, " (needs --note: {what})");
+            }
+            orcho::point::Note::Optional(what) => {
+                let _ = write!(text, " (--note: {what})");
+            }
+            _ => {}
+        }
+    }
+    for pinned in &view.pinned {
+        let _ = write!(text, "\npinned: the {} {}", pinned.what, pinned.digest);
+    }
+    let _ = write!(text, "\ndecide: orcho decide {run} <ACTION> [--note TEXT]");
+    text
+}
+
 /// A run paused at a decision nobody has taken, and how to take it.
 pub(crate) fn paused(run: &RunId, status: &str, point: &str, hint: &str) -> String {
     format!(

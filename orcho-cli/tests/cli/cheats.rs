@@ -46,6 +46,7 @@ fn the_guard_refuses_an_agent_deciding_its_own_run_in_any_spelling() -> Result {
         "sh -c \"orcho plan approve latest\"",
         "O=orcho; $O handoff decide latest continue",
         "orcho intake latest include",
+        "orcho decide latest --note 'fine' continue_with_waiver",
         "orcho status --ack-stops",
         "orcho serve token add me",
     ] {
@@ -57,7 +58,12 @@ fn the_guard_refuses_an_agent_deciding_its_own_run_in_any_spelling() -> Result {
         );
     }
     // Showing what waits, and proving, stay open to the agent.
-    for command in ["orcho handoff show latest", "orcho inbox", "orcho verify"] {
+    for command in [
+        "orcho handoff show latest",
+        "orcho decide latest",
+        "orcho inbox",
+        "orcho verify",
+    ] {
         let (action, reason) = guard(&repo, command)?;
         assert_ne!(action, "deny", "{command}: {reason}");
     }

@@ -16,6 +16,7 @@ mod carry;
 mod cheats;
 mod command_gate;
 mod crash;
+mod decide;
 mod delivery;
 mod demo;
 mod exec;
