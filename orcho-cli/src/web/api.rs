@@ -148,6 +148,11 @@ pub(super) struct HandoffDecision {
     /// provenance.
     #[serde(default)]
     advice: Option<String>,
+    /// The handoff the decision was taken on (its id): a handoff decided
+    /// differently before is a conflict (409), never a decision on the one
+    /// open now.
+    #[serde(default)]
+    handoff: Option<String>,
 }
 
 /// A delivery decision, as the API takes it.
@@ -230,7 +235,7 @@ pub(super) async fn decide_handoff(
         caller,
         &headers,
         decision,
-        "{\"action\": ACTION, \"text\": FEEDBACK, \"advice\": ADVICE_ID}",
+        "{\"action\": ACTION, \"text\": FEEDBACK, \"advice\": ADVICE_ID, \"handoff\": HANDOFF_ID}",
         |place, d| {
             super::pages::record_handoff(
                 place,
@@ -238,6 +243,7 @@ pub(super) async fn decide_handoff(
                 &d.action,
                 d.text.as_deref(),
                 d.advice.as_deref(),
+                d.handoff.as_deref(),
             )
         },
     )

@@ -237,7 +237,9 @@ fn run_page(
                     } @else {
                         (findings(h.findings()))
                         (advice_box(caller, &run, id, &advice, can_ask))
-                        (handoff_form(caller, &run, h.available_actions().iter()))
+                        @if let Some(point) = store.open_point(&run)? {
+                            (handoff_form(caller, &point))
+                        }
                     }
                 }
             }
@@ -386,21 +388,24 @@ pub(super) async fn ask_advice(
     }
 }
 
-fn handoff_form(
-    caller: &Caller,
-    run: &RunId,
-    actions: impl Iterator<Item = HandoffAction>,
-) -> Markup {
+/// The open handoff's form, drawn from the library's view of the point:
+/// each action with what it does, and the handoff it was shown for, so
+/// that a form sent after the run moved on decides nothing it did not show.
+fn handoff_form(caller: &Caller, point: &orcho::point::PointView) -> Markup {
+    let run = &point.run;
     html! {
         form method="post" action={ "/runs/" (run) "/decisions/handoff" } {
             input type="hidden" name="csrf" value=(caller.csrf.as_deref().unwrap_or(""));
+            @if let Some(id) = &point.id {
+                input type="hidden" name="handoff" value=(id);
+            }
             fieldset {
                 legend { "Action" }
-                @for action in actions {
+                @for action in &point.actions {
                     label {
-                        input type="radio" name="action" value=(action) required;
-                        " " (action)
-                        @if action.requires_text() { " (needs the text below)" }
+                        input type="radio" name="action" value=(action.name) required;
+                        " " (action.name) " — " (action.does)
+                        @if action.note.required() { " (needs the text below)" }
                     }
                 }
             }
@@ -503,17 +508,32 @@ pub(super) struct HandoffForm {
     /// Set by "Use this advice": the advice the decision follows.
     #[serde(default)]
     advice: Option<String>,
+    /// The handoff the form was shown for.
+    #[serde(default)]
+    handoff: Option<String>,
 }
 
-/// Records a handoff decision as `orcho handoff decide` does.
+/// Records a handoff decision as `orcho handoff decide` does, on
+/// `handoff` when the decision names the one it was taken on: a handoff
+/// decided differently before is a conflict, never a decision on the one
+/// open now.
 pub(super) fn record_handoff(
     place: &Place,
     run: &str,
     action: &str,
     text: Option<&str>,
     advice: Option<&str>,
+    handoff: Option<&str>,
 ) -> Result<Report, CliError> {
     let run = place.store().find_run(run)?;
+    let handoff = handoff
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+        .map(|h| {
+            h.parse::<orcho::core::HandoffId>()
+                .map_err(|e| CliError::usage(format!("`{h}` is not a handoff id: {e}")))
+        })
+        .transpose()?;
     let action = action
         .parse::<HandoffAction>()
         .map_err(|e| CliError::usage(e.to_string()))?;
@@ -527,7 +547,7 @@ pub(super) fn record_handoff(
         })
         .transpose()?;
     let decision = orcho::decide::Decision::Handoff {
-        handoff: None,
+        handoff,
         action,
         text: text.map(str::to_owned),
         advice,
@@ -560,6 +580,7 @@ pub(super) async fn decide_handoff(
         &form.action,
         form.text.as_deref(),
         form.advice.as_deref(),
+        form.handoff.as_deref(),
     ) {
         Ok(_) => {
             Redirect::to(&format!("/runs/{run}?decided={}", form.action.trim())).into_response()

@@ -544,3 +544,81 @@ fn a_page_that_missed_a_change_while_it_loaded_is_told_at_once() -> Result {
     assert!(!listen(&seen)?.contains("event: changed"));
     Ok(())
 }
+
+/// A handoff form names the handoff it was shown for: sent after the run
+/// moved on to its next handoff, it is a conflict (409) and records
+/// nothing on the handoff nobody saw; the API takes the id too.
+#[test]
+fn a_handoff_form_sent_after_the_run_moved_on_decides_nothing() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let run = paused_at_review(&repo)?;
+    let served = serve(&repo)?;
+    let http = agent();
+    let url = |path: &str| format!("{}{path}", served.base);
+    let login = http
+        .get(url(&format!("/login?token={}", served.decide)))
+        .call()?;
+    let session = login
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|c| c.split(';').next())
+        .ok_or("no session")?
+        .to_owned();
+    let html = http
+        .get(url(&format!("/runs/{run}")))
+        .header("Cookie", &session)
+        .call()?
+        .body_mut()
+        .read_to_string()?;
+    let field = |name: &str| {
+        html.split(&format!("name=\"{name}\" value=\""))
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .map(str::to_owned)
+            .ok_or(format!("no `{name}` in the form"))
+    };
+    let (csrf, handoff) = (field("csrf")?, field("handoff")?);
+    assert_eq!(handoff, "0001-review");
+    // Each action says what it does, in the library's words.
+    assert!(
+        html.contains("retry_feedback — run `review` again with your feedback"),
+        "{html}"
+    );
+
+    // Decided elsewhere, and resumed: the run waits at `0002-review`.
+    repo.orcho(&[
+        "handoff",
+        "decide",
+        &run,
+        "retry_feedback",
+        "--note",
+        "again",
+    ])?
+    .expect_code(0);
+    repo.orcho(&["resume", &run, "--no-interactive"])?
+        .expect_code(4);
+
+    let form = format!("/runs/{run}/decisions/handoff");
+    let stale = http
+        .post(url(&form))
+        .header("Cookie", &session)
+        .send_form([
+            ("csrf", csrf.as_str()),
+            ("handoff", handoff.as_str()),
+            ("action", "halt"),
+        ])?;
+    assert_eq!(status(&stale), 409);
+    let api = http
+        .post(url(&format!("/api/runs/{run}/decisions/handoff")))
+        .header("Authorization", &format!("Bearer {}", served.decide))
+        .header("Content-Type", "application/json")
+        .send(serde_json::json!({ "action": "halt", "handoff": "0001-review" }).to_string())?;
+    assert_eq!(status(&api), 409);
+    let shown = repo.orcho(&["handoff", "show", &run, "--json"])?;
+    shown.expect_code(0);
+    let shown = shown.json()?;
+    assert_eq!(shown["handoff"], "0002-review", "{shown}");
+    assert!(shown["decision"].is_null(), "nothing recorded: {shown}");
+    Ok(())
+}
