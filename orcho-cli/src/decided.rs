@@ -23,6 +23,51 @@ pub(crate) fn record(place: &Place, run: &RunId, decision: Decision) -> Result<R
         .map_err(|e| error(e, hint))
 }
 
+/// Records the action named `action` on the point `run` waits at, with
+/// `note`, as the point's view takes it ([`orcho::point`]): pinned to the
+/// point `point` and the digest `digest` when given. What a host that
+/// decides any point by name records (`orcho decide`, the web's generic
+/// form and API).
+pub(crate) fn by_name(
+    place: &Place,
+    run: &RunId,
+    action: &str,
+    note: Option<String>,
+    point: Option<&str>,
+    digest: Option<&str>,
+) -> Result<Report, CliError> {
+    let store = place.store();
+    let view = open_point(&store, run)?;
+    let shown = format!("`orcho decide {run}` shows the point open now");
+    view.check_seen(point, digest)
+        .map_err(|e| error(e, Some(shown)))?;
+    let list = format!("`orcho decide {run}` lists the actions and the notes they take");
+    let decision = view
+        .decision(action, note)
+        .map_err(|e| error(e, Some(list)))?;
+    record(place, run, decision)
+}
+
+/// The point `run` waits at and nobody decided yet, or why there is none.
+pub(crate) fn open_point(
+    store: &orcho::Store,
+    run: &RunId,
+) -> Result<orcho::point::PointView, CliError> {
+    match store.open_point(run)? {
+        Some(view) => Ok(view),
+        None => {
+            let status = store.status(run)?.status;
+            Err(CliError::refused(format!(
+                "run `{run}` waits at no open decision point: it is {status}"
+            ))
+            .with_hint(format!(
+                "`orcho log {run}` shows where it stands; a recorded decision waits for `orcho \
+                 resume {run}`"
+            )))
+        }
+    }
+}
+
 /// What to do about a decision's missing or misplaced text.
 fn hint_of(run: &RunId, decision: &Decision) -> Option<String> {
     match decision {

@@ -9,7 +9,7 @@
 //!
 //! Deciding by name goes through the same view: [`PointView::decision`]
 //! turns an action's name and its note into the typed
-//! [`Decision`](crate::decide::Decision) that
+//! [`Decision`] that
 //! [`decide`](crate::decide::decide) records, with the note rules of the
 //! action.
 //!

@@ -121,28 +121,11 @@ pub(crate) fn by_name(
     point: Option<&str>,
     digest: Option<&str>,
 ) -> Result<Report, CliError> {
-    let store = place.store();
-    let Some(view) = store.open_point(run)? else {
-        let status = store.status(run)?.status;
-        return Err(CliError::refused(format!(
-            "run `{run}` waits at no open decision point: it is {status}"
-        ))
-        .with_hint(format!(
-            "`orcho log {run}` shows where it stands; a recorded decision waits for `orcho resume {run}`"
-        )));
-    };
-    let Some(action) = action else {
-        return Ok(Report::new(&view).line(text::point(&view)));
-    };
-    let list = format!("`orcho decide {run}` lists the actions and the notes they take");
-    view.check_seen(point, digest).map_err(|e| {
-        decided::error(
-            e,
-            Some(format!("`orcho decide {run}` shows the point open now")),
-        )
-    })?;
-    let decision = view
-        .decision(action, note)
-        .map_err(|e| decided::error(e, Some(list)))?;
-    record(place, run, decision)
+    match action {
+        Some(action) => decided::by_name(place, run, action, note, point, digest),
+        None => {
+            let view = decided::open_point(&place.store(), run)?;
+            Ok(Report::new(&view).line(text::point(&view)))
+        }
+    }
 }

@@ -155,6 +155,75 @@ pub(super) struct HandoffDecision {
     handoff: Option<String>,
 }
 
+/// A decision on any point by an action's name, as `orcho decide` takes
+/// it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct PointDecision {
+    action: String,
+    #[serde(default)]
+    note: Option<String>,
+    /// The point's id the decision was taken on: another point open now
+    /// is a conflict (409).
+    #[serde(default)]
+    point: Option<String>,
+    /// The digest the decision was taken on (the view's `pinned`): changed
+    /// since, a conflict (409).
+    #[serde(default)]
+    digest: Option<String>,
+}
+
+/// `GET /api/runs/{run}/point`: the point the run waits at, as the
+/// library's view says it (`null` when none is open).
+pub(super) async fn point(
+    State(web): State<Web>,
+    caller: Result<Caller, Refused>,
+    Path(run): Path<String>,
+) -> Response {
+    let caller = match caller {
+        Ok(caller) => caller,
+        Err(refused) => return refused.json(),
+    };
+    let store = place_of(&web, &caller).store();
+    let found = match store.find_run(&run) {
+        Ok(found) => found,
+        Err(e) => return error(&e.into()),
+    };
+    match store.open_point(&found) {
+        Ok(view) => Json(serde_json::json!({ "run": found, "point": view })).into_response(),
+        Err(e) => error(&e.into()),
+    }
+}
+
+/// `POST /api/runs/{run}/decisions`: any point's action by its name, as
+/// `orcho decide RUN ACTION` records it.
+pub(super) async fn decide_point(
+    State(web): State<Web>,
+    caller: Result<Caller, Refused>,
+    headers: HeaderMap,
+    Path(run): Path<String>,
+    decision: Result<Json<PointDecision>, JsonRejection>,
+) -> Response {
+    decide_with(
+        &web,
+        caller,
+        &headers,
+        decision,
+        "{\"action\": ACTION, \"note\": NOTE, \"point\": POINT_ID, \"digest\": DIGEST}",
+        |place, d| {
+            let found = place.store().find_run(&run)?;
+            crate::decided::by_name(
+                place,
+                &found,
+                &d.action,
+                d.note,
+                d.point.as_deref(),
+                d.digest.as_deref(),
+            )
+        },
+    )
+}
+
 /// A delivery decision, as the API takes it.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

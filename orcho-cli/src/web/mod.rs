@@ -178,6 +178,7 @@ fn router(web: Web) -> Router {
             post(points::decide_touchpoint),
         )
         .route("/runs/{run}/decisions/intake", post(points::decide_intake))
+        .route("/runs/{run}/decisions/point", post(points::decide_point))
         .route("/runs/{run}/advice", post(pages::ask_advice))
         .route("/events", get(pages::events))
         .route("/static/live.js", get(pages::live_js))
@@ -201,6 +202,8 @@ fn router(web: Web) -> Router {
             post(api::decide_deviation),
         )
         .route("/api/runs/{run}/decisions/intake", post(api::decide_intake))
+        .route("/api/runs/{run}/point", get(api::point))
+        .route("/api/runs/{run}/decisions", post(api::decide_point))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(axum::middleware::map_response(secure_headers))
         .with_state(web)

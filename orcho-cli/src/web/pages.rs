@@ -217,6 +217,9 @@ fn run_page(
         && crate::host::engine_for(place, &run).is_ok_and(|engine| engine.advisor().is_some());
     let touchpoints = store.touchpoints(&run)?;
     let point = super::points::open_point(&store, caller, &run)?;
+    let any = store
+        .open_point(&run)?
+        .filter(|view| !super::points::has_section(view.kind));
     Ok(html! {
         h1 { "Run " (run) }
         @if let Some(said) = said { p.note role="status" { (said) } }
@@ -245,6 +248,7 @@ fn run_page(
             }
         }
         (point)
+        @if let Some(any) = &any { (super::points::any_point(caller, any)) }
         @if view.status == orcho::core::RunStatus::AwaitingDelivery {
             @if let Ok(gate) = store.delivery_gate(&run) {
                 section aria-labelledby="deliver" {

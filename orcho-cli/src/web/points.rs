@@ -11,6 +11,7 @@ use axum::{
     response::{IntoResponse, Redirect, Response},
 };
 use maud::{Markup, html};
+use orcho::point::{Note, PointKind, PointView};
 use orcho::{
     Store,
     core::{RunId, RunStatus},
@@ -357,5 +358,151 @@ pub(super) async fn decide_intake(
     match record_intake(&place, &run, &form.action, form.message) {
         Ok(_) => Redirect::to(&format!("/runs/{run}")).into_response(),
         Err(e) => failed(&caller, &e),
+    }
+}
+
+/// A point of a kind this page has no section of its own for, drawn from
+/// the library's view: what waits, each action with what it does and the
+/// note it takes, and a form pinned to the point and its digest.
+pub(super) fn any_point(caller: &Caller, view: &PointView) -> Markup {
+    let run = &view.run;
+    html! {
+        section aria-labelledby="any-point" {
+            h2 #any-point { "Decide: " (view.kind) }
+            p { (view.headline) }
+            form method="post" action={ "/runs/" (run) "/decisions/point" } {
+                input type="hidden" name="csrf" value=(caller.csrf.as_deref().unwrap_or(""));
+                @if let Some(id) = &view.id { input type="hidden" name="point" value=(id); }
+                @if let Some(pinned) = view.pinned.first() {
+                    input type="hidden" name="digest" value=(pinned.digest.to_string());
+                }
+                fieldset {
+                    legend { "Action" }
+                    @for action in &view.actions {
+                        label {
+                            input type="radio" name="action" value=(action.name) required;
+                            " " (action.name) " — " (action.does)
+                            @match action.note {
+                                Note::Required(what) => { " (needs a note: " (what) ")" }
+                                Note::Optional(what) => { " (a note: " (what) ")" }
+                                _ => {}
+                            }
+                        }
+                    }
+                }
+                label for="note" { "Note" }
+                textarea #note name="note" {}
+                button type="submit" { "Record the decision" }
+            }
+        }
+    }
+}
+
+/// Whether the page has a section of its own for points of `kind`.
+pub(super) fn has_section(kind: PointKind) -> bool {
+    matches!(
+        kind,
+        PointKind::Handoff
+            | PointKind::Intake
+            | PointKind::Delivery
+            | PointKind::PlanApproval
+            | PointKind::PlannerQuestions
+            | PointKind::Deviation
+    )
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct PointForm {
+    csrf: Option<String>,
+    action: String,
+    #[serde(default)]
+    note: Option<String>,
+    #[serde(default)]
+    point: Option<String>,
+    #[serde(default)]
+    digest: Option<String>,
+}
+
+/// `POST /runs/{run}/decisions/point`: any point's action, by its name,
+/// pinned to the point and digest the form was drawn for.
+pub(super) async fn decide_point(
+    State(web): State<Web>,
+    caller: Caller,
+    Path(run): Path<String>,
+    Form(form): Form<PointForm>,
+) -> Response {
+    let place = match deciding_place(&web, &caller, form.csrf.as_deref()) {
+        Ok(place) => place,
+        Err(refused) => return refused.into_response(),
+    };
+    let recorded = place
+        .store()
+        .find_run(&run)
+        .map_err(CliError::from)
+        .and_then(|found| {
+            crate::decided::by_name(
+                &place,
+                &found,
+                &form.action,
+                form.note,
+                form.point.as_deref(),
+                form.digest.as_deref(),
+            )
+        });
+    match recorded {
+        Ok(_) => Redirect::to(&format!("/runs/{run}")).into_response(),
+        Err(e) => failed(&caller, &e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use orcho::{
+        Engine, PhasePlan, PhaseReport, PhaseRole, RunPlan, Step, core::Verdict,
+        gates::PhaseOutcome, point::PointView,
+    };
+
+    use super::{Caller, any_point};
+    use crate::web::tokens::Access;
+
+    /// The generic section says what waits and each action with its note,
+    /// and pins its form to the point.
+    #[tokio::test]
+    async fn any_point_is_drawn_from_its_view() {
+        let dir = tempfile::tempdir().unwrap();
+        let checkout = camino::Utf8PathBuf::try_from(dir.path().to_owned()).unwrap();
+        let plan = RunPlan::new(
+            "page",
+            vec![PhasePlan::new("review".parse().unwrap(), PhaseRole::Review)],
+        );
+        let engine = Engine::builder(plan, checkout.join(".orcho"))
+            .build()
+            .unwrap();
+        let mut run = engine.start(&checkout).unwrap();
+        let Step::RunPhase(_) = run.next().await.unwrap() else {
+            panic!("the review runs first");
+        };
+        let outcome = PhaseOutcome::new(Verdict::Rejected);
+        let step = run.complete_phase(PhaseReport::new(outcome)).await.unwrap();
+        let view = PointView::of(run.id(), &step).unwrap();
+        let caller = Caller {
+            name: "alice".to_owned(),
+            access: Access::Decide,
+            csrf: Some("token".to_owned()),
+        };
+        let html = any_point(&caller, &view).into_string();
+        assert!(html.contains("Decide: handoff"), "{html}");
+        assert!(
+            html.contains("name=\"point\" value=\"0001-review\""),
+            "{html}"
+        );
+        assert!(
+            html.contains(
+                "retry_feedback — run `review` again with your feedback (needs a note: the \
+                 feedback for the next attempt)"
+            ),
+            "{html}"
+        );
+        assert!(html.contains("name=\"csrf\" value=\"token\""), "{html}");
     }
 }

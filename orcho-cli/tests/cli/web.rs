@@ -622,3 +622,88 @@ fn a_handoff_form_sent_after_the_run_moved_on_decides_nothing() -> Result {
     assert!(shown["decision"].is_null(), "nothing recorded: {shown}");
     Ok(())
 }
+
+/// Any point by an action's name, as `orcho decide` takes it: the API's
+/// view of the open point, its decision pinned to the point, and the
+/// page's generic form; the note rules and a moved point are refused.
+#[test]
+fn any_point_is_shown_and_decided_by_name_through_the_api_and_a_form() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let run = paused_at_review(&repo)?;
+    let served = serve(&repo)?;
+    let http = agent();
+    let url = |path: &str| format!("{}{path}", served.base);
+    let bearer = format!("Bearer {}", served.decide);
+
+    let mut shown = http
+        .get(url(&format!("/api/runs/{run}/point")))
+        .header("Authorization", &bearer)
+        .call()?;
+    assert_eq!(status(&shown), 200);
+    let shown: serde_json::Value = serde_json::from_str(&shown.body_mut().read_to_string()?)?;
+    assert_eq!(shown["point"]["kind"], "handoff", "{shown}");
+    assert_eq!(shown["point"]["id"], "0001-review", "{shown}");
+
+    let decide = |body: serde_json::Value| {
+        http.post(url(&format!("/api/runs/{run}/decisions")))
+            .header("Authorization", &bearer)
+            .header("Content-Type", "application/json")
+            .send(body.to_string())
+    };
+    assert_eq!(
+        status(&decide(serde_json::json!({ "action": "retry_feedback" }))?),
+        400
+    );
+    assert_eq!(
+        status(&decide(
+            serde_json::json!({ "action": "halt", "point": "0002-review" })
+        )?),
+        409
+    );
+
+    // The page's generic form records too, pinned to its point.
+    let login = http
+        .get(url(&format!("/login?token={}", served.decide)))
+        .call()?;
+    let session = login
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|c| c.split(';').next())
+        .ok_or("no session")?
+        .to_owned();
+    let html = http
+        .get(url(&format!("/runs/{run}")))
+        .header("Cookie", &session)
+        .call()?
+        .body_mut()
+        .read_to_string()?;
+    let csrf = html
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .ok_or("no CSRF token")?
+        .to_owned();
+    let sent = http
+        .post(url(&format!("/runs/{run}/decisions/point")))
+        .header("Cookie", &session)
+        .send_form([
+            ("csrf", csrf.as_str()),
+            ("point", "0001-review"),
+            ("action", "retry_feedback"),
+            ("note", "name the empty case"),
+        ])?;
+    assert_eq!(status(&sent), 303);
+    let recorded = repo.orcho(&["handoff", "show", &run, "--json"])?.json()?;
+    assert_eq!(
+        recorded["decision"]["action"], "retry_feedback",
+        "{recorded}"
+    );
+    let mut after = http
+        .get(url(&format!("/api/runs/{run}/point")))
+        .header("Authorization", &bearer)
+        .call()?;
+    let after: serde_json::Value = serde_json::from_str(&after.body_mut().read_to_string()?)?;
+    assert!(after["point"].is_null(), "decided: {after}");
+    Ok(())
+}
