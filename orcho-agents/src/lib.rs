@@ -1,6 +1,6 @@
-//! Orcho inside coding agents: the hook documents agents send and the
-//! answers they read back ([`hook`]), and coding agents as phase runners
-//! ([`runner`]).
+//! Orcho inside coding agents: the hook documents agents send, the
+//! answers they read back and the guard on their tool calls ([`hook`],
+//! [`hook::guard`]), and coding agents as phase runners ([`runner`]).
 //!
 //! A host that installs Orcho's hooks in an agent, or runs an agent as a
 //! phase, stands on this crate; the `orcho` command line is one such host.

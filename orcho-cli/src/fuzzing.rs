@@ -60,13 +60,13 @@ pub fn phase_output(text: &str) -> Result<(), String> {
 /// The words of `command` when it is one simple command (what a phase's
 /// agent may run as `orcho report`).
 pub fn simple_words(command: &str) -> Option<Vec<String>> {
-    crate::commands::hook::simple_words(command)
+    orcho_agents::hook::guard::simple_words(command)
 }
 
 /// The words of `command` the control-file guard looks up, and the
 /// directories it looks them up in.
 pub fn guard_reads(command: &str, cwd: &Utf8Path) -> (Vec<String>, Vec<Utf8PathBuf>) {
-    crate::commands::hook::guard_reads(command, cwd)
+    orcho_agents::hook::guard::reads(command, cwd)
 }
 
 /// Reads `json` as the arguments of the MCP tool `tool`; whether they were

@@ -15,8 +15,7 @@ use orcho::{RunPlan, gates::GateRegistry, profile::Profile};
 
 use crate::error::CliError;
 
-/// The name of the profile file a checkout keeps.
-pub(crate) const PROFILE_FILE: &str = "orcho.yaml";
+pub(crate) use orcho::profile::PROFILE_FILE;
 
 /// The checkout a command works on, its store, and how it prints.
 #[derive(Debug, Clone)]

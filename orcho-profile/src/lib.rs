@@ -121,6 +121,9 @@ pub use error::{
     ParseValueError, ProfileError, ProfileErrorKind, ProfileWarning, ProfileWarnings, WarningKind,
 };
 pub use extends::MAX_EXTENDS_DEPTH;
+
+/// The name of the profile file a checkout keeps at its root.
+pub const PROFILE_FILE: &str = "orcho.yaml";
 pub use format::{
     Agent, AutopilotSpec, DeliveryDefault, DeliverySpec, Exhausted, GateDecl, HandoffSpec,
     IntakeDefault, IntakeSpec, PROFILE_SCHEMA, PauseWhen, PermissionsSpec, PhaseSpec, Profile,

@@ -5,6 +5,7 @@
 mod agents;
 mod answer;
 pub mod fired;
+pub mod guard;
 mod input;
 pub mod session;
 pub mod shell;
