@@ -7,6 +7,7 @@ mod answer;
 pub mod fired;
 pub mod guard;
 mod input;
+pub mod install;
 pub mod session;
 pub mod shell;
 mod stops;
