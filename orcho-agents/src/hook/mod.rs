@@ -10,6 +10,7 @@ mod input;
 pub mod install;
 pub mod session;
 pub mod shell;
+pub mod stop_guard;
 mod stops;
 
 pub use answer::{Answer, Rendered, Verdict};
