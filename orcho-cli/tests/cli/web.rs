@@ -545,6 +545,37 @@ fn a_page_that_missed_a_change_while_it_loaded_is_told_at_once() -> Result {
     Ok(())
 }
 
+/// A session of `served`'s deciding token, and the page of `run` as it
+/// shows it.
+fn session_and_page(http: &ureq::Agent, served: &Served, run: &str) -> Result<(String, String)> {
+    let login = http
+        .get(format!("{}/login?token={}", served.base, served.decide))
+        .call()?;
+    let session = login
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|c| c.split(';').next())
+        .ok_or("no session")?
+        .to_owned();
+    let html = http
+        .get(format!("{}/runs/{run}", served.base))
+        .header("Cookie", &session)
+        .call()?
+        .body_mut()
+        .read_to_string()?;
+    Ok((session, html))
+}
+
+/// The value of the first hidden field `name` of a page's forms.
+fn form_field(html: &str, name: &str) -> Result<String> {
+    html.split(&format!("name=\"{name}\" value=\""))
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .map(str::to_owned)
+        .ok_or_else(|| format!("no `{name}` in the form").into())
+}
+
 /// A handoff form names the handoff it was shown for: sent after the run
 /// moved on to its next handoff, it is a conflict (409) and records
 /// nothing on the handoff nobody saw; the API takes the id too.
@@ -555,30 +586,8 @@ fn a_handoff_form_sent_after_the_run_moved_on_decides_nothing() -> Result {
     let served = serve(&repo)?;
     let http = agent();
     let url = |path: &str| format!("{}{path}", served.base);
-    let login = http
-        .get(url(&format!("/login?token={}", served.decide)))
-        .call()?;
-    let session = login
-        .headers()
-        .get("set-cookie")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|c| c.split(';').next())
-        .ok_or("no session")?
-        .to_owned();
-    let html = http
-        .get(url(&format!("/runs/{run}")))
-        .header("Cookie", &session)
-        .call()?
-        .body_mut()
-        .read_to_string()?;
-    let field = |name: &str| {
-        html.split(&format!("name=\"{name}\" value=\""))
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .map(str::to_owned)
-            .ok_or(format!("no `{name}` in the form"))
-    };
-    let (csrf, handoff) = (field("csrf")?, field("handoff")?);
+    let (session, html) = session_and_page(&http, &served, &run)?;
+    let (csrf, handoff) = (form_field(&html, "csrf")?, form_field(&html, "handoff")?);
     assert_eq!(handoff, "0001-review");
     // Each action says what it does, in the library's words.
     assert!(
@@ -662,28 +671,8 @@ fn any_point_is_shown_and_decided_by_name_through_the_api_and_a_form() -> Result
     );
 
     // The page's generic form records too, pinned to its point.
-    let login = http
-        .get(url(&format!("/login?token={}", served.decide)))
-        .call()?;
-    let session = login
-        .headers()
-        .get("set-cookie")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|c| c.split(';').next())
-        .ok_or("no session")?
-        .to_owned();
-    let html = http
-        .get(url(&format!("/runs/{run}")))
-        .header("Cookie", &session)
-        .call()?
-        .body_mut()
-        .read_to_string()?;
-    let csrf = html
-        .split("name=\"csrf\" value=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .ok_or("no CSRF token")?
-        .to_owned();
+    let (session, html) = session_and_page(&http, &served, &run)?;
+    let csrf = form_field(&html, "csrf")?;
     let sent = http
         .post(url(&format!("/runs/{run}/decisions/point")))
         .header("Cookie", &session)

@@ -677,9 +677,12 @@ supervision:
   plan_approval: true
 ";
 
-#[tokio::test]
-async fn plan_approval_is_decided_through_the_touchpoint_tools() -> TestResult {
-    let (_tmp, dir) = repo()?;
+/// A checkout whose run waits for its plan's approval: the planner writes
+/// a plan, and keeps what it was given in `planner-input.txt`.
+async fn waiting_for_plan_approval()
+-> Result<(tempfile::TempDir, Utf8PathBuf, Client, Value), Box<dyn std::error::Error + Send + Sync>>
+{
+    let (tmp, dir) = repo()?;
     orcho::core::fs::write_atomic(&dir.join("planned.yaml"), PLANNED.as_bytes())?;
     let client = connect(&dir).await?;
     let planner = r#"echo "$ORCHO_INPUT_TEXT" >> planner-input.txt; echo '{"schema": 1, "plan": {"goal": "ship it", "steps": [{"role": "coder", "description": "write it"}]}}' > "$ORCHO_OUTPUT""#;
@@ -693,6 +696,12 @@ async fn plan_approval_is_decided_through_the_touchpoint_tools() -> TestResult {
         }),
     )
     .await?;
+    Ok((tmp, dir, client, started))
+}
+
+#[tokio::test]
+async fn plan_approval_is_decided_through_the_touchpoint_tools() -> TestResult {
+    let (_tmp, dir, client, started) = waiting_for_plan_approval().await?;
     assert_eq!(started["status"], "awaiting_plan_approval", "{started}");
     let run = started["run_id"].as_str().ok_or("no run id")?.to_owned();
 
@@ -758,20 +767,7 @@ async fn plan_approval_is_decided_through_the_touchpoint_tools() -> TestResult {
 /// waits, and a decision by an action's name, pinned to what was shown.
 #[tokio::test]
 async fn any_point_is_shown_and_decided_by_an_actions_name() -> TestResult {
-    let (_tmp, dir) = repo()?;
-    orcho::core::fs::write_atomic(&dir.join("planned.yaml"), PLANNED.as_bytes())?;
-    let client = connect(&dir).await?;
-    let planner = r#"echo "$ORCHO_INPUT_TEXT" >> planner-input.txt; echo '{"schema": 1, "plan": {"goal": "ship it", "steps": [{"role": "coder", "description": "write it"}]}}' > "$ORCHO_OUTPUT""#;
-    let started = ok(
-        &client,
-        "orcho_run_start",
-        json!({
-            "profile": "planned.yaml",
-            "phases": { "plan": ["sh", "-c", planner] },
-            "in_place": true
-        }),
-    )
-    .await?;
+    let (_tmp, dir, client, started) = waiting_for_plan_approval().await?;
     let run = started["run_id"].as_str().ok_or("no run id")?.to_owned();
 
     let shown = ok(&client, "orcho_point", json!({ "run_id": run })).await?;
