@@ -34,7 +34,7 @@ use orcho_core::{Digest, HandoffId, PhaseName, RunId};
 use orcho_delivery::{DeliveryGate, IntakeReport};
 use orcho_handoff::{
     DeliveryAction, HandoffAction, IntakeAction,
-    handoff::PhaseHandoff,
+    handoff::{HandoffTrigger, PhaseHandoff},
     point::Action as _,
     supervision::{DeviationAction, Touchpoint},
 };
@@ -194,6 +194,9 @@ pub struct PointView {
     pub questions: Vec<QuestionView>,
     /// What a decision is pinned to.
     pub pinned: Vec<Pinned>,
+    /// What the point is about, as findings: a handoff's, the most severe
+    /// first as the phase and its gates reported them.
+    pub findings: Vec<orcho_core::Finding>,
 }
 
 impl PointView {
@@ -377,14 +380,21 @@ impl PointView {
             kind: PointKind::Handoff,
             id: Some(handoff.id().clone()),
             phase: Some(phase.clone()),
-            headline: format!(
-                "phase `{phase}` {}: {}",
-                handoff.verdict(),
-                handoff.trigger()
-            ),
+            headline: match handoff.trigger() {
+                HandoffTrigger::Gate(gate) => format!(
+                    "phase `{phase}` {}: its gate `{gate}` failed",
+                    handoff.verdict()
+                ),
+                HandoffTrigger::AlwaysPause => format!(
+                    "phase `{phase}` {}; the profile pauses after every attempt",
+                    handoff.verdict()
+                ),
+                _ => format!("phase `{phase}` {}", handoff.verdict()),
+            },
             actions,
             questions: Vec::new(),
             pinned: Vec::new(),
+            findings: handoff.findings().to_vec(),
         }
     }
 
@@ -413,6 +423,7 @@ impl PointView {
             actions,
             questions: Vec::new(),
             pinned: Vec::new(),
+            findings: Vec::new(),
         }
     }
 
@@ -445,6 +456,7 @@ impl PointView {
                 what: "patch",
                 digest: gate.patch_digest(),
             }],
+            findings: Vec::new(),
         }
     }
 
@@ -513,6 +525,7 @@ impl PointView {
             actions,
             questions,
             pinned,
+            findings: Vec::new(),
         }
     }
 }

@@ -573,6 +573,13 @@ pub(crate) fn point(view: &orcho::point::PointView) -> String {
         let _ = write!(text, " ({id})");
     }
     let _ = write!(text, ": {}", view.headline);
+    for finding in &view.findings {
+        let _ = write!(
+            text,
+            "\n  - [{}] {}: {}",
+            finding.severity, finding.source, finding.title
+        );
+    }
     for (i, q) in view.questions.iter().enumerate() {
         let _ = write!(text, "\n{}. [{}] {}", i + 1, q.header, q.question);
         for (n, option) in q.options.iter().enumerate() {

@@ -49,7 +49,8 @@ async fn a_handoff_says_what_each_action_does_and_which_need_a_note() -> Result 
     assert_eq!(view.kind, PointKind::Handoff);
     assert_eq!(view.id.as_ref(), Some(run.handoffs[0].id()));
     assert_eq!(view.phase.as_ref().map(|p| p.as_str()), Some("review"));
-    assert_eq!(view.headline, "phase `review` rejected: verdict");
+    assert_eq!(view.headline, "phase `review` rejected");
+    assert_eq!(view.findings[0].title, "no name in the greeting");
     assert_eq!(
         names(&view),
         ["continue", "retry_feedback", "continue_with_waiver", "halt"]
