@@ -205,12 +205,56 @@ fn router(web: Web) -> Router {
         .route("/api/runs/{run}/point", get(api::point))
         .route("/api/runs/{run}/decisions", post(api::decide_point))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(axum::middleware::from_fn(same_origin))
         .layer(axum::middleware::map_response(secure_headers))
         .with_state(web)
 }
 
+/// Refuses a request that changes something (anything but `GET` and
+/// `HEAD`) sent from another origin: a browser says where a form or a
+/// script was when it sends one (`Origin`), and only this server's own
+/// pages may post to it. A request without `Origin` (`curl`, a program
+/// with a bearer token) goes on to its token and CSRF checks.
+async fn same_origin(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::{http::Method, response::IntoResponse as _};
+    if matches!(*request.method(), Method::GET | Method::HEAD) {
+        return next.run(request).await;
+    }
+    let headers = request.headers();
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return next.run(request).await;
+    };
+    let authority = origin
+        .to_str()
+        .ok()
+        .and_then(|o| o.split_once("://"))
+        .map(|(_, authority)| authority.trim_end_matches('/'));
+    let here = [header::HOST.as_str(), "x-forwarded-host"]
+        .into_iter()
+        .filter_map(|name| headers.get(name).and_then(|v| v.to_str().ok()));
+    let ours = authority.is_some_and(|a| here.into_iter().any(|h| h.eq_ignore_ascii_case(a)));
+    if ours {
+        return next.run(request).await;
+    }
+    let said = origin.to_str().unwrap_or("(not text)");
+    (
+        axum::http::StatusCode::FORBIDDEN,
+        axum::Json(serde_json::json!({
+            "error": format!("a request from another origin ({said}) may not change anything here"),
+            "hint": "decide from this server's own pages, or from a program without a browser \
+                     (with a bearer token)",
+            "exit_code": crate::exit::USAGE,
+        })),
+    )
+        .into_response()
+}
+
 /// Headers every answer carries: no inline script runs, nothing is framed,
-/// no referrer leaves, and nothing is cached.
+/// no referrer leaves the site (within it, a form's `Origin` is its own,
+/// which [`same_origin`] checks), and nothing is cached.
 async fn secure_headers(mut response: axum::response::Response) -> axum::response::Response {
     let headers = response.headers_mut();
     for (name, value) in [
@@ -220,7 +264,7 @@ async fn secure_headers(mut response: axum::response::Response) -> axum::respons
              img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'",
         ),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        (header::REFERRER_POLICY, "no-referrer"),
+        (header::REFERRER_POLICY, "same-origin"),
         (header::CACHE_CONTROL, "no-store"),
         (header::X_FRAME_OPTIONS, "DENY"),
     ] {

@@ -696,3 +696,42 @@ fn any_point_is_shown_and_decided_by_name_through_the_api_and_a_form() -> Result
     assert!(after["point"].is_null(), "decided: {after}");
     Ok(())
 }
+
+/// A browser says where a request comes from: a post from another origin
+/// (or an opaque one) is refused before anything is read, even with a
+/// valid session and CSRF token; the server's own origin, and a program
+/// that sends none, go on.
+#[test]
+fn a_post_from_another_origin_is_refused() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let run = paused_at_review(&repo)?;
+    let served = serve(&repo)?;
+    let http = agent();
+    let (session, html) = session_and_page(&http, &served, &run)?;
+    let csrf = form_field(&html, "csrf")?;
+    let form = format!("{}/runs/{run}/decisions/handoff", served.base);
+    for origin in ["http://evil.example", "null", "http://127.0.0.1:1"] {
+        let sent = http
+            .post(&form)
+            .header("Cookie", &session)
+            .header("Origin", origin)
+            .send_form([("csrf", csrf.as_str()), ("action", "halt")])?;
+        assert_eq!(status(&sent), 403, "{origin}");
+        let api = http
+            .post(format!("{}/api/runs/{run}/decisions/handoff", served.base))
+            .header("Authorization", &format!("Bearer {}", served.decide))
+            .header("Origin", origin)
+            .header("Content-Type", "application/json")
+            .send(serde_json::json!({ "action": "halt" }).to_string())?;
+        assert_eq!(status(&api), 403, "{origin}");
+    }
+    let shown = repo.orcho(&["handoff", "show", &run, "--json"])?.json()?;
+    assert!(shown["decision"].is_null(), "nothing recorded: {shown}");
+    let sent = http
+        .post(&form)
+        .header("Cookie", &session)
+        .header("Origin", &served.base)
+        .send_form([("csrf", csrf.as_str()), ("action", "halt")])?;
+    assert_eq!(status(&sent), 303);
+    Ok(())
+}
