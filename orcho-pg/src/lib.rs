@@ -151,6 +151,26 @@ impl PgStorage {
         self.origin.as_ref()
     }
 
+    /// Whether the database answers a query within `within` now, on a
+    /// connection of its own: what a host asks when something failed, to
+    /// tell "the store is down, try again" from a failure of the request.
+    pub fn reachable(&self, within: std::time::Duration) -> bool {
+        self.call(move |inner| async move {
+            let asked = async {
+                let conn = inner.target.connect().await?;
+                conn.client
+                    .simple_query("SELECT 1")
+                    .await
+                    .map_err(|e| inner.target.error("asking the store", &e))
+            };
+            match tokio::time::timeout(within, asked).await {
+                Ok(Ok(_)) => Ok(true),
+                _ => Ok::<_, StoreError>(false),
+            }
+        })
+        .unwrap_or(false)
+    }
+
     /// Connects, and brings the schema to [`SCHEMA_VERSION`]: returns the
     /// version found before (`0` for a new database).
     ///

@@ -205,9 +205,71 @@ fn router(web: Web) -> Router {
         .route("/api/runs/{run}/point", get(api::point))
         .route("/api/runs/{run}/decisions", post(api::decide_point))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(axum::middleware::from_fn_with_state(
+            web.clone(),
+            store_down,
+        ))
         .layer(axum::middleware::from_fn(same_origin))
         .layer(axum::middleware::map_response(secure_headers))
         .with_state(web)
+}
+
+/// How long a shared store has to answer when a request failed, before
+/// the answer says it is down.
+const STORE_ASKED_WITHIN: Duration = Duration::from_secs(2);
+
+/// A request that failed while the shared store cannot be reached is said
+/// as that: 503 with `Retry-After`, so that a person (or a program) tries
+/// again instead of reading the database's silence as a wrong request.
+async fn store_down(
+    axum::extract::State(web): axum::extract::State<Web>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::{http::StatusCode, response::IntoResponse as _};
+    let api = request.uri().path().starts_with("/api/");
+    let response = next.run(request).await;
+    let failed = matches!(
+        response.status(),
+        StatusCode::UNPROCESSABLE_ENTITY | StatusCode::INTERNAL_SERVER_ERROR
+    );
+    let Some(shared) = web.place.shared.clone().filter(|_| failed) else {
+        return response;
+    };
+    let down = tokio::task::spawn_blocking(move || !shared.reachable(STORE_ASKED_WITHIN))
+        .await
+        .unwrap_or(true);
+    if !down {
+        return response;
+    }
+    let error = "the shared store cannot be reached; nothing was read or recorded";
+    let hint = "try again in a moment; `orcho inbox` on a machine of the team says whether the \
+                database answers there";
+    let mut down = if api {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(serde_json::json!({
+                "error": error,
+                "hint": hint,
+                "exit_code": crate::exit::ERROR,
+            })),
+        )
+            .into_response()
+    } else {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            maud::html! {
+                (maud::DOCTYPE)
+                html lang="en" { head { meta charset="utf-8"; title { "Orcho: try again" } }
+                    body { h1 { "The store cannot be reached" } p { (error) "." } p { (hint) "." }
+                        p { a href="/" { "Try again" } } } }
+            },
+        )
+            .into_response()
+    };
+    down.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    down
 }
 
 /// Refuses a request that changes something (anything but `GET` and

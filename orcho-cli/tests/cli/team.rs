@@ -549,3 +549,68 @@ fn a_mistyped_scheme_is_refused_and_the_password_may_come_from_pgpassword() -> R
     finish(repo.spawn_with(&with, &["inbox"])?, WAIT)?.expect_code(0);
     Ok(())
 }
+
+/// While the shared store is down, the web inbox says so: 503 with
+/// `Retry-After` for the API and the pages, for looking and deciding; once
+/// the database is back, the same requests answer again.
+#[test]
+fn the_web_inbox_says_the_store_is_down_and_comes_back_with_it() -> Result {
+    if Server::shared().is_none() {
+        return Ok(());
+    }
+    // A server of its own: this test stops it.
+    let server = Server::start()?;
+    let url = server.new_database();
+    let repo = Repo::new(REVIEW)?;
+    let served = crate::web::serve_with(&repo, &[("ORCHO_STORE", &url)])?;
+    let http = crate::web::agent();
+    let bearer = format!("Bearer {}", served.decide);
+    let inbox = || {
+        http.get(format!("{}/api/inbox", served.base))
+            .header("Authorization", &bearer)
+            .call()
+    };
+    assert_eq!(crate::web::status(&inbox()?), 200);
+    let login = http
+        .get(format!("{}/login?token={}", served.base, served.decide))
+        .call()?;
+    let session = login
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|c| c.split(';').next())
+        .ok_or("no session")?
+        .to_owned();
+
+    server.stop()?;
+    let mut down = inbox()?;
+    assert_eq!(crate::web::status(&down), 503);
+    assert_eq!(
+        down.headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok()),
+        Some("5")
+    );
+    let said: serde_json::Value = serde_json::from_str(&down.body_mut().read_to_string()?)?;
+    assert!(
+        said["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("cannot be reached")),
+        "{said}"
+    );
+    let decided = http
+        .post(format!("{}/api/runs/latest/decisions/handoff", served.base))
+        .header("Authorization", &bearer)
+        .header("Content-Type", "application/json")
+        .send(serde_json::json!({ "action": "halt" }).to_string())?;
+    assert_eq!(crate::web::status(&decided), 503);
+    let page = http
+        .get(format!("{}/", served.base))
+        .header("Cookie", &session)
+        .call()?;
+    assert_eq!(crate::web::status(&page), 503);
+
+    server.start_again()?;
+    assert_eq!(crate::web::status(&inbox()?), 200);
+    Ok(())
+}
