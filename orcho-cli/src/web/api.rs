@@ -330,6 +330,10 @@ pub(super) struct PlanDecision {
     /// changed since refuses it.
     #[serde(default)]
     plan_digest: Option<String>,
+    /// The touchpoint the decision was taken on (its id): another one open
+    /// now refuses it.
+    #[serde(default)]
+    touchpoint: Option<String>,
 }
 
 /// Answers to the planner's questions, as `orcho answer` takes them.
@@ -337,6 +341,10 @@ pub(super) struct PlanDecision {
 #[serde(deny_unknown_fields)]
 pub(super) struct QuestionsDecision {
     answers: Vec<String>,
+    /// The touchpoint the answers are about (its id): another one open now
+    /// refuses them.
+    #[serde(default)]
+    touchpoint: Option<String>,
 }
 
 /// What to do about a failed step, as `orcho deviation` takes it.
@@ -347,6 +355,10 @@ pub(super) struct DeviationDecision {
     action: String,
     #[serde(default)]
     note: Option<String>,
+    /// The touchpoint the decision was taken on (its id): another one open
+    /// now refuses it.
+    #[serde(default)]
+    touchpoint: Option<String>,
 }
 
 /// The intake decision, as `orcho intake RUN ACTION` takes it.
@@ -379,6 +391,29 @@ fn decide_with<T>(
     answer(record(&place_of(web, &caller), body))
 }
 
+/// Checks that the point the decision names (`touchpoint`, `digest`) is the
+/// one `run` waits at: another one is a conflict (409), and nothing is
+/// recorded. Without either, nothing is checked; without an open point,
+/// the decision itself says where the run stands.
+fn seen(
+    place: &crate::place::Place,
+    run: &orcho::core::RunId,
+    touchpoint: Option<&str>,
+    digest: Option<&str>,
+) -> Result<(), CliError> {
+    if touchpoint.is_none() && digest.is_none() {
+        return Ok(());
+    }
+    let Some(view) = place.store().open_point(run)? else {
+        return Ok(());
+    };
+    view.check_seen(touchpoint, digest).map_err(|e| {
+        CliError::moved(e.to_string()).with_hint(format!(
+            "read the point again (`GET /api/runs/{run}/point`) and decide on what it shows"
+        ))
+    })
+}
+
 fn given(text: Option<String>) -> Option<String> {
     text.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty())
 }
@@ -390,31 +425,13 @@ pub(super) fn record_plan(
     d: PlanDecision,
 ) -> Result<Report, CliError> {
     let note = given(d.note);
-    if let Some(pinned) = d.plan_digest.as_deref() {
-        let store = place.store();
-        let found = store.find_run(run)?;
-        let current =
-            store
-                .touchpoints(&found)?
-                .into_iter()
-                .rev()
-                .find_map(|t| match t.touchpoint {
-                    orcho::handoff::supervision::Touchpoint::PlanApproval { plan }
-                        if t.resolution.is_none() =>
-                    {
-                        Some(plan.digest())
-                    }
-                    _ => None,
-                });
-        if let Some(current) = current
-            && current.to_string() != pinned.trim()
-        {
-            return Err(CliError::moved(format!(
-                "the plan changed: the decision was taken on {pinned}, the plan is now {current}"
-            ))
-            .with_hint("read the plan again (`GET /api/runs/RUN`) and decide on it"));
-        }
-    }
+    let found = place.store().find_run(run)?;
+    seen(
+        place,
+        &found,
+        d.touchpoint.as_deref(),
+        d.plan_digest.as_deref(),
+    )?;
     let verdict = match d.action.trim() {
         "approve" => PlanVerdict::Approve,
         "request_changes" => {
@@ -433,7 +450,6 @@ pub(super) fn record_plan(
             )));
         }
     };
-    let found = place.store().find_run(run)?;
     crate::decided::record(
         place,
         &found,
@@ -458,7 +474,7 @@ pub(super) async fn decide_plan(
         caller,
         &headers,
         decision,
-        "{\"action\": \"approve\"|\"request_changes\"|\"reject\", \"note\", \"plan_digest\"}",
+        "{\"action\": \"approve\"|\"request_changes\"|\"reject\", \"note\", \"plan_digest\", \"touchpoint\"}",
         |place, d| record_plan(place, &run, d),
     )
 }
@@ -477,9 +493,10 @@ pub(super) async fn decide_questions(
         caller,
         &headers,
         decision,
-        "{\"answers\": [ANSWER, …]} (one per question, in order)",
+        "{\"answers\": [ANSWER, …], \"touchpoint\": ID} (one answer per question, in order)",
         |place, d| {
             let found = place.store().find_run(&run)?;
+            seen(place, &found, d.touchpoint.as_deref(), None)?;
             crate::decided::record(place, &found, Decision::Questions { answers: d.answers })
         },
     )
@@ -499,9 +516,10 @@ pub(super) async fn decide_deviation(
         caller,
         &headers,
         decision,
-        "{\"action\": \"retry\"|\"replan\"|\"stop\", \"note\"}",
+        "{\"action\": \"retry\"|\"replan\"|\"stop\", \"note\", \"touchpoint\"}",
         |place, d| {
             let found = place.store().find_run(&run)?;
+            seen(place, &found, d.touchpoint.as_deref(), None)?;
             let action = match d.action.trim().to_ascii_lowercase().as_str() {
                 "retry" => DeviationAction::Retry,
                 "replan" => DeviationAction::Replan,

@@ -159,6 +159,20 @@ fn a_plan_is_approved_through_the_api_with_the_clis_rules() -> Result {
             .is_some_and(|e| e.contains("the plan changed")),
         "{said}"
     );
+    // A decision on another touchpoint than the one open: 409 too.
+    let (code, said) = post(
+        &served,
+        &served.decide,
+        &path,
+        &json!({"action": "approve", "touchpoint": "touchpoint-9"}),
+    )?;
+    assert_eq!(code, 409, "{said}");
+    assert!(
+        said["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("the decision is about `touchpoint-9`")),
+        "{said}"
+    );
 
     // Pinned to the plan shown: recorded, as alice; again: a replay;
     // another decision: a conflict naming what was recorded.
