@@ -216,6 +216,17 @@ impl PointView {
         })
     }
 
+    /// The view of `handoff`, open or not (a host showing a handoff it
+    /// holds).
+    pub fn of_handoff(handoff: &PhaseHandoff) -> Self {
+        Self::handoff(handoff.run(), handoff)
+    }
+
+    /// The view of `run`'s delivery gate `gate`.
+    pub fn of_gate(run: &RunId, gate: &DeliveryGate) -> Self {
+        Self::delivery(run, gate)
+    }
+
     /// The action named `name` (any ASCII case).
     ///
     /// # Errors

@@ -229,8 +229,10 @@ pub(crate) fn handoff(h: &PhaseHandoff, decided: Option<&HandoffChoice>) -> Stri
         h.trigger()
     );
     text.extend(h.findings().iter().map(finding_line));
-    let actions: Vec<&str> = h.available_actions().iter().map(|a| a.as_str()).collect();
-    let _ = write!(text, "available: {}", actions.join(", "));
+    text.push_str(&menu(
+        &orcho::point::PointView::of_handoff(h).actions,
+        false,
+    ));
     if let Some(choice) = decided {
         let _ = write!(text, "\ndecided: {}", choice.action());
     }
@@ -410,7 +412,13 @@ pub(crate) fn gate(gate: &DeliveryGate, now: &GateNow) -> String {
             refused.iter().for_each(|a| actions.remove(a));
         }
     }
-    let _ = write!(text, "available: {}", actions.spellings().join(", "));
+    let view = orcho::point::PointView::of_gate(gate.run(), gate);
+    let offered: Vec<_> = view
+        .actions
+        .into_iter()
+        .filter(|a| actions.spellings().contains(&a.name.as_str()))
+        .collect();
+    text.push_str(&menu(&offered, false));
     text
 }
 
@@ -586,24 +594,31 @@ pub(crate) fn point(view: &orcho::point::PointView) -> String {
             let _ = write!(text, "\n     {}) {option}", n + 1);
         }
     }
-    let _ = write!(text, "\nactions:");
-    let width = view.actions.iter().map(|a| a.name.len()).max().unwrap_or(0);
-    for action in &view.actions {
+    let _ = write!(text, "\n{}", menu(&view.actions, true));
+    for pinned in &view.pinned {
+        let _ = write!(text, "\npinned: the {} {}", pinned.what, pinned.digest);
+    }
+    let _ = write!(text, "\ndecide: orcho decide {run} <ACTION> [--note TEXT]");
+    text
+}
+
+/// `actions:` and one line for each: its name, what it does, and the note
+/// it needs (with `optional`, also the one it may take).
+fn menu(actions: &[orcho::point::ActionView], optional: bool) -> String {
+    let mut text = String::from("actions:");
+    let width = actions.iter().map(|a| a.name.len()).max().unwrap_or(0);
+    for action in actions {
         let _ = write!(text, "\n  {:<width$}  {}", action.name, action.does);
         match action.note {
             orcho::point::Note::Required(what) => {
                 let _ = write!(text, " (needs --note: {what})");
             }
-            orcho::point::Note::Optional(what) => {
+            orcho::point::Note::Optional(what) if optional => {
                 let _ = write!(text, " (--note: {what})");
             }
             _ => {}
         }
     }
-    for pinned in &view.pinned {
-        let _ = write!(text, "\npinned: the {} {}", pinned.what, pinned.digest);
-    }
-    let _ = write!(text, "\ndecide: orcho decide {run} <ACTION> [--note TEXT]");
     text
 }
 

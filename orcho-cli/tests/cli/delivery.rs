@@ -29,7 +29,9 @@ fn a_target_edited_while_the_gate_waits_takes_approve_and_apply_off_the_list() -
     );
     assert!(out.stdout.contains(": conflicting: "), "{out}");
     assert!(
-        out.stdout.trim_end().ends_with("available: skip, halt"),
+        out.stdout.trim_end().ends_with(
+            "actions:\n  skip  close the gate and change nothing\n  halt  stop; keep the worktree for inspection"
+        ),
         "{out}"
     );
     let gate = repo.orcho(&["delivery", "show", &run, "--json"])?.json()?;

@@ -297,10 +297,11 @@ fn a_run_that_builds_on_included_changes_can_be_applied_not_committed_alone() ->
             .contains("`approve` refused now: commit or stash the target's changes to `a.txt`"),
         "{out}"
     );
+    // What is left on offer, each with what it does.
     assert!(
         out.stdout
             .trim_end()
-            .ends_with("available: apply, skip, halt"),
+            .ends_with("actions:\n  apply  apply the run's diff to your checkout, uncommitted\n  skip   close the gate and change nothing\n  halt   stop; keep the worktree for inspection"),
         "{out}"
     );
     let out = repo.orcho(&["delivery", "decide", &run, "approve"])?;
