@@ -57,13 +57,19 @@ pub(crate) fn open_point(
         Some(view) => Ok(view),
         None => {
             let status = store.status(run)?.status;
+            // Waiting, with its decision recorded: nothing is open until the
+            // run acts on it.
+            if status.as_str().starts_with("awaiting_") {
+                return Err(CliError::refused(format!(
+                    "run `{run}` has its decision recorded ({status}): nothing is open until \
+                     `orcho resume {run}` acts on it"
+                ))
+                .with_hint(format!("`orcho resume {run}`")));
+            }
             Err(CliError::refused(format!(
                 "run `{run}` waits at no open decision point: it is {status}"
             ))
-            .with_hint(format!(
-                "`orcho log {run}` shows where it stands; a recorded decision waits for `orcho \
-                 resume {run}`"
-            )))
+            .with_hint(format!("`orcho log {run}` shows where it stands")))
         }
     }
 }
@@ -124,7 +130,8 @@ pub(crate) fn error(e: DecideError, hint: Option<String>) -> CliError {
         }
         e @ (DecideError::UnknownAction { .. }
         | DecideError::NoteRequired { .. }
-        | DecideError::NoteRefused { .. }) => {
+        | DecideError::NoteRefused { .. }
+        | DecideError::NothingPinned { .. }) => {
             let e = CliError::usage(e.to_string());
             match hint {
                 Some(hint) => e.with_hint(hint),

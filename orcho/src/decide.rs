@@ -289,6 +289,15 @@ pub enum DecideError {
         /// The digest now.
         now: String,
     },
+    /// A digest was given for a point that pins none (an intake question,
+    /// a handoff).
+    #[error("the {point} pins no digest, and the decision names `{seen}`")]
+    NothingPinned {
+        /// The point.
+        point: crate::point::PointKind,
+        /// The digest given.
+        seen: String,
+    },
     /// The action takes no note and was given one: refused, never dropped.
     #[error("`{action}` takes no note")]
     NoteRefused {

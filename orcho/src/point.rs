@@ -259,7 +259,8 @@ impl PointView {
     /// [`DecideError::PointMoved`] when the run waits at another point
     /// than the one shown (a form loaded at `0001-review` and sent once
     /// the run reached `0002-review`), [`DecideError::Stale`] when what was
-    /// pinned changed since.
+    /// pinned changed since, [`DecideError::NothingPinned`] for a digest
+    /// given to a point that pins none.
     pub fn check_seen(&self, id: Option<&str>, digest: Option<&str>) -> Result<(), DecideError> {
         if let Some(seen) = id.map(str::trim) {
             let open = self.id.as_ref().map(HandoffId::as_str);
@@ -272,10 +273,9 @@ impl PointView {
         }
         if let Some(seen) = digest.map(str::trim) {
             let Some(pinned) = self.pinned.first() else {
-                return Err(DecideError::Stale {
-                    what: "nothing",
+                return Err(DecideError::NothingPinned {
+                    point: self.kind,
                     seen: seen.to_owned(),
-                    now: format!("the {} pins no digest", self.kind),
                 });
             };
             let now = pinned.digest.to_string();

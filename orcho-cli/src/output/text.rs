@@ -588,11 +588,17 @@ pub(crate) fn point(view: &orcho::point::PointView) -> String {
             finding.severity, finding.source, finding.title
         );
     }
-    for (i, q) in view.questions.iter().enumerate() {
-        let _ = write!(text, "\n{}. [{}] {}", i + 1, q.header, q.question);
-        for (n, option) in q.options.iter().enumerate() {
-            let _ = write!(text, "\n     {}) {option}", n + 1);
+    if view.kind == orcho::point::PointKind::PlannerQuestions {
+        for (i, q) in view.questions.iter().enumerate() {
+            let _ = write!(text, "\n{}. [{}] {}", i + 1, q.header, q.question);
+            for (n, option) in q.options.iter().enumerate() {
+                let _ = write!(text, "\n     {}) {option}", n + 1);
+            }
         }
+    } else if let Some(about) = view.questions.first() {
+        // Its first question is its choice of action: what it is about is
+        // said, its options are the actions below.
+        let _ = write!(text, "\n{}", about.question.trim_end());
     }
     let _ = write!(text, "\n{}", menu(&view.actions, true));
     for pinned in &view.pinned {

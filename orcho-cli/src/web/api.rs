@@ -407,10 +407,11 @@ fn seen(
     let Some(view) = place.store().open_point(run)? else {
         return Ok(());
     };
-    view.check_seen(touchpoint, digest).map_err(|e| {
-        CliError::moved(e.to_string()).with_hint(format!(
+    view.check_seen(touchpoint, digest).map_err(|e| match e {
+        orcho::decide::DecideError::NothingPinned { .. } => CliError::usage(e.to_string()),
+        e => CliError::moved(e.to_string()).with_hint(format!(
             "read the point again (`GET /api/runs/{run}/point`) and decide on what it shows"
-        ))
+        )),
     })
 }
 

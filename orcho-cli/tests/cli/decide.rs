@@ -63,6 +63,13 @@ fn a_point_is_shown_with_what_each_action_does_and_decided_by_name() -> Result {
         ),
         "{out}"
     );
+    let out = repo.orcho(&["decide", &run, "halt", "--digest", "blake3:00"])?;
+    out.expect_code(2);
+    assert!(
+        out.stderr
+            .contains("the handoff pins no digest, and the decision names `blake3:00`"),
+        "{out}"
+    );
     let out = repo.orcho_in(".", &[("CLAUDECODE", "1")], &["decide", &run, "halt"])?;
     out.expect_code(1);
     assert!(out.stderr.contains("records a person's decision"), "{out}");
@@ -88,7 +95,8 @@ fn a_point_is_shown_with_what_each_action_does_and_decided_by_name() -> Result {
     let out = repo.orcho(&["decide", &run])?;
     out.expect_code(1);
     assert!(
-        out.stderr.contains("waits at no open decision point"),
+        out.stderr
+            .contains("has its decision recorded (awaiting_phase_handoff)"),
         "{out}"
     );
     assert!(out.stderr.contains(&format!("orcho resume {run}")), "{out}");

@@ -239,6 +239,11 @@ async fn intake_and_delivery_are_views_too_and_delivery_is_pinned_to_its_patch()
         view.headline
     );
     assert_eq!(names(&view), ["include", "exclude", "commit", "halt"]);
+    let err = view.check_seen(None, Some("blake3:00")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the intake pins no digest, and the decision names `blake3:00`"
+    );
     assert_eq!(
         view.action("commit")?.note,
         Note::Optional("the commit message")
