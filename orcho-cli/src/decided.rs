@@ -59,7 +59,7 @@ pub(crate) fn open_point(
             let status = store.status(run)?.status;
             // Waiting, with its decision recorded: nothing is open until the
             // run acts on it.
-            if status.as_str().starts_with("awaiting_") {
+            if status.is_awaiting_decision() {
                 return Err(CliError::refused(format!(
                     "run `{run}` has its decision recorded ({status}): nothing is open until \
                      `orcho resume {run}` acts on it"

@@ -38,8 +38,10 @@
 //!   outcomes and durations, the receipts' classification, handoffs and
 //!   decisions, `handoff_advice`, costs.
 //! - [`Host`] and [`drive`] run the loop for hosts that want it.
-//! - [`decide`] records a decision on a run's open point by the action's
-//!   name, with the note rules every host shares.
+//! - [`point`] is the view of a run's open decision point every host
+//!   shows (what waits, each action with what it does and its note rule,
+//!   what a decision is pinned to); [`decide`] records a decision on it by
+//!   the action's name, with the note rules every host shares.
 //! - [`phase`] runs a phase attempt as a process, with the protocol the
 //!   `orcho` command line runs phase commands and agents with.
 //! - The [`Store`] keeps `runs/<run_id>/` with the journal as the source

@@ -571,16 +571,7 @@ fn the_web_inbox_says_the_store_is_down_and_comes_back_with_it() -> Result {
             .call()
     };
     assert_eq!(crate::web::status(&inbox()?), 200);
-    let login = http
-        .get(format!("{}/login?token={}", served.base, served.decide))
-        .call()?;
-    let session = login
-        .headers()
-        .get("set-cookie")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|c| c.split(';').next())
-        .ok_or("no session")?
-        .to_owned();
+    let session = crate::web::session(&http, &served)?;
 
     server.stop()?;
     let mut down = inbox()?;

@@ -548,16 +548,7 @@ fn a_page_that_missed_a_change_while_it_loaded_is_told_at_once() -> Result {
 /// A session of `served`'s deciding token, and the page of `run` as it
 /// shows it.
 fn session_and_page(http: &ureq::Agent, served: &Served, run: &str) -> Result<(String, String)> {
-    let login = http
-        .get(format!("{}/login?token={}", served.base, served.decide))
-        .call()?;
-    let session = login
-        .headers()
-        .get("set-cookie")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|c| c.split(';').next())
-        .ok_or("no session")?
-        .to_owned();
+    let session = session(http, served)?;
     let html = http
         .get(format!("{}/runs/{run}", served.base))
         .header("Cookie", &session)
@@ -565,6 +556,20 @@ fn session_and_page(http: &ureq::Agent, served: &Served, run: &str) -> Result<(S
         .body_mut()
         .read_to_string()?;
     Ok((session, html))
+}
+
+/// A session cookie of `served`'s deciding token, from its login link.
+pub(crate) fn session(http: &ureq::Agent, served: &Served) -> Result<String> {
+    let login = http
+        .get(format!("{}/login?token={}", served.base, served.decide))
+        .call()?;
+    Ok(login
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|c| c.split(';').next())
+        .ok_or("no session")?
+        .to_owned())
 }
 
 /// The value of the first hidden field `name` of a page's forms.
