@@ -52,6 +52,7 @@ mod output;
 mod phase;
 mod place;
 mod prompt;
+mod proof;
 mod runner;
 mod web;
 

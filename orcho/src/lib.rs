@@ -42,6 +42,9 @@
 //!   shows (what waits, each action with what it does and its note rule,
 //!   what a decision is pinned to); [`decide`] records a decision on it by
 //!   the action's name, with the note rules every host shares.
+//! - [`checkout`] is a checkout's own proof as every host shows it: its
+//!   keys, its verification, its readiness, what its change does to weaken
+//!   its proof, and the plan of the protected branch it is judged by.
 //! - [`phase`] runs a phase attempt as a process, with the protocol the
 //!   `orcho` command line runs phase commands and agents with.
 //! - The [`Store`] keeps `runs/<run_id>/` with the journal as the source
@@ -115,6 +118,7 @@
 //! 1.95.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod checkout;
 pub mod decide;
 mod engine;
 mod error;

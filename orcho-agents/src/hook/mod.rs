@@ -6,6 +6,7 @@ mod agents;
 mod answer;
 pub mod fired;
 pub mod guard;
+mod health;
 mod input;
 pub mod install;
 pub mod session;
@@ -14,6 +15,7 @@ pub mod stop_guard;
 mod stops;
 
 pub use answer::{Answer, Rendered, Verdict};
+pub use health::{Health, NeverCalled, SwitchedOff, health};
 pub use input::{
     BadDocument, Event, HookDoc, MAX_DOCUMENT_BYTES, normalize, permission_name, relative,
     requests, shell_command,

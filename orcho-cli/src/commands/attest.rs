@@ -1,17 +1,14 @@
 //! Signed attestations: `orcho key`, `orcho verify --attest`, `orcho status
 //! --commit` and `orcho attest push|fetch`.
 
-use orcho::{
-    attest::{
-        ALGORITHM, AttestedCommand, AttestedState, SigningKey,
-        notes::{NOTES_REF, Repo, Shared},
-    },
-    profile::Profile,
-    receipts::Verifier,
+use orcho::attest::{
+    ALGORITHM, AttestedCommand, AttestedState, SigningKey,
+    notes::{NOTES_REF, Repo, Shared},
 };
 use serde::Serialize;
 
-pub(crate) use crate::output::doc::AttestedDoc;
+use crate::output::doc::CommitStatusDoc;
+use crate::proof::{base_of, clean, judged, plan_at, short_id, sign_error};
 use crate::{error::CliError, exit::Exit, output::Report, place::Place};
 
 /// `orcho key show --json`.
@@ -85,136 +82,6 @@ pub(crate) fn precheck(place: &Place) -> Result<(), CliError> {
         );
     }
     Ok(())
-}
-
-/// Whether the checkout is clean; when not, an error (`required`) or a
-/// note and `false`.
-fn clean(place: &Place, required: bool) -> Result<bool, CliError> {
-    let uncommitted = Repo::new(&place.checkout)
-        .uncommitted()
-        .map_err(|e| CliError::msg(e.to_string()))?;
-    // Orcho's own store is never part of a commit, ignored or not.
-    let store = store_prefix(place);
-    let uncommitted: Vec<String> = uncommitted
-        .into_iter()
-        .filter(|p| store.as_deref().is_none_or(|s| !p.starts_with(s)))
-        .collect();
-    if uncommitted.is_empty() {
-        return Ok(true);
-    }
-    let shown: Vec<&str> = uncommitted.iter().take(3).map(String::as_str).collect();
-    let message = format!(
-        "the checkout has uncommitted changes ({} path(s): {}{}), and an attestation is about \
-         a commit",
-        uncommitted.len(),
-        shown.join(", "),
-        if uncommitted.len() > 3 { ", …" } else { "" }
-    );
-    let hint = "commit them (or make git ignore them), then `orcho verify --attest`";
-    if required {
-        return Err(CliError::msg(message).with_hint(hint));
-    }
-    place.progress(&format!("not attested: {message}\n  hint: {hint}"));
-    Ok(false)
-}
-
-/// The store's path as `git status` names paths under it (from the
-/// repository's root), when it is inside the work tree.
-fn store_prefix(place: &Place) -> Option<String> {
-    let out = orcho::receipts::exec::run(
-        &orcho::receipts::exec::git_request(&place.checkout, &["rev-parse", "--show-toplevel"])
-            .keep_stdout(1 << 16),
-    )
-    .ok()?;
-    let top = String::from_utf8(out.stdout.kept?).ok()?;
-    let top = camino::Utf8Path::new(top.trim()).canonicalize_utf8().ok()?;
-    let store = place.store.canonicalize_utf8().ok()?;
-    store.strip_prefix(&top).ok().map(|rel| format!("{rel}/"))
-}
-
-/// Says so when the checkout's profile does not trust `key`: what it signs
-/// would prove nothing to `orcho status --commit`.
-fn warn_untrusted(place: &Place, key: &SigningKey) {
-    let path = place.checkout.join(crate::place::PROFILE_FILE);
-    let Ok(profile) = Profile::load(&path) else {
-        return;
-    };
-    let trusted = profile
-        .trust
-        .as_ref()
-        .is_some_and(|t| t.keys.iter().any(|k| k.ed25519 == key.public()));
-    if !trusted {
-        place.progress(&format!(
-            "note: `trust.keys` in {path} does not list this key, so `orcho status --commit` \
-             will not count what it signs\n  hint: `orcho key show` prints the lines that trust it"
-        ));
-    }
-}
-
-/// Attaches attestations of the checkout's proven receipts (present,
-/// vacuous, or failed against this tree) to HEAD, when the checkout is
-/// clean. With `required`, a dirty checkout or a missing key is an error;
-/// without (the profile's `verification.attest`), it is said and nothing
-/// is attached.
-pub(crate) fn attach_head(
-    place: &Place,
-    verifier: &Verifier,
-    required: bool,
-) -> Result<Option<AttestedDoc>, CliError> {
-    let not_attested = |message: String, hint: &str| {
-        if required {
-            return Err(CliError::msg(message).with_hint(hint));
-        }
-        place.progress(&format!("not attested: {message}\n  hint: {hint}"));
-        Ok(None)
-    };
-    let Some(key) = crate::key::signing_key(place)? else {
-        return not_attested(
-            "there is no signing key on this machine".to_owned(),
-            "`orcho key generate` makes one (or set ORCHO_SIGNING_KEY)",
-        );
-    };
-    if !clean(place, required)? {
-        return Ok(None);
-    }
-    Repo::new(&place.checkout).commit("HEAD").map_err(|e| {
-        CliError::msg(e.to_string())
-            .with_hint("an attestation is about a commit: make the first one")
-    })?;
-    let signed = orcho::proof::sign_commit(verifier, "HEAD", &key).map_err(|e| sign_error(&e))?;
-    warn_untrusted(place, &key);
-    let short = short_id(&signed.commit);
-    if signed.attested.is_empty() {
-        place.say(&format!("nothing new to attest on {short}"));
-    } else {
-        place.say(&format!(
-            "attested on {short}: {} (signed by key {}; `orcho attest push` shares them)",
-            signed.attested.join(", "),
-            &key.public().keyid()[..16]
-        ));
-    }
-    Ok(Some(AttestedDoc {
-        commit: signed.commit,
-        commands: signed.attested,
-    }))
-}
-
-/// A commit whose receipts could not be signed, said with a hint.
-fn sign_error(e: &orcho::proof::SignError) -> CliError {
-    use orcho::proof::SignError as E;
-    let hint = match e {
-        E::Git(_) => {
-            "`git notes --ref orcho remove HEAD` removes a note Orcho cannot read (a remote's \
-             copy stays); a revision names a commit: a hash, a branch, HEAD~1"
-        }
-        _ => "",
-    };
-    let error = CliError::msg(orcho::core::error_chain(e));
-    if hint.is_empty() {
-        error
-    } else {
-        error.with_hint(hint)
-    }
 }
 
 /// `orcho attest sign --json`.
@@ -291,71 +158,6 @@ pub(crate) fn sign(
     .exit(exit))
 }
 
-/// `orcho status --commit REV --json`.
-#[derive(Debug, Serialize)]
-struct CommitStatusDoc<'a> {
-    commit: &'a str,
-    tree: &'a str,
-    ready: bool,
-    /// `base REF` or `commit`: what the keys, `required` and the
-    /// declarations came from.
-    trust_source: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    base_commit: Option<&'a str>,
-    required: &'a [AttestedCommand],
-    /// With `--base`: what the commit changes of what proves it.
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    edits_what_proves_it: &'a [orcho::profile::ProofEdit],
-    /// With `--base`: what the commit does to weaken its own proof
-    /// otherwise (tests skipped or deleted, fewer assertions, the runner's
-    /// configuration), for the change's reviewer.
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    weakenings: &'a [orcho::receipts::weakening::Weakening],
-}
-
-/// The base to judge by: `--base`, else `ORCHO_BASE` (clap reads both);
-/// an empty value is none.
-pub(crate) fn base_of(base: Option<&str>) -> Option<&str> {
-    base.filter(|b| !b.trim().is_empty())
-}
-
-/// Judges `rev` from its notes, by `base` when given.
-fn judged(
-    place: &Place,
-    profile: Option<&str>,
-    rev: &str,
-    base: Option<&str>,
-) -> Result<orcho::proof::CommitProof, CliError> {
-    let file = profile_path(place, profile)?;
-    orcho::proof::judge_commit(&place.checkout, rev, base, &file).map_err(|e| proof_error(&e))
-}
-
-/// A commit that could not be judged, said with a hint.
-pub(crate) fn proof_error(e: &orcho::proof::CommitProofError) -> CliError {
-    use orcho::proof::CommitProofError as E;
-    let hint = match e {
-        E::Git(_) => {
-            "name a commit: a hash, a branch, HEAD~1 (and for `--base`, the protected branch: \
-             `main`, `origin/main`)"
-        }
-        E::NoProfile { .. } => {
-            "check a commit that holds the profile; `--profile FILE` names another file of the \
-             repository"
-        }
-        _ => "",
-    };
-    let message = orcho::core::error_chain(e);
-    let error = match e {
-        E::Git(_) => CliError::usage(message),
-        _ => CliError::msg(message),
-    };
-    if hint.is_empty() {
-        error
-    } else {
-        error.with_hint(hint)
-    }
-}
-
 /// `orcho status --commit REV [--base REF]`: every required command,
 /// from the notes alone.
 pub(crate) fn status_commit(
@@ -365,7 +167,7 @@ pub(crate) fn status_commit(
     base: Option<&str>,
 ) -> Result<Report, CliError> {
     let base = base_of(base);
-    let proof = judged(place, profile, rev, base)?;
+    let (proof, weakenings) = crate::proof::commit_status(place, profile, rev, base)?;
     let required = &proof.judgement.commands;
     let ready = proof.ready();
     let short = short_id(&proof.commit);
@@ -408,21 +210,12 @@ pub(crate) fn status_commit(
         lines.extend(proof.edits.iter().map(|e| format!("  {e}")));
     }
     // What the change does to its tests: for the person who reviews it.
-    let weakenings = match &proof.trust_source {
-        orcho::proof::TrustSource::Base { commit, .. } => {
-            match orcho::proof::commit_weakenings(&place.checkout, commit, &proof.commit) {
-                Ok(found) => found,
-                Err(e) => {
-                    lines.push(format!(
-                        "warning: the change could not be read for weakenings: {}",
-                        orcho::core::error_chain(&e)
-                    ));
-                    Vec::new()
-                }
-            }
-        }
-        _ => Vec::new(),
-    };
+    let weakenings = weakenings.unwrap_or_else(|why| {
+        lines.push(format!(
+            "warning: the change could not be read for weakenings: {why}"
+        ));
+        Vec::new()
+    });
     if !weakenings.is_empty() {
         lines.push(format!(
             "this change weakens its own proof ({} finding(s); its reviewer must see them):",
@@ -448,22 +241,9 @@ pub(crate) fn status_commit(
     } else {
         format!("not ready: {}", next_step(required, base.is_some()))
     });
-    let base_commit = match &proof.trust_source {
-        orcho::proof::TrustSource::Base { commit, .. } => Some(commit.as_str()),
-        _ => None,
-    };
-    Ok(Report::new(&CommitStatusDoc {
-        commit: &proof.commit,
-        tree: &proof.tree,
-        ready,
-        trust_source: proof.trust_source.to_string(),
-        base_commit,
-        required,
-        edits_what_proves_it: &proof.edits,
-        weakenings: &weakenings,
-    })
-    .line(lines.join("\n"))
-    .exit(if ready { Exit::Ok } else { Exit::NotReady }))
+    Ok(Report::new(&CommitStatusDoc::of(&proof, &weakenings))
+        .line(lines.join("\n"))
+        .exit(if ready { Exit::Ok } else { Exit::NotReady }))
 }
 
 /// `orcho attest explain --json`.
@@ -577,10 +357,6 @@ fn considered_line(e: &orcho::attest::Considered) -> String {
     format!("{}{line}: {what} — {verdict}", e.note)
 }
 
-fn short_id(id: &str) -> &str {
-    id.get(..12).unwrap_or(id)
-}
-
 /// What to do about the commands not proven, by what is wrong with them.
 fn next_step(required: &[AttestedCommand], by_base: bool) -> String {
     let is = |state| required.iter().any(|c| c.state == state);
@@ -617,35 +393,6 @@ fn next_step(required: &[AttestedCommand], by_base: bool) -> String {
         steps.push("the note holds lines that prove nothing (named above); attest again");
     }
     steps.join("; ")
-}
-
-/// The profile's path from the checkout's root: `--profile FILE` (from
-/// where `orcho` runs, or absolute), else `orcho.yaml`.
-fn profile_path(place: &Place, profile: Option<&str>) -> Result<String, CliError> {
-    let Some(profile) = profile else {
-        return Ok(crate::place::PROFILE_FILE.to_owned());
-    };
-    if profile.starts_with("builtin:") {
-        return Err(CliError::usage(
-            "`--commit` reads the profile the commit holds; a built-in trusts no key",
-        )
-        .with_hint("leave out `--profile` (and ORCHO_PROFILE), or name the profile's file"));
-    }
-    let absolute = camino::Utf8PathBuf::from(crate::place::spec_of(profile)?);
-    let inside = |base: &camino::Utf8Path| {
-        let real = |p: &camino::Utf8Path| p.canonicalize_utf8().unwrap_or_else(|_| p.to_owned());
-        let base = real(base);
-        let dir = absolute.parent().map(real)?;
-        let rel = dir.strip_prefix(&base).ok()?.join(absolute.file_name()?);
-        Some(rel.to_string())
-    };
-    inside(&place.checkout).ok_or_else(|| {
-        CliError::usage(format!(
-            "the profile `{profile}` is not in the checkout {}: a commit holds only the \
-             checkout's files",
-            place.checkout
-        ))
-    })
 }
 
 /// `orcho attest push|fetch --json`.
@@ -719,39 +466,4 @@ pub(crate) fn fetch(place: &Place, remote: &str) -> Result<Report, CliError> {
         result: shared_word(shared),
     })
     .line(line))
-}
-
-/// The plan of the profile at `rev` (the protected branch, for `--base`),
-/// with every file it extends read from the same commit: the commit it
-/// names and the plan.
-pub(crate) fn plan_at(
-    place: &Place,
-    profile: Option<&str>,
-    rev: &str,
-) -> Result<(String, orcho::RunPlan), CliError> {
-    let repo = in_repository(place)?;
-    let file = profile_path(place, profile)?;
-    let commit = repo.commit(rev).map_err(|e| {
-        CliError::usage(e.message).with_hint(
-            "`--base` (or ORCHO_BASE) names the protected branch a change is judged by: `main`, \
-             `origin/main`",
-        )
-    })?;
-    let short = short_id(&commit).to_owned();
-    let parsed = orcho::proof::profile_at(&repo, &commit, &file, None).map_err(|e| {
-        let not_there = matches!(e.kind(), orcho::profile::ProfileErrorKind::Read(_));
-        let error = CliError::msg(format!(
-            "the profile at base {rev} ({short}) does not load: {}",
-            orcho::core::error_chain(&e)
-        ));
-        if not_there {
-            error.with_hint(format!(
-                "the base holds no `{file}`: commit one to the protected branch first"
-            ))
-        } else {
-            error
-        }
-    })?;
-    let resolved = parsed.resolve(&crate::place::registry())?;
-    Ok((commit, orcho::RunPlan::from_profile(&resolved)))
 }

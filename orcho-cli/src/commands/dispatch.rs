@@ -164,7 +164,7 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
             command: Some(ServeCommand::Token(command)),
             listen,
             ..
-        } => crate::web::token(place, command, listen),
+        } => super::serve::token(place, command, listen),
         Command::Store(StoreCommand::Migrate) => store::migrate(place),
         Command::Store(StoreCommand::Export { runs, output }) => {
             store::export(place, &runs, output.as_deref())

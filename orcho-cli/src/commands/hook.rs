@@ -287,9 +287,11 @@ fn weakenings_here(
     let commands: Vec<_> = plan(place, at)
         .ok()
         .and_then(|plan| plan.verification)
-        .map(|contract| super::verify::declared(&contract))
+        .map(|contract| orcho::checkout::declared(&contract))
         .unwrap_or_default();
-    super::weakened::weakened(place, base.as_deref(), &commands, subjects)
+    let key = crate::key::receipt_key(place).ok();
+    orcho::checkout::Checkout::new(&place.checkout, &place.store, key)
+        .weakened(base.as_deref(), &commands, subjects)
         .open
         .iter()
         .map(ToString::to_string)

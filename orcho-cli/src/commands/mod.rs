@@ -10,10 +10,9 @@ mod permissions;
 mod report;
 mod run;
 mod runs;
+mod serve;
 mod show;
 mod store;
 pub(crate) mod verify;
-pub(crate) mod weakened;
 
 pub(crate) use dispatch::dispatch;
-pub(crate) use show::advice as advise;

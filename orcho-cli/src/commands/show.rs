@@ -52,7 +52,7 @@ pub(crate) async fn advice(place: &Place, run: &RunId) -> Result<Report, CliErro
     let handoff = open_handoff(engine.store(), run)?;
     place.progress("asking the advisor …");
     let record = engine.advise(run, &handoff).await?;
-    Ok(Report::new(&crate::mcp::AdviceDoc::of(
+    Ok(Report::new(&crate::output::doc::AdviceDoc::of(
         run,
         &handoff,
         &record,

@@ -140,50 +140,6 @@ pub(crate) struct DecideArgs<'a> {
     pub(crate) advice_id: Option<String>,
 }
 
-/// `orcho_handoff_advice`.
-#[derive(Debug, Serialize)]
-pub(crate) struct AdviceDoc<'a> {
-    pub(crate) run_id: &'a RunId,
-    pub(crate) handoff_id: &'a HandoffId,
-    pub(crate) advice_id: String,
-    pub(crate) advisor: &'a str,
-    pub(crate) recommended_action: &'static str,
-    pub(crate) confidence: Option<f64>,
-    pub(crate) rationale: &'a str,
-    pub(crate) risks: &'a [String],
-    pub(crate) retry_feedback: Option<&'a str>,
-    pub(crate) expected_files: &'a [camino::Utf8PathBuf],
-    /// Always `false`.
-    pub(crate) applied: bool,
-    pub(crate) note: &'static str,
-}
-
-impl<'a> AdviceDoc<'a> {
-    /// The document of `record`, on `handoff` of `run`, with `note`.
-    pub(crate) fn of(
-        run_id: &'a RunId,
-        handoff_id: &'a HandoffId,
-        record: &'a orcho::handoff::advisor::AdviceRecord,
-        note: &'static str,
-    ) -> Self {
-        let a = record.advice();
-        Self {
-            run_id,
-            handoff_id,
-            advice_id: record.id().to_string(),
-            advisor: record.advisor(),
-            recommended_action: a.recommended_action.as_str(),
-            confidence: a.confidence.value(),
-            rationale: &a.rationale,
-            risks: &a.risks,
-            retry_feedback: a.retry_feedback.as_deref(),
-            expected_files: &a.expected_files,
-            applied: false,
-            note,
-        }
-    }
-}
-
 /// `orcho_phase_handoff_decide`.
 #[derive(Debug, Serialize)]
 pub(crate) struct HandoffDecidedDoc<'a> {

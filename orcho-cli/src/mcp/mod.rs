@@ -25,7 +25,6 @@ mod point;
 mod server;
 mod tools;
 
-pub(crate) use doc::AdviceDoc;
 #[cfg(feature = "fuzzing")]
 pub(crate) use input::arguments;
 pub use server::OrchoMcp;

@@ -19,8 +19,8 @@ use serde_json::Value;
 use super::{
     OrchoMcp,
     doc::{
-        AdviceDoc, AttemptDoc, ConfirmDoc, DecideArgs, DeliveryDecidedDoc, FindingsDoc,
-        FollowUpDoc, HandoffDecidedDoc, MetaDoc, ProposalDoc, ReviewDoc, StatusDoc, TouchpointDoc,
+        AttemptDoc, ConfirmDoc, DecideArgs, DeliveryDecidedDoc, FindingsDoc, FollowUpDoc,
+        HandoffDecidedDoc, MetaDoc, ProposalDoc, ReviewDoc, StatusDoc, TouchpointDoc,
     },
     error::ToolError,
     input::{
@@ -29,8 +29,12 @@ use super::{
     },
 };
 use crate::{
+    error::CliError,
     host::{self, RunConfig},
-    output::doc::{GateDoc, HandoffDoc, InboxDoc, IntakeDoc, Naming},
+    output::doc::{
+        AdviceDoc, CommitStatusDoc, GateDoc, HandoffDoc, InboxDoc, IntakeDoc, Naming,
+        StatusDoc as CheckoutStatusDoc, VerifyDoc,
+    },
     phase,
     place::{Loaded, Place},
 };
@@ -294,9 +298,7 @@ impl OrchoMcp {
             config,
             engine: run.engine().clone(),
         };
-        Ok(orcho::drive(run, &mut host)
-            .await
-            .map_err(crate::error::CliError::from)?)
+        Ok(orcho::drive(run, &mut host).await.map_err(CliError::from)?)
     }
 
     pub(super) fn decide_handoff(&self, input: &HandoffDecideInput, client: &str) -> ToolResult {
@@ -823,33 +825,41 @@ impl OrchoMcp {
 
     /// `orcho verify`, its document as the result.
     pub(super) async fn verify(&self, input: VerifyInput) -> ToolResult {
-        let report = crate::commands::verify::verify(
-            &self.place,
-            None,
-            input.base.as_deref(),
-            &input.commands,
-            false,
-        )
-        .await?;
-        document(report)
+        let verifier = crate::proof::verifier(&self.place, None, input.base.as_deref())?;
+        let names = orcho::checkout::commands_to_verify(verifier.contract(), &input.commands)
+            .map_err(CliError::from)?;
+        let checkout = crate::key::checkout(&self.place)?;
+        let all_environments = input.commands.is_empty();
+        let v = std::sync::Arc::clone(&verifier);
+        let verified = tokio::task::spawn_blocking(move || {
+            checkout.verify(&v, &names, all_environments, None, &mut |_| {})
+        })
+        .await
+        .map_err(CliError::from)?
+        .map_err(CliError::from)?;
+        let mut doc = VerifyDoc::of(&verified);
+        if verified.passed {
+            doc.attested = crate::proof::attest_verified(&self.place, &verifier, false).await?;
+        }
+        value(&doc)
     }
 
     /// `orcho status` (or `orcho status --commit`), its document as the
     /// result.
     pub(super) async fn status(&self, input: StatusInput) -> ToolResult {
-        let report = match &input.commit {
-            Some(rev) => crate::commands::attest::status_commit(
-                &self.place,
-                None,
-                rev,
-                input.base.as_deref(),
-            )?,
-            None => {
-                crate::commands::verify::status(&self.place, None, input.base.as_deref(), false)
-                    .await?
-            }
-        };
-        document(report)
+        let base = input.base.as_deref();
+        if let Some(rev) = &input.commit {
+            let (proof, weakenings) = crate::proof::commit_status(&self.place, None, rev, base)?;
+            let weakenings = weakenings.unwrap_or_default();
+            return value(&CommitStatusDoc::of(&proof, &weakenings));
+        }
+        let (readiness, hooks) = crate::proof::readiness(&self.place, None, base).await?;
+        value(&CheckoutStatusDoc {
+            summary: &readiness.summary,
+            ready: readiness.ready(),
+            hooks: &hooks,
+            weakenings: &readiness.weakened,
+        })
     }
 
     pub(super) fn inbox(&self) -> ToolResult {
@@ -859,15 +869,6 @@ impl OrchoMcp {
             .team_inbox(&orcho::InboxFilter::all())?;
         value(&InboxDoc::new(&team.inbox, &team.stopped, Naming::Mcp).with_origins(&team.origins))
     }
-}
-
-/// The JSON document of a command's report.
-fn document(report: crate::output::Report) -> ToolResult {
-    let (json, _) = report.into_document();
-    let Some(json) = json else {
-        return Ok(Value::Null);
-    };
-    serde_json::from_str(&json).map_err(|e| ToolError::internal(&e))
 }
 
 /// Whether a run that waited at `before` waits at the same point `after`
@@ -897,12 +898,9 @@ struct McpHost<'a> {
 }
 
 impl orcho::Host for McpHost<'_> {
-    type Error = crate::error::CliError;
+    type Error = CliError;
 
-    async fn run_phase(
-        &mut self,
-        request: &PhaseRequest,
-    ) -> Result<PhaseReport, crate::error::CliError> {
+    async fn run_phase(&mut self, request: &PhaseRequest) -> Result<PhaseReport, CliError> {
         phase::run_phase(self.place, &self.engine, self.config, request).await
     }
 

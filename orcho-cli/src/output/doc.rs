@@ -74,6 +74,40 @@ pub(crate) struct VerifyDoc {
     pub(crate) attested: Option<AttestedDoc>,
 }
 
+impl VerifyDoc {
+    /// The document of what a verify ran (nothing attested yet).
+    pub(crate) fn of(verified: &orcho::checkout::Verified) -> Self {
+        Self {
+            passed: verified.passed,
+            environments: verified
+                .environments
+                .iter()
+                .map(|receipt| {
+                    let failed = receipt.results.iter().find(|r| !r.passed);
+                    CheckedEnvDoc {
+                        environment: receipt.environment.to_string(),
+                        passed: failed.is_none(),
+                        assertions: receipt.results.len(),
+                        failed: failed.map(|f| format!("{}: {}", f.description, f.detail)),
+                    }
+                })
+                .collect(),
+            commands: verified
+                .commands
+                .iter()
+                .map(|run| VerifiedDoc {
+                    command: run.name.to_string(),
+                    passed: run.passed,
+                    exit: run.receipt.exit.to_string(),
+                    duration_ms: u64::try_from(run.receipt.duration.as_millis())
+                        .unwrap_or(u64::MAX),
+                })
+                .collect(),
+            attested: None,
+        }
+    }
+}
+
 /// `orcho exec --json`: the exploratory log entry, and how many there are.
 #[derive(Debug, Serialize)]
 pub(crate) struct ExecDoc<'a> {
@@ -116,23 +150,15 @@ pub(crate) struct StatusDoc<'a> {
     #[serde(flatten)]
     pub(crate) summary: &'a orcho::receipts::ReadinessSummary,
     pub(crate) ready: bool,
-    /// Stops an agent's stop hook let through while a required receipt was
-    /// not present, oldest first.
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    pub(crate) unproven_stops: Vec<crate::hook::UnprovenStop>,
-    /// Agents whose hooks this checkout's settings install, but which never
-    /// called Orcho here.
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    pub(crate) hooks_never_called: Vec<&'static str>,
-    /// Agents whose settings (the project's or the home's) switch their
-    /// hooks off.
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    pub(crate) hooks_switched_off: Vec<&'static str>,
+    /// How the agents' hooks stand: stops let through unproven, hooks
+    /// installed that never called Orcho, hooks switched off.
+    #[serde(flatten)]
+    pub(crate) hooks: &'a orcho_agents::hook::Health,
     /// What the change does to weaken its own proof, against `--base`
     /// (else `HEAD`): open (holding the checkout back until a person
     /// acknowledges it) and acknowledged, the edits of `orcho.yaml` among
     /// them (`profile_edit`); what a profile new since then declares.
-    pub(crate) weakenings: &'a Weakened,
+    pub(crate) weakenings: &'a orcho::checkout::Weakened,
 }
 
 /// The decision inbox: pending decisions, and run directories that could
@@ -564,33 +590,90 @@ pub(crate) struct AttestedDoc {
     pub(crate) commands: Vec<String>,
 }
 
-/// What weakens the checkout's proof.
-#[derive(Debug, Default, Serialize)]
-pub(crate) struct Weakened {
-    /// What the change was read against (`HEAD`, or the base).
-    pub(crate) against: String,
-    /// What a person has not acknowledged yet: the checkout is not ready
-    /// while there is any.
-    pub(crate) open: Vec<orcho::receipts::weakening::Weakening>,
-    /// What a person acknowledged.
-    pub(crate) acknowledged: Vec<orcho::receipts::weakening::Weakening>,
-    /// What a profile the base did not have declares (shown, never a
-    /// weakening).
+/// `orcho status --commit REV --json`.
+#[derive(Debug, Serialize)]
+pub(crate) struct CommitStatusDoc<'a> {
+    pub(crate) commit: &'a str,
+    pub(crate) tree: &'a str,
+    pub(crate) ready: bool,
+    /// `base REF` or `commit`: what the keys, `required` and the
+    /// declarations came from.
+    pub(crate) trust_source: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) base_commit: Option<&'a str>,
+    pub(crate) required: &'a [orcho::attest::AttestedCommand],
+    /// With `--base`: what the commit changes of what proves it.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    pub(crate) profile_added: Vec<orcho::profile::ProofEdit>,
-    /// The commit the change was read against (empty when it could not
-    /// be).
-    #[serde(skip)]
-    pub(crate) base: String,
-    /// Which of `open` are test counts, by index, and whose.
-    #[serde(skip)]
-    pub(crate) counted: Vec<(usize, String)>,
-    /// Read against `HEAD` on a branch whose commits a protected branch
-    /// does not have: that branch (`main`), whose `--base` reads them too.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) commits_since: Option<String>,
-    /// Why the change could not be read against the base, when it could
-    /// not.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) unknown: Option<String>,
+    pub(crate) edits_what_proves_it: &'a [orcho::profile::ProofEdit],
+    /// With `--base`: what the commit does to weaken its own proof
+    /// otherwise (tests skipped or deleted, fewer assertions, the runner's
+    /// configuration), for the change's reviewer.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) weakenings: &'a [orcho::receipts::weakening::Weakening],
+}
+
+impl<'a> CommitStatusDoc<'a> {
+    /// The document of `proof`, with what the commit weakens.
+    pub(crate) fn of(
+        proof: &'a orcho::proof::CommitProof,
+        weakenings: &'a [orcho::receipts::weakening::Weakening],
+    ) -> Self {
+        Self {
+            commit: &proof.commit,
+            tree: &proof.tree,
+            ready: proof.ready(),
+            trust_source: proof.trust_source.to_string(),
+            base_commit: match &proof.trust_source {
+                orcho::proof::TrustSource::Base { commit, .. } => Some(commit.as_str()),
+                _ => None,
+            },
+            required: &proof.judgement.commands,
+            edits_what_proves_it: &proof.edits,
+            weakenings,
+        }
+    }
+}
+
+/// `orcho handoff advise` and `orcho_handoff_advice`.
+#[derive(Debug, Serialize)]
+pub(crate) struct AdviceDoc<'a> {
+    pub(crate) run_id: &'a RunId,
+    pub(crate) handoff_id: &'a HandoffId,
+    pub(crate) advice_id: String,
+    pub(crate) advisor: &'a str,
+    pub(crate) recommended_action: &'static str,
+    pub(crate) confidence: Option<f64>,
+    pub(crate) rationale: &'a str,
+    pub(crate) risks: &'a [String],
+    pub(crate) retry_feedback: Option<&'a str>,
+    pub(crate) expected_files: &'a [camino::Utf8PathBuf],
+    /// Always `false`.
+    pub(crate) applied: bool,
+    pub(crate) note: &'static str,
+}
+
+impl<'a> AdviceDoc<'a> {
+    /// The document of `record`, on `handoff` of `run`, with `note`.
+    pub(crate) fn of(
+        run_id: &'a RunId,
+        handoff_id: &'a HandoffId,
+        record: &'a orcho::handoff::advisor::AdviceRecord,
+        note: &'static str,
+    ) -> Self {
+        let a = record.advice();
+        Self {
+            run_id,
+            handoff_id,
+            advice_id: record.id().to_string(),
+            advisor: record.advisor(),
+            recommended_action: a.recommended_action.as_str(),
+            confidence: a.confidence.value(),
+            rationale: &a.rationale,
+            risks: &a.risks,
+            retry_feedback: a.retry_feedback.as_deref(),
+            expected_files: &a.expected_files,
+            applied: false,
+            note,
+        }
+    }
 }

@@ -872,6 +872,115 @@ pub(crate) fn task_line(task: &str) -> String {
     shown
 }
 
+/// What `orcho status` says of the checkout's readiness and its hooks.
+pub(crate) fn checkout_status(
+    readiness: &orcho::checkout::Readiness,
+    hooks: &orcho_agents::hook::Health,
+) -> String {
+    let (summary, weakened) = (&readiness.summary, &readiness.weakened);
+    let mut lines = Vec::new();
+    // Hooks installed that never called Orcho here guard nothing.
+    for never in &hooks.never_called {
+        lines.push(format!(
+            "warning: {} runs `orcho hook {}`, but it has never called Orcho here: {}",
+            never.settings, never.agent, never.how
+        ));
+    }
+    // Settings that switch Orcho's hooks off, in the project or the home:
+    // the agent's stops are then not guarded at all.
+    for off in &hooks.switched_off {
+        lines.push(format!(
+            "warning: {} switches {}'s hooks off ({}): Orcho's guard and stop checks do not run \
+             in its sessions; remove it (only a person should)",
+            off.file, off.agent, off.how
+        ));
+    }
+    if !lines.is_empty() {
+        lines.push(String::new());
+    }
+    if let Some(last) = hooks.unproven_stops.last() {
+        lines.push(format!(
+            "agent stops let through unproven: {} (last {}, {}{} after {} refusal(s): {}); \
+             `orcho status --ack-stops` acknowledges them, and a later proven stop clears them",
+            hooks.unproven_stops.len(),
+            last.at,
+            last.agent,
+            last.session_id
+                .as_deref()
+                .map(|s| format!(" session {s}"))
+                .unwrap_or_default(),
+            last.blocks,
+            last.unproven.join(", ")
+        ));
+        lines.push(String::new());
+    }
+    if let Some(table) = environment_table(summary) {
+        lines.push(table);
+        lines.push(String::new());
+    }
+    lines.push(readiness_table(summary));
+    if summary.exploratory_commands > 0 {
+        lines.push(format!(
+            "exploratory commands: {} (not authoritative: they never satisfy a requirement)",
+            summary.exploratory_commands
+        ));
+    }
+    lines.extend(weakened_lines(weakened));
+    let verdict = readiness_verdict(summary);
+    if weakened.open.is_empty() {
+        lines.push(verdict);
+    } else if verdict.starts_with("ready") {
+        lines.push(format!(
+            "not ready: every required receipt is present, but {} weakening(s) of this change \
+             wait for a person (`orcho status --ack-weakening` once reviewed)",
+            weakened.open.len()
+        ));
+    } else {
+        lines.push(format!(
+            "{verdict}; and {} weakening(s) of this change wait for a person",
+            weakened.open.len()
+        ));
+    }
+    lines.join("\n")
+}
+
+/// What `orcho status` says of what weakens the change's proof.
+fn weakened_lines(weakened: &orcho::checkout::Weakened) -> Vec<String> {
+    let mut lines = Vec::new();
+    let against = &weakened.against;
+    if !weakened.profile_added.is_empty() {
+        lines.push(format!(
+            "this change edits what proves it (against {against}; a person must review it):"
+        ));
+        lines.extend(weakened.profile_added.iter().map(|e| format!("  {e}")));
+    }
+    if !weakened.open.is_empty() {
+        lines.push(format!(
+            "this change weakens its own proof (against {against}); a person must review it, \
+             then acknowledge it with `orcho status --ack-weakening`:"
+        ));
+        lines.extend(weakened.open.iter().map(|w| format!("  {w}")));
+    }
+    if !weakened.acknowledged.is_empty() {
+        lines.push(format!(
+            "acknowledged by a person: {} weakening(s) of this change",
+            weakened.acknowledged.len()
+        ));
+    }
+    if let Some(branch) = &weakened.commits_since {
+        lines.push(format!(
+            "note: read against HEAD, so what this branch committed since `{branch}` is not; \
+             `--base {branch}` reads it too, as CI should"
+        ));
+    }
+    if let Some(why) = &weakened.unknown {
+        lines.push(format!(
+            "warning: the change could not be read against {against} for weakenings: {why}"
+        ));
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

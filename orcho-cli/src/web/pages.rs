@@ -383,13 +383,26 @@ pub(super) async fn ask_advice(
         Err(refused) => return refused.into_response(),
     };
     let asked = match place.store().find_run(&run) {
-        Ok(found) => crate::commands::advise(&place, &found).await,
+        Ok(found) => advise(&place, &found).await,
         Err(e) => Err(e.into()),
     };
     match asked {
         Ok(_) => Redirect::to(&format!("/runs/{run}")).into_response(),
         Err(e) => failed(&caller, &e),
     }
+}
+
+/// Asks the run's advisor about the handoff it is paused at.
+async fn advise(place: &Place, run: &RunId) -> Result<(), CliError> {
+    let engine = crate::host::engine_for(place, run)?;
+    let handoff = engine
+        .store()
+        .status(run)?
+        .handoff()
+        .cloned()
+        .ok_or_else(|| CliError::msg(format!("run `{run}` is not paused at a handoff")))?;
+    engine.advise(run, &handoff).await?;
+    Ok(())
 }
 
 /// The open handoff's form, drawn from the library's view of the point:

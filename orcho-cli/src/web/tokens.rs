@@ -82,7 +82,7 @@ impl Tokens {
     }
 
     fn save(&self, file: &TokenFile) -> Result<(), CliError> {
-        crate::key::make_private_dir(&self.path)
+        orcho::checkout::make_private_dir(&self.path)
             .map_err(|e| CliError::msg(format!("cannot write `{}`: {e}", self.path)))?;
         let text = serde_json::to_vec_pretty(file)
             .map_err(|e| CliError::msg(format!("cannot write `{}`: {e}", self.path)))?;
