@@ -41,8 +41,8 @@ fn driving() -> std::sync::MutexGuard<'static, Driving> {
 /// The handler runs on a thread of its own, with a runtime of its own: a
 /// prompt blocks a worker of the command's runtime while it reads a line,
 /// and Ctrl-C must still act at once there.
-pub(crate) fn install(json: bool) {
-    driving().json = json;
+pub(crate) fn install(voice: crate::place::Voice) {
+    driving().json = voice.is_json();
     static INSTALLED: std::sync::Once = std::sync::Once::new();
     INSTALLED.call_once(|| {
         let spawned = tokio::runtime::Builder::new_current_thread()

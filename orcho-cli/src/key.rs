@@ -44,7 +44,7 @@ pub(crate) fn signing_key_in_environment() -> bool {
 
 /// The receipt key of this host for `place`.
 pub(crate) fn receipt_key(place: &Place) -> Result<ReceiptKey, CliError> {
-    if let Some(key) = &place.receipt_key {
+    if let Some(key) = &place.actor.receipt_key {
         return Ok(key.clone());
     }
     Ok(keys().receipt_key(&place.checkout, &place.store)?)

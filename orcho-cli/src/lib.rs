@@ -24,14 +24,18 @@
 //! The agents' documents, answers and runners are the `orcho-agents`
 //! crate's ([`orcho_agents`]); this crate decides what to answer.
 //!
-//! The crate is laid out by what a command does: `cli` parses the
-//! arguments, `commands` holds one module per command, `host` keeps what the
-//! CLI needs with each run (its profile and phase commands, as the run's
-//! host metadata), `phase` runs a phase's command or agent through the
-//! library's protocol ([`orcho::phase`]), `runner` says what runs a phase
-//! and checks it can start, `key` finds the receipt key, `prompt` asks at a
-//! terminal, and `output` holds every document printed with `--json` as a
-//! `Serialize` type.
+//! The crate is laid out by host, over the library: `cli` parses the
+//! arguments and `commands` holds one module per command; `mcp` and `web`
+//! are the two other front-ends, and none of the three imports another's
+//! modules. What they share: `place` (where a command works, who acts
+//! through it, how it prints), `host` (what a run keeps of its profile and
+//! phase commands), `phase` and `runner` (a phase's command or agent run
+//! through [`orcho::phase`]), `proof` (the profile a checkout is judged by,
+//! over [`orcho::checkout`]), `key` (this host's keys), `decided` (a
+//! decision recorded and said), `prompt` (a terminal's questions) and
+//! `output` (every document printed with `--json`, as a `Serialize` type).
+//! Views of a decision point, decisions by name, verification, readiness
+//! and weakenings are the library's: a host renders them.
 
 mod app;
 mod cli;

@@ -17,7 +17,8 @@ use crate::error::CliError;
 
 pub(crate) use orcho::profile::PROFILE_FILE;
 
-/// The checkout a command works on, its store, and how it prints.
+/// Where a command works (the checkout and its store), who acts through
+/// it, and how it prints.
 #[derive(Debug, Clone)]
 pub(crate) struct Place {
     pub(crate) checkout: Utf8PathBuf,
@@ -27,13 +28,67 @@ pub(crate) struct Place {
     /// The database the runs and decisions are kept in, when the store is
     /// shared.
     pub(crate) shared: Option<orcho_pg::PgStorage>,
-    pub(crate) json: bool,
-    /// Who decides through this place, when not this process's user (the
-    /// web inbox's token holders).
-    pub(crate) decider: Option<String>,
+    /// Who acts through this place.
+    pub(crate) actor: Actor,
+    /// How what a command does is said.
+    pub(crate) voice: Voice,
+}
+
+/// Who acts through a place: whose name decisions are recorded under, and
+/// the receipt key receipts are sealed with.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Actor {
+    /// Who decides, when not this process's user (the web inbox's token
+    /// holders).
+    pub(crate) name: Option<String>,
     /// The receipt key an embedding host gave; `None` reads the caller's
     /// (see [`key`](crate::key)).
     pub(crate) receipt_key: Option<orcho::receipts::ReceiptKey>,
+}
+
+impl Actor {
+    /// A named actor: decisions are recorded as `name`'s.
+    pub(crate) fn named(name: impl Into<String>) -> Self {
+        Self {
+            name: Some(name.into()),
+            receipt_key: None,
+        }
+    }
+
+    /// The name decisions are recorded under: the actor's, else this
+    /// process's user at this machine.
+    pub(crate) fn name(&self) -> String {
+        self.name.clone().unwrap_or_else(decider)
+    }
+}
+
+/// How a command says what it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Voice {
+    /// Progress on standard error, results on standard output as they
+    /// come.
+    Text,
+    /// One JSON document at the end: nothing said as it goes.
+    Json,
+    /// Nothing said at all: a server answering a request.
+    Quiet,
+}
+
+impl Voice {
+    /// Text, or one JSON document (`--json`).
+    pub(crate) fn of(json: bool) -> Self {
+        if json { Self::Json } else { Self::Text }
+    }
+
+    /// Whether what is said goes to a terminal as it comes.
+    pub(crate) fn speaks(self) -> bool {
+        self == Self::Text
+    }
+
+    /// Whether the output is one JSON document (or nothing).
+    pub(crate) fn is_json(self) -> bool {
+        !self.speaks()
+    }
 }
 
 /// A loaded profile: how it is named again later (a file by its absolute
@@ -99,9 +154,8 @@ impl Place {
             checkout,
             store,
             shared,
-            json,
-            decider: None,
-            receipt_key: None,
+            actor: Actor::default(),
+            voice: Voice::of(json),
         })
     }
 
@@ -155,7 +209,7 @@ impl Place {
 
     /// Progress on standard error, unless the output is one JSON document.
     pub(crate) fn progress(&self, line: &str) {
-        if !self.json {
+        if self.voice.speaks() {
             crate::output::err(line);
         }
     }
@@ -163,7 +217,7 @@ impl Place {
     /// A result said as it comes, on standard output, unless the output is
     /// one JSON document (which says it at the end).
     pub(crate) fn say(&self, line: &str) {
-        if !self.json {
+        if self.voice.speaks() {
             crate::output::out(line);
         }
     }
@@ -174,7 +228,7 @@ impl Place {
             Some(shared) => orcho::Store::new(std::sync::Arc::new(shared.clone()), &self.store),
             None => orcho::Store::open(&self.store),
         }
-        .with_decider(self.decider.clone().unwrap_or_else(decider))
+        .with_decider(self.actor.name())
     }
 
     /// Where the runs are kept: the database of a shared store, else the
@@ -192,7 +246,7 @@ impl Place {
     pub(crate) fn team_store(&self) -> orcho::Store {
         match &self.shared {
             Some(shared) => orcho::Store::new(std::sync::Arc::new(shared.team()), &self.store)
-                .with_decider(self.decider.clone().unwrap_or_else(decider)),
+                .with_decider(self.actor.name()),
             None => self.store(),
         }
     }

@@ -93,7 +93,7 @@ pub(crate) async fn start(place: &Place, args: &RunArgs) -> Result<Report, CliEr
     let task = read_task(args)?;
     if let Some(parent) = &args.follow_up {
         let parent = host::find_run(place, parent)?;
-        interrupt::install(place.json);
+        interrupt::install(place.voice);
         let launch = host::Launch {
             phases,
             task,
@@ -120,7 +120,7 @@ pub(crate) async fn start(place: &Place, args: &RunArgs) -> Result<Report, CliEr
     if let Some((name, why)) = host::unknown_phase(&plan, &phases) {
         return Err(CliError::usage(format!("`--phase {name}=…`: {why}")));
     }
-    interrupt::install(place.json);
+    interrupt::install(place.voice);
     let launch = host::Launch {
         phases,
         in_place: args.in_place,
@@ -147,7 +147,7 @@ pub(crate) async fn resume(
     autopilot: bool,
     phases: &[String],
 ) -> Result<Report, CliError> {
-    interrupt::install(place.json);
+    interrupt::install(place.voice);
     interrupt::driving_run(id);
     let (mut config, mut run) = host::open_with(place, id, autopilot)?;
     // A run that is over has nothing to resume: said, as an error.
@@ -573,7 +573,7 @@ impl orcho::Host for CliHost<'_> {
                 self.show_point(step);
             }
             Progress::Settled(attempt) => {
-                if self.place.json {
+                if self.place.voice.is_json() {
                     return;
                 }
                 if self.reported.take().is_some_and(|v| v != attempt.verdict) {
@@ -630,7 +630,7 @@ impl CliHost<'_> {
     /// Shows the decision point `step` stops at (when the output is text;
     /// at a terminal the prompt shows a touchpoint's questions).
     fn show_point(&self, step: &Step) {
-        if self.place.json {
+        if self.place.voice.is_json() {
             return;
         }
         match step {

@@ -87,7 +87,7 @@ pub(crate) fn gate(place: &Place, run: &RunId, diff: bool) -> Result<Report, Cli
 /// Runs the missing and stale required commands again in the run's
 /// worktree, and shows the gate opened again on their receipts.
 pub(crate) async fn rerun(place: &Place, run: &RunId) -> Result<Report, CliError> {
-    crate::interrupt::install(place.json);
+    crate::interrupt::install(place.voice);
     crate::interrupt::driving_run(run);
     let (_, mut driving) = host::open_with(place, run, false)?;
     if let Some(ended) = driving.refusal_if_ended() {

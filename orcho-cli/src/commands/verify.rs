@@ -104,7 +104,7 @@ pub(crate) async fn run(
     all_environments: bool,
 ) -> Result<Verified, CliError> {
     let checkout = crate::key::checkout(place)?;
-    crate::interrupt::install(place.json);
+    crate::interrupt::install(place.voice);
     let cancel = crate::interrupt::phase_started();
     let (v, at) = (Arc::clone(verifier), place.clone());
     let verified = tokio::task::spawn_blocking(move || {
@@ -249,9 +249,9 @@ pub(crate) async fn exec(
             ),
         );
     }
-    crate::interrupt::install(place.json);
+    crate::interrupt::install(place.voice);
     let cancel = crate::interrupt::phase_started();
-    let json = place.json;
+    let json = place.voice.is_json();
     let v = Arc::clone(&verifier);
     let (entry, outcome) = tokio::task::spawn_blocking(move || {
         let mut stdout = std::io::stdout();

@@ -22,7 +22,7 @@ use crate::{error::CliError, exit::Exit, place::Place};
 /// the connection.
 pub(crate) async fn serve(place: Place) -> Result<Exit, CliError> {
     let place = Place {
-        json: true,
+        voice: crate::place::Voice::Quiet,
         ..place
     };
     let service = OrchoMcp::new(place).serve(rmcp::transport::stdio()).await?;
@@ -47,9 +47,8 @@ impl OrchoMcp {
             checkout,
             store,
             shared: None,
-            decider: None,
-            json: true,
-            receipt_key: None,
+            actor: crate::place::Actor::default(),
+            voice: crate::place::Voice::Quiet,
         })
     }
 
@@ -58,7 +57,7 @@ impl OrchoMcp {
     /// embeds the server and keeps its own key.
     #[must_use]
     pub fn with_receipt_key(mut self, key: orcho::receipts::ReceiptKey) -> Self {
-        self.place.receipt_key = Some(key);
+        self.place.actor.receipt_key = Some(key);
         self
     }
 }

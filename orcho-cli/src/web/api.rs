@@ -68,8 +68,8 @@ pub(super) fn status_of(e: &CliError) -> StatusCode {
 /// The place a caller decides in: decisions are recorded as the caller's.
 pub(super) fn place_of(web: &Web, caller: &Caller) -> crate::place::Place {
     let mut place = (*web.place).clone();
-    place.json = true;
-    place.decider = Some(format!("{} (web)", caller.name));
+    place.voice = crate::place::Voice::Quiet;
+    place.actor = crate::place::Actor::named(format!("{} (web)", caller.name));
     place
 }
 
