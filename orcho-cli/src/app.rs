@@ -26,6 +26,7 @@ pub fn main() -> ExitCode {
         }
     };
     crate::key::set_host_secrets(secrets);
+    crate::notifying::set_binary();
     let cli = cli::Cli::parse();
     let json = cli.json;
     let result = tokio::runtime::Builder::new_multi_thread()

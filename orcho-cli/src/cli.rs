@@ -312,6 +312,10 @@ pub(crate) enum Command {
     /// The store itself: its schema, and runs moved in and out of it
     #[command(subcommand)]
     Store(StoreCommand),
+    /// Where the store's events are sent: a webhook told when a run waits
+    /// for a decision, a point is decided, a run ends or proof fails
+    #[command(subcommand)]
+    Notify(NotifyCommand),
     /// This machine's key for signing attestations
     #[command(subcommand)]
     Key(KeyCommand),
@@ -390,6 +394,8 @@ pub(crate) enum SchemaDocument {
     PhaseOutput,
     /// What a phase command is given in `ORCHO_INPUT`
     PhaseInput,
+    /// What a notifier's webhook is sent (`orcho notify`)
+    Notification,
 }
 
 /// The protected branch a change is judged by.
@@ -500,6 +506,57 @@ pub(crate) enum HandoffCommand {
         /// The run: its id, the start of it, or `latest`
         #[arg(value_parser = run_ref)]
         run: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum NotifyCommand {
+    /// Add a notifier: a webhook sent each event as a signed JSON POST
+    /// (kept in the store, so a team on a shared store shares it)
+    Add {
+        /// Its name
+        name: String,
+        /// The URL events are POSTed to (a chat's incoming webhook shows
+        /// their `text` line)
+        #[arg(long, value_name = "URL")]
+        webhook: String,
+        /// The events it is told of, comma-separated [default: all]:
+        /// point_opened, decided, run_ended, proof_failed
+        #[arg(long, value_delimiter = ',', value_name = "EVENTS")]
+        events: Vec<String>,
+        /// The variable that holds the signing secret where events are sent
+        /// from [default: a secret is made, printed once and kept in the
+        /// store]
+        #[arg(long, value_name = "VAR")]
+        secret_env: Option<String>,
+        /// The web inbox's address (`orcho serve`), for each event's link
+        #[arg(long, value_name = "URL")]
+        inbox_url: Option<String>,
+    },
+    /// List the notifiers
+    List,
+    /// Remove a notifier (what was sent to it stays in the log)
+    Remove {
+        /// Its name
+        name: String,
+    },
+    /// Send a notifier a test event now, and say how it went
+    Test {
+        /// Its name
+        name: String,
+    },
+    /// What was sent, to whom, and how it went, newest last
+    Log {
+        /// Only the last N attempts
+        #[arg(long, default_value_t = 20, value_name = "N")]
+        last: usize,
+    },
+    /// Send what is due now (started in the background after a command
+    /// that opens, decides or ends something)
+    Deliver {
+        /// Keep delivering until Ctrl-C
+        #[arg(long)]
+        watch: bool,
     },
 }
 

@@ -52,6 +52,7 @@ mod host;
 mod interrupt;
 mod key;
 mod mcp;
+mod notifying;
 mod output;
 mod phase;
 mod place;

@@ -28,6 +28,9 @@ pub(crate) struct Place {
     /// The database the runs and decisions are kept in, when the store is
     /// shared.
     pub(crate) shared: Option<orcho_pg::PgStorage>,
+    /// The store as it was named (`--store` or `ORCHO_STORE`), for another
+    /// `orcho` started on the same store.
+    pub(crate) store_named: Option<Utf8PathBuf>,
     /// Who acts through this place.
     pub(crate) actor: Actor,
     /// How what a command does is said.
@@ -123,6 +126,7 @@ impl Place {
             None => discover(&cwd),
         };
         let local = || checkout.join(orcho::core::layout::DEFAULT_STORE_DIR);
+        let store_named = store.clone();
         let (store, shared) = match store {
             Some(url) if orcho_pg::is_url(url.as_str()) => {
                 let origin = orcho_pg::Origin::new(machine(), checkout.as_str());
@@ -154,6 +158,7 @@ impl Place {
             checkout,
             store,
             shared,
+            store_named,
             actor: Actor::default(),
             voice: Voice::of(json),
         })

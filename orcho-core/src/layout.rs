@@ -100,6 +100,13 @@ impl StoreDir {
         self.root.join("acknowledged-weakenings.jsonl")
     }
 
+    /// `notify/`: the store's notifiers (`notify/notifiers/<name>.json`),
+    /// the log of what was sent to them (`notify/log.jsonl`) and the lock of
+    /// the process that sends (`notify/.lock`).
+    pub fn notify(&self) -> Utf8PathBuf {
+        self.root.join("notify")
+    }
+
     /// `agent-hooks/`: what the hooks installed in coding agents keep
     /// (refused stops, unproven stops).
     pub fn agent_hooks(&self) -> Utf8PathBuf {

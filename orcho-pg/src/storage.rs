@@ -11,7 +11,7 @@ use orcho_core::{
     HandoffId, RunId, StoreError,
     storage::{
         Created, Held, Item, Log, NewRun, PointKind, RunLease, RunListing, RunOrigin, Set, Storage,
-        Subscription, View,
+        StoreLog, StoreSet, Subscription, View,
     },
 };
 use tokio::sync::{Mutex, watch};
@@ -311,6 +311,36 @@ pub(crate) fn lock_key(what: &str, run: &RunId) -> i64 {
     let mut bytes = [0u8; 8];
     bytes.copy_from_slice(&hash.as_bytes()[..8]);
     i64::from_le_bytes(bytes)
+}
+
+/// The rows of the store as a whole carry this run: no run id is empty.
+const STORE_WIDE: &str = "";
+
+fn store_set_kind(set: StoreSet) -> Result<&'static str, StoreError> {
+    match set {
+        StoreSet::Notifiers => Ok("store/notifier"),
+        other => Err(StoreError::backend(
+            format!("this orcho-pg keeps no store-wide set {other:?}"),
+            None,
+        )),
+    }
+}
+
+fn store_log_name(log: StoreLog) -> Result<&'static str, StoreError> {
+    match log {
+        StoreLog::Notifications => Ok("store/notifications"),
+        other => Err(StoreError::backend(
+            format!("this orcho-pg keeps no store-wide log {other:?}"),
+            None,
+        )),
+    }
+}
+
+/// A document name of the store as a whole: what the file store takes.
+fn store_name(name: &str) -> Result<String, StoreError> {
+    orcho_core::ids::validate("document name", name)
+        .map(|()| name.to_owned())
+        .map_err(|e| StoreError::backend(e.to_string(), None))
 }
 
 fn lease_key(run: &RunId) -> i64 {
@@ -895,6 +925,140 @@ impl Storage for PgStorage {
             key,
             conn: Some(conn),
             storage: self.clone(),
+        }))
+    }
+
+    fn store_get(&self, set: StoreSet, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let (kind, name) = (store_set_kind(set)?, store_name(name)?);
+        self.call(move |inner| async move {
+            let rows = inner
+                .query(
+                    "cannot read the document",
+                    "SELECT body FROM orcho_documents WHERE run = $1 AND kind = $2 AND name = $3",
+                    &[&STORE_WIDE, &kind, &name],
+                )
+                .await?;
+            Ok(rows.first().map(|r| r.get::<_, Vec<u8>>(0)))
+        })
+    }
+
+    fn store_create(&self, set: StoreSet, name: &str, bytes: &[u8]) -> Result<Created, StoreError> {
+        let (kind, name) = (store_set_kind(set)?, store_name(name)?);
+        let bytes = bytes.to_vec();
+        self.call(move |inner| async move {
+            let rows = inner
+                .query(
+                    "cannot write the document",
+                    CREATE,
+                    &[&STORE_WIDE, &kind, &name, &bytes],
+                )
+                .await?;
+            Ok(if rows.is_empty() {
+                Created::Exists
+            } else {
+                Created::New
+            })
+        })
+    }
+
+    fn store_remove(&self, set: StoreSet, name: &str) -> Result<bool, StoreError> {
+        let (kind, name) = (store_set_kind(set)?, store_name(name)?);
+        self.call(move |inner| async move {
+            let n = inner
+                .execute(
+                    "cannot remove the document",
+                    "DELETE FROM orcho_documents WHERE run = $1 AND kind = $2 AND name = $3",
+                    &[&STORE_WIDE, &kind, &name],
+                )
+                .await?;
+            Ok(n > 0)
+        })
+    }
+
+    fn store_names(&self, set: StoreSet) -> Result<Vec<String>, StoreError> {
+        let kind = store_set_kind(set)?;
+        self.call(move |inner| async move {
+            let rows = inner
+                .query(
+                    "cannot list the documents",
+                    "SELECT name FROM orcho_documents WHERE run = $1 AND kind = $2 \
+                     ORDER BY name COLLATE \"C\"",
+                    &[&STORE_WIDE, &kind],
+                )
+                .await?;
+            Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
+        })
+    }
+
+    fn store_append(&self, log: StoreLog, line: &[u8]) -> Result<(), StoreError> {
+        let log = store_log_name(log)?;
+        let line = line_of(line);
+        self.call(move |inner| async move {
+            inner
+                .execute(
+                    "cannot append to the log",
+                    APPEND,
+                    &[&STORE_WIDE, &log, &line],
+                )
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn store_read(&self, log: StoreLog) -> Result<Vec<u8>, StoreError> {
+        let log = store_log_name(log)?;
+        self.call(move |inner| async move {
+            let rows = inner
+                .query(
+                    "cannot read the log",
+                    "SELECT line FROM orcho_log_lines WHERE run = $1 AND log = $2 ORDER BY id",
+                    &[&STORE_WIDE, &log],
+                )
+                .await?;
+            let mut out = Vec::new();
+            for row in rows {
+                out.extend_from_slice(row.get::<_, &[u8]>(0));
+                out.push(b'\n');
+            }
+            Ok(out)
+        })
+    }
+
+    fn store_lock(
+        &self,
+        log: StoreLog,
+        wait: Duration,
+    ) -> Result<Option<Box<dyn Held>>, StoreError> {
+        let hash = blake3::hash(format!("orcho-pg\0store\0{}", store_log_name(log)?).as_bytes());
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(&hash.as_bytes()[..8]);
+        let key = i64::from_le_bytes(bytes);
+        let conn = self.call(move |inner| async move {
+            let conn = inner.dedicated().await?;
+            let deadline = Instant::now() + wait;
+            loop {
+                let locked = conn
+                    .client
+                    .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
+                    .await
+                    .map_err(|e| inner.target.error("cannot take the lock", &e));
+                match locked {
+                    Ok(row) if row.get::<_, bool>(0) => return Ok(Some(conn)),
+                    Ok(_) if Instant::now() < deadline => tokio::time::sleep(LEASE_POLL).await,
+                    Ok(_) => {
+                        inner.give_back(conn);
+                        return Ok(None);
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        })?;
+        Ok(conn.map(|conn| {
+            Box::new(PgHeld {
+                key,
+                conn: Some(conn),
+                storage: self.clone(),
+            }) as Box<dyn Held>
         }))
     }
 }

@@ -124,6 +124,7 @@ mod engine;
 mod error;
 mod evidence;
 mod host;
+pub mod notify;
 pub mod phase;
 mod plan;
 pub mod point;

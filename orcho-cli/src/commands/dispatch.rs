@@ -2,11 +2,13 @@
 
 use clap::CommandFactory;
 
-use super::{attest, decide, hook, inbox, init, permissions, run, runs, show, store, verify};
+use super::{
+    attest, decide, hook, inbox, init, notify, permissions, run, runs, show, store, verify,
+};
 
 use crate::{
     cli::{
-        AttestCommand, Cli, Command, DeliveryCommand, HandoffCommand, KeyCommand,
+        AttestCommand, Cli, Command, DeliveryCommand, HandoffCommand, KeyCommand, NotifyCommand,
         PermissionsCommand, ProfileCommand, SchemaDocument, ServeCommand, StoreCommand,
     },
     error::CliError,
@@ -42,7 +44,32 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         refuse_outside_a_person(verb)?;
     }
     let place = Place::new(cli.checkout, cli.store, json)?;
-    Ok(command(&place, cli.command).await?.render(json))
+    let makes_events = makes_events(&cli.command);
+    let done = command(&place, cli.command).await;
+    if makes_events {
+        // Whatever it opened, decided or ended is sent in the background,
+        // also when the command failed part way.
+        crate::notifying::kick(&place);
+    }
+    Ok(done?.render(json))
+}
+
+/// Whether `command` may open, decide or end something a notifier is told
+/// of.
+fn makes_events(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Run(_)
+            | Command::Resume { .. }
+            | Command::Cancel { .. }
+            | Command::Handoff(HandoffCommand::Decide { .. })
+            | Command::Delivery(DeliveryCommand::Decide { .. })
+            | Command::Plan(_)
+            | Command::Answer { .. }
+            | Command::Deviation { .. }
+            | Command::Intake { .. }
+            | Command::Decide { .. }
+    )
 }
 
 /// The decision `command` records, when it records one: what only a person
@@ -170,6 +197,28 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
             store::export(place, &runs, output.as_deref())
         }
         Command::Store(StoreCommand::Import { file }) => store::import(place, &file),
+        Command::Notify(NotifyCommand::Add {
+            name,
+            webhook,
+            events,
+            secret_env,
+            inbox_url,
+        }) => notify::add(
+            place,
+            &name,
+            &webhook,
+            &events,
+            secret_env.as_deref(),
+            inbox_url.as_deref(),
+        ),
+        Command::Notify(NotifyCommand::List) => notify::list(place),
+        Command::Notify(NotifyCommand::Remove { name }) => notify::remove(place, &name),
+        Command::Notify(NotifyCommand::Test { name }) => notify::test(place, &name),
+        Command::Notify(NotifyCommand::Log { last }) => notify::log(place, last),
+        Command::Notify(NotifyCommand::Deliver { watch }) => {
+            let place = place.clone();
+            tokio::task::spawn_blocking(move || notify::deliver(&place, watch)).await?
+        }
         Command::Key(KeyCommand::Generate { force }) => attest::key_generate(place, force),
         Command::Key(KeyCommand::Show) => attest::key_show(place),
         Command::Attest(AttestCommand::Push { remote }) => attest::push(place, &remote),
@@ -330,6 +379,9 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
         Command::Schema {
             document: SchemaDocument::PhaseInput,
         } => Ok(Report::text(orcho::phase::input::schema().trim_end())),
+        Command::Schema {
+            document: SchemaDocument::Notification,
+        } => Ok(Report::text(orcho::notify::schema().trim_end())),
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "orcho", &mut out);

@@ -6,6 +6,7 @@ mod dispatch;
 pub(crate) mod hook;
 pub(crate) mod inbox;
 mod init;
+mod notify;
 mod permissions;
 mod report;
 mod run;

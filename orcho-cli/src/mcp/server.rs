@@ -39,6 +39,13 @@ pub struct OrchoMcp {
 }
 
 impl OrchoMcp {
+    /// Sends what a tool call opened, decided or ended in the background
+    /// (see [`crate::notifying`]), and returns its result.
+    fn kick<T>(&self, result: T) -> T {
+        crate::notifying::kick(&self.place);
+        result
+    }
+
     /// A server for `checkout`, with its store at `store` (default:
     /// `.orcho` in the checkout).
     pub fn for_checkout(checkout: Utf8PathBuf, store: Option<Utf8PathBuf>) -> Self {
@@ -47,6 +54,7 @@ impl OrchoMcp {
             checkout,
             store,
             shared: None,
+            store_named: None,
             actor: crate::place::Actor::default(),
             voice: crate::place::Voice::Quiet,
         })
@@ -95,7 +103,7 @@ impl OrchoMcp {
         &self,
         Parameters(input): Parameters<RunStartInput>,
     ) -> CallToolResult {
-        respond(self.start_run(input).await)
+        respond(self.kick(self.start_run(input).await))
     }
 
     #[tool(
@@ -130,7 +138,7 @@ impl OrchoMcp {
         Parameters(input): Parameters<HandoffDecideInput>,
         peer: Peer<RoleServer>,
     ) -> CallToolResult {
-        respond(self.decide_handoff(&input, &client_of(&peer)))
+        respond(self.kick(self.decide_handoff(&input, &client_of(&peer))))
     }
 
     #[tool(
@@ -138,7 +146,7 @@ impl OrchoMcp {
         description = "Act on the recorded decisions and drive the run on until it finishes or pauses (like `orcho resume --no-interactive`). Refused while a decision is still missing (awaiting_decision) or when the run has ended (run_terminal)."
     )]
     async fn orcho_run_resume(&self, Parameters(input): Parameters<RunInput>) -> CallToolResult {
-        respond(self.resume_run(input).await)
+        respond(self.kick(self.resume_run(input).await))
     }
 
     #[tool(
@@ -195,7 +203,7 @@ impl OrchoMcp {
         Parameters(input): Parameters<DeliveryDecideInput>,
         peer: Peer<RoleServer>,
     ) -> CallToolResult {
-        respond(self.decide_delivery(input, &client_of(&peer)))
+        respond(self.kick(self.decide_delivery(input, &client_of(&peer))))
     }
 
     #[tool(
@@ -214,7 +222,7 @@ impl OrchoMcp {
         &self,
         Parameters(input): Parameters<TouchpointAnswerInput>,
     ) -> CallToolResult {
-        respond(self.answer_touchpoint(&input))
+        respond(self.kick(self.answer_touchpoint(&input)))
     }
 
     #[tool(
@@ -238,7 +246,7 @@ impl OrchoMcp {
         Parameters(input): Parameters<DecideInput>,
         peer: Peer<RoleServer>,
     ) -> CallToolResult {
-        respond(self.decide_point(&input, &client_of(&peer)))
+        respond(self.kick(self.decide_point(&input, &client_of(&peer))))
     }
 
     #[tool(
@@ -262,7 +270,7 @@ impl OrchoMcp {
         Parameters(input): Parameters<IntakeDecideInput>,
         peer: Peer<RoleServer>,
     ) -> CallToolResult {
-        respond(self.decide_intake(input, &client_of(&peer)))
+        respond(self.kick(self.decide_intake(input, &client_of(&peer))))
     }
 
     #[tool(

@@ -83,14 +83,37 @@ pub(crate) async fn serve(
              unencrypted",
         );
     }
-    axum::serve(listener, router(web))
+    // The store's notifiers are sent what happens, whoever made it happen,
+    // for as long as the server runs.
+    let delivering = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    {
+        let (store, going) = (place.team_store(), Arc::clone(&delivering));
+        std::thread::spawn(move || {
+            orcho_notify::watch(
+                &store,
+                &orcho_notify::Sender::new(),
+                &orcho_notify::Retry::default(),
+                Duration::from_secs(2),
+                &|| !going.load(std::sync::atomic::Ordering::Relaxed),
+                &mut |e| {
+                    crate::output::err(&format!(
+                        "warning: notifications: {}",
+                        orcho::core::error_chain(e)
+                    ));
+                },
+            );
+        });
+    }
+    let served = axum::serve(listener, router(web))
         .with_graceful_shutdown(async move {
             let _ = interrupt.recv().await;
             let _ = stop.send(true);
             crate::output::err("stopping: the requests under way finish, then the server exits");
         })
         .await
-        .map_err(|e| CliError::msg(format!("the server stopped: {e}")))
+        .map_err(|e| CliError::msg(format!("the server stopped: {e}")));
+    delivering.store(false, std::sync::atomic::Ordering::Relaxed);
+    served
 }
 
 fn router(web: Web) -> Router {

@@ -26,6 +26,7 @@ mod hook;
 mod hook_agents;
 mod hook_fixtures;
 mod intake;
+mod notify;
 mod output;
 mod phase_command;
 mod phase_output;

@@ -25,7 +25,7 @@ use std::{
     time::Duration,
 };
 
-use super::seam::{Created, Item, Log, NewRun, PointKind, Set, Storage};
+use super::seam::{Created, Item, Log, NewRun, PointKind, Set, Storage, StoreLog, StoreSet};
 use crate::{HandoffId, RunId};
 
 /// A store that a check starts from.
@@ -52,6 +52,9 @@ pub fn check(make: &MakeStorage<'_>) {
     a_point_lock_is_exclusive(make);
     runs_are_listed_oldest_first_and_apart(make);
     an_exported_run_imports_whole(make);
+    store_wide_documents_are_written_once_listed_and_removed(make);
+    the_store_wide_log_keeps_every_line_of_every_writer(make);
+    the_store_wide_lock_is_exclusive(make);
 }
 
 fn run(name: &str) -> RunId {
@@ -547,4 +550,151 @@ pub fn an_exported_run_imports_whole(make: &MakeStorage<'_>) {
         Some(binary)
     );
     assert!(!to.is_leased(&r), "an imported run is not driven");
+}
+
+/// A store-wide document is written once (of racing writers, exactly one
+/// wins), listed by name, kept apart from every run, and removed.
+pub fn store_wide_documents_are_written_once_listed_and_removed(make: &MakeStorage<'_>) {
+    let storage = make();
+    assert_eq!(
+        storage.store_names(StoreSet::Notifiers).expect("list"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        storage.store_get(StoreSet::Notifiers, "team").expect("get"),
+        None
+    );
+    let wins = AtomicUsize::new(0);
+    let barrier = Barrier::new(4);
+    std::thread::scope(|s| {
+        for n in 0..4 {
+            let (storage, wins, barrier) = (&storage, &wins, &barrier);
+            s.spawn(move || {
+                barrier.wait();
+                let body = format!("{{\"writer\":{n}}}\n");
+                if storage
+                    .store_create(StoreSet::Notifiers, "team", body.as_bytes())
+                    .expect("create")
+                    == Created::New
+                {
+                    wins.fetch_add(1, Ordering::SeqCst);
+                }
+            });
+        }
+    });
+    assert_eq!(
+        wins.load(Ordering::SeqCst),
+        1,
+        "exactly one first write wins"
+    );
+    let kept = storage
+        .store_get(StoreSet::Notifiers, "team")
+        .expect("get")
+        .expect("written");
+    assert!(
+        kept.starts_with(b"{\"writer\":"),
+        "a whole document: {kept:?}"
+    );
+    storage
+        .store_create(StoreSet::Notifiers, "alerts", b"{}\n")
+        .expect("create");
+    assert_eq!(
+        storage.store_names(StoreSet::Notifiers).expect("list"),
+        ["alerts", "team"],
+        "sorted by name"
+    );
+    assert!(
+        storage.runs().expect("runs").runs.is_empty(),
+        "a store-wide document is no run"
+    );
+    assert!(
+        storage
+            .store_remove(StoreSet::Notifiers, "team")
+            .expect("remove")
+    );
+    assert!(
+        !storage
+            .store_remove(StoreSet::Notifiers, "team")
+            .expect("remove again")
+    );
+    assert_eq!(
+        storage.store_names(StoreSet::Notifiers).expect("list"),
+        ["alerts"]
+    );
+    assert!(
+        storage.store_get(StoreSet::Notifiers, "../x").is_err(),
+        "a name that is no plain name is refused"
+    );
+}
+
+/// The store-wide log keeps every line of racing writers, whole (each line
+/// a JSON document with its `schema`, as every log's).
+pub fn the_store_wide_log_keeps_every_line_of_every_writer(make: &MakeStorage<'_>) {
+    let storage = make();
+    assert!(
+        storage
+            .store_read(StoreLog::Notifications)
+            .expect("read")
+            .is_empty()
+    );
+    std::thread::scope(|s| {
+        for writer in 0..4 {
+            let storage = &storage;
+            s.spawn(move || {
+                for n in 0..10 {
+                    let line = format!("{{\"schema\":1,\"writer\":{writer},\"n\":{n}}}\n");
+                    storage
+                        .store_append(StoreLog::Notifications, line.as_bytes())
+                        .expect("append");
+                }
+            });
+        }
+    });
+    let read = storage.store_read(StoreLog::Notifications).expect("read");
+    let text = String::from_utf8(read).expect("UTF-8");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 40, "every line: {text}");
+    for writer in 0..4 {
+        let own: Vec<&&str> = lines
+            .iter()
+            .filter(|l| l.starts_with(&format!("{{\"schema\":1,\"writer\":{writer},")))
+            .collect();
+        let expected: Vec<String> = (0..10)
+            .map(|n| format!("{{\"schema\":1,\"writer\":{writer},\"n\":{n}}}"))
+            .collect();
+        assert_eq!(own.len(), 10, "whole lines of writer {writer}: {text}");
+        assert!(
+            own.iter().zip(&expected).all(|(a, b)| **a == b.as_str()),
+            "each writer's lines in its order: {text}"
+        );
+    }
+}
+
+/// One holder of the store-wide lock at a time; a second one asking gets
+/// `None` within its wait, and gets it once the first lets go.
+pub fn the_store_wide_lock_is_exclusive(make: &MakeStorage<'_>) {
+    let storage = make();
+    let held = storage
+        .store_lock(StoreLog::Notifications, Duration::ZERO)
+        .expect("lock")
+        .expect("free");
+    let other = std::thread::scope(|s| {
+        s.spawn(|| {
+            storage
+                .store_lock(StoreLog::Notifications, Duration::from_millis(50))
+                .expect("lock")
+                .is_some()
+        })
+        .join()
+        .expect("no panic")
+    });
+    assert!(!other, "held elsewhere");
+    drop(held);
+    assert!(
+        storage
+            .store_lock(StoreLog::Notifications, Duration::from_secs(5))
+            .expect("lock")
+            .is_some(),
+        "free again once dropped"
+    );
 }

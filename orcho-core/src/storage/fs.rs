@@ -6,7 +6,8 @@ use std::{io, time::Duration};
 use camino::{Utf8Path, Utf8PathBuf};
 
 use super::seam::{
-    Created, Held, Item, Log, NewRun, PointKind, RunLease, RunListing, Set, Storage,
+    Created, Held, Item, Log, NewRun, PointKind, RunLease, RunListing, Set, Storage, StoreLog,
+    StoreSet,
 };
 use crate::{
     FsError, FsOp, HandoffId, RunId, StoreError,
@@ -379,6 +380,111 @@ impl Storage for FsStorage {
         let path = self.lock_path(run, kind);
         make_parent(&path)?;
         Ok(Box::new(FsHeld(LockFile::new(path).lock_exclusive()?)))
+    }
+
+    fn store_get(&self, set: StoreSet, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let path = self.store_path(set, name)?;
+        match std::fs::read(&path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(FsError::new(FsOp::Read, &path, e).into()),
+        }
+    }
+
+    fn store_create(&self, set: StoreSet, name: &str, bytes: &[u8]) -> Result<Created, StoreError> {
+        let path = self.store_path(set, name)?;
+        make_parent(&path)?;
+        match fs::write_new_atomic(&path, bytes) {
+            Ok(()) => Ok(Created::New),
+            Err(e) if e.is_already_exists() => Ok(Created::Exists),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn store_remove(&self, set: StoreSet, name: &str) -> Result<bool, StoreError> {
+        let path = self.store_path(set, name)?;
+        match std::fs::remove_file(&path) {
+            Ok(()) => {
+                fs::sync_parent(&path)?;
+                Ok(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(FsError::new(FsOp::Remove, &path, e).into()),
+        }
+    }
+
+    fn store_names(&self, set: StoreSet) -> Result<Vec<String>, StoreError> {
+        let dir = self.store_set_dir(set);
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(StoreError::list_dir(&dir, e)),
+        };
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| StoreError::list_dir(&dir, e))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if let Some(stem) = name.strip_suffix(".json").filter(|s| !s.starts_with('.')) {
+                names.push(stem.to_owned());
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    fn store_append(&self, log: StoreLog, line: &[u8]) -> Result<(), StoreError> {
+        let path = self.store_log_path(log);
+        make_parent(&path)?;
+        Journal::open(&path)?.append_line(line.strip_suffix(b"\n").unwrap_or(line))?;
+        Ok(())
+    }
+
+    fn store_read(&self, log: StoreLog) -> Result<Vec<u8>, StoreError> {
+        let path = self.store_log_path(log);
+        match std::fs::read(&path) {
+            Ok(bytes) => Ok(bytes),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(FsError::new(FsOp::Read, &path, e).into()),
+        }
+    }
+
+    fn store_lock(
+        &self,
+        log: StoreLog,
+        wait: Duration,
+    ) -> Result<Option<Box<dyn Held>>, StoreError> {
+        let path = match log {
+            StoreLog::Notifications => self.dir.notify().join(".lock"),
+        };
+        make_parent(&path)?;
+        Ok(lock_within(&path, wait)?.map(|guard| Box::new(FsHeld(guard)) as Box<dyn Held>))
+    }
+}
+
+impl FsStorage {
+    fn store_set_dir(&self, set: StoreSet) -> Utf8PathBuf {
+        match set {
+            StoreSet::Notifiers => self.dir.notify().join("notifiers"),
+        }
+    }
+
+    fn store_path(&self, set: StoreSet, name: &str) -> Result<Utf8PathBuf, StoreError> {
+        let dir = self.store_set_dir(set);
+        crate::ids::validate("document name", name).map_err(|e| {
+            FsError::new(
+                FsOp::Open,
+                &dir,
+                io::Error::new(io::ErrorKind::InvalidInput, e.to_string()),
+            )
+        })?;
+        Ok(dir.join(format!("{name}.json")))
+    }
+
+    fn store_log_path(&self, log: StoreLog) -> Utf8PathBuf {
+        match log {
+            StoreLog::Notifications => self.dir.notify().join("log.jsonl"),
+        }
     }
 }
 

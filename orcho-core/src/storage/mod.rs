@@ -47,6 +47,6 @@ pub use docs::{
 pub use fs::FsStorage;
 pub use seam::{
     Created, Held, Item, Log, NewRun, PointKind, RunLease, RunListing, RunOrigin, Set, Storage,
-    Subscription,
+    StoreLog, StoreSet, Subscription,
 };
 pub use view::{View, item_key, set_key};

@@ -109,6 +109,24 @@ pub enum Log {
     Handoffs,
 }
 
+/// A set of named documents of the store as a whole, shared by every run
+/// (and, on a shared store, by every machine).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StoreSet {
+    /// Where the store's events are sent: one document per notifier, by
+    /// its name.
+    Notifiers,
+}
+
+/// An append-only log of the store as a whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StoreLog {
+    /// Each event sent to a notifier, and each attempt to deliver it.
+    Notifications,
+}
+
 /// What a write that must be the first one did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -429,4 +447,63 @@ pub trait Storage: fmt::Debug + Send + Sync + 'static {
     ///
     /// When it cannot be taken.
     fn lock(&self, run: &RunId, kind: PointKind) -> Result<Box<dyn Held>, StoreError>;
+
+    /// The document `name` of the store-wide `set`, `None` when there is
+    /// none.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be read, or `name` cannot name a document.
+    fn store_get(&self, set: StoreSet, name: &str) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Writes the document `name` of `set` when there is none yet
+    /// ([`Created::Exists`] otherwise, changing nothing).
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be written, or `name` cannot name a document.
+    fn store_create(&self, set: StoreSet, name: &str, bytes: &[u8]) -> Result<Created, StoreError>;
+
+    /// Removes the document `name` of `set`; whether there was one.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be written.
+    fn store_remove(&self, set: StoreSet, name: &str) -> Result<bool, StoreError>;
+
+    /// The names of the documents of `set`, sorted.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be read.
+    fn store_names(&self, set: StoreSet) -> Result<Vec<String>, StoreError>;
+
+    /// Appends one line (a JSON document that starts with its `schema`;
+    /// its `\n` may be left out) to the store-wide `log`; from any process,
+    /// whole lines, never interleaved.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be written.
+    fn store_append(&self, log: StoreLog, line: &[u8]) -> Result<(), StoreError>;
+
+    /// Every line appended to `log`, in order, each ending with `\n`.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be read.
+    fn store_read(&self, log: StoreLog) -> Result<Vec<u8>, StoreError>;
+
+    /// Takes the store-wide lock of the work on `log` (one process
+    /// delivers notifications at a time, across machines on a shared
+    /// store) within `wait`; `None` when another holds it still.
+    ///
+    /// # Errors
+    ///
+    /// When it cannot be asked for.
+    fn store_lock(
+        &self,
+        log: StoreLog,
+        wait: Duration,
+    ) -> Result<Option<Box<dyn Held>>, StoreError>;
 }

@@ -10,6 +10,7 @@ use camino::Utf8PathBuf;
 
 use super::seam::{
     Created, Held, Item, Log, NewRun, PointKind, RunLease, RunListing, RunOrigin, Set, Storage,
+    StoreLog, StoreSet,
 };
 use crate::{HandoffId, RunId, StoreError};
 
@@ -193,6 +194,36 @@ impl Storage for View {
     }
 
     fn lock(&self, _: &RunId, _: PointKind) -> Result<Box<dyn Held>, StoreError> {
+        Err(self.read_only())
+    }
+
+    // A view is of the runs' decision points: it holds nothing of the
+    // store as a whole.
+    fn store_get(&self, _: StoreSet, _: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(None)
+    }
+
+    fn store_create(&self, _: StoreSet, _: &str, _: &[u8]) -> Result<Created, StoreError> {
+        Err(self.read_only())
+    }
+
+    fn store_remove(&self, _: StoreSet, _: &str) -> Result<bool, StoreError> {
+        Err(self.read_only())
+    }
+
+    fn store_names(&self, _: StoreSet) -> Result<Vec<String>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    fn store_append(&self, _: StoreLog, _: &[u8]) -> Result<(), StoreError> {
+        Err(self.read_only())
+    }
+
+    fn store_read(&self, _: StoreLog) -> Result<Vec<u8>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    fn store_lock(&self, _: StoreLog, _: Duration) -> Result<Option<Box<dyn Held>>, StoreError> {
         Err(self.read_only())
     }
 }

@@ -44,6 +44,7 @@
 //! ```
 
 mod cancel;
+mod detached;
 mod env;
 mod git;
 mod imp;
@@ -54,6 +55,7 @@ mod secrets;
 mod status;
 
 pub use cancel::CancelToken;
+pub use detached::spawn_detached;
 pub use env::{BASE_ENV_VARS, BaseEnv};
 pub use git::{GIT_IDENTITY_VARS, GIT_TIMEOUT, git_request};
 pub use imp::{

@@ -9,6 +9,7 @@ mod decide;
 mod delivery;
 mod flow;
 mod host;
+mod notify;
 mod pause_always;
 mod phase_process;
 mod point_view;

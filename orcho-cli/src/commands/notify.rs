@@ -1,0 +1,306 @@
+//! `orcho notify`: where the store's events are sent, and what was.
+
+use orcho::{
+    core::Timestamp,
+    notify::{Delivery, Due, Event, EventKind, Notifier, NotifyError, Outcome, Secret, Target},
+};
+use orcho_notify::{Retry, Sender};
+use serde::Serialize;
+
+use crate::{error::CliError, exit::Exit, output::Report, place::Place};
+
+impl From<NotifyError> for CliError {
+    fn from(e: NotifyError) -> Self {
+        let hint = match &e {
+            NotifyError::Unknown { .. } => Some("`orcho notify list` lists them"),
+            NotifyError::Exists(_) => {
+                Some("`orcho notify remove NAME` first, or choose another name")
+            }
+            NotifyError::BadName { .. } => {
+                Some("a name is letters, digits, `-`, `_`, `.` and `@`: `team-chat`")
+            }
+            _ => None,
+        };
+        let usage = matches!(
+            e,
+            NotifyError::Unknown { .. }
+                | NotifyError::Exists(_)
+                | NotifyError::BadName { .. }
+                | NotifyError::UnknownEvent { .. }
+        );
+        let error = if usage {
+            Self::usage(e.to_string())
+        } else {
+            Self::msg(orcho::core::error_chain(&e))
+        };
+        match hint {
+            Some(hint) => error.with_hint(hint),
+            None => error,
+        }
+    }
+}
+
+/// A notifier as `list --json` shows it: never its secret.
+#[derive(Debug, Serialize)]
+struct NotifierDoc<'a> {
+    name: &'a str,
+    webhook: String,
+    events: Vec<&'static str>,
+    /// `env:VAR`, or `kept` (in the store).
+    secret: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inbox_url: Option<&'a str>,
+    created_at: String,
+}
+
+impl<'a> NotifierDoc<'a> {
+    fn of(n: &'a Notifier) -> Self {
+        let secret = match &n.target {
+            Target::Webhook {
+                secret: Secret::Env { var },
+                ..
+            } => format!("env:{var}"),
+            _ => "kept".to_owned(),
+        };
+        Self {
+            name: &n.name,
+            webhook: n.target.shown(),
+            events: n.events.iter().map(|e| e.as_str()).collect(),
+            secret,
+            inbox_url: n.inbox_url.as_deref(),
+            created_at: n.created_at.to_string(),
+        }
+    }
+}
+
+/// `orcho notify add`.
+pub(crate) fn add(
+    place: &Place,
+    name: &str,
+    webhook: &str,
+    events: &[String],
+    secret_env: Option<&str>,
+    inbox_url: Option<&str>,
+) -> Result<Report, CliError> {
+    let url = http_url(webhook, "--webhook")?;
+    let inbox_url = inbox_url.map(|u| http_url(u, "--inbox-url")).transpose()?;
+    let events = events
+        .iter()
+        .map(|e| e.trim())
+        .filter(|e| !e.is_empty())
+        .map(str::parse::<EventKind>)
+        .collect::<Result<Vec<_>, _>>()?;
+    let (secret, shown) = match secret_env {
+        Some(var) => {
+            if var.is_empty() || var.contains('=') {
+                return Err(CliError::usage(format!(
+                    "`{var}` cannot name an environment variable"
+                )));
+            }
+            if std::env::var_os(var).is_none() {
+                place.progress(&format!(
+                    "warning: `{var}` is not set here: events are signed with it where they are \
+                     sent from, and fail until it is set there"
+                ));
+            }
+            (
+                Secret::Env {
+                    var: var.to_owned(),
+                },
+                None,
+            )
+        }
+        None => {
+            let secret = Secret::generate()?;
+            let shown = match &secret {
+                Secret::Kept { secret } => Some(secret.clone()),
+                _ => None,
+            };
+            (secret, shown)
+        }
+    };
+    let notifier = Notifier::new(name, Target::Webhook { url, secret })?
+        .with_events(events)
+        .with_inbox_url(inbox_url);
+    place.store().add_notifier(&notifier)?;
+    let mut doc = serde_json::to_value(NotifierDoc::of(&notifier))?;
+    let mut lines = vec![format!(
+        "notifier `{name}` added: {} is sent {} as a signed JSON POST",
+        notifier.target.shown(),
+        events_said(&notifier)
+    )];
+    if let Some(secret) = shown {
+        doc["secret_value"] = secret.clone().into();
+        lines.push(format!(
+            "its secret, shown only now (the receiver checks X-Orcho-Signature with it): \
+             {secret}"
+        ));
+    }
+    lines.push(format!(
+        "`orcho notify test {name}` sends it a test event now"
+    ));
+    Ok(Report::new(&doc).line(lines.join("\n")))
+}
+
+/// A URL `flag` takes: http or https, with a host.
+fn http_url(url: &str, flag: &str) -> Result<String, CliError> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"));
+    match rest {
+        Some(rest) if !rest.is_empty() && !rest.starts_with('/') => Ok(url.to_owned()),
+        _ => Err(
+            CliError::usage(format!("`{url}` is not an http or https URL")).with_hint(format!(
+                "`{flag}` takes a URL such as https://hooks.example.com/orcho"
+            )),
+        ),
+    }
+}
+
+fn events_said(n: &Notifier) -> String {
+    if n.events.len() == EventKind::ALL.len() {
+        "every event".to_owned()
+    } else {
+        n.events
+            .iter()
+            .map(|e| e.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// `orcho notify list`.
+pub(crate) fn list(place: &Place) -> Result<Report, CliError> {
+    let notifiers = place.store().notifiers()?;
+    let docs: Vec<NotifierDoc<'_>> = notifiers.iter().map(NotifierDoc::of).collect();
+    let text = if notifiers.is_empty() {
+        "no notifier: `orcho notify add NAME --webhook URL` adds one".to_owned()
+    } else {
+        notifiers
+            .iter()
+            .zip(&docs)
+            .map(|(n, d)| {
+                format!(
+                    "{}  {}  {}  secret {}",
+                    d.name,
+                    d.webhook,
+                    events_said(n),
+                    d.secret
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    Ok(Report::new(&docs).line(text))
+}
+
+/// `orcho notify remove`.
+pub(crate) fn remove(place: &Place, name: &str) -> Result<Report, CliError> {
+    place.store().remove_notifier(name)?;
+    Ok(
+        Report::new(&serde_json::json!({ "removed": name })).line(format!(
+            "removed the notifier `{name}`: nothing more is sent to it (`orcho notify log` keeps \
+         what was)"
+        )),
+    )
+}
+
+/// `orcho notify test`: sends a test event now and says how it went.
+pub(crate) fn test(place: &Place, name: &str) -> Result<Report, CliError> {
+    let store = place.store();
+    let notifier = store.notifier(name)?;
+    let event = Event::test(&notifier, Timestamp::now());
+    let due = Due::now(notifier, event);
+    let sent = Sender::new().send(&due.notifier, &due.event);
+    // A test is never tried again.
+    let outcome = match &sent {
+        Ok(status) => Outcome::Sent {
+            status: Some(*status),
+        },
+        Err(e) => Outcome::GaveUp {
+            error: e.to_string(),
+        },
+    };
+    store.record_delivery(&due.delivery(Timestamp::now(), outcome))?;
+    match sent {
+        Ok(status) => Ok(Report::new(&serde_json::json!({
+            "notifier": name, "sent": true, "status": status,
+        }))
+        .line(format!(
+            "sent a test event to `{name}` ({}): it answered {status}",
+            due.notifier.target.shown()
+        ))),
+        Err(e) => Err(
+            CliError::msg(format!("the test event to `{name}` failed: {e}")).with_hint(
+                "check the URL and that the receiver is up; `orcho notify log` keeps each attempt",
+            ),
+        ),
+    }
+}
+
+/// `orcho notify log`.
+pub(crate) fn log(place: &Place, last: usize) -> Result<Report, CliError> {
+    let all = place.store().deliveries()?;
+    let shown: &[Delivery] = &all[all.len().saturating_sub(last)..];
+    let text = if shown.is_empty() {
+        "nothing sent yet".to_owned()
+    } else {
+        shown
+            .iter()
+            .map(|d| {
+                let how = match &d.outcome {
+                    Outcome::Sent { status } => format!(
+                        "sent{}",
+                        status.map(|s| format!(" ({s})")).unwrap_or_default()
+                    ),
+                    Outcome::Failed { error, retry_at } => {
+                        format!("failed: {error}; tried again at {retry_at}")
+                    }
+                    Outcome::GaveUp { error } => format!("gave up: {error}"),
+                    _ => "?".to_owned(),
+                };
+                format!(
+                    "{}  {}  {}  attempt {}  {how}",
+                    d.at, d.notifier, d.event, d.attempt
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    Ok(Report::new(&shown).line(text))
+}
+
+/// `orcho notify deliver [--watch]`.
+pub(crate) fn deliver(place: &Place, watch: bool) -> Result<Report, CliError> {
+    // Every machine's runs of a shared store: whoever delivers sends them.
+    let store = place.team_store();
+    let sender = Sender::new();
+    let retry = Retry::default();
+    if watch {
+        crate::interrupt::install(place.voice);
+        let said = place.clone();
+        orcho_notify::watch(
+            &store,
+            &sender,
+            &retry,
+            std::time::Duration::from_secs(2),
+            &|| false,
+            &mut |e| said.progress(&format!("warning: {}", orcho::core::error_chain(e))),
+        );
+        return Ok(Report::silent(Exit::Ok));
+    }
+    let pass = orcho_notify::deliver(&store, &sender, &retry)
+        .map_err(|e| CliError::msg(orcho::core::error_chain(&e)))?;
+    let text = if pass.busy {
+        "another orcho is delivering; it sends what is due".to_owned()
+    } else {
+        format!(
+            "sent {}, failed {} (tried again later), gave up {}",
+            pass.sent, pass.failed, pass.gave_up
+        )
+    };
+    Ok(Report::new(&serde_json::json!({
+        "sent": pass.sent, "failed": pass.failed, "gave_up": pass.gave_up, "busy": pass.busy,
+    }))
+    .line(text))
+}
