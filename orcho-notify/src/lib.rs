@@ -12,7 +12,7 @@
 //!   document, signed with the notifier's secret ([`sign`]; [`verify`] for
 //!   receivers).
 //!
-//! Feature `test-util`: [`testing`], a webhook receiver for tests.
+//! Feature `test-util`: `orcho_notify::testing`, a webhook receiver for tests.
 //!
 //! ```
 //! let signature = orcho_notify::sign(b"secret", 1_700_000_000, br#"{"schema":1}"#);
