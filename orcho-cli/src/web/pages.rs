@@ -34,6 +34,16 @@ pre{background:#f4f4f4;padding:.6em;overflow-x:auto;white-space:pre-wrap}
 .error{padding:.6em;border-left:4px solid #b3261e;background:#fdecea}
 label{display:block;margin:.3em 0}textarea{width:100%;min-height:5em;font:inherit}
 button{font:inherit;padding:.4em 1em}a{color:#0b4f9c}
+.cards{list-style:none;padding:0;margin:0;display:grid;gap:.8em}
+.card{border:1px solid #bbb;border-radius:.5em;padding:.7em .9em}
+.card h2{font-size:1.05em;margin:0 0 .2em}
+.card p{margin:.2em 0}.meta{color:#444;font-size:.9em}
+.actions{display:flex;flex-wrap:wrap;gap:.5em;margin-top:.6em}
+.actions form{margin:0}.actions button{padding:.5em .9em}
+.id{font-family:ui-monospace,monospace}
+.add{color:#0a5c2b}.del{color:#a1150f}.hunk{color:#5a3d99}.file{font-weight:bold}
+pre.diff .add{background:#e6ffec}pre.diff .del{background:#ffebe9}pre.diff span{display:inline}
+@media (min-width:600px){.cards{grid-template-columns:repeat(auto-fill,minmax(26em,1fr))}}
 ";
 
 fn layout(title: &str, caller: &Caller, body: &Markup, seen: Option<&str>) -> Markup {
@@ -107,7 +117,9 @@ pub(super) fn failed(caller: &Caller, e: &CliError) -> Response {
     (api::status_of(e), layout("error", caller, &body, None)).into_response()
 }
 
-/// `GET /`: every pending point across runs (and machines), newest first.
+/// `GET /`: every pending point across runs (and machines), newest first,
+/// each as a card: what waits in words, the task, since when, where, and
+/// the point's actions (those that take no note are a button each).
 pub(super) async fn inbox(State(web): State<Web>, caller: Caller) -> Response {
     let place = api::place_of(&web, &caller);
     let store = place.team_store();
@@ -121,40 +133,54 @@ pub(super) async fn inbox(State(web): State<Web>, caller: Caller) -> Response {
         Err(e) => return failed(&caller, &e.into()),
     };
     let pending: Vec<_> = inbox.pending().collect();
+    let now = orcho::core::Timestamp::now();
+    let where_of = |run: &RunId| {
+        origins.get(run).map_or_else(
+            || "here".to_owned(),
+            |o| {
+                o.repository.clone().map_or_else(
+                    || format!("{} on {}", o.checkout, o.machine),
+                    |r| format!("{r} on {}", o.machine),
+                )
+            },
+        )
+    };
     let body = html! {
         h1 { "Waiting for a decision" }
         @if pending.is_empty() && stopped.is_empty() {
             p { "No run is waiting for a decision." }
         } @else {
-            div.scroll { table {
-                thead { tr { th { "Run" } th { "Point" } th { "Task" } th { "Where" } th { "Since" } } }
-                tbody {
-                    @for p in &pending {
-                        @let task = store.status(p.run()).ok().and_then(|v| v.task);
-                        tr {
-                            td { a href={ "/runs/" (p.run()) } { (p.run()) } }
-                            td {
-                                (p.phase()) ": " (p.trigger())
-                                @if let Some(decided) = p.decision() {
-                                    br; em { "decided " (decided) ", waiting for its host to go on" }
-                                }
-                            }
-                            td { (task.as_deref().map(first_line).unwrap_or("")) }
-                            td { (origins.get(p.run()).map(ToString::to_string).unwrap_or_else(|| "here".to_owned())) }
-                            td { (p.opened_at()) }
+            ul.cards {
+                @for p in &pending {
+                    @let run = p.run();
+                    @let task = store.status(run).ok().and_then(|v| v.task);
+                    @let point = if p.decision().is_none() { store.open_point(run).ok().flatten() } else { None };
+                    li.card {
+                        h2 {
+                            a href={ "/runs/" (run) } title=(run) { "Run " span.id { (short_id(run)) } }
+                            ": " (point.as_ref().map_or_else(|| waits_for(p), |v| v.headline.clone()))
                         }
-                    }
-                    @for view in &stopped {
-                        tr {
-                            td { a href={ "/runs/" (view.run) } { (view.run) } }
-                            td { "stopped: resume it where it runs" }
-                            td { (view.task.as_deref().map(first_line).unwrap_or("")) }
-                            td { (origins.get(&view.run).map(ToString::to_string).unwrap_or_else(|| "here".to_owned())) }
-                            td {}
+                        @if let Some(task) = &task { p { (first_line(task)) } }
+                        p.meta { "waiting " (since(p.opened_at(), now)) " · " (where_of(run)) }
+                        @if let Some(decided) = p.decision() {
+                            p.note { "Decided " (decided) "; it goes on when its host resumes it." }
+                        } @else if let Some(view) = &point {
+                            (card_actions(&caller, view))
                         }
                     }
                 }
-            } }
+                @for view in &stopped {
+                    li.card {
+                        h2 {
+                            a href={ "/runs/" (view.run) } title=(view.run) { "Run " span.id { (short_id(&view.run)) } }
+                            ": stopped"
+                        }
+                        @if let Some(task) = &view.task { p { (first_line(task)) } }
+                        p.meta { "stopped while it ran · " (where_of(&view.run)) }
+                        p { "Nothing to decide: it goes on when it is resumed where it runs." }
+                    }
+                }
+            }
         }
     };
     page(
@@ -163,6 +189,67 @@ pub(super) async fn inbox(State(web): State<Web>, caller: Caller) -> Response {
         &body,
         Some(&inbox_digest(&inbox, &stopped)),
     )
+}
+
+/// A run's id as people tell runs apart: the random part's first eight
+/// characters (the full id is the link's title).
+fn short_id(run: &RunId) -> &str {
+    let id = run.as_str();
+    id.rsplit_once('-')
+        .and_then(|(_, random)| random.get(..8))
+        .unwrap_or(id)
+}
+
+/// What a pending point waits for, in words, when its view cannot be read.
+fn waits_for(p: &orcho::handoff::inbox::PendingDecision) -> String {
+    let (phase, trigger) = (p.phase(), p.trigger());
+    if phase == trigger {
+        trigger
+    } else {
+        format!("{phase}: {trigger}")
+    }
+}
+
+/// How long ago `at` was, in words.
+fn since(at: orcho::core::Timestamp, now: orcho::core::Timestamp) -> String {
+    let secs = (now.unix_millis() - at.unix_millis()).max(0) / 1000;
+    match secs {
+        0..=59 => "for less than a minute".to_owned(),
+        60..=3599 => format!("for {} min", secs / 60),
+        3600..=86_399 => format!("for {} h", secs / 3600),
+        _ => format!("for {} days", secs / 86_400),
+    }
+}
+
+/// The point's actions on its card: one button each for an action that
+/// takes no note, pinned to the point as shown; the others on its page.
+fn card_actions(caller: &Caller, view: &orcho::point::PointView) -> Markup {
+    let run = &view.run;
+    let with_note: Vec<&str> = view
+        .actions
+        .iter()
+        .filter(|a| !matches!(a.note, orcho::point::Note::None))
+        .map(|a| a.name.as_str())
+        .collect();
+    html! {
+        div.actions {
+            @if caller.may_decide().is_ok() {
+                @for action in view.actions.iter().filter(|a| matches!(a.note, orcho::point::Note::None)) {
+                    form method="post" action={ "/runs/" (run) "/decisions/point" } {
+                        input type="hidden" name="csrf" value=(caller.csrf.as_deref().unwrap_or(""));
+                        @if let Some(id) = &view.id { input type="hidden" name="point" value=(id); }
+                        @if let Some(pinned) = view.pinned.first() {
+                            input type="hidden" name="digest" value=(pinned.digest.to_string());
+                        }
+                        button type="submit" name="action" value=(action.name) title=(action.does) { (action.name) }
+                    }
+                }
+            }
+            @if !with_note.is_empty() || caller.may_decide().is_err() {
+                a href={ "/runs/" (run) } { "open it" @if !with_note.is_empty() { " (" (with_note.join(", ")) ")" } }
+            }
+        }
+    }
 }
 
 fn first_line(text: &str) -> &str {
@@ -221,7 +308,8 @@ fn run_page(
         .open_point(&run)?
         .filter(|view| !super::points::has_section(view.kind));
     Ok(html! {
-        h1 { "Run " (run) }
+        h1 { "Run " span.id title=(run) { (short_id(&run)) } }
+        p.meta { "id " code { (run) } }
         @if let Some(said) = said { p.note role="status" { (said) } }
         dl {
             dt { "Status" } dd { (view.status.as_str()) @if let Some(r) = &view.reason { " — " (r) } }
@@ -231,9 +319,14 @@ fn run_page(
         @if let Some(task) = &view.task { h2 { "Task" } pre { (task) } }
         @if let Some(id) = &open {
             @if let Some(h) = handoffs.iter().find(|h| h.id() == id) {
+                @let decided = store.handoff_decision(&run, id)?;
+                @let headline = store.open_point(&run)?.filter(|v| v.id.as_ref() == Some(id)).map(|v| v.headline);
                 section aria-labelledby="decide" {
-                    h2 #decide { "Decide: phase " (h.phase()) " (" (h.trigger()) ")" }
-                    @if let Some(d) = store.handoff_decision(&run, id)? {
+                    h2 #decide {
+                        @if decided.is_some() { "Decided: phase " (h.phase()) }
+                        @else { "Decide: " (headline.unwrap_or_else(|| format!("phase {} ({})", h.phase(), h.trigger()))) }
+                    }
+                    @if let Some(d) = decided {
                         p.note { "Decided " (d.decision().payload().action())
                             " by " (d.decision().who().unwrap_or(d.decision().decided_by().as_str()))
                             " — " a href={ "/runs/" (run) } { "reload" } " to follow the run." }
@@ -257,6 +350,8 @@ fn run_page(
                         p.note { "Decided " (d.decision().payload().action())
                             " by " (d.decision().who().unwrap_or(d.decision().decided_by().as_str())) "." }
                     } @else {
+                        // What is delivered first, then what to do with it.
+                        @if let Some(patch) = &patch { (diff_view(patch)) }
                         (delivery_form(caller, &run, &gate))
                     }
                 }
@@ -301,14 +396,60 @@ fn run_page(
             }
         }
         @if let Some(patch) = &patch {
-            h2 { "Diff" }
-            @let text = String::from_utf8_lossy(patch);
-            ul { @for file in text.lines().filter_map(|l| l.strip_prefix("diff --git ")) { li { code { (file) } } } }
-            pre { (text) }
+            @if view.status != orcho::core::RunStatus::AwaitingDelivery {
+                h2 { "Diff" }
+                (diff_view(patch))
+            }
         }
         h2 { "Timeline" }
         ol { @for line in trace.lines() { li { (line) } } }
     })
+}
+
+/// A patch as a person reads it: each file with the lines it adds and
+/// removes, then the patch, its added and removed lines coloured.
+fn diff_view(patch: &[u8]) -> Markup {
+    let text = String::from_utf8_lossy(patch);
+    let mut files: Vec<(String, usize, usize)> = Vec::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            let name = rest.rsplit_once(" b/").map_or(rest, |(_, b)| b).to_owned();
+            files.push((name, 0, 0));
+        } else if let Some(file) = files.last_mut() {
+            if line.starts_with('+') && !line.starts_with("+++") {
+                file.1 += 1;
+            } else if line.starts_with('-') && !line.starts_with("---") {
+                file.2 += 1;
+            }
+        }
+    }
+    let (added, removed) = files
+        .iter()
+        .fold((0, 0), |(a, r), (_, fa, fr)| (a + fa, r + fr));
+    html! {
+        p { (files.len()) " file(s) changed, "
+            span.add { "+" (added) } " " span.del { "−" (removed) } }
+        ul.files {
+            @for (name, a, r) in &files {
+                li { code { (name) } " " span.add { "+" (a) } " " span.del { "−" (r) } }
+            }
+        }
+        pre.diff {
+            @for line in text.lines() {
+                @if line.starts_with("+++") || line.starts_with("---") || line.starts_with("diff --git") {
+                    span.file { (line) } "\n"
+                } @else if line.starts_with('+') {
+                    span.add { (line) } "\n"
+                } @else if line.starts_with('-') {
+                    span.del { (line) } "\n"
+                } @else if line.starts_with("@@") {
+                    span.hunk { (line) } "\n"
+                } @else {
+                    (line) "\n"
+                }
+            }
+        }
+    }
 }
 
 fn findings(findings: &[orcho::core::Finding]) -> Markup {

@@ -176,7 +176,7 @@ fn a_handoff_decided_in_the_browser_goes_on_and_the_other_window_sees_it() -> Re
 
         // Open the run, pick retry with feedback by keyboard and mouse.
         deciding
-            .find(Locator::LinkText(&run))
+            .find(Locator::Css(&format!("a[href='/runs/{run}']")))
             .await?
             .click()
             .await?;
@@ -194,9 +194,9 @@ fn a_handoff_decided_in_the_browser_goes_on_and_the_other_window_sees_it() -> Re
 
         // The other window follows on its own: the run went on to its
         // delivery gate, and the handoff left the inbox.
-        until_page_has(&watching, "delivery").await?;
+        until_page_has(&watching, "release approved").await?;
         shot(&watching, "inbox-after").await?;
-        assert!(!watching.source().await?.contains("review: verdict"));
+        assert!(!watching.source().await?.contains("phase `review` rejected"));
         deciding.close().await?;
         watching.close().await?;
         Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
@@ -211,6 +211,78 @@ fn a_handoff_decided_in_the_browser_goes_on_and_the_other_window_sees_it() -> Re
         out.stderr.contains("the handoff was decided elsewhere"),
         "{out}"
     );
+    Ok(())
+}
+
+/// Whether the page `client` shows scrolls sideways.
+async fn overflows(client: &Client) -> Result<bool> {
+    let found = client
+        .execute(
+            "return document.documentElement.scrollWidth > document.documentElement.clientWidth;",
+            vec![],
+        )
+        .await?;
+    Ok(found.as_bool().unwrap_or(true))
+}
+
+#[test]
+fn the_inbox_and_a_run_fit_a_phone_and_a_desktop_and_a_card_decides() -> Result {
+    let Some(driver) = driver()? else {
+        return Ok(());
+    };
+    let repo = Repo::new(REVIEW)?;
+    let run = paused_at_review(&repo)?;
+    let served = serve(&repo)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let client = browser(&driver).await?;
+        client
+            .goto(&format!("{}/login?token={}", served.base, served.decide))
+            .await?;
+        for (width, height, name) in [(390, 844, "phone"), (1280, 800, "desktop")] {
+            client.set_window_size(width, height).await?;
+            client.goto(&format!("{}/", served.base)).await?;
+            until_page_has(&client, "phase `review` rejected").await?;
+            let source = client.source().await?;
+            // A card: what waits in words, the task's line, since when,
+            // and the point's actions.
+            assert!(source.contains("waiting for"), "{source}");
+            assert!(source.contains("value=\"halt\""), "{source}");
+            assert!(source.contains("open it (retry_feedback"), "{source}");
+            assert!(
+                !overflows(&client).await?,
+                "the inbox scrolls sideways at {width}px"
+            );
+            shot(&client, &format!("inbox-{name}")).await?;
+            client.goto(&format!("{}/runs/{run}", served.base)).await?;
+            until_page_has(&client, "Record the decision").await?;
+            assert!(
+                !overflows(&client).await?,
+                "the run's page scrolls sideways at {width}px"
+            );
+            shot(&client, &format!("run-{name}")).await?;
+        }
+        // On the phone, the card's button decides.
+        client.set_window_size(390, 844).await?;
+        client.goto(&format!("{}/", served.base)).await?;
+        until_page_has(&client, "phase `review` rejected").await?;
+        client
+            .find(Locator::Css("button[value=halt]"))
+            .await?
+            .click()
+            .await?;
+        until_page_has(&client, "halted").await?;
+        client.goto(&format!("{}/", served.base)).await?;
+        until_page_has(&client, "No run is waiting for a decision").await?;
+        client.close().await?;
+        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+    })?;
+    let out = repo.orcho(&["handoff", "show", &run, "--json"])?;
+    out.expect_code(0);
+    let shown = out.json()?;
+    assert_eq!(shown["decision"]["action"], "halt", "{out}");
     Ok(())
 }
 

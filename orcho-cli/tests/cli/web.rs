@@ -431,6 +431,11 @@ fn the_delivery_gate_is_decided_from_the_page_and_the_api() -> Result {
     let html = page.body_mut().read_to_string()?;
     assert!(html.contains("Decide the delivery"), "{html}");
     assert!(html.contains("value=\"approve\"") && html.contains("name=\"patch_digest\""));
+    // The diff first, with its files and counts, coloured; then the form.
+    let diff = html.find("file(s) changed").ok_or("the diff's summary")?;
+    let form = html.find("value=\"approve\"").ok_or("the form")?;
+    assert!(diff < form, "the diff comes before the form: {html}");
+    assert!(html.contains("<span class=\"add\">+"), "{html}");
     // A decision pinned to another patch is refused; the gate's own is
     // recorded as the token's person.
     let decide = url(&format!("/api/runs/{run}/decisions/delivery"));
