@@ -511,23 +511,40 @@ pub(crate) enum HandoffCommand {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum NotifyCommand {
-    /// Add a notifier: a webhook sent each event as a signed JSON POST
-    /// (kept in the store, so a team on a shared store shares it)
+    /// Add a notifier: a webhook sent each event as a signed JSON POST, or
+    /// a mail address (kept in the store, so a team on a shared store
+    /// shares it)
+    #[command(group(clap::ArgGroup::new("target").required(true).args(["webhook", "smtp"])))]
     Add {
         /// Its name
         name: String,
         /// The URL events are POSTed to (a chat's incoming webhook shows
         /// their `text` line)
         #[arg(long, value_name = "URL")]
-        webhook: String,
+        webhook: Option<String>,
+        /// The SMTP server events are mailed through: `smtp://HOST:PORT`
+        /// (`?tls=required` for STARTTLS) or `smtps://HOST:PORT`, with
+        /// `USER@` when it asks for one
+        #[arg(long, value_name = "URL", requires = "to")]
+        smtp: Option<String>,
+        /// Who receives the mail, comma-separated
+        #[arg(long, value_delimiter = ',', value_name = "ADDR")]
+        to: Vec<String>,
+        /// Who the mail is from [default: orcho@localhost]
+        #[arg(long, value_name = "ADDR", requires = "smtp")]
+        from: Option<String>,
+        /// The variable that holds the SMTP server's password where events
+        /// are sent from
+        #[arg(long, value_name = "VAR", requires = "smtp")]
+        password_env: Option<String>,
         /// The events it is told of, comma-separated [default: all]:
         /// point_opened, decided, run_ended, proof_failed
         #[arg(long, value_delimiter = ',', value_name = "EVENTS")]
         events: Vec<String>,
-        /// The variable that holds the signing secret where events are sent
-        /// from [default: a secret is made, printed once and kept in the
-        /// store]
-        #[arg(long, value_name = "VAR")]
+        /// The variable that holds the webhook's signing secret where
+        /// events are sent from [default: a secret is made, printed once and
+        /// kept in the store]
+        #[arg(long, value_name = "VAR", requires = "webhook")]
         secret_env: Option<String>,
         /// The web inbox's address (`orcho serve`), for each event's link
         #[arg(long, value_name = "URL")]

@@ -10,7 +10,9 @@
 //! - [`watch`] delivers until it is asked to stop, waking for each retry.
 //! - [`Sender`] sends one event: a webhook is a POST of the event's JSON
 //!   document, signed with the notifier's secret ([`sign`]; [`verify`] for
-//!   receivers).
+//!   receivers); a mail goes through the notifier's SMTP server, its
+//!   subject the event's line and its body the line, the link and the
+//!   document.
 //!
 //! Feature `test-util`: `orcho_notify::testing`, a webhook receiver for tests.
 //!
@@ -35,6 +37,7 @@ use orcho::{
 };
 use sha2::Sha256;
 
+mod mail;
 #[cfg(feature = "test-util")]
 pub mod testing;
 
@@ -110,6 +113,14 @@ pub enum SendError {
     Transport {
         /// Where.
         url: String,
+        /// What failed.
+        message: String,
+    },
+    /// The mail could not be made or sent.
+    #[error("mail through {server}: {message}")]
+    Mail {
+        /// The server, without a password.
+        server: String,
         /// What failed.
         message: String,
     },
@@ -202,6 +213,21 @@ impl Sender {
                     _ => return Err(SendError::NoSecret("(unknown)".to_owned())),
                 };
                 self.post(url, secret.as_bytes(), event)
+            }
+            Target::Mail {
+                smtp,
+                to,
+                from,
+                password_env,
+            } => {
+                let password = match password_env {
+                    Some(var) => {
+                        Some((self.env)(var).ok_or_else(|| SendError::NoSecret(var.clone()))?)
+                    }
+                    None => None,
+                };
+                mail::send(smtp, from, to, password, event, self.timeout)?;
+                Ok(250)
             }
             _ => Err(SendError::Transport {
                 url: notifier.target.shown(),

@@ -17,8 +17,8 @@
 //! after it was added (or whose points it was told of) that ended, and of
 //! delivery gates whose required receipts are not all proven.
 //!
-//! Sending is the host's (the `orcho-notify` crate sends webhooks): it
-//! records each attempt with [`Store::record_delivery`].
+//! Sending is the host's (the `orcho-notify` crate sends webhooks and
+//! mail): it records each attempt with [`Store::record_delivery`].
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -196,6 +196,21 @@ pub enum Target {
         /// The secret its signature is made with.
         secret: Secret,
     },
+    /// A mail through an SMTP server.
+    Mail {
+        /// The server: `smtp://host:port` (plain, or `?tls=required` for
+        /// STARTTLS) or `smtps://host:port` (TLS from the start), with the
+        /// user (`smtp://user@host`) when it asks for one; never a password.
+        smtp: String,
+        /// Who receives it.
+        to: Vec<String>,
+        /// Who sends it.
+        from: String,
+        /// The variable that holds the server's password where events are
+        /// sent from, when it asks for one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        password_env: Option<String>,
+    },
 }
 
 impl Target {
@@ -203,6 +218,7 @@ impl Target {
     pub fn shown(&self) -> String {
         match self {
             Self::Webhook { url, .. } => url.clone(),
+            Self::Mail { to, smtp, .. } => format!("mail to {} via {smtp}", to.join(", ")),
         }
     }
 }
@@ -399,7 +415,7 @@ pub struct Delivery {
 pub enum Outcome {
     /// The endpoint took it.
     Sent {
-        /// The HTTP status.
+        /// The HTTP status (none for mail).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         status: Option<u16>,
     },

@@ -200,17 +200,30 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
         Command::Notify(NotifyCommand::Add {
             name,
             webhook,
+            smtp,
+            to,
+            from,
+            password_env,
             events,
             secret_env,
             inbox_url,
-        }) => notify::add(
-            place,
-            &name,
-            &webhook,
-            &events,
-            secret_env.as_deref(),
-            inbox_url.as_deref(),
-        ),
+        }) => {
+            let target = match (webhook, smtp) {
+                (Some(url), _) => notify::Wanted::Webhook { url, secret_env },
+                (None, Some(smtp)) => notify::Wanted::Mail {
+                    smtp,
+                    to,
+                    from,
+                    password_env,
+                },
+                (None, None) => {
+                    return Err(CliError::usage(
+                        "say where: `--webhook URL` or `--smtp URL`",
+                    ));
+                }
+            };
+            notify::add(place, &name, target, &events, inbox_url.as_deref())
+        }
         Command::Notify(NotifyCommand::List) => notify::list(place),
         Command::Notify(NotifyCommand::Remove { name }) => notify::remove(place, &name),
         Command::Notify(NotifyCommand::Test { name }) => notify::test(place, &name),

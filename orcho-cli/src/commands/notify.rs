@@ -44,9 +44,10 @@ impl From<NotifyError> for CliError {
 #[derive(Debug, Serialize)]
 struct NotifierDoc<'a> {
     name: &'a str,
-    webhook: String,
+    /// Where it sends: the webhook's URL, or `mail to … via …`.
+    sends_to: String,
     events: Vec<&'static str>,
-    /// `env:VAR`, or `kept` (in the store).
+    /// `env:VAR`, `kept` (in the store), or `none` (mail).
     secret: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     inbox_url: Option<&'a str>,
@@ -60,11 +61,12 @@ impl<'a> NotifierDoc<'a> {
                 secret: Secret::Env { var },
                 ..
             } => format!("env:{var}"),
-            _ => "kept".to_owned(),
+            Target::Webhook { .. } => "kept".to_owned(),
+            _ => "none".to_owned(),
         };
         Self {
             name: &n.name,
-            webhook: n.target.shown(),
+            sends_to: n.target.shown(),
             events: n.events.iter().map(|e| e.as_str()).collect(),
             secret,
             inbox_url: n.inbox_url.as_deref(),
@@ -73,16 +75,30 @@ impl<'a> NotifierDoc<'a> {
     }
 }
 
+/// Where a new notifier is to send.
+pub(crate) enum Wanted {
+    /// A webhook, signed with the secret in `secret_env` (else one made).
+    Webhook {
+        url: String,
+        secret_env: Option<String>,
+    },
+    /// Mail through an SMTP server.
+    Mail {
+        smtp: String,
+        to: Vec<String>,
+        from: Option<String>,
+        password_env: Option<String>,
+    },
+}
+
 /// `orcho notify add`.
 pub(crate) fn add(
     place: &Place,
     name: &str,
-    webhook: &str,
+    wanted: Wanted,
     events: &[String],
-    secret_env: Option<&str>,
     inbox_url: Option<&str>,
 ) -> Result<Report, CliError> {
-    let url = http_url(webhook, "--webhook")?;
     let inbox_url = inbox_url.map(|u| http_url(u, "--inbox-url")).transpose()?;
     let events = events
         .iter()
@@ -90,19 +106,52 @@ pub(crate) fn add(
         .filter(|e| !e.is_empty())
         .map(str::parse::<EventKind>)
         .collect::<Result<Vec<_>, _>>()?;
+    let (target, shown) = match wanted {
+        Wanted::Webhook { url, secret_env } => webhook(place, &url, secret_env.as_deref())?,
+        Wanted::Mail {
+            smtp,
+            to,
+            from,
+            password_env,
+        } => (mail(place, smtp, to, from, password_env)?, None),
+    };
+    let notifier = Notifier::new(name, target)?
+        .with_events(events)
+        .with_inbox_url(inbox_url);
+    place.store().add_notifier(&notifier)?;
+    let mut doc = serde_json::to_value(NotifierDoc::of(&notifier))?;
+    let how = match &notifier.target {
+        Target::Webhook { .. } => "as a signed JSON POST",
+        _ => "as a mail",
+    };
+    let mut lines = vec![format!(
+        "notifier `{name}` added: {} is sent {} {how}",
+        notifier.target.shown(),
+        events_said(&notifier)
+    )];
+    if let Some(secret) = shown {
+        doc["secret_value"] = secret.clone().into();
+        lines.push(format!(
+            "its secret, shown only now (the receiver checks X-Orcho-Signature with it): \
+             {secret}"
+        ));
+    }
+    lines.push(format!(
+        "`orcho notify test {name}` sends it a test event now"
+    ));
+    Ok(Report::new(&doc).line(lines.join("\n")))
+}
+
+/// A webhook's target, and its secret when one was made (shown once).
+fn webhook(
+    place: &Place,
+    url: &str,
+    secret_env: Option<&str>,
+) -> Result<(Target, Option<String>), CliError> {
+    let url = http_url(url, "--webhook")?;
     let (secret, shown) = match secret_env {
         Some(var) => {
-            if var.is_empty() || var.contains('=') {
-                return Err(CliError::usage(format!(
-                    "`{var}` cannot name an environment variable"
-                )));
-            }
-            if std::env::var_os(var).is_none() {
-                place.progress(&format!(
-                    "warning: `{var}` is not set here: events are signed with it where they are \
-                     sent from, and fail until it is set there"
-                ));
-            }
+            variable(place, var, "events are signed with it")?;
             (
                 Secret::Env {
                     var: var.to_owned(),
@@ -119,27 +168,80 @@ pub(crate) fn add(
             (secret, shown)
         }
     };
-    let notifier = Notifier::new(name, Target::Webhook { url, secret })?
-        .with_events(events)
-        .with_inbox_url(inbox_url);
-    place.store().add_notifier(&notifier)?;
-    let mut doc = serde_json::to_value(NotifierDoc::of(&notifier))?;
-    let mut lines = vec![format!(
-        "notifier `{name}` added: {} is sent {} as a signed JSON POST",
-        notifier.target.shown(),
-        events_said(&notifier)
-    )];
-    if let Some(secret) = shown {
-        doc["secret_value"] = secret.clone().into();
-        lines.push(format!(
-            "its secret, shown only now (the receiver checks X-Orcho-Signature with it): \
-             {secret}"
+    Ok((Target::Webhook { url, secret }, shown))
+}
+
+/// A mail target: a server URL without a password, and addresses.
+fn mail(
+    place: &Place,
+    smtp: String,
+    to: Vec<String>,
+    from: Option<String>,
+    password_env: Option<String>,
+) -> Result<Target, CliError> {
+    let rest = smtp
+        .strip_prefix("smtp://")
+        .or_else(|| smtp.strip_prefix("smtps://"))
+        .filter(|rest| !rest.is_empty())
+        .ok_or_else(|| {
+            CliError::usage(format!("`{smtp}` is not an smtp:// or smtps:// URL")).with_hint(
+                "`--smtp` takes smtp://HOST:PORT (plain, `?tls=required` for STARTTLS) or \
+                 smtps://HOST:PORT",
+            )
+        })?;
+    let authority = rest.split(['/', '?']).next().unwrap_or_default();
+    if authority
+        .rsplit_once('@')
+        .is_some_and(|(user, _)| user.contains(':'))
+    {
+        return Err(CliError::usage(
+            "the SMTP URL holds a password, and it would be kept in the store",
+        )
+        .with_hint("leave it out of the URL and name its variable: `--password-env VAR`"));
+    }
+    let to: Vec<String> = to
+        .into_iter()
+        .map(|a| a.trim().to_owned())
+        .filter(|a| !a.is_empty())
+        .collect();
+    for address in to.iter().chain(from.as_ref()) {
+        if !address.contains('@') || address.contains(char::is_whitespace) {
+            return Err(CliError::usage(format!(
+                "`{address}` is not a mail address"
+            )));
+        }
+    }
+    if to.is_empty() {
+        return Err(CliError::usage(
+            "`--smtp` needs `--to ADDR`: who receives the mail",
         ));
     }
-    lines.push(format!(
-        "`orcho notify test {name}` sends it a test event now"
-    ));
-    Ok(Report::new(&doc).line(lines.join("\n")))
+    if let Some(var) = &password_env {
+        variable(place, var, "the server is signed in to with it")?;
+    }
+    Ok(Target::Mail {
+        smtp,
+        to,
+        from: from.unwrap_or_else(|| "orcho@localhost".to_owned()),
+        password_env,
+    })
+}
+
+/// Checks that `var` can name a variable, and warns when it is not set
+/// here.
+fn variable(place: &Place, var: &str, what: &str) -> Result<(), CliError> {
+    if var.is_empty() || var.contains('=') {
+        return Err(CliError::usage(format!(
+            "`{var}` cannot name an environment variable"
+        )));
+    }
+    if std::env::var_os(var).is_none() {
+        place.progress(&format!(
+            "warning: `{var}` is not set here: {what} where events are sent from, and they \
+             fail until it is set there"
+        ));
+    }
+    Ok(())
 }
 
 /// A URL `flag` takes: http or https, with a host.
@@ -183,7 +285,7 @@ pub(crate) fn list(place: &Place) -> Result<Report, CliError> {
                 format!(
                     "{}  {}  {}  secret {}",
                     d.name,
-                    d.webhook,
+                    d.sends_to,
                     events_said(n),
                     d.secret
                 )

@@ -296,3 +296,74 @@ fn a_team_on_one_database_shares_its_notifiers_and_each_machines_events_reach_th
     assert_eq!(out.json()?.as_array().map(Vec::len), Some(2), "{out}");
     Ok(())
 }
+
+#[test]
+fn a_mail_notifier_is_mailed_when_a_run_waits_and_a_password_never_enters_the_store() -> Result {
+    let Some(server) = Receiver::smtp()? else {
+        return Ok(());
+    };
+    let repo = Repo::new(REVIEW)?;
+    let out = repo.orcho(&[
+        "notify",
+        "add",
+        "mail",
+        "--smtp",
+        &server.smtp_url(),
+        "--to",
+        "team@example.com",
+        "--from",
+        "orcho@example.com",
+        "--events",
+        "point_opened",
+    ])?;
+    out.expect_code(0);
+    assert!(out.stdout.contains("mail to team@example.com"), "{out}");
+    let out = repo.orcho(&[
+        "run",
+        "--phase",
+        "review=false",
+        "--no-interactive",
+        "--json",
+    ])?;
+    out.expect_code(4);
+    let run = run_id(&out.json()?)?;
+    let mails = wait_for(&server, 1)?;
+    let message = mails[0]["message"].as_str().ok_or("a message")?;
+    assert!(message.contains(&run), "{message}");
+    assert!(
+        message.contains("waits: phase `review` rejected"),
+        "{message}"
+    );
+
+    // A password in the URL would be kept in the store: refused.
+    let out = repo.orcho(&[
+        "notify",
+        "add",
+        "x",
+        "--smtp",
+        "smtp://me:hunter2@127.0.0.1:25",
+        "--to",
+        "a@b.c",
+    ])?;
+    out.expect_code(2);
+    assert!(out.stderr.contains("--password-env"), "{out}");
+    let out = repo.orcho(&["notify", "add", "x", "--smtp", &server.smtp_url()])?;
+    out.expect_code(2);
+    let out = repo.orcho(&[
+        "notify",
+        "add",
+        "x",
+        "--smtp",
+        &server.smtp_url(),
+        "--to",
+        "nobody",
+    ])?;
+    out.expect_code(2);
+    assert!(
+        out.stderr.contains("`nobody` is not a mail address"),
+        "{out}"
+    );
+    let out = repo.orcho(&["notify", "add", "x"])?;
+    out.expect_code(2);
+    Ok(())
+}

@@ -1,6 +1,7 @@
-//! A webhook receiver for tests (feature `test-util`): a Python process
-//! (standard library only) on 127.0.0.1 that checks each request's
-//! signature itself, and records what it got.
+//! Receivers for tests (feature `test-util`), each a Python process
+//! (standard library only) on 127.0.0.1: a webhook receiver that checks
+//! each request's signature itself, and an SMTP server; both record what
+//! they got.
 
 use std::{
     io::{BufRead, BufReader},
@@ -8,8 +9,11 @@ use std::{
     time::{Duration, Instant},
 };
 
-/// The receiver's script.
+/// The webhook receiver's script.
 const SCRIPT: &str = include_str!("receiver.py");
+
+/// The SMTP server's script.
+const SMTP_SCRIPT: &str = include_str!("smtp_receiver.py");
 
 /// Why a receiver could not be started.
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -43,22 +47,37 @@ impl Receiver {
     /// # Errors
     ///
     /// Under CI without `python3`, or when it does not come up.
+    pub fn start(secret: &str) -> Result<Option<Self>, Error> {
+        Self::python(SCRIPT, &[("RECEIVER_SECRET", secret)], "webhook")
+    }
+
+    /// Starts an SMTP server that records each mail as a JSON object:
+    /// `from` and `to` (the envelope's) and `message` (as received); `None`
+    /// as [`start`](Self::start).
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start).
+    pub fn smtp() -> Result<Option<Self>, Error> {
+        Self::python(SMTP_SCRIPT, &[], "mail")
+    }
+
     #[expect(
         clippy::disallowed_methods,
         reason = "a test's receiver: the test holds the child to stop it"
     )]
     #[expect(clippy::print_stdout, reason = "the skip is said where tests print")]
-    pub fn start(secret: &str) -> Result<Option<Self>, Error> {
+    fn python(source: &str, envs: &[(&str, &str)], what: &str) -> Result<Option<Self>, Error> {
         let dir = tempfile::tempdir()?;
         let script = dir.path().join("receiver.py");
         orcho::core::fs::write_atomic(
             camino::Utf8Path::from_path(&script).ok_or("a UTF-8 temporary directory")?,
-            SCRIPT.as_bytes(),
+            source.as_bytes(),
         )?;
         let child = Command::new("python3")
             .arg(&script)
             .arg(dir.path().join("requests.jsonl"))
-            .env("RECEIVER_SECRET", secret)
+            .envs(envs.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -68,9 +87,9 @@ impl Receiver {
             Err(e) => {
                 let reason = format!("python3 cannot be started: {e}");
                 if std::env::var_os("CI").is_some() {
-                    return Err(format!("CI never skips the webhook tests: {reason}").into());
+                    return Err(format!("CI never skips the {what} tests: {reason}").into());
                 }
-                println!("skipping the webhook test: {reason}");
+                println!("skipping the {what} test: {reason}");
                 return Ok(None);
             }
         };
@@ -78,6 +97,11 @@ impl Receiver {
         BufReader::new(child.stdout.take().ok_or("no standard output")?).read_line(&mut line)?;
         let port = line.trim().parse()?;
         Ok(Some(Self { child, port, dir }))
+    }
+
+    /// The SMTP server's URL (plain SMTP on its port).
+    pub fn smtp_url(&self) -> String {
+        format!("smtp://127.0.0.1:{}", self.port)
     }
 
     /// The URL of `path` on it.
