@@ -326,7 +326,23 @@ pub enum DeliverError {
 ///
 /// The store cannot be read, or the log written.
 pub fn deliver(store: &Store, sender: &Sender, retry: &Retry) -> Result<Pass, DeliverError> {
-    let Some(_held) = store.delivering(Duration::ZERO)? else {
+    deliver_within(store, sender, retry, Duration::ZERO)
+}
+
+/// [`deliver`], waiting up to `wait` for another process that is
+/// delivering to finish first. A host that made an event asks this way:
+/// the other process may have read what was due before the event existed.
+///
+/// # Errors
+///
+/// As [`deliver`].
+pub fn deliver_within(
+    store: &Store,
+    sender: &Sender,
+    retry: &Retry,
+    wait: Duration,
+) -> Result<Pass, DeliverError> {
+    let Some(_held) = store.delivering(wait)? else {
         return Ok(Pass {
             busy: true,
             ..Pass::default()

@@ -70,8 +70,20 @@ async fn a_waiting_point_reaches_the_receiver_once_signed() -> Result {
             .expect("no panic")
     })?;
     assert!(pass.busy && pass.sent == 0, "{pass:?}");
-    drop(held);
-    let pass = deliver(store, &sender(), &Retry::default())?;
+    // One that waits its turn sends once the other lets go.
+    let pass = std::thread::scope(|s| {
+        let waiting = s.spawn(|| {
+            orcho_notify::deliver_within(
+                store,
+                &sender(),
+                &Retry::default(),
+                Duration::from_secs(20),
+            )
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        drop(held);
+        waiting.join().expect("no panic")
+    })?;
     assert_eq!(
         (pass.sent, pass.failed, pass.busy),
         (1, 0, false),

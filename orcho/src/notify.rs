@@ -98,7 +98,14 @@ impl std::str::FromStr for EventKind {
             .find(|k| k.as_str() == s)
             .ok_or_else(|| NotifyError::UnknownEvent {
                 given: s.to_owned(),
+                // A slip, or a part of the name (`ended`, `opened`).
                 near: orcho_core::nearest(s, Self::ALL.iter().map(|k| k.as_str()))
+                    .or_else(|| {
+                        Self::ALL
+                            .iter()
+                            .map(|k| k.as_str())
+                            .find(|k| !s.is_empty() && k.split('_').any(|part| part == s))
+                    })
                     .map(str::to_owned),
             })
     }
@@ -936,9 +943,10 @@ impl Found {
                 event: EventKind::Decided,
                 at: at.clone(),
                 text: format!(
-                    "run {} {}: {key} decided `{}`{}",
+                    "run {} {}: {} decided `{}`{}",
                     short(&run),
                     task_said(&run_ref).trim_end(),
+                    point_said(key),
                     decided.action,
                     decided
                         .by
@@ -1058,6 +1066,14 @@ fn point_key(point: &PointView) -> String {
             format!("{kind}:{id}")
         }
         _ => kind,
+    }
+}
+
+/// A point key in words: ``handoff `0001-review` ``, `delivery`.
+fn point_said(key: &str) -> String {
+    match split_key(key) {
+        (kind, Some(id)) => format!("{kind} `{id}`"),
+        (kind, None) => kind,
     }
 }
 

@@ -4,6 +4,8 @@ use orcho::{
     core::Timestamp,
     notify::{Delivery, Due, Event, EventKind, Notifier, NotifyError, Outcome, Secret, Target},
 };
+use std::time::Duration;
+
 use orcho_notify::{Retry, Sender};
 use serde::Serialize;
 
@@ -237,8 +239,8 @@ fn variable(place: &Place, var: &str, what: &str) -> Result<(), CliError> {
     }
     if std::env::var_os(var).is_none() {
         place.progress(&format!(
-            "warning: `{var}` is not set here: {what} where events are sent from, and they \
-             fail until it is set there"
+            "warning: `{var}` is not set here: {what} wherever events are sent from, and \
+             sending fails there until it is set"
         ));
     }
     Ok(())
@@ -380,21 +382,29 @@ pub(crate) fn deliver(place: &Place, watch: bool) -> Result<Report, CliError> {
     let retry = Retry::default();
     if watch {
         crate::interrupt::install(place.voice);
+        place.progress(
+            "delivering what is due every 2 s, and each retry when its time comes (Ctrl-C stops)",
+        );
         let said = place.clone();
         orcho_notify::watch(
             &store,
             &sender,
             &retry,
-            std::time::Duration::from_secs(2),
+            Duration::from_secs(2),
             &|| false,
             &mut |e| said.progress(&format!("warning: {}", orcho::core::error_chain(e))),
         );
         return Ok(Report::silent(Exit::Ok));
     }
-    let pass = orcho_notify::deliver(&store, &sender, &retry)
+    // Started after something happened: another process delivering may
+    // have read what was due before it, so this one waits its turn (a pass
+    // takes at most the endpoints' timeouts).
+    let pass = orcho_notify::deliver_within(&store, &sender, &retry, Duration::from_secs(120))
         .map_err(|e| CliError::msg(orcho::core::error_chain(&e)))?;
     let text = if pass.busy {
         "another orcho is delivering; it sends what is due".to_owned()
+    } else if pass.sent + pass.failed + pass.gave_up == 0 {
+        "nothing was due".to_owned()
     } else {
         format!(
             "sent {}, failed {} (tried again later), gave up {}",

@@ -91,10 +91,23 @@ fn a_webhook_hears_a_run_wait_be_decided_and_end() -> Result {
     assert_eq!(decided["body"]["decided"]["action"], "halt", "{decided}");
     assert!(got.iter().all(|r| r["signed"] == true), "{got:#?}");
 
+    // The background delivery logs each attempt once the receiver has
+    // answered: it has finished when all three are logged.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let log = repo.orcho(&["notify", "log", "--json"])?.json()?;
+        if log.as_array().map_or(0, Vec::len) >= 3 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "three attempts logged: {log}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     // Each event once, however often delivery runs again.
     let out = orcho(&repo, &["notify", "deliver", "--json"])?;
     out.expect_code(0);
     assert_eq!(out.json()?["sent"], 0, "{out}");
+    let out = orcho(&repo, &["notify", "deliver"])?;
+    assert!(out.stdout.contains("nothing was due"), "{out}");
     assert_eq!(receiver.requests().len(), 3);
 
     let out = repo.orcho(&["notify", "log", "--json"])?;
@@ -291,9 +304,17 @@ fn a_team_on_one_database_shares_its_notifiers_and_each_machines_events_reach_th
         decided["body"]["decided"]["action"], "retry_feedback",
         "{decided}"
     );
-    // Every machine's log is the team's.
-    let out = on(&b, "machine-b", &["notify", "log", "--json"])?;
-    assert_eq!(out.json()?.as_array().map(Vec::len), Some(2), "{out}");
+    // Every machine's log is the team's (once the delivery that sent the
+    // decision has logged it).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let out = on(&b, "machine-b", &["notify", "log", "--json"])?;
+        if out.json()?.as_array().map(Vec::len) == Some(2) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "two attempts logged: {out}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     Ok(())
 }
 

@@ -105,6 +105,13 @@ async fn a_point_that_waits_is_due_once_and_its_decision_after_it() -> Result {
             .is_some_and(|b| b.contains("operator")),
         "{decided:?}"
     );
+    assert!(
+        event
+            .text
+            .contains("handoff `0001-review` decided `retry_feedback` by operator"),
+        "{}",
+        event.text
+    );
     store.record_delivery(&sent(&due[0], now))?;
     assert!(store.due(now)?.is_empty());
     Ok(())
@@ -217,6 +224,11 @@ async fn notifiers_are_named_once_and_a_typo_is_answered_with_the_nearest() -> R
     let err = "point_open".parse::<EventKind>().unwrap_err();
     assert!(
         err.to_string().contains("did you mean `point_opened`"),
+        "{err}"
+    );
+    let err = "ended".parse::<EventKind>().unwrap_err();
+    assert!(
+        err.to_string().contains("did you mean `run_ended`"),
         "{err}"
     );
     store.remove_notifier("team-chat")?;
