@@ -85,5 +85,28 @@ async fn a_waiting_point_is_mailed_once_with_its_line_as_the_subject() -> Result
         error.starts_with("mail through smtp://127.0.0.1:9"),
         "{error}"
     );
+
+    // A server's password comes from the variable the notifier names: not
+    // set, the mail is not sent, and the log says why.
+    store.add_notifier(&Notifier::new(
+        "signed-in",
+        Target::Mail {
+            smtp: server.smtp_url(),
+            to: vec!["team@example.com".to_owned()],
+            from: "orcho@example.com".to_owned(),
+            password_env: Some("SMTP_PASSWORD".to_owned()),
+        },
+    )?)?;
+    let pass = deliver(store, &Sender::new().with_env(|_| None), &Retry::default())?;
+    assert_eq!((pass.sent, pass.failed), (0, 1), "{pass:?}");
+    let last = store.deliveries()?.pop().ok_or("logged")?;
+    let Outcome::Failed { error, .. } = &last.outcome else {
+        return Err(format!("{:?}", last.outcome).into());
+    };
+    assert_eq!(
+        error,
+        "the secret's variable `SMTP_PASSWORD` is not set in this environment"
+    );
+    assert_eq!(server.requests().len(), 1, "nothing more was mailed");
     Ok(())
 }

@@ -154,6 +154,34 @@ impl Inner {
             .map_err(|e| self.target.error(what, &e))
     }
 
+    /// Takes the advisory lock `key` on a connection of its own within
+    /// `wait` (asking again every [`LEASE_POLL`]); `None` when another
+    /// holds it still. `what` says what failed.
+    async fn try_lock(
+        &self,
+        key: i64,
+        wait: Duration,
+        what: &str,
+    ) -> Result<Option<Arc<Conn>>, StoreError> {
+        let conn = self.dedicated().await?;
+        let deadline = Instant::now() + wait;
+        loop {
+            let locked = conn
+                .client
+                .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
+                .await
+                .map_err(|e| self.target.error(what, &e))?;
+            if locked.get::<_, bool>(0) {
+                return Ok(Some(conn));
+            }
+            if Instant::now() >= deadline {
+                self.give_back(conn);
+                return Ok(None);
+            }
+            tokio::time::sleep(LEASE_POLL).await;
+        }
+    }
+
     /// Unlocks `key` on `conn` and keeps the connection for another lock.
     async fn release(&self, conn: Arc<Conn>, key: i64) {
         if conn
@@ -307,7 +335,12 @@ fn log_name(log: Log) -> &'static str {
 /// runs share a key with negligible probability (and then only wait for
 /// each other).
 pub(crate) fn lock_key(what: &str, run: &RunId) -> i64 {
-    let hash = blake3::hash(format!("orcho-pg\0{what}\0{run}").as_bytes());
+    hash_key(&format!("orcho-pg\0{what}\0{run}"))
+}
+
+/// 64 bits of the hash of `text`, as an advisory-lock key.
+fn hash_key(text: &str) -> i64 {
+    let hash = blake3::hash(text.as_bytes());
     let mut bytes = [0u8; 8];
     bytes.copy_from_slice(&hash.as_bytes()[..8]);
     i64::from_le_bytes(bytes)
@@ -622,24 +655,9 @@ impl Storage for PgStorage {
     fn lease(&self, run: &RunId, wait: Duration) -> Result<Option<Box<dyn RunLease>>, StoreError> {
         let key = lease_key(run);
         let conn = self.call(move |inner| async move {
-            let conn = inner.dedicated().await?;
-            let deadline = Instant::now() + wait;
-            loop {
-                let locked = conn
-                    .client
-                    .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
-                    .await
-                    .map_err(|e| inner.target.error("cannot take the run's lease", &e));
-                match locked {
-                    Ok(row) if row.get::<_, bool>(0) => return Ok(Some(conn)),
-                    Ok(_) if Instant::now() < deadline => tokio::time::sleep(LEASE_POLL).await,
-                    Ok(_) => {
-                        inner.give_back(conn);
-                        return Ok(None);
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
+            inner
+                .try_lock(key, wait, "cannot take the run's lease")
+                .await
         })?;
         Ok(conn.map(|conn| {
             Box::new(PgLease {
@@ -1029,29 +1047,9 @@ impl Storage for PgStorage {
         log: StoreLog,
         wait: Duration,
     ) -> Result<Option<Box<dyn Held>>, StoreError> {
-        let hash = blake3::hash(format!("orcho-pg\0store\0{}", store_log_name(log)?).as_bytes());
-        let mut bytes = [0u8; 8];
-        bytes.copy_from_slice(&hash.as_bytes()[..8]);
-        let key = i64::from_le_bytes(bytes);
+        let key = hash_key(&format!("orcho-pg\0store\0{}", store_log_name(log)?));
         let conn = self.call(move |inner| async move {
-            let conn = inner.dedicated().await?;
-            let deadline = Instant::now() + wait;
-            loop {
-                let locked = conn
-                    .client
-                    .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
-                    .await
-                    .map_err(|e| inner.target.error("cannot take the lock", &e));
-                match locked {
-                    Ok(row) if row.get::<_, bool>(0) => return Ok(Some(conn)),
-                    Ok(_) if Instant::now() < deadline => tokio::time::sleep(LEASE_POLL).await,
-                    Ok(_) => {
-                        inner.give_back(conn);
-                        return Ok(None);
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
+            inner.try_lock(key, wait, "cannot take the lock").await
         })?;
         Ok(conn.map(|conn| {
             Box::new(PgHeld {

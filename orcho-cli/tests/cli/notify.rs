@@ -23,6 +23,23 @@ fn wait_for(receiver: &Receiver, n: usize) -> Result<Vec<serde_json::Value>> {
     receiver.wait_for(n, Duration::from_secs(20))
 }
 
+/// Waits (at most 20 s) until `log` (an `orcho notify log --json`) lists
+/// `n` attempts: the background delivery logs each once the endpoint has
+/// answered.
+fn until_logged(n: usize, log: impl Fn() -> Result<Out>) -> Result {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let out = log()?;
+        if out.json()?.as_array().map_or(0, Vec::len) >= n {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(format!("{n} attempts were not logged: {out}").into());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// `orcho <args>` with the webhook's secret in its environment (and so in
 /// the deliverer's it starts).
 fn orcho(repo: &Repo, args: &[&str]) -> Result<Out> {
@@ -93,15 +110,7 @@ fn a_webhook_hears_a_run_wait_be_decided_and_end() -> Result {
 
     // The background delivery logs each attempt once the receiver has
     // answered: it has finished when all three are logged.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let log = repo.orcho(&["notify", "log", "--json"])?.json()?;
-        if log.as_array().map_or(0, Vec::len) >= 3 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "three attempts logged: {log}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    until_logged(3, || repo.orcho(&["notify", "log", "--json"]))?;
     // Each event once, however often delivery runs again.
     let out = orcho(&repo, &["notify", "deliver", "--json"])?;
     out.expect_code(0);
@@ -306,15 +315,7 @@ fn a_team_on_one_database_shares_its_notifiers_and_each_machines_events_reach_th
     );
     // Every machine's log is the team's (once the delivery that sent the
     // decision has logged it).
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let out = on(&b, "machine-b", &["notify", "log", "--json"])?;
-        if out.json()?.as_array().map(Vec::len) == Some(2) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "two attempts logged: {out}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    until_logged(2, || on(&b, "machine-b", &["notify", "log", "--json"]))?;
     Ok(())
 }
 

@@ -164,6 +164,37 @@ struct FsHeld(#[expect(dead_code, reason = "held until dropped")] ExclusiveGuard
 
 impl Held for FsHeld {}
 
+/// The bytes of the file at `path`; `None` when there is none.
+fn read_optional(path: &Utf8Path) -> Result<Option<Vec<u8>>, StoreError> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(FsError::new(FsOp::Read, path, e).into()),
+    }
+}
+
+/// Writes the file at `path` when there is none yet (with its directory).
+fn create_new(path: &Utf8Path, bytes: &[u8]) -> Result<Created, StoreError> {
+    make_parent(path)?;
+    match fs::write_new_atomic(path, bytes) {
+        Ok(()) => Ok(Created::New),
+        Err(e) if e.is_already_exists() => Ok(Created::Exists),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Removes the file at `path`, durably; whether there was one.
+fn remove_if_there(path: &Utf8Path) -> Result<bool, StoreError> {
+    match std::fs::remove_file(path) {
+        Ok(()) => {
+            fs::sync_parent(path)?;
+            Ok(true)
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(FsError::new(FsOp::Remove, path, e).into()),
+    }
+}
+
 /// Takes the lock at `path`, trying once at once and then for `wait`.
 fn lock_within(path: &Utf8Path, wait: Duration) -> Result<Option<ExclusiveGuard>, StoreError> {
     let lock = LockFile::new(path);
@@ -276,11 +307,7 @@ impl Storage for FsStorage {
 
     fn read_log(&self, run: &RunId, log: Log) -> Result<Vec<u8>, StoreError> {
         let path = self.log_path(run, log);
-        match std::fs::read(&path) {
-            Ok(bytes) => Ok(bytes),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
-            Err(e) => Err(FsError::new(FsOp::Read, &path, e).into()),
-        }
+        Ok(read_optional(&path)?.unwrap_or_default())
     }
 
     fn append_log(&self, run: &RunId, log: Log, line: &[u8]) -> Result<(), StoreError> {
@@ -292,21 +319,12 @@ impl Storage for FsStorage {
 
     fn get(&self, run: &RunId, item: Item<'_>) -> Result<Option<Vec<u8>>, StoreError> {
         let path = self.path(run, item)?;
-        match std::fs::read(&path) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(FsError::new(FsOp::Read, &path, e).into()),
-        }
+        read_optional(&path)
     }
 
     fn create(&self, run: &RunId, item: Item<'_>, bytes: &[u8]) -> Result<Created, StoreError> {
         let path = self.path(run, item)?;
-        make_parent(&path)?;
-        match fs::write_new_atomic(&path, bytes) {
-            Ok(()) => Ok(Created::New),
-            Err(e) if e.is_already_exists() => Ok(Created::Exists),
-            Err(e) => Err(e.into()),
-        }
+        create_new(&path, bytes)
     }
 
     fn put(&self, run: &RunId, item: Item<'_>, bytes: &[u8]) -> Result<(), StoreError> {
@@ -317,14 +335,7 @@ impl Storage for FsStorage {
 
     fn remove(&self, run: &RunId, item: Item<'_>) -> Result<bool, StoreError> {
         let path = self.path(run, item)?;
-        match std::fs::remove_file(&path) {
-            Ok(()) => {
-                fs::sync_parent(&path)?;
-                Ok(true)
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(FsError::new(FsOp::Remove, &path, e).into()),
-        }
+        remove_if_there(&path)
     }
 
     fn supersede_decision(&self, run: &RunId, id: &HandoffId) -> Result<(), StoreError> {
@@ -384,33 +395,17 @@ impl Storage for FsStorage {
 
     fn store_get(&self, set: StoreSet, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let path = self.store_path(set, name)?;
-        match std::fs::read(&path) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(FsError::new(FsOp::Read, &path, e).into()),
-        }
+        read_optional(&path)
     }
 
     fn store_create(&self, set: StoreSet, name: &str, bytes: &[u8]) -> Result<Created, StoreError> {
         let path = self.store_path(set, name)?;
-        make_parent(&path)?;
-        match fs::write_new_atomic(&path, bytes) {
-            Ok(()) => Ok(Created::New),
-            Err(e) if e.is_already_exists() => Ok(Created::Exists),
-            Err(e) => Err(e.into()),
-        }
+        create_new(&path, bytes)
     }
 
     fn store_remove(&self, set: StoreSet, name: &str) -> Result<bool, StoreError> {
         let path = self.store_path(set, name)?;
-        match std::fs::remove_file(&path) {
-            Ok(()) => {
-                fs::sync_parent(&path)?;
-                Ok(true)
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(FsError::new(FsOp::Remove, &path, e).into()),
-        }
+        remove_if_there(&path)
     }
 
     fn store_names(&self, set: StoreSet) -> Result<Vec<String>, StoreError> {
@@ -442,11 +437,7 @@ impl Storage for FsStorage {
 
     fn store_read(&self, log: StoreLog) -> Result<Vec<u8>, StoreError> {
         let path = self.store_log_path(log);
-        match std::fs::read(&path) {
-            Ok(bytes) => Ok(bytes),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
-            Err(e) => Err(FsError::new(FsOp::Read, &path, e).into()),
-        }
+        Ok(read_optional(&path)?.unwrap_or_default())
     }
 
     fn store_lock(
