@@ -1,11 +1,15 @@
 //! `orcho serve` as a whole process on 127.0.0.1, asked over keep-alive
-//! HTTP: the inbox page over 1,000 runs paused at a handoff, and a handoff
+//! HTTP, and `orcho inbox` as a whole process, over 1,000 runs paused at a
+//! handoff: on the directory store, and on a PostgreSQL server the
+//! benchmark starts (skipped, and said, when none can be started). Beside
+//! them, the library's team inbox over the same store, and a handoff
 //! decision through the API beside the same decision through the library
 //! (`Store::decide`), measured in the same run on runs paused alike.
 //!
-//! Targets: the inbox page in at most 100 ms (the answer's whole time,
-//! loopback included); a decision through the API within 1.5x of the
-//! library's.
+//! Targets: the inbox page (its first page, the answer's whole time,
+//! loopback included) in at most 100 ms on the directory store and 150 ms
+//! on PostgreSQL; `orcho inbox` in at most 300 ms on PostgreSQL; a decision
+//! through the API within 1.5x of the library's.
 #![expect(clippy::print_stdout, reason = "benchmarks report to the terminal")]
 #![expect(
     clippy::disallowed_methods,
@@ -104,20 +108,55 @@ impl Drop for Server {
     }
 }
 
-fn orcho(checkout: &Utf8Path, data: &Utf8Path) -> Command {
-    let mut command = Command::new(ORCHO);
-    command.current_dir(checkout).env("XDG_DATA_HOME", data);
-    command
+/// Where the runs are kept, and how a process of `orcho` is told.
+struct Bed {
+    checkout: Utf8PathBuf,
+    data: Utf8PathBuf,
+    /// `ORCHO_STORE`, for a store other than the checkout's own.
+    store_url: Option<String>,
+    engine: Engine,
+    store: Store,
 }
 
-fn serve(checkout: &Utf8Path, data: &Utf8Path) -> (Server, String) {
-    let out = orcho(checkout, data)
+impl Bed {
+    fn orcho(&self) -> Command {
+        let mut command = Command::new(ORCHO);
+        command
+            .current_dir(&self.checkout)
+            .env("XDG_DATA_HOME", &self.data);
+        if let Some(url) = &self.store_url {
+            command.env("ORCHO_STORE", url);
+        }
+        command
+    }
+}
+
+/// A checkout with its profile, committed, under `root`.
+fn new_checkout(root: &Utf8Path) -> (Utf8PathBuf, Utf8PathBuf) {
+    let checkout = root.join("checkout");
+    let data = root.join("data");
+    std::fs::create_dir_all(&checkout).expect("checkout");
+    std::fs::create_dir_all(&data).expect("data");
+    git(&checkout, &["init", "--quiet"]);
+    git(&checkout, &["config", "user.name", "bench"]);
+    git(&checkout, &["config", "user.email", "bench@orcho.invalid"]);
+    std::fs::write(checkout.join("orcho.yaml"), PROFILE).expect("profile");
+    std::fs::write(checkout.join(".gitignore"), ".orcho/\n").expect("ignore");
+    git(&checkout, &["add", "--all"]);
+    git(&checkout, &["commit", "--quiet", "-m", "initial"]);
+    (checkout, data)
+}
+
+fn serve(bed: &Bed) -> (Server, String) {
+    let out = bed
+        .orcho()
         .args(["serve", "token", "add", "bench", "--json"])
         .output()
         .expect("token add");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("token document");
     let token = doc["token"].as_str().expect("token").to_owned();
-    let mut child = orcho(checkout, data)
+    let mut child = bed
+        .orcho()
         .args(["serve", "--listen", "127.0.0.1:0"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -145,110 +184,70 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let root = Utf8PathBuf::try_from(dir.path().to_owned()).expect("utf-8 temp dir");
-    let checkout = root.join("checkout");
-    let data = root.join("data");
-    std::fs::create_dir_all(&checkout).expect("checkout");
-    std::fs::create_dir_all(&data).expect("data");
-    git(&checkout, &["init", "--quiet"]);
-    git(&checkout, &["config", "user.name", "bench"]);
-    git(&checkout, &["config", "user.email", "bench@orcho.invalid"]);
-    std::fs::write(checkout.join("orcho.yaml"), PROFILE).expect("profile");
-    std::fs::write(checkout.join(".gitignore"), ".orcho/\n").expect("ignore");
-    git(&checkout, &["add", "--all"]);
-    git(&checkout, &["commit", "--quiet", "-m", "initial"]);
-
-    let engine = Engine::builder(plan(), checkout.join(".orcho"))
-        .build()
-        .expect("engine");
-    let store = Store::open(checkout.join(".orcho"));
-    let started = Instant::now();
-    let first = paused(&runtime, &engine, &checkout, POINTS as u64);
-    println!(
-        "\nweb: {POINTS} runs paused at a handoff in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-    let (server, token) = serve(&checkout, &data);
-    let http: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let bearer = format!("Bearer {token}");
-    let page = || {
-        let mut answer = http
-            .get(format!("{}/", server.base))
-            .header("Authorization", &bearer)
-            .call()
-            .expect("inbox page");
-        assert_eq!(answer.status().as_u16(), 200);
-        answer.body_mut().read_to_string().expect("page")
-    };
-    // Right before it is timed: every point is on the page.
-    let shown = page();
-    assert!(shown.contains(first[0].0.as_str()) && shown.contains(first[POINTS - 1].0.as_str()));
-
-    let decide_api = |run: &RunId| {
-        let answer = http
-            .post(format!("{}/api/runs/{run}/decisions/handoff", server.base))
-            .header("Authorization", &bearer)
-            .header("Content-Type", "application/json")
-            .send("{\"action\": \"continue\"}")
-            .expect("decision");
-        assert_eq!(answer.status().as_u16(), 200);
-    };
-    let decide_library = |run: &RunId, handoff: &orcho::core::HandoffId| {
-        store
-            .decide(
-                run,
-                handoff,
-                DecisionRequest::new(HandoffChoice::Continue, DecidedBy::Operator),
-            )
-            .expect("decision");
-    };
-
     let mut c = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))
         .sample_size(10)
         .configure_from_args();
-    let mut group = c.benchmark_group("web");
-    group.bench_function("inbox_page_1000_points", |b| {
-        b.iter(|| black_box(page()));
-    });
-    group.bench_function("inbox_library_1000_points", |b| {
-        b.iter(|| black_box(store.inbox().expect("inbox")));
-    });
-    // Each decision is taken on a run paused for it (paused untimed).
-    group.bench_function("decision_api", |b| {
-        b.iter_custom(|iters| {
-            let runs = paused(&runtime, &engine, &checkout, iters);
-            let start = Instant::now();
-            for (run, _) in &runs {
-                decide_api(run);
-            }
-            start.elapsed()
-        });
-    });
-    group.bench_function("decision_library", |b| {
-        b.iter_custom(|iters| {
-            let runs = paused(&runtime, &engine, &checkout, iters);
-            let start = Instant::now();
-            for (run, handoff) in &runs {
-                decide_library(run, handoff);
-            }
-            start.elapsed()
-        });
-    });
-    group.finish();
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = Utf8PathBuf::try_from(dir.path().to_owned()).expect("utf-8 temp dir");
+    let (checkout, data) = new_checkout(&root.join("fs"));
+    let engine = Engine::builder(plan(), checkout.join(".orcho"))
+        .build()
+        .expect("engine");
+    let store = Store::open(checkout.join(".orcho"));
+    let fs = Bed {
+        checkout,
+        data,
+        store_url: None,
+        engine,
+        store,
+    };
+    measure(&mut c, &runtime, &fs, "web", true);
+
+    // The same on a PostgreSQL server, when one can be started here.
+    let pg = match orcho_pg::testing::Server::start() {
+        Ok(server) => Some(server),
+        Err(reason) => {
+            println!("web_pg: skipped, no PostgreSQL server could be started: {reason}");
+            None
+        }
+    };
+    if let Some(server) = &pg {
+        let url = server.new_database();
+        let (checkout, data) = new_checkout(&root.join("pg"));
+        let storage = orcho_pg::PgStorage::open(&url)
+            .expect("a URL")
+            .for_origin(orcho_pg::Origin::new("bench-machine", checkout.as_str()));
+        storage.migrate().expect("schema");
+        let shared: std::sync::Arc<dyn orcho::core::storage::Storage> =
+            std::sync::Arc::new(storage.clone());
+        let engine = Engine::builder(plan(), Store::new(shared, checkout.join(".orcho")))
+            .build()
+            .expect("engine");
+        let store = Store::new(std::sync::Arc::new(storage.team()), checkout.join(".orcho"));
+        let bed = Bed {
+            checkout,
+            data,
+            store_url: Some(url),
+            engine,
+            store,
+        };
+        measure(&mut c, &runtime, &bed, "web_pg", false);
+    }
     c.final_summary();
-    drop(server);
-    if let Some(ns) = median_ns("web", "inbox_page_1000_points") {
-        let ms = ns / 1e6;
-        let verdict = if ms <= 100.0 { "ok" } else { "OVER TARGET" };
-        println!(
-            "\nweb inbox page, {POINTS} pending points: {ms:.1} ms (target <= 100 ms) {verdict}"
-        );
+
+    for (group, bench, target_ms) in [
+        ("web", "inbox_page_1000_points", 100.0),
+        ("web_pg", "inbox_page_1000_points", 150.0),
+        ("web_pg", "orcho_inbox_1000_points", 300.0),
+    ] {
+        if let Some(ns) = median_ns(group, bench) {
+            let ms = ns / 1e6;
+            let verdict = if ms <= target_ms { "ok" } else { "OVER TARGET" };
+            println!("\n{group}/{bench}: {ms:.1} ms (target <= {target_ms} ms) {verdict}");
+        }
     }
     report_ratios(&[
         Ratio {
@@ -263,5 +262,124 @@ fn main() {
             baseline: "inbox_library_1000_points",
             target: 3.0,
         },
+        Ratio {
+            group: "web_pg",
+            subject: "inbox_page_1000_points",
+            baseline: "inbox_library_1000_points",
+            target: 3.0,
+        },
     ]);
+}
+
+/// The inbox over 1,000 paused runs of `bed`'s store: its page, `orcho
+/// inbox`, the library's; with `decisions`, a decision through the API
+/// beside the library's.
+fn measure(
+    c: &mut Criterion,
+    runtime: &tokio::runtime::Runtime,
+    bed: &Bed,
+    group: &str,
+    decisions: bool,
+) {
+    let started = Instant::now();
+    let first = paused(runtime, &bed.engine, &bed.checkout, POINTS as u64);
+    println!(
+        "\n{group}: {POINTS} runs paused at a handoff in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let (server, token) = serve(bed);
+    let http: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let bearer = format!("Bearer {token}");
+    let page = || {
+        let mut answer = http
+            .get(format!("{}/", server.base))
+            .header("Authorization", &bearer)
+            .call()
+            .expect("inbox page");
+        assert_eq!(answer.status().as_u16(), 200);
+        answer.body_mut().read_to_string().expect("page")
+    };
+    // Right before it is timed: the newest point is on the first page, and
+    // the page counts them all.
+    let shown = page();
+    assert!(shown.contains(first[POINTS - 1].0.as_str()), "{shown}");
+    let inbox_cli = || {
+        let out = bed
+            .orcho()
+            .args(["inbox", "--json"])
+            .output()
+            .expect("orcho inbox");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let listed: serde_json::Value = serde_json::from_slice(&inbox_cli()).expect("inbox document");
+    assert!(listed.to_string().contains(first[0].0.as_str()));
+
+    let decide_api = |run: &RunId| {
+        let answer = http
+            .post(format!("{}/api/runs/{run}/decisions/handoff", server.base))
+            .header("Authorization", &bearer)
+            .header("Content-Type", "application/json")
+            .send("{\"action\": \"continue\"}")
+            .expect("decision");
+        assert_eq!(answer.status().as_u16(), 200);
+    };
+    let decide_library = |run: &RunId, handoff: &orcho::core::HandoffId| {
+        bed.store
+            .decide(
+                run,
+                handoff,
+                DecisionRequest::new(HandoffChoice::Continue, DecidedBy::Operator),
+            )
+            .expect("decision");
+    };
+
+    let mut group = c.benchmark_group(group);
+    group.bench_function("inbox_page_1000_points", |b| {
+        b.iter(|| black_box(page()));
+    });
+    group.bench_function("orcho_inbox_1000_points", |b| {
+        b.iter(|| black_box(inbox_cli()));
+    });
+    group.bench_function("inbox_library_1000_points", |b| {
+        b.iter(|| {
+            black_box(
+                bed.store
+                    .team_inbox(&orcho::InboxFilter::all())
+                    .expect("inbox"),
+            )
+        });
+    });
+    if decisions {
+        // Each decision is taken on a run paused for it (paused untimed).
+        group.bench_function("decision_api", |b| {
+            b.iter_custom(|iters| {
+                let runs = paused(runtime, &bed.engine, &bed.checkout, iters);
+                let start = Instant::now();
+                for (run, _) in &runs {
+                    decide_api(run);
+                }
+                start.elapsed()
+            });
+        });
+        group.bench_function("decision_library", |b| {
+            b.iter_custom(|iters| {
+                let runs = paused(runtime, &bed.engine, &bed.checkout, iters);
+                let start = Instant::now();
+                for (run, handoff) in &runs {
+                    decide_library(run, handoff);
+                }
+                start.elapsed()
+            });
+        });
+    }
+    group.finish();
+    drop(server);
 }

@@ -136,6 +136,23 @@ pub(crate) enum Command {
         /// path contains REPO
         #[arg(long, value_name = "REPO")]
         repo: Option<String>,
+        /// Only decision points of one kind: intake, planner_questions,
+        /// plan_approval, handoff, deviation, delivery (stopped runs are
+        /// left out)
+        #[arg(long, value_name = "KIND", value_parser = point_kind)]
+        kind: Option<orcho::point::PointKind>,
+        /// Only what has waited at least this long (`30m`, `2h`, `1d`)
+        #[arg(long, value_name = "AGE", value_parser = age)]
+        older_than: Option<std::time::Duration>,
+        /// Only what has waited at most this long (`30m`, `2h`, `1d`)
+        #[arg(long, value_name = "AGE", value_parser = age)]
+        newer_than: Option<std::time::Duration>,
+        /// Show this page only (from 1), of `--per-page` entries
+        #[arg(long, value_name = "N")]
+        page: Option<usize>,
+        /// How many entries a page holds [default: 50]
+        #[arg(long, value_name = "N", requires = "page")]
+        per_page: Option<usize>,
     },
     /// List every run of the store, newest first, with where it stands
     Runs,
@@ -756,6 +773,17 @@ pub(crate) enum PlanCommand {
 
 /// A run as the command line names it: `latest`, or what a run id may
 /// hold (a whole id or the start of one).
+fn point_kind(s: &str) -> Result<orcho::point::PointKind, String> {
+    s.parse()
+        .map_err(|e: orcho::point::UnknownKind| e.to_string())
+}
+
+fn age(s: &str) -> Result<std::time::Duration, String> {
+    s.parse::<orcho::receipts::HumanDuration>()
+        .map(orcho::receipts::HumanDuration::get)
+        .map_err(|e| e.to_string())
+}
+
 fn run_ref(s: &str) -> Result<String, String> {
     if s == "latest" {
         return Ok(s.to_owned());

@@ -270,6 +270,41 @@ impl RunId {
         debug_assert!(validate(Self::KIND, &id).is_ok());
         Self(id)
     }
+
+    /// When the run was created, read from a generated id's time part;
+    /// `None` for an id not made by [`generate`](Self::generate).
+    ///
+    /// ```
+    /// use orcho_core::RunId;
+    ///
+    /// let run: RunId = "20261121T234501123Z-3f9a2c1b7d0e4a55".parse()?;
+    /// assert_eq!(run.created_at().map(|t| t.to_string()).as_deref(), Some("2026-11-21T23:45:01.123Z"));
+    /// assert_eq!("my-run".parse::<RunId>()?.created_at(), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn created_at(&self) -> Option<Timestamp> {
+        let stamp = self.0.split_once('-').map_or(self.0.as_str(), |(s, _)| s);
+        let b = stamp.as_bytes();
+        let digits = |r: std::ops::Range<usize>| {
+            b.get(r.clone())
+                .filter(|d| d.iter().all(u8::is_ascii_digit))
+                .map(|_| &stamp[r])
+        };
+        if b.len() != 19 || b[8] != b'T' || b[18] != b'Z' {
+            return None;
+        }
+        let text = format!(
+            "{}-{}-{}T{}:{}:{}.{}Z",
+            digits(0..4)?,
+            digits(4..6)?,
+            digits(6..8)?,
+            digits(9..11)?,
+            digits(11..13)?,
+            digits(13..15)?,
+            digits(15..18)?
+        );
+        text.parse().ok()
+    }
 }
 
 #[cfg(test)]

@@ -168,5 +168,6 @@ pub use state::{
 };
 pub use store::{DEFAULT_LOCK_WAIT, Store, Watch};
 pub use view::{
-    Artifact, AttemptView, GcReport, InboxFilter, Listed, Overridden, RunView, TeamInbox, Waiting,
+    Artifact, AttemptView, GcReport, InboxFilter, InboxPage, Listed, Overridden, RunView,
+    TeamInbox, Waiting,
 };

@@ -78,6 +78,52 @@ impl PointKind {
         }
     }
 
+    /// Every kind, in the order a run meets them.
+    pub const ALL: [Self; 6] = [
+        Self::Intake,
+        Self::PlannerQuestions,
+        Self::PlanApproval,
+        Self::Handoff,
+        Self::Deviation,
+        Self::Delivery,
+    ];
+
+    /// The name a filter or a URL gives it: `intake`, `handoff`,
+    /// `plan_approval`, `planner_questions`, `deviation`, `delivery`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Intake => "intake",
+            Self::Handoff => "handoff",
+            Self::PlanApproval => "plan_approval",
+            Self::PlannerQuestions => "planner_questions",
+            Self::Deviation => "deviation",
+            Self::Delivery => "delivery",
+        }
+    }
+
+    /// The kind of a point the inbox lists.
+    pub fn of_pending(point: &orcho_handoff::inbox::PendingPoint) -> Option<Self> {
+        use orcho_handoff::inbox::PendingPoint;
+        Some(match point {
+            PendingPoint::PhaseHandoff { .. } => Self::Handoff,
+            PendingPoint::Delivery { .. } => Self::Delivery,
+            PendingPoint::Intake { .. } => Self::Intake,
+            PendingPoint::Touchpoint { kind, .. } => {
+                return Self::ALL
+                    .into_iter()
+                    .find(|k| k.name() == *kind && k.is_touchpoint());
+            }
+            _ => return None,
+        })
+    }
+
+    fn is_touchpoint(self) -> bool {
+        matches!(
+            self,
+            Self::PlanApproval | Self::PlannerQuestions | Self::Deviation
+        )
+    }
+
     /// The kind of a supervision touchpoint.
     fn of_touchpoint(kind: TouchpointKind) -> Self {
         match kind {
@@ -86,6 +132,45 @@ impl PointKind {
             TouchpointKind::Deviation => Self::Deviation,
         }
     }
+}
+
+impl std::str::FromStr for PointKind {
+    type Err = UnknownKind;
+
+    /// A kind by its [`name`](Self::name), or as messages say it (`plan
+    /// approval`, `plan-approval`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let given = s.trim().to_lowercase().replace([' ', '-'], "_");
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == given)
+            .ok_or_else(|| UnknownKind {
+                given: s.to_owned(),
+                near: orcho_core::nearest(&given, Self::ALL.iter().map(|k| k.name()))
+                    .or_else(|| {
+                        // A part of the name: `plan`, `questions`.
+                        Self::ALL
+                            .iter()
+                            .map(|k| k.name())
+                            .find(|k| !given.is_empty() && k.split('_').any(|part| part == given))
+                    })
+                    .map(str::to_owned),
+            })
+    }
+}
+
+/// A name that is no kind of decision point.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{given}` is no kind of decision point{}; the kinds: intake, planner_questions, plan_approval, handoff, deviation, delivery",
+    near.as_ref().map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default()
+)]
+#[non_exhaustive]
+pub struct UnknownKind {
+    /// What was given.
+    pub given: String,
+    /// The nearest kind's name.
+    pub near: Option<String>,
 }
 
 impl fmt::Display for PointKind {
@@ -573,11 +658,22 @@ impl Store {
     ///
     /// An unknown run, or a point that cannot be read.
     pub fn open_point(&self, run: &RunId) -> Result<Option<PointView>, EngineError> {
-        let view = self.status(run)?;
+        self.open_point_of(&self.status(run)?)
+    }
+
+    /// [`open_point`](Self::open_point) of a run whose view the host has
+    /// read already (a page of [`team_inbox_page`](Self::team_inbox_page)
+    /// holds them): one read of the run fewer.
+    ///
+    /// # Errors
+    ///
+    /// When the point's documents cannot be read.
+    pub fn open_point_of(&self, view: &crate::RunView) -> Result<Option<PointView>, EngineError> {
+        let run = &view.run;
         if view.status.is_terminal() {
             return Ok(None);
         }
-        Ok(match view.waiting {
+        Ok(match view.waiting.clone() {
             Some(Waiting::Intake) if self.intake_decision(run)?.is_none() => {
                 Some(PointView::intake(run, &self.intake_report(run)?))
             }

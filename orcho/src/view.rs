@@ -3,7 +3,7 @@
 //! engine's state or store directly.
 
 use camino::Utf8PathBuf;
-use orcho_core::{Cost, HandoffId, PhaseName, RunId, RunStatus, Verdict};
+use orcho_core::{Cost, HandoffId, PhaseName, RunId, RunStatus, Timestamp, Verdict};
 use orcho_gates::PhaseOutcome;
 use orcho_handoff::decision::DecidedBy;
 use serde::Serialize;
@@ -248,6 +248,16 @@ impl From<&RunState> for RunView {
 }
 
 /// Which runs [`Store::team_inbox`](crate::Store::team_inbox) keeps.
+///
+/// ```
+/// use std::time::Duration;
+/// use orcho::{InboxFilter, point::PointKind};
+///
+/// let filter = InboxFilter::all()
+///     .with_kind(PointKind::Delivery)
+///     .waiting_longer_than(Duration::from_secs(3600));
+/// assert_eq!(filter.kind, Some(PointKind::Delivery));
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct InboxFilter {
@@ -255,12 +265,49 @@ pub struct InboxFilter {
     pub mine: bool,
     /// Only those of a repository (or checkout path) containing this.
     pub repo: Option<String>,
+    /// Only decision points of this kind; stopped runs (which wait for a
+    /// resume, not a decision) are left out.
+    pub kind: Option<crate::point::PointKind>,
+    /// Only what has waited at least this long (a stopped run counts from
+    /// its start).
+    pub older_than: Option<std::time::Duration>,
+    /// Only what has waited at most this long (a stopped run counts from
+    /// its start).
+    pub newer_than: Option<std::time::Duration>,
 }
 
 impl InboxFilter {
     /// Every run.
     pub fn all() -> Self {
         Self::default()
+    }
+
+    /// Only decision points of `kind`.
+    #[must_use]
+    pub fn with_kind(mut self, kind: crate::point::PointKind) -> Self {
+        self.kind = Some(kind);
+        self
+    }
+
+    /// Only runs of a repository (or checkout path) containing `repo`.
+    #[must_use]
+    pub fn with_repo(mut self, repo: impl Into<String>) -> Self {
+        self.repo = Some(repo.into());
+        self
+    }
+
+    /// Only what has waited at least `age`.
+    #[must_use]
+    pub fn waiting_longer_than(mut self, age: std::time::Duration) -> Self {
+        self.older_than = Some(age);
+        self
+    }
+
+    /// Only what has waited at most `age`.
+    #[must_use]
+    pub fn waiting_less_than(mut self, age: std::time::Duration) -> Self {
+        self.newer_than = Some(age);
+        self
     }
 
     /// Whether a run started at `origin` is kept; a store only this
@@ -278,6 +325,46 @@ impl InboxFilter {
                     .is_some_and(|r| r.contains(repo))
         })
     }
+
+    /// Whether something that has waited since `since` is kept at `now`
+    /// by the age bounds.
+    pub fn keeps_age(&self, since: Timestamp, now: Timestamp) -> bool {
+        let waited = u64::try_from(now.unix_millis() - since.unix_millis()).unwrap_or(0);
+        let waited = std::time::Duration::from_millis(waited);
+        self.older_than.is_none_or(|min| waited >= min)
+            && self.newer_than.is_none_or(|max| waited <= max)
+    }
+}
+
+/// Which page of the inbox to read: `size` entries from the `number`th
+/// page (the first is 1), decisions first, then stopped runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct InboxPage {
+    /// The page, from 1.
+    pub number: usize,
+    /// How many entries a page holds (at least 1).
+    pub size: usize,
+}
+
+impl InboxPage {
+    /// Page `number` (from 1) of `size` entries; 0 for either counts as 1.
+    pub fn new(number: usize, size: usize) -> Self {
+        Self {
+            number: number.max(1),
+            size: size.max(1),
+        }
+    }
+
+    /// How many pages `total` entries fill (at least 1).
+    pub fn count(self, total: usize) -> usize {
+        total.div_ceil(self.size).max(1)
+    }
+
+    fn range(self, total: usize) -> std::ops::Range<usize> {
+        let start = (self.number - 1).saturating_mul(self.size).min(total);
+        start..start.saturating_add(self.size).min(total)
+    }
 }
 
 /// What waits for people across a store: the pending decisions, the runs
@@ -285,13 +372,49 @@ impl InboxFilter {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct TeamInbox {
-    /// The pending decisions, newest first.
+    /// The pending decisions, newest first (of the page, when paged).
     pub inbox: orcho_handoff::inbox::Inbox,
     /// The runs stopped while they ran ([`RunView::stopped`]), newest
-    /// first.
+    /// first (of the page, when paged).
     pub stopped: Vec<RunView>,
     /// Where each of those runs was started (with a shared store).
     pub origins: std::collections::BTreeMap<RunId, orcho_core::storage::RunOrigin>,
+    /// How many pending decisions and stopped runs the filter kept, on
+    /// every page.
+    pub total: usize,
+    /// The page read, when paged.
+    pub page: Option<InboxPage>,
+    /// Where each run with a pending decision (of the page, when paged)
+    /// stands, as the inbox read it: for its task, and for
+    /// [`Store::open_point_of`](crate::Store::open_point_of).
+    pub views: std::collections::BTreeMap<RunId, RunView>,
+    /// A digest of everything waiting in the store, before the filter and
+    /// the page: two reads have the same one when nothing waiting changed
+    /// in between (what a page that refreshes itself compares).
+    pub revision: String,
+}
+
+impl TeamInbox {
+    /// Keeps the entries of `page`: pending decisions first, then stopped
+    /// runs; the unreadable runs stay on every page.
+    pub(crate) fn keep_page(&mut self, page: InboxPage) {
+        let pending = self.inbox.pending().count();
+        let range = page.range(self.total);
+        let mut index = 0;
+        self.inbox.retain(|entry| match entry {
+            orcho_handoff::inbox::InboxEntry::Pending(_) => {
+                index += 1;
+                range.contains(&(index - 1))
+            }
+            _ => true,
+        });
+        let mut index = pending;
+        self.stopped.retain(|_| {
+            index += 1;
+            range.contains(&(index - 1))
+        });
+        self.page = Some(page);
+    }
 }
 
 #[cfg(test)]

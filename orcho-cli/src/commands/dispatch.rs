@@ -274,11 +274,23 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
             let asking = run::Asking::new(no_interactive, wait);
             run::resume(place, &find(&run)?, asking, autopilot, &phases).await
         }
-        Command::Inbox { mine, repo } => {
+        Command::Inbox {
+            mine,
+            repo,
+            kind,
+            older_than,
+            newer_than,
+            page,
+            per_page,
+        } => {
             let mut filter = orcho::InboxFilter::all();
             filter.mine = mine;
             filter.repo = repo;
-            inbox::inbox(place, &filter)
+            filter.kind = kind;
+            filter.older_than = older_than;
+            filter.newer_than = newer_than;
+            let page = page.map(|n| orcho::InboxPage::new(n, per_page.unwrap_or(50)));
+            inbox::inbox(place, &filter, page)
         }
         Command::Runs => runs::list(place),
         Command::Log { run } => runs::log(place, &find(&run)?),

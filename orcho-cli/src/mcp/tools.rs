@@ -867,7 +867,7 @@ impl OrchoMcp {
             .place
             .team_store()
             .team_inbox(&orcho::InboxFilter::all())?;
-        value(&InboxDoc::new(&team.inbox, &team.stopped, Naming::Mcp).with_origins(&team.origins))
+        value(&InboxDoc::of(&team, Naming::Mcp))
     }
 }
 

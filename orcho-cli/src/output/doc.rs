@@ -170,6 +170,22 @@ pub(crate) struct InboxDoc<'a> {
     /// Runs no process drives any more, stopped mid-phase: each waits for a
     /// resume, not a decision.
     pub(crate) stopped: Vec<StoppedDoc<'a>>,
+    /// How many decisions and stopped runs the filter kept, on every page.
+    pub(crate) total: usize,
+    /// The page shown, when paged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) page: Option<PageDoc>,
+}
+
+/// Which page of the inbox a document holds.
+#[derive(Debug, Serialize)]
+pub(crate) struct PageDoc {
+    /// The page, from 1.
+    pub(crate) number: usize,
+    /// How many entries a page holds.
+    pub(crate) size: usize,
+    /// How many pages there are.
+    pub(crate) pages: usize,
 }
 
 /// A run that was stopped while it ran.
@@ -197,6 +213,8 @@ pub(crate) struct PendingDoc<'a> {
     pub(crate) origin: Option<&'a orcho::core::storage::RunOrigin>,
     /// Since when it waits.
     pub(crate) since: String,
+    /// Its kind, as `orcho inbox --kind` names it.
+    pub(crate) kind: Option<&'static str>,
     pub(crate) phase: &'a str,
     pub(crate) trigger: String,
     pub(crate) verdict: Option<String>,
@@ -213,8 +231,23 @@ pub(crate) struct DegradedDoc<'a> {
 }
 
 impl<'a> InboxDoc<'a> {
-    pub(crate) fn new(inbox: &'a Inbox, stopped: &'a [RunView], naming: Naming) -> Self {
+    /// The store's inbox (or a page of it), with where each run was
+    /// started.
+    pub(crate) fn of(team: &'a orcho::TeamInbox, naming: Naming) -> Self {
+        let mut doc = Self::new(&team.inbox, &team.stopped, naming).with_origins(&team.origins);
+        doc.total = team.total;
+        doc.page = team.page.map(|page| PageDoc {
+            number: page.number,
+            size: page.size,
+            pages: page.count(team.total),
+        });
+        doc
+    }
+
+    fn new(inbox: &'a Inbox, stopped: &'a [RunView], naming: Naming) -> Self {
         Self {
+            total: inbox.pending().count() + stopped.len(),
+            page: None,
             stopped: stopped
                 .iter()
                 .map(|view| StoppedDoc {
@@ -241,7 +274,7 @@ impl<'a> InboxDoc<'a> {
 
 impl<'a> InboxDoc<'a> {
     /// With where each run was started, for a shared store.
-    pub(crate) fn with_origins(mut self, origins: &'a Origins) -> Self {
+    fn with_origins(mut self, origins: &'a Origins) -> Self {
         for p in &mut self.pending {
             p.origin = origins.get(p.run.id());
         }
@@ -258,6 +291,7 @@ impl<'a> PendingDoc<'a> {
             run: naming.run(p.run()),
             origin: None,
             since: p.opened_at().to_string(),
+            kind: orcho::point::PointKind::of_pending(p.point()).map(orcho::point::PointKind::name),
             phase: p.phase(),
             trigger: p.trigger(),
             verdict: p.verdict().map(|v| v.to_string()),

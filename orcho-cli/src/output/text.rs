@@ -10,10 +10,7 @@ use crate::gate_now::GateNow;
 use orcho::{
     core::{Finding, RunId},
     delivery::{DeliveryGate, IntakeReport},
-    handoff::{
-        handoff::{HandoffChoice, PhaseHandoff},
-        inbox::Inbox,
-    },
+    handoff::handoff::{HandoffChoice, PhaseHandoff},
     receipts::{EnvStatus, ReadinessSummary, ReceiptStatus},
 };
 
@@ -467,18 +464,24 @@ pub(crate) fn touchpoint(request: &orcho::SupervisionRequest) -> String {
 
 /// The decision inbox: a line per pending decision, per unreadable run and
 /// per run stopped mid-phase.
-pub(crate) fn inbox(
-    inbox: &Inbox,
-    stopped: &[orcho::RunView],
-    origins: &super::doc::Origins,
-) -> String {
+pub(crate) fn inbox(team: &orcho::TeamInbox) -> String {
+    let (inbox, stopped, origins) = (&team.inbox, &team.stopped, &team.origins);
     // With a shared store, a run started elsewhere says where.
     let elsewhere = |run: &RunId| match origins.get(run) {
         Some(origin) if !origin.here => format!("  on {origin}"),
         _ => String::new(),
     };
     if inbox.is_empty() && stopped.is_empty() {
-        return "no run is waiting for a decision".to_owned();
+        return match team.page {
+            Some(page) if team.total > 0 => format!(
+                "page {} is past the last ({} of {} entries); try `--page {}`",
+                page.number,
+                page.count(team.total),
+                team.total,
+                page.count(team.total)
+            ),
+            _ => "no run is waiting for a decision".to_owned(),
+        };
     }
     let mut text = String::new();
     for p in inbox.pending() {
@@ -505,6 +508,17 @@ pub(crate) fn inbox(
             view.run,
             elsewhere(&view.run),
         );
+    }
+    if let Some(page) = team.page {
+        let pages = page.count(team.total);
+        let _ = write!(
+            text,
+            "page {} of {pages} ({} waiting)",
+            page.number, team.total
+        );
+        if page.number < pages {
+            let _ = write!(text, "; `--page {}` for the next", page.number + 1);
+        }
     }
     text.trim_end().to_owned()
 }

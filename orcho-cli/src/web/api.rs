@@ -73,28 +73,156 @@ pub(super) fn place_of(web: &Web, caller: &Caller) -> crate::place::Place {
     place
 }
 
-/// `GET /api/inbox`: what `orcho inbox --json` prints.
-pub(super) async fn inbox(State(web): State<Web>, caller: Result<Caller, Refused>) -> Response {
+/// What a request to the inbox names in its query string: the filters
+/// (`kind`, `repo`, `older_than` and `newer_than` as `30m`, `2h`, `1d`) and
+/// the page (`page` from 1, `per_page`). An empty value is no filter.
+#[derive(Debug, Default, Clone, serde::Deserialize)]
+pub(super) struct InboxQuery {
+    #[serde(default)]
+    pub(super) kind: String,
+    #[serde(default)]
+    pub(super) repo: String,
+    #[serde(default)]
+    pub(super) older_than: String,
+    #[serde(default)]
+    pub(super) newer_than: String,
+    #[serde(default)]
+    pub(super) page: String,
+    #[serde(default)]
+    pub(super) per_page: String,
+}
+
+impl InboxQuery {
+    /// The filter, and the page: the one the query names, else pages of
+    /// `size` when given, else everything. A value that does not read is
+    /// said, naming its parameter.
+    pub(super) fn read(
+        &self,
+        size: Option<usize>,
+    ) -> Result<(orcho::InboxFilter, Option<orcho::InboxPage>), String> {
+        fn given(s: &str) -> Option<&str> {
+            Some(s.trim()).filter(|s| !s.is_empty())
+        }
+        let age = |name: &str, s: &str| {
+            given(s)
+                .map(|s| {
+                    s.parse::<orcho::receipts::HumanDuration>()
+                        .map(orcho::receipts::HumanDuration::get)
+                        .map_err(|e| format!("{name}: {e}"))
+                })
+                .transpose()
+        };
+        let number = |name: &str, s: &str| {
+            given(s)
+                .map(|s| match s.parse::<usize>() {
+                    Ok(n) if n > 0 => Ok(n),
+                    _ => Err(format!("{name}: `{s}` is no number from 1")),
+                })
+                .transpose()
+        };
+        let mut filter = orcho::InboxFilter::all();
+        if let Some(kind) = given(&self.kind) {
+            filter.kind = Some(
+                kind.parse()
+                    .map_err(|e: orcho::point::UnknownKind| format!("kind: {e}"))?,
+            );
+        }
+        filter.repo = given(&self.repo).map(str::to_owned);
+        filter.older_than = age("older_than", &self.older_than)?;
+        filter.newer_than = age("newer_than", &self.newer_than)?;
+        let (page, per_page) = (
+            number("page", &self.page)?,
+            number("per_page", &self.per_page)?,
+        );
+        let page = match (page, per_page.or(size)) {
+            (None, None) => None,
+            (page, size) => Some(orcho::InboxPage::new(
+                page.unwrap_or(1),
+                size.unwrap_or(PER_PAGE).min(500),
+            )),
+        };
+        Ok((filter, page))
+    }
+
+    /// This query's string with page `n`, for a link.
+    pub(super) fn with_page(&self, n: usize) -> String {
+        let mut parts = Vec::new();
+        for (name, value) in [
+            ("kind", &self.kind),
+            ("repo", &self.repo),
+            ("older_than", &self.older_than),
+            ("newer_than", &self.newer_than),
+            ("per_page", &self.per_page),
+        ] {
+            if !value.trim().is_empty() {
+                parts.push(format!("{name}={}", encode(value.trim())));
+            }
+        }
+        parts.push(format!("page={n}"));
+        format!("?{}", parts.join("&"))
+    }
+}
+
+/// What the inbox's query takes, said when a value does not read.
+pub(super) const INBOX_QUERY: &str = "the inbox takes kind (intake, planner_questions, plan_approval, handoff, deviation, delivery), repo, older_than and newer_than (30m, 2h, 1d), page and per_page (numbers from 1)";
+
+/// How many entries a page of the web inbox holds.
+pub(super) const PER_PAGE: usize = 25;
+
+/// `s` as a query string's value: every byte but the unreserved ones
+/// percent-encoded.
+fn encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(b));
+        } else {
+            let _ = std::fmt::Write::write_fmt(&mut out, format_args!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// `GET /api/inbox`: what `orcho inbox --json` prints; with `page` (and
+/// `per_page`) in the query, one page of it, and filtered by `kind`,
+/// `repo`, `older_than`, `newer_than`.
+pub(super) async fn inbox(
+    State(web): State<Web>,
+    caller: Result<Caller, Refused>,
+    axum::extract::Query(query): axum::extract::Query<InboxQuery>,
+) -> Response {
     let caller = match caller {
         Ok(caller) => caller,
         Err(refused) => return refused.json(),
     };
+    let (filter, page) = match query.read(None) {
+        Ok(read) => read,
+        Err(reason) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                Json(serde_json::json!({
+                    "error": reason,
+                    "hint": INBOX_QUERY,
+                    "exit_code": 2,
+                })),
+            )
+                .into_response();
+        }
+    };
     let place = place_of(&web, &caller);
+    let store = place.team_store();
     answer(
-        place
-            .team_store()
-            .team_inbox(&orcho::InboxFilter::all())
-            .map_err(CliError::from)
-            .map(|team| {
-                Report::new(
-                    &crate::output::doc::InboxDoc::new(
-                        &team.inbox,
-                        &team.stopped,
-                        crate::output::doc::Naming::Cli,
-                    )
-                    .with_origins(&team.origins),
-                )
-            }),
+        match page {
+            Some(page) => store.team_inbox_page(&filter, page),
+            None => store.team_inbox(&filter),
+        }
+        .map_err(CliError::from)
+        .map(|team| {
+            Report::new(&crate::output::doc::InboxDoc::of(
+                &team,
+                crate::output::doc::Naming::Cli,
+            ))
+        }),
     )
 }
 

@@ -43,6 +43,9 @@ button{font:inherit;padding:.4em 1em}a{color:#0b4f9c}
 .id{font-family:ui-monospace,monospace}
 .add{color:#0a5c2b}.del{color:#a1150f}.hunk{color:#5a3d99}.file{font-weight:bold}
 pre.diff .add{background:#e6ffec}pre.diff .del{background:#ffebe9}pre.diff span{display:inline}
+.filters{display:flex;flex-wrap:wrap;gap:.2em 1em;align-items:end;margin:0 0 .8em}
+.filters label{margin:0}.filters input,.filters select{font:inherit;max-width:12em}
+.pager{margin:1em 0;display:flex;gap:1em;align-items:center}
 @media (min-width:600px){.cards{grid-template-columns:repeat(auto-fill,minmax(26em,1fr))}}
 ";
 
@@ -90,21 +93,13 @@ pub(super) fn deciding_place(
     Ok(api::place_of(web, caller))
 }
 
-/// A digest of the inbox as the store's team inbox found it: what the live stream
-/// compares, and what a page says it was made from.
-fn inbox_digest(inbox: &orcho::handoff::inbox::Inbox, stopped: &[orcho::RunView]) -> String {
-    blake3::hash(format!("{inbox:?}{stopped:?}").as_bytes())
-        .to_hex()
-        .to_string()
-}
-
 /// The inbox's digest now, when it can be read.
 fn seen_now(place: &Place) -> Option<String> {
     place
         .team_store()
         .team_inbox(&orcho::InboxFilter::all())
         .ok()
-        .map(|team| inbox_digest(&team.inbox, &team.stopped))
+        .map(|team| team.revision)
 }
 
 pub(super) fn failed(caller: &Caller, e: &CliError) -> Response {
@@ -117,21 +112,45 @@ pub(super) fn failed(caller: &Caller, e: &CliError) -> Response {
     (api::status_of(e), layout("error", caller, &body, None)).into_response()
 }
 
-/// `GET /`: every pending point across runs (and machines), newest first,
-/// each as a card: what waits in words, the task, since when, where, and
-/// the point's actions (those that take no note are a button each).
-pub(super) async fn inbox(State(web): State<Web>, caller: Caller) -> Response {
+/// `GET /`: the pending points across runs (and machines), newest first,
+/// a page at a time, each as a card: what waits in words, the task, since
+/// when, where, and the point's actions (those that take no note are a
+/// button each). The query filters by kind, repository and age.
+pub(super) async fn inbox(
+    State(web): State<Web>,
+    caller: Caller,
+    Query(query): Query<api::InboxQuery>,
+) -> Response {
     let place = api::place_of(&web, &caller);
     let store = place.team_store();
+    let (filter, shown) = match query.read(Some(api::PER_PAGE)) {
+        Ok((filter, Some(page))) => (filter, page),
+        Ok((filter, None)) => (filter, orcho::InboxPage::new(1, api::PER_PAGE)),
+        Err(reason) => {
+            let body = html! {
+                h1 { "That filter does not read" }
+                p.error role="alert" { (reason) }
+                p { (api::INBOX_QUERY) }
+                p { a href="/" { "The whole inbox" } }
+            };
+            return (
+                StatusCode::BAD_REQUEST,
+                layout("inbox", &caller, &body, None),
+            )
+                .into_response();
+        }
+    };
+    let team = match store.team_inbox_page(&filter, shown) {
+        Ok(found) => found,
+        Err(e) => return failed(&caller, &e.into()),
+    };
     let orcho::TeamInbox {
         inbox,
         stopped,
         origins,
+        total,
         ..
-    } = match store.team_inbox(&orcho::InboxFilter::all()) {
-        Ok(found) => found,
-        Err(e) => return failed(&caller, &e.into()),
-    };
+    } = &team;
     let pending: Vec<_> = inbox.pending().collect();
     let now = orcho::core::Timestamp::now();
     let where_of = |run: &RunId| {
@@ -145,16 +164,27 @@ pub(super) async fn inbox(State(web): State<Web>, caller: Caller) -> Response {
             },
         )
     };
+    let pages = shown.count(*total);
+    let filtered = filter != orcho::InboxFilter::all();
     let body = html! {
         h1 { "Waiting for a decision" }
+        (filter_form(&query))
         @if pending.is_empty() && stopped.is_empty() {
-            p { "No run is waiting for a decision." }
+            @if *total > 0 {
+                p { "Page " (shown.number) " is past the last (" (pages) ")." }
+            } @else if filtered {
+                p { "Nothing waiting matches the filter." }
+            } @else {
+                p { "No run is waiting for a decision." }
+            }
         } @else {
+            p.meta { (total) " waiting" @if filtered { " (filtered)" } @if pages > 1 { ", page " (shown.number) " of " (pages) } }
             ul.cards {
                 @for p in &pending {
                     @let run = p.run();
-                    @let task = store.status(run).ok().and_then(|v| v.task);
-                    @let point = if p.decision().is_none() { store.open_point(run).ok().flatten() } else { None };
+                    @let view = team.views.get(run);
+                    @let task = view.and_then(|v| v.task.clone());
+                    @let point = match view { Some(view) if p.decision().is_none() => store.open_point_of(view).ok().flatten(), _ => None };
                     li.card {
                         h2 {
                             a href={ "/runs/" (run) } title=(run) { "Run " span.id { (short_id(run)) } }
@@ -169,7 +199,7 @@ pub(super) async fn inbox(State(web): State<Web>, caller: Caller) -> Response {
                         }
                     }
                 }
-                @for view in &stopped {
+                @for view in stopped {
                     li.card {
                         h2 {
                             a href={ "/runs/" (view.run) } title=(view.run) { "Run " span.id { (short_id(&view.run)) } }
@@ -182,13 +212,46 @@ pub(super) async fn inbox(State(web): State<Web>, caller: Caller) -> Response {
                 }
             }
         }
+        @if pages > 1 {
+            nav.pager aria-label="pages" {
+                @if shown.number > 1 { a rel="prev" href=(query.with_page(shown.number.min(pages + 1) - 1)) { "Newer" } }
+                " Page " (shown.number.min(pages)) " of " (pages) " "
+                @if shown.number < pages { a rel="next" href=(query.with_page(shown.number + 1)) { "Older" } }
+            }
+        }
     };
-    page(
-        "inbox",
-        &caller,
-        &body,
-        Some(&inbox_digest(&inbox, &stopped)),
-    )
+    page("inbox", &caller, &body, Some(&team.revision))
+}
+
+/// The inbox's filters as a form that asks for the page again.
+fn filter_form(query: &api::InboxQuery) -> Markup {
+    let kind = query.kind.trim();
+    let age = query.older_than.trim();
+    html! {
+        form.filters method="get" action="/" {
+            label { "Kind "
+                select name="kind" {
+                    option value="" selected[kind.is_empty()] { "any" }
+                    @for k in orcho::point::PointKind::ALL {
+                        option value=(k.name()) selected[kind == k.name()] { (k.as_str()) }
+                    }
+                }
+            }
+            label { "Repository " input type="search" name="repo" value=(query.repo) placeholder="any"; }
+            label { "Waiting "
+                select name="older_than" {
+                    option value="" selected[age.is_empty()] { "any time" }
+                    @for (value, words) in [("1h", "over an hour"), ("1d", "over a day"), ("7d", "over a week")] {
+                        option value=(value) selected[age == value] { (words) }
+                    }
+                    @if !age.is_empty() && !["1h", "1d", "7d"].contains(&age) {
+                        option value=(age) selected { "over " (age) }
+                    }
+                }
+            }
+            button type="submit" { "Filter" }
+        }
+    }
 }
 
 /// A run's id as people tell runs apart: the random part's first eight

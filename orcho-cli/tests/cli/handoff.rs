@@ -127,3 +127,79 @@ fn a_decided_halt_ends_the_run_with_no_resume() -> Result {
     assert_eq!(status[0]["status"], "halted", "{status}");
     Ok(())
 }
+
+#[test]
+fn the_inbox_reads_a_page_at_a_time_and_filters_by_kind_and_age() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let runs = [
+        paused_at_review(&repo)?,
+        paused_at_review(&repo)?,
+        paused_at_review(&repo)?,
+    ];
+    // Pages of two, newest first: each run once, and the count of all.
+    let first = repo
+        .orcho(&["inbox", "--page", "1", "--per-page", "2", "--json"])?
+        .json()?;
+    assert_eq!(first["total"], 3, "{first}");
+    assert_eq!(
+        first["page"],
+        serde_json::json!({"number": 1, "size": 2, "pages": 2})
+    );
+    assert_eq!(first["pending"][0]["run"], runs[2].as_str(), "{first}");
+    assert_eq!(first["pending"][0]["kind"], "handoff", "{first}");
+    assert_eq!(first["pending"][1]["run"], runs[1].as_str(), "{first}");
+    let second = repo
+        .orcho(&["inbox", "--page", "2", "--per-page", "2", "--json"])?
+        .json()?;
+    assert_eq!(
+        second["pending"].as_array().map(Vec::len),
+        Some(1),
+        "{second}"
+    );
+    assert_eq!(second["pending"][0]["run"], runs[0].as_str(), "{second}");
+    let text = repo.orcho(&["inbox", "--page", "1", "--per-page", "2"])?;
+    text.expect_code(0);
+    assert!(
+        text.stdout
+            .contains("page 1 of 2 (3 waiting); `--page 2` for the next"),
+        "{text}"
+    );
+    let past = repo.orcho(&["inbox", "--page", "5", "--per-page", "2"])?;
+    assert!(
+        past.stdout
+            .contains("page 5 is past the last (2 of 3 entries)"),
+        "{past}"
+    );
+    // Without `--page`, everything, and the count.
+    let all = repo.orcho(&["inbox", "--json"])?.json()?;
+    assert_eq!(all["total"], 3, "{all}");
+    assert!(all.get("page").is_none(), "{all}");
+
+    // By kind and by age.
+    let delivery = repo
+        .orcho(&["inbox", "--kind", "delivery", "--json"])?
+        .json()?;
+    assert_eq!(delivery["total"], 0, "{delivery}");
+    let handoffs = repo
+        .orcho(&["inbox", "--kind", "handoff", "--json"])?
+        .json()?;
+    assert_eq!(handoffs["total"], 3, "{handoffs}");
+    let young = repo
+        .orcho(&["inbox", "--newer-than", "1h", "--json"])?
+        .json()?;
+    assert_eq!(young["total"], 3, "{young}");
+    let old = repo.orcho(&["inbox", "--older-than", "1h"])?;
+    assert!(old.stdout.contains("no run is waiting"), "{old}");
+
+    // Slips are refused with what would read.
+    let slip = repo.orcho(&["inbox", "--kind", "handof"])?;
+    slip.expect_code(2);
+    assert!(slip.stderr.contains("did you mean `handoff`"), "{slip}");
+    let age = repo.orcho(&["inbox", "--older-than", "an hour"])?;
+    age.expect_code(2);
+    assert!(age.stderr.contains("--older-than"), "{age}");
+    let alone = repo.orcho(&["inbox", "--per-page", "2"])?;
+    alone.expect_code(2);
+    assert!(alone.stderr.contains("--page"), "{alone}");
+    Ok(())
+}

@@ -605,3 +605,63 @@ fn the_web_inbox_says_the_store_is_down_and_comes_back_with_it() -> Result {
     assert_eq!(crate::web::status(&inbox()?), 200);
     Ok(())
 }
+
+#[test]
+fn the_team_inbox_pages_and_filters_and_finds_a_stopped_run_on_the_database() -> Result {
+    let Some(server) = Server::shared() else {
+        return Ok(());
+    };
+    let url = server.new_database();
+    let a = Member {
+        repo: Repo::new(REVIEW)?,
+        url: &url,
+        machine: "machine-a",
+    };
+    let b = Member {
+        repo: Repo::new(REVIEW)?,
+        url: &url,
+        machine: "machine-b",
+    };
+    let paused = [a.paused()?, b.paused()?];
+    // A run on b whose host dies mid-phase: nothing drives it any more.
+    // (The phase ends when the test says, so that nothing outlives it.)
+    let phase = format!(
+        "review=sh -c 'touch {started}; while [ ! -e {go} ]; do sleep 0.05; done'",
+        started = b.repo.ctl("started"),
+        go = b.repo.ctl("go"),
+    );
+    let mut child = b.repo.spawn_with(
+        &b.envs(),
+        &["run", "--phase", &phase, "--no-interactive", "--json"],
+    )?;
+    crate::support::wait_for_file(&b.repo.ctl("started"), WAIT)?;
+    child.kill()?;
+    child.wait()?;
+
+    // From a, the whole team's inbox: both decisions, and the stopped run
+    // with where it was started.
+    let inbox = a.orcho(&["inbox", "--json"])?.json()?;
+    assert_eq!(inbox["total"], 3, "{inbox}");
+    assert_eq!(inbox["pending"][0]["run"], paused[1].as_str(), "{inbox}");
+    assert_eq!(inbox["pending"][1]["run"], paused[0].as_str(), "{inbox}");
+    assert_eq!(
+        inbox["stopped"][0]["origin"]["machine"], "machine-b",
+        "{inbox}"
+    );
+    let stopped = inbox["stopped"][0]["run"].clone();
+    // Decisions first, then stopped runs, a page at a time.
+    let last = a
+        .orcho(&["inbox", "--page", "2", "--per-page", "2", "--json"])?
+        .json()?;
+    assert_eq!(last["pending"], serde_json::json!([]), "{last}");
+    assert_eq!(last["stopped"][0]["run"], stopped, "{last}");
+    // A kind leaves the stopped run out; a repository keeps its own.
+    let handoffs = a.orcho(&["inbox", "--kind", "handoff", "--json"])?.json()?;
+    assert_eq!(handoffs["total"], 2, "{handoffs}");
+    assert_eq!(handoffs["stopped"], serde_json::json!([]), "{handoffs}");
+    let mine = a.orcho(&["inbox", "--mine", "--json"])?.json()?;
+    assert_eq!(mine["total"], 1, "{mine}");
+    assert_eq!(mine["pending"][0]["run"], paused[0].as_str(), "{mine}");
+    orcho::core::fs::write_atomic(&b.repo.ctl("go"), b"")?;
+    Ok(())
+}

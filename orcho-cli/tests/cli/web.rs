@@ -745,3 +745,83 @@ fn a_post_from_another_origin_is_refused() -> Result {
     assert_eq!(status(&sent), 303);
     Ok(())
 }
+
+#[test]
+fn the_inbox_pages_and_filters_on_the_page_and_the_api() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let older = paused_at_review(&repo)?;
+    let newer = paused_at_review(&repo)?;
+    let served = serve(&repo)?;
+    let http = agent();
+    let get = |path: &str| -> Result<(u16, String)> {
+        let mut r = http
+            .get(format!("{}{path}", served.base))
+            .header("Authorization", format!("Bearer {}", served.read_only))
+            .call()?;
+        Ok((status(&r), r.body_mut().read_to_string()?))
+    };
+
+    // The API pages as `orcho inbox --page` does.
+    let (code, body) = get("/api/inbox?page=2&per_page=1")?;
+    assert_eq!(code, 200, "{body}");
+    let doc: serde_json::Value = serde_json::from_str(&body)?;
+    let cli = repo
+        .orcho(&["inbox", "--page", "2", "--per-page", "1", "--json"])?
+        .json()?;
+    assert_eq!(doc, cli);
+    assert_eq!(doc["pending"][0]["run"], older.as_str(), "{doc}");
+    let (_, body) = get("/api/inbox?kind=delivery")?;
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&body)?["total"],
+        0
+    );
+    // A value that does not read: 400, naming the parameter, with what reads.
+    for (query, named) in [
+        ("kind=handof", "did you mean `handoff`"),
+        ("older_than=soon", "older_than"),
+        ("page=0", "page"),
+    ] {
+        let (code, body) = get(&format!("/api/inbox?{query}"))?;
+        assert_eq!(code, 400, "{query}: {body}");
+        let doc: serde_json::Value = serde_json::from_str(&body)?;
+        assert!(
+            doc["error"].as_str().is_some_and(|e| e.contains(named)),
+            "{doc}"
+        );
+        assert!(
+            doc["hint"].as_str().is_some_and(|h| h.contains("per_page")),
+            "{doc}"
+        );
+    }
+
+    // The page: the filters as a form, a page of cards, links to the
+    // others that keep the filter.
+    let (code, page) = get("/?per_page=1&kind=handoff")?;
+    assert_eq!(code, 200, "{page}");
+    assert!(page.contains("2 waiting (filtered), page 1 of 2"), "{page}");
+    assert!(
+        page.contains(&newer[newer.len() - 16..newer.len() - 8]),
+        "{page}"
+    );
+    assert!(!page.contains(&format!("/runs/{older}")), "{page}");
+    assert!(
+        page.contains("href=\"?kind=handoff&amp;per_page=1&amp;page=2\""),
+        "{page}"
+    );
+    assert!(
+        page.contains("<option value=\"handoff\" selected>"),
+        "{page}"
+    );
+    let (_, second) = get("/?kind=handoff&per_page=1&page=2")?;
+    assert!(second.contains(&format!("/runs/{older}")), "{second}");
+    assert!(second.contains("rel=\"prev\""), "{second}");
+    let (_, none) = get("/?older_than=7d")?;
+    assert!(
+        none.contains("Nothing waiting matches the filter."),
+        "{none}"
+    );
+    let (code, bad) = get("/?kind=handof")?;
+    assert_eq!(code, 400);
+    assert!(bad.contains("did you mean"), "{bad}");
+    Ok(())
+}

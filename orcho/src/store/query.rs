@@ -139,14 +139,38 @@ impl Store {
     ///
     /// When the runs cannot be listed.
     pub fn stopped_runs(&self) -> Result<Vec<crate::RunView>, EngineError> {
-        Ok(self
-            .list()?
-            .into_iter()
-            .filter_map(|listed| match listed {
-                Listed::Run(view) if view.stopped => Some(*view),
-                _ => None,
-            })
-            .collect())
+        let points = self.points()?;
+        self.stopped_in(&points, &mut States::new())
+    }
+
+    /// The stopped runs, each read from `points` when it holds the run
+    /// (or `states` already has it), else from the store.
+    fn stopped_in(
+        &self,
+        points: &Points,
+        states: &mut States,
+    ) -> Result<Vec<crate::RunView>, EngineError> {
+        let mut runs = self.runs.runs()?;
+        runs.reverse();
+        let mut stopped = Vec::new();
+        for run in runs {
+            let state = match states.get(&run) {
+                Some(state) => state.clone(),
+                None => points
+                    .read(&run)
+                    .or_else(|| self.runs.read(&run).ok().map(Box::new)),
+            };
+            let Some(state) = state else { continue };
+            // Only a run that would be running asks whether it is driven.
+            if matches!(state.status(), RunStatus::Created | RunStatus::Running)
+                && !self.runs.is_driven(&run)
+            {
+                let mut view = crate::RunView::from(&*state);
+                view.stopped = true;
+                stopped.push(view);
+            }
+        }
+        Ok(stopped)
     }
 
     /// What waits for people across the store, as `filter` keeps it: the
@@ -157,8 +181,38 @@ impl Store {
     ///
     /// When the runs, or a run's origin, cannot be read.
     pub fn team_inbox(&self, filter: &crate::InboxFilter) -> Result<crate::TeamInbox, EngineError> {
-        let mut inbox = self.inbox()?;
-        let mut stopped = self.stopped_runs()?;
+        self.gather_inbox(filter, None)
+    }
+
+    /// One page of [`team_inbox`](Self::team_inbox): the decisions first,
+    /// newest first, then the stopped runs; [`TeamInbox::total`](crate::TeamInbox::total)
+    /// counts what the filter kept on every page. A page past the last is
+    /// empty.
+    ///
+    /// Reading a page costs a few round trips on a store where each read
+    /// is one (a database): the decision points are read at once, and only
+    /// a run that would be running is asked whether a process drives it.
+    ///
+    /// # Errors
+    ///
+    /// When the runs, or a run's origin, cannot be read.
+    pub fn team_inbox_page(
+        &self,
+        filter: &crate::InboxFilter,
+        page: crate::InboxPage,
+    ) -> Result<crate::TeamInbox, EngineError> {
+        self.gather_inbox(filter, Some(page))
+    }
+
+    fn gather_inbox(
+        &self,
+        filter: &crate::InboxFilter,
+        page: Option<crate::InboxPage>,
+    ) -> Result<crate::TeamInbox, EngineError> {
+        let points = self.points()?;
+        let mut states = States::new();
+        let mut inbox = self.inbox_in(&points, &mut states)?;
+        let mut stopped = self.stopped_in(&points, &mut states)?;
         let mut origins = std::collections::BTreeMap::new();
         let runs = inbox
             .pending()
@@ -166,22 +220,62 @@ impl Store {
             .chain(stopped.iter().map(|v| v.run.clone()))
             .collect::<Vec<_>>();
         for run in runs {
-            if !origins.contains_key(&run)
-                && let Some(origin) = self.origin(&run)?
-            {
+            if origins.contains_key(&run) {
+                continue;
+            }
+            let mut origin = points
+                .storage
+                .origin(&run)
+                .map_err(|e| EngineError::run(&run, e))?;
+            if origin.is_none() && points.viewed {
+                origin = self.origin(&run)?;
+            }
+            if let Some(origin) = origin {
                 origins.insert(run, origin);
             }
         }
+        let revision = blake3::hash(format!("{inbox:?}{stopped:?}").as_bytes())
+            .to_hex()
+            .to_string();
+        let now = self.clock.now();
         inbox.retain(|entry| match entry {
-            orcho_handoff::inbox::InboxEntry::Pending(p) => filter.keeps(origins.get(p.run())),
+            orcho_handoff::inbox::InboxEntry::Pending(p) => {
+                filter.keeps(origins.get(p.run()))
+                    && filter
+                        .kind
+                        .is_none_or(|k| crate::point::PointKind::of_pending(p.point()) == Some(k))
+                    && filter.keeps_age(p.opened_at(), now)
+            }
             _ => true,
         });
-        stopped.retain(|view| filter.keeps(origins.get(&view.run)));
-        Ok(crate::TeamInbox {
+        stopped.retain(|view| {
+            filter.kind.is_none()
+                && filter.keeps(origins.get(&view.run))
+                && view
+                    .run
+                    .created_at()
+                    .is_none_or(|at| filter.keeps_age(at, now))
+        });
+        let mut team = crate::TeamInbox {
+            total: inbox.pending().count() + stopped.len(),
             inbox,
             stopped,
             origins,
-        })
+            page: None,
+            revision,
+            views: std::collections::BTreeMap::new(),
+        };
+        if let Some(page) = page {
+            team.keep_page(page);
+        }
+        for p in team.inbox.pending() {
+            if let Some(Some(state)) = states.get(p.run()) {
+                team.views
+                    .entry(p.run().clone())
+                    .or_insert_with(|| crate::RunView::from(&**state));
+            }
+        }
+        Ok(team)
     }
 
     /// The correction follow-up started for `parent`, if one was.
@@ -244,16 +338,33 @@ impl Store {
     ///
     /// When the runs directory cannot be listed.
     pub fn inbox(&self) -> Result<Inbox, EngineError> {
-        // A store where each read is a round trip gives the scan a copy of
-        // the runs with decision points, read at once.
-        let storage = self
+        self.inbox_in(&self.points()?, &mut States::new())
+    }
+
+    /// Where a scan of the decision points reads: a copy of the runs with
+    /// decision points, read at once, when each read of the store is a
+    /// round trip; the store itself otherwise.
+    fn points(&self) -> Result<Points, EngineError> {
+        let view = self
             .storage
             .points_view()
-            .map_err(|e| EngineError::store(Utf8Path::new(&self.location()), e))?
-            .unwrap_or_else(|| std::sync::Arc::clone(&self.storage));
-        let runs =
-            super::imp::RunStore::new(std::sync::Arc::clone(&storage), std::time::Duration::ZERO);
-        let mut inbox = orcho_delivery::pending_decisions(&storage).map_err(|e| {
+            .map_err(|e| EngineError::store(Utf8Path::new(&self.location()), e))?;
+        let viewed = view.is_some();
+        let storage = view.unwrap_or_else(|| std::sync::Arc::clone(&self.storage));
+        Ok(Points {
+            runs: super::imp::RunStore::new(
+                std::sync::Arc::clone(&storage),
+                std::time::Duration::ZERO,
+            ),
+            storage,
+            viewed,
+        })
+    }
+
+    /// The inbox as `points` holds it; each run it reads is kept in
+    /// `states`.
+    fn inbox_in(&self, points: &Points, states: &mut States) -> Result<Inbox, EngineError> {
+        let mut inbox = orcho_delivery::pending_decisions(&points.storage).map_err(|e| {
             EngineError::store(
                 Utf8Path::new(&self.location()),
                 EngineErrorKind::Inbox(Box::new(e)),
@@ -262,12 +373,11 @@ impl Store {
         // A run that ended (cancelled, say) leaves the points it waited at
         // as they were; nobody has to decide them any more.
         // A touchpoint is pending only while its run waits at it.
-        let mut states = std::collections::BTreeMap::new();
         inbox.retain(|entry| match entry {
             orcho_handoff::inbox::InboxEntry::Pending(p) => {
                 let state = states
                     .entry(p.run().clone())
-                    .or_insert_with(|| runs.read(p.run()).ok());
+                    .or_insert_with(|| points.runs.read(p.run()).ok().map(Box::new));
                 let Some(state) = state else {
                     return true;
                 };
@@ -712,5 +822,28 @@ impl Store {
         self.handoffs
             .waivers(run)
             .map_err(|e| EngineError::run(run, EngineErrorKind::Handoff(Box::new(e))))
+    }
+}
+
+/// The runs read by one scan of the inbox, by id (`None`: unreadable).
+type States = std::collections::BTreeMap<RunId, Option<Box<crate::RunState>>>;
+
+/// Where a scan of the decision points reads (see [`Store::points`]).
+struct Points {
+    storage: std::sync::Arc<dyn orcho_core::storage::Storage>,
+    runs: super::imp::RunStore,
+    /// Whether `storage` is a copy, which holds only the runs with
+    /// decision points and cannot tell whether a run is driven.
+    viewed: bool,
+}
+
+impl Points {
+    /// `run` as the copy holds it; `None` for a run it does not hold (or
+    /// when it is no copy: the caller reads the store).
+    fn read(&self, run: &RunId) -> Option<Box<crate::RunState>> {
+        if !self.viewed || !self.storage.has_run(run).unwrap_or(false) {
+            return None;
+        }
+        self.runs.read(run).ok().map(Box::new)
     }
 }

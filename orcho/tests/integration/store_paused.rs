@@ -151,3 +151,92 @@ async fn a_store_of_paused_runs_lists_reads_decides_and_resumes() -> Result {
     );
     Ok(())
 }
+
+#[test]
+fn the_inbox_filters_by_kind_and_age_and_reads_a_page_at_a_time() -> Result {
+    use std::time::Duration;
+
+    use orcho::{InboxFilter, InboxPage, point::PointKind};
+
+    let (_tmp, root) = fixture()?;
+    let store = orcho::Store::open(&root);
+    let all = store.team_inbox(&InboxFilter::all())?;
+    assert_eq!(all.total, 8, "{all:?}");
+    assert_eq!(all.page, None);
+    let kinds = |team: &orcho::TeamInbox| {
+        team.inbox
+            .pending()
+            .map(|p| PointKind::of_pending(p.point()).map(PointKind::name))
+            .collect::<Vec<_>>()
+    };
+
+    // One kind: only its points, counted alone.
+    let handoffs = store.team_inbox(&InboxFilter::all().with_kind(PointKind::Handoff))?;
+    assert_eq!(kinds(&handoffs), [Some("handoff"); 3], "{handoffs:?}");
+    assert_eq!(handoffs.total, 3);
+    let approvals = store.team_inbox(&InboxFilter::all().with_kind(PointKind::PlanApproval))?;
+    assert_eq!(approvals.total, 2, "{approvals:?}");
+    let delivery = store.team_inbox(&InboxFilter::all().with_kind(PointKind::Delivery))?;
+    assert_eq!(kinds(&delivery), [Some("delivery")]);
+
+    // Age: the fixture's points opened in 2026 and wait still; none is
+    // younger than an hour, all are older than a day.
+    let old =
+        store.team_inbox(&InboxFilter::all().waiting_longer_than(Duration::from_secs(86_400)))?;
+    assert_eq!(old.total, 8);
+    let young =
+        store.team_inbox(&InboxFilter::all().waiting_less_than(Duration::from_secs(3600)))?;
+    assert_eq!(young.total, 0, "{young:?}");
+    // What a filter leaves out does not change the store's revision.
+    assert_eq!(young.revision, all.revision);
+
+    // Pages of three: the same points in the same order, each once.
+    let mut paged = Vec::new();
+    for number in 1..=3 {
+        let page = store.team_inbox_page(&InboxFilter::all(), InboxPage::new(number, 3))?;
+        assert_eq!(page.total, 8);
+        assert_eq!(page.page.map(|p| p.count(page.total)), Some(3));
+        paged.extend(
+            page.inbox
+                .pending()
+                .map(|p| (p.run().clone(), p.phase().to_owned())),
+        );
+    }
+    let whole: Vec<_> = all
+        .inbox
+        .pending()
+        .map(|p| (p.run().clone(), p.phase().to_owned()))
+        .collect();
+    assert_eq!(paged, whole);
+    // A page past the last is empty, and still counts them all.
+    let past = store.team_inbox_page(&InboxFilter::all(), InboxPage::new(9, 3))?;
+    assert_eq!((past.inbox.pending().count(), past.total), (0, 8));
+    // A filter and a page together.
+    let page = store.team_inbox_page(
+        &InboxFilter::all().with_kind(PointKind::Handoff),
+        InboxPage::new(2, 2),
+    )?;
+    assert_eq!((kinds(&page).len(), page.total), (1, 3));
+    Ok(())
+}
+
+#[test]
+fn a_kind_is_read_by_its_name_or_as_messages_say_it() {
+    use orcho::point::PointKind;
+    for kind in PointKind::ALL {
+        assert_eq!(kind.name().parse::<PointKind>(), Ok(kind));
+        assert_eq!(kind.as_str().parse::<PointKind>(), Ok(kind));
+    }
+    assert_eq!(
+        "Plan-Approval".parse::<PointKind>(),
+        Ok(PointKind::PlanApproval)
+    );
+    let slip = "handof".parse::<PointKind>().expect_err("no kind");
+    assert_eq!(slip.near.as_deref(), Some("handoff"));
+    assert!(
+        slip.to_string().contains("did you mean `handoff`"),
+        "{slip}"
+    );
+    let part = "questions".parse::<PointKind>().expect_err("no kind");
+    assert_eq!(part.near.as_deref(), Some("planner_questions"));
+}
