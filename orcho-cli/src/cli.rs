@@ -286,8 +286,8 @@ pub(crate) enum Command {
         #[arg(long, value_name = "PRESET")]
         permissions: Option<PresetArg>,
     },
-    /// Evaluate permission rules
-    #[command(subcommand)]
+    /// Evaluate permission rules; decide an agent's permission question
+    #[command(subcommand, visible_alias = "permission")]
     Permissions(PermissionsCommand),
     /// Show a profile
     #[command(subcommand)]
@@ -375,6 +375,22 @@ impl From<PresetArg> for orcho::permissions::PermissionPreset {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum PermissionsCommand {
+    /// Allow or deny what an agent of a running phase asked (a tool call
+    /// the rules answer `ask`): its hook waits for this, and answers the
+    /// agent. `orcho inbox` lists the questions
+    Decide {
+        /// The run: its id, the start of it, or `latest`
+        #[arg(value_parser = run_ref)]
+        run: String,
+        /// `allow` or `deny`
+        action: AskActionArg,
+        /// A note: for `deny`, what the agent reads (what to do instead)
+        #[arg(long, value_name = "TEXT")]
+        note: Option<String>,
+        /// The question (`ask-0001`) [default: the run's oldest open one]
+        #[arg(long, value_name = "ID")]
+        id: Option<HandoffId>,
+    },
     /// Say whether the rules allow, ask about or deny one request, and
     /// which rule decided: exit 0 allow, 7 ask, 8 deny
     #[command(group = clap::ArgGroup::new("request").required(true))]
@@ -814,5 +830,23 @@ mod tests {
     #[test]
     fn the_command_line_is_well_formed() {
         Cli::command().debug_assert();
+    }
+}
+
+/// What `orcho permission decide` answers.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum AskActionArg {
+    /// Let the tool call run
+    Allow,
+    /// Refuse it; the agent reads your note
+    Deny,
+}
+
+impl From<AskActionArg> for orcho::handoff::ask::AskAction {
+    fn from(arg: AskActionArg) -> Self {
+        match arg {
+            AskActionArg::Allow => Self::Allow,
+            AskActionArg::Deny => Self::Deny,
+        }
     }
 }

@@ -238,6 +238,14 @@ fn engine_hint(e: &EngineError) -> Option<String> {
             "`orcho resume {child}` drives it on; `orcho evidence {child}` shows where it stands"
         ));
     }
+    if let Some(Remedy::ReadTheRecordedDecision) = e.remedy() {
+        let run = e
+            .run_id()
+            .map_or_else(|| "RUN".to_owned(), ToString::to_string);
+        return Some(format!(
+            "a decision is recorded once; `orcho log {run}` lists what was decided, and by whom"
+        ));
+    }
     if let Some(Remedy::DriveItThere(origin)) = e.remedy() {
         let run = e
             .run_id()
@@ -256,9 +264,6 @@ fn engine_hint(e: &EngineError) -> Option<String> {
             }
             Remedy::MoreOfTheId => "give more of the run's id; `orcho runs` lists them",
             Remedy::StartANewRun => "the run has ended; start a new one with `orcho run`",
-            Remedy::ReadTheRecordedDecision => {
-                "a decision is recorded once; `orcho handoff show` / `orcho delivery show` shows it"
-            }
             Remedy::ConfigureAnAdvisor => {
                 concat!(
                     "add an `advisor:` block to the profile (",

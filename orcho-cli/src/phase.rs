@@ -74,7 +74,11 @@ pub(crate) async fn run_phase(
     let (process, launch) = match &runner {
         PhaseRunner::Command(argv) => (PhaseProcess::new(argv.iter().cloned()), None),
         PhaseRunner::Agent(spec) => {
-            let launch = runner::prepare(spec, request, config, &paths)?;
+            let ask_timeout = engine
+                .plan()
+                .ask_timeout
+                .unwrap_or(orcho::handoff::ask::DEFAULT_ASK_TIMEOUT);
+            let launch = runner::prepare(spec, request, config, &paths, ask_timeout)?;
             // An agent is the user's own program: it runs with the user's
             // environment (its credentials, endpoints, proxies), the keys
             // excepted.
@@ -90,6 +94,15 @@ pub(crate) async fn run_phase(
             (process, Some(launch))
         }
     };
+    // What the phase's processes ask a person (an agent's tool call the
+    // rules answer `ask`) goes to the run's store: its directory, or the
+    // database's URL.
+    let run_store = place
+        .store_named
+        .as_ref()
+        .filter(|named| orcho_pg::is_url(named.as_str()))
+        .unwrap_or(&place.store);
+    let process = process.env(crate::commands::hook::RUN_STORE_ENV, run_store.as_str());
     let shown = match &launch {
         Some(launch) => runner::display(launch.agent).to_owned(),
         None => {

@@ -108,13 +108,16 @@ pub(crate) fn prepare(
     request: &PhaseRequest,
     config: &RunConfig,
     paths: &AttemptPaths<'_>,
+    ask_timeout: std::time::Duration,
 ) -> Result<Launch, CliError> {
-    orcho_agents::runner::prepare(spec, request, &config.profile, paths).map_err(|e| match e {
-        LaunchError::NotInstalled { title, why, hint } => {
-            CliError::cannot_start(format!("phase `{}` runs {title}: {why}", request.phase))
-                .with_hint(hint)
+    orcho_agents::runner::prepare(spec, request, &config.profile, paths, ask_timeout).map_err(|e| {
+        match e {
+            LaunchError::NotInstalled { title, why, hint } => {
+                CliError::cannot_start(format!("phase `{}` runs {title}: {why}", request.phase))
+                    .with_hint(hint)
+            }
+            other => CliError::cannot_start(format!("phase `{}`: {other}", request.phase)),
         }
-        other => CliError::cannot_start(format!("phase `{}`: {other}", request.phase)),
     })
 }
 

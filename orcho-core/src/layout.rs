@@ -246,6 +246,12 @@ impl RunDir {
     pub fn intake(&self) -> Utf8PathBuf {
         self.path.join("intake")
     }
+
+    /// The permission questions its agents asked (`asks/`), with their
+    /// outcomes (`asks/outcomes/`).
+    pub fn asks(&self) -> Utf8PathBuf {
+        self.path.join("asks")
+    }
 }
 
 #[cfg(test)]

@@ -20,12 +20,14 @@ use crate::{
 };
 
 /// Every kind of decision point a run can wait on: phase handoffs, the
-/// delivery gate and the intake question.
+/// delivery gate, the intake question, supervision touchpoints, and the
+/// permission questions its agents asked.
 pub const SCANNERS: &[Scanner] = &[
     scan_handoffs,
     scan_delivery,
     scan_intake,
     orcho_handoff::supervision::SupervisionStore::scan,
+    orcho_handoff::ask::Asks::scan,
 ];
 
 /// Lists every run of `storage` paused on an actionable phase handoff,

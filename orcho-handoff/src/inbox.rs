@@ -98,6 +98,17 @@ pub enum PendingPoint {
         /// How many uncommitted paths were found.
         count: usize,
     },
+    /// A permission question an agent of a phase asked.
+    Permission {
+        /// Its id (`ask-0001`).
+        id: HandoffId,
+        /// The phase whose agent asks.
+        phase: String,
+        /// The tool.
+        tool: String,
+        /// What it would do: the command, or the path.
+        subject: String,
+    },
     /// A supervision touchpoint.
     Touchpoint {
         /// Its id.
@@ -154,6 +165,7 @@ impl PendingDecision {
             PendingPoint::Delivery { .. } => "delivery",
             PendingPoint::Intake { .. } => "intake",
             PendingPoint::Touchpoint { kind, .. } => kind,
+            PendingPoint::Permission { phase, .. } => phase,
         }
     }
 
@@ -166,6 +178,7 @@ impl PendingDecision {
             PendingPoint::Delivery { .. } => "release".to_owned(),
             PendingPoint::Intake { .. } => "uncommitted_changes".to_owned(),
             PendingPoint::Touchpoint { kind, .. } => (*kind).to_owned(),
+            PendingPoint::Permission { tool, subject, .. } => format!("ask {tool} `{subject}`"),
         }
     }
 
@@ -181,6 +194,7 @@ impl PendingDecision {
             PendingPoint::Delivery { actions } => actions.spellings(),
             PendingPoint::Intake { .. } => IntakeActions::all().spellings(),
             PendingPoint::Touchpoint { actions, .. } => actions.clone(),
+            PendingPoint::Permission { .. } => crate::ask::AskAction::SPELLINGS.to_vec(),
         }
     }
 
@@ -202,6 +216,8 @@ impl PendingDecision {
             (PendingPoint::Delivery { .. }, true) => SuggestedStep::Deliver,
             (PendingPoint::Intake { .. }, true) => SuggestedStep::Apply,
             (PendingPoint::Touchpoint { .. }, true) => SuggestedStep::Resume,
+            // The agent's hook reads the decision itself.
+            (PendingPoint::Permission { .. }, true) => SuggestedStep::Resume,
         }
     }
 

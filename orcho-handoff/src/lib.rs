@@ -48,6 +48,9 @@
 //!   [`DeliveryChoice`](crate::delivery::DeliveryChoice) for a run's delivery gate, [`IntakeAction`] and
 //!   [`IntakeChoice`](crate::intake::IntakeChoice) for pre-run intake (the gate and the intake question
 //!   themselves, which need git, are `orcho-delivery`'s).
+//! - [`ask`]: an agent's permission question (a tool call the rules answer
+//!   `ask`, in a phase nobody watches) as a decision point of its run,
+//!   which a person allows or denies while the agent's hook waits.
 //! - [`inbox`]: every run of a store paused on an actionable decision point,
 //!   newest first, with the [`SuggestedStep`](crate::inbox::SuggestedStep); each kind of point lists its
 //!   own with an [`inbox::Scanner`]. Unreadable runs are listed as degraded,
@@ -102,6 +105,7 @@
 //! 1.95.
 
 pub mod advisor;
+pub mod ask;
 pub mod autopilot;
 pub mod decision;
 pub mod delivery;

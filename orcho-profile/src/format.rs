@@ -571,6 +571,10 @@ pub struct PermissionsSpec {
     /// Rules `{permission, pattern, action}`, after the preset's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<Rule>,
+    /// How long an agent that a phase runs waits for a person's answer to
+    /// a tool call the rules answer `ask` (`10m`, the default); then it is
+    /// denied, and the agent is told so.
+    pub ask_timeout: Option<HumanDuration>,
 }
 
 /// Profiles spell values exactly as serde reads them: `FromStr` is case

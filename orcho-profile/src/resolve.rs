@@ -57,6 +57,10 @@ pub struct ResolvedProfile {
     /// Permission rules for read-only sessions (preset rules first, then the
     /// profile's), or `None` when the profile leaves them to the host.
     pub permissions: Option<RuleSet>,
+    /// How long an agent's permission question waits for a person
+    /// (`permissions.ask_timeout`); `None`: ten minutes.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub ask_timeout: Option<HumanDuration>,
     #[serde(skip)]
     warnings: Vec<ProfileWarning>,
 }
@@ -388,6 +392,7 @@ impl Profile {
                     .unwrap_or(DEFAULT_MAX_STOP_BLOCKS),
             },
             permissions: self.resolve_permissions(warnings),
+            ask_timeout: self.permissions.as_ref().and_then(|p| p.ask_timeout),
             warnings: Vec::new(),
         })
     }

@@ -64,6 +64,16 @@ pub enum Decision {
         /// patch is another.
         patch: Option<Digest>,
     },
+    /// An agent's permission question: allow or deny its tool call.
+    Permission {
+        /// The question; default: the run's oldest open one (none open:
+        /// the last one asked, so that the same decision again replays).
+        id: Option<HandoffId>,
+        /// Allow or deny.
+        action: orcho_handoff::ask::AskAction,
+        /// A note: for `deny`, what the agent reads.
+        note: Option<String>,
+    },
     /// The pre-run intake question's action.
     Intake {
         /// The action.
@@ -382,6 +392,34 @@ pub fn decide(
             }
             store.decide_delivery(run, by.request(choice))?;
             Ok(ended(decided("delivery", None, action.as_str(), true)))
+        }
+        Decision::Permission { id, action, note } => {
+            let id = match id {
+                Some(id) => id,
+                // The oldest open question; when none is open, the last one
+                // asked, so that the same decision again replays.
+                None => {
+                    let asked = store.asks(run)?;
+                    asked
+                        .iter()
+                        .find(|a| a.is_pending())
+                        .or(asked.last())
+                        .map(|a| a.id.clone())
+                        .ok_or_else(|| DecideError::NotWaiting {
+                            run: run.clone(),
+                            says: "has no permission question",
+                        })?
+                }
+            };
+            let choice = orcho_handoff::ask::AskChoice::new(action, note)
+                .map_err(|e| EngineError::run(run, crate::EngineErrorKind::Ask(Box::new(e))))?;
+            let recorded = store.decide_ask(run, &id, by.request(choice))?;
+            Ok(decided(
+                "permission",
+                Some(&id),
+                action.as_str(),
+                !recorded.is_replay(),
+            ))
         }
         Decision::Intake { action, message } => {
             let choice = IntakeChoice::from_parts(action, message)?;

@@ -222,6 +222,10 @@ pub enum EngineErrorKind {
     /// Pre-run intake failed.
     #[error(transparent)]
     Intake(Box<IntakeError>),
+    /// An agent's permission question could not be asked, decided or
+    /// answered.
+    #[error(transparent)]
+    Ask(Box<orcho_handoff::ask::AskError>),
     /// The target checkout's uncommitted changes could not be read.
     #[error(transparent)]
     Detect(Box<DetectError>),
@@ -423,6 +427,7 @@ impl EngineError {
         match &self.kind {
             EngineErrorKind::Handoff(e) => e.is_conflict(),
             EngineErrorKind::Intake(e) => e.is_conflict(),
+            EngineErrorKind::Ask(e) => e.is_conflict(),
             EngineErrorKind::Delivery(e) => e.is_conflict(),
             EngineErrorKind::Supervision(e) => e.is_conflict(),
             _ => false,

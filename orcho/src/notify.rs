@@ -1108,6 +1108,21 @@ fn decision_of(store: &Store, run: &RunId, key: &str) -> Result<Option<DecidedRe
                 .or(d.decision().payload().message())
                 .map(str::to_owned),
         }),
+        ("permission", Some(id)) => {
+            let Ok(id) = id.parse::<orcho_core::HandoffId>() else {
+                return Ok(None);
+            };
+            store
+                .asks(run)?
+                .into_iter()
+                .find(|a| a.id == id)
+                .and_then(|a| a.decision)
+                .map(|d| DecidedRef {
+                    action: d.payload().action().as_str().to_owned(),
+                    by: Some(crate::decide::who_decided(&d)),
+                    note: d.payload().note().map(str::to_owned),
+                })
+        }
         ("intake", _) => store.intake_decision(run)?.map(|d| DecidedRef {
             action: d.decision().payload().action().as_str().to_owned(),
             by: Some(crate::decide::who_decided(d.decision())),

@@ -205,6 +205,11 @@ pub struct RunPlan {
     /// `permissions`), passed to every phase in its
     /// [`PhaseRequest`](crate::PhaseRequest); `None`: no rules.
     pub permissions: Option<orcho_permissions::RuleSet>,
+    /// How long an agent that a phase runs waits for a person's answer to
+    /// a tool call the rules answer `ask` (a profile's
+    /// `permissions.ask_timeout`); `None`:
+    /// [`DEFAULT_ASK_TIMEOUT`](orcho_handoff::ask::DEFAULT_ASK_TIMEOUT).
+    pub ask_timeout: Option<std::time::Duration>,
     /// A profile's `advisor:` block, for the host to build its
     /// [`Advisor`](orcho_handoff::Advisor) from (the engine uses the one
     /// [`EngineBuilder::advisor`](crate::EngineBuilder::advisor) gets).
@@ -246,6 +251,7 @@ impl RunPlan {
             require_receipts: true,
             commit_message: None,
             permissions: None,
+            ask_timeout: None,
             advisor_config: None,
             max_stop_blocks: orcho_profile::DEFAULT_MAX_STOP_BLOCKS,
             plan_approval: false,
@@ -365,6 +371,7 @@ impl RunPlan {
             require_receipts: profile.delivery.require_receipts,
             commit_message: Some(profile.delivery.commit_message.clone()),
             permissions: profile.permissions.clone(),
+            ask_timeout: profile.ask_timeout.map(orcho_receipts::HumanDuration::get),
             advisor_config: profile.advisor.clone(),
             max_stop_blocks: profile.supervision.max_stop_blocks,
             plan_approval: profile.supervision.plan_approval,

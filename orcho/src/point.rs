@@ -62,6 +62,9 @@ pub enum PointKind {
     Deviation,
     /// The delivery gate: what becomes of the run's diff.
     Delivery,
+    /// An agent a phase runs asks to use a tool the rules answer `ask`
+    /// for; the run goes on, the agent waits.
+    Permission,
 }
 
 impl PointKind {
@@ -75,14 +78,16 @@ impl PointKind {
             Self::PlannerQuestions => "planner questions",
             Self::Deviation => "deviation",
             Self::Delivery => "delivery",
+            Self::Permission => "permission",
         }
     }
 
     /// Every kind, in the order a run meets them.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::Intake,
         Self::PlannerQuestions,
         Self::PlanApproval,
+        Self::Permission,
         Self::Handoff,
         Self::Deviation,
         Self::Delivery,
@@ -98,6 +103,7 @@ impl PointKind {
             Self::PlannerQuestions => "planner_questions",
             Self::Deviation => "deviation",
             Self::Delivery => "delivery",
+            Self::Permission => "permission",
         }
     }
 
@@ -108,6 +114,7 @@ impl PointKind {
             PendingPoint::PhaseHandoff { .. } => Self::Handoff,
             PendingPoint::Delivery { .. } => Self::Delivery,
             PendingPoint::Intake { .. } => Self::Intake,
+            PendingPoint::Permission { .. } => Self::Permission,
             PendingPoint::Touchpoint { kind, .. } => {
                 return Self::ALL
                     .into_iter()
@@ -162,7 +169,7 @@ impl std::str::FromStr for PointKind {
 /// A name that is no kind of decision point.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "`{given}` is no kind of decision point{}; the kinds: intake, planner_questions, plan_approval, handoff, deviation, delivery",
+    "`{given}` is no kind of decision point{}; the kinds: intake, planner_questions, plan_approval, permission, handoff, deviation, delivery",
     near.as_ref().map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default()
 )]
 #[non_exhaustive]
@@ -448,7 +455,47 @@ impl PointView {
                 },
                 note,
             },
+            PointKind::Permission => Decision::Permission {
+                id: self.id.clone(),
+                action: orcho_handoff::ask::AskAction::parse(name).map_err(|_| unknown())?,
+                note,
+            },
         })
+    }
+
+    /// The view of an agent's permission question.
+    pub fn permission(run: &RunId, asked: &orcho_handoff::ask::Asked) -> Self {
+        use orcho_handoff::ask::AskAction;
+        let q = &asked.question;
+        let actions = AskAction::ALL
+            .iter()
+            .map(|action| {
+                let note = match action {
+                    AskAction::Allow => Note::Optional("a note for the record"),
+                    AskAction::Deny => Note::Optional("what the agent should do instead"),
+                };
+                ActionView::new(action.as_str(), action.description(), note)
+            })
+            .collect();
+        Self {
+            run: run.clone(),
+            kind: PointKind::Permission,
+            id: Some(asked.id.clone()),
+            phase: q.phase.parse().ok(),
+            headline: format!(
+                "{} in `{}` asks to use {} on `{}` ({}); it is denied if nobody answers within {}",
+                q.agent,
+                q.phase,
+                q.tool,
+                q.subject,
+                q.rule,
+                orcho_handoff::ask::in_words(q.timeout())
+            ),
+            actions,
+            questions: Vec::new(),
+            pinned: Vec::new(),
+            findings: Vec::new(),
+        }
     }
 
     fn handoff(run: &RunId, handoff: &PhaseHandoff) -> Self {
@@ -673,6 +720,12 @@ impl Store {
         if view.status.is_terminal() {
             return Ok(None);
         }
+        // An agent of the running phase asks: its oldest open question.
+        if view.status == orcho_core::RunStatus::Running
+            && let Some(asked) = self.asks(run)?.into_iter().find(|a| a.is_pending())
+        {
+            return Ok(Some(PointView::permission(run, &asked)));
+        }
         Ok(match view.waiting.clone() {
             Some(Waiting::Intake) if self.intake_decision(run)?.is_none() => {
                 Some(PointView::intake(run, &self.intake_report(run)?))
@@ -691,7 +744,18 @@ impl Store {
                 .find(|t| t.id == id && t.resolution.is_none())
                 .map(|t| PointView::touchpoint(run, &t.id, view.phase.clone(), &t.touchpoint)),
             Some(Waiting::Delivery) if self.delivery_decision(run)?.is_none() => {
-                Some(PointView::delivery(run, &self.delivery_gate(run)?))
+                match self.deliveries.gate(run) {
+                    Ok(gate) => Some(PointView::delivery(run, &gate)),
+                    // The run reached its gate and is writing it: nothing
+                    // to decide yet.
+                    Err(e) if e.is_not_found() => None,
+                    Err(e) => {
+                        return Err(EngineError::run(
+                            run,
+                            crate::error::EngineErrorKind::Delivery(Box::new(e)),
+                        ));
+                    }
+                }
             }
             _ => None,
         })

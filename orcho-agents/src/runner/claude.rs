@@ -39,7 +39,7 @@ pub(super) fn launch(
         let mut group = json!({ "hooks": [{
             "type": "command",
             "command": hook.line,
-            "timeout": crate::hook::HOOK_TIMEOUT_SECS,
+            "timeout": hook.timeout_secs(event),
         }] });
         if let Some(matcher) = matcher {
             group["matcher"] = json!(matcher);

@@ -68,7 +68,7 @@ pub(super) fn launch(
             group,
             "hooks=[{{type=\"command\",command={},timeout={}}}]}}",
             toml_string(&hook.line),
-            crate::hook::HOOK_TIMEOUT_SECS
+            hook.timeout_secs(event)
         );
         argv.extend(["-c".to_owned(), format!("hooks.{event}=[{group}]")]);
     }
@@ -197,6 +197,7 @@ mod tests {
             line: "orcho hook codex".to_owned(),
             guard_stops: true,
             more_events: RUNNER.more_events,
+            ask_timeout: std::time::Duration::from_secs(300),
         };
         let spec = RunnerSpec::new(Agent::Codex);
         let launch = launch(Utf8Path::new("codex"), &spec, "task", &hook, &paths).unwrap();
@@ -207,6 +208,25 @@ mod tests {
                 .any(|a| a == "sandbox_workspace_write.exclude_slash_tmp=true"),
             "{:?}",
             launch.argv
+        );
+        // A tool call's hook may wait for a person: five minutes, and one
+        // more; the others answer at once.
+        let hooks: Vec<&String> = launch
+            .argv
+            .iter()
+            .filter(|a| a.starts_with("hooks."))
+            .collect();
+        assert!(
+            hooks
+                .iter()
+                .any(|a| a.starts_with("hooks.PreToolUse=") && a.contains("timeout=360")),
+            "{hooks:?}"
+        );
+        assert!(
+            hooks
+                .iter()
+                .any(|a| a.starts_with("hooks.SessionStart=") && a.contains("timeout=60")),
+            "{hooks:?}"
         );
         let tmp = artifacts.join("tmp");
         assert!(tmp.is_dir());

@@ -103,9 +103,10 @@ pub(super) fn launch(
         hook::Agent::Gemini.dialect().layout,
         Layout::Groups { millis: true }
     );
-    let timeout = hook::HOOK_TIMEOUT_SECS * if millis { 1000 } else { 1 };
+    let unit = if millis { 1000 } else { 1 };
     let mut hooks = Map::new();
     for (event, matcher) in hook.events() {
+        let timeout = hook.timeout_secs(event) * unit;
         let Some(event) = event_name(event) else {
             continue;
         };

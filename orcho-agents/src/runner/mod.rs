@@ -185,7 +185,9 @@ impl From<serde_json::Error> for LaunchError {
 /// Prepares `spec`'s agent for `request`: its settings with Orcho's hooks
 /// (in the artifacts, outside the checkout), its prompt, its command line.
 /// `profile` is the profile its hooks judge with; the hooks run the
-/// program this process runs.
+/// program this process runs. A tool call the rules answer `ask` waits up
+/// to `ask_timeout` for a person: the agent gives its hook that long, and
+/// a little more, before it gives up on it.
 ///
 /// # Errors
 ///
@@ -196,6 +198,7 @@ pub fn prepare(
     request: &PhaseRequest,
     profile: &str,
     paths: &AttemptPaths<'_>,
+    ask_timeout: std::time::Duration,
 ) -> Result<Launch, LaunchError> {
     let row = runner(spec.agent).ok_or(LaunchError::NoRunner(spec.agent.as_str()))?;
     let program = row.find().map_err(|why| LaunchError::NotInstalled {
@@ -203,7 +206,8 @@ pub fn prepare(
         why,
         hint: row.install_hint(),
     })?;
-    let hook = HookCommand::new(row, profile, request)?;
+    let mut hook = HookCommand::new(row, profile, request)?;
+    hook.ask_timeout = ask_timeout;
     let prompt = prompt::render(request, paths, &hook.exe);
     let mut launch = (row.launch)(&program, spec, &prompt, &hook, paths)?;
     launch.guard_stops = hook.guard_stops;
@@ -294,6 +298,8 @@ pub struct HookCommand {
     /// checkout proves it with receipts before it stops.
     guard_stops: bool,
     more_events: &'static [(&'static str, Option<&'static str>)],
+    /// How long a tool call the rules answer `ask` waits for a person.
+    ask_timeout: std::time::Duration,
 }
 
 impl HookCommand {
@@ -323,7 +329,22 @@ impl HookCommand {
             line,
             guard_stops: !request.read_only && request.role != orcho::PhaseRole::Plan,
             more_events: row.more_events,
+            ask_timeout: orcho::handoff::ask::DEFAULT_ASK_TIMEOUT,
         })
+    }
+
+    /// How long the agent gives the hook of `event`, in seconds: a tool
+    /// call's may wait for a person's answer, and a minute more; the
+    /// others answer at once.
+    fn timeout_secs(&self, event: &str) -> u64 {
+        match event {
+            "PreToolUse" | "BeforeTool" | "PermissionRequest" => hook::HOOK_TIMEOUT_SECS.max(
+                self.ask_timeout
+                    .as_secs()
+                    .saturating_add(hook::HOOK_TIMEOUT_SECS),
+            ),
+            _ => hook::HOOK_TIMEOUT_SECS,
+        }
     }
 
     /// The events it answers, with their matchers.

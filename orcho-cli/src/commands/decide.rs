@@ -71,6 +71,18 @@ pub(crate) fn intake(
     record(place, run, Decision::Intake { action, message })
 }
 
+/// Allows or denies an agent's permission question (default: the run's
+/// oldest open one).
+pub(crate) fn permission(
+    place: &Place,
+    run: &RunId,
+    action: orcho::handoff::ask::AskAction,
+    note: Option<String>,
+    id: Option<HandoffId>,
+) -> Result<Report, CliError> {
+    record(place, run, Decision::Permission { id, action, note })
+}
+
 /// Answers a plan that waits for approval.
 pub(crate) fn plan(place: &Place, cmd: PlanCommand) -> Result<Report, CliError> {
     let (run, verdict, feedback) = match cmd {

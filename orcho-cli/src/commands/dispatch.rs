@@ -69,6 +69,7 @@ fn makes_events(command: &Command) -> bool {
             | Command::Deviation { .. }
             | Command::Intake { .. }
             | Command::Decide { .. }
+            | Command::Permissions(PermissionsCommand::Decide { .. })
     )
 }
 
@@ -90,6 +91,7 @@ fn decision_verb(command: &Command) -> Option<&'static str> {
             action: Some(_), ..
         } => "orcho intake",
         Command::Cancel { .. } => "orcho cancel",
+        Command::Permissions(PermissionsCommand::Decide { .. }) => "orcho permission decide",
         Command::Status {
             ack_stops: true, ..
         } => "orcho status --ack-stops",
@@ -364,6 +366,12 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
         } => init::init_agent(place, force, agent, dry_run),
         // Answered above, before the place is found.
         Command::Hook { .. } => Ok(Report::silent(Exit::Ok)),
+        Command::Permissions(PermissionsCommand::Decide {
+            run,
+            action,
+            note,
+            id,
+        }) => decide::permission(place, &find(&run)?, action.into(), note, id),
         Command::Permissions(PermissionsCommand::Check {
             profile,
             permissions,

@@ -9,6 +9,12 @@
 //! - after a shell command ran: it is logged as exploratory;
 //! - when a session starts: the agent is told what proves readiness here.
 //!
+//! In a phase of a run (`ORCHO_RUN`, `ORCHO_PHASE`), where nobody watches
+//! the agent, a tool call the rules answer `ask` is asked of a person
+//! instead: a permission point of the run, in every inbox, which the hook
+//! waits for (`permissions.ask_timeout`, ten minutes by default; then it
+//! denies) and answers the agent with.
+//!
 //! In a project without an `orcho.yaml` (and no `--profile`), the hook has
 //! no opinion, so hooks installed for every project leave the others alone.
 //! Whatever goes wrong is a refusal, in the form each agent reads as one:
@@ -192,6 +198,12 @@ fn respond(agent: Agent, at: &HookPlace<'_>, doc: &HookDoc) -> Result<Answer, Cl
                 profile: at.profile.is_none(),
             };
             Ok(guard::tool_call(&scope, rules.as_ref(), &asked, cwd)
+                .map(|verdict| match verdict.action {
+                    orcho::permissions::PermissionAction::Ask => {
+                        ask_a_person(agent, &place, at, tool, input, verdict)
+                    }
+                    _ => verdict,
+                })
                 .map_or(Answer::Silent, |verdict| Answer::Tool { event, verdict }))
         }
         Event::PostToolUse {
@@ -214,6 +226,93 @@ fn respond(agent: Agent, at: &HookPlace<'_>, doc: &HookDoc) -> Result<Answer, Cl
             })
         }
         Event::Other(_) => Ok(Answer::Silent),
+    }
+}
+
+/// Where the processes of a phase find the run's store (its directory, or
+/// a database's URL): what their hooks ask a person goes there.
+pub(crate) const RUN_STORE_ENV: &str = "ORCHO_RUN_STORE";
+
+/// How often a hook that waits for a person looks for the decision.
+const ASK_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// In a phase of a run, a tool call the rules answer `ask`: asked of a
+/// person as a permission point of the run, waited for, and answered with
+/// what they decided (or `deny`, said so, when nobody answered in time).
+/// Outside a phase, or when the run's store cannot take the question, the
+/// `ask` stands, with why.
+fn ask_a_person(
+    agent: Agent,
+    place: &Place,
+    at: &HookPlace<'_>,
+    tool: &str,
+    input: &Value,
+    verdict: crate::hook::Verdict,
+) -> crate::hook::Verdict {
+    use orcho::{handoff::ask, permissions::PermissionAction};
+    let (Some(run), Some(phase)) = (place::env_text("ORCHO_RUN"), place::env_text("ORCHO_PHASE"))
+    else {
+        return verdict;
+    };
+    let unasked = |why: String| crate::hook::Verdict {
+        action: PermissionAction::Ask,
+        reason: format!("{}; a person could not be asked: {why}", verdict.reason),
+    };
+    let Ok(run) = run.parse::<orcho::core::RunId>() else {
+        return unasked(format!("`{run}` is no run id"));
+    };
+    let asking = match place::env_text(RUN_STORE_ENV) {
+        Some(url) => match Place::new(Some(place.checkout.clone()), Some(url.into()), true) {
+            Ok(place) => place,
+            Err(e) => return unasked(one_line(&e)),
+        },
+        None => place.clone(),
+    };
+    let store = asking.team_store();
+    let timeout = plan(place, at)
+        .ok()
+        .and_then(|plan| plan.ask_timeout)
+        .unwrap_or(ask::DEFAULT_ASK_TIMEOUT);
+    let subject = shell_command(tool, input).unwrap_or_else(|_| {
+        ["file_path", "path", "url", "pattern"]
+            .iter()
+            .find_map(|key| input.get(*key).and_then(Value::as_str))
+            .map_or_else(|| input.to_string(), str::to_owned)
+    });
+    let question = ask::AskQuestion::new(phase, agent.as_str(), tool, subject, &verdict.reason)
+        .waiting_at_most(timeout);
+    let id = match store.ask(&run, &question) {
+        Ok(id) => id,
+        Err(e) => return unasked(orcho::core::error_chain(&e)),
+    };
+    // Whoever is told of what waits is told of this, in the background.
+    crate::notifying::kick(&asking);
+    let decision = match store.wait_for_ask(&run, &id, timeout, ASK_EVERY) {
+        Ok(decision) => decision,
+        Err(e) => return unasked(orcho::core::error_chain(&e)),
+    };
+    let choice = decision.payload();
+    let note = choice.note().map(|n| format!(": {n}")).unwrap_or_default();
+    let who = orcho::decide::who_decided(&decision);
+    match choice.action() {
+        ask::AskAction::Allow => crate::hook::Verdict {
+            action: PermissionAction::Allow,
+            reason: format!("{who} allowed it (permission question {id} of run {run}){note}"),
+        },
+        _ if ask::decided_by_nobody(&decision) => crate::hook::Verdict {
+            action: PermissionAction::Deny,
+            reason: format!(
+                "{}; it was asked of a person (permission question {id} of run {run}) and \
+                 nobody answered within {}: denied. Go on without it, or say in your report \
+                 that it needs a person",
+                verdict.reason,
+                ask::in_words(timeout)
+            ),
+        },
+        _ => crate::hook::Verdict {
+            action: PermissionAction::Deny,
+            reason: format!("{who} denied it (permission question {id} of run {run}){note}"),
+        },
     }
 }
 

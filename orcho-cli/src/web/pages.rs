@@ -285,19 +285,19 @@ fn since(at: orcho::core::Timestamp, now: orcho::core::Timestamp) -> String {
 }
 
 /// The point's actions on its card: one button each for an action that
-/// takes no note, pinned to the point as shown; the others on its page.
+/// needs no note, pinned to the point as shown; the others on its page.
 fn card_actions(caller: &Caller, view: &orcho::point::PointView) -> Markup {
     let run = &view.run;
     let with_note: Vec<&str> = view
         .actions
         .iter()
-        .filter(|a| !matches!(a.note, orcho::point::Note::None))
+        .filter(|a| a.note.required())
         .map(|a| a.name.as_str())
         .collect();
     html! {
         div.actions {
             @if caller.may_decide().is_ok() {
-                @for action in view.actions.iter().filter(|a| matches!(a.note, orcho::point::Note::None)) {
+                @for action in view.actions.iter().filter(|a| !a.note.required()) {
                     form method="post" action={ "/runs/" (run) "/decisions/point" } {
                         input type="hidden" name="csrf" value=(caller.csrf.as_deref().unwrap_or(""));
                         @if let Some(id) = &view.id { input type="hidden" name="point" value=(id); }

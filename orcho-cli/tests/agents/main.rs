@@ -15,6 +15,7 @@
 //! keeps each run's directory (the requests the model server saw, every
 //! command's output) and prints where.
 
+mod ask;
 mod hooks;
 
 use std::time::Duration;

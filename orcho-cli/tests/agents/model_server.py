@@ -61,6 +61,22 @@ SCRIPTS = {
     ],
 }
 
+# An implementer whose task says "(ask first)" first runs a command the
+# profile's rules answer `ask`: a person allows or denies it, and the
+# agent goes on either way.
+ASK_FIRST = "(ask first)"
+ASKED = "touch asked.txt"
+
+# The rules allow every simple command: the file is written without a
+# redirection, which a rule that allows asks about.
+IMPLEMENT_ASKING = [
+    ASKED,
+    "python3 -c \"open('parse.py', 'w').write('def parse(text):\\n    return text.split() if text else []\\n')\"",
+    "ORCHO verify",
+    report({"schema": 1, "summary": "parse() returns [] for empty input"}),
+    "text:implemented and verified",
+]
+
 ROLE = re.compile(r"^# Your role: ([a-z ]+)$", re.MULTILINE)
 # The prompt names the `orcho` program in full: "report with `/…/orcho report".
 ORCHO = re.compile(r"report with `(\S+) report ")
@@ -107,6 +123,8 @@ def step_for(prompt, done):
     if not found:
         return "text:no role in the prompt"
     script = SCRIPTS.get(found.group(1).strip(), ["text:nothing scripted for this role"])
+    if found.group(1).strip() == "implement" and ASK_FIRST in prompt:
+        script = IMPLEMENT_ASKING
     program = ORCHO.search(prompt)
     step = script[min(done, len(script) - 1)]
     return step.replace("ORCHO", program.group(1) if program else "orcho")

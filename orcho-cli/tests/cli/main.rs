@@ -7,6 +7,7 @@
 //! answered at a terminal, and errors (never panics) on bad input.
 
 mod advisor;
+mod ask;
 mod attest;
 mod bad_input;
 mod base;

@@ -71,6 +71,7 @@ impl FsStorage {
             Item::Question(PointKind::Touchpoint, id) => dir.touchpoint(id),
             Item::Question(PointKind::Delivery, _) => dir.delivery().join("gate.json"),
             Item::Question(PointKind::Intake, _) => dir.intake().join("intake.json"),
+            Item::Question(PointKind::Permission, id) => dir.asks().join(format!("{id}.json")),
             Item::Decision(id) => dir.decision(id),
             Item::Outcome(PointKind::Delivery, _) => dir.delivery().join("outcome.json"),
             Item::Outcome(PointKind::Intake, _) => dir.intake().join("outcome.json"),
@@ -81,6 +82,9 @@ impl FsStorage {
                 .supervision()
                 .join("outcomes")
                 .join(format!("{id}.json")),
+            Item::Outcome(PointKind::Permission, id) => {
+                dir.asks().join("outcomes").join(format!("{id}.json"))
+            }
             Item::Advice(id) => {
                 crate::ids::validate("advice id", id).map_err(|e| {
                     FsError::new(
@@ -112,6 +116,7 @@ impl FsStorage {
             PointKind::Touchpoint => dir.supervision().join(".lock"),
             PointKind::Delivery => dir.delivery().join(".lock"),
             PointKind::Intake => dir.intake().join(".lock"),
+            PointKind::Permission => dir.asks().join(".lock"),
         }
     }
 
@@ -122,6 +127,7 @@ impl FsStorage {
             Set::Questions(PointKind::Touchpoint) => dir.supervision(),
             Set::Questions(PointKind::Delivery) => dir.delivery(),
             Set::Questions(PointKind::Intake) => dir.intake(),
+            Set::Questions(PointKind::Permission) => dir.asks(),
             Set::Advice => dir.advice(),
             Set::Waivers => dir.waivers(),
         }

@@ -24,6 +24,9 @@ pub enum PointKind {
     Delivery,
     /// The pre-run intake question.
     Intake,
+    /// A permission question an agent of a phase asked (a tool call the
+    /// rules answer `ask`), while the run goes on.
+    Permission,
 }
 
 impl PointKind {
@@ -31,18 +34,20 @@ impl PointKind {
     pub const ALL: &'static [Self] = &[
         Self::Intake,
         Self::Touchpoint,
+        Self::Permission,
         Self::Handoff,
         Self::Delivery,
     ];
 
     /// Its name in messages and keys: `handoff`, `touchpoint`, `delivery`,
-    /// `intake`.
+    /// `intake`, `permission`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Handoff => "handoff",
             Self::Touchpoint => "touchpoint",
             Self::Delivery => "delivery",
             Self::Intake => "intake",
+            Self::Permission => "permission",
         }
     }
 }

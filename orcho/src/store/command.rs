@@ -76,7 +76,7 @@ impl Store {
     /// itself when it reads the decision.
     /// `request`, with this store's decider as who decided when the request
     /// names nobody (not for the autopilot, which is nobody's hand).
-    fn stamped<P: orcho_handoff::decision::DecisionPayload>(
+    pub(super) fn stamped<P: orcho_handoff::decision::DecisionPayload>(
         &self,
         request: DecisionRequest<P>,
     ) -> DecisionRequest<P> {

@@ -50,6 +50,7 @@ pub struct Store {
     pub(crate) runs: RunStore,
     pub(crate) handoffs: HandoffStore,
     pub(crate) intakes: Intakes,
+    pub(crate) asks: orcho_handoff::ask::Asks,
     pub(crate) deliveries: DeliveryGates,
     pub(crate) receipt_key: Option<ReceiptKey>,
     pub(crate) base_env: BaseEnv,
@@ -151,6 +152,7 @@ impl Store {
             intakes: Intakes::new(Arc::clone(&storage), Arc::clone(&clock))
                 .with_local_dir(local.root()),
             deliveries: DeliveryGates::new(Arc::clone(&storage), Arc::clone(&clock)),
+            asks: orcho_handoff::ask::Asks::new(Arc::clone(&storage), Arc::clone(&clock)),
             storage,
             local,
             clock,

@@ -1,6 +1,7 @@
 //! Where runs are kept: [`Store`], read and decided without a plan, over
 //! the storage seam ([`orcho_core::storage`]).
 
+mod asks;
 mod command;
 mod format;
 mod handle;

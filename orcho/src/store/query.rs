@@ -385,6 +385,10 @@ impl Store {
                     orcho_handoff::inbox::PendingPoint::Touchpoint { touchpoint, .. } => {
                         state.touchpoint() == Some(touchpoint)
                     }
+                    // An agent's question is pending while its phase runs.
+                    orcho_handoff::inbox::PendingPoint::Permission { .. } => {
+                        state.status() == RunStatus::Running
+                    }
                     _ => !state.status().is_terminal(),
                 }
             }

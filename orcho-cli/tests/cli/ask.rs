@@ -1,0 +1,261 @@
+//! An agent's permission question, end to end through the real binary: a
+//! phase does what an agent's hook does (`orcho hook claude-code` with a
+//! tool call the rules answer `ask`), the question waits in the inbox,
+//! and a person's decision (or nobody's, in time) is what the hook
+//! answers.
+
+use crate::{
+    Result,
+    support::{Repo, WAIT, finish},
+};
+
+/// A profile whose rules allow everything but `git push`, which they ask
+/// about; its agents wait `timeout` for a person.
+fn profile(timeout: &str) -> String {
+    format!(
+        "\
+schema: 1
+name: cli-ask
+phases:
+  - name: implement
+    role: implement
+permissions:
+  rules:
+    - {{permission: '*', pattern: '*', action: allow}}
+    - {{permission: bash, pattern: 'git push*', action: ask}}
+  ask_timeout: {timeout}
+supervision:
+  plan_approval: false
+"
+    )
+}
+
+/// The phase: in the environment an agent has (a notifier's secret in
+/// it), what Claude Code's PreToolUse hook sends for `git push
+/// origin main`, answered by `orcho hook` with the store a runner gives
+/// its agent's hooks (the run's own directory); the answer is kept, and
+/// the phase passes when it allows.
+fn asking_repo(timeout: &str) -> Result<Repo> {
+    let script = format!(
+        "#!/bin/sh\n\
+         doc='{{\"session_id\":\"s\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\",\
+         \"tool_input\":{{\"command\":\"git push origin main\"}},\"cwd\":\"'\"$PWD\"'\"}}'\n\
+         export HOOK_SECRET={secret}\n\
+         printf '%s' \"$doc\" | '{orcho}' --store @CTL@/../repo/.orcho/runs/$ORCHO_RUN hook claude-code \
+         >@CTL@/answer.json 2>@CTL@/answer.err\n\
+         grep -q '\"permissionDecision\": *\"allow\"' @CTL@/answer.json\n",
+        orcho = env!("CARGO_BIN_EXE_orcho"),
+        secret = SECRET,
+    );
+    Repo::with_files(&profile(timeout), &[("ask.sh", &script)])
+}
+
+/// Waits for the permission question of the inbox; its document.
+fn question(repo: &Repo) -> Result<serde_json::Value> {
+    let deadline = std::time::Instant::now() + WAIT;
+    while std::time::Instant::now() < deadline {
+        let inbox = repo.orcho(&["inbox", "--json"])?.json()?;
+        if let Some(asked) = inbox["pending"]
+            .as_array()
+            .and_then(|p| p.iter().find(|p| p["kind"] == "permission"))
+        {
+            return Ok(asked.clone());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    Err("no permission question in the inbox".into())
+}
+
+fn answer(repo: &Repo) -> Result<serde_json::Value> {
+    Ok(serde_json::from_str(&std::fs::read_to_string(
+        repo.ctl("answer.json"),
+    )?)?)
+}
+
+const SECRET: &str = "a-long-test-secret-0123456789";
+
+#[test]
+fn a_question_waits_in_the_inbox_and_a_persons_allow_lets_the_tool_call_run() -> Result {
+    let repo = asking_repo("2m")?;
+    // A webhook is told of the question, as of any point.
+    let receiver = orcho_notify::testing::Receiver::start(SECRET)?;
+    if let Some(receiver) = &receiver {
+        let url = receiver.url("/ok");
+        let args = [
+            "notify",
+            "add",
+            "team",
+            "--webhook",
+            url.as_str(),
+            "--secret-env",
+            "HOOK_SECRET",
+        ];
+        finish(repo.spawn_with(&[("HOOK_SECRET", SECRET)], &args)?, WAIT)?.expect_code(0);
+    }
+    let child = repo.spawn_with(
+        &[("HOOK_SECRET", SECRET)],
+        &[
+            "run",
+            "--phase",
+            "implement=./ask.sh",
+            "--no-interactive",
+            "--json",
+        ],
+    )?;
+    let asked = question(&repo)?;
+    if let Some(receiver) = &receiver {
+        let got = receiver.wait_for(1, std::time::Duration::from_secs(20))?;
+        let body = &got[0]["body"];
+        assert_eq!(got[0]["signed"], true, "{body}");
+        assert_eq!(body["event"], "point_opened", "{body}");
+        assert_eq!(body["point"]["kind"], "permission", "{body}");
+        assert_eq!(body["point"]["id"], "ask-0001", "{body}");
+        assert!(
+            body["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("asks to use Bash on `git push origin main`")),
+            "{body}"
+        );
+    }
+    let run = asked["run"].as_str().ok_or("run")?.to_owned();
+    assert_eq!(asked["phase"], "implement", "{asked}");
+    assert_eq!(
+        asked["trigger"], "ask Bash `git push origin main`",
+        "{asked}"
+    );
+    assert_eq!(
+        asked["available_actions"],
+        serde_json::json!(["allow", "deny"])
+    );
+    // Its view, as every host shows it.
+    let shown = repo.orcho(&["decide", &run, "--json"])?.json()?;
+    assert_eq!(shown["kind"], "permission", "{shown}");
+    assert_eq!(shown["id"], "ask-0001", "{shown}");
+    let headline = shown["headline"].as_str().unwrap_or_default();
+    assert!(
+        headline.contains("claude-code in `implement` asks to use Bash on `git push origin main`"),
+        "{headline}"
+    );
+    assert!(headline.contains("within 2 min"), "{headline}");
+    let text = repo.orcho(&["inbox"])?;
+    assert!(
+        text.stdout.contains("ask Bash `git push origin main`"),
+        "{text}"
+    );
+
+    // An agent may not answer its own question.
+    let inside = repo.orcho_in(
+        ".",
+        &[("CLAUDECODE", "1")],
+        &["permission", "decide", &run, "allow"],
+    )?;
+    inside.expect_code(1);
+    assert!(inside.stderr.contains("does not decide"), "{inside}");
+    // A slip names what reads.
+    let slip = repo.orcho(&["permission", "decide", &run, "alow"])?;
+    slip.expect_code(2);
+    assert!(slip.stderr.contains("allow"), "{slip}");
+
+    let decided = repo.orcho(&[
+        "permission",
+        "decide",
+        &run,
+        "allow",
+        "--note",
+        "fine, once",
+    ])?;
+    decided.expect_code(0);
+    let out = finish(child, WAIT)?;
+    out.expect_code(4);
+    assert_eq!(out.json()?["awaiting"], "delivery", "{out}");
+    let answered = answer(&repo)?;
+    let hook = &answered["hookSpecificOutput"];
+    assert_eq!(hook["permissionDecision"], "allow", "{answered}");
+    let reason = hook["permissionDecisionReason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        reason.contains("allowed it (permission question ask-0001"),
+        "{reason}"
+    );
+    assert!(reason.contains("fine, once"), "{reason}");
+    // Nothing waits any more; the record says who decided.
+    let inbox = repo.orcho(&["inbox", "--json"])?.json()?;
+    assert!(!inbox.to_string().contains("\"permission\""), "{inbox}");
+    let record = std::fs::read_to_string(repo.run_dir(&run).join("decisions/ask-0001.json"))?;
+    assert!(record.contains("\"decided_by\": \"operator\""), "{record}");
+    // The same decision again replays; another conflicts.
+    repo.orcho(&[
+        "permission",
+        "decide",
+        &run,
+        "allow",
+        "--note",
+        "fine, once",
+    ])?
+    .expect_code(0);
+    repo.orcho(&["permission", "decide", &run, "deny"])?
+        .expect_code(6);
+    Ok(())
+}
+
+#[test]
+fn a_deny_is_what_the_agent_reads_and_nobody_answering_in_time_denies() -> Result {
+    // A person denies: the hook refuses the call with their note.
+    let repo = asking_repo("2m")?;
+    let child = repo.spawn(&[
+        "run",
+        "--phase",
+        "implement=./ask.sh",
+        "--no-interactive",
+        "--json",
+    ])?;
+    let run = question(&repo)?["run"].as_str().ok_or("run")?.to_owned();
+    repo.orcho(&[
+        "decide",
+        &run,
+        "deny",
+        "--note",
+        "push from CI, not from here",
+    ])?
+    .expect_code(0);
+    let out = finish(child, WAIT)?;
+    // The phase failed (its command was refused): the run pauses or ends,
+    // and is never delivered.
+    assert_ne!(out.code(), Some(0), "{out}");
+    let hook = answer(&repo)?["hookSpecificOutput"].clone();
+    assert_eq!(hook["permissionDecision"], "deny", "{hook}");
+    assert!(
+        hook["permissionDecisionReason"]
+            .as_str()
+            .is_some_and(|r| r.contains("denied it") && r.contains("push from CI, not from here")),
+        "{hook}"
+    );
+
+    // Nobody answers within the profile's bound: denied, and said so.
+    let repo = asking_repo("1s")?;
+    let out = repo.orcho(&[
+        "run",
+        "--phase",
+        "implement=./ask.sh",
+        "--no-interactive",
+        "--json",
+    ])?;
+    assert_ne!(out.code(), Some(0), "{out}");
+    let hook = answer(&repo)?["hookSpecificOutput"].clone();
+    assert_eq!(hook["permissionDecision"], "deny", "{hook}");
+    let reason = hook["permissionDecisionReason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        reason.contains("nobody answered within 1 s: denied"),
+        "{reason}"
+    );
+    let run = crate::support::run_id(&out.json()?)?;
+    // A person's answer after that changes nothing the agent was told.
+    repo.orcho(&["permission", "decide", &run, "allow"])?
+        .expect_code(6);
+    let record = std::fs::read_to_string(repo.run_dir(&run).join("decisions/ask-0001.json"))?;
+    assert!(record.contains("nobody answered in time"), "{record}");
+    Ok(())
+}
