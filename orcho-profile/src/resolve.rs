@@ -480,6 +480,10 @@ impl Profile {
 
     fn resolve_permissions(&self, warnings: &mut dyn ProfileWarnings) -> Option<RuleSet> {
         let spec = self.permissions.as_ref()?;
+        // `ask_timeout` alone sets no rules: the host's stay in force.
+        if spec.preset.is_none() && spec.rules.is_empty() {
+            return None;
+        }
         let mut rules = spec.preset.map(|p| p.rules()).unwrap_or_default();
         let from_preset = rules.rules().len();
         if spec.rules.is_empty() {

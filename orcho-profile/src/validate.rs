@@ -210,6 +210,7 @@ pub(crate) fn check(profile: &Profile) -> Result<(), ProfileError> {
     if let Some(permissions) = &profile.permissions
         && permissions.preset.is_none()
         && permissions.rules.is_empty()
+        && permissions.ask_timeout.is_none()
     {
         return Err(ProfileError::new(
             at_section(profile, "permissions", section("permissions")),

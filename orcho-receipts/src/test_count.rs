@@ -134,27 +134,7 @@ fn read_line(stream: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<b
 /// The line as text, without terminal escape sequences and carriage
 /// returns.
 fn clean(line: &[u8]) -> String {
-    let text = String::from_utf8_lossy(line);
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => {
-                // CSI: ESC [ parameters final-byte.
-                if chars.peek() == Some(&'[') {
-                    chars.next();
-                    for c in chars.by_ref() {
-                        if ('@'..='~').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-            }
-            '\r' => {}
-            c => out.push(c),
-        }
-    }
-    out
+    crate::exec::without_escapes(&String::from_utf8_lossy(line)).replace('\r', "")
 }
 
 #[derive(Default)]

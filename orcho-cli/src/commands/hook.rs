@@ -199,7 +199,9 @@ fn respond(agent: Agent, at: &HookPlace<'_>, doc: &HookDoc) -> Result<Answer, Cl
             };
             Ok(guard::tool_call(&scope, rules.as_ref(), &asked, cwd)
                 .map(|verdict| match verdict.action {
-                    orcho::permissions::PermissionAction::Ask => {
+                    // The profile's own rules ask a person; a preset given
+                    // on the command line (a read-only phase's) refuses.
+                    orcho::permissions::PermissionAction::Ask if at.preset.is_none() => {
                         ask_a_person(agent, &place, at, tool, input, verdict)
                     }
                     _ => verdict,
@@ -236,11 +238,14 @@ pub(crate) const RUN_STORE_ENV: &str = "ORCHO_RUN_STORE";
 /// How often a hook that waits for a person looks for the decision.
 const ASK_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// In a phase of a run, a tool call the rules answer `ask`: asked of a
-/// person as a permission point of the run, waited for, and answered with
-/// what they decided (or `deny`, said so, when nobody answered in time).
-/// Outside a phase, or when the run's store cannot take the question, the
-/// `ask` stands, with why.
+/// In a phase of a run, a tool call the profile's rules answer `ask`:
+/// asked of a person as a permission point of the run, waited for, and
+/// answered with what they decided (or `deny`, said so, when nobody
+/// answered in time). Outside a phase, or when the run's store cannot
+/// take the question, the `ask` stands, with why. The `read_only` preset
+/// a read-only phase's hooks are given asks about every command it does
+/// not know: those stay refusals, which the agent works around, rather
+/// than a question to a person for each.
 fn ask_a_person(
     agent: Agent,
     place: &Place,

@@ -35,7 +35,7 @@ supervision:
 /// origin main`, answered by `orcho hook` with the store a runner gives
 /// its agent's hooks (the run's own directory); the answer is kept, and
 /// the phase passes when it allows.
-fn asking_repo(timeout: &str) -> Result<Repo> {
+pub(crate) fn asking_repo(timeout: &str) -> Result<Repo> {
     let script = format!(
         "#!/bin/sh\n\
          doc='{{\"session_id\":\"s\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\",\
@@ -66,7 +66,7 @@ fn question(repo: &Repo) -> Result<serde_json::Value> {
     Err("no permission question in the inbox".into())
 }
 
-fn answer(repo: &Repo) -> Result<serde_json::Value> {
+pub(crate) fn answer(repo: &Repo) -> Result<serde_json::Value> {
     Ok(serde_json::from_str(&std::fs::read_to_string(
         repo.ctl("answer.json"),
     )?)?)
@@ -257,5 +257,41 @@ fn a_deny_is_what_the_agent_reads_and_nobody_answering_in_time_denies() -> Resul
         .expect_code(6);
     let record = std::fs::read_to_string(repo.run_dir(&run).join("decisions/ask-0001.json"))?;
     assert!(record.contains("nobody answered in time"), "{record}");
+    Ok(())
+}
+
+#[test]
+fn a_read_only_phases_preset_refuses_what_it_asks_about_without_a_question() -> Result {
+    // The hooks of a read-only phase are given the preset on their
+    // command line; it asks about every command it does not know.
+    let script = format!(
+        "#!/bin/sh\n\
+         doc='{{\"session_id\":\"s\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\",\
+         \"tool_input\":{{\"command\":\"make lint\"}},\"cwd\":\"'\"$PWD\"'\"}}'\n\
+         printf '%s' \"$doc\" | '{orcho}' --store @CTL@/../repo/.orcho/runs/$ORCHO_RUN hook claude-code \
+         --permissions read-only >@CTL@/answer.json 2>@CTL@/answer.err\n",
+        orcho = env!("CARGO_BIN_EXE_orcho"),
+    );
+    let repo = Repo::with_files(&profile("2m"), &[("ask.sh", &script)])?;
+    let started = std::time::Instant::now();
+    let out = repo.orcho(&[
+        "run",
+        "--phase",
+        "implement=./ask.sh",
+        "--no-interactive",
+        "--json",
+    ])?;
+    assert!(out.code().is_some(), "{out}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    let hook = answer(&repo)?["hookSpecificOutput"].clone();
+    assert_eq!(hook["permissionDecision"], "ask", "{hook}");
+    assert!(
+        hook["permissionDecisionReason"]
+            .as_str()
+            .is_some_and(|r| r.contains("in a session nobody watches it is refused")),
+        "{hook}"
+    );
+    let run = crate::support::run_id(&out.json()?)?;
+    assert!(!repo.run_dir(&run).join("asks").exists());
     Ok(())
 }

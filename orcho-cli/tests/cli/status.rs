@@ -426,3 +426,75 @@ fn an_environment_not_as_declared_pauses_for_a_waiver_or_a_halt_and_spends_no_at
     assert_ne!(out.code(), Some(4), "{out}");
     Ok(())
 }
+
+#[test]
+fn a_coloured_failure_is_kept_and_shown_without_its_escape_sequences() -> Result {
+    let profile = "\
+schema: 1
+name: coloured
+phases:
+  - name: implement
+    role: implement
+verification:
+  commands:
+    - name: test
+      argv: [./test.sh]
+  required: [test]
+";
+    // What vitest prints on a terminal: colours, and a hyperlink.
+    let script = "#!/bin/sh\n\
+        printf '\\033[31m FAIL \\033[39m src/parse.test.ts > parse > empty\\r\\n'\n\
+        printf 'at \\033]8;;file:///src/parse.ts\\033\\\\parse.ts\\033]8;;\\033\\\\:3\\n'\n\
+        exit 1\n";
+    let repo = Repo::with_files(profile, &[("test.sh", script)])?;
+    let shown = repo.orcho(&["verify", "--json"])?;
+    shown.expect_code(3);
+    let text = repo.orcho(&["status"])?;
+    for out in [&shown, &text] {
+        assert!(
+            !out.stdout.contains('\u{1b}') && !out.stderr.contains('\u{1b}'),
+            "{out}"
+        );
+    }
+    let said = repo.orcho(&["verify"])?;
+    assert!(
+        !said.stdout.contains('\u{1b}') && !said.stderr.contains('\u{1b}'),
+        "{said}"
+    );
+    let both = format!("{}{}", said.stdout, said.stderr);
+    assert!(
+        both.contains(" FAIL  src/parse.test.ts > parse > empty"),
+        "{said}"
+    );
+    assert!(both.contains("at parse.ts:3"), "{said}");
+    // The receipt keeps the tail as shown.
+    let mut kept = 0;
+    for entry in walk(&repo.dir().join(".orcho"))? {
+        let bytes = std::fs::read(&entry)?;
+        if String::from_utf8_lossy(&bytes).contains("parse > empty")
+            && entry.extension() == Some("json")
+        {
+            kept += 1;
+            assert!(
+                !bytes.contains(&0x1b) && !String::from_utf8_lossy(&bytes).contains("\\u001b"),
+                "{entry}"
+            );
+        }
+    }
+    assert!(kept > 0, "no receipt kept the tail");
+    Ok(())
+}
+
+/// Every file under `dir`.
+fn walk(dir: &camino::Utf8Path) -> Result<Vec<camino::Utf8PathBuf>> {
+    let mut out = Vec::new();
+    for entry in dir.read_dir_utf8()? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            out.extend(walk(entry.path())?);
+        } else {
+            out.push(entry.path().to_owned());
+        }
+    }
+    Ok(out)
+}

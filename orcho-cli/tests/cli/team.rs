@@ -665,3 +665,62 @@ fn the_team_inbox_pages_and_filters_and_finds_a_stopped_run_on_the_database() ->
     orcho::core::fs::write_atomic(&b.repo.ctl("go"), b"")?;
     Ok(())
 }
+
+#[test]
+fn an_agents_question_on_one_machine_is_answered_from_another() -> Result {
+    let Some(server) = Server::shared() else {
+        return Ok(());
+    };
+    let url = server.new_database();
+    let a = Member {
+        repo: crate::ask::asking_repo("2m")?,
+        url: &url,
+        machine: "machine-a",
+    };
+    let b = Member {
+        repo: Repo::new(REVIEW)?,
+        url: &url,
+        machine: "machine-b",
+    };
+    // On a, a phase's agent asks (its hook is told the database's URL).
+    let child = a.repo.spawn_with(
+        &a.envs(),
+        &[
+            "run",
+            "--phase",
+            "implement=./ask.sh",
+            "--no-interactive",
+            "--json",
+        ],
+    )?;
+    // On b, the question is in the team's inbox, with where it was asked.
+    let deadline = std::time::Instant::now() + WAIT;
+    let asked = loop {
+        let inbox = b
+            .orcho(&["inbox", "--kind", "permission", "--json"])?
+            .json()?;
+        if inbox["total"] == 1 {
+            break inbox["pending"][0].clone();
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(format!("no question in b's inbox: {inbox}").into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(asked["origin"]["machine"], "machine-a", "{asked}");
+    let run = asked["run"].as_str().ok_or("run")?.to_owned();
+    b.orcho(&["permission", "decide", &run, "allow", "--note", "from b"])?
+        .expect_code(0);
+    // On a, the hook answered the agent with b's decision.
+    let out = finish(child, WAIT)?;
+    out.expect_code(4);
+    let hook = crate::ask::answer(&a.repo)?["hookSpecificOutput"].clone();
+    assert_eq!(hook["permissionDecision"], "allow", "{hook}");
+    assert!(
+        hook["permissionDecisionReason"]
+            .as_str()
+            .is_some_and(|r| r.contains("allowed it") && r.contains("from b")),
+        "{hook}"
+    );
+    Ok(())
+}

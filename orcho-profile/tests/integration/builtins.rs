@@ -162,3 +162,27 @@ fn final_acceptance_without_actions_never_offers_continue() -> Result {
     assert!(build.contains(HandoffAction::Continue), "{build:?}");
     Ok(())
 }
+
+#[test]
+fn an_ask_timeout_is_read_and_alone_sets_no_rules() -> Result {
+    let base = "schema: 1\nname: asks\nphases:\n  - name: build\n    role: implement\n";
+    let alone = Profile::from_yaml_str(&format!("{base}permissions:\n  ask_timeout: 5m\n"))?
+        .resolve(&GateRegistry::with_builtins())?;
+    assert_eq!(alone.permissions, None);
+    assert_eq!(
+        alone.ask_timeout.map(|t| t.get()),
+        Some(std::time::Duration::from_secs(300))
+    );
+    let with_rules = Profile::from_yaml_str(&format!(
+        "{base}permissions:\n  rules:\n    - {{permission: bash, pattern: 'git push*', action: ask}}\n  ask_timeout: 30s\n"
+    ))?
+    .resolve(&GateRegistry::with_builtins())?;
+    assert_eq!(with_rules.permissions.map(|r| r.rules().len()), Some(1));
+    assert_eq!(
+        with_rules.ask_timeout.map(|t| t.get()),
+        Some(std::time::Duration::from_secs(30))
+    );
+    let wrong = Profile::from_yaml_str(&format!("{base}permissions:\n  ask_timeout: soon\n"));
+    assert!(wrong.is_err());
+    Ok(())
+}

@@ -63,6 +63,6 @@ pub use imp::{
     run_teed,
 };
 pub use leftover::{GroupMarker, LEFTOVER_GRACE, Leftover, LeftoverError, LeftoverErrorKind};
-pub use output::{CapturedOutput, LogFile, REDACTED};
+pub use output::{CapturedOutput, LogFile, REDACTED, without_escapes};
 pub use secrets::{HostSecrets, SECRETS_FD_VAR, SecretsError, take_host_secrets};
 pub use status::{ExitStatus, signal_name};

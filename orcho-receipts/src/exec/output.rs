@@ -41,15 +41,69 @@ pub struct CapturedOutput {
 }
 
 impl CapturedOutput {
-    /// The tail as text, with invalid UTF-8 replaced.
+    /// The tail as text, with invalid UTF-8 replaced and the terminal's
+    /// escape sequences (colours, hyperlinks, cursor moves) left out:
+    /// what Orcho keeps and shows of a command's output.
     pub fn tail_lossy(&self) -> String {
-        String::from_utf8_lossy(&self.tail).into_owned()
+        without_escapes(&String::from_utf8_lossy(&self.tail))
     }
 
     /// Whether the tail is all of the output.
     pub fn is_complete(&self) -> bool {
         self.total_bytes == self.tail.len() as u64
     }
+}
+
+/// `text` without the terminal's escape sequences: CSI (`ESC [ … final`,
+/// colours and cursor moves), OSC (`ESC ] … BEL` or `ESC ] … ESC \`,
+/// titles and hyperlinks) and the other two-character escapes; `\r\n`
+/// becomes `\n`.
+///
+/// ```
+/// use orcho_receipts::exec::without_escapes;
+///
+/// let vitest = "\u{1b}[31m FAIL \u{1b}[39m src/a.test.ts > parse\r\n";
+/// assert_eq!(without_escapes(vitest), " FAIL  src/a.test.ts > parse\n");
+/// let link = "\u{1b}]8;;file:///a.rs\u{1b}\\a.rs\u{1b}]8;;\u{1b}\\:3";
+/// assert_eq!(without_escapes(link), "a.rs:3");
+/// ```
+pub fn without_escapes(text: &str) -> String {
+    if !text.contains('\u{1b}') && !text.contains("\r\n") {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => match chars.next() {
+                // CSI: parameters and intermediates, then a final byte.
+                Some('[') => {
+                    for c in chars.by_ref() {
+                        if ('@'..='~').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+                // OSC (and the other strings): up to BEL or ST (ESC \).
+                Some(']' | 'P' | '^' | '_' | 'X') => {
+                    while let Some(c) = chars.next() {
+                        if c == '\u{7}' {
+                            break;
+                        }
+                        if c == '\u{1b}' && chars.peek() == Some(&'\\') {
+                            chars.next();
+                            break;
+                        }
+                    }
+                }
+                // A two-character escape (ESC c, ESC =, …).
+                Some(_) | None => {}
+            },
+            '\r' if chars.peek() == Some(&'\n') => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Replaces secret values in a stream that arrives in chunks, holding back
