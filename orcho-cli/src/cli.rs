@@ -221,11 +221,15 @@ pub(crate) enum Command {
         #[arg(long)]
         note: Option<String>,
     },
-    /// Show or decide a run's pre-run intake question
+    /// Show or decide a run's pre-run intake question (`orcho intake RUN
+    /// [ACTION]`, or `orcho intake show|decide …` as its siblings say it)
+    #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
     Intake {
+        #[command(subcommand)]
+        command: Option<IntakeCommand>,
         /// The run: its id, the start of it, or `latest`
-        #[arg(value_parser = run_ref)]
-        run: String,
+        #[arg(value_parser = run_ref, required = true)]
+        run: Option<String>,
         /// include, exclude, commit or halt; without it, the question is
         /// shown
         action: Option<IntakeAction>,
@@ -714,6 +718,42 @@ pub(crate) enum AttestCommand {
         #[command(flatten)]
         profile: ProfileArg,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum IntakeCommand {
+    /// Show the run's intake question: what is uncommitted in the checkout
+    Show {
+        /// The run: its id, the start of it, or `latest`
+        #[arg(value_parser = run_ref)]
+        run: String,
+    },
+    /// Record the intake decision; `orcho resume` acts on it
+    Decide {
+        /// The run: its id, the start of it, or `latest`
+        #[arg(value_parser = run_ref)]
+        run: String,
+        /// include, exclude, commit or halt
+        action: IntakeAction,
+        /// The commit message (`commit` only)
+        #[arg(long)]
+        message: Option<String>,
+    },
+}
+
+impl IntakeCommand {
+    /// The run, the action and the message, as `orcho intake RUN [ACTION]`
+    /// gives them.
+    pub(crate) fn into_parts(self) -> (String, Option<IntakeAction>, Option<String>) {
+        match self {
+            Self::Show { run } => (run, None, None),
+            Self::Decide {
+                run,
+                action,
+                message,
+            } => (run, Some(action), message),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -318,3 +318,25 @@ pub(crate) async fn attest_verified(
 pub(crate) fn short_id(id: &str) -> &str {
     id.get(..12).unwrap_or(id)
 }
+
+/// The runs started from this checkout that wait at their delivery gate,
+/// newest first: their work, and its receipts, are in their worktrees.
+/// None when the store cannot be read (the receipts are what a status is
+/// about).
+pub(crate) fn at_delivery(place: &Place) -> Vec<orcho::core::RunId> {
+    let Ok(listed) = place.store().list() else {
+        return Vec::new();
+    };
+    listed
+        .into_iter()
+        .filter_map(|listed| match listed {
+            orcho::Listed::Run(view)
+                if matches!(view.waiting, Some(orcho::Waiting::Delivery))
+                    && view.target.as_deref() == Some(place.checkout.as_path()) =>
+            {
+                Some(view.run)
+            }
+            _ => None,
+        })
+        .collect()
+}

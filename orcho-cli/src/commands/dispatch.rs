@@ -8,8 +8,9 @@ use super::{
 
 use crate::{
     cli::{
-        AttestCommand, Cli, Command, DeliveryCommand, HandoffCommand, KeyCommand, NotifyCommand,
-        PermissionsCommand, ProfileCommand, SchemaDocument, ServeCommand, StoreCommand,
+        AttestCommand, Cli, Command, DeliveryCommand, HandoffCommand, IntakeCommand, KeyCommand,
+        NotifyCommand, PermissionsCommand, ProfileCommand, SchemaDocument, ServeCommand,
+        StoreCommand,
     },
     error::CliError,
     exit::Exit,
@@ -89,6 +90,10 @@ fn decision_verb(command: &Command) -> Option<&'static str> {
         } => "orcho decide",
         Command::Intake {
             action: Some(_), ..
+        }
+        | Command::Intake {
+            command: Some(IntakeCommand::Decide { .. }),
+            ..
         } => "orcho intake",
         Command::Cancel { .. } => "orcho cancel",
         Command::Permissions(PermissionsCommand::Decide { .. }) => "orcho permission decide",
@@ -328,13 +333,20 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
         Command::Delivery(DeliveryCommand::Rerun { run }) => show::rerun(place, &find(&run)?).await,
         Command::Plan(cmd) => decide::plan(place, cmd),
         Command::Intake {
+            command,
             run,
-            action: Some(action),
+            action,
             message,
-        } => decide::intake(place, &find(&run)?, action, message),
-        Command::Intake {
-            run, action: None, ..
-        } => show::intake(place, &find(&run)?),
+        } => {
+            let (run, action, message) = match command {
+                Some(command) => command.into_parts(),
+                None => (run.unwrap_or_default(), action, message),
+            };
+            match action {
+                Some(action) => decide::intake(place, &find(&run)?, action, message),
+                None => show::intake(place, &find(&run)?),
+            }
+        }
         Command::Answer { run, answers } => decide::answer(place, &find(&run)?, &answers),
         Command::Deviation { run, action, note } => {
             decide::deviation(place, &find(&run)?, action, note)

@@ -328,13 +328,25 @@ pub(crate) async fn status(
         readiness.weakened.mark_acknowledged();
     }
     let ready = readiness.ready();
-    let lines = text::checkout_status(&readiness, &hooks);
+    let mut lines = text::checkout_status(&readiness, &hooks);
     let exit = if ready { Exit::Ok } else { Exit::NotReady };
+    let at_delivery = crate::proof::at_delivery(place);
+    for run in &at_delivery {
+        let _ = std::fmt::Write::write_fmt(
+            &mut lines,
+            format_args!(
+                "\nrun {run} waits at its delivery gate: its work and its receipts are in its worktree, not \
+             here yet; `orcho delivery show {run}`, then `orcho delivery decide {run} approve` \
+             brings it here"
+            ),
+        );
+    }
     Ok(Report::new(&StatusDoc {
         summary: &readiness.summary,
         ready,
         hooks: &hooks,
         weakenings: &readiness.weakened,
+        at_delivery: &at_delivery,
     })
     .line(lines)
     .exit(exit))

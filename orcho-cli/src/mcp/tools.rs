@@ -854,11 +854,13 @@ impl OrchoMcp {
             return value(&CommitStatusDoc::of(&proof, &weakenings));
         }
         let (readiness, hooks) = crate::proof::readiness(&self.place, None, base).await?;
+        let at_delivery = crate::proof::at_delivery(&self.place);
         value(&CheckoutStatusDoc {
             summary: &readiness.summary,
             ready: readiness.ready(),
             hooks: &hooks,
             weakenings: &readiness.weakened,
+            at_delivery: &at_delivery,
         })
     }
 

@@ -159,6 +159,10 @@ pub(crate) struct StatusDoc<'a> {
     /// acknowledges it) and acknowledged, the edits of `orcho.yaml` among
     /// them (`profile_edit`); what a profile new since then declares.
     pub(crate) weakenings: &'a orcho::checkout::Weakened,
+    /// The runs of this checkout that wait at their delivery gate: their
+    /// work, and its receipts, are in their worktrees, not here yet.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) at_delivery: &'a [RunId],
 }
 
 /// The decision inbox: pending decisions, and run directories that could

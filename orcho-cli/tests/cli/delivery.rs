@@ -352,3 +352,34 @@ fn rerun_at_the_gate_runs_the_missing_receipts_and_shows_the_gate_again() -> Res
     assert!(repo.dir().join("done.txt").is_file());
     Ok(())
 }
+
+#[test]
+fn status_in_the_checkout_names_a_run_waiting_at_its_delivery_gate() -> Result {
+    let repo = Repo::new(QUICK)?;
+    let run = at_the_gate(&repo)?;
+    // The run's receipts are in its worktree: here, nothing is proven yet,
+    // and status says where the proven work waits.
+    let out = repo.orcho(&["status"])?;
+    out.expect_code(3);
+    assert!(
+        out.stdout.contains(&format!(
+            "run {run} waits at its delivery gate: its work and its receipts are in its worktree, not here yet"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.stdout.contains(&format!(
+            "`orcho delivery decide {run} approve` brings it here"
+        )),
+        "{out}"
+    );
+    let doc = repo.orcho(&["status", "--json"])?.json()?;
+    assert_eq!(doc["at_delivery"], serde_json::json!([run]), "{doc}");
+    // Once delivered, nothing waits.
+    repo.orcho(&["delivery", "decide", &run, "approve"])?
+        .expect_code(0);
+    repo.orcho(&["resume", &run, "--no-interactive"])?;
+    let doc = repo.orcho(&["status", "--json"])?.json()?;
+    assert!(doc.get("at_delivery").is_none(), "{doc}");
+    Ok(())
+}

@@ -111,8 +111,17 @@ fn the_question_is_shown_with_what_each_action_does() -> Result {
         doc["available_actions"],
         serde_json::json!(["include", "exclude", "commit", "halt"])
     );
-    // Showing it decides nothing.
+    // Showing it decides nothing, also as its siblings say it.
+    let shown = orcho(&repo, &args, &["intake", "show", &run, "--json"])?.json()?;
+    assert_eq!(shown, doc);
     assert_eq!(index(&repo)?.1, "b.txt");
+    // `orcho intake decide RUN ACTION`, as `orcho handoff decide`; a slip
+    // names what reads.
+    let slip = orcho(&repo, &args, &["intake", "decide", &run, "hlt"])?;
+    slip.expect_code(2);
+    assert!(slip.stderr.contains("halt"), "{slip}");
+    orcho(&repo, &args, &["intake", "decide", &run, "halt"])?.expect_code(0);
+    // The older form is the same decision again: a replay.
     orcho(&repo, &args, &["intake", &run, "halt"])?.expect_code(0);
     Ok(())
 }
