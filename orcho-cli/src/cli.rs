@@ -289,6 +289,13 @@ pub(crate) enum Command {
         /// `permissions`
         #[arg(long, value_name = "PRESET")]
         permissions: Option<PresetArg>,
+        /// Given by Orcho to the hooks of an agent it runs, which it gives
+        /// this long and a minute more: a tool call the rules answer `ask`
+        /// waits for a person at most SECS, then is denied. Without it, an
+        /// `ask` is refused at once (an agent's own hooks may be given
+        /// less time, and a hook cut short lets the call through)
+        #[arg(long, value_name = "SECS")]
+        ask_wait: Option<u64>,
     },
     /// Evaluate permission rules; decide an agent's permission question
     #[command(subcommand, visible_alias = "permission")]

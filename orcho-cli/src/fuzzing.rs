@@ -43,6 +43,8 @@ pub fn hook(agent: u8, checkout: &Utf8Path, read_only: bool, document: &[u8]) ->
         store: Some(checkout.join(".orcho")),
         profile: None,
         preset: read_only.then_some(PermissionPreset::ReadOnly),
+        // A fuzzed document never waits for a person.
+        ask_wait: None,
     };
     let rendered = answer(agent, &at, document).render(agent);
     HookAnswer {

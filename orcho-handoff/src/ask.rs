@@ -114,6 +114,14 @@ impl AskQuestion {
         self
     }
 
+    /// What it would do, as a person may be shown it: control characters
+    /// (escape sequences, carriage returns, newlines) written out as
+    /// `\u{…}`, so that no text the agent chose can redraw the screen or
+    /// hide part of the command; cut after 300 characters, and said so.
+    pub fn subject_shown(&self) -> String {
+        shown(&self.subject)
+    }
+
     /// How long the hook waits for a decision.
     pub fn timeout(&self) -> Duration {
         Duration::from_secs(self.timeout_secs)
@@ -124,7 +132,10 @@ impl AskQuestion {
     pub fn headline(&self) -> String {
         format!(
             "{} asks to use {} on `{}` in `{}`",
-            self.agent, self.tool, self.subject, self.phase
+            shown(&self.agent),
+            shown(&self.tool),
+            self.subject_shown(),
+            shown(&self.phase)
         )
     }
 }
@@ -542,6 +553,25 @@ impl Asks {
 /// Who decided a question, when it was not a person: nobody, in time.
 pub fn decided_by_nobody(decision: &Decision<AskChoice>) -> bool {
     decision.decided_by() == DecidedBy::Client && decision.client() == Some(NO_ANSWER)
+}
+
+/// `text` with its control characters written out and cut after 300
+/// characters (see [`AskQuestion::subject_shown`]).
+pub fn shown(text: &str) -> String {
+    const MAX: usize = 300;
+    let mut out = String::new();
+    for (n, c) in text.chars().enumerate() {
+        if n == MAX {
+            out.push_str(" … (cut)");
+            break;
+        }
+        if c.is_control() {
+            let _ = std::fmt::Write::write_fmt(&mut out, format_args!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// `d` as people say it: `10 min`, `90 s`, `2 h`.

@@ -178,7 +178,11 @@ impl PendingDecision {
             PendingPoint::Delivery { .. } => "release".to_owned(),
             PendingPoint::Intake { .. } => "uncommitted_changes".to_owned(),
             PendingPoint::Touchpoint { kind, .. } => (*kind).to_owned(),
-            PendingPoint::Permission { tool, subject, .. } => format!("ask {tool} `{subject}`"),
+            PendingPoint::Permission { tool, subject, .. } => format!(
+                "ask {} `{}`",
+                crate::ask::shown(tool),
+                crate::ask::shown(subject)
+            ),
         }
     }
 

@@ -66,8 +66,9 @@ pub enum Decision {
     },
     /// An agent's permission question: allow or deny its tool call.
     Permission {
-        /// The question; default: the run's oldest open one (none open:
-        /// the last one asked, so that the same decision again replays).
+        /// The question; default: the run's open one (none open: the last
+        /// one asked, so that the same decision again replays; several:
+        /// refused, naming them).
         id: Option<HandoffId>,
         /// Allow or deny.
         action: orcho_handoff::ask::AskAction,
@@ -219,6 +220,19 @@ pub enum DecideError {
         /// What it is not doing: `is not paused at a handoff`, `has no plan
         /// waiting for approval`, ….
         says: &'static str,
+    },
+    /// Several permission questions are open, and the decision did not
+    /// name one: it could land on one the person never saw.
+    #[error(
+        "run `{run}` has {} open permission questions: name the one you decide ({})",
+        open.len(),
+        open.join("; ")
+    )]
+    WhichQuestion {
+        /// The run.
+        run: RunId,
+        /// Each open question: its id and what it asks.
+        open: Vec<String>,
     },
     /// The action needs text it was not given, or was given text it takes
     /// none of.
@@ -396,13 +410,30 @@ pub fn decide(
         Decision::Permission { id, action, note } => {
             let id = match id {
                 Some(id) => id,
-                // The oldest open question; when none is open, the last one
-                // asked, so that the same decision again replays.
+                // The open question; when none is open, the last one asked,
+                // so that the same decision again replays. Several open:
+                // the caller names one.
                 None => {
                     let asked = store.asks(run)?;
-                    asked
-                        .iter()
-                        .find(|a| a.is_pending())
+                    let open: Vec<_> = asked.iter().filter(|a| a.is_pending()).collect();
+                    if open.len() > 1 {
+                        return Err(DecideError::WhichQuestion {
+                            run: run.clone(),
+                            open: open
+                                .iter()
+                                .map(|a| {
+                                    format!(
+                                        "`{}`: {} `{}`",
+                                        a.id,
+                                        a.question.tool,
+                                        a.question.subject_shown()
+                                    )
+                                })
+                                .collect(),
+                        });
+                    }
+                    open.first()
+                        .copied()
                         .or(asked.last())
                         .map(|a| a.id.clone())
                         .ok_or_else(|| DecideError::NotWaiting {

@@ -484,11 +484,11 @@ impl PointView {
             phase: q.phase.parse().ok(),
             headline: format!(
                 "{} in `{}` asks to use {} on `{}` ({}); it is denied if nobody answers within {}",
-                q.agent,
-                q.phase,
-                q.tool,
-                q.subject,
-                q.rule,
+                orcho_handoff::ask::shown(&q.agent),
+                orcho_handoff::ask::shown(&q.phase),
+                orcho_handoff::ask::shown(&q.tool),
+                q.subject_shown(),
+                orcho_handoff::ask::shown(&q.rule),
                 orcho_handoff::ask::in_words(q.timeout())
             ),
             actions,

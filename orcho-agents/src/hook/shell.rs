@@ -483,6 +483,8 @@ pub fn orcho_decision(command: &str) -> Option<&'static str> {
         match (word, next) {
             ("handoff", "decide") => return Some("orcho handoff decide"),
             ("delivery", "decide") => return Some("orcho delivery decide"),
+            ("permission" | "permissions", "decide") => return Some("orcho permission decide"),
+            ("intake", "decide") => return Some("orcho intake"),
             ("plan", "approve" | "request-changes" | "reject") => return Some("orcho plan"),
             ("serve", "token") => return Some("orcho serve token"),
             _ => {}
@@ -519,7 +521,7 @@ pub fn orcho_decision(command: &str) -> Option<&'static str> {
             "answer" => "orcho answer",
             "deviation" => "orcho deviation",
             "cancel" => "orcho cancel",
-            "intake" if decides() => "orcho intake",
+            "intake" if at(j + 1) != "show" && decides() => "orcho intake",
             "decide" if decides() => "orcho decide",
             _ => continue,
         };
@@ -562,6 +564,9 @@ mod decision_tests {
             "orcho status --ack-weakening",
             "orcho status --ack-weak",
             "orcho serve token add me",
+            "orcho permission decide latest allow",
+            "env -u ORCHO_RUN setsid -f orcho permissions decide latest allow --id ask-0001",
+            "orcho intake decide latest include",
             "python3 -c \"import subprocess; subprocess.run(['orcho','handoff','decide','latest','halt'])\"",
             "ORCHO HANDOFF DECIDE latest halt",
         ] {
@@ -574,6 +579,8 @@ mod decision_tests {
             "orcho delivery show latest",
             "orcho intake latest",
             "orcho intake latest --json",
+            "orcho intake show latest",
+            "orcho permissions check --bash 'git push'",
             "orcho decide latest",
             "orcho --json decide latest",
             "orcho inbox",

@@ -182,6 +182,10 @@ impl From<serde_json::Error> for LaunchError {
     }
 }
 
+/// The longest an agent Orcho runs waits for a person's answer to a tool
+/// call: a day, whatever `permissions.ask_timeout` says.
+pub const MAX_ASK_WAIT: std::time::Duration = std::time::Duration::from_secs(86_400);
+
 /// Prepares `spec`'s agent for `request`: its settings with Orcho's hooks
 /// (in the artifacts, outside the checkout), its prompt, its command line.
 /// `profile` is the profile its hooks judge with; the hooks run the
@@ -206,8 +210,7 @@ pub fn prepare(
         why,
         hint: row.install_hint(),
     })?;
-    let mut hook = HookCommand::new(row, profile, request)?;
-    hook.ask_timeout = ask_timeout;
+    let hook = HookCommand::new(row, profile, request, ask_timeout)?;
     let prompt = prompt::render(request, paths, &hook.exe);
     let mut launch = (row.launch)(&program, spec, &prompt, &hook, paths)?;
     launch.guard_stops = hook.guard_stops;
@@ -303,7 +306,14 @@ pub struct HookCommand {
 }
 
 impl HookCommand {
-    fn new(row: &RunnerAgent, profile: &str, request: &PhaseRequest) -> Result<Self, LaunchError> {
+    fn new(
+        row: &RunnerAgent,
+        profile: &str,
+        request: &PhaseRequest,
+        ask_timeout: std::time::Duration,
+    ) -> Result<Self, LaunchError> {
+        // A day at most: the agents' timers do not take much more.
+        let ask_timeout = ask_timeout.min(MAX_ASK_WAIT);
         let exe = std::env::current_exe()
             .map_err(|e| LaunchError::Failed(format!("cannot find this `orcho` program: {e}")))?;
         let exe = exe.to_string_lossy().into_owned();
@@ -321,6 +331,10 @@ impl HookCommand {
         ];
         if request.read_only {
             words.extend(["--permissions".to_owned(), "read-only".to_owned()]);
+        } else {
+            // The agent gives the hook this long and a minute more
+            // (`timeout_secs`): an `ask` may wait for a person.
+            words.extend(["--ask-wait".to_owned(), ask_timeout.as_secs().to_string()]);
         }
         let line = shlex::try_join(words.iter().map(String::as_str))
             .map_err(|e| LaunchError::Failed(format!("cannot quote the hook command: {e}")))?;
@@ -329,7 +343,7 @@ impl HookCommand {
             line,
             guard_stops: !request.read_only && request.role != orcho::PhaseRole::Plan,
             more_events: row.more_events,
-            ask_timeout: orcho::handoff::ask::DEFAULT_ASK_TIMEOUT,
+            ask_timeout,
         })
     }
 

@@ -26,6 +26,7 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         agent,
         profile,
         permissions,
+        ask_wait,
     } = &cli.command
     {
         // The hook finds its checkout from the agent's document, and never
@@ -37,6 +38,7 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
                 store: cli.store.clone(),
                 profile: profile.profile.as_deref(),
                 preset: permissions.map(Into::into),
+                ask_wait: ask_wait.map(std::time::Duration::from_secs),
             },
         ));
     }

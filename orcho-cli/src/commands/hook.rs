@@ -51,6 +51,9 @@ pub(crate) struct HookPlace<'a> {
     pub(crate) profile: Option<&'a str>,
     /// `--permissions`, if given.
     pub(crate) preset: Option<PermissionPreset>,
+    /// `--ask-wait`: how long an `ask` may wait for a person, when Orcho
+    /// runs the agent and gives its hook the time.
+    pub(crate) ask_wait: Option<std::time::Duration>,
 }
 
 /// Reads the hook document on standard input and answers it.
@@ -115,6 +118,7 @@ pub fn answer_hook(
         store: None,
         profile: None,
         preset: None,
+        ask_wait: None,
     };
     let rendered = answer(agent, &at, document).render(agent);
     Ok(HookAnswer {
@@ -202,7 +206,10 @@ fn respond(agent: Agent, at: &HookPlace<'_>, doc: &HookDoc) -> Result<Answer, Cl
                     // The profile's own rules ask a person; a preset given
                     // on the command line (a read-only phase's) refuses.
                     orcho::permissions::PermissionAction::Ask if at.preset.is_none() => {
-                        ask_a_person(agent, &place, at, tool, input, verdict)
+                        match at.ask_wait {
+                            Some(wait) => ask_a_person(agent, &place, wait, tool, input, verdict),
+                            None => verdict,
+                        }
                     }
                     _ => verdict,
                 })
@@ -242,14 +249,16 @@ const ASK_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 /// asked of a person as a permission point of the run, waited for, and
 /// answered with what they decided (or `deny`, said so, when nobody
 /// answered in time). Outside a phase, or when the run's store cannot
-/// take the question, the `ask` stands, with why. The `read_only` preset
+/// take the question, the `ask` stands, with why. Only a hook Orcho gave
+/// the time (`--ask-wait`, an agent it runs) waits: an agent's own hooks
+/// may be cut short, which lets the call through. The `read_only` preset
 /// a read-only phase's hooks are given asks about every command it does
 /// not know: those stay refusals, which the agent works around, rather
 /// than a question to a person for each.
 fn ask_a_person(
     agent: Agent,
     place: &Place,
-    at: &HookPlace<'_>,
+    timeout: std::time::Duration,
     tool: &str,
     input: &Value,
     verdict: crate::hook::Verdict,
@@ -274,10 +283,6 @@ fn ask_a_person(
         None => place.clone(),
     };
     let store = asking.team_store();
-    let timeout = plan(place, at)
-        .ok()
-        .and_then(|plan| plan.ask_timeout)
-        .unwrap_or(ask::DEFAULT_ASK_TIMEOUT);
     let subject = shell_command(tool, input).unwrap_or_else(|_| {
         ["file_path", "path", "url", "pattern"]
             .iter()

@@ -31,23 +31,29 @@ supervision:
 }
 
 /// The phase: in the environment an agent has (a notifier's secret in
-/// it), what Claude Code's PreToolUse hook sends for `git push
-/// origin main`, answered by `orcho hook` with the store a runner gives
-/// its agent's hooks (the run's own directory); the answer is kept, and
-/// the phase passes when it allows.
-pub(crate) fn asking_repo(timeout: &str) -> Result<Repo> {
-    let script = format!(
+/// it), what Claude Code's PreToolUse hook sends for `command`, answered
+/// by `orcho hook` with `hook_args` and the store a runner gives its
+/// agent's hooks (the run's own directory); the answer is kept, and the
+/// phase passes when it allows.
+fn script(command: &str, hook_args: &str) -> String {
+    format!(
         "#!/bin/sh\n\
          doc='{{\"session_id\":\"s\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\",\
-         \"tool_input\":{{\"command\":\"git push origin main\"}},\"cwd\":\"'\"$PWD\"'\"}}'\n\
+         \"tool_input\":{{\"command\":\"{command}\"}},\"cwd\":\"'\"$PWD\"'\"}}'\n\
          export HOOK_SECRET={secret}\n\
          printf '%s' \"$doc\" | '{orcho}' --store @CTL@/../repo/.orcho/runs/$ORCHO_RUN hook claude-code \
-         >@CTL@/answer.json 2>@CTL@/answer.err\n\
+         {hook_args} >@CTL@/answer.json 2>@CTL@/answer.err\n\
          grep -q '\"permissionDecision\": *\"allow\"' @CTL@/answer.json\n",
         orcho = env!("CARGO_BIN_EXE_orcho"),
         secret = SECRET,
-    );
-    Repo::with_files(&profile(timeout), &[("ask.sh", &script)])
+    )
+}
+
+/// A checkout whose phase asks about `git push origin main` as an agent
+/// Orcho runs does, its hook given `wait` seconds.
+pub(crate) fn asking_repo(wait: u64) -> Result<Repo> {
+    let script = script("git push origin main", &format!("--ask-wait {wait}"));
+    Repo::with_files(&profile("2m"), &[("ask.sh", &script)])
 }
 
 /// Waits for the permission question of the inbox; its document.
@@ -76,7 +82,7 @@ const SECRET: &str = "a-long-test-secret-0123456789";
 
 #[test]
 fn a_question_waits_in_the_inbox_and_a_persons_allow_lets_the_tool_call_run() -> Result {
-    let repo = asking_repo("2m")?;
+    let repo = asking_repo(120)?;
     // A webhook is told of the question, as of any point.
     let receiver = orcho_notify::testing::Receiver::start(SECRET)?;
     if let Some(receiver) = &receiver {
@@ -202,7 +208,7 @@ fn a_question_waits_in_the_inbox_and_a_persons_allow_lets_the_tool_call_run() ->
 #[test]
 fn a_deny_is_what_the_agent_reads_and_nobody_answering_in_time_denies() -> Result {
     // A person denies: the hook refuses the call with their note.
-    let repo = asking_repo("2m")?;
+    let repo = asking_repo(120)?;
     let child = repo.spawn(&[
         "run",
         "--phase",
@@ -233,7 +239,7 @@ fn a_deny_is_what_the_agent_reads_and_nobody_answering_in_time_denies() -> Resul
     );
 
     // Nobody answers within the profile's bound: denied, and said so.
-    let repo = asking_repo("1s")?;
+    let repo = asking_repo(1)?;
     let out = repo.orcho(&[
         "run",
         "--phase",
@@ -261,37 +267,94 @@ fn a_deny_is_what_the_agent_reads_and_nobody_answering_in_time_denies() -> Resul
 }
 
 #[test]
-fn a_read_only_phases_preset_refuses_what_it_asks_about_without_a_question() -> Result {
+fn a_read_only_preset_and_an_agents_own_hooks_refuse_an_ask_without_a_question() -> Result {
     // The hooks of a read-only phase are given the preset on their
-    // command line; it asks about every command it does not know.
-    let script = format!(
-        "#!/bin/sh\n\
-         doc='{{\"session_id\":\"s\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\",\
-         \"tool_input\":{{\"command\":\"make lint\"}},\"cwd\":\"'\"$PWD\"'\"}}'\n\
-         printf '%s' \"$doc\" | '{orcho}' --store @CTL@/../repo/.orcho/runs/$ORCHO_RUN hook claude-code \
-         --permissions read-only >@CTL@/answer.json 2>@CTL@/answer.err\n",
-        orcho = env!("CARGO_BIN_EXE_orcho"),
-    );
-    let repo = Repo::with_files(&profile("2m"), &[("ask.sh", &script)])?;
-    let started = std::time::Instant::now();
-    let out = repo.orcho(&[
+    // command line; it asks about every command it does not know. An
+    // agent's own hooks (no `--ask-wait`) may be cut short by the agent,
+    // which would let the call through: they never wait either.
+    for hook_args in ["--permissions read-only --ask-wait 120", ""] {
+        let command = if hook_args.is_empty() {
+            "git push origin main"
+        } else {
+            "make lint"
+        };
+        let script = script(command, hook_args);
+        let repo = Repo::with_files(&profile("2m"), &[("ask.sh", &script)])?;
+        let started = std::time::Instant::now();
+        let out = repo.orcho(&[
+            "run",
+            "--phase",
+            "implement=./ask.sh",
+            "--no-interactive",
+            "--json",
+        ])?;
+        assert!(out.code().is_some(), "{out}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(60));
+        let hook = answer(&repo)?["hookSpecificOutput"].clone();
+        assert_eq!(hook["permissionDecision"], "ask", "{hook}");
+        assert!(
+            hook["permissionDecisionReason"]
+                .as_str()
+                .is_some_and(|r| r.contains("in a session nobody watches it is refused")),
+            "{hook}"
+        );
+        let run = crate::support::run_id(&out.json()?)?;
+        assert!(!repo.run_dir(&run).join("asks").exists());
+    }
+    Ok(())
+}
+
+#[test]
+fn two_open_questions_are_decided_by_name_and_shown_without_control_characters() -> Result {
+    // Two agents of the phase ask at once; one hides a control sequence in
+    // its command.
+    let one = script("git push origin main", "--ask-wait 120").replace("answer.", "one.");
+    let two = script("git push --force\\u001b[2K origin main", "--ask-wait 120")
+        .replace("answer.", "two.");
+    let both = "#!/bin/sh\n./one.sh & ./two.sh & wait\n";
+    let repo = Repo::with_files(
+        &profile("2m"),
+        &[("one.sh", &one), ("two.sh", &two), ("ask.sh", both)],
+    )?;
+    let child = repo.spawn(&[
         "run",
         "--phase",
         "implement=./ask.sh",
         "--no-interactive",
         "--json",
     ])?;
-    assert!(out.code().is_some(), "{out}");
-    assert!(started.elapsed() < std::time::Duration::from_secs(60));
-    let hook = answer(&repo)?["hookSpecificOutput"].clone();
-    assert_eq!(hook["permissionDecision"], "ask", "{hook}");
+    let deadline = std::time::Instant::now() + WAIT;
+    let run = loop {
+        let inbox = repo
+            .orcho(&["inbox", "--kind", "permission", "--json"])?
+            .json()?;
+        if inbox["total"] == 2 {
+            break inbox["pending"][0]["run"].as_str().ok_or("run")?.to_owned();
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(format!("two questions never waited: {inbox}").into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let text = repo.orcho(&["inbox"])?;
+    assert!(!text.stdout.contains('\u{1b}'), "{text}");
     assert!(
-        hook["permissionDecisionReason"]
-            .as_str()
-            .is_some_and(|r| r.contains("in a session nobody watches it is refused")),
-        "{hook}"
+        text.stdout.contains("--force\\u{1b}[2K origin main"),
+        "{text}"
     );
-    let run = crate::support::run_id(&out.json()?)?;
-    assert!(!repo.run_dir(&run).join("asks").exists());
+    // Without an id, the decision could land on a question nobody read.
+    let which = repo.orcho(&["permission", "decide", &run, "allow"])?;
+    assert_ne!(which.code(), Some(0), "{which}");
+    assert!(
+        which.stderr.contains("2 open permission questions"),
+        "{which}"
+    );
+    assert!(!which.stderr.contains('\u{1b}'), "{which}");
+    for id in ["ask-0001", "ask-0002"] {
+        repo.orcho(&["permission", "decide", &run, "deny", "--id", id])?
+            .expect_code(0);
+    }
+    let out = finish(child, WAIT)?;
+    assert_ne!(out.code(), Some(0), "{out}");
     Ok(())
 }

@@ -673,7 +673,7 @@ fn an_agents_question_on_one_machine_is_answered_from_another() -> Result {
     };
     let url = server.new_database();
     let a = Member {
-        repo: crate::ask::asking_repo("2m")?,
+        repo: crate::ask::asking_repo(120)?,
         url: &url,
         machine: "machine-a",
     };
