@@ -201,11 +201,22 @@ pub enum AskRefusal {
     /// The agent was answered already: deciding now changes nothing.
     #[error("the agent was answered already ({0})")]
     Answered(AskAction),
+    /// Only a person answers an agent's question: a client (an agent over
+    /// MCP, say) may not, or an agent could answer its own.
+    #[error(
+        "an agent's permission question is answered by a person (the command line or the web \
+         inbox), not by a client{}",
+        client.as_ref().map(|c| format!(" (`{c}`)")).unwrap_or_default()
+    )]
+    OperatorRequired {
+        /// The client that tried.
+        client: Option<String>,
+    },
 }
 
 impl crate::point::Refusal for AskRefusal {
     fn is_conflict(&self) -> bool {
-        true
+        matches!(self, Self::Answered(_))
     }
 }
 
@@ -433,7 +444,8 @@ impl Asks {
 
     /// Records a decision on question `id` of `run`. The same decision
     /// again replays; another conflicts; one after the agent was answered
-    /// is refused.
+    /// is refused; so is one by anybody but an operator (a person), the
+    /// hook's deny when nobody answered in time excepted.
     ///
     /// # Errors
     ///
@@ -449,11 +461,22 @@ impl Asks {
             .outcome(run, id)
             .map_err(|kind| Points::<AskPoints>::error("decide", run, id, kind))?;
         self.points
-            .decide(run, id, request, |_, request, _| match &outcome {
-                Some(o) if o.answered != request.payload().action() => {
-                    Err(Kind::Refused(AskRefusal::Answered(o.answered)))
+            .decide(run, id, request, |_, request, _| {
+                // A person decides; the hook's own deny when nobody answered
+                // in time is the one other decider.
+                let nobody = request.client() == Some(NO_ANSWER)
+                    && request.payload().action() == AskAction::Deny;
+                if request.decided_by() != DecidedBy::Operator && !nobody {
+                    return Err(Kind::Refused(AskRefusal::OperatorRequired {
+                        client: request.client().map(str::to_owned),
+                    }));
                 }
-                _ => Ok(()),
+                match &outcome {
+                    Some(o) if o.answered != request.payload().action() => {
+                        Err(Kind::Refused(AskRefusal::Answered(o.answered)))
+                    }
+                    _ => Ok(()),
+                }
             })
             .map_err(|kind| Points::<AskPoints>::error("decide", run, id, kind))
     }
@@ -659,6 +682,35 @@ mod tests {
             .decide(&run, &id, choice(AskAction::Deny, None))
             .unwrap_err();
         assert!(late.is_conflict(), "{late}");
+    }
+
+    #[test]
+    fn only_a_person_answers_and_a_client_is_refused() {
+        let (_dir, asks, run) = asks();
+        let id = asks.open(&run, &question()).unwrap();
+        // An agent over MCP, say, may not allow itself.
+        let client = asks
+            .decide(
+                &run,
+                &id,
+                DecisionRequest::by_client(
+                    AskChoice::new(AskAction::Allow, None).unwrap(),
+                    "mcp 0.1.0",
+                ),
+            )
+            .unwrap_err();
+        assert!(
+            orcho_core::error_chain(&client).contains("answered by a person"),
+            "{client}"
+        );
+        assert!(!client.is_conflict());
+        // Nor pass for the hook's own answer with an allow.
+        let posing =
+            DecisionRequest::by_client(AskChoice::new(AskAction::Allow, None).unwrap(), NO_ANSWER);
+        assert!(asks.decide(&run, &id, posing).is_err());
+        assert!(asks.pending(&run).unwrap().len() == 1);
+        asks.decide(&run, &id, choice(AskAction::Allow, None))
+            .unwrap();
     }
 
     #[test]
