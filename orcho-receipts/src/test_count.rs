@@ -19,9 +19,21 @@
 //! A command whose output has none of these has no count (`None`): Orcho
 //! does not know, and does not guess. Counts from several lines (a
 //! workspace's test binaries, a script running two runners) add up. The
-//! names of the tests are kept where the runner prints them one per line
-//! (libtest's `test a::b ... ok`, `go test -v`), at most
-//! [`MAX_TEST_NAMES`] of each kind.
+//! names of the tests are kept where the runner prints them one per line,
+//! at most [`MAX_TEST_NAMES`] of each kind:
+//!
+//! | runner | passed | failed |
+//! |---|---|---|
+//! | `cargo test` | `test a::b ... ok` | `test a::b ... FAILED` |
+//! | `go test -v` | `--- PASS: TestX` | `--- FAIL: TestX` |
+//! | pytest | | `FAILED tests/test_a.py::test_x - …`, `ERROR tests/…` (its short summary) |
+//! | unittest | | `FAIL: test_x (mod.T.test_x)`, `ERROR: …` |
+//! | jest | | `● parse › empty` (the header of each failure) |
+//! | vitest | | ` FAIL  src/a.test.ts > parse > empty` |
+//!
+//! The failures of pytest, jest and vitest are named only when that
+//! runner's summary is in the output too, so that a line of a program's
+//! own that happens to read like one names nothing.
 
 use std::io::{BufRead, BufReader, Read};
 
@@ -152,6 +164,9 @@ struct Reader {
     unittest_not_run: u64,
     /// Test files vitest reported failed.
     vitest_failed_files: u64,
+    /// Failures named by a runner that prints its summary after them
+    /// (pytest, jest, vitest): kept once that runner is recognised.
+    named_failures: Vec<(&'static str, String)>,
 }
 
 impl Reader {
@@ -210,8 +225,46 @@ impl Reader {
         }
     }
 
+    /// A failure `runner` names, kept if its summary is seen.
+    fn named_failure(&mut self, runner: &'static str, name: &str) {
+        let name = name.trim();
+        if !name.is_empty()
+            && self.named_failures.len() < MAX_TEST_NAMES
+            && !self
+                .named_failures
+                .iter()
+                .any(|(r, n)| *r == runner && n == name)
+        {
+            self.named_failures.push((runner, name.to_owned()));
+        }
+    }
+
     fn line(&mut self, line: &str) {
         let trimmed = line.trim();
+        // vitest's header of a failed test (a failed file reads
+        // ` FAIL  src/a.test.ts [ src/a.test.ts ]` and names no test).
+        if let Some(rest) = trimmed.strip_prefix("FAIL ")
+            && rest.contains(" > ")
+        {
+            return self.named_failure("vitest", rest);
+        }
+        // jest's header of a failure, two spaces in.
+        if let Some(rest) = line.strip_prefix("  \u{25cf} ")
+            && !rest.starts_with(' ')
+            && rest != "Test suite failed to run"
+        {
+            return self.named_failure("jest", rest);
+        }
+        // pytest's short summary: `FAILED tests/test_a.py::test_x - assert …`.
+        if let Some(rest) = trimmed
+            .strip_prefix("FAILED ")
+            .or_else(|| trimmed.strip_prefix("ERROR "))
+            && let Some(id) = rest.split(" - ").next()
+            && id.contains("::")
+            && !id.contains(' ')
+        {
+            return self.named_failure("pytest", id);
+        }
         if let Some(rest) = trimmed.strip_prefix("test result: ") {
             return self.libtest_summary(rest);
         }
@@ -474,6 +527,11 @@ impl Reader {
         if !self.go_verbose {
             self.count.passed = self.count.passed.saturating_add(self.go_packages);
         }
+        for (runner, name) in std::mem::take(&mut self.named_failures) {
+            if self.count.runners.iter().any(|r| r == runner) {
+                Self::name(&mut self.count.failed_names, &name);
+            }
+        }
         self.seen.then_some(self.count)
     }
 }
@@ -583,6 +641,62 @@ mod tests {
             count("No test files found, exiting with code 0\n"),
             Some((0, 0, 0))
         );
+    }
+
+    #[test]
+    fn vitest_jest_and_pytest_name_their_failures() {
+        // As vitest 3 prints it (colours dropped).
+        let vitest = " \u{276f} src/parse.test.js (3 tests | 2 failed) 13ms\n\
+            \x20  \u{2713} parse > splits 2ms\n\
+            \x20  \u{d7} parse > empty 8ms\n\
+            \u{23af}\u{23af} Failed Tests 2 \u{23af}\u{23af}\n\n\
+            \x20FAIL  src/parse.test.js > parse > empty\n\
+            AssertionError: expected [] to deeply equal [ '' ]\n\n\
+            \x20FAIL  src/parse.test.js > parse > one\n\
+            AssertionError: expected [ 'a' ] to deeply equal [ 'b' ]\n\n\
+            \x20Test Files  1 failed (1)\n\
+            \x20     Tests  2 failed | 1 passed (3)\n";
+        let c = TestCount::read_text(vitest).unwrap();
+        assert_eq!((c.passed, c.failed), (1, 2));
+        assert_eq!(
+            c.failed_names,
+            [
+                "src/parse.test.js > parse > empty",
+                "src/parse.test.js > parse > one"
+            ]
+        );
+        // As jest 29 prints it.
+        let jest = "FAIL ./parse.test.js\n\
+            \x20 \u{2715} top level (2 ms)\n\
+            \x20 parse\n\
+            \x20   \u{2713} splits (2 ms)\n\n\
+            \x20 \u{25cf} parse \u{203a} empty\n\n\
+            \x20   expect(received).toEqual(expected) // deep equality\n\n\
+            \x20 \u{25cf} top level\n\n\
+            Test Suites: 1 failed, 1 total\n\
+            Tests:       2 failed, 1 passed, 3 total\n";
+        let c = TestCount::read_text(jest).unwrap();
+        assert_eq!((c.passed, c.failed), (1, 2));
+        assert_eq!(c.failed_names, ["parse \u{203a} empty", "top level"]);
+        // pytest's short summary.
+        let pytest = "=========================== short test summary info ============================\n\
+            FAILED tests/test_parse.py::test_empty - assert [] == ['']\n\
+            ERROR tests/test_io.py::test_read\n\
+            ========================= 1 failed, 2 passed, 1 error in 0.05s =========================\n";
+        let c = TestCount::read_text(pytest).unwrap();
+        assert_eq!(
+            c.failed_names,
+            [
+                "tests/test_parse.py::test_empty",
+                "tests/test_io.py::test_read"
+            ]
+        );
+        // Lines that read like a failure name nothing without the runner's
+        // summary.
+        let own =
+            "FAIL  a > b\n  \u{25cf} not a test\nFAILED x::y - no\ntest result: ok. 1 passed;\n";
+        let c = TestCount::read_text(own).unwrap();
+        assert!(c.failed_names.is_empty(), "{:?}", c.failed_names);
     }
 
     #[test]

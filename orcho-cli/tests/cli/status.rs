@@ -485,6 +485,57 @@ verification:
     Ok(())
 }
 
+#[test]
+fn vitest_and_jest_failures_are_named_even_past_the_tail() -> Result {
+    // The failing tests' headers, then a long diff each, then the summary:
+    // the names are far above the tail Orcho keeps, the summary in it.
+    let diff = "- Expected\n+ Received\n".to_owned() + &"-   \"line\",\n".repeat(400);
+    let vitest = format!(
+        " FAIL  src/parse.test.ts > parse > empty\n{diff}\n FAIL  src/parse.test.ts > parse > one\n{diff}\n Test Files  1 failed (1)\n      Tests  2 failed | 1 passed (3)\n"
+    );
+    let jest = format!(
+        "FAIL ./parse.test.js\n  \u{25cf} parse \u{203a} empty\n\n{diff}\nTest Suites: 1 failed, 1 total\nTests:       1 failed, 1 passed, 2 total\n"
+    );
+    for (runner, output, names) in [
+        (
+            "vitest",
+            vitest,
+            "`src/parse.test.ts > parse > empty`, `src/parse.test.ts > parse > one`",
+        ),
+        ("jest", jest, "`parse \u{203a} empty`"),
+    ] {
+        let profile = "\
+schema: 1
+name: js
+phases:
+  - name: implement
+    role: implement
+verification:
+  commands:
+    - name: test
+      argv: [sh, -c, 'cat out.txt; exit 1']
+  required: [test]
+";
+        let repo = Repo::with_files(profile, &[("out.txt", &output)])?;
+        let verify = repo.orcho(&["verify"])?;
+        verify.expect_code(3);
+        let tail = format!("{}{}", verify.stdout, verify.stderr);
+        assert!(
+            (tail.contains("Tests ") && tail.contains("2 failed"))
+                || tail.contains("1 failed, 1 passed, 2 total"),
+            "{runner}: the summary is in the tail: {verify}"
+        );
+        let status = repo.orcho(&["status"])?;
+        assert!(
+            status.stdout.contains(&format!("(failing: {names})")),
+            "{runner}: {status}"
+        );
+        let json = repo.orcho(&["status", "--json"])?;
+        assert!(json.stdout.contains("(failing: "), "{runner}: {json}");
+    }
+    Ok(())
+}
+
 /// Every file under `dir`.
 fn walk(dir: &camino::Utf8Path) -> Result<Vec<camino::Utf8PathBuf>> {
     let mut out = Vec::new();
