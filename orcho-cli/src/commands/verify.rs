@@ -180,16 +180,35 @@ fn say_ran(place: &Place, verifier: &Verifier, run: &CommandRun) {
         } else {
             format!(" ({changes})")
         };
+        if run.runs_again() {
+            place.say(&format!(
+                "  but `{name}` changed the files it is bound to while it ran{changes}; \
+                 running it once more, against them"
+            ));
+        } else {
+            place.say(&format!(
+                concat!(
+                    "  but `{name}` changed the files it is bound to again while it ran{changes}, ",
+                    "so its receipt is stale\n",
+                    "  hint: it writes them every time it runs: commit or ignore what it ",
+                    "writes (`.gitignore`, or `.ignore` outside git), then `orcho verify {name}`"
+                ),
+                name = name,
+                changes = changes
+            ));
+        }
+    }
+    if run.passed && run.changed_subject.is_none() && !receipt.written_during_run.is_empty() {
+        let paths: Vec<String> = receipt
+            .written_during_run
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         place.say(&format!(
-            concat!(
-                "  but `{name}` changed the files it is bound to while it ran{changes}, ",
-                "so its receipt is stale\n",
-                "  hint: `orcho verify {name}` again: what it writes once (a first ",
-                "Cargo.lock) is then part of what it runs against; what it writes every ",
-                "time, commit or ignore (`.gitignore`, or `.ignore` outside git)"
-            ),
-            name = name,
-            changes = changes
+            "  but `{name}` wrote files it is bound to while it ran ({}), so its receipt is \
+             stale\n  hint: it writes them every time it runs: commit or ignore what it writes \
+             (`.gitignore`, or `.ignore` outside git), then `orcho verify {name}`",
+            orcho::core::spelling::quoted(&paths)
         ));
     }
     if let Some(failure @ Failure::AssertionFailed { .. }) = receipt.failure() {

@@ -94,25 +94,83 @@ fn stale_names_the_paths_that_changed_and_a_command_that_changed_its_own() -> Re
     let text = repo.orcho(&["status"])?;
     assert!(text.stdout.contains("`notes.txt` added"), "{text}");
 
-    // A command that writes into its own subject (as `cargo test` writes a
-    // first Cargo.lock) is told at once, with the paths and what to do.
-    let repo = Repo::with_files(&QUICK.replace("test -f ok", "echo made > made.txt"), &[])?;
+    // A command that writes into its own subject once (as `cargo test`
+    // writes a first Cargo.lock) runs once more against it, and is ready.
+    let repo = Repo::with_files(
+        &QUICK.replace("test -f ok", "echo run >> runs.txt; echo made > made.txt"),
+        &[],
+    )?;
     let out = repo.orcho(&["verify"])?;
     out.expect_code(0);
+    let said = format!("{out}");
     assert!(
-        out.stdout
-            .contains("changed the files it is bound to while it ran (`made.txt` added)")
-            || out
-                .stderr
-                .contains("changed the files it is bound to while it ran (`made.txt` added)"),
+        said.contains(
+            "changed the files it is bound to while it ran (`made.txt` added, `runs.txt` added); \
+             running it once more, against them"
+        ),
         "{out}"
     );
-    assert!(format!("{out}").contains("what it writes every time, commit or ignore"));
+    assert_eq!(said.matches("✓ `test`").count(), 2, "{out}");
+    expect_status(&repo, "stale")?;
+    Ok(())
+}
+
+#[test]
+fn a_command_that_writes_its_subject_once_is_run_again_and_ready() -> Result {
+    let once = "[ -f made.txt ] || echo made > made.txt";
+    let repo = Repo::with_files(&QUICK.replace("test -f ok", once), &[])?;
+    let out = repo.orcho(&["verify"])?;
+    out.expect_code(0);
+    let said = format!("{out}");
+    assert!(
+        said.contains("(`made.txt` added); running it once more, against them"),
+        "{out}"
+    );
+    assert_eq!(said.matches("✓ `test`").count(), 2, "{out}");
+    assert!(!said.contains("stale"), "{out}");
+    let status = expect_status(&repo, "present")?;
+    status.expect_code(0);
+    // The document names the last run only.
+    let doc = repo.orcho(&["verify", "--json"])?.json()?;
+    assert_eq!(doc["commands"].as_array().map(Vec::len), Some(1), "{doc}");
+
+    // One that writes them every time runs twice, no more, and says what
+    // to do.
+    let repo = Repo::with_files(&QUICK.replace("test -f ok", "echo run >> runs.txt"), &[])?;
+    let out = repo.orcho(&["verify"])?;
+    let said = format!("{out}");
+    assert_eq!(said.matches("✓ `test`").count(), 2, "{out}");
+    assert!(
+        said.contains("changed the files it is bound to again while it ran (`runs.txt` changed)"),
+        "{out}"
+    );
+    assert!(
+        said.contains("it writes them every time it runs: commit or ignore"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.dir().join("runs.txt"))?,
+        "run\nrun\n"
+    );
     let out = expect_status(&repo, "stale")?;
     assert!(
-        format!("{out}").contains("it changed its own subject while running: `made.txt` added"),
+        format!("{out}").contains("it changed its own subject while running: `runs.txt` changed"),
         "{out}"
     );
+
+    // One that rewrites them as they were: stale too (a run that changed
+    // what it checks proves neither state), and said at once.
+    let repo = Repo::with_files(&QUICK.replace("test -f ok", "echo made > made.txt"), &[])?;
+    let out = repo.orcho(&["verify"])?;
+    let said = format!("{out}");
+    assert_eq!(said.matches("✓ `test`").count(), 2, "{out}");
+    assert!(
+        said.contains(
+            "but `test` wrote files it is bound to while it ran (`made.txt`), so its receipt is stale"
+        ),
+        "{out}"
+    );
+    expect_status(&repo, "stale")?;
     Ok(())
 }
 

@@ -43,6 +43,12 @@ pub struct CommandRun {
     /// receipt is stale: the changes, in words (empty when they cannot be
     /// named).
     pub changed_subject: Option<String>,
+    /// Which run of the command this is in one verify: `1`, or `2` when
+    /// the first changed the files it is bound to ([`Checkout::verify`]
+    /// runs it once more, against them, as `cargo test` writing a first
+    /// `Cargo.lock` needs). A second run that changes them again is stale:
+    /// the command writes them every time.
+    pub attempt: u8,
     /// It failed, and the host sets toolchain variables the command was not
     /// given, which may be why.
     pub left_out: Option<LeftOutToolchain>,
@@ -60,6 +66,18 @@ pub struct LeftOutToolchain {
     pub environment: String,
 }
 
+/// The most times [`Checkout::verify`] runs one command: a second run
+/// when the first changed the files the command is bound to.
+pub const MAX_RUNS: u8 = 2;
+
+impl CommandRun {
+    /// Whether [`Checkout::verify`] runs the command once more: this run
+    /// passed but changed the files it is bound to, and it was the first.
+    pub fn runs_again(&self) -> bool {
+        self.changed_subject.is_some() && self.attempt < MAX_RUNS
+    }
+}
+
 /// What [`Checkout::verify`] ran.
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
@@ -68,7 +86,7 @@ pub struct Verified {
     pub passed: bool,
     /// The environments checked, in declaration order.
     pub environments: Vec<EnvReceipt>,
-    /// The commands run, in the order given.
+    /// The commands run, in the order given: the last run of each.
     pub commands: Vec<CommandRun>,
     /// The command an interruption stopped, when one did: its receipt says
     /// it was cancelled, and nothing ran after it.
@@ -103,6 +121,9 @@ impl Checkout {
     /// Checks the environments `names` run in (every declared one with
     /// `all_environments`), then runs the declared commands `names`, in
     /// order, writing each receipt; `say` hears each result as it comes.
+    /// A command that passes but changes the files it is bound to runs once
+    /// more, against them (see [`CommandRun::attempt`]); `say` hears both
+    /// runs.
     /// `cancel` stops the running command's process group: its receipt
     /// records that it was cancelled, and nothing runs after it.
     ///
@@ -133,18 +154,27 @@ impl Checkout {
             out.passed &= receipt.passed();
             out.environments.push(receipt);
         }
-        for name in names {
-            say(Verifying::Starting(name));
-            let receipt = verifier.run_command(name, cancel)?;
-            if receipt.exit == ExitStatus::Cancelled {
-                out.passed = false;
-                out.interrupted = Some(name.clone());
+        'commands: for name in names {
+            // A command that changes its own subject on its first run (a
+            // first `Cargo.lock`, a lockfile `npm install` writes) runs
+            // once more against what it wrote; only the last run counts.
+            for attempt in 1..=MAX_RUNS {
+                say(Verifying::Starting(name));
+                let receipt = verifier.run_command(name, cancel)?;
+                if receipt.exit == ExitStatus::Cancelled {
+                    out.passed = false;
+                    out.interrupted = Some(name.clone());
+                    break 'commands;
+                }
+                let run = command_run(verifier, name, receipt, attempt);
+                say(Verifying::Ran(&run));
+                if run.runs_again() {
+                    continue;
+                }
+                out.passed &= run.passed;
+                out.commands.push(run);
                 break;
             }
-            let run = command_run(verifier, name, receipt);
-            say(Verifying::Ran(&run));
-            out.passed &= run.passed;
-            out.commands.push(run);
         }
         Ok(out)
     }
@@ -229,7 +259,12 @@ pub fn environments_of(
 }
 
 /// What a person needs to know of `receipt`, the run of `name`.
-fn command_run(verifier: &Verifier, name: &CommandName, receipt: CommandReceipt) -> CommandRun {
+fn command_run(
+    verifier: &Verifier,
+    name: &CommandName,
+    receipt: CommandReceipt,
+    attempt: u8,
+) -> CommandRun {
     let vacuous = receipt.vacuous();
     let passed = receipt.passed() && !vacuous;
     let unittest = vacuous
@@ -267,6 +302,7 @@ fn command_run(verifier: &Verifier, name: &CommandName, receipt: CommandReceipt)
         vacuous,
         unittest,
         changed_subject,
+        attempt,
         left_out,
     }
 }
