@@ -107,6 +107,12 @@ impl ReceiptStatus {
             // The checkout changed since it failed: the change may be the
             // fix, which only running it again can tell.
             Self::Failed { stale, .. } if !stale.is_empty() => Some(NextAction::Rerun),
+            // Stopped by a person (Ctrl-C) or a host before it ended: it
+            // says nothing of the checkout, and only running it again does.
+            Self::Failed {
+                failure: Failure::Cancelled,
+                ..
+            } => Some(NextAction::Rerun),
             Self::Failed { .. } | Self::Vacuous { .. } => Some(NextAction::Fix),
             Self::Missing | Self::Deleted { .. } | Self::Stale(_) => Some(NextAction::Rerun),
             Self::Invalid(_) => Some(NextAction::Investigate),

@@ -295,7 +295,7 @@ impl fmt::Display for Failure {
             Self::Timeout { after } => {
                 write!(f, "timed out after {}", crate::HumanDuration::new(*after))
             }
-            Self::Cancelled => f.write_str("cancelled before it finished"),
+            Self::Cancelled => f.write_str("interrupted before it finished: run it again"),
             Self::SpawnFailed { message } => write!(f, "could not be started: {message}"),
             Self::AssertionFailed { assertion, detail } => {
                 write!(f, "assertion {assertion} failed: {detail}")

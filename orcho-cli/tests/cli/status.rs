@@ -594,6 +594,37 @@ verification:
     Ok(())
 }
 
+#[test]
+fn ctrl_c_during_verify_leaves_a_receipt_that_says_run_it_again() -> Result {
+    let repo = Repo::new(&QUICK.replace("test -f ok", "echo started; sleep 30"))?;
+    let verify = crate::support::Watched::new(repo.spawn(&["verify"])?)?;
+    verify.until("running `test`")?;
+    // Past the start of the command: it is running when interrupted.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    verify.interrupt()?;
+    let out = verify.finish()?;
+    assert_eq!(out.code(), Some(130), "{out}");
+    assert!(
+        out.stderr.contains("interrupted: `test` was stopped"),
+        "{out}"
+    );
+    let status = expect_status(&repo, "failed")?;
+    let doc = status.json()?;
+    assert_eq!(doc["required"][0]["next_action"], "re-run", "{status}");
+    assert_eq!(
+        doc["required"][0]["reason"], "interrupted before it finished: run it again",
+        "{status}"
+    );
+    let text = repo.orcho(&["status"])?;
+    assert!(
+        text.stdout
+            .contains("not ready: run `orcho verify` for `test`"),
+        "{text}"
+    );
+    assert!(!text.stdout.contains("fix what makes"), "{text}");
+    Ok(())
+}
+
 /// Every file under `dir`.
 fn walk(dir: &camino::Utf8Path) -> Result<Vec<camino::Utf8PathBuf>> {
     let mut out = Vec::new();
