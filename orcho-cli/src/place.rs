@@ -173,7 +173,14 @@ impl Place {
             None => self.profile_spec()?,
         };
         self.progress(&format!("profile: {spec}"));
-        self.load_spec(&spec)
+        let loaded = self.load_spec(&spec)?;
+        if self.voice.speaks() {
+            // Allowed, but probably not meant: said where the profile is.
+            for warning in warnings(&spec) {
+                self.progress(&format!("warning: {warning}"));
+            }
+        }
+        Ok(loaded)
     }
 
     /// Loads the profile `spec` names (as [`load`] does), knowing which file
@@ -349,6 +356,20 @@ pub(crate) fn load(spec: &str) -> Result<Loaded, CliError> {
     // first paused handoff.
     advisor_of(&plan)?;
     Ok((spec.to_owned(), plan))
+}
+
+/// What the profile `spec` names allows but probably does not mean (a
+/// gate whose failure can never be fed on, plan approval without a plan
+/// phase), each as `profile `…` at line L, column C, in `path`: why`.
+pub(crate) fn warnings(spec: &str) -> Vec<String> {
+    let parsed = match spec.strip_prefix("builtin:") {
+        Some(name) => Profile::builtin(name),
+        None => Profile::load(spec),
+    };
+    parsed
+        .and_then(|p| p.resolve(&registry()))
+        .map(|r| r.warnings().iter().map(ToString::to_string).collect())
+        .unwrap_or_default()
 }
 
 /// The checkout for a command run in `cwd` (see the module docs).

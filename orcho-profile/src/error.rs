@@ -259,6 +259,32 @@ pub enum ProfileErrorKind {
         /// The nearest declared command.
         nearest: Option<String>,
     },
+    /// A `tests` gate of the profile this one extends names a command that
+    /// this profile's own `verification` (which replaces the base's whole)
+    /// does not declare: reported in this profile, where the fix is.
+    #[error(
+        "the gate `{gate}` of phase `{phase}`, from `{base}`, runs the command `{command}`, which \
+         `verification.commands` here does not declare (declared: {}); name one of them \
+         `{command}`, or give the gate another here (it replaces the gate whole): `{suggested}`",
+        list(known)
+    )]
+    BaseGateCommand {
+        /// The phase of the gate.
+        phase: String,
+        /// The gate.
+        gate: String,
+        /// The profile it came from (`builtin:default`, a path).
+        base: String,
+        /// The command it names.
+        command: String,
+        /// The declared commands.
+        known: Vec<String>,
+        /// The nearest declared command.
+        nearest: Option<String>,
+        /// The gate as this profile would override it, naming the nearest
+        /// declared command (one line of YAML).
+        suggested: String,
+    },
     /// The verification contract is inconsistent.
     #[error(transparent)]
     Contract(ContractError),
@@ -431,6 +457,7 @@ impl ProfileError {
             | ProfileErrorKind::Invalid { nearest, .. }
             | ProfileErrorKind::UnknownFeedTarget { nearest, .. }
             | ProfileErrorKind::UnknownCommand { nearest, .. }
+            | ProfileErrorKind::BaseGateCommand { nearest, .. }
             | ProfileErrorKind::UnknownPlaceholder { nearest, .. }
             | ProfileErrorKind::UnknownBuiltin { nearest, .. }
             | ProfileErrorKind::GateConfig { nearest, .. } => nearest.as_deref(),
@@ -549,6 +576,8 @@ pub enum WarningKind {
     FeedWithoutNextAttempt {
         /// The gate's phase, whose attempts bound its feeds.
         phase: String,
+        /// The earlier phase its `feeds:` names, when it names one.
+        feeds: Option<String>,
     },
 }
 
@@ -562,10 +591,20 @@ impl fmt::Display for WarningKind {
             Self::PlanApprovalWithoutPlan => {
                 f.write_str("`plan_approval` is on, but no phase has role `plan`")
             }
-            Self::FeedWithoutNextAttempt { phase } => write!(
-                f,
-                "phase `{phase}` has `max_attempts: 1`, so this gate's failure is fed on only if a handoff grants a retry"
-            ),
+            Self::FeedWithoutNextAttempt { phase, feeds } => {
+                write!(
+                    f,
+                    "phase `{phase}` has `max_attempts: 1`, so this gate's failure is fed on"
+                )?;
+                if let Some(feeds) = feeds {
+                    write!(f, " to `{feeds}`")?;
+                }
+                write!(
+                    f,
+                    " only if a handoff grants a retry (a feed is an attempt of `{phase}`: \
+                     `max_attempts: 2` gives it one)"
+                )
+            }
         }
     }
 }

@@ -430,6 +430,46 @@ impl Profile {
             // `command`, or the gate's name when absent.
             let declared = config.get("command").and_then(serde_json::Value::as_str);
             let command = declared.unwrap_or(gate.name.as_str());
+            let verification_source = self.provenance.section("verification");
+            if verification.command(command).is_none() && gate.origin.source != verification_source
+            {
+                // The gate is the base's; the commands are this profile's.
+                let known: Vec<String> = verification
+                    .commands
+                    .iter()
+                    .map(|c| c.name.to_string())
+                    .collect();
+                let nearest = orcho_core::nearest(command, known.iter().map(String::as_str))
+                    .or(known.first().map(String::as_str))
+                    .map(str::to_owned);
+                let phase = self
+                    .phases
+                    .iter()
+                    .find(|p| p.gates.iter().any(|g| std::ptr::eq(g, gate)))
+                    .map(|p| p.name.to_string())
+                    .unwrap_or_default();
+                let base = self
+                    .provenance
+                    .sources
+                    .get(gate.origin.source)
+                    .map(|s| s.name.to_string())
+                    .unwrap_or_default();
+                return Err(ProfileError::new(
+                    self.provenance.locate(
+                        verification_source,
+                        DocPath::root().key("verification").key("commands"),
+                    ),
+                    ProfileErrorKind::BaseGateCommand {
+                        suggested: suggested_gate(&phase, gate, nearest.as_deref()),
+                        phase,
+                        gate: gate.name.to_string(),
+                        base,
+                        command: command.to_owned(),
+                        nearest,
+                        known,
+                    },
+                ));
+            }
             if verification.command(command).is_none() {
                 let path = match declared {
                     Some(_) => gate.origin.path().key("with").key("command"),
@@ -455,6 +495,7 @@ impl Profile {
                     at_gate(self, gate, Some("on_fail")),
                     WarningKind::FeedWithoutNextAttempt {
                         phase: target.name.to_string(),
+                        feeds: gate.feeds.as_ref().map(ToString::to_string),
                     },
                 ));
             }
@@ -564,4 +605,31 @@ impl Profile {
         }
         out
     }
+}
+
+/// `gate` of `phase` as a profile overrides it, running `command`: one
+/// line of YAML with what the gate declared besides its command (an
+/// override replaces a gate whole).
+#[cold]
+fn suggested_gate(phase: &str, gate: &crate::GateDecl, command: Option<&str>) -> String {
+    use std::fmt::Write as _;
+    let mut line = format!(
+        "phases: [{{name: {phase}, gates: [{{name: {}, uses: {}, on_fail: {}",
+        gate.name, gate.uses, gate.on_fail
+    );
+    if let Some(group) = &gate.lock_group {
+        let _ = write!(line, ", lock_group: {group}");
+    }
+    if let Some(timeout) = gate.timeout {
+        let _ = write!(line, ", timeout: {timeout}");
+    }
+    if let Some(feeds) = &gate.feeds {
+        let _ = write!(line, ", feeds: {feeds}");
+    }
+    let _ = write!(
+        line,
+        ", with: {{command: {}}}}}]}}]",
+        command.unwrap_or("<command>")
+    );
+    line
 }

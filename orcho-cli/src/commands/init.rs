@@ -451,7 +451,26 @@ pub(crate) fn show(place: &Place, name: Option<&str>) -> Result<Report, CliError
     };
     // Shown only when it would run: every gate built from its `with:`;
     // shown with every default it runs with.
-    let resolved = profile.resolve(&crate::place::registry())?;
+    let resolved = match profile.resolve(&crate::place::registry()) {
+        Ok(resolved) => resolved,
+        Err(error) => {
+            // What it can show, as merged and without the defaults it
+            // would run with: the file the error is read against.
+            place.say(&format!(
+                "# {spec}: as merged with what it extends; it does not run (below)\n{}",
+                profile.to_yaml().trim_end()
+            ));
+            return Err(error.into());
+        }
+    };
+    let warnings: Vec<String> = resolved
+        .warnings()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    for warning in &warnings {
+        place.progress(&format!("warning: {warning}"));
+    }
     #[cfg_attr(
         not(feature = "llm"),
         expect(unused_mut, reason = "filled by the advisor's defaults")
@@ -470,6 +489,7 @@ pub(crate) fn show(place: &Place, name: Option<&str>) -> Result<Report, CliError
     Ok(Report::new(&ProfileDoc {
         source: &spec,
         profile: &profile,
+        warnings,
     })
     .note(format!("# {spec}"))
     .line(profile.to_yaml().trim_end()))

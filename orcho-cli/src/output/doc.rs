@@ -576,12 +576,16 @@ pub(crate) struct PausedDoc<'a> {
     pub(crate) hint: &'a str,
 }
 
-/// `orcho profile show --json`: where the profile comes from, and the
-/// profile as the engine runs it (the fields of its YAML, in JSON).
+/// `orcho profile show --json`: where the profile comes from, the profile
+/// as the engine runs it (the fields of its YAML, in JSON), and its
+/// warnings.
 #[derive(Debug, Serialize)]
 pub(crate) struct ProfileDoc<'a> {
     pub(crate) source: &'a str,
     pub(crate) profile: &'a orcho::profile::Profile,
+    /// What the profile allows but probably does not mean, each with its
+    /// file, line and column.
+    pub(crate) warnings: Vec<String>,
 }
 
 /// A run's pre-run intake question: the checkout's uncommitted changes and

@@ -244,3 +244,85 @@ fn profile_show_writes_out_every_default_and_reads_back() -> Result {
     assert_eq!(again.stdout, out.stdout);
     Ok(())
 }
+
+#[test]
+fn renaming_the_built_in_gates_command_is_reported_in_the_users_file() -> Result {
+    let profile = "\
+schema: 1
+name: renamed
+extends: builtin:default
+verification:
+  commands:
+    - { name: unit, argv: [sh, -c, 'true'] }
+  required: [unit]
+";
+    let repo = Repo::new(profile)?;
+    let status = repo.orcho(&["status"])?;
+    assert_ne!(status.code(), Some(0), "{status}");
+    let orcho_yaml = repo.dir().join("orcho.yaml");
+    assert!(
+        status.stderr.contains(&format!(
+            "invalid profile `{orcho_yaml}` at line 6, column 5, in `verification.commands`"
+        )),
+        "{status}"
+    );
+    assert!(
+        status.stderr.contains(
+            "the gate `tests` of phase `implement`, from `builtin:default`, runs the command `test`"
+        ),
+        "{status}"
+    );
+    assert!(status.stderr.contains("with: {command: unit}"), "{status}");
+    // `profile show` prints what it can: the merged profile, then the error.
+    let show = repo.orcho(&["profile", "show"])?;
+    assert_ne!(show.code(), Some(0), "{show}");
+    assert!(
+        show.stdout.contains("as merged with what it extends"),
+        "{show}"
+    );
+    assert!(show.stdout.contains("      command: test"), "{show}");
+    assert!(show.stdout.contains("- name: unit"), "{show}");
+    assert!(show.stderr.contains("runs the command `test`"), "{show}");
+    Ok(())
+}
+
+#[test]
+fn a_feed_that_can_never_take_effect_is_warned_where_the_profile_loads() -> Result {
+    let profile = "\
+schema: 1
+name: warned
+phases:
+  - { name: plan, role: plan }
+  - name: implement
+    role: implement
+    gates:
+      - { name: unit, uses: tests, on_fail: feed_into_next, feeds: plan }
+verification:
+  commands: [{ name: unit, argv: [sh, -c, 'true'] }]
+  required: [unit]
+";
+    let repo = Repo::new(profile)?;
+    let said = "in `phases[1].gates[0].on_fail`: phase `implement` has `max_attempts: 1`, so this \
+                gate's failure is fed on to `plan` only if a handoff grants a retry";
+    let show = repo.orcho(&["profile", "show"])?;
+    show.expect_code(0);
+    assert!(
+        show.stderr.contains("warning: profile `"),
+        "{show}"
+    );
+    assert!(show.stderr.contains(said), "{show}");
+    let json = repo.orcho(&["profile", "show", "--json"])?;
+    let doc = json.json()?;
+    assert!(
+        doc["warnings"][0]
+            .as_str()
+            .is_some_and(|w| w.contains(said)),
+        "{json}"
+    );
+    let status = repo.orcho(&["status"])?;
+    assert!(status.stderr.contains(said), "{status}");
+    // Machine-read output stays clean of it.
+    let status = repo.orcho(&["status", "--json"])?;
+    assert!(!status.stdout.contains("warning"), "{status}");
+    Ok(())
+}

@@ -264,3 +264,53 @@ fn a_missing_base_is_reported_at_the_extends_line() -> Result {
     insta::assert_snapshot!(err.to_string(), @"cannot read profile `/definitely/not/here.yaml`");
     Ok(())
 }
+
+#[test]
+fn a_base_gate_whose_command_this_profile_renamed_is_reported_here() -> Result {
+    let dir = Dir::new()?;
+    let path = dir.write(
+        "orcho.yaml",
+        "schema: 1\nname: mine\nextends: builtin:default\nverification:\n  commands:\n    - { name: unit, argv: [cargo, test] }\n  required: [unit]\n",
+    )?;
+    let profile = Profile::load(&path)?;
+    let err = profile
+        .resolve(&GateRegistry::with_builtins())
+        .expect_err("the built-in gate runs `test`");
+    // In the file the user wrote, at its commands, not in the built-in.
+    assert_eq!(err.file(), path.as_str());
+    assert_eq!((err.line(), err.column()), (Some(6), Some(5)));
+    assert!(matches!(
+        err.kind(),
+        ProfileErrorKind::BaseGateCommand { command, base, .. }
+            if command == "test" && base == "builtin:default"
+    ));
+    assert_eq!(err.suggestion(), Some("unit"));
+    let said = dir.scrub(&orcho_core::error_chain(&err));
+    assert!(
+        said.contains(
+            "the gate `tests` of phase `implement`, from `builtin:default`, runs the command `test`"
+        ),
+        "{said}"
+    );
+    // The override it suggests is a profile that resolves.
+    let suggested = said
+        .rsplit_once("whole): `")
+        .and_then(|(_, s)| s.strip_suffix('`'))
+        .ok_or("no suggestion")?;
+    let fixed = dir.write(
+        "fixed.yaml",
+        &format!("{}{suggested}\n", std::fs::read_to_string(&path)?),
+    )?;
+    let resolved = Profile::load(&fixed)?.resolve(&GateRegistry::with_builtins())?;
+    let implement = Profile::load(&fixed)?;
+    let gate = &implement
+        .phases
+        .iter()
+        .find(|p| p.name.as_str() == "implement")
+        .ok_or("no implement")?
+        .gates[0];
+    assert_eq!(gate.on_fail, FailStrategy::FeedIntoNext);
+    assert_eq!(gate.lock_group.as_deref(), Some("checkout"));
+    drop(resolved);
+    Ok(())
+}

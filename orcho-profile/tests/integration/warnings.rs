@@ -33,7 +33,7 @@ fn warnings_go_to_the_injected_sink_with_their_location() -> Result {
     assert!(resolved.warnings().is_empty(), "the sink got them instead");
     let lines: Vec<String> = sink.iter().map(render_warning).collect();
     insta::assert_snapshot!(lines.join("\n"), @"
-    <string>:7:45 [phases[0].gates[0].on_fail] phase `implement` has `max_attempts: 1`, so this gate's failure is fed on only if a handoff grants a retry
+    <string>:7:45 [phases[0].gates[0].on_fail] phase `implement` has `max_attempts: 1`, so this gate's failure is fed on only if a handoff grants a retry (a feed is an attempt of `implement`: `max_attempts: 2` gives it one)
     <string>:9:11 [phases[1].role] the `final_acceptance` phase reads receipts, but `verification.required` is empty, so acceptance proves nothing
     <string>:12:31 [supervision.plan_approval] `plan_approval` is on, but no phase has role `plan`
     <string>:16:7 [permissions.rules[0]] rule 46 (bash `cargo test*` → allow) never decides: the later rule 47 (bash `cargo *` → ask) matches everything it matches
@@ -80,5 +80,21 @@ fn any_sink_receives_warnings() -> Result {
     Profile::from_yaml_str(PROFILE)?
         .resolve_with_warnings(&GateRegistry::with_builtins(), &mut count)?;
     assert_eq!(count.0, 4);
+    Ok(())
+}
+
+#[test]
+fn a_feed_to_an_earlier_phase_without_room_for_a_return_is_warned() -> Result {
+    let text = "schema: 1\nname: f\nphases:\n  - { name: plan, role: plan }\n  - name: implement\n    role: implement\n    gates:\n      - { name: unit, uses: tests, on_fail: feed_into_next, feeds: plan }\nverification:\n  commands: [{ name: unit, argv: [cargo, test] }]\n";
+    let resolved = Profile::from_yaml_str(text)?.resolve(&GateRegistry::with_builtins())?;
+    let lines: Vec<String> = resolved.warnings().iter().map(render_warning).collect();
+    insta::assert_snapshot!(lines.join("\n"), @"<string>:8:45 [phases[1].gates[0].on_fail] phase `implement` has `max_attempts: 1`, so this gate's failure is fed on to `plan` only if a handoff grants a retry (a feed is an attempt of `implement`: `max_attempts: 2` gives it one)");
+    // With room for a return, nothing to say.
+    let roomy = text.replace(
+        "    role: implement\n",
+        "    role: implement\n    max_attempts: 2\n",
+    );
+    let resolved = Profile::from_yaml_str(&roomy)?.resolve(&GateRegistry::with_builtins())?;
+    assert!(resolved.warnings().is_empty(), "{:?}", resolved.warnings());
     Ok(())
 }

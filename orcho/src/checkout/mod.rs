@@ -28,8 +28,8 @@ pub use keys::{
     refuse_inside,
 };
 pub use verify::{
-    CommandRun, LeftOutToolchain, Readiness, Verified, Verifying, commands_to_verify, declared,
-    environments_of,
+    CommandRun, LeftOutToolchain, MAX_RUNS, Readiness, Verified, Verifying, commands_to_verify,
+    declared, environments_of,
 };
 pub use weakened::Weakened;
 
