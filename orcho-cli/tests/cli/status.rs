@@ -413,6 +413,53 @@ fn outside_git_init_says_what_a_receipt_is_bound_to_and_build_output_is_left_out
 }
 
 #[test]
+fn a_command_past_its_timeout_pauses_for_a_waiver_or_a_halt_and_spends_no_attempt() -> Result {
+    let profile = "\
+schema: 1
+name: cli-slow
+extends: builtin:quick
+verification:
+  commands:
+    - { name: test, argv: [sleep, \"30\"], timeout: 1s }
+  required: [test]
+";
+    let repo = Repo::new(profile)?;
+    let out = repo.orcho(&[
+        "run",
+        "--in-place",
+        "--no-interactive",
+        "--json",
+        "--phase",
+        "implement=true",
+    ])?;
+    out.expect_no_panic();
+    out.expect_code(4);
+    let doc = out.json()?;
+    assert_eq!(doc["awaiting"], "handoff", "{out}");
+    let run = crate::support::run_id(&doc)?;
+    let evidence = repo.orcho(&["--json", "evidence", &run])?.json()?;
+    // One attempt, not one per repair each waiting the whole timeout.
+    assert_eq!(
+        evidence["phases"].as_array().map(Vec::len),
+        Some(1),
+        "{evidence}"
+    );
+    assert_eq!(
+        &evidence["handoffs"][0]["available_actions"],
+        &serde_json::json!(["continue_with_waiver", "halt"]),
+        "{evidence}"
+    );
+    let shown = repo.orcho(&["handoff", "show", &run])?;
+    assert!(
+        shown
+            .stdout
+            .contains("`test` did not finish within its timeout (1s)"),
+        "{shown}"
+    );
+    Ok(())
+}
+
+#[test]
 fn an_environment_not_as_declared_pauses_for_a_waiver_or_a_halt_and_spends_no_attempt() -> Result {
     let repo = Repo::with_files(ASSERTED, &[("ok", "")])?;
     let out = repo.orcho(&[

@@ -44,8 +44,11 @@ pub struct TestsGateConfig {
 ///   environment assertion, or a command that changed the files it verifies
 ///   fails, with one finding whose detail is the end of the command's output:
 ///   the text a `feed_into_next` strategy hands to the next attempt.
-/// - A timeout is reported timed out; a command that cannot be started, or a
-///   run that cannot be recorded, is an error (the gate could not run).
+/// - A timeout is reported timed out, with a finding keyed as the
+///   environment's (`environment:timeout:<command>`): the run pauses for a
+///   person, who waives it or halts, and no attempt is spent waiting as long
+///   again. A command that cannot be started, or a run that cannot be
+///   recorded, is an error (the gate could not run).
 /// - Cancelling the gate kills the command's whole process group.
 #[derive(Debug, Clone)]
 pub struct TestsGate {
@@ -148,6 +151,19 @@ impl TestsGate {
                 // The declared environment is not as declared: the command
                 // did not run, and no attempt of the agent's can fix that.
                 let (summary, key) = match receipt.failure() {
+                    // Past its declared timeout: another attempt would wait
+                    // as long again, and a machine too slow for it is no
+                    // agent's to fix; a person decides.
+                    Some(Failure::Timeout { after }) => (
+                        format!(
+                            "`{}` did not finish within its timeout ({}): the command hangs, or \
+                             this machine is too slow for it; a person waives it or halts (an \
+                             attempt would wait as long again)",
+                            self.command,
+                            orcho_receipts::HumanDuration::new(after)
+                        ),
+                        format!("{}timeout:{}", crate::ENVIRONMENT_KEY, self.command),
+                    ),
                     Some(Failure::AssertionFailed { .. }) => (
                         format!(
                             "`{}` did not run: the environment `{}` is not as declared: {why}",
