@@ -9,8 +9,14 @@ use tokio_postgres::{Client, Config, Statement, config::SslMode, error::SqlState
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// How long opening a connection may take when the URL does not say
-/// (`connect_timeout`).
+/// (`connect_timeout`): the TCP connection, TLS and the login together, so
+/// that a server that accepts a connection and never answers is given up.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long one request to the store may wait for the server's answers,
+/// beyond opening a connection: a server that stops answering ends the
+/// command with an error, never hangs it.
+pub(crate) const STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Keepalives on both ends of every connection: a peer that stopped
 /// answering is dropped after `IDLE + INTERVAL * PROBES` (40 s).
@@ -112,6 +118,29 @@ impl Target {
         &self.shown
     }
 
+    /// How long opening a connection may take: the URL's
+    /// `connect_timeout`, else 10 s.
+    pub(crate) fn connect_timeout(&self) -> Duration {
+        self.config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(CONNECT_TIMEOUT)
+    }
+
+    /// What a connection that took longer than [`connect_timeout`] says.
+    fn connect_timed_out(&self) -> StoreError {
+        StoreError::backend(
+            format!(
+                "cannot connect to the store at {}: no answer within {}s (a server that accepts \
+                 connections but does not answer: is it PostgreSQL, on that port, and not \
+                 stuck?); `connect_timeout=SECONDS` in the URL sets how long to wait",
+                self.shown,
+                self.connect_timeout().as_secs()
+            ),
+            None,
+        )
+    }
+
     /// Whether TLS is asked for.
     #[cfg_attr(not(test), expect(dead_code, reason = "read by tests"))]
     pub(crate) fn tls(&self) -> bool {
@@ -123,8 +152,14 @@ impl Target {
     /// the connection ends.
     pub(crate) async fn connect_listening(
         &self,
-    ) -> Result<(Client, tokio::sync::mpsc::UnboundedReceiver<()>), tokio_postgres::Error> {
-        let (client, mut connection) = self.config.connect(self.tls.clone()).await?;
+    ) -> Result<(Client, tokio::sync::mpsc::UnboundedReceiver<()>), StoreError> {
+        let (client, mut connection) = tokio::time::timeout(
+            self.connect_timeout(),
+            self.config.connect(self.tls.clone()),
+        )
+        .await
+        .map_err(|_| self.connect_timed_out())?
+        .map_err(|e| self.error("cannot connect to the store", &e))?;
         let (heard, hear) = tokio::sync::mpsc::unbounded_channel();
         tokio::spawn(async move {
             loop {
@@ -144,11 +179,15 @@ impl Target {
 
     /// Opens a connection, driven on the current (the bridge's) runtime.
     pub(crate) async fn connect(&self) -> Result<Arc<Conn>, StoreError> {
-        let (client, connection) = self
-            .config
-            .connect(self.tls.clone())
-            .await
-            .map_err(|e| self.error("cannot connect to the store", &e))?;
+        // tokio-postgres bounds the TCP connection only: the login is
+        // bounded here too.
+        let (client, connection) = tokio::time::timeout(
+            self.connect_timeout(),
+            self.config.connect(self.tls.clone()),
+        )
+        .await
+        .map_err(|_| self.connect_timed_out())?
+        .map_err(|e| self.error("cannot connect to the store", &e))?;
         tokio::spawn(async move {
             // Ends when the client is dropped or the server goes away; the
             // next query on the client then says so.

@@ -293,8 +293,24 @@ impl PgStorage {
         F: FnOnce(Arc<Inner>) -> Fut,
         Fut: Future<Output = Result<T, StoreError>> + Send + 'static,
     {
+        let inner = Arc::clone(&self.inner);
+        let bound = inner.target.connect_timeout() + crate::conn::STATEMENT_TIMEOUT;
         let future = f(Arc::clone(&self.inner));
-        self.inner.bridge.run(future).unwrap_or_else(|| {
+        let bounded = async move {
+            match tokio::time::timeout(bound, future).await {
+                Ok(answer) => answer,
+                Err(_) => Err(StoreError::backend(
+                    format!(
+                        "the store at {} did not answer within {}s (is the server overloaded, \
+                         or stuck? the command can be run again)",
+                        inner.target.shown(),
+                        bound.as_secs()
+                    ),
+                    None,
+                )),
+            }
+        };
+        self.inner.bridge.run(bounded).unwrap_or_else(|| {
             Err(StoreError::backend(
                 format!(
                     "the connection to {} has stopped",

@@ -319,3 +319,105 @@ fn tls_asked_of_a_server_without_it_is_refused_in_one_line() {
     assert!(text.contains("cannot connect to the store"), "{text}");
     assert!(!text.contains(PASSWORD) && !text.contains('\n'), "{text}");
 }
+
+/// A server that takes connections and never says a word.
+fn silent_server() -> (std::net::TcpListener, u16) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = listener.local_addr().expect("its address").port();
+    (listener, port)
+}
+
+#[test]
+fn a_server_that_accepts_and_never_answers_ends_the_command_with_an_error() {
+    let (listener, port) = silent_server();
+    // Accepted and held open, never answered.
+    let held = std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        for stream in listener.incoming().take(4).flatten() {
+            kept.push(stream);
+        }
+        std::thread::sleep(Duration::from_secs(30));
+        drop(kept);
+    });
+    let url = format!("postgres://u@127.0.0.1:{port}/db?sslmode=disable&connect_timeout=1");
+    let storage = PgStorage::open(&url).expect("a URL");
+    let started = std::time::Instant::now();
+    let error = storage.runs().expect_err("nobody answers");
+    let waited = started.elapsed();
+    let said = orcho_core::error_chain(&error);
+    assert!(
+        said.contains("no answer within 1s") && said.contains("connect_timeout=SECONDS"),
+        "{said}"
+    );
+    assert!(!said.contains("refused"), "{said}");
+    // Given up at its timeout, not after the operating system's.
+    assert!(waited < Duration::from_secs(10), "{waited:?}");
+    drop(held);
+}
+
+#[test]
+fn a_server_that_stops_answering_mid_session_ends_the_command_with_an_error() {
+    use std::{
+        io::{Read, Write},
+        net::{TcpListener, TcpStream},
+        sync::atomic::{AtomicBool, Ordering},
+    };
+    let Some(server) = Server::shared() else {
+        return;
+    };
+    let url = server.new_database();
+    // A proxy in front of the server that stops passing anything on when
+    // told: the connection stays open, the answers never come.
+    let frozen = Arc::new(AtomicBool::new(false));
+    let proxy = TcpListener::bind("127.0.0.1:0").expect("a port");
+    let proxy_port = proxy.local_addr().expect("its address").port();
+    let upstream = server.port();
+    let freeze = Arc::clone(&frozen);
+    std::thread::spawn(move || {
+        for client in proxy.incoming().flatten() {
+            let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                continue;
+            };
+            for (mut from, mut to) in [
+                (
+                    client.try_clone().expect("a clone"),
+                    server.try_clone().expect("a clone"),
+                ),
+                (server, client),
+            ] {
+                let freeze = Arc::clone(&freeze);
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 8192];
+                    while let Ok(n) = from.read(&mut buf) {
+                        if n == 0 {
+                            break;
+                        }
+                        while freeze.load(Ordering::SeqCst) {
+                            std::thread::sleep(Duration::from_millis(50));
+                        }
+                        if to.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        }
+    });
+    let proxied = url.replace(
+        &format!("127.0.0.1:{upstream}/"),
+        &format!("127.0.0.1:{proxy_port}/"),
+    ) + "&connect_timeout=1";
+    let storage = PgStorage::open(&proxied)
+        .expect("a URL")
+        .for_origin(Origin::new("here", "/checkout"));
+    storage.runs().expect("answered before the freeze");
+    frozen.store(true, Ordering::SeqCst);
+    let started = std::time::Instant::now();
+    let error = storage.runs().expect_err("no answer");
+    let waited = started.elapsed();
+    let said = orcho_core::error_chain(&error);
+    assert!(said.contains("did not answer within 11s"), "{said}");
+    assert!(!said.contains(PASSWORD), "{said}");
+    assert!(waited < Duration::from_secs(25), "{waited:?}");
+    frozen.store(false, Ordering::SeqCst);
+}
