@@ -1,4 +1,5 @@
-//! opencode, through Orcho's plugin (`integrations/opencode/orcho.js`,
+//! opencode, through Orcho's plugin (`assets/opencode/orcho.js`, also at
+//! `integrations/opencode/orcho.js`,
 //! which `orcho init --agent opencode` writes to
 //! `.opencode/plugins/orcho.js`). The plugin sends documents with Claude
 //! Code's event names and opencode's tool names and arguments, and reads
@@ -12,7 +13,7 @@ use super::{Dialect, Layout, Tool, as_is, claude_event, exit_field};
 use crate::hook::answer::{Answer, Rendered};
 
 /// The plugin, as this repository ships it.
-pub(super) const PLUGIN: &str = include_str!("../../../../integrations/opencode/orcho.js");
+pub(super) const PLUGIN: &str = include_str!("../../../assets/opencode/orcho.js");
 
 pub(super) const DIALECT: Dialect = Dialect {
     name: "opencode",
