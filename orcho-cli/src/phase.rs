@@ -82,12 +82,16 @@ pub(crate) async fn run_phase(
             // An agent is the user's own program: it runs with the user's
             // environment (its credentials, endpoints, proxies), the keys
             // excepted.
+            let secs = spec
+                .timeout_secs
+                .unwrap_or(runner::DEFAULT_AGENT_TIMEOUT_SECS);
             let mut process = PhaseProcess::new(launch.argv.iter().cloned())
                 .user_environment()
-                .timeout(std::time::Duration::from_secs(
-                    spec.timeout_secs
-                        .unwrap_or(runner::DEFAULT_AGENT_TIMEOUT_SECS),
-                ));
+                .timeout(std::time::Duration::from_secs(secs))
+                .timeout_said(match spec.timeout_secs {
+                    Some(_) => format!("runner.timeout_secs: {secs}"),
+                    None => format!("runner.timeout_secs defaults to {secs}"),
+                });
             for (name, value) in &launch.envs {
                 process = process.env(name, value);
             }

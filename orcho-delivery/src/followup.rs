@@ -414,6 +414,10 @@ impl FollowUpSpec {
             self.parent,
             self.counted()
         );
+        out.push_str(
+            "The parent's change is already here: its diff is applied to this checkout, on the \
+             same base. Correct it; do not write it again.\n",
+        );
         if let Some(note) = &self.note {
             out.push_str("\nOperator note: ");
             out.push_str(note);

@@ -47,6 +47,9 @@ fn runs_table(runs: &[Listed]) -> String {
                 if let Some(task) = &view.task {
                     let _ = writeln!(table, "{:<width$}  task: {}", "", text::task_line(task));
                 }
+                if let Some(spent) = text::cost(&view.cost) {
+                    let _ = writeln!(table, "{:<width$}  cost: {spent}", "");
+                }
             }
             Listed::Unreadable { run, reason } => {
                 let _ = writeln!(

@@ -823,6 +823,12 @@ pub(crate) fn evidence(e: &orcho::Evidence, path: &str) -> String {
         if let Some(next) = &p.next {
             let _ = write!(text, " → {next}");
         }
+        if let Some(spent) = cost(&p.cost) {
+            let _ = write!(text, " (cost: {spent})");
+        }
+    }
+    if let Some(spent) = cost(&e.cost) {
+        let _ = write!(text, "\ncost: {spent}");
     }
     for h in &e.handoffs {
         let _ = write!(text, "\nhandoff {} ({}, {}): ", h.id, h.trigger, h.verdict);
@@ -861,6 +867,23 @@ pub(crate) fn evidence(e: &orcho::Evidence, path: &str) -> String {
     }
     let _ = write!(text, "\nevidence: {path}");
     text
+}
+
+/// What a run or an attempt cost, in words: `4m12s, $0.3100, 10234 in /
+/// 1200 out tokens` (what is not known left out); `None` when no agent or
+/// model reported money or tokens (wall time alone is no news).
+pub(crate) fn cost(cost: &orcho::core::Cost) -> Option<String> {
+    if cost.usd.is_none() && cost.tokens.is_none() {
+        return None;
+    }
+    let mut parts = vec![orcho::receipts::HumanDuration::new(cost.wall).to_string()];
+    if let Some(usd) = cost.usd {
+        parts.push(usd.to_string());
+    }
+    if let Some(t) = cost.tokens {
+        parts.push(format!("{} in / {} out tokens", t.input, t.output));
+    }
+    Some(parts.join(", "))
 }
 
 /// A menu of `actions` with what each does, one per line.

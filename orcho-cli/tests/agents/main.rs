@@ -232,6 +232,8 @@ step start run --no-interactive --task "$TASK"
 step approve plan approve latest --feedback "keep it small"
 step resume resume latest --no-interactive
 step evidence evidence latest --json
+step evidence_text evidence latest
+step runs runs
 step decide delivery decide latest approve
 step deliver resume latest --no-interactive
 "#;
@@ -514,6 +516,15 @@ fn whole_run(agent: &Agent) -> Result {
         tokens >= 300,
         "the agents' tokens are the run's cost: {evidence:#}"
     );
+    // Said in words too, in the evidence and beside the run in its list.
+    let said = format!("{tokens} in / ");
+    for step in ["evidence_text", "runs"] {
+        let text = std::fs::read_to_string(w.ctl.join(format!("{step}.out"))).unwrap_or_default();
+        assert!(
+            text.contains("cost: ") && text.contains(&said),
+            "`orcho {step}` says the cost: {text}"
+        );
+    }
     // The review is read-only: its agent's hooks refused its write before
     // it ran, so nothing had to be taken back.
     let refused = requests

@@ -306,10 +306,7 @@ verification:
                 gate's failure is fed on to `plan` only if a handoff grants a retry";
     let show = repo.orcho(&["profile", "show"])?;
     show.expect_code(0);
-    assert!(
-        show.stderr.contains("warning: profile `"),
-        "{show}"
-    );
+    assert!(show.stderr.contains("warning: profile `"), "{show}");
     assert!(show.stderr.contains(said), "{show}");
     let json = repo.orcho(&["profile", "show", "--json"])?;
     let doc = json.json()?;

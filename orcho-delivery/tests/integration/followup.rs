@@ -59,6 +59,11 @@ fn a_follow_up_that_repeats_its_parents_blockers_is_stopped() -> Result {
         spec.to_markdown()
             .contains("test `parse_empty` failed (src/lib.rs:3)")
     );
+    // The child's agent is told it starts from the parent's change.
+    assert!(
+        spec.to_markdown()
+            .contains("The parent's change is already here: its diff is applied to this checkout")
+    );
 
     // The follow-up fails the same way (another line, same blocker).
     let child = gates.open(

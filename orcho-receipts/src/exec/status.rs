@@ -50,7 +50,9 @@ impl fmt::Display for ExitStatus {
                 Some(name) => write!(f, "killed by signal {sig} ({name})"),
                 None => write!(f, "killed by signal {sig}"),
             },
-            Self::TimedOut { after } => write!(f, "timed out after {} ms", after.as_millis()),
+            Self::TimedOut { after } => {
+                write!(f, "timed out after {}", crate::HumanDuration::new(*after))
+            }
             Self::Cancelled => f.write_str("cancelled"),
             Self::SpawnFailed { message } => write!(f, "could not be started: {message}"),
         }
@@ -91,7 +93,7 @@ mod tests {
         insta::assert_snapshot!(ExitStatus::Exited(2), @"exit code 2");
         insta::assert_snapshot!(ExitStatus::Signaled(11), @"killed by signal 11 (SIGSEGV)");
         insta::assert_snapshot!(ExitStatus::Signaled(40), @"killed by signal 40");
-        insta::assert_snapshot!(ExitStatus::TimedOut { after: Duration::from_secs(2) }, @"timed out after 2000 ms");
+        insta::assert_snapshot!(ExitStatus::TimedOut { after: Duration::from_secs(2) }, @"timed out after 2s");
         insta::assert_snapshot!(ExitStatus::Cancelled, @"cancelled");
         assert!(ExitStatus::Exited(0).success());
         assert!(!ExitStatus::Exited(1).success());

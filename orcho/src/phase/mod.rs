@@ -180,6 +180,7 @@ pub struct PhaseProcess {
     argv: Vec<String>,
     envs: Vec<(String, String)>,
     timeout: Option<Duration>,
+    timeout_said: Option<String>,
     user_environment: bool,
     cancel: Option<CancelToken>,
 }
@@ -195,6 +196,7 @@ impl PhaseProcess {
             argv: argv.into_iter().map(Into::into).collect(),
             envs: Vec::new(),
             timeout: None,
+            timeout_said: None,
             user_environment: false,
             cancel: None,
         }
@@ -212,6 +214,15 @@ impl PhaseProcess {
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// How its timeout was declared (`timeout_secs: 1800`), said beside it
+    /// when the attempt is rejected as timed out, in the declaration's own
+    /// unit.
+    #[must_use]
+    pub fn timeout_said(mut self, declared: impl Into<String>) -> Self {
+        self.timeout_said = Some(declared.into());
         self
     }
 
@@ -393,6 +404,7 @@ impl Attempt {
                 phase: request.phase.to_string(),
                 files: files.clone(),
                 outcome,
+                timeout_said: process.timeout_said.clone(),
             }),
         }
     }
@@ -422,6 +434,7 @@ pub struct Ran {
     /// Its attempt's files.
     pub files: AttemptFiles,
     phase: String,
+    timeout_said: Option<String>,
 }
 
 impl Ran {
@@ -527,7 +540,12 @@ impl Ran {
                 .with_findings([Finding::new(
                     phase,
                     Severity::High,
-                    format!("{shown} {}", outcome.status),
+                    match (&outcome.status, &self.timeout_said) {
+                        (ExitStatus::TimedOut { .. }, Some(declared)) => {
+                            format!("{shown} {} (`{declared}`)", outcome.status)
+                        }
+                        _ => format!("{shown} {}", outcome.status),
+                    },
                 )
                 .with_detail(detail)])
                 .with_findings(said.findings)

@@ -208,7 +208,8 @@ async fn a_timeout_stops_the_whole_group() -> Result {
     let started = Instant::now();
     let ran = attempt.run(
         sh(r#"sleep 30 & echo $! > "$ORCHO_ARTIFACTS/child"; wait"#)
-            .timeout(Duration::from_millis(300)),
+            .timeout(Duration::from_millis(300))
+            .timeout_said("runner.timeout_secs: 0.3"),
     )?;
     assert!(
         started.elapsed() < Duration::from_secs(20),
@@ -216,7 +217,11 @@ async fn a_timeout_stops_the_whole_group() -> Result {
     );
     let report = ran.report("`slow`", None)?;
     assert_eq!(report.outcome.verdict, Verdict::Rejected);
-    assert!(report.outcome.findings[0].title.contains("timed out"));
+    // In words, and as the profile declared it.
+    assert_eq!(
+        report.outcome.findings[0].title,
+        "`slow` timed out after 300ms (`runner.timeout_secs: 0.3`)"
+    );
     let child = read(&pid_file)?;
     let alive = Utf8PathBuf::from(format!("/proc/{}", child.trim()));
     let stat = std::fs::read_to_string(alive.join("stat")).unwrap_or_default();
