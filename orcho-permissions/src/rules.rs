@@ -89,7 +89,8 @@ impl Evaluation {
                 index,
                 rule,
             } => format!(
-                "ask: the command is compound (`{construct}`), and rule {} ({rule}) only allows single commands",
+                "ask: the command is compound (`{construct}`), and rule {} ({rule}) only allows \
+                 single commands (a last rule `bash` `*` → allow allows compound ones too)",
                 index + 1
             ),
         }
@@ -133,6 +134,9 @@ impl ShadowedRule {
 ///   becomes `ask`, while `ask` and `deny` stay. So `ls; rm -rf x` is not
 ///   allowed by an `ls*` rule. The check is conservative: a `;` inside quotes
 ///   also makes a command compound (it is asked about, never run silently).
+///   The one exception is an allow of every command: a `*` pattern with no
+///   later `bash` rule allows each part of a compound command on its own,
+///   so it allows the whole.
 ///
 /// Patterns match the whole argument, case-sensitively (see [`Pattern`]):
 ///
@@ -266,6 +270,7 @@ impl RuleSet {
         };
         if rule.action == PermissionAction::Allow
             && permission == Permission::BASH.as_str()
+            && !self.allows_every_command(index)
             && let Some(construct) = compound_construct(argument)
         {
             return Evaluation {
@@ -284,6 +289,21 @@ impl RuleSet {
                 rule: rule.clone(),
             },
         }
+    }
+
+    /// Whether the rule at `index` allows every shell command with nothing
+    /// after it to say otherwise: a `*` pattern, and no later rule for
+    /// `bash`. Every part of a compound command is then allowed on its own,
+    /// so the whole is too (`sh -c 'echo x >> f'` under `bash *` → allow).
+    fn allows_every_command(&self, index: usize) -> bool {
+        let Some(rule) = self.rules.get(index) else {
+            return false;
+        };
+        rule.action == PermissionAction::Allow
+            && rule.pattern.as_str() == "*"
+            && !self.rules[index + 1..]
+                .iter()
+                .any(|later| later.permission.matches(Permission::BASH.as_str()))
     }
 
     /// Rules that can never decide because a later rule matches everything
@@ -482,8 +502,50 @@ mod tests {
         let rules = RuleSet::read_only();
         insta::assert_snapshot!(rules.evaluate("bash", "git status").explain(), @"allow by rule 19 (bash `git status *` → allow)");
         insta::assert_snapshot!(rules.evaluate("write", "src/lib.rs").explain(), @"deny by rule 42 (write `*` → deny)");
-        insta::assert_snapshot!(rules.evaluate("bash", "ls -la; rm -rf x").explain(), @"ask: the command is compound (`;`), and rule 6 (bash `ls *` → allow) only allows single commands");
+        insta::assert_snapshot!(rules.evaluate("bash", "ls -la; rm -rf x").explain(), @"ask: the command is compound (`;`), and rule 6 (bash `ls *` → allow) only allows single commands (a last rule `bash` `*` → allow allows compound ones too)");
         insta::assert_snapshot!(RuleSet::default().evaluate("read", "a").explain(), @"deny: no rule matches, and unmatched requests are denied");
+    }
+
+    #[test]
+    fn an_allow_of_every_command_allows_compound_ones_unless_a_rule_after_it_speaks() {
+        let all = RuleSet::new([Rule::new(Permission::BASH, "*", Allow)]);
+        for command in [
+            "sh -c 'echo x >> f'",
+            "cargo build && cargo test",
+            "ls | wc -l",
+            "echo $(date)",
+        ] {
+            assert_eq!(all.evaluate("bash", command).action, Allow, "{command}");
+        }
+        // An earlier exception is overridden by the later `*` for a single
+        // command as well: the compound one is allowed the same.
+        let earlier = RuleSet::new([
+            Rule::new(Permission::BASH, "rm *", Deny),
+            Rule::new(Permission::BASH, "*", Allow),
+        ]);
+        assert_eq!(earlier.evaluate("bash", "rm -rf x").action, Allow);
+        assert_eq!(earlier.evaluate("bash", "ls; rm -rf x").action, Allow);
+        // An exception after it would be slipped past by chaining: asked.
+        let later = RuleSet::new([
+            Rule::new(Permission::BASH, "*", Allow),
+            Rule::new(Permission::BASH, "rm *", Deny),
+        ]);
+        assert_eq!(later.evaluate("bash", "rm -rf x").action, Deny);
+        assert_eq!(later.evaluate("bash", "ls; rm -rf x").action, Ask);
+        let any_later = RuleSet::new([
+            Rule::new(Permission::BASH, "*", Allow),
+            Rule::new(Permission::ANY, "secrets/*", Deny),
+        ]);
+        assert_eq!(any_later.evaluate("bash", "cat a > b").action, Ask);
+        // Rules for other permissions after it change nothing.
+        let other = RuleSet::new([
+            Rule::new(Permission::BASH, "*", Allow),
+            Rule::new(Permission::WRITE, "secrets/*", Deny),
+        ]);
+        assert_eq!(other.evaluate("bash", "echo x >> f").action, Allow);
+        // A narrower allow still allows single commands only.
+        let narrow = RuleSet::new([Rule::new(Permission::BASH, "echo *", Allow)]);
+        assert_eq!(narrow.evaluate("bash", "echo x >> f").action, Ask);
     }
 
     #[test]
