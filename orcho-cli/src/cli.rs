@@ -154,8 +154,13 @@ pub(crate) enum Command {
         #[arg(long, value_name = "N", requires = "page")]
         per_page: Option<usize>,
     },
-    /// List every run of the store, newest first, with where it stands
-    Runs,
+    /// List this checkout's runs, newest first, with where each stands
+    Runs {
+        /// On a shared store: every machine's and checkout's runs, each
+        /// with where it was started
+        #[arg(long)]
+        team: bool,
+    },
     /// A run's history: one line per transition, in order
     Log {
         /// The run: its id, the start of it, or `latest`

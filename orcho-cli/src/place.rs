@@ -129,7 +129,10 @@ impl Place {
         let store_named = store.clone();
         let (store, shared) = match store {
             Some(url) if orcho_pg::is_url(url.as_str()) => {
-                let origin = orcho_pg::Origin::new(machine(), checkout.as_str());
+                // What the team sees a run come from: this machine and
+                // checkout, of the repository it is a clone of.
+                let origin = orcho_pg::Origin::new(machine(), checkout.as_str())
+                    .with_repository(orcho::checkout::repository_url(&checkout));
                 let shared = orcho_pg::PgStorage::open(url.as_str())
                     .map_err(|e| {
                         CliError::msg(orcho::core::error_chain(&e)).with_hint(

@@ -421,3 +421,23 @@ fn a_server_that_stops_answering_mid_session_ends_the_command_with_an_error() {
     assert!(waited < Duration::from_secs(25), "{waited:?}");
     frozen.store(false, Ordering::SeqCst);
 }
+
+#[test]
+fn a_missing_password_is_said_as_missing_not_refused() {
+    let Some(server) = Server::shared() else {
+        return;
+    };
+    let url = server.new_database();
+    let without = url.replace(&format!(":{PASSWORD}@"), "@");
+    assert!(!without.contains(PASSWORD), "{without}");
+    // Neither the URL nor the environment gives one.
+    let e = PgStorage::open(&without).unwrap().runs().unwrap_err();
+    let text = orcho_core::error_chain(&e);
+    assert!(
+        text.contains(
+            "the server asks for a password, and neither the URL nor PGPASSWORD gives one"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("refused"), "{text}");
+}

@@ -301,7 +301,7 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
             let page = page.map(|n| orcho::InboxPage::new(n, per_page.unwrap_or(50)));
             inbox::inbox(place, &filter, page)
         }
-        Command::Runs => runs::list(place),
+        Command::Runs { team } => runs::list(place, team),
         Command::Log { run } => runs::log(place, &find(&run)?),
         Command::Evidence { run } => runs::evidence(place, &find(&run)?),
         Command::Cancel { run, reason } => runs::cancel(place, &find(&run)?, &reason),

@@ -265,6 +265,15 @@ async fn drive(
             }
             return Err(e);
         }
+        // The store stopped answering while the run waited for a decision
+        // made elsewhere: nothing is lost, and the wait can go on.
+        Err(orcho::DriveError::Engine(e)) if asking.wait => {
+            return Err(CliError::from(e).with_hint(format!(
+                "what was decided is kept; `orcho resume {} --wait` waits again once the store \
+                 answers",
+                run.id()
+            )));
+        }
         Err(e) => return Err(e.into()),
     };
     match end {

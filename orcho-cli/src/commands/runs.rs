@@ -12,14 +12,44 @@ use crate::{
     place::Place,
 };
 
-/// Every run of the store, newest first.
-pub(crate) fn list(place: &Place) -> Result<Report, CliError> {
-    let runs = place.store().list()?;
-    Ok(Report::new(&runs).line(runs_table(&runs)))
+/// The checkout's runs (with `team`, every run of a shared store), newest
+/// first.
+pub(crate) fn list(place: &Place, team: bool) -> Result<Report, CliError> {
+    let shared = place.shared.is_some();
+    let store = if team {
+        place.team_store()
+    } else {
+        place.store()
+    };
+    let runs = store.list()?;
+    // Where each run was started, for a store a team shares.
+    let origins: Vec<Option<orcho::core::storage::RunOrigin>> = if shared {
+        runs.iter()
+            .map(|listed| match listed {
+                Listed::Run(view) => store.origin(&view.run).ok().flatten(),
+                _ => None,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut table = runs_table(&runs, &origins);
+    if shared && !team {
+        table.push_str(
+            "\n(this checkout's runs; `orcho runs --team` lists every machine's and checkout's)",
+        );
+    } else if team && !shared {
+        place.progress(
+            "note: this store is this checkout's own, so `--team` lists what `orcho runs` \
+             does; a team shares a PostgreSQL store (`--store postgres://…`)",
+        );
+    }
+    Ok(Report::new(&runs).line(table))
 }
 
-/// The runs as a table, or what to do when there is none.
-fn runs_table(runs: &[Listed]) -> String {
+/// The runs as a table, each with where it was started when `origins`
+/// says (a shared store), or what to do when there is none.
+fn runs_table(runs: &[Listed], origins: &[Option<orcho::core::storage::RunOrigin>]) -> String {
     if runs.is_empty() {
         return "no run in this store yet; `orcho run` starts one".to_owned();
     }
@@ -32,7 +62,7 @@ fn runs_table(runs: &[Listed]) -> String {
         "{:<width$}  {:<22}  {:<18}  WHERE\n",
         "RUN", "STATUS", "PHASE"
     );
-    for listed in runs {
+    for (n, listed) in runs.iter().enumerate() {
         match listed {
             Listed::Run(view) => {
                 let phase = view.phase.as_ref().map_or("-", |p| p.as_str());
@@ -49,6 +79,20 @@ fn runs_table(runs: &[Listed]) -> String {
                 }
                 if let Some(spent) = text::cost(&view.cost) {
                     let _ = writeln!(table, "{:<width$}  cost: {spent}", "");
+                }
+                if let Some(Some(origin)) = origins.get(n)
+                    && !origin.here
+                {
+                    let repository = origin
+                        .repository
+                        .as_deref()
+                        .map(|r| format!(" ({r})"))
+                        .unwrap_or_default();
+                    let _ = writeln!(
+                        table,
+                        "{:<width$}  started on {} in {}{repository}; driven there",
+                        "", origin.machine, origin.checkout
+                    );
                 }
             }
             Listed::Unreadable { run, reason } => {

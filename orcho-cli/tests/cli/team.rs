@@ -724,3 +724,176 @@ fn an_agents_question_on_one_machine_is_answered_from_another() -> Result {
     );
     Ok(())
 }
+
+#[test]
+fn runs_lists_the_checkouts_own_and_with_team_every_machines_with_its_repository() -> Result {
+    let Some(server) = Server::shared() else {
+        return Ok(());
+    };
+    let url = server.new_database();
+    let a = Member {
+        repo: Repo::new(REVIEW)?,
+        url: &url,
+        machine: "machine-a",
+    };
+    let b = Member {
+        repo: Repo::new(REVIEW)?,
+        url: &url,
+        machine: "machine-b",
+    };
+    // A clone: its remote, with a token a careless URL carries.
+    b.repo.git(&[
+        "remote",
+        "add",
+        "origin",
+        "https://bot:ghp_token@example.com/acme/app.git",
+    ])?;
+    let ra = a.paused()?;
+    let rb = b.paused()?;
+    let own = a.orcho(&["runs"])?;
+    own.expect_code(0);
+    assert!(
+        own.stdout.contains(&ra) && !own.stdout.contains(&rb),
+        "{own}"
+    );
+    assert!(
+        own.stdout
+            .contains("`orcho runs --team` lists every machine's"),
+        "{own}"
+    );
+    let team = a.orcho(&["runs", "--team"])?;
+    team.expect_code(0);
+    assert!(
+        team.stdout.contains(&ra) && team.stdout.contains(&rb),
+        "{team}"
+    );
+    assert!(
+        team.stdout.contains(&format!(
+            "started on machine-b in {} (https://bot@example.com/acme/app.git); driven there",
+            b.repo.dir()
+        )),
+        "{team}"
+    );
+    assert!(!team.stdout.contains("ghp_token"), "{team}");
+    // The run of this checkout says nothing of where: it is here.
+    assert!(!team.stdout.contains("started on machine-a"), "{team}");
+    let json = a.orcho(&["runs", "--team", "--json"])?.json()?;
+    assert_eq!(json.as_array().map(Vec::len), Some(2), "{json}");
+    Ok(())
+}
+
+/// A TCP proxy in front of the test's server that can be cut: its
+/// connections closed and new ones refused, as when the database goes
+/// down.
+struct Cuttable {
+    port: u16,
+    cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Cuttable {
+    fn start(upstream: u16) -> Result<Self> {
+        use std::{
+            io::{Read, Write},
+            net::{Shutdown, TcpListener, TcpStream},
+            sync::{Arc, Mutex, atomic::Ordering},
+        };
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        listener.set_nonblocking(true)?;
+        let port = listener.local_addr()?.port();
+        let cut = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let open: Arc<Mutex<Vec<TcpStream>>> = Arc::default();
+        let (stop, streams) = (Arc::clone(&cut), Arc::clone(&open));
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                let Ok((client, _)) = listener.accept() else {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    continue;
+                };
+                let _ = client.set_nonblocking(false);
+                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                    continue;
+                };
+                if let Ok(mut kept) = streams.lock() {
+                    kept.extend(
+                        [client.try_clone(), server.try_clone()]
+                            .into_iter()
+                            .flatten(),
+                    );
+                }
+                for (mut from, mut to) in [
+                    (client.try_clone(), server.try_clone()),
+                    (Ok(server), Ok(client)),
+                ]
+                .into_iter()
+                .filter_map(|(a, b)| Some((a.ok()?, b.ok()?)))
+                {
+                    std::thread::spawn(move || {
+                        let mut buf = [0u8; 8192];
+                        while let Ok(n) = from.read(&mut buf) {
+                            if n == 0 || to.write_all(&buf[..n]).is_err() {
+                                break;
+                            }
+                        }
+                        let _ = to.shutdown(Shutdown::Both);
+                    });
+                }
+            }
+            // Down: every connection closed; the listener is dropped, so
+            // new ones are refused.
+            if let Ok(kept) = streams.lock() {
+                for stream in kept.iter() {
+                    let _ = stream.shutdown(Shutdown::Both);
+                }
+            }
+        });
+        Ok(Self { port, cut })
+    }
+
+    fn cut(&self) {
+        self.cut.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_wait_that_loses_the_database_ends_with_the_resume_hint() -> Result {
+    let Some(server) = Server::shared() else {
+        return Ok(());
+    };
+    let direct = server.new_database();
+    let proxy = Cuttable::start(server.port())?;
+    let url = direct.replace(
+        &format!("127.0.0.1:{}/", server.port()),
+        &format!("127.0.0.1:{}/", proxy.port),
+    ) + "&connect_timeout=2";
+    let b = Member {
+        repo: Repo::new(REVIEW)?,
+        url: &url,
+        machine: "machine-b",
+    };
+    let run = b.paused()?;
+    let waiting = Watched::new(
+        b.repo
+            .spawn_with(&b.envs(), &["resume", &run, "--wait", "--no-interactive"])?,
+    )?;
+    waiting.until("waiting for the handoff to be decided")?;
+    proxy.cut();
+    let out = waiting.finish()?;
+    out.expect_no_panic();
+    assert_eq!(out.code(), Some(1), "{out}");
+    assert!(
+        out.stderr.contains(&format!(
+            "`orcho resume {run} --wait` waits again once the store answers"
+        )),
+        "{out}"
+    );
+    assert!(!out.stderr.contains(PASSWORD), "{out}");
+    // Nothing was lost: the run still waits at its handoff.
+    let direct_member = Member {
+        repo: Repo::new(REVIEW)?,
+        url: &direct,
+        machine: "machine-a",
+    };
+    let inbox = direct_member.orcho(&["inbox", "--json"])?.json()?;
+    assert!(inbox.to_string().contains(&run), "{inbox}");
+    Ok(())
+}

@@ -13,6 +13,7 @@
 
 mod base;
 mod keys;
+mod remote;
 mod verify;
 mod weakened;
 
@@ -27,6 +28,7 @@ pub use keys::{
     KeyError, Keys, MIN_SECRET, RECEIPT_KEY_FILE, SIGNING_KEY_FILE, make_private_dir, read_private,
     refuse_inside,
 };
+pub use remote::repository_url;
 pub use verify::{
     CommandRun, LeftOutToolchain, MAX_RUNS, Readiness, Verified, Verifying, commands_to_verify,
     declared, environments_of,
