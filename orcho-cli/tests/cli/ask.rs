@@ -43,7 +43,7 @@ fn script(command: &str, hook_args: &str) -> String {
          export HOOK_SECRET={secret}\n\
          printf '%s' \"$doc\" | '{orcho}' --store @CTL@/../repo/.orcho/runs/$ORCHO_RUN hook claude-code \
          {hook_args} >@CTL@/answer.json 2>@CTL@/answer.err\n\
-         grep -q '\"permissionDecision\": *\"allow\"' @CTL@/answer.json\n",
+         grep -q '\"permissionDecision\": *\"allow\"' @CTL@/answer.json && echo ran > ran.txt\n",
         orcho = env!("CARGO_BIN_EXE_orcho"),
         secret = SECRET,
     )
@@ -311,7 +311,8 @@ fn two_open_questions_are_decided_by_name_and_shown_without_control_characters()
     let one = script("git push origin main", "--ask-wait 120").replace("answer.", "one.");
     let two = script("git push --force\\u001b[2K origin main", "--ask-wait 120")
         .replace("answer.", "two.");
-    let both = "#!/bin/sh\n./one.sh & ./two.sh & wait\n";
+    // The phase fails when either of its agent's commands was denied.
+    let both = "#!/bin/sh\n./one.sh & one=$!\n./two.sh & two=$!\nwait $one && wait $two\n";
     let repo = Repo::with_files(
         &profile("2m"),
         &[("one.sh", &one), ("two.sh", &two), ("ask.sh", both)],

@@ -148,7 +148,8 @@ fn a_handoff_decided_in_the_browser_goes_on_and_the_other_window_sees_it() -> Re
     let repo = Repo::new(REVIEW)?;
     let run = paused_at_review(&repo)?;
     let served = serve(&repo)?;
-    // The run's host waits for the decision; its review passes next time.
+    // The run's host waits for the decision; its review passes next time,
+    // with a change to deliver.
     let host = Watched::new(repo.spawn(&[
         "resume",
         &run,
@@ -156,7 +157,7 @@ fn a_handoff_decided_in_the_browser_goes_on_and_the_other_window_sees_it() -> Re
         "--no-interactive",
         "--json",
         "--phase",
-        "review=true",
+        "review=sh -c 'echo covered > empty-input.txt'",
     ])?)?;
     host.until("waiting for the handoff to be decided")?;
 

@@ -244,8 +244,9 @@ fn ctrl_c_at_a_terminal_stops_the_phase_and_says_how_to_resume() -> Result {
         "--no-interactive",
         "--json",
     ])?;
-    out.expect_code(4);
-    assert_eq!(out.json()?["awaiting"], "delivery", "{out}");
+    // To its end: it changed nothing, so there is nothing to deliver.
+    out.expect_code(0);
+    assert_eq!(out.json()?["status"], "completed", "{out}");
     let evidence = repo.orcho(&["--json", "evidence", &run])?.json()?;
     assert_eq!(
         evidence["interruptions"][0]["reason"], "Ctrl-C",

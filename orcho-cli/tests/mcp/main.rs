@@ -465,7 +465,7 @@ async fn a_halted_run_refuses_decisions_and_resumes() -> TestResult {
 async fn a_run_in_a_worktree_ends_at_its_delivery_gate() -> TestResult {
     let (_tmp, dir) = repo()?;
     let client = connect_binary(&dir).await?;
-    let run = to_the_gate(&client, json!(["true"])).await?;
+    let run = to_the_gate(&client, json!(["sh", "-c", "echo reviewed > REVIEWED.md"])).await?;
 
     let gate = ok(&client, "orcho_delivery_gate", json!({ "run_id": run })).await?;
     assert_eq!(gate["verdict"], "approved");
@@ -514,7 +514,7 @@ async fn a_run_in_a_worktree_ends_at_its_delivery_gate() -> TestResult {
     let started = ok(
         &client,
         "orcho_run_start",
-        json!({ "profile": "operator.yaml", "phases": { "review": ["true"] } }),
+        json!({ "profile": "operator.yaml", "phases": { "review": ["sh", "-c", "echo reviewed > REVIEWED.md"] } }),
     )
     .await?;
     let guarded = started["run_id"].as_str().ok_or("no run id")?.to_owned();
@@ -602,7 +602,7 @@ async fn a_target_in_the_way_is_shown_and_refused_with_what_to_do() -> TestResul
 async fn a_run_is_named_as_the_cli_names_it_and_unknown_arguments_are_refused() -> TestResult {
     let (_tmp, dir) = repo()?;
     let client = connect_binary(&dir).await?;
-    let run = to_the_gate(&client, json!(["true"])).await?;
+    let run = to_the_gate(&client, json!(["sh", "-c", "echo reviewed > REVIEWED.md"])).await?;
     for reference in ["latest", &run[..20]] {
         let status = ok(&client, "orcho_run_status", json!({ "run_id": reference })).await?;
         assert_eq!(status["run_id"], run.as_str(), "{reference}: {status}");
@@ -897,7 +897,7 @@ async fn intake_is_decided_through_its_tools_and_receipts_carry_the_servers_key(
     let started = ok(
         &client,
         "orcho_run_start",
-        json!({ "profile": "checked.yaml", "phases": { "review": ["true"] } }),
+        json!({ "profile": "checked.yaml", "phases": { "review": ["sh", "-c", "echo reviewed > REVIEWED.md"] } }),
     )
     .await?;
     assert_eq!(started["status"], "awaiting_intake", "{started}");
@@ -956,14 +956,14 @@ async fn a_run_started_with_a_task_keeps_it_and_bad_input_is_refused() -> TestRe
     let started = ok(
         &client,
         "orcho_run_start",
-        json!({ "phases": { "review": ["true"] }, "task": "Parse empty input as []" }),
+        json!({ "phases": { "review": ["sh", "-c", "echo reviewed > REVIEWED.md"] }, "task": "Parse empty input as []" }),
     )
     .await?;
     assert_eq!(started["task"], "Parse empty input as []", "{started}");
     let (refused_blank, said) = call(
         &client,
         "orcho_run_start",
-        json!({ "phases": { "review": ["true"] }, "task": "  " }),
+        json!({ "phases": { "review": ["sh", "-c", "echo reviewed > REVIEWED.md"] }, "task": "  " }),
     )
     .await?;
     assert!(refused_blank, "{said}");

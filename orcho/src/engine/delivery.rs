@@ -18,6 +18,9 @@ use crate::{
     state::RunEvent,
 };
 
+/// Who closes the delivery gate of an approved run that changed nothing.
+const NOTHING_TO_DELIVER: &str = "orcho (the run changed nothing)";
+
 impl Run {
     pub(super) fn delivery_err(&self, e: orcho_delivery::DeliveryError) -> EngineError {
         self.err(EngineErrorKind::Delivery(Box::new(e)))
@@ -32,6 +35,25 @@ impl Run {
         let recorded = deliveries
             .recorded_decision(self.id())
             .map_err(|e| self.delivery_err(e))?;
+        // An approved run that changed nothing has nothing to deliver:
+        // nobody is asked, the gate is closed (`skip`) and the run ends
+        // saying so. A rejected one still waits: a person may ask for a
+        // follow-up.
+        if recorded.is_none()
+            && gate.diff().is_empty()
+            && gate.verdict() == Verdict::Approved
+            && gate.available_actions().contains(DeliveryAction::Skip)
+        {
+            deliveries
+                .decide(
+                    self.id(),
+                    DecisionRequest::new(DeliveryChoice::skip(), DecidedBy::Operator)
+                        .by(NOTHING_TO_DELIVER),
+                )
+                .map_err(|e| self.delivery_err(e))?;
+            self.deliver().await?;
+            return Ok(None);
+        }
         let Some(action) = self.engine.inner.plan.delivery else {
             return Ok(Some(Step::DecideDelivery(gate)));
         };
@@ -407,6 +429,9 @@ impl Run {
             .map_err(|e| self.delivery_err(e))?;
         let target = self.workspace()?.target;
         let mut detail = describe_outcome(&outcome, &target);
+        if recorded.decision().request().who() == Some(NOTHING_TO_DELIVER) {
+            detail = format!("the run changed nothing, so there was nothing to deliver; {detail}");
+        }
         if matches!(
             outcome.action(),
             DeliveryAction::Approve | DeliveryAction::Apply

@@ -203,8 +203,7 @@ async fn a_fix_on_a_rejected_release_starts_a_follow_up_linked_to_its_parent() -
 
 #[tokio::test]
 async fn a_dirty_target_asks_at_intake_and_include_seeds_the_worktree() -> Result {
-    let run = Scenario::new(plan())
-        .in_worktree()
+    let run = implementing(Scenario::new(plan()).in_worktree())
         .dirty("notes.txt", "work in progress\n")
         .intake(IntakeChoice::new(IntakeAction::Include))
         .run()
@@ -574,5 +573,48 @@ async fn a_read_only_phase_that_writes_is_rejected_and_its_change_taken_back() -
         .map(|f| f.path().as_str())
         .collect();
     assert_eq!(files, ["src/parse.rs"]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_approved_run_that_changed_nothing_ends_without_a_delivery_gate() -> Result {
+    // Nothing is scripted for the gate: a gate that opened would wait.
+    let run = Scenario::new(plan()).in_worktree().run().await?;
+    assert_eq!(run.status, RunStatus::Completed, "{}", run.trace);
+    assert!(
+        run.reason
+            .starts_with("the run changed nothing, so there was nothing to deliver"),
+        "{}",
+        run.reason
+    );
+    let target = run.target.clone().expect("a target");
+    assert_eq!(git(&target, &["log", "--oneline"]).lines().count(), 1);
+    // The gate is closed, and by whom is said.
+    let decisions = run.engine.store().decisions(&run.run)?;
+    let skip = decisions
+        .iter()
+        .find(|d| d.kind == "delivery")
+        .expect("the delivery decision");
+    assert_eq!(skip.action.as_deref(), Some("skip"));
+    assert_eq!(skip.by.as_deref(), Some("orcho (the run changed nothing)"));
+    assert_eq!(run.engine.store().inbox()?.pending().count(), 0);
+
+    // A rejected one still waits for a person, who may ask for a
+    // follow-up.
+    let rejected = Scenario::new(plan())
+        .in_worktree()
+        .report(
+            "final_acceptance",
+            PhaseOutcome::new(Verdict::Rejected).with_summary("not done"),
+        )
+        .decide(HandoffChoice::waive("known")?)
+        .run()
+        .await?;
+    assert_eq!(
+        rejected.status,
+        RunStatus::AwaitingDelivery,
+        "{}",
+        rejected.trace
+    );
     Ok(())
 }
