@@ -117,6 +117,9 @@ pub(crate) async fn run_phase(
             )
         }
     };
+    // A program of the checkout (`./scripts/agent.sh`) runs from the run's
+    // checkout: in a worktree, the copy the run started with.
+    let fix_hint = fix_hint(place, request, &files.checkout, process.argv());
     place.progress(&format!("{label}: running {shown} …"));
     let process = process.cancel(interrupt::phase_started());
     let ran = tokio::task::spawn_blocking(move || attempt.run(process)).await;
@@ -161,9 +164,7 @@ pub(crate) async fn run_phase(
             "{label}: the output document `{path}` is not valid: {message}"
         ))
         .with_hint(format!(
-            "`orcho schema phase-output` prints what it may hold; fix the phase, then `orcho \
-             resume {}` runs the attempt again",
-            request.run
+            "`orcho schema phase-output` prints what it may hold; {fix_hint}"
         )),
         e => CliError::msg(format!("{label}: {e}")),
     })?;
@@ -216,4 +217,39 @@ pub(crate) async fn run_phase(
         place.progress(&output::text::indented(&finding.detail, TAIL_LINES));
     }
     Ok(report)
+}
+
+/// How to run a fixed phase again: `orcho resume` where the phase's program
+/// is what was fixed; where it is a file of the checkout and the run works
+/// in a worktree, where to fix it (the worktree's copy runs, not the
+/// checkout's) or how to run the fixed one.
+fn fix_hint(
+    place: &Place,
+    request: &PhaseRequest,
+    checkout: &camino::Utf8Path,
+    argv: &[String],
+) -> String {
+    let run = &request.run;
+    let program = argv.first().map(String::as_str).unwrap_or_default();
+    let in_checkout = program.contains('/') && !program.starts_with('/');
+    if !in_checkout || checkout == place.checkout {
+        return format!("fix the phase, then `orcho resume {run}` runs the attempt again");
+    }
+    // `./scripts/agent.sh` is `scripts/agent.sh` of either checkout.
+    let relative: camino::Utf8PathBuf = camino::Utf8Path::new(program)
+        .components()
+        .filter(|c| !matches!(c, camino::Utf8Component::CurDir))
+        .collect();
+    let rest: Vec<&str> = argv.iter().skip(1).map(String::as_str).collect();
+    let mine = std::iter::once(place.checkout.join(&relative).into_string())
+        .chain(rest.iter().map(|a| (*a).to_owned()))
+        .collect::<Vec<_>>();
+    let mine = shlex::try_join(mine.iter().map(String::as_str)).unwrap_or_else(|_| mine.join(" "));
+    format!(
+        "`{program}` runs from the run's worktree, as it was when the run started: fix `{}` and \
+         `orcho resume {run}`, or run the one fixed here: `orcho resume {run} --phase {}={}`",
+        checkout.join(&relative),
+        request.phase,
+        shlex::try_quote(&mine).map_or_else(|_| mine.clone(), |q| q.into_owned())
+    )
 }

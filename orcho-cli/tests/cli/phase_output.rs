@@ -281,3 +281,48 @@ fn the_schema_is_printed_and_matches_the_shipped_file() -> Result {
     assert_eq!(schema["title"], "Orcho phase output");
     Ok(())
 }
+
+#[test]
+fn a_committed_script_fixed_in_the_checkout_is_told_where_its_run_runs_it() -> Result {
+    let broken =
+        "#!/bin/sh\nprintf '{\"schema\": 1,\\n \"verdikt\": \"approved\"}' > \"$ORCHO_OUTPUT\"\n";
+    let repo = Repo::with_files(
+        &PROFILE.replace("SUPERVISION", "  plan_approval: false"),
+        &[("plan.sh", broken), ("implement.sh", IMPLEMENTER)],
+    )?;
+    // In a worktree: the scripts run as they were committed.
+    let out = repo.orcho(&[
+        "run",
+        "--no-interactive",
+        "--phase",
+        "plan=./plan.sh --fast",
+        "--phase",
+        "implement=./implement.sh",
+    ])?;
+    out.expect_code(1);
+    let worktree_copy = "/.orcho/worktrees/";
+    assert!(
+        out.stderr
+            .contains("`./plan.sh` runs from the run's worktree, as it was when the run started")
+            && out.stderr.contains(worktree_copy),
+        "{out}"
+    );
+    let fixed = repo.dir().join("plan.sh");
+    let suggested = format!("--phase plan='{fixed} --fast'");
+    assert!(out.stderr.contains(&suggested), "{out}");
+    // Fixed here, and run as the hint says: the run goes on.
+    repo.write(
+        "plan.sh",
+        "#!/bin/sh\necho '{\"schema\": 1}' > \"$ORCHO_OUTPUT\"\n",
+    )?;
+    let out = repo.orcho(&[
+        "resume",
+        "latest",
+        "--no-interactive",
+        "--phase",
+        &format!("plan={fixed} --fast"),
+    ])?;
+    out.expect_no_panic();
+    assert_ne!(out.code(), Some(1), "{out}");
+    Ok(())
+}
