@@ -263,27 +263,18 @@ pub enum ProfileErrorKind {
     /// this profile's own `verification` (which replaces the base's whole)
     /// does not declare: reported in this profile, where the fix is.
     #[error(
-        "the gate `{gate}` of phase `{phase}`, from `{base}`, runs the command `{command}`, which \
+        "the gate `{}` of phase `{}`, from `{}`, runs the command `{command}`, which \
          `verification.commands` here does not declare (declared: {}); name one of them \
-         `{command}`, or give the gate another here (it replaces the gate whole): `{suggested}`",
-        list(known)
+         `{command}`, or give the gate another here (it replaces the gate whole): `{}`",
+        gate.gate, gate.phase, gate.base, list(&gate.known), gate.suggested
     )]
     BaseGateCommand {
-        /// The phase of the gate.
-        phase: String,
-        /// The gate.
-        gate: String,
-        /// The profile it came from (`builtin:default`, a path).
-        base: String,
-        /// The command it names.
+        /// The command the gate names.
         command: String,
-        /// The declared commands.
-        known: Vec<String>,
         /// The nearest declared command.
         nearest: Option<String>,
-        /// The gate as this profile would override it, naming the nearest
-        /// declared command (one line of YAML).
-        suggested: String,
+        /// The gate, where it comes from, and how to override it.
+        gate: Box<BaseGate>,
     },
     /// The verification contract is inconsistent.
     #[error(transparent)]
@@ -677,4 +668,22 @@ impl<W: ProfileWarnings + ?Sized> ProfileWarnings for &mut W {
     fn warn(&mut self, warning: ProfileWarning) {
         (**self).warn(warning);
     }
+}
+
+/// A base profile's `tests` gate whose command this profile renamed (see
+/// [`ProfileErrorKind::BaseGateCommand`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BaseGate {
+    /// The phase of the gate.
+    pub phase: String,
+    /// The gate.
+    pub gate: String,
+    /// The profile it came from (`builtin:default`, a path).
+    pub base: String,
+    /// The commands this profile declares.
+    pub known: Vec<String>,
+    /// The gate as this profile would override it, naming the nearest
+    /// declared command (one line of YAML).
+    pub suggested: String,
 }

@@ -118,7 +118,8 @@ mod resolve;
 mod validate;
 
 pub use error::{
-    ParseValueError, ProfileError, ProfileErrorKind, ProfileWarning, ProfileWarnings, WarningKind,
+    BaseGate, ParseValueError, ProfileError, ProfileErrorKind, ProfileWarning, ProfileWarnings,
+    WarningKind,
 };
 pub use extends::MAX_EXTENDS_DEPTH;
 

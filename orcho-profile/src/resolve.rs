@@ -460,13 +460,15 @@ impl Profile {
                         DocPath::root().key("verification").key("commands"),
                     ),
                     ProfileErrorKind::BaseGateCommand {
-                        suggested: suggested_gate(&phase, gate, nearest.as_deref()),
-                        phase,
-                        gate: gate.name.to_string(),
-                        base,
+                        gate: Box::new(crate::BaseGate {
+                            suggested: suggested_gate(&phase, gate, nearest.as_deref()),
+                            phase,
+                            gate: gate.name.to_string(),
+                            base,
+                            known,
+                        }),
                         command: command.to_owned(),
                         nearest,
-                        known,
                     },
                 ));
             }

@@ -281,8 +281,8 @@ fn a_base_gate_whose_command_this_profile_renamed_is_reported_here() -> Result {
     assert_eq!((err.line(), err.column()), (Some(6), Some(5)));
     assert!(matches!(
         err.kind(),
-        ProfileErrorKind::BaseGateCommand { command, base, .. }
-            if command == "test" && base == "builtin:default"
+        ProfileErrorKind::BaseGateCommand { command, gate, .. }
+            if command == "test" && gate.base == "builtin:default"
     ));
     assert_eq!(err.suggestion(), Some("unit"));
     let said = dir.scrub(&orcho_core::error_chain(&err));
