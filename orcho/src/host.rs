@@ -152,6 +152,10 @@ pub enum Progress<'a> {
     /// waited on it ([`Host::wait`]) or before it looked again; the run goes
     /// on with that decision.
     DecidedWhileWaiting(&'a Step),
+    /// The point the run waited at when `drive` started was decided
+    /// already (by `orcho handoff decide`, say, before `orcho resume`): it
+    /// is not shown as waiting; the run goes on with that decision.
+    ActingOnDecided(&'a Step),
 }
 
 /// Why [`drive`] stopped early.
@@ -186,6 +190,15 @@ pub async fn drive<H: Host + Send>(
     host: &mut H,
 ) -> Result<Step, DriveError<H::Error>> {
     let mut step = run.next().await?;
+    // A point decided before this drive started is acted on, not shown as
+    // waiting.
+    if step.waiting().is_some() {
+        let now = run.resume().await?;
+        if now.waiting() != step.waiting() {
+            host.progress(Progress::ActingOnDecided(&step));
+        }
+        step = now;
+    }
     loop {
         host.progress(Progress::Step(&step));
         step = match step {

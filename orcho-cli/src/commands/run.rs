@@ -601,6 +601,17 @@ impl orcho::Host for CliHost<'_> {
                 "a different decision was recorded meanwhile (from another terminal or a client); \
                  the run goes on with that one",
             ),
+            Progress::ActingOnDecided(step) => {
+                if self.place.voice.is_json() {
+                    return;
+                }
+                let point = pause_hint(step, &self.run).map_or("decision point", |(p, _)| p);
+                output::err(&format!(
+                    "the {point} is decided; the run goes on with that decision (`orcho log {}` \
+                     says what was decided, by whom)",
+                    self.run
+                ));
+            }
             Progress::DecidedWhileWaiting(step) => {
                 let point = pause_hint(step, &self.run).map_or("decision point", |(p, _)| p);
                 output::err(&format!(

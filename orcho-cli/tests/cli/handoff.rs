@@ -203,3 +203,30 @@ fn the_inbox_reads_a_page_at_a_time_and_filters_by_kind_and_age() -> Result {
     assert!(alone.stderr.contains("--page"), "{alone}");
     Ok(())
 }
+
+#[test]
+fn resume_after_a_decision_made_here_acts_on_it_without_showing_the_question_again() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let run = paused_at_review(&repo)?;
+    repo.orcho(&[
+        "handoff",
+        "decide",
+        &run,
+        "retry_feedback",
+        "--note",
+        "again",
+    ])?
+    .expect_code(0);
+    let out = repo.orcho(&["resume", &run, "--no-interactive", "--phase", "review=true"])?;
+    out.expect_no_panic();
+    assert!(!out.stderr.contains("handoff 0001-review —"), "{out}");
+    assert!(!out.stderr.contains("actions:"), "{out}");
+    assert!(!out.stderr.contains("decided elsewhere"), "{out}");
+    assert!(
+        out.stderr
+            .contains("the handoff is decided; the run goes on with that decision"),
+        "{out}"
+    );
+    assert!(out.stderr.contains("phase `review` attempt 2"), "{out}");
+    Ok(())
+}
