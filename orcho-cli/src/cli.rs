@@ -536,8 +536,9 @@ pub(crate) enum HandoffCommand {
         run: String,
         /// continue, retry_feedback, continue_with_waiver or halt
         action: HandoffAction,
-        /// The decision's note: feedback (retry_feedback) or the waiver's
-        /// reason (continue_with_waiver)
+        /// The decision's note: feedback (retry_feedback), the waiver's
+        /// reason (continue_with_waiver), or why (continue, halt: kept with
+        /// the decision)
         #[arg(long = "note", visible_alias = "text", value_name = "TEXT")]
         text: Option<String>,
         /// The handoff [default: the run's open handoff]

@@ -230,7 +230,7 @@ fn engine_hint(e: &EngineError) -> Option<String> {
             .run_id()
             .map_or_else(|| "RUN".to_owned(), ToString::to_string);
         return Some(format!(
-            "a decision is recorded once; `orcho intake {run}` shows the one recorded first"
+            "a decision is recorded once; `orcho intake show {run}` shows the one recorded first"
         ));
     }
     if let Some(Remedy::DriveTheFollowUp(child)) = e.remedy() {

@@ -373,11 +373,21 @@ pub fn decide(
                     says: "is not paused at a handoff",
                 })?,
             };
+            // `continue` and `halt` carry no text: what is given with them
+            // is a note for the record (why), kept with the decision.
+            let (text, note) = if action.requires_text() {
+                (text, None)
+            } else {
+                (None, text)
+            };
             let choice = HandoffChoice::new(action, text.as_deref())?;
             // The recorded decision again is a replay: it succeeds and
             // changes nothing (also after the run acted on it); a different
             // one conflicts. The store refuses advice about another handoff.
             let mut request = by.request(choice);
+            if let Some(note) = note {
+                request = request.with_note(note);
+            }
             if let Some(advice) = advice {
                 request = request.with_advice(advice);
             }

@@ -71,7 +71,8 @@ pub struct HandoffEvidence {
 pub struct DecisionEvidence {
     /// The action.
     pub action: HandoffAction,
-    /// Its text (feedback or waiver reason).
+    /// Its text: feedback, a waiver's reason, or the note given with
+    /// `continue` or `halt`.
     pub text: Option<String>,
     /// Who decided.
     pub decided_by: DecidedBy,
@@ -103,6 +104,9 @@ pub struct DecisionAudit {
     pub client: Option<String>,
     /// Who decided, in words (a user and machine), when the host said.
     pub by: Option<String>,
+    /// The text the decision carries: feedback, a waiver's reason, a
+    /// note for the record (why a run was halted).
+    pub note: Option<String>,
     /// When.
     pub decided_at: Timestamp,
 }

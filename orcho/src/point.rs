@@ -513,7 +513,11 @@ impl PointView {
                         action.description().to_owned(),
                         Note::Required("why the findings are a risk to accept"),
                     ),
-                    _ => (action.description().to_owned(), Note::None),
+                    // `continue` and `halt`: why, for the record.
+                    _ => (
+                        action.description().to_owned(),
+                        Note::Optional("why, kept with the decision"),
+                    ),
                 };
                 ActionView::new(action.as_str(), does, note)
             })

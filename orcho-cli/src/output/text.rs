@@ -538,6 +538,9 @@ pub(crate) fn decision_audit(d: &orcho::DecisionAudit) -> String {
         let _ = write!(line, " {who}");
     }
     let _ = write!(line, " at {}", d.decided_at);
+    if let Some(note) = &d.note {
+        let _ = write!(line, ": {}", task_line(note));
+    }
     line
 }
 

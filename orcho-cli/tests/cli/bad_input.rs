@@ -238,3 +238,41 @@ fn a_handoff_action_without_its_text_names_the_flag() -> Result {
     }
     Ok(())
 }
+
+#[test]
+fn every_slip_says_did_you_mean_the_same_way() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let run = paused_at_review(&repo)?;
+    for (args, said) in [
+        (vec!["stauts"], "(did you mean `status`?)"),
+        (vec!["status", "--jsn"], "(did you mean `--json`?)"),
+        (
+            vec!["handoff", "decide", &run, "contnue"],
+            "(did you mean `continue`?)",
+        ),
+        (vec!["decide", &run, "halr"], "(did you mean `halt`?)"),
+        (
+            vec!["permission", "decide", &run, "alow"],
+            "(did you mean `allow`?)",
+        ),
+        (
+            vec!["intake", "decide", &run, "inclde"],
+            "(did you mean `include`?)",
+        ),
+        (
+            vec!["delivery", "decide", &run, "aprove"],
+            "(did you mean `approve`?)",
+        ),
+    ] {
+        let out = repo.orcho(&args)?;
+        out.expect_no_panic();
+        assert_ne!(out.code(), Some(0), "{args:?}: {out}");
+        assert!(out.stderr.contains(said), "{args:?}: {out}");
+        assert!(!out.stderr.contains("tip:"), "{args:?}: {out}");
+    }
+    // A profile key says it the same way.
+    repo.write("orcho.yaml", &REVIEW.replace("phases:", "phasess:"))?;
+    let out = repo.orcho(&["status"])?;
+    assert!(out.stderr.contains("(did you mean `phases`?)"), "{out}");
+    Ok(())
+}

@@ -52,9 +52,6 @@ fn a_point_is_shown_with_what_each_action_does_and_decided_by_name() -> Result {
             .contains("`retry_feedback` needs a note: the feedback for the next attempt"),
         "{out}"
     );
-    let out = repo.orcho(&["decide", &run, "halt", "--note", "why not"])?;
-    out.expect_code(2);
-    assert!(out.stderr.contains("`halt` takes no note"), "{out}");
     let out = repo.orcho(&["decide", &run, "halt", "--point", "0002-review"])?;
     out.expect_code(6);
     assert!(

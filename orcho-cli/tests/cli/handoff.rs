@@ -230,3 +230,48 @@ fn resume_after_a_decision_made_here_acts_on_it_without_showing_the_question_aga
     assert!(out.stderr.contains("phase `review` attempt 2"), "{out}");
     Ok(())
 }
+
+#[test]
+fn halt_and_continue_take_a_note_kept_with_the_decision() -> Result {
+    let repo = Repo::new(REVIEW)?;
+    let run = paused_at_review(&repo)?;
+    let why = "wrong approach: rethinking the parser";
+    repo.orcho(&["handoff", "decide", &run, "halt", "--note", why])?
+        .expect_code(0);
+    // The same again replays; another note is another decision.
+    repo.orcho(&["handoff", "decide", &run, "halt", "--note", why])?
+        .expect_code(0);
+    let other = repo.orcho(&["handoff", "decide", &run, "halt", "--note", "no"])?;
+    other.expect_code(6);
+    assert!(
+        other.stderr.contains("`halt with its note`")
+            && other
+                .stderr
+                .contains("refusing `halt with another note or text`"),
+        "{other}"
+    );
+    let log = repo.orcho(&["log", &run])?;
+    assert!(log.stdout.contains("halt by operator"), "{log}");
+    assert!(log.stdout.contains(why), "{log}");
+    let evidence = repo.orcho(&["--json", "evidence", &run])?.json()?;
+    assert_eq!(
+        evidence["handoffs"][0]["decision"]["text"], why,
+        "{evidence}"
+    );
+    let audit = repo.orcho(&["--json", "log", &run])?.json()?;
+    assert_eq!(audit["decisions"][0]["note"], why, "{audit}");
+
+    // `continue` too, through `orcho decide`.
+    let run = paused_at_review(&repo)?;
+    repo.orcho(&[
+        "decide",
+        &run,
+        "continue",
+        "--note",
+        "the reviewer is wrong here",
+    ])?
+    .expect_code(0);
+    let log = repo.orcho(&["log", &run])?;
+    assert!(log.stdout.contains("the reviewer is wrong here"), "{log}");
+    Ok(())
+}

@@ -335,7 +335,7 @@ fn a_second_intake_decision_conflicts_and_names_the_command_that_shows_the_first
     out.expect_code(6);
     assert!(
         out.stderr.contains(&format!(
-            "`orcho intake {run}` shows the one recorded first"
+            "`orcho intake show {run}` shows the one recorded first"
         )),
         "{out}"
     );

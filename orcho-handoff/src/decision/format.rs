@@ -25,6 +25,10 @@ pub(crate) struct DecisionDoc<P> {
     /// host said; not covered by the digest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) by: Option<String>,
+    /// A note for the record, where the payload carries no text (why a run
+    /// was halted); covered by the digest when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) note: Option<String>,
     pub(crate) advice_id: Option<AdviceId>,
     pub(crate) decided_at: Timestamp,
     pub(crate) digest: Digest,
@@ -34,8 +38,8 @@ impl<P: DecisionPayload> Document for DecisionDoc<P> {
     const KIND: &'static str = "decision";
     /// Version 1: kind, run_id, handoff_id, payload, decided_by, client
     /// (for `decided_by: client` only), by (who, in words, when known),
-    /// advice_id, decided_at, digest (over everything but `by` and
-    /// `decided_at`).
+    /// note (a note for the record, when given), advice_id, decided_at,
+    /// digest (over everything but `by` and `decided_at`).
     const SCHEMA: SchemaVersion = SchemaVersion::new(1);
 }
 
@@ -52,4 +56,8 @@ pub(crate) struct DecisionDigestInput<'a, P> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) client: Option<&'a str>,
     pub(crate) advice_id: Option<&'a AdviceId>,
+    /// Last, and left out when there is none, so the digests of decisions
+    /// recorded before notes stay the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) note: Option<&'a str>,
 }

@@ -66,6 +66,7 @@ pub struct DecisionRequest<P> {
     client: Option<String>,
     by: Option<String>,
     advice: Option<AdviceId>,
+    note: Option<String>,
 }
 
 impl<P: DecisionPayload> DecisionRequest<P> {
@@ -77,6 +78,7 @@ impl<P: DecisionPayload> DecisionRequest<P> {
             client: None,
             by: None,
             advice: None,
+            note: None,
         }
     }
 
@@ -107,6 +109,22 @@ impl<P: DecisionPayload> DecisionRequest<P> {
     /// Who decided, in words, when the host said ([`by`](Self::by)).
     pub fn who(&self) -> Option<&str> {
         self.by.as_deref()
+    }
+
+    /// Records a note for the record with the decision (why a run was
+    /// halted, say), where the payload carries no text of its own. It is
+    /// part of what was decided: the same payload with another note is a
+    /// different decision. A blank note is none.
+    #[must_use]
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        let note = note.into();
+        self.note = (!note.trim().is_empty()).then_some(note);
+        self
+    }
+
+    /// The note recorded with the decision ([`with_note`](Self::with_note)).
+    pub fn note(&self) -> Option<&str> {
+        self.note.as_deref()
     }
 
     /// Records that this advice was used to make the decision.
@@ -216,6 +234,11 @@ impl<P: DecisionPayload> Decision<P> {
         self.request.who()
     }
 
+    /// The note recorded with it ([`DecisionRequest::with_note`]).
+    pub fn note(&self) -> Option<&str> {
+        self.request.note()
+    }
+
     orcho_core::getters! {
         /// When it was first recorded.
         pub fn decided_at(&self) -> Timestamp;
@@ -240,6 +263,7 @@ impl<P: DecisionPayload> Decision<P> {
             decided_by: self.request.decided_by,
             client: self.request.client,
             by: self.request.by,
+            note: self.request.note,
             advice_id: self.request.advice,
             decided_at: self.decided_at,
             digest: self.digest,
@@ -260,6 +284,7 @@ impl<P: DecisionPayload> Decision<P> {
             client: doc.client,
             by: doc.by,
             advice: doc.advice_id,
+            note: doc.note,
         };
         let computed = digest_of(&doc.run_id, &doc.handoff_id, &request)
             .map_err(|e| err(DecisionErrorKind::Encode(Box::new(e))))?;
@@ -292,6 +317,7 @@ fn digest_of<P: DecisionPayload>(
         decided_by: request.decided_by,
         client: request.client.as_deref(),
         advice_id: request.advice.as_ref(),
+        note: request.note.as_deref(),
     })?;
     Ok(Digest::derive(DECISION_DIGEST_CONTEXT, &bytes))
 }
@@ -428,11 +454,21 @@ impl<P: DecisionPayload> DecisionSlot<P> {
         if existing.decision.digest == wanted {
             Ok(existing)
         } else {
+            // The same action with another note or text: said, so that
+            // `halt` refusing `halt` reads as what it is.
+            let (mut recorded, mut attempted) = (
+                existing.decision.payload().label(),
+                decision.payload().label(),
+            );
+            if recorded == attempted {
+                recorded.push_str(" with its note");
+                attempted.push_str(" with another note or text");
+            }
             Err(self.error(DecisionErrorKind::Conflict {
-                recorded: existing.decision.payload().label(),
+                recorded,
                 recorded_by: existing.decision.decided_by(),
                 recorded_at: existing.decision.decided_at,
-                attempted: decision.payload().label(),
+                attempted,
             }))
         }
     }

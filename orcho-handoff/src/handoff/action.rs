@@ -199,7 +199,8 @@ impl HandoffChoice {
     /// Validates an action and its optional text.
     ///
     /// `continue` and `halt` carry no text; passing some is refused so that
-    /// a note is never silently dropped.
+    /// a note is never silently dropped (a note for the record goes with
+    /// the request: [`DecisionRequest::with_note`](crate::decision::DecisionRequest::with_note)).
     ///
     /// # Errors
     ///

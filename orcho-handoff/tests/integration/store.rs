@@ -227,7 +227,7 @@ fn an_identical_decision_replays_with_its_original_time_and_a_different_one_conf
         .unwrap_err();
     assert!(err.is_conflict());
     let shown = error_chain(&err).replace(f.root.as_str(), "<root>");
-    insta::assert_snapshot!(shown, @"cannot decide handoff `0001-implement` of run `run-1`: caused by: cannot use the decision record of `0001-implement` at `<root>/.orcho/runs/run-1/decisions/0001-implement.json`: caused by: a different decision is already recorded (`continue_with_waiver` by operator at 2026-11-21T12:00:00.000Z); refusing `continue_with_waiver`");
+    insta::assert_snapshot!(shown, @"cannot decide handoff `0001-implement` of run `run-1`: caused by: cannot use the decision record of `0001-implement` at `<root>/.orcho/runs/run-1/decisions/0001-implement.json`: caused by: a different decision is already recorded (`continue_with_waiver with its note` by operator at 2026-11-21T12:00:00.000Z); refusing `continue_with_waiver with another note or text`");
     Ok(())
 }
 

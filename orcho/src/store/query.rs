@@ -98,6 +98,8 @@ impl Store {
             client: Option<String>,
             #[serde(default)]
             by: Option<String>,
+            #[serde(default)]
+            note: Option<String>,
             decided_at: orcho_core::Timestamp,
         }
         let err = |e| EngineError::run(run, e);
@@ -123,6 +125,13 @@ impl Store {
                     decided_by: record.decided_by,
                     client: record.client,
                     by: record.by,
+                    // The record's own note, else the text its payload
+                    // carries (feedback, a reason, a note).
+                    note: record.note.or_else(|| {
+                        ["text", "note", "feedback", "reason"]
+                            .iter()
+                            .find_map(|k| record.payload[*k].as_str().map(str::to_owned))
+                    }),
                     decided_at: record.decided_at,
                 });
             }
@@ -737,7 +746,9 @@ impl Store {
                     let d = d.decision();
                     crate::evidence::DecisionEvidence {
                         action: d.payload().action(),
-                        text: d.payload().text().map(str::to_owned),
+                        // Feedback or a waiver's reason; for `continue`
+                        // and `halt`, the note given with them.
+                        text: d.payload().text().or(d.note()).map(str::to_owned),
                         decided_by: d.decided_by(),
                         client: d.client().map(str::to_owned),
                         by: d.who().map(str::to_owned),

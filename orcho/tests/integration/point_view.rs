@@ -58,7 +58,10 @@ async fn a_handoff_says_what_each_action_does_and_which_need_a_note() -> Result 
     let retry = view.action("retry_feedback")?;
     assert_eq!(retry.does, "run `review` again with your feedback");
     assert!(retry.note.required());
-    assert_eq!(view.action("HALT")?.note, Note::None);
+    assert_eq!(
+        view.action("HALT")?.note,
+        Note::Optional("why, kept with the decision")
+    );
 
     // A decision taken on another handoff than the open one is refused.
     view.check_seen(Some("0001-review"), None)?;
@@ -73,8 +76,11 @@ async fn a_handoff_says_what_each_action_does_and_which_need_a_note() -> Result 
         .decision("retry_feedback", Some("  ".into()))
         .unwrap_err();
     assert!(matches!(err, DecideError::NoteRequired { .. }), "{err}");
-    let err = view.decision("halt", Some("why not".into())).unwrap_err();
-    assert_eq!(err.to_string(), "`halt` takes no note");
+    // `halt` and `continue` take a note for the record.
+    assert!(matches!(
+        view.decision("halt", Some("why not".into()))?,
+        decide::Decision::Handoff { text: Some(ref t), .. } if t == "why not"
+    ));
     let err = view.decision("contnue", None).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -248,6 +254,11 @@ async fn intake_and_delivery_are_views_too_and_delivery_is_pinned_to_its_patch()
         view.action("commit")?.note,
         Note::Optional("the commit message")
     );
+    // A note given to an action that takes none is refused, never dropped.
+    let err = view
+        .decision("include", Some("why not".into()))
+        .unwrap_err();
+    assert_eq!(err.to_string(), "`include` takes no note");
 
     let parked = Scenario::new(plan())
         .in_worktree()
