@@ -94,7 +94,10 @@ fn did_you_mean(rendered: &str) -> String {
     for (n, line) in kept.iter().enumerate() {
         out.push_str(line);
         if n == 0 {
-            out.push_str(&format!(" (did you mean {}?)", near.join(" or ")));
+            let _ = std::fmt::Write::write_fmt(
+                &mut out,
+                format_args!(" (did you mean {}?)", near.join(" or ")),
+            );
         }
         out.push('\n');
     }

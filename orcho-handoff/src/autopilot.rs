@@ -523,8 +523,9 @@ pub enum AutopilotOutcome {
     /// It decided `retry_feedback` as the CI agent. The run is not advanced:
     /// the engine resumes with [`HandoffStore::resume`] as for any decision.
     Retried {
-        /// The recorded decision (provenance `ci_agent`, with the advice id).
-        decision: RecordedDecision<HandoffChoice>,
+        /// The recorded decision (provenance `ci_agent`, with the advice id);
+        /// boxed, as the rarer and larger outcome.
+        decision: Box<RecordedDecision<HandoffChoice>>,
         /// The advice it followed.
         advice: AdviceRecord,
     },
@@ -749,7 +750,7 @@ impl Autopilot {
             DecisionRequest::new(choice, DecidedBy::CiAgent).with_advice(record.id.clone());
         let decision = self.store.decide(run, id, request)?;
         Ok(AutopilotOutcome::Retried {
-            decision,
+            decision: Box::new(decision),
             advice: record,
         })
     }
