@@ -582,7 +582,10 @@ impl AutopilotCall {
 /// advisor is called, so that a spent budget costs nothing more), advisor
 /// error, malformed advice, cost budget with this advice's cost, a
 /// recommendation other than retry, destructive action, files out of scope,
-/// confidence below the threshold.
+/// confidence below the threshold, and a retry without feedback. A host
+/// that knows the change weakens its own proof stops it before all of
+/// them ([`stop_before`](Self::stop_before) with
+/// [`StopReason::WeakensProof`]), as the engine does.
 ///
 /// [`run`](Self::run) does small synchronous file I/O around the advisor
 /// call. Hosts that keep file I/O off their async runtime call

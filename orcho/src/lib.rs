@@ -102,8 +102,58 @@
 //! # Ok::<(), Error>(())
 //! ```
 //!
-//! [`drive`] runs the same loop for hosts that implement [`Host`]. The
-//! `embedding` example of the repository runs a complete host.
+//! [`drive`] runs the same loop for hosts that implement [`Host`]: only
+//! [`Host::run_phase`] is required, every decision point has a default that
+//! leaves it open, and the host's own error type comes back as
+//! [`DriveError::Host`] beside the engine's [`DriveError::Engine`]:
+//!
+//! ```
+//! # use camino::Utf8Path;
+//! use orcho::{DriveError, Engine, Host, PhaseReport, PhaseRequest, RunPlan, Step};
+//! use orcho::core::{RunStatus, Verdict};
+//! use orcho::gates::{GateRegistry, PhaseOutcome};
+//! use orcho::profile::Profile;
+//!
+//! /// A host whose phases are all approved; its runner fails with `RunnerDown`.
+//! struct Approving;
+//!
+//! #[derive(Debug, thiserror::Error)]
+//! #[error("the runner is down")]
+//! struct RunnerDown;
+//!
+//! impl Host for Approving {
+//!     type Error = RunnerDown;
+//!
+//!     async fn run_phase(&mut self, request: &PhaseRequest) -> Result<PhaseReport, RunnerDown> {
+//!         let outcome = PhaseOutcome::new(Verdict::Approved).with_summary(format!("did {}", request.phase));
+//!         Ok(PhaseReport::new(outcome))
+//!     }
+//! }
+//!
+//! # async fn embed(checkout: &Utf8Path) -> Result<(), Box<dyn std::error::Error>> {
+//! let profile = Profile::load(checkout.join("orcho.yaml"))?.resolve(&GateRegistry::with_builtins())?;
+//! let engine = Engine::builder(RunPlan::from_profile(&profile), checkout.join(".orcho")).build()?;
+//! let mut run = engine.start(checkout)?;
+//! match orcho::drive(&mut run, &mut Approving).await {
+//!     Ok(Step::Finished { status, .. }) => assert_eq!(status, RunStatus::Completed),
+//!     Ok(paused) => println!("waits for a decision: {:?}", paused.waiting()),
+//!     Err(DriveError::Host(RunnerDown)) => eprintln!("the runner failed; resume later"),
+//!     Err(DriveError::Engine(e)) => return Err(e.into()),
+//!     Err(e) => return Err(e.into()),
+//! }
+//! # Ok(())
+//! # }
+//! # let dir = tempfile::tempdir()?;
+//! # let checkout = Utf8Path::from_path(dir.path()).ok_or("not UTF-8")?;
+//! # std::fs::write(checkout.join("orcho.yaml"), "schema: 1\nname: mine\nphases:\n  - name: implement\n    role: implement\n")?;
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(embed(checkout))?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The `embedding` example of the repository runs a complete host (a
+//! terminal prompt at every decision point); [`phase`] runs phases as
+//! processes with the documented protocol, timed by the host: a
+//! [`phase::PhaseProcess::timeout`] bounds each attempt.
 //!
 //! # Crate features
 //!

@@ -42,7 +42,7 @@ pub(super) fn render(request: &PhaseRequest, paths: &AttemptPaths<'_>, orcho: &s
          - \"summary\": one line on what you did or found;\n\
          - \"findings\": [{{\"title\": …, \"detail\": …, \"severity\": \"info|low|medium|high|critical\", \"file\": …, \"line\": …}}];\n\
          - \"plan\": {{\"goal\": …, \"steps\": [{{\"role\": \"coder\", \"description\": …}}], \"files_affected\": […], \"risks\": […]}};\n\
-         - \"questions\": [{{\"header\": \"at most 12 characters\", \"question\": …, \"options\": [{{\"label\": …}}]}}] \
+         - \"questions\": [{{\"header\": \"a label of 1 to 30 characters\", \"question\": …, \"options\": [{{\"label\": …}}]}}] \
          when you cannot go on without an answer;\n\
          - \"deviation\": {{\"step\": N, \"description\": …, \"error\": …}} when step N of the plan failed \
          and you cannot carry it out.\n\

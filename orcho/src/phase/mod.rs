@@ -24,9 +24,19 @@
 //!   attempt. The [input document](input) is the JSON in `ORCHO_INPUT`
 //!   (left out above 96 KiB) and in the file `ORCHO_INPUT_FILE` names; its
 //!   text is `ORCHO_INPUT_TEXT`, cut at 64 KiB ([`input_text`]).
-//!   `ORCHO_PERMISSIONS` holds the phase's rules, when it has any; a
-//!   read-only phase's rules say so, and the take-back of its writes is the
-//!   engine's, after the report.
+//!   `ORCHO_PERMISSIONS` holds the phase's rules, when it has any: a JSON
+//!   array, in order, of `{"permission": "bash", "pattern": "git *",
+//!   "action": "allow"}` (`permission` a tool's permission or a glob of
+//!   them, `action` `allow`, `ask` or `deny`); the last rule that matches
+//!   decides, and a call no rule matches is denied
+//!   ([`orcho_permissions::RuleSet`] reads it with `serde_json` and
+//!   evaluates it). A read-only phase's rules say so, and the take-back of
+//!   its writes is the engine's, after the report.
+//! - The host times a phase, not the engine: [`PhaseProcess::timeout`]
+//!   stops the attempt's whole process group when it is spent, and the
+//!   attempt is rejected as timed out (`orcho` gives an agent runner its
+//!   `runner.timeout_secs`; a command phase has none unless its host sets
+//!   one). Gates are timed by their own `timeout`.
 //! - Exit 0 approves, anything else rejects. The [output
 //!   document](output) it may write to the file `ORCHO_OUTPUT` names says
 //!   more: a verdict (a non-zero exit never approves), findings, cost, a

@@ -40,7 +40,9 @@ pub(crate) struct PhaseOutput {
     /// One line on what the attempt did.
     #[serde(default)]
     pub(crate) summary: Option<String>,
-    /// What the attempt found.
+    /// What the attempt found. Each finding's `source` is the phase's
+    /// name, set by Orcho: a document does not name it (a `source` given
+    /// is refused), so that no phase speaks for another.
     #[serde(default)]
     pub(crate) findings: Vec<FindingDoc>,
     /// What the attempt cost (a model's tokens and money).
@@ -162,7 +164,8 @@ pub(crate) struct StepDoc {
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "Question")]
 pub(crate) struct QuestionDoc {
-    /// A short label (at most 12 characters), e.g. `Auth method`.
+    /// A short label, a tab's worth (1 to 30 characters), e.g. `Auth method`.
+    #[schemars(length(min = 1, max = 30))]
     pub(crate) header: String,
     /// The question.
     pub(crate) question: String,
@@ -385,6 +388,18 @@ mod tests {
             schema(),
             "docs/phase-output.schema.json is out of date: write `orcho schema phase-output` to it"
         );
+    }
+
+    #[test]
+    fn the_schema_bounds_a_question_header_as_the_questions_do() {
+        let schema: serde_json::Value = serde_json::from_str(&schema()).unwrap();
+        let header = &schema["$defs"]["Question"]["properties"]["header"];
+        assert_eq!(
+            header["maxLength"].as_u64(),
+            Some(orcho_handoff::supervision::MAX_HEADER_CHARS as u64),
+            "{header}"
+        );
+        assert_eq!(header["minLength"].as_u64(), Some(1), "{header}");
     }
 
     #[test]
