@@ -126,7 +126,13 @@ pub(crate) async fn run_phase(
     interrupt::phase_ended();
     let ran = match ran? {
         Ok(ran) => ran,
-        Err(PhaseError::Interrupted) => return Err(interrupt::error(&request.run)),
+        Err(PhaseError::Interrupted) => {
+            // What the agent did so far is kept with the attempt.
+            if let Some(launch) = &launch {
+                let _ = runner::finish(launch, &files.stdout_log, &paths);
+            }
+            return Err(interrupt::error(&request.run));
+        }
         // A program that cannot start says nothing about the work: it is an
         // error now, not a rejected attempt to retry.
         Err(PhaseError::CannotStart { message }) => {

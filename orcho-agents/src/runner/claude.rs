@@ -27,6 +27,36 @@ pub(super) const RUNNER: RunnerAgent = RunnerAgent {
 /// The settings file with Orcho's hooks, in the attempt's artifacts.
 const SETTINGS: &str = "claude-settings.json";
 
+/// The session id the attempt's Claude Code runs as, in the attempt's
+/// artifacts: its transcript is found by it also when the attempt ends
+/// without a result (timed out, interrupted).
+const SESSION: &str = "claude-session.txt";
+
+/// A new session id, as Claude Code takes one (`--session-id`, a UUID):
+/// random enough from the attempt and the instant, shaped as a version 4
+/// UUID.
+fn new_session(paths: &AttemptPaths<'_>) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let seed = format!("{}\0{now}\0{}", paths.artifacts, std::process::id());
+    let mut b = *blake3::Hasher::new_derive_key("orcho claude-code session id v1")
+        .update(seed.as_bytes())
+        .finalize()
+        .as_bytes();
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b[..16].iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
 pub(super) fn launch(
     program: &Utf8Path,
     spec: &RunnerSpec,
@@ -49,12 +79,16 @@ pub(super) fn launch(
     let settings = paths.artifacts.join(SETTINGS);
     let text = serde_json::to_string_pretty(&json!({ "hooks": hooks }))?;
     orcho::core::fs::write_atomic(&settings, text.as_bytes())?;
+    let session = new_session(paths);
+    orcho::core::fs::write_atomic(&paths.artifacts.join(SESSION), session.as_bytes())?;
     let mut argv = vec![
         program.to_string(),
         "-p".to_owned(),
         prompt.to_owned(),
         "--output-format".to_owned(),
         "json".to_owned(),
+        "--session-id".to_owned(),
+        session,
         "--settings".to_owned(),
         settings.to_string(),
         // Edits and commands go through; Orcho's PreToolUse hook applies
@@ -73,22 +107,32 @@ pub(super) fn launch(
     })
 }
 
-/// Reads `claude -p --output-format json`'s result object.
+/// Reads `claude -p --output-format json`'s result object, and keeps the
+/// session's transcript (also without a result: an attempt that timed out
+/// or was interrupted keeps what its agent did).
 pub(super) fn finish(out: &str, paths: &AttemptPaths<'_>) -> AgentReport {
-    let Some(result) = out
+    let result = out
         .lines()
         .rev()
         .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
-        .find(|v| v["type"] == "result")
-    else {
-        return AgentReport::default();
-    };
-    super::keep_document(paths, "claude-result.json", &result);
-    if let Some(session) = result["session_id"].as_str()
-        && let Some(transcript) = transcript(paths.checkout, session)
+        .find(|v| v["type"] == "result");
+    let session = result
+        .as_ref()
+        .and_then(|r| r["session_id"].as_str().map(str::to_owned))
+        .or_else(|| {
+            std::fs::read_to_string(paths.artifacts.join(SESSION))
+                .ok()
+                .map(|s| s.trim().to_owned())
+        });
+    if let Some(session) = session
+        && let Some(transcript) = transcript(paths.checkout, &session)
     {
         keep(&transcript, paths, "transcript.jsonl");
     }
+    let Some(result) = result else {
+        return AgentReport::default();
+    };
+    super::keep_document(paths, "claude-result.json", &result);
     let text = result["result"].as_str().map(str::to_owned);
     let mut cost = Cost::default();
     if let Some(usd) = result["total_cost_usd"]

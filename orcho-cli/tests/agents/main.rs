@@ -17,6 +17,7 @@
 
 mod ask;
 mod hooks;
+mod stopped;
 
 use std::time::Duration;
 

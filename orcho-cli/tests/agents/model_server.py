@@ -77,6 +77,11 @@ IMPLEMENT_ASKING = [
     "text:implemented and verified",
 ]
 
+# An implementer whose task says "(sleep first)" runs a command that does
+# not end before the phase's timeout.
+SLEEP_FIRST = "(sleep first)"
+IMPLEMENT_SLEEPING = ["python3 -c 'import time; time.sleep(4242)'", "text:slept"]
+
 ROLE = re.compile(r"^# Your role: ([a-z ]+)$", re.MULTILINE)
 # The prompt names the `orcho` program in full: "report with `/…/orcho report".
 ORCHO = re.compile(r"report with `(\S+) report ")
@@ -125,6 +130,8 @@ def step_for(prompt, done):
     script = SCRIPTS.get(found.group(1).strip(), ["text:nothing scripted for this role"])
     if found.group(1).strip() == "implement" and ASK_FIRST in prompt:
         script = IMPLEMENT_ASKING
+    if found.group(1).strip() == "implement" and SLEEP_FIRST in prompt:
+        script = IMPLEMENT_SLEEPING
     program = ORCHO.search(prompt)
     step = script[min(done, len(script) - 1)]
     return step.replace("ORCHO", program.group(1) if program else "orcho")

@@ -115,3 +115,36 @@ fn a_program_that_cannot_start_is_an_error_at_once() -> Result {
     assert_eq!(out.json()?["awaiting"], "delivery", "{out}");
     Ok(())
 }
+
+#[test]
+fn ctrl_c_stops_what_the_phase_started_in_a_session_of_its_own() -> Result {
+    // As a coding agent runs a shell command: in a session of its own.
+    let phase = "#!/bin/sh\n\
+        setsid sleep 1000 </dev/null >/dev/null 2>&1 &\n\
+        echo $! > @CTL@/pid.tmp; mv @CTL@/pid.tmp @CTL@/pid\n\
+        sleep 1000\n";
+    let repo = Repo::with_files(QUICK, &[("phase.sh", phase)])?;
+    let run = crate::support::Watched::new(repo.spawn(&[
+        "run",
+        "--in-place",
+        "--no-interactive",
+        "--phase",
+        "implement=./phase.sh",
+    ])?)?;
+    let pid_file = repo.ctl("pid");
+    crate::support::wait_for_file(&pid_file, crate::support::WAIT)?;
+    run.interrupt()?;
+    let out = run.finish()?;
+    assert_eq!(out.code(), Some(130), "{out}");
+    let pid = std::fs::read_to_string(&pid_file)?;
+    let stat = format!("/proc/{}/stat", pid.trim());
+    let deadline = std::time::Instant::now() + crate::support::WAIT;
+    while std::fs::read_to_string(&stat).is_ok_and(|s| !s.contains(") Z ")) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the phase's sleep {pid} outlived Ctrl-C"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Ok(())
+}

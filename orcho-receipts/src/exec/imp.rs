@@ -68,6 +68,7 @@ pub struct ExecRequest {
     on_start: Option<StartHook>,
     marker: Option<GroupMarker>,
     stdin: Option<Arc<[u8]>>,
+    whole_tree: bool,
 }
 
 /// What [`ExecRequest::on_start`] calls.
@@ -100,7 +101,19 @@ impl ExecRequest {
             on_start: None,
             marker: None,
             stdin: None,
+            whole_tree: false,
         }
+    }
+
+    /// Stops every process the command started, not only its process
+    /// group: also those in a session or group of their own (a coding
+    /// agent runs each shell command so), followed through `/proc` while it
+    /// runs. When it times out or is cancelled they are stopped with it;
+    /// when it ends, those still running are stopped too: nothing it
+    /// started outlives it. On Linux; elsewhere, the group only.
+    pub fn whole_tree(mut self) -> Self {
+        self.whole_tree = true;
+        self
     }
 
     /// Gives the command `bytes` on its standard input, then end-of-file
@@ -521,12 +534,28 @@ fn supervise(
     let mut exited_at: Option<Instant> = None;
     let mut leak_killed_at: Option<Instant> = None;
     let mut buf = vec![0u8; CHUNK];
+    // Every process it starts, where it is asked to follow them.
+    let mut tree = request
+        .whole_tree
+        .then(|| super::tree::Tree::new(group.pgid));
+    let mut next_scan = started;
 
     loop {
         let now = Instant::now();
         // 1. Has the child exited?
         if exited_at.is_none() && group.try_reap()?.is_some() {
             exited_at = Some(now);
+            // What it started and left running ends with it.
+            if let Some(tree) = &mut tree {
+                tree.signal(Signal::TERM);
+            }
+        }
+        if exited_at.is_none()
+            && now >= next_scan
+            && let Some(tree) = &mut tree
+        {
+            tree.scan();
+            next_scan = now + super::tree::SCAN_EVERY;
         }
         // 2. Timeout and cancellation.
         if exited_at.is_none() {
@@ -536,21 +565,21 @@ fn supervise(
                 .is_some_and(CancelToken::is_cancelled);
             match ending {
                 Ending::Running if cancelled_now => {
-                    group.signal(Signal::TERM);
+                    signal_all(group, &mut tree, Signal::TERM);
                     ending = Ending::Terminating {
                         since: now,
                         cancelled: true,
                     };
                 }
                 Ending::Running if deadline.is_some_and(|d| now >= d) => {
-                    group.signal(Signal::TERM);
+                    signal_all(group, &mut tree, Signal::TERM);
                     ending = Ending::Terminating {
                         since: now,
                         cancelled: false,
                     };
                 }
                 Ending::Terminating { since, cancelled } if now >= since + request.grace => {
-                    group.signal(Signal::KILL);
+                    signal_all(group, &mut tree, Signal::KILL);
                     ending = Ending::Killed { cancelled };
                 }
                 Ending::Running | Ending::Terminating { .. } | Ending::Killed { .. } => {}
@@ -563,7 +592,7 @@ fn supervise(
             }
             match leak_killed_at {
                 None if now >= at + LEAK_GRACE => {
-                    group.signal(Signal::KILL);
+                    signal_all(group, &mut tree, Signal::KILL);
                     leak_killed_at = Some(now);
                 }
                 Some(killed) if now >= killed + KILLED_DRAIN => break,
@@ -586,6 +615,9 @@ fn supervise(
             }
             if pidfd.is_none() {
                 consider(now + POLL_TICK);
+            }
+            if tree.is_some() {
+                consider(next_scan);
             }
         } else {
             match leak_killed_at {
@@ -645,6 +677,10 @@ fn supervise(
             stderr = None;
         }
     }
+    // What it started is stopped by now, or is now.
+    if let Some(tree) = &mut tree {
+        tree.signal(Signal::KILL);
+    }
     // Make sure the child is reaped even when we stopped waiting on pipes.
     let raw = match group.reaped {
         Some(status) => status,
@@ -672,6 +708,15 @@ fn supervise(
             (None, None) => ExitStatus::Signaled(0),
         },
     })
+}
+
+/// Sends `signal` to the group, and to every process of the tree when one
+/// is followed.
+fn signal_all(group: &Group, tree: &mut Option<super::tree::Tree>, signal: Signal) {
+    if let Some(tree) = tree {
+        tree.signal(signal);
+    }
+    group.signal(signal);
 }
 
 /// A descriptor that becomes readable when the child exits, so that one

@@ -24,6 +24,10 @@
 //!   bounded tail stays in memory, so a command printing a gigabyte costs
 //!   disk, not memory.
 //!
+//! A request may ask for the command's whole tree
+//! ([`ExecRequest::whole_tree`]): every process it started, also in a
+//! session of its own, is followed and stopped with it.
+//!
 //! Processes that keep the output pipes open after the command exits
 //! (daemons it left behind) are given [`LEAK_GRACE`], then the group is
 //! killed. A group left running by a process that was killed itself is
@@ -53,6 +57,7 @@ pub(crate) mod lookup;
 mod output;
 mod secrets;
 mod status;
+mod tree;
 
 pub use cancel::CancelToken;
 pub use detached::spawn_detached;

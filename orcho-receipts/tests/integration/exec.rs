@@ -368,3 +368,62 @@ fn stdin_is_fed_while_the_output_is_drained_and_streams_are_teed() -> Result {
     );
     Ok(())
 }
+
+#[test]
+fn the_whole_tree_is_stopped_also_in_a_session_of_its_own() -> Result {
+    let dir = temp()?;
+    let pid_file = dir.path.join("pid");
+    let token = CancelToken::new();
+    let canceller = token.clone();
+    let watched = pid_file.clone();
+    let t = thread::spawn(move || {
+        while !watched.exists() {
+            thread::sleep(Duration::from_millis(5));
+        }
+        canceller.cancel();
+    });
+    // As a coding agent runs a shell command: in a session of its own,
+    // which the group's signal does not reach.
+    let out = exec::run(
+        &sh(&format!(
+            "setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > {pid_file}.tmp; \
+             mv {pid_file}.tmp {pid_file}; wait"
+        ))
+        .grace(Duration::from_millis(500))
+        .cancel(token)
+        .whole_tree(),
+    )?;
+    t.join().map_err(|_| "canceller panicked")?;
+    assert_eq!(out.status, ExitStatus::Cancelled);
+    let pid = std::fs::read_to_string(&pid_file)?;
+    assert!(wait_dead(pid.trim()), "the session's sleep {pid} runs on");
+    Ok(())
+}
+
+#[test]
+fn what_a_command_leaves_running_in_a_session_of_its_own_ends_with_it() -> Result {
+    let dir = temp()?;
+    let pid_file = dir.path.join("pid");
+    let script =
+        format!("setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > {pid_file}; sleep 1");
+    let out = exec::run(&sh(&script).whole_tree())?;
+    assert_eq!(out.status, ExitStatus::Exited(0));
+    let pid = std::fs::read_to_string(&pid_file)?;
+    assert!(
+        wait_dead(pid.trim()),
+        "the session's sleep {pid} outlived it"
+    );
+
+    // Without it, the group is all that is stopped: the session's process
+    // runs on (and is stopped here).
+    let out = exec::run(&sh(&script))?;
+    assert_eq!(out.status, ExitStatus::Exited(0));
+    let pid = std::fs::read_to_string(&pid_file)?;
+    let pid = pid.trim();
+    let alive = pid_alive(pid);
+    if let Some(p) = pid.parse().ok().and_then(rustix::process::Pid::from_raw) {
+        let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+    }
+    assert!(alive, "a session of its own is outside the group");
+    Ok(())
+}

@@ -32,6 +32,10 @@
 //!   ([`orcho_permissions::RuleSet`] reads it with `serde_json` and
 //!   evaluates it). A read-only phase's rules say so, and the take-back of
 //!   its writes is the engine's, after the report.
+//! - Everything the phase starts is stopped with it, also what runs in a
+//!   session of its own (a coding agent's shell command may): when it is
+//!   interrupted or times out, and what it leaves running when it ends
+//!   ([`ExecRequest::whole_tree`](orcho_receipts::exec::ExecRequest::whole_tree)).
 //! - The host times a phase, not the engine: [`PhaseProcess::timeout`]
 //!   stops the attempt's whole process group when it is spent, and the
 //!   attempt is rejected as timed out (`orcho` gives an agent runner its
@@ -384,7 +388,10 @@ impl Attempt {
             .tail_bytes(TAIL_BYTES)
             .stdout_log(files.stdout_log.clone())
             .stderr_log(files.stderr_log.clone())
-            .group_marker(self.marker.clone());
+            .group_marker(self.marker.clone())
+            // An agent's shell commands may run in sessions of their own:
+            // nothing the phase started outlives its attempt.
+            .whole_tree();
         if let Some(cancel) = process.cancel {
             command = command.cancel(cancel);
         }
