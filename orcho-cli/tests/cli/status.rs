@@ -672,6 +672,41 @@ fn ctrl_c_during_verify_leaves_a_receipt_that_says_run_it_again() -> Result {
     Ok(())
 }
 
+#[test]
+fn vitests_results_cache_in_node_modules_leaves_the_receipt_present() -> Result {
+    let profile = "\
+schema: 1
+name: js
+extends: builtin:quick
+verification:
+  environments:
+    - name: default
+      dependencies: [{ name: node_modules, path: node_modules }]
+  commands:
+    - name: test
+      argv: [sh, -c, 'mkdir -p node_modules/.vite/vitest/da39 && date +%N > node_modules/.vite/vitest/da39/results.json']
+  required: [test]
+";
+    let repo = Repo::with_files(
+        profile,
+        &[
+            (".gitignore", "node_modules/\n.orcho/\n"),
+            ("node_modules/vitest/index.js", "export {}\n"),
+        ],
+    )?;
+    repo.orcho(&["verify"])?.expect_code(0);
+    // What vitest rewrites each run is not what the receipt is bound to.
+    expect_status(&repo, "present")?;
+    // An installed package that changes is.
+    repo.write("node_modules/vitest/index.js", "export const x = 1\n")?;
+    let out = expect_status(&repo, "stale")?;
+    assert!(
+        format!("{out}").contains("dependency `node_modules` changed: `vitest/index.js` changed"),
+        "{out}"
+    );
+    Ok(())
+}
+
 /// Every file under `dir`.
 fn walk(dir: &camino::Utf8Path) -> Result<Vec<camino::Utf8PathBuf>> {
     let mut out = Vec::new();

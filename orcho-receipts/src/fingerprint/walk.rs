@@ -15,6 +15,10 @@
 //!   a `Cargo.toml`, and every `node_modules/`, `__pycache__/`,
 //!   `.pytest_cache/`, `.mypy_cache/`, `.ruff_cache/`, `.tox/` and
 //!   `.venv/`.
+//! - **An installed dependency's folder** (`everything`) is walked whole,
+//!   ignore files and build output included, but for the record a test
+//!   runner rewrites of its last results on every run (vitest's
+//!   `.vite/vitest/`).
 //!
 //! Both return relative paths as raw bytes with `/` separators, so non-UTF-8
 //! names are listed and hashed like any other.
@@ -113,6 +117,22 @@ const BUILD_OUTPUT: &[&[u8]] = &[
     b".venv",
 ];
 
+/// Directories a test runner rewrites on every run inside an installed
+/// dependency's folder, left out of an `everything` walk: vitest's record
+/// of the last results (`node_modules/.vite/vitest/…/results.json`), which
+/// orders the next run and changes nothing it runs. Bound, they would make
+/// every receipt stale the moment it was written.
+const RESULT_CACHES: &[&[u8]] = &[b".vite/vitest"];
+
+/// Whether `path` (relative to the walk's root) is one of
+/// [`RESULT_CACHES`], at any depth.
+fn is_result_cache(path: &[u8]) -> bool {
+    RESULT_CACHES.iter().any(|cache| {
+        path.ends_with(cache)
+            && (path.len() == cache.len() || path[path.len() - cache.len() - 1] == b'/')
+    })
+}
+
 /// Whether the directory `name` in `dir` is build output: one of
 /// [`BUILD_OUTPUT`], or cargo's `target/` beside its `Cargo.toml`.
 fn is_build_output(dir: &Path, name: &[u8]) -> bool {
@@ -151,6 +171,9 @@ fn walk_dir(
         }
         child.extend_from_slice(name);
         if !everything && is_ignored(stack, &child, is_dir) {
+            continue;
+        }
+        if everything && is_dir && is_result_cache(&child) {
             continue;
         }
         if is_dir {
@@ -196,4 +219,19 @@ fn is_ignored(stack: &[PatternFile], path: &[u8], is_dir: bool) -> bool {
 /// Joins a root and a raw relative path.
 pub(crate) fn join(root: &Path, rel: &[u8]) -> PathBuf {
     root.join(OsStr::from_bytes(rel))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_result_cache;
+
+    #[test]
+    fn vitests_results_are_a_cache_and_nothing_else_is() {
+        assert!(is_result_cache(b".vite/vitest"));
+        assert!(is_result_cache(b"node_modules/.vite/vitest"));
+        assert!(!is_result_cache(b"node_modules/.vite"));
+        assert!(!is_result_cache(b"node_modules/vitest"));
+        assert!(!is_result_cache(b"node_modules/x.vite/vitest"));
+        assert!(!is_result_cache(b".vite/vitest/dist"));
+    }
 }
