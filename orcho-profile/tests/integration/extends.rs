@@ -241,7 +241,7 @@ fn errors_name_the_file_they_are_in() -> Result {
         .resolve(&GateRegistry::with_builtins())
         .err()
         .ok_or("accepted")?;
-    insta::assert_snapshot!(dir.scrub(&render(&err)), @"<dir>/base.yaml:10:29 [phases[0].gates[1].uses] invalid profile `<dir>/base.yaml` at line 10, column 29, in `phases[0].gates[1].uses`: caused by: no gate is registered as `tsets`; known gates: `command`, `tests`");
+    insta::assert_snapshot!(dir.scrub(&render(&err)), @"<dir>/base.yaml:10:29 [phases[0].gates[1].uses] invalid profile `<dir>/base.yaml` at line 10, column 29, in `phases[0].gates[1].uses`: caused by: no gate is registered as `tsets`; known gates: `command`, `tests` (did you mean `tests`?) => suggestion `tests`");
     Ok(())
 }
 
