@@ -324,19 +324,8 @@ pub(crate) fn short_id(id: &str) -> &str {
 /// None when the store cannot be read (the receipts are what a status is
 /// about).
 pub(crate) fn at_delivery(place: &Place) -> Vec<orcho::core::RunId> {
-    let Ok(listed) = place.store().list() else {
-        return Vec::new();
-    };
-    listed
-        .into_iter()
-        .filter_map(|listed| match listed {
-            orcho::Listed::Run(view)
-                if matches!(view.waiting, Some(orcho::Waiting::Delivery))
-                    && view.target.as_deref() == Some(place.checkout.as_path()) =>
-            {
-                Some(view.run)
-            }
-            _ => None,
-        })
-        .collect()
+    place
+        .store()
+        .awaiting_delivery_into(&place.checkout)
+        .unwrap_or_default()
 }

@@ -29,7 +29,7 @@ use orcho_handoff::{
     delivery::{DeliveryChoice, DeliveryChoiceError},
     handoff::{ChoiceError, HandoffChoice},
     intake::{IntakeChoice, IntakeChoiceError},
-    supervision::{Answer, DeviationAction, OpenTouchpoint, Question},
+    supervision::{Answer, DeviationAction, OpenTouchpoint, Question, TouchpointAnswers},
 };
 
 use crate::{EngineError, Store, TouchpointKind};
@@ -167,14 +167,6 @@ impl From<DecidedBy> for Decider {
 }
 
 impl Decider {
-    /// The kind of decider.
-    fn decided_by(&self) -> DecidedBy {
-        match self {
-            Self::By(by) => *by,
-            Self::Client(_) => DecidedBy::Client,
-        }
-    }
-
     /// A request for `payload` by this decider.
     fn request<P: orcho_handoff::decision::DecisionPayload>(
         &self,
@@ -470,11 +462,13 @@ pub fn decide(
         Decision::Plan { verdict, feedback } => {
             let open = open_touchpoint(store, run, TouchpointKind::PlanApproval)?;
             let context = feedback.map_or_else(Answer::none, Answer::text);
-            store.answer(
+            store.answer_with(
                 run,
                 &open.id,
-                vec![Answer::select(verdict.label()), context],
-                by.decided_by(),
+                by.request(TouchpointAnswers::new(vec![
+                    Answer::select(verdict.label()),
+                    context,
+                ])),
             )?;
             Ok(decided("plan", Some(&open.id), verdict.label(), true))
         }
@@ -513,18 +507,17 @@ pub fn decide(
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            store.answer(run, &open.id, answers, by.decided_by())?;
+            store.answer_with(run, &open.id, by.request(TouchpointAnswers::new(answers)))?;
             Ok(decided("questions", Some(&open.id), "answered", true))
         }
         Decision::Deviation { action, note } => {
             let open = open_touchpoint(store, run, TouchpointKind::Deviation)?;
             let label = deviation_label(action);
             let context = note.map_or_else(Answer::none, Answer::text);
-            store.answer(
+            store.answer_with(
                 run,
                 &open.id,
-                vec![Answer::select(label), context],
-                by.decided_by(),
+                by.request(TouchpointAnswers::new(vec![Answer::select(label), context])),
             )?;
             Ok(decided("deviation", Some(&open.id), label, true))
         }

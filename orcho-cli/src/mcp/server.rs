@@ -218,11 +218,16 @@ impl OrchoMcp {
         name = "orcho_touchpoint_answer",
         description = "Answer the run's open touchpoint: one answer per question, in order. Plan approval: [\"Approve\"|\"Request Changes\"|\"Reject\", feedback]; deviation: [\"Retry\"|\"Replan\"|\"Stop\", note]; planner questions: the answers. It does NOT resume the run: call orcho_run_resume next. Recorded as decided by a client."
     )]
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "rmcp hands a tool its peer by value"
+    )]
     fn orcho_touchpoint_answer(
         &self,
         Parameters(input): Parameters<TouchpointAnswerInput>,
+        peer: Peer<RoleServer>,
     ) -> CallToolResult {
-        respond(self.kick(self.answer_touchpoint(&input)))
+        respond(self.kick(self.answer_touchpoint(&input, &client_of(&peer))))
     }
 
     #[tool(

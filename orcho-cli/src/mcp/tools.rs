@@ -719,7 +719,11 @@ impl OrchoMcp {
         })
     }
 
-    pub(super) fn answer_touchpoint(&self, input: &TouchpointAnswerInput) -> ToolResult {
+    pub(super) fn answer_touchpoint(
+        &self,
+        input: &TouchpointAnswerInput,
+        client: &str,
+    ) -> ToolResult {
         let run = self.find_run("run_id", &input.run_id)?;
         let store = self.store();
         let open = open_touchpoint(&store, &run)?;
@@ -775,7 +779,14 @@ impl OrchoMcp {
             })
             .collect::<Result<Vec<_>, _>>()?;
         store
-            .answer(&run, &open.id, answers, DecidedBy::Client)
+            .answer_with(
+                &run,
+                &open.id,
+                orcho::handoff::decision::DecisionRequest::by_client(
+                    orcho::handoff::supervision::TouchpointAnswers::new(answers),
+                    client,
+                ),
+            )
             .map_err(|e| {
                 if e.is_conflict() || e.refusal().is_some() {
                     ToolError::from(e)

@@ -759,6 +759,21 @@ async fn plan_approval_is_decided_through_the_touchpoint_tools() -> TestResult {
     .await?;
     let done = ok(&client, "orcho_run_resume", json!({ "run_id": run })).await?;
     assert_eq!(done["status"], "completed", "{done}");
+    // Each answer is recorded as the client's, by the name it gave.
+    let decisions = dir.join(".orcho/runs").join(&run).join("decisions");
+    let mut named = 0;
+    for entry in std::fs::read_dir(&decisions)? {
+        let record: Value = serde_json::from_str(&std::fs::read_to_string(entry?.path())?)?;
+        if record["kind"] == "supervision" {
+            assert_eq!(record["decided_by"], "client", "{record}");
+            assert!(
+                record["client"].as_str().is_some_and(|c| !c.is_empty()),
+                "{record}"
+            );
+            named += 1;
+        }
+    }
+    assert!(named >= 2, "the plan's answers in {decisions:?}");
     client.cancel().await?;
     Ok(())
 }

@@ -144,6 +144,13 @@ pub struct TouchpointAnswers {
     pub answers: Vec<Answer>,
 }
 
+impl TouchpointAnswers {
+    /// The answers, one per question, in order.
+    pub fn new(answers: Vec<Answer>) -> Self {
+        Self { answers }
+    }
+}
+
 impl DecisionPayload for TouchpointAnswers {
     const KIND: &'static str = "supervision";
 
@@ -492,23 +499,36 @@ impl SupervisionStore {
         decided_by: DecidedBy,
         by: Option<&str>,
     ) -> Result<Resolution, SupervisionStoreError> {
+        let request = DecisionRequest::new(TouchpointAnswers { answers }, decided_by);
+        self.answer_with(
+            id,
+            match by {
+                Some(who) => request.by(who),
+                None => request,
+            },
+        )
+    }
+
+    /// Like [`answer_by`](Self::answer_by), with the whole request: a
+    /// client's answers keep the client's name
+    /// ([`DecisionRequest::by_client`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`answer_by`](Self::answer_by).
+    pub fn answer_with(
+        &self,
+        id: &HandoffId,
+        request: DecisionRequest<TouchpointAnswers>,
+    ) -> Result<Resolution, SupervisionStoreError> {
         let err = |kind| self.err("answer", id, kind);
         let (touchpoint, _) = self.points.question(&self.run, id).map_err(err)?;
         let resolution = touchpoint
-            .resolve(&answers)
+            .resolve(&request.payload().answers)
             .map_err(|e| err(Kind::Refused(TouchpointRefusal::Touchpoint(e))))?;
         self.points
             .slot(&self.run, id)
-            .record(
-                {
-                    let request = DecisionRequest::new(TouchpointAnswers { answers }, decided_by);
-                    match by {
-                        Some(who) => request.by(who),
-                        None => request,
-                    }
-                },
-                self.points.clock(),
-            )
+            .record(request, self.points.clock())
             .map_err(|e| err(e.into()))?;
         Ok(resolution)
     }

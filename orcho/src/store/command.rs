@@ -7,7 +7,7 @@ use orcho_handoff::{
     delivery::{DeliveryAction, DeliveryChoice},
     handoff::HandoffChoice,
     intake::{IntakeAction, IntakeChoice},
-    supervision::{Answer, Resolution, SupervisionStore},
+    supervision::{Answer, Resolution, SupervisionStore, TouchpointAnswers},
 };
 
 use super::Store;
@@ -151,6 +151,25 @@ impl Store {
         answers: Vec<Answer>,
         decided_by: DecidedBy,
     ) -> Result<Resolution, EngineError> {
+        self.answer_with(
+            run,
+            touchpoint,
+            DecisionRequest::new(TouchpointAnswers::new(answers), decided_by),
+        )
+    }
+
+    /// Like [`answer`](Self::answer), with the whole request: answers a
+    /// client gives keep its name ([`DecisionRequest::by_client`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`answer`](Self::answer).
+    pub fn answer_with(
+        &self,
+        run: &RunId,
+        touchpoint: &HandoffId,
+        mut request: DecisionRequest<TouchpointAnswers>,
+    ) -> Result<Resolution, EngineError> {
         let store = SupervisionStore::new(
             std::sync::Arc::clone(&self.storage),
             run.clone(),
@@ -159,15 +178,14 @@ impl Store {
         self.refuse_ended(run, || {
             store.get(touchpoint).is_ok_and(|t| t.resolution.is_some())
         })?;
+        if request.who().is_none()
+            && request.decided_by() != DecidedBy::CiAgent
+            && let Some(who) = self.decider.as_deref()
+        {
+            request = request.by(who);
+        }
         store
-            .answer_by(
-                touchpoint,
-                answers,
-                decided_by,
-                self.decider
-                    .as_deref()
-                    .filter(|_| decided_by != DecidedBy::CiAgent),
-            )
+            .answer_with(touchpoint, request)
             .map_err(|e| EngineError::run(run, EngineErrorKind::Supervision(Box::new(e))))
     }
 

@@ -299,6 +299,33 @@ impl Store {
         }))
     }
 
+    /// The runs of this store that wait at their delivery gate to deliver
+    /// into `target`, newest first: their work and its receipts are in
+    /// their worktrees, not in `target` yet (what a status of `target`
+    /// says beside its receipts). Read as the inbox reads its decision
+    /// points, not run by run.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be read.
+    pub fn awaiting_delivery_into(&self, target: &Utf8Path) -> Result<Vec<RunId>, EngineError> {
+        let real = |p: &Utf8Path| p.canonicalize_utf8().unwrap_or_else(|_| p.to_owned());
+        let target = real(target);
+        let inbox = self
+            .team_inbox(&crate::InboxFilter::all().with_kind(crate::point::PointKind::Delivery))?;
+        let mut runs: Vec<RunId> = inbox
+            .views
+            .into_values()
+            .filter(|view| {
+                matches!(view.waiting, Some(crate::Waiting::Delivery))
+                    && view.target.as_deref().map(real).as_deref() == Some(target.as_path())
+            })
+            .map(|view| view.run)
+            .collect();
+        runs.sort_by(|a, b| b.cmp(a));
+        Ok(runs)
+    }
+
     /// Every run of the store, newest first, as hosts show it; a run that
     /// does not read is listed with the reason.
     ///

@@ -616,5 +616,13 @@ async fn an_approved_run_that_changed_nothing_ends_without_a_delivery_gate() -> 
         "{}",
         rejected.trace
     );
+    // Said where it delivers to, and only there.
+    let store = rejected.engine.store();
+    let into = rejected.target.clone().expect("a target");
+    assert_eq!(
+        store.awaiting_delivery_into(&into)?,
+        std::slice::from_ref(&rejected.run)
+    );
+    assert!(store.awaiting_delivery_into(&rejected.checkout)?.is_empty());
     Ok(())
 }
