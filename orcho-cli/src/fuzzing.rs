@@ -74,5 +74,5 @@ pub fn guard_reads(command: &str, cwd: &Utf8Path) -> (Vec<String>, Vec<Utf8PathB
 /// Reads `json` as the arguments of the MCP tool `tool`; whether they were
 /// accepted.
 pub fn mcp_arguments(tool: &str, json: &[u8]) -> Result<(), String> {
-    crate::mcp::arguments(tool, json)
+    orcho_mcp::arguments(tool, json)
 }

@@ -24,44 +24,34 @@
 //! The agents' documents, answers and runners are the `orcho-agents`
 //! crate's ([`orcho_agents`]); this crate decides what to answer.
 //!
-//! The crate is laid out by host, over the library: `cli` parses the
-//! arguments and `commands` holds one module per command; `mcp` and `web`
-//! are the two other front-ends, and none of the three imports another's
-//! modules. What they share: `place` (where a command works, who acts
-//! through it, how it prints), `host` (what a run keeps of its profile and
-//! phase commands), `phase` and `runner` (a phase's command or agent run
-//! through [`orcho::phase`]), `proof` (the profile a checkout is judged by,
-//! over [`orcho::checkout`]), `key` (this host's keys), `decided` (a
-//! decision recorded and said), `prompt` (a terminal's questions) and
-//! `output` (every document printed with `--json`, as a `Serialize` type).
+//! The command line is one of three front-ends over one shared layer: this
+//! crate parses the arguments (`cli`), holds one module per command
+//! (`commands`) and asks at a terminal (`prompt`); the web inbox is
+//! [`orcho_web`] and the MCP server [`orcho_mcp`]; none of the three imports
+//! another's modules. What they share is [`orcho_host`]: where a command
+//! works, who acts through it and how it prints, what a run keeps of its
+//! profile and phase commands, a phase's command or agent run through
+//! [`orcho::phase`], the profile a checkout is judged by, this host's keys,
+//! a decision recorded and said, and every document printed with `--json`.
 //! Views of a decision point, decisions by name, verification, readiness
-//! and weakenings are the library's: a host renders them.
+//! and weakenings are the library's ([`orcho`]): a host renders them.
 
 mod app;
 mod cli;
 mod commands;
-mod decided;
-mod error;
-pub mod exit;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
-mod gate_now;
 use orcho_agents::hook;
-mod host;
-mod interrupt;
-mod key;
-mod mcp;
-mod notifying;
-mod output;
-mod phase;
-mod place;
 mod prompt;
-mod proof;
-mod runner;
-mod web;
+// The shared layer's modules, named at the root as the other front-ends
+// name them through `orcho_host`.
+pub use orcho_host::exit;
+use orcho_host::{
+    decided, error, gate_now, host, interrupt, key, notifying, output, phase, place, proof, runner,
+};
 
 pub use app::main;
 pub use commands::hook::{HookAnswer, answer_hook};
-pub use error::{CliError, CliErrorKind};
-pub use mcp::OrchoMcp;
+pub use orcho_host::{CliError, CliErrorKind};
+pub use orcho_mcp::OrchoMcp;

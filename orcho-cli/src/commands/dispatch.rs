@@ -193,7 +193,7 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
             command: None,
             listen,
             insecure_listen,
-        } => crate::web::serve(place, listen, insecure_listen)
+        } => orcho_web::serve(place, listen, insecure_listen)
             .await
             .map(|()| Report::silent(Exit::Ok)),
         Command::Serve {
@@ -367,7 +367,7 @@ async fn command(place: &Place, command: Command) -> Result<Report, CliError> {
             point.as_deref(),
             digest.as_deref(),
         ),
-        Command::Mcp => crate::mcp::serve(place.clone()).await.map(Report::silent),
+        Command::Mcp => orcho_mcp::serve(place.clone()).await.map(Report::silent),
         Command::Init {
             force,
             agent: None,

@@ -238,10 +238,6 @@ fn respond(agent: Agent, at: &HookPlace<'_>, doc: &HookDoc) -> Result<Answer, Cl
     }
 }
 
-/// Where the processes of a phase find the run's store (its directory, or
-/// a database's URL): what their hooks ask a person goes there.
-pub(crate) const RUN_STORE_ENV: &str = "ORCHO_RUN_STORE";
-
 /// How often a hook that waits for a person looks for the decision.
 const ASK_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 
@@ -275,7 +271,7 @@ fn ask_a_person(
     let Ok(run) = run.parse::<orcho::core::RunId>() else {
         return unasked(format!("`{run}` is no run id"));
     };
-    let asking = match place::env_text(RUN_STORE_ENV) {
+    let asking = match place::env_text(crate::phase::RUN_STORE_ENV) {
         Some(url) => match Place::new(Some(place.checkout.clone()), Some(url.into()), true) {
             Ok(place) => place,
             Err(e) => return unasked(one_line(&e)),

@@ -2,7 +2,7 @@
 
 use orcho::{
     core::Timestamp,
-    notify::{Delivery, Due, Event, EventKind, Notifier, NotifyError, Outcome, Secret, Target},
+    notify::{Delivery, Due, Event, EventKind, Notifier, Outcome, Secret, Target},
 };
 use std::time::Duration;
 
@@ -10,37 +10,6 @@ use orcho_notify::{Retry, Sender};
 use serde::Serialize;
 
 use crate::{error::CliError, exit::Exit, output::Report, place::Place};
-
-impl From<NotifyError> for CliError {
-    fn from(e: NotifyError) -> Self {
-        let hint = match &e {
-            NotifyError::Unknown { .. } => Some("`orcho notify list` lists them"),
-            NotifyError::Exists(_) => {
-                Some("`orcho notify remove NAME` first, or choose another name")
-            }
-            NotifyError::BadName { .. } => {
-                Some("a name is letters, digits, `-`, `_`, `.` and `@`: `team-chat`")
-            }
-            _ => None,
-        };
-        let usage = matches!(
-            e,
-            NotifyError::Unknown { .. }
-                | NotifyError::Exists(_)
-                | NotifyError::BadName { .. }
-                | NotifyError::UnknownEvent { .. }
-        );
-        let error = if usage {
-            Self::usage(e.to_string())
-        } else {
-            Self::msg(orcho::core::error_chain(&e))
-        };
-        match hint {
-            Some(hint) => error.with_hint(hint),
-            None => error,
-        }
-    }
-}
 
 /// A notifier as `list --json` shows it: never its secret.
 #[derive(Debug, Serialize)]

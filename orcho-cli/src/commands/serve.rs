@@ -11,14 +11,14 @@ pub(crate) fn token(
     command: TokenCommand,
     listen: SocketAddr,
 ) -> Result<Report, CliError> {
-    let tokens = crate::web::tokens::Tokens::of_user()?;
+    let tokens = orcho_web::tokens::Tokens::of_user()?;
     crate::key::refuse_inside_place(tokens.path(), place, "token file")?;
     match command {
         TokenCommand::Add { name, read_only } => {
             let access = if read_only {
-                crate::web::tokens::Access::ReadOnly
+                orcho_web::tokens::Access::ReadOnly
             } else {
-                crate::web::tokens::Access::Decide
+                orcho_web::tokens::Access::Decide
             };
             let secret = tokens.add(&name, access)?;
             let link = format!("http://{listen}/login?token={secret}");
@@ -41,8 +41,8 @@ pub(crate) fn token(
                 .iter()
                 .map(|t| {
                     let access = match t.access {
-                        crate::web::tokens::Access::Decide => "decide",
-                        crate::web::tokens::Access::ReadOnly => "read-only",
+                        orcho_web::tokens::Access::Decide => "decide",
+                        orcho_web::tokens::Access::ReadOnly => "read-only",
                     };
                     format!("{}  {access}  since {}", t.name, t.created_at)
                 })

@@ -45,7 +45,7 @@ pub(crate) async fn advice(place: &Place, run: &RunId) -> Result<Report, CliErro
         ))
         .with_hint(concat!(
             "add an `advisor:` block (a model and its key variable; ",
-            crate::error::docs_url!("profile.md#advisor"),
+            orcho_host::docs_url!("profile.md#advisor"),
             ")"
         )));
     }
