@@ -27,6 +27,10 @@ pub fn main() -> ExitCode {
     };
     crate::key::set_host_secrets(secrets);
     crate::notifying::set_binary();
+    // Every process `orcho` starts goes through the library's `exec`: what
+    // a phase leaves behind to this process is the phase's, whatever group
+    // it moved to.
+    orcho::receipts::exec::claim_every_orphan();
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return refused_arguments(&e),

@@ -148,3 +148,45 @@ fn ctrl_c_stops_what_the_phase_started_in_a_session_of_its_own() -> Result {
     }
     Ok(())
 }
+
+#[test]
+fn what_a_phase_leaves_before_orcho_sees_it_ends_with_the_phase() -> Result {
+    // Two ways out of sight: a subshell that starts a process in a session
+    // of its own and ends at once, and one that starts a process in a group
+    // of its own (as a host's own process would be) and ends at once.
+    let phase = "#!/bin/sh\n\
+        (setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > @CTL@/session.tmp; \
+         mv @CTL@/session.tmp @CTL@/session)\n\
+        (perl -e 'setpgrp(0, 0); exec q(sleep), q(1000)' </dev/null >/dev/null 2>&1 & \
+         echo $! > @CTL@/group.tmp; mv @CTL@/group.tmp @CTL@/group)\n\
+        touch done.txt\n";
+    let repo = Repo::with_files(QUICK, &[("phase.sh", phase)])?;
+    let out = repo.orcho(&[
+        "run",
+        "--in-place",
+        "--no-interactive",
+        "--phase",
+        "implement=./phase.sh",
+    ])?;
+    assert!(out.code().is_some(), "{out}");
+    for name in ["session", "group"] {
+        let pid = std::fs::read_to_string(repo.ctl(name))?;
+        let stat = format!("/proc/{}/stat", pid.trim());
+        let deadline = std::time::Instant::now() + crate::support::WAIT;
+        while std::fs::read_to_string(&stat).is_ok_and(|s| !s.contains(") Z ")) {
+            if std::time::Instant::now() >= deadline {
+                if let Some(p) = pid
+                    .trim()
+                    .parse()
+                    .ok()
+                    .and_then(rustix::process::Pid::from_raw)
+                {
+                    let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+                }
+                panic!("the phase's sleep in a {name} of its own ({pid}) outlived the phase");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+    Ok(())
+}

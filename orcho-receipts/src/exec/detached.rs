@@ -31,6 +31,7 @@ pub fn spawn_detached<S: Into<OsString>, K: Into<OsString>, V: Into<OsString>>(
         .stderr(Stdio::null())
         .process_group(0)
         .spawn()?;
+    super::tree::started(child.id());
     // Dropping the handle neither kills nor waits: the child is let go.
     Ok(child.id())
 }

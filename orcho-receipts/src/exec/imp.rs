@@ -110,7 +110,11 @@ impl ExecRequest {
     /// agent runs each shell command so), followed through `/proc` while it
     /// runs. When it times out or is cancelled they are stopped with it;
     /// when it ends, those still running are stopped too: nothing it
-    /// started outlives it. On Linux; elsewhere, the group only.
+    /// started outlives it. A process that leaves before it is ever seen
+    /// (a subshell that starts it and ends at once) is left to this
+    /// process, which becomes a child subreaper for that, and is stopped
+    /// with the tree too (see [`claim_every_orphan`](super::claim_every_orphan)
+    /// for which). On Linux; elsewhere, the group only.
     pub fn whole_tree(mut self) -> Self {
         self.whole_tree = true;
         self
@@ -466,6 +470,7 @@ struct Group {
 
 impl Group {
     fn new(child: Child) -> Self {
+        super::tree::started(child.id());
         let pgid = i32::try_from(child.id()).ok().and_then(Pid::from_raw);
         Self {
             child,
@@ -495,6 +500,7 @@ impl Drop for Group {
             self.signal(Signal::KILL);
             let _ = self.child.wait();
         }
+        super::tree::reaped(self.child.id());
     }
 }
 
@@ -679,7 +685,7 @@ fn supervise(
     }
     // What it started is stopped by now, or is now.
     if let Some(tree) = &mut tree {
-        tree.signal(Signal::KILL);
+        tree.kill();
     }
     // Make sure the child is reaped even when we stopped waiting on pipes.
     let raw = match group.reaped {

@@ -71,3 +71,4 @@ pub use leftover::{GroupMarker, LEFTOVER_GRACE, Leftover, LeftoverError, Leftove
 pub use output::{CapturedOutput, LogFile, REDACTED, without_escapes};
 pub use secrets::{HostSecrets, SECRETS_FD_VAR, SecretsError, take_host_secrets};
 pub use status::{ExitStatus, signal_name};
+pub use tree::claim_every_orphan;

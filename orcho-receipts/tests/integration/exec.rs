@@ -1,10 +1,22 @@
 //! The one spawn site: statuses, timeouts, process groups, output, cancel.
 
-use std::{thread, time::Duration};
+use std::{os::unix::process::CommandExt as _, thread, time::Duration};
 
 use orcho_receipts::exec::{self, BaseEnv, CancelToken, ExecRequest, ExitStatus, REDACTED};
 
 use crate::{Result, temp, test_env, write};
+
+/// The tests that follow a whole tree, or that need a process a command
+/// left to outlive it, one at a time: this test process adopts what its
+/// commands leave behind, and a tree claims what is left to it while it
+/// runs.
+static TREES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn trees() -> std::sync::MutexGuard<'static, ()> {
+    TREES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 fn sh(script: &str) -> ExecRequest {
     ExecRequest::new(["sh", "-c", script]).envs(test_env())
@@ -371,6 +383,7 @@ fn stdin_is_fed_while_the_output_is_drained_and_streams_are_teed() -> Result {
 
 #[test]
 fn the_whole_tree_is_stopped_also_in_a_session_of_its_own() -> Result {
+    let _trees = trees();
     let dir = temp()?;
     let pid_file = dir.path.join("pid");
     let token = CancelToken::new();
@@ -402,6 +415,7 @@ fn the_whole_tree_is_stopped_also_in_a_session_of_its_own() -> Result {
 
 #[test]
 fn what_a_command_leaves_running_in_a_session_of_its_own_ends_with_it() -> Result {
+    let _trees = trees();
     let dir = temp()?;
     let pid_file = dir.path.join("pid");
     let script =
@@ -425,5 +439,77 @@ fn what_a_command_leaves_running_in_a_session_of_its_own_ends_with_it() -> Resul
         let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
     }
     assert!(alive, "a session of its own is outside the group");
+    Ok(())
+}
+
+#[test]
+fn a_process_that_leaves_before_it_is_seen_is_stopped_with_the_tree() -> Result {
+    let _trees = trees();
+    let dir = temp()?;
+    let pid_file = dir.path.join("pid");
+    // A subshell starts the sleep in a session of its own and ends at once,
+    // with the command: the tree never sees the sleep below it.
+    let script = format!(
+        "(setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > {pid_file}.tmp; \
+         mv {pid_file}.tmp {pid_file})"
+    );
+    let out = exec::run(&sh(&script).whole_tree())?;
+    assert_eq!(out.status, ExitStatus::Exited(0));
+    let pid = std::fs::read_to_string(&pid_file)?;
+    assert!(
+        wait_dead(pid.trim()),
+        "the sleep {pid} that left its tree at once runs on"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_process_of_the_host_itself_is_not_taken_for_a_commands() -> Result {
+    let _trees = trees();
+    let dir = temp()?;
+    let pid_file = dir.path.join("pid");
+    // While a tree runs, the host starts a process of its own, in a group
+    // of its own: not one a command left, so not stopped with the tree.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a host's own process, started beside the library's exec"
+    )]
+    let mut own = std::process::Command::new("sleep")
+        .arg("1000")
+        .process_group(0)
+        .spawn()?;
+    let script = format!(
+        "(setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > {pid_file}.tmp; \
+         mv {pid_file}.tmp {pid_file}); sleep 0.2"
+    );
+    let started_during = thread::scope(|scope| {
+        let tree = scope.spawn(|| exec::run(&sh(&script).whole_tree()));
+        // One started while the tree runs, too.
+        thread::sleep(Duration::from_millis(50));
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "a host's own process, started beside the library's exec"
+        )]
+        let during = std::process::Command::new("sleep")
+            .arg("1000")
+            .process_group(0)
+            .spawn();
+        let out = tree.join().map_err(|_| "the tree's thread panicked");
+        (during, out)
+    });
+    let (during, out) = started_during;
+    let mut during = during?;
+    assert_eq!(out??.status, ExitStatus::Exited(0));
+    let alive = (
+        pid_alive(&own.id().to_string()),
+        pid_alive(&during.id().to_string()),
+    );
+    own.kill()?;
+    own.wait()?;
+    during.kill()?;
+    during.wait()?;
+    let pid = std::fs::read_to_string(&pid_file)?;
+    assert!(wait_dead(pid.trim()), "the command's sleep {pid} runs on");
+    assert_eq!(alive, (true, true), "the host's own processes were stopped");
     Ok(())
 }
