@@ -177,12 +177,10 @@ impl Place {
             None => self.profile_spec()?,
         };
         self.progress(&format!("profile: {spec}"));
-        let loaded = self.load_spec(&spec)?;
-        if self.voice.speaks() {
-            // Allowed, but probably not meant: said where the profile is.
-            for warning in warnings(&spec) {
-                self.progress(&format!("warning: {warning}"));
-            }
+        let (loaded, warnings) = self.load_spec_warned(&spec)?;
+        // Allowed, but probably not meant: said where the profile is.
+        for warning in warnings {
+            self.progress(&format!("warning: {warning}"));
         }
         Ok(loaded)
     }
@@ -191,7 +189,12 @@ impl Place {
     /// of the checkout it is: a run's delivery gate compares that file with
     /// the run's base.
     pub fn load_spec(&self, spec: &str) -> Result<Loaded, CliError> {
-        let (name, plan) = load(spec)?;
+        self.load_spec_warned(spec).map(|(loaded, _)| loaded)
+    }
+
+    /// [`load_spec`](Self::load_spec), with the profile's warnings.
+    fn load_spec_warned(&self, spec: &str) -> Result<(Loaded, Vec<String>), CliError> {
+        let ((name, plan), warnings) = load_warned(spec)?;
         let inside = (!spec.starts_with("builtin:"))
             .then(|| {
                 let real = |p: &Utf8Path| p.canonicalize_utf8().unwrap_or_else(|_| p.to_owned());
@@ -205,7 +208,7 @@ impl Place {
             Some(file) => plan.with_profile_file(file),
             None => plan,
         };
-        Ok((name, plan))
+        Ok(((name, plan), warnings))
     }
 
     /// How the checkout's profile is named: its `orcho.yaml`, else the
@@ -350,30 +353,28 @@ pub fn spec_of(profile: &str) -> Result<String, CliError> {
 
 /// Loads the profile `spec` names: `builtin:<name>` or an absolute path.
 pub fn load(spec: &str) -> Result<Loaded, CliError> {
+    load_warned(spec).map(|(loaded, _)| loaded)
+}
+
+/// [`load`], with what the profile allows but probably does not mean (a
+/// gate whose failure can never be fed on, plan approval without a plan
+/// phase), each as `profile `…` at line L, column C, in `path`: why`.
+fn load_warned(spec: &str) -> Result<(Loaded, Vec<String>), CliError> {
     let parsed = match spec.strip_prefix("builtin:") {
         Some(name) => Profile::builtin(name)?,
         None => Profile::load(spec)?,
     };
     let resolved = parsed.resolve(&registry())?;
+    let warnings = resolved
+        .warnings()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     let plan = RunPlan::from_profile(&resolved);
     // A broken `advisor:` block is said when the profile loads, not at the
     // first paused handoff.
     advisor_of(&plan)?;
-    Ok((spec.to_owned(), plan))
-}
-
-/// What the profile `spec` names allows but probably does not mean (a
-/// gate whose failure can never be fed on, plan approval without a plan
-/// phase), each as `profile `…` at line L, column C, in `path`: why`.
-pub fn warnings(spec: &str) -> Vec<String> {
-    let parsed = match spec.strip_prefix("builtin:") {
-        Some(name) => Profile::builtin(name),
-        None => Profile::load(spec),
-    };
-    parsed
-        .and_then(|p| p.resolve(&registry()))
-        .map(|r| r.warnings().iter().map(ToString::to_string).collect())
-        .unwrap_or_default()
+    Ok(((spec.to_owned(), plan), warnings))
 }
 
 /// The checkout for a command run in `cwd` (see the module docs).

@@ -843,24 +843,46 @@ impl Storage for PgStorage {
     }
 
     fn origin(&self, run: &RunId) -> Result<Option<RunOrigin>, StoreError> {
-        let name = run.to_string();
-        let row: Option<(String, String, Option<String>)> = self.call(move |inner| async move {
+        let mut origins = self.origins(std::slice::from_ref(run))?;
+        Ok(origins.remove(run))
+    }
+
+    fn origins(
+        &self,
+        runs: &[RunId],
+    ) -> Result<std::collections::BTreeMap<RunId, RunOrigin>, StoreError> {
+        if runs.is_empty() {
+            return Ok(std::collections::BTreeMap::new());
+        }
+        let names: Vec<String> = runs.iter().map(ToString::to_string).collect();
+        type Row = (String, String, String, Option<String>);
+        let rows: Vec<Row> = self.call(move |inner| async move {
             let rows = inner
                 .query(
-                    "cannot look the run up",
-                    "SELECT machine, checkout, repository FROM orcho_runs WHERE run = $1",
-                    &[&name],
+                    "cannot look the runs up",
+                    "SELECT run, machine, checkout, repository FROM orcho_runs WHERE run = ANY($1)",
+                    &[&names],
                 )
                 .await?;
-            Ok(rows.first().map(|r| (r.get(0), r.get(1), r.get(2))))
+            Ok(rows
+                .iter()
+                .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+                .collect())
         })?;
-        Ok(row.map(|(machine, checkout, repository)| {
-            let here = self
-                .origin
-                .as_ref()
-                .is_some_and(|o| o.machine == machine && o.checkout == checkout);
-            RunOrigin::new(machine, checkout, here).with_repository(repository)
-        }))
+        Ok(rows
+            .into_iter()
+            .filter_map(|(run, machine, checkout, repository)| {
+                let run = RunId::new(run).ok()?;
+                let here = self
+                    .origin
+                    .as_ref()
+                    .is_some_and(|o| o.machine == machine && o.checkout == checkout);
+                Some((
+                    run,
+                    RunOrigin::new(machine, checkout, here).with_repository(repository),
+                ))
+            })
+            .collect())
     }
 
     fn points_view(&self) -> Result<Option<Arc<dyn Storage>>, StoreError> {

@@ -63,6 +63,16 @@ fn two_checkouts_on_one_database_list_only_their_own_runs() {
     );
     assert!(a.origin(&ra).unwrap().expect("an origin").here);
     assert!(a.origin(&run("nope")).unwrap().is_none());
+    // Asked at once, each as asked alone; an unknown run left out.
+    let origins = a.origins(&[ra.clone(), rb.clone(), run("nope")]).unwrap();
+    assert_eq!(
+        origins.keys().collect::<Vec<_>>(),
+        [&ra, &rb],
+        "{origins:?}"
+    );
+    assert_eq!(origins[&ra], a.origin(&ra).unwrap().unwrap());
+    assert_eq!(origins[&rb], there);
+    assert!(a.origins(&[]).unwrap().is_empty());
     assert_eq!(
         a.get(&rb, Item::Snapshot).unwrap().as_deref(),
         Some(&b"{}"[..])

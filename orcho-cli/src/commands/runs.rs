@@ -24,9 +24,17 @@ pub(crate) fn list(place: &Place, team: bool) -> Result<Report, CliError> {
     let runs = store.list()?;
     // Where each run was started, for a store a team shares.
     let origins: Vec<Option<orcho::core::storage::RunOrigin>> = if shared {
+        let ids: Vec<_> = runs
+            .iter()
+            .filter_map(|listed| match listed {
+                Listed::Run(view) => Some(view.run.clone()),
+                _ => None,
+            })
+            .collect();
+        let mut found = store.origins(&ids)?;
         runs.iter()
             .map(|listed| match listed {
-                Listed::Run(view) => store.origin(&view.run).ok().flatten(),
+                Listed::Run(view) => found.remove(&view.run),
                 _ => None,
             })
             .collect()

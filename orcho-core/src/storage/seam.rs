@@ -1,6 +1,6 @@
 //! [`Storage`]: what Orcho keeps per run, named by what it is.
 
-use std::{fmt, time::Duration};
+use std::{collections::BTreeMap, fmt, time::Duration};
 
 use camino::Utf8PathBuf;
 
@@ -418,6 +418,23 @@ pub trait Storage: fmt::Debug + Send + Sync + 'static {
     fn origin(&self, run: &RunId) -> Result<Option<RunOrigin>, StoreError> {
         let _ = run;
         Ok(None)
+    }
+
+    /// Where each of `runs` was created, as [`origin`](Self::origin) says
+    /// it; a run with none is left out. A backend where each question costs
+    /// a round trip answers them at once; the default asks run by run.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be asked.
+    fn origins(&self, runs: &[RunId]) -> Result<BTreeMap<RunId, RunOrigin>, StoreError> {
+        let mut origins = BTreeMap::new();
+        for run in runs {
+            if let Some(origin) = self.origin(run)? {
+                origins.insert(run.clone(), origin);
+            }
+        }
+        Ok(origins)
     }
 
     /// A read-only copy of what a scan of the decision points (the inbox)

@@ -78,6 +78,23 @@ impl Store {
             .map_err(|e| EngineError::run(run, e))
     }
 
+    /// Where each of `runs` was started ([`origin`](Self::origin)), asked
+    /// at once: one round trip on a database. A run started in a store
+    /// only this checkout uses has none, and is left out.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be asked.
+    pub fn origins(
+        &self,
+        runs: &[RunId],
+    ) -> Result<std::collections::BTreeMap<RunId, orcho_core::storage::RunOrigin>, EngineError>
+    {
+        self.storage
+            .origins(runs)
+            .map_err(|e| EngineError::store(Utf8Path::new(&self.location()), e))
+    }
+
     /// Every decision recorded on `run`'s decision points (handoffs,
     /// touchpoints, intake, delivery), oldest first: what was decided, by
     /// whom and when. A record that does not read is left out.
