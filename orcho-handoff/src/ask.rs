@@ -399,7 +399,7 @@ impl Asks {
             .into_iter()
             .filter_map(|name| HandoffId::new(name).ok())
             .collect();
-        ids.sort();
+        sort_asked(&mut ids);
         Ok(ids)
     }
 
@@ -607,6 +607,17 @@ pub fn in_words(d: Duration) -> String {
     }
 }
 
+/// Puts question ids in the order they were asked: by number (`ask-9999`
+/// before `ask-10000`, which text order puts first).
+fn sort_asked(ids: &mut [HandoffId]) {
+    let number = |id: &HandoffId| {
+        id.as_str()
+            .strip_prefix("ask-")
+            .and_then(|n| n.parse::<u64>().ok())
+    };
+    ids.sort_by(|a, b| (number(a), a).cmp(&(number(b), b)));
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Instant;
@@ -614,6 +625,17 @@ mod tests {
     use orcho_core::{SystemClock, storage::FsStorage};
 
     use super::*;
+
+    #[test]
+    fn questions_are_in_the_order_they_were_asked_past_ask_9999() {
+        let mut ids: Vec<HandoffId> = ["ask-10000", "ask-0002", "ask-9999", "ask-0010"]
+            .into_iter()
+            .map(|id| HandoffId::new(id).unwrap())
+            .collect();
+        sort_asked(&mut ids);
+        let ids: Vec<&str> = ids.iter().map(HandoffId::as_str).collect();
+        assert_eq!(ids, ["ask-0002", "ask-0010", "ask-9999", "ask-10000"]);
+    }
 
     fn asks() -> (tempfile::TempDir, Asks, RunId) {
         let dir = tempfile::tempdir().unwrap();

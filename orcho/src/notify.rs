@@ -1132,6 +1132,9 @@ fn decision_of(store: &Store, run: &RunId, key: &str) -> Result<Option<DecidedRe
             let Ok(id) = id.parse::<orcho_core::HandoffId>() else {
                 return Ok(None);
             };
+            let by = store
+                .touchpoint_decision(run, &id)?
+                .map(|d| crate::decide::who_decided(d.decision()));
             store
                 .touchpoints(run)?
                 .into_iter()
@@ -1139,7 +1142,7 @@ fn decision_of(store: &Store, run: &RunId, key: &str) -> Result<Option<DecidedRe
                 .and_then(|t| t.resolution)
                 .map(|r| DecidedRef {
                     action: resolution_word(&r).to_owned(),
-                    by: None,
+                    by,
                     note: None,
                 })
         }

@@ -371,6 +371,21 @@ impl SupervisionStore {
         })
     }
 
+    /// The decision recorded on touchpoint `id`, with who took it, if any.
+    ///
+    /// # Errors
+    ///
+    /// A record that cannot be read or was altered.
+    pub fn recorded(
+        &self,
+        id: &HandoffId,
+    ) -> Result<Option<crate::decision::RecordedDecision<TouchpointAnswers>>, SupervisionStoreError>
+    {
+        self.points
+            .recorded(&self.run, id)
+            .map_err(|kind| self.err("read", id, kind))
+    }
+
     /// The [`Scanner`](crate::inbox::Scanner) of supervision touchpoints: every
     /// touchpoint of `run`, answered or not (a host keeps those its run
     /// still waits at).

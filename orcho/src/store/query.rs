@@ -492,6 +492,27 @@ impl Store {
         Ok(all)
     }
 
+    /// The decision recorded on touchpoint `id` of `run` (its answers, who
+    /// gave them and when), if any.
+    ///
+    /// # Errors
+    ///
+    /// A record that cannot be read or was altered.
+    pub fn touchpoint_decision(
+        &self,
+        run: &RunId,
+        id: &orcho_core::HandoffId,
+    ) -> Result<Option<RecordedDecision<orcho_handoff::supervision::TouchpointAnswers>>, EngineError>
+    {
+        SupervisionStore::new(
+            std::sync::Arc::clone(&self.storage),
+            run.clone(),
+            self.clock.clone(),
+        )
+        .recorded(id)
+        .map_err(|e| EngineError::run(run, EngineErrorKind::Supervision(Box::new(e))))
+    }
+
     /// The run's trace: one line per durable transition, without times or
     /// ids, for tests and humans.
     ///

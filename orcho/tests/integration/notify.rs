@@ -236,3 +236,56 @@ async fn notifiers_are_named_once_and_a_typo_is_answered_with_the_nearest() -> R
     assert!(store.due(Timestamp::now())?.is_empty());
     Ok(())
 }
+
+#[tokio::test]
+async fn a_touchpoint_decided_says_who_decided_it() -> Result {
+    use orcho::{
+        PhaseReport,
+        handoff::supervision::{Plan, PlanStep},
+    };
+    let plan = RunPlan::new(
+        "notify",
+        vec![
+            phase("plan", PhaseRole::Plan),
+            phase("implement", PhaseRole::Implement),
+        ],
+    )
+    .with_plan_approval(true);
+    let the_plan = Plan::new("Add a parser").with_step(PlanStep::new("coder", "Write parse()"));
+    let run = Scenario::new(plan)
+        .report_with(
+            "plan",
+            PhaseReport::new(PhaseOutcome::new(Verdict::Approved)).with_plan(the_plan),
+        )
+        .run()
+        .await?;
+    assert_eq!(run.status, RunStatus::AwaitingPlanApproval, "{}", run.trace);
+    let store = run.engine.store();
+    let now = Timestamp::now();
+    store.add_notifier(&Notifier::new("team", webhook())?)?;
+    for due in store.due(now)? {
+        store.record_delivery(&sent(&due, now))?;
+    }
+    let view = store.open_point(&run.run)?.ok_or("open")?;
+    decide::decide(
+        store,
+        &run.run,
+        view.decision("approve", None)?,
+        Decider::By(DecidedBy::Operator),
+    )?;
+    let due = store.due(now)?;
+    let decided = due
+        .iter()
+        .find(|d| d.event.event == EventKind::Decided)
+        .and_then(|d| d.event.decided.as_ref())
+        .ok_or_else(|| format!("no decided event: {due:#?}"))?;
+    assert_eq!(decided.action, "plan decided");
+    assert!(
+        decided
+            .by
+            .as_deref()
+            .is_some_and(|b| b.contains("operator")),
+        "{decided:?}"
+    );
+    Ok(())
+}
