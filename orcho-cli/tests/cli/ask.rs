@@ -359,3 +359,36 @@ fn two_open_questions_are_decided_by_name_and_shown_without_control_characters()
     assert_ne!(out.code(), Some(0), "{out}");
     Ok(())
 }
+
+#[test]
+fn the_profiles_ask_timeout_is_how_long_a_runners_hook_waits() -> Result {
+    // A stand-in for Claude Code: keeps the settings file it is given.
+    let agent = "#!/bin/sh\n\
+        while [ $# -gt 0 ]; do\n\
+          if [ \"$1\" = --settings ]; then cp \"$2\" @CTL@/settings.json; fi\n\
+          shift\n\
+        done\n";
+    let profile = profile("7m").replace(
+        "    role: implement\n",
+        "    role: implement\n    runner: claude-code\n",
+    );
+    let repo = Repo::with_files(&profile, &[("claude.sh", agent)])?;
+    let claude = repo.dir().join("claude.sh");
+    let out = repo.orcho_in(
+        ".",
+        &[("ORCHO_CLAUDE", claude.as_str())],
+        &["run", "--in-place", "--no-interactive"],
+    )?;
+    out.expect_no_panic();
+    let settings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.ctl("settings.json"))?)?;
+    let hook = &settings["hooks"]["PreToolUse"][0]["hooks"][0];
+    let command = hook["command"].as_str().ok_or("a hook command")?;
+    assert!(command.contains("--ask-wait 420"), "{command}");
+    // The agent gives its hook that long and a minute more.
+    assert_eq!(hook["timeout"], 480, "{hook}");
+    // Its other hooks do not wait for a person.
+    let stop = &settings["hooks"]["Stop"][0]["hooks"][0];
+    assert_eq!(stop["timeout"], 60, "{stop}");
+    Ok(())
+}
