@@ -3,10 +3,12 @@
 
 mod asks;
 mod command;
+mod evidence;
 mod format;
 mod handle;
 mod imp;
-mod query;
+mod points;
+mod runs;
 
 pub use handle::{Store, Watch};
 pub use imp::DEFAULT_LOCK_WAIT;

@@ -1,100 +1,19 @@
-//! What hosts read about runs: where they stand, what waits for a
-//! decision, their history and the documents of their decision points.
+//! What hosts read about the decision points of runs: what waits for a
+//! decision (the inbox, of this checkout or a team), each kind's question
+//! and the decision recorded on it, and who decided what.
 
 use camino::Utf8Path;
 use orcho_core::{RunId, RunStatus};
-use orcho_delivery::{DeliveryGate, DeliveryOutcome, FollowUpSpec, TargetStatus};
+use orcho_delivery::{DeliveryGate, TargetStatus};
 use orcho_handoff::{
     decision::RecordedDecision, delivery::DeliveryChoice, handoff::HandoffChoice, inbox::Inbox,
     supervision::SupervisionStore,
 };
 
 use super::Store;
-use crate::{EngineError, Listed, error::EngineErrorKind, state::RunEvent};
+use crate::{EngineError, error::EngineErrorKind};
 
 impl Store {
-    /// The run `reference` names: a whole run id, `latest` (the newest
-    /// run), or the start of exactly one run id. In a shared store,
-    /// `latest` and prefixes look among this checkout's runs, and a whole
-    /// id names any checkout's run.
-    ///
-    /// # Errors
-    ///
-    /// [`EngineError::is_unknown_run`] when nothing matches,
-    /// [`EngineError::is_ambiguous_run`] when several runs do.
-    pub fn find_run(&self, reference: &str) -> Result<RunId, EngineError> {
-        // A whole id is looked up alone, without listing every run: what
-        // a script, a page or another machine names a run by.
-        if let Ok(run) = reference.parse::<RunId>()
-            && self
-                .storage
-                .has_run(&run)
-                .map_err(|e| EngineError::run(&run, e))?
-        {
-            return Ok(run);
-        }
-        let runs = self.runs.runs()?;
-        let unknown = || match reference.parse::<RunId>() {
-            Ok(run) => EngineError::run(&run, crate::Refusal::UnknownRun),
-            Err(_) => {
-                EngineError::store(Utf8Path::new(&self.location()), crate::Refusal::UnknownRun)
-            }
-        };
-        if reference == "latest" {
-            return runs.last().cloned().ok_or_else(unknown);
-        }
-        if let Some(exact) = runs.iter().find(|r| r.as_str() == reference) {
-            return Ok(exact.clone());
-        }
-        let mut candidates: Vec<RunId> = runs
-            .into_iter()
-            .filter(|r| !reference.is_empty() && r.as_str().starts_with(reference))
-            .collect();
-        if candidates.len() > 1 {
-            return Err(EngineError::store(
-                Utf8Path::new(&self.location()),
-                crate::Refusal::AmbiguousRun {
-                    reference: reference.to_owned(),
-                    candidates,
-                },
-            ));
-        }
-        candidates.pop().ok_or_else(unknown)
-    }
-
-    /// Where `run` was started, for a store that several machines or
-    /// checkouts share (`None` for a store only this checkout uses): a run
-    /// started elsewhere is read and decided from here, and driven there.
-    ///
-    /// # Errors
-    ///
-    /// When the store cannot be asked.
-    pub fn origin(
-        &self,
-        run: &RunId,
-    ) -> Result<Option<orcho_core::storage::RunOrigin>, EngineError> {
-        self.storage
-            .origin(run)
-            .map_err(|e| EngineError::run(run, e))
-    }
-
-    /// Where each of `runs` was started ([`origin`](Self::origin)), asked
-    /// at once: one round trip on a database. A run started in a store
-    /// only this checkout uses has none, and is left out.
-    ///
-    /// # Errors
-    ///
-    /// When the store cannot be asked.
-    pub fn origins(
-        &self,
-        runs: &[RunId],
-    ) -> Result<std::collections::BTreeMap<RunId, orcho_core::storage::RunOrigin>, EngineError>
-    {
-        self.storage
-            .origins(runs)
-            .map_err(|e| EngineError::store(Utf8Path::new(&self.location()), e))
-    }
-
     /// Every decision recorded on `run`'s decision points (handoffs,
     /// touchpoints, intake, delivery), oldest first: what was decided, by
     /// whom and when. A record that does not read is left out.
@@ -304,18 +223,6 @@ impl Store {
         Ok(team)
     }
 
-    /// The correction follow-up started for `parent`, if one was.
-    ///
-    /// # Errors
-    ///
-    /// When the runs cannot be listed.
-    pub fn follow_up_child(&self, parent: &RunId) -> Result<Option<RunId>, EngineError> {
-        Ok(self.list()?.into_iter().find_map(|listed| match listed {
-            Listed::Run(view) if view.follow_up_of.as_ref() == Some(parent) => Some(view.run),
-            _ => None,
-        }))
-    }
-
     /// The runs of this store that wait at their delivery gate to deliver
     /// into `target`, newest first: their work and its receipts are in
     /// their worktrees, not in `target` yet (what a status of `target`
@@ -341,46 +248,6 @@ impl Store {
             .collect();
         runs.sort_by(|a, b| b.cmp(a));
         Ok(runs)
-    }
-
-    /// Every run of the store, newest first, as hosts show it; a run that
-    /// does not read is listed with the reason.
-    ///
-    /// # Errors
-    ///
-    /// When the runs directory cannot be listed.
-    pub fn list(&self) -> Result<Vec<Listed>, EngineError> {
-        let mut runs = self.runs.runs()?;
-        runs.reverse();
-        Ok(runs
-            .into_iter()
-            .map(|run| match self.runs.read(&run) {
-                Ok(state) => Listed::Run(Box::new(self.view_of(&state))),
-                Err(e) => Listed::Unreadable {
-                    reason: orcho_core::error_chain(&e),
-                    run,
-                },
-            })
-            .collect())
-    }
-
-    /// Where `run` stands, as hosts show it: its status, phase, cost and the
-    /// decision point it waits on.
-    ///
-    /// # Errors
-    ///
-    /// An unknown run or an unreadable journal.
-    pub fn status(&self, run: &RunId) -> Result<crate::RunView, EngineError> {
-        Ok(self.view_of(&self.runs.read(run)?))
-    }
-
-    /// The view of a run read from the store, with whether it was stopped
-    /// ([`RunView::stopped`](crate::RunView::stopped)).
-    pub(crate) fn view_of(&self, state: &crate::RunState) -> crate::RunView {
-        let mut view = crate::RunView::from(state);
-        view.stopped = matches!(view.status, RunStatus::Created | RunStatus::Running)
-            && !self.runs.is_driven(&view.run);
-        view
     }
 
     /// The decision inbox of this store: every run paused on an actionable
@@ -513,72 +380,6 @@ impl Store {
         .map_err(|e| EngineError::run(run, EngineErrorKind::Supervision(Box::new(e))))
     }
 
-    /// The run's trace: one line per durable transition, without times or
-    /// ids, for tests and humans.
-    ///
-    /// # Errors
-    ///
-    /// When the run cannot be read.
-    pub fn trace(&self, run: &RunId) -> Result<String, EngineError> {
-        let mut out = String::new();
-        for (_, event) in self.runs.events(run)? {
-            out.push_str(&event.trace_line());
-            out.push('\n');
-        }
-        Ok(out)
-    }
-
-    /// Every phase attempt of `run` with its gates, as the evidence bundle
-    /// lists them, without writing the bundle: what a host shows as each
-    /// attempt settles.
-    ///
-    /// # Errors
-    ///
-    /// An unknown run or an unreadable journal.
-    pub fn phases(&self, run: &RunId) -> Result<Vec<crate::PhaseEvidence>, EngineError> {
-        Ok(crate::evidence::phases(&self.runs.events(run)?))
-    }
-
-    /// Every phase attempt `run` reported, in order: what the phase said
-    /// before its gates ran.
-    ///
-    /// # Errors
-    ///
-    /// An unknown run or an unreadable journal.
-    pub fn attempts(&self, run: &RunId) -> Result<Vec<crate::AttemptView>, EngineError> {
-        Ok(self
-            .runs
-            .events(run)?
-            .into_iter()
-            .filter_map(|(_, event)| match event {
-                RunEvent::PhaseReported {
-                    phase,
-                    attempt,
-                    round,
-                    outcome,
-                    ..
-                } => Some(crate::AttemptView {
-                    phase,
-                    attempt,
-                    round,
-                    outcome,
-                }),
-                _ => None,
-            })
-            .collect())
-    }
-
-    /// What the host that started `run` keeps with it
-    /// ([`Start::host_metadata`](crate::Start::host_metadata)), if it kept
-    /// anything.
-    ///
-    /// # Errors
-    ///
-    /// An unknown run, or an unreadable document.
-    pub fn host_metadata(&self, run: &RunId) -> Result<Option<serde_json::Value>, EngineError> {
-        self.runs.host_metadata(run)
-    }
-
     /// The run's pre-run intake question: what is uncommitted in its target
     /// checkout.
     ///
@@ -690,27 +491,6 @@ impl Store {
             .map_err(|e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e))))
     }
 
-    /// The correction follow-up of a run whose delivery was decided `fix`
-    /// and delivered: start it with
-    /// [`start_with`](crate::Engine::start_with)`(`[`Start::follow_up`](crate::Start::follow_up)`(spec))`.
-    ///
-    /// # Errors
-    ///
-    /// [`Refusal::NoFollowUp`](crate::Refusal::NoFollowUp) when the run's delivery was not a
-    /// delivered `fix`.
-    pub fn follow_up(&self, run: &RunId) -> Result<FollowUpSpec, EngineError> {
-        match self
-            .deliveries
-            .outcome(run)
-            .map_err(|e| EngineError::run(run, EngineErrorKind::Delivery(Box::new(e))))?
-        {
-            Some(DeliveryOutcome::CorrectionReady(spec)) => Ok(spec),
-            _ => Err(EngineError::run(run, crate::Refusal::NoFollowUp)),
-        }
-    }
-}
-
-impl Store {
     /// The run's phase handoffs, in the order they opened.
     ///
     /// # Errors
@@ -754,130 +534,6 @@ impl Store {
             .map_err(|e| EngineError::run(run, EngineErrorKind::Handoff(Box::new(e))))
     }
 
-    /// The state of `run`, replayed from its journal.
-    ///
-    /// # Errors
-    ///
-    /// An unknown run, an unreadable journal, or events from a newer Orcho.
-    pub fn state(&self, run: &RunId) -> Result<crate::RunState, EngineError> {
-        self.runs.read(run)
-    }
-
-    /// The state as the run's snapshot last recorded it, read without
-    /// replaying the journal: as current as the last snapshot written (the
-    /// journal stays the source of truth).
-    ///
-    /// # Errors
-    ///
-    /// An unknown run, an unreadable or invalid snapshot.
-    pub fn snapshot(&self, run: &RunId) -> Result<crate::RunState, EngineError> {
-        self.runs.snapshot(run)
-    }
-
-    /// The journal of `run`, in order, with each event's sequence number.
-    ///
-    /// # Errors
-    ///
-    /// As [`state`](Self::state).
-    pub fn events(&self, run: &RunId) -> Result<Vec<(u64, RunEvent)>, EngineError> {
-        self.runs.events(run)
-    }
-
-    /// The run's evidence bundle: phases with their gates (outcomes,
-    /// strategies, durations), handoffs with their decisions, the
-    /// `handoff_advice` section, costs, and — under `contract`, when the
-    /// run's checkout is on this machine — its receipts' classification.
-    /// Nothing is written: [`write_evidence`](Self::write_evidence) keeps
-    /// it.
-    ///
-    /// # Errors
-    ///
-    /// When the run, its handoffs or its receipts cannot be read.
-    pub fn evidence(
-        &self,
-        run: &RunId,
-        contract: Option<&orcho_receipts::VerificationContract>,
-    ) -> Result<crate::Evidence, EngineError> {
-        let state = self.runs.read(run)?;
-        let events = self.runs.events(run)?;
-        let handoff_err = |e| EngineError::run(run, EngineErrorKind::Handoff(Box::new(e)));
-        let store = &self.handoffs;
-        let mut handoffs = Vec::new();
-        for h in store.handoffs(run).map_err(handoff_err)? {
-            let decision = store
-                .recorded_decision(run, h.id())
-                .map_err(handoff_err)?
-                .map(|d| {
-                    let d = d.decision();
-                    crate::evidence::DecisionEvidence {
-                        action: d.payload().action(),
-                        // Feedback or a waiver's reason; for `continue`
-                        // and `halt`, the note given with them.
-                        text: d.payload().text().or(d.note()).map(str::to_owned),
-                        decided_by: d.decided_by(),
-                        client: d.client().map(str::to_owned),
-                        by: d.who().map(str::to_owned),
-                        advice: d.advice().map(ToString::to_string),
-                        decided_at: d.decided_at(),
-                    }
-                });
-            handoffs.push(crate::evidence::HandoffEvidence {
-                id: h.id().clone(),
-                phase: h.phase().clone(),
-                trigger: h.trigger().to_string(),
-                verdict: h.verdict(),
-                available_actions: h.available_actions().iter().collect(),
-                decision,
-            });
-        }
-        let phases = crate::evidence::phases(&events);
-        let (intake, touchpoints, delivery) = crate::evidence::points(&events);
-        let passed: Vec<orcho_core::PhaseName> = phases
-            .iter()
-            .filter(|p| p.advanced())
-            .map(|p| p.phase.clone())
-            .collect();
-        let handoff_advice =
-            orcho_handoff::evidence::HandoffAdviceEvidence::collect(store, run, &passed)
-                .map_err(handoff_err)?;
-        // A run halted before its worktree existed (or whose worktree was
-        // removed since) has no tree to classify receipts against.
-        let verifier = match state.checkout().is_dir() {
-            true => self.verifier(&state, contract)?,
-            false => None,
-        };
-        let receipts = match verifier {
-            Some(v) => Some(
-                v.readiness()
-                    .map_err(|e| EngineError::run(run, EngineErrorKind::Receipts(Box::new(e))))?
-                    .with_gates(crate::evidence::delivery_gates(&phases, state.round())),
-            ),
-            None => None,
-        };
-        Ok(crate::Evidence {
-            schema: crate::evidence::EVIDENCE_SCHEMA,
-            run: run.clone(),
-            plan: state.plan().to_owned(),
-            task: state.task().map(str::to_owned),
-            status: state.status(),
-            reason: state.reason().map(str::to_owned),
-            phases,
-            receipts,
-            handoffs,
-            decisions: self.decisions(run)?,
-            handoff_advice,
-            cost: state.cost(),
-            intake,
-            touchpoints,
-            delivery,
-            follow_up_of: state.follow_up().cloned(),
-            artifacts: self.artifacts(run),
-            interruptions: crate::evidence::interruptions(&events),
-        })
-    }
-}
-
-impl Store {
     /// Phase handoff `handoff` of `run`.
     ///
     /// # Errors
