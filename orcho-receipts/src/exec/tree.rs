@@ -54,8 +54,13 @@ pub fn claim_every_orphan() {
 }
 
 /// Notes a process this program started (`pid`), so that no tree takes it
-/// for one a command left behind.
+/// for one a command left behind. Only once this program adopts what its
+/// commands leave: a process started before the first tree is older than
+/// every tree's first process, and never claimed.
 pub(super) fn started(pid: u32) {
+    if ADOPTING.get() != Some(&true) {
+        return;
+    }
     let Ok(pid) = i32::try_from(pid) else { return };
     let Some(start) = start_of(pid) else { return };
     STARTED
@@ -86,10 +91,13 @@ fn started_here(pid: i32, start: u64) -> bool {
         .is_some_and(|started| started.get(&pid) == Some(&start))
 }
 
+/// Whether this process is the reaper of what its commands leave behind
+/// (set by the first tree).
+static ADOPTING: OnceLock<bool> = OnceLock::new();
+
 /// Makes this process the reaper of what its commands leave behind, once;
 /// whether it is.
 fn adopting() -> bool {
-    static ADOPTING: OnceLock<bool> = OnceLock::new();
     *ADOPTING.get_or_init(|| {
         cfg!(target_os = "linux")
             && rustix::process::set_child_subreaper(Some(rustix::process::getpid())).is_ok()
