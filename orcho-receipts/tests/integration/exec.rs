@@ -18,6 +18,15 @@ fn trees() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// A script whose subshell starts a sleep in a session of its own and ends
+/// at once; the sleep's id goes to `pid_file`.
+fn leaves_at_once(pid_file: &camino::Utf8Path) -> String {
+    format!(
+        "(setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > {pid_file}.tmp; \
+         mv {pid_file}.tmp {pid_file})"
+    )
+}
+
 fn sh(script: &str) -> ExecRequest {
     ExecRequest::new(["sh", "-c", script]).envs(test_env())
 }
@@ -449,10 +458,7 @@ fn a_process_that_leaves_before_it_is_seen_is_stopped_with_the_tree() -> Result 
     let pid_file = dir.path.join("pid");
     // A subshell starts the sleep in a session of its own and ends at once,
     // with the command: the tree never sees the sleep below it.
-    let script = format!(
-        "(setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > {pid_file}.tmp; \
-         mv {pid_file}.tmp {pid_file})"
-    );
+    let script = leaves_at_once(&pid_file);
     let out = exec::run(&sh(&script).whole_tree())?;
     assert_eq!(out.status, ExitStatus::Exited(0));
     let pid = std::fs::read_to_string(&pid_file)?;
@@ -478,10 +484,7 @@ fn a_process_of_the_host_itself_is_not_taken_for_a_commands() -> Result {
         .arg("1000")
         .process_group(0)
         .spawn()?;
-    let script = format!(
-        "(setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > {pid_file}.tmp; \
-         mv {pid_file}.tmp {pid_file}); sleep 0.2"
-    );
+    let script = format!("{}; sleep 0.2", leaves_at_once(&pid_file));
     let started_during = thread::scope(|scope| {
         let tree = scope.spawn(|| exec::run(&sh(&script).whole_tree()));
         // One started while the tree runs, too.

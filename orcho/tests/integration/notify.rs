@@ -41,6 +41,17 @@ async fn paused_at_review() -> Result<ScenarioRun> {
     Ok(run)
 }
 
+/// That a decided event says an operator decided.
+fn assert_decided_by_operator(decided: &orcho::notify::DecidedRef) {
+    assert!(
+        decided
+            .by
+            .as_deref()
+            .is_some_and(|b| b.contains("operator")),
+        "{decided:?}"
+    );
+}
+
 fn sent(due: &orcho::notify::Due, at: Timestamp) -> Delivery {
     due.delivery(at, Outcome::Sent { status: Some(200) })
 }
@@ -98,13 +109,7 @@ async fn a_point_that_waits_is_due_once_and_its_decision_after_it() -> Result {
     let decided = event.decided.as_ref().ok_or("decided")?;
     assert_eq!(decided.action, "retry_feedback");
     assert_eq!(decided.note.as_deref(), Some("say the name"));
-    assert!(
-        decided
-            .by
-            .as_deref()
-            .is_some_and(|b| b.contains("operator")),
-        "{decided:?}"
-    );
+    assert_decided_by_operator(decided);
     assert!(
         event
             .text
@@ -280,12 +285,6 @@ async fn a_touchpoint_decided_says_who_decided_it() -> Result {
         .and_then(|d| d.event.decided.as_ref())
         .ok_or_else(|| format!("no decided event: {due:#?}"))?;
     assert_eq!(decided.action, "plan decided");
-    assert!(
-        decided
-            .by
-            .as_deref()
-            .is_some_and(|b| b.contains("operator")),
-        "{decided:?}"
-    );
+    assert_decided_by_operator(decided);
     Ok(())
 }
