@@ -304,6 +304,15 @@ fn a_cargo_test_that_runs_no_test_is_vacuous() -> Result {
     out.expect_code(3);
     assert!(out.stdout.contains("vacuous"), "{out}");
     assert!(out.stdout.contains("no test ran"), "{out}");
+    // Nothing failed: what to do is to give it a test, not to fix one.
+    assert!(
+        out.stdout.contains(
+            "not ready: give `test` a test to run (it ran none, so it proves nothing), \
+             then `orcho verify`"
+        ),
+        "{out}"
+    );
+    assert!(!out.stdout.contains("fix what makes"), "{out}");
     Ok(())
 }
 

@@ -165,18 +165,25 @@ fn shell_quote(text: &str) -> String {
 /// about the required commands that are not present.
 pub fn readiness_verdict(summary: &ReadinessSummary) -> String {
     let mut fix = Vec::new();
+    let mut no_test = Vec::new();
     let mut rerun = Vec::new();
     let mut investigate = Vec::new();
     for r in &summary.required {
         let name = format!("`{}`", r.command);
         match r.status.next_action() {
+            // It passed, and proves nothing: no test ran.
+            Some(orcho::receipts::NextAction::Fix)
+                if matches!(r.status, orcho::receipts::ReceiptStatus::Vacuous { .. }) =>
+            {
+                no_test.push(name);
+            }
             Some(orcho::receipts::NextAction::Fix) => fix.push(name),
             Some(orcho::receipts::NextAction::Rerun) => rerun.push(name),
             Some(_) => investigate.push(name),
             None => {}
         }
     }
-    if fix.is_empty() && rerun.is_empty() && investigate.is_empty() {
+    if fix.is_empty() && no_test.is_empty() && rerun.is_empty() && investigate.is_empty() {
         return "ready: every required receipt is present".to_owned();
     }
     let mut steps = Vec::new();
@@ -184,6 +191,12 @@ pub fn readiness_verdict(summary: &ReadinessSummary) -> String {
         steps.push(format!(
             "fix what makes {} fail, then `orcho verify`",
             fix.join(", ")
+        ));
+    }
+    if !no_test.is_empty() {
+        steps.push(format!(
+            "give {} a test to run (it ran none, so it proves nothing), then `orcho verify`",
+            no_test.join(", ")
         ));
     }
     if !rerun.is_empty() {
