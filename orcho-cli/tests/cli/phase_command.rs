@@ -163,7 +163,6 @@ fn what_a_phase_leaves_before_orcho_sees_it_ends_with_the_phase() -> Result {
     let repo = Repo::with_files(QUICK, &[("phase.sh", phase)])?;
     let out = repo.orcho(&[
         "run",
-        "--in-place",
         "--no-interactive",
         "--phase",
         "implement=./phase.sh",

@@ -173,7 +173,7 @@ pub fn readiness_verdict(summary: &ReadinessSummary) -> String {
         match r.status.next_action() {
             // It passed, and proves nothing: no test ran.
             Some(orcho::receipts::NextAction::Fix)
-                if matches!(r.status, orcho::receipts::ReceiptStatus::Vacuous { .. }) =>
+                if matches!(r.status, ReceiptStatus::Vacuous { .. }) =>
             {
                 no_test.push(name);
             }

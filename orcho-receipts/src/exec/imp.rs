@@ -325,6 +325,11 @@ pub fn run_teed(
             on_stderr,
         );
     }
+    if request.whole_tree {
+        // Before the command starts: what it leaves at once is this
+        // process's to claim, not init's.
+        super::tree::adopt();
+    }
     let child = match spawn(request) {
         Ok(child) => child,
         Err(message) => {

@@ -95,9 +95,9 @@ fn started_here(pid: i32, start: u64) -> bool {
 /// (set by the first tree).
 static ADOPTING: OnceLock<bool> = OnceLock::new();
 
-/// Makes this process the reaper of what its commands leave behind, once;
-/// whether it is.
-fn adopting() -> bool {
+/// Makes this process the reaper of what its commands leave behind, once,
+/// before a command whose tree is followed starts; whether it is.
+pub(super) fn adopt() -> bool {
     *ADOPTING.get_or_init(|| {
         cfg!(target_os = "linux")
             && rustix::process::set_child_subreaper(Some(rustix::process::getpid())).is_ok()
@@ -122,7 +122,7 @@ impl Tree {
     /// The tree below `root` (the command's first process).
     pub(super) fn new(root: Option<Pid>) -> Self {
         let root_start = root
-            .filter(|_| adopting())
+            .filter(|_| ADOPTING.get() == Some(&true))
             .and_then(|root| start_of(root.as_raw_nonzero().get()));
         Self {
             root,
