@@ -70,9 +70,11 @@ fn refused_arguments(e: &clap::Error) -> ExitCode {
 }
 
 /// `clap`'s message with its `tip: a similar … exists: 'x'` lines turned
-/// into `(did you mean `x`?)` on the first line.
+/// into `(did you mean `x`?)` on the first line. Of several, the one a slip
+/// of the keys most likely made (`sevre`: `serve`, not `store`), as every
+/// other "did you mean" of `orcho` chooses.
 fn did_you_mean(rendered: &str) -> String {
-    let mut near = Vec::new();
+    let mut near: Vec<String> = Vec::new();
     let mut kept: Vec<&str> = Vec::new();
     for line in rendered.lines() {
         let tip = line.trim_start().strip_prefix("tip: ");
@@ -93,6 +95,16 @@ fn did_you_mean(rendered: &str) -> String {
     }
     if near.is_empty() {
         return rendered.to_owned();
+    }
+    let typed = rendered
+        .lines()
+        .next()
+        .and_then(|first| first.split('\'').nth(1));
+    if near.len() > 1
+        && let Some(typed) = typed
+        && let Some(best) = orcho::core::nearest(typed, near.iter().map(|n| n.trim_matches('`')))
+    {
+        near = vec![format!("`{best}`")];
     }
     let mut out = String::new();
     for (n, line) in kept.iter().enumerate() {
@@ -118,6 +130,11 @@ mod tests {
         assert_eq!(
             did_you_mean(subcommand),
             "error: unrecognized subcommand 'stauts' (did you mean `status`?)\n\nUsage: orcho [OPTIONS] <COMMAND>\n"
+        );
+        let two = "error: unrecognized subcommand 'sevre'\n\n  tip: some similar subcommands exist: 'store', 'serve'\n";
+        assert_eq!(
+            did_you_mean(two),
+            "error: unrecognized subcommand 'sevre' (did you mean `serve`?)\n"
         );
         let flag = "error: unexpected argument '--jsn' found\n\n  tip: a similar argument exists: '--json'\n";
         assert_eq!(

@@ -245,6 +245,7 @@ fn every_slip_says_did_you_mean_the_same_way() -> Result {
     let run = paused_at_review(&repo)?;
     for (args, said) in [
         (vec!["stauts"], "(did you mean `status`?)"),
+        (vec!["sevre"], "(did you mean `serve`?)"),
         (vec!["status", "--jsn"], "(did you mean `--json`?)"),
         (
             vec!["handoff", "decide", &run, "contnue"],

@@ -161,12 +161,7 @@ fn what_a_phase_leaves_before_orcho_sees_it_ends_with_the_phase() -> Result {
          echo $! > @CTL@/group.tmp; mv @CTL@/group.tmp @CTL@/group)\n\
         touch done.txt\n";
     let repo = Repo::with_files(QUICK, &[("phase.sh", phase)])?;
-    let out = repo.orcho(&[
-        "run",
-        "--no-interactive",
-        "--phase",
-        "implement=./phase.sh",
-    ])?;
+    let out = repo.orcho(&["run", "--no-interactive", "--phase", "implement=./phase.sh"])?;
     assert!(out.code().is_some(), "{out}");
     for name in ["session", "group"] {
         let pid = std::fs::read_to_string(repo.ctl(name))?;
