@@ -556,6 +556,10 @@ impl Asks {
             .map_err(|e| orcho_core::error_chain(&e))?
             .into_iter()
             .map(|asked| {
+                let until = asked
+                    .asked_at
+                    .checked_add(asked.question.timeout())
+                    .unwrap_or(asked.asked_at);
                 PendingDecision::new(
                     run.clone(),
                     PendingPoint::Permission {
@@ -563,6 +567,7 @@ impl Asks {
                         phase: asked.question.phase.clone(),
                         tool: asked.question.tool,
                         subject: asked.question.subject,
+                        until,
                     },
                     None,
                     None,

@@ -108,6 +108,8 @@ pub enum PendingPoint {
         tool: String,
         /// What it would do: the command, or the path.
         subject: String,
+        /// When its hook stops waiting for a person (and denies it).
+        until: Timestamp,
     },
     /// A supervision touchpoint.
     Touchpoint {

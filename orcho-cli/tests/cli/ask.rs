@@ -392,3 +392,45 @@ fn the_profiles_ask_timeout_is_how_long_a_runners_hook_waits() -> Result {
     assert_eq!(stop["timeout"], 60, "{stop}");
     Ok(())
 }
+
+#[test]
+fn a_question_whose_hook_died_leaves_the_inbox_when_its_wait_is_over() -> Result {
+    // The hook asks, waiting 2 s, and is killed (its agent killed, say);
+    // the phase runs on.
+    let ask = script("git push origin main", "--ask-wait 2")
+        .replace(" >@CTL@/answer.json 2>@CTL@/answer.err\n", " >/dev/null 2>&1 &\n")
+        .replace(
+            "grep -q '\"permissionDecision\": *\"allow\"' @CTL@/answer.json && echo ran > ran.txt\n",
+            "hook=$!\n\
+             while [ ! -d @CTL@/../repo/.orcho/runs/$ORCHO_RUN/asks ]; do sleep 0.05; done\n\
+             sleep 0.3; kill -9 $hook; touch @CTL@/killed\n\
+             sleep 10; touch @CTL@/ended\n",
+        );
+    let repo = Repo::with_files(&profile("2m"), &[("ask.sh", &ask)])?;
+    let child = repo.spawn(&["run", "--phase", "implement=./ask.sh", "--no-interactive"])?;
+    let asked = question(&repo)?;
+    assert_eq!(asked["kind"], "permission", "{asked}");
+    crate::support::wait_for_file(&repo.ctl("killed"), WAIT)?;
+    // Nobody will answer the agent: once the wait is over, nobody is asked.
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let inbox = repo.orcho(&["inbox", "--json"])?.json()?;
+        let waiting = inbox["pending"]
+            .as_array()
+            .is_some_and(|p| p.iter().any(|p| p["kind"] == "permission"));
+        if !waiting {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the dead hook's question stays in the inbox: {inbox}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert!(
+        !repo.ctl("ended").exists(),
+        "the phase still runs while the question leaves"
+    );
+    finish(child, WAIT)?;
+    Ok(())
+}

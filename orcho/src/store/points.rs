@@ -293,6 +293,7 @@ impl Store {
         // A run that ended (cancelled, say) leaves the points it waited at
         // as they were; nobody has to decide them any more.
         // A touchpoint is pending only while its run waits at it.
+        let now = self.clock.now();
         inbox.retain(|entry| match entry {
             orcho_handoff::inbox::InboxEntry::Pending(p) => {
                 let state = states
@@ -305,9 +306,13 @@ impl Store {
                     orcho_handoff::inbox::PendingPoint::Touchpoint { touchpoint, .. } => {
                         state.touchpoint() == Some(touchpoint)
                     }
-                    // An agent's question is pending while its phase runs.
-                    orcho_handoff::inbox::PendingPoint::Permission { .. } => {
+                    // An agent's question is pending while its phase runs
+                    // and its hook waits: one whose hook died (its agent
+                    // killed, say) waits for nobody once that wait is over.
+                    orcho_handoff::inbox::PendingPoint::Permission { phase, until, .. } => {
                         state.status() == RunStatus::Running
+                            && state.current_phase().is_some_and(|p| p.as_str() == phase)
+                            && until.checked_add(ASK_GRACE).is_none_or(|over| now <= over)
                     }
                     _ => !state.status().is_terminal(),
                 }
@@ -560,6 +565,10 @@ impl Store {
             .map_err(|e| EngineError::run(run, EngineErrorKind::Handoff(Box::new(e))))
     }
 }
+
+/// How long after its hook's wait is over an agent's question still shows:
+/// the hook records its own refusal then, a poll later.
+const ASK_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The runs read by one scan of the inbox, by id (`None`: unreadable).
 type States = std::collections::BTreeMap<RunId, Option<Box<crate::RunState>>>;
