@@ -34,8 +34,12 @@
 //!   its writes is the engine's, after the report.
 //! - Everything the phase starts is stopped with it, also what runs in a
 //!   session of its own (a coding agent's shell command may): when it is
-//!   interrupted or times out, and what it leaves running when it ends
-//!   ([`ExecRequest::whole_tree`](orcho_receipts::exec::ExecRequest::whole_tree)).
+//!   interrupted or times out, and what it leaves running when it ends,
+//!   also a process it left at once (`(setsid cmd &)`), which the host
+//!   process adopts as a child subreaper
+//!   ([`ExecRequest::whole_tree`](orcho_receipts::exec::ExecRequest::whole_tree);
+//!   a host that starts processes only through the library says so with
+//!   [`claim_every_orphan`](orcho_receipts::exec::claim_every_orphan)).
 //! - The host times a phase, not the engine: [`PhaseProcess::timeout`]
 //!   stops the attempt's whole process group when it is spent, and the
 //!   attempt is rejected as timed out (`orcho` gives an agent runner its
