@@ -103,17 +103,6 @@ struct Recorded {
     boot: String,
 }
 
-/// What `/proc/<pid>/stat` says of a process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stat {
-    /// It has exited and waits to be reaped.
-    exited: bool,
-    /// Its process group.
-    pgrp: u32,
-    /// When it started, in clock ticks since boot.
-    started: u64,
-}
-
 impl GroupMarker {
     /// A marker at `path` (its directory is created when it is written).
     pub fn new(path: impl Into<Utf8PathBuf>) -> Self {
@@ -129,12 +118,12 @@ impl GroupMarker {
     /// already gone, or a system that cannot tell when it started, records
     /// nothing.
     pub(crate) fn record(&self, pid: u32) -> std::io::Result<()> {
-        let (Some(stat), Some(boot)) = (stat(pid), boot_id()) else {
+        let (Some(process), Some(boot)) = (process(pid), boot_id()) else {
             return Ok(());
         };
         let recorded = Recorded {
             pgid: pid,
-            started: stat.started,
+            started: process.start,
             boot,
         };
         if let Some(dir) = self.path.parent() {
@@ -201,7 +190,7 @@ impl GroupMarker {
             Ok(None) => return Ok(Leftover::Nothing),
             Err(reason) => return removed(Leftover::Unreadable(reason)),
         };
-        let ours = stat(recorded.pgid).is_some_and(|s| s.started == recorded.started)
+        let ours = process(recorded.pgid).is_some_and(|p| p.start == recorded.started)
             && boot_id().is_some_and(|b| b == recorded.boot);
         let group = i32::try_from(recorded.pgid).ok().and_then(Pid::from_raw);
         let (true, Some(group)) = (ours, group) else {
@@ -238,47 +227,22 @@ impl GroupMarker {
 
 /// How many live processes (not exited ones waiting to be reaped) are in
 /// process group `pgid`.
-#[cfg(target_os = "linux")]
 fn members(pgid: u32) -> usize {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    entries
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(stat)
-        .filter(|s| s.pgrp == pgid && !s.exited)
+    super::tree::processes()
+        .values()
+        .filter(|p| u32::try_from(p.pgrp) == Ok(pgid) && !p.zombie)
         .count()
 }
 
-#[cfg(target_os = "linux")]
-fn stat(pid: u32) -> Option<Stat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: fields are counted
-    // after its closing parenthesis, which starts with field 3 (the state).
-    let fields: Vec<&str> = text[text.rfind(')')? + 1..].split_whitespace().collect();
-    let field = |n: usize| fields.get(n - 3).copied();
-    Some(Stat {
-        exited: matches!(field(3)?, "Z" | "X"),
-        pgrp: field(5)?.parse().ok()?,
-        started: field(22)?.parse().ok()?,
-    })
+/// The process `pid`, as `/proc` says it.
+fn process(pid: u32) -> Option<super::tree::Process> {
+    super::tree::process(i32::try_from(pid).ok()?)
 }
 
 #[cfg(target_os = "linux")]
 fn boot_id() -> Option<String> {
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
     Some(boot.trim().to_owned())
-}
-
-#[cfg(not(target_os = "linux"))]
-fn members(_pgid: u32) -> usize {
-    0
-}
-
-#[cfg(not(target_os = "linux"))]
-fn stat(_pid: u32) -> Option<Stat> {
-    None
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -301,11 +265,11 @@ mod tests {
 
     #[test]
     fn this_process_is_read_from_proc() {
-        let me = stat(std::process::id()).expect("this process exists");
-        assert!(!me.exited);
-        assert!(me.started > 0);
-        assert_eq!(stat(std::process::id()), Some(me));
-        assert!(members(me.pgrp) >= 1);
+        let me = process(std::process::id()).expect("this process exists");
+        assert!(!me.zombie);
+        assert!(me.start > 0);
+        assert_eq!(process(std::process::id()), Some(me));
+        assert!(members(u32::try_from(me.pgrp).expect("a group id")) >= 1);
         assert!(boot_id().is_some_and(|b| !b.is_empty()));
     }
 

@@ -244,14 +244,17 @@ impl Tree {
 
 /// A process as `/proc/PID/stat` describes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Process {
-    ppid: i32,
-    pgrp: i32,
-    session: i32,
-    /// Clock ticks since boot.
-    start: u64,
+pub(super) struct Process {
+    /// Its parent.
+    pub(super) ppid: i32,
+    /// Its process group.
+    pub(super) pgrp: i32,
+    /// Its session.
+    pub(super) session: i32,
+    /// When it started, in clock ticks since boot.
+    pub(super) start: u64,
     /// It has ended and waits for its parent to reap it.
-    zombie: bool,
+    pub(super) zombie: bool,
 }
 
 impl Process {
@@ -263,16 +266,22 @@ impl Process {
 
 /// When `pid` started (clock ticks since boot), if it is there.
 fn start_of(pid: i32) -> Option<u64> {
+    process(pid).map(|p| p.start)
+}
+
+/// The process `pid`, also one that ended and waits to be reaped; `None`
+/// when it is gone, or elsewhere than Linux.
+pub(super) fn process(pid: i32) -> Option<Process> {
     if !cfg!(target_os = "linux") {
         return None;
     }
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    parse_stat(&stat).map(|p| p.start)
+    parse_stat(&stat)
 }
 
 /// Every process, zombies too.
 #[cfg(target_os = "linux")]
-fn processes() -> HashMap<i32, Process> {
+pub(super) fn processes() -> HashMap<i32, Process> {
     let mut out = HashMap::new();
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return out;
@@ -293,7 +302,7 @@ fn processes() -> HashMap<i32, Process> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn processes() -> HashMap<i32, Process> {
+pub(super) fn processes() -> HashMap<i32, Process> {
     HashMap::new()
 }
 
@@ -309,7 +318,7 @@ fn parse_stat(stat: &str) -> Option<Process> {
         pgrp: fields.get(2)?.parse().ok()?,
         session: fields.get(3)?.parse().ok()?,
         start: fields.get(19)?.parse().ok()?,
-        zombie: fields.first() == Some(&"Z"),
+        zombie: matches!(fields.first(), Some(&"Z" | &"X")),
     })
 }
 
