@@ -154,9 +154,11 @@ impl Tree {
         // Left to this program by a process of the tree that ended.
         if let Some(root_start) = self.root_start {
             let me = rustix::process::getpid().as_raw_nonzero().get();
-            let my_session = rustix::process::getsid(None)
-                .map(|sid| sid.as_raw_nonzero().get())
-                .ok();
+            // Read from `/proc` like the others: in a PID namespace whose
+            // session leader lives outside it, the session reads as 0 for
+            // this program and for every process still in its session
+            // (`getsid` would answer 0, which is no process id).
+            let my_session = table.get(&me).map(|p| p.session);
             let every = CLAIM_EVERY.load(Ordering::Relaxed);
             for (pid, process) in &table {
                 let claimed = !process.zombie

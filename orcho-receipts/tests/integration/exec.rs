@@ -516,3 +516,61 @@ fn a_process_of_the_host_itself_is_not_taken_for_a_commands() -> Result {
     assert_eq!(alive, (true, true), "the host's own processes were stopped");
     Ok(())
 }
+
+/// Set in the copy of this test binary that runs in a PID namespace of its
+/// own, so that it does not start another.
+const IN_NAMESPACE: &str = "ORCHO_TEST_IN_PID_NAMESPACE";
+
+#[test]
+fn a_tree_holds_where_the_session_leader_is_outside_the_pid_namespace() -> Result {
+    if std::env::var_os(IN_NAMESPACE).is_some() {
+        return Ok(());
+    }
+    // As in a container started by a runtime whose session leader lives in
+    // the host's namespace: this process's session reads as 0 there.
+    let exe = std::env::current_exe()?;
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "this test binary again, in a PID namespace of its own"
+    )]
+    let out = std::process::Command::new("unshare")
+        .args([
+            "--user",
+            "--map-root-user",
+            "--pid",
+            "--fork",
+            "--mount-proc",
+        ])
+        .arg(&exe)
+        .args(["exec::", "--test-threads=1"])
+        .env(IN_NAMESPACE, "1")
+        .output();
+    let out = match out {
+        Ok(out) if out.status.success() => out,
+        Ok(out) if String::from_utf8_lossy(&out.stderr).starts_with("unshare:") => {
+            println!(
+                "skipped: unshare cannot start a PID namespace here ({})",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            return Ok(());
+        }
+        Ok(out) => {
+            return Err(format!(
+                "the exec tests failed in a PID namespace of their own:\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+            .into());
+        }
+        Err(e) => {
+            println!("skipped: unshare is not here ({e})");
+            return Ok(());
+        }
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("a_process_that_leaves_before_it_is_seen_is_stopped_with_the_tree ... ok"),
+        "the tree's tests did not run there:\n{stdout}"
+    );
+    Ok(())
+}
