@@ -301,6 +301,18 @@ pub(crate) enum Command {
         /// less time, and a hook cut short lets the call through)
         #[arg(long, value_name = "SECS")]
         ask_wait: Option<u64>,
+        /// Given by Orcho to an agent it drives (opencode, whose stop a
+        /// plugin cannot refuse): run the program after `--` with the
+        /// prompt in FILE, then, while its session may not stop, again in
+        /// the same session with the reason
+        #[arg(long, value_name = "FILE", hide = true, requires = "program")]
+        drive: Option<Utf8PathBuf>,
+        /// With `--drive`: ask the Stop guard after each round
+        #[arg(long, hide = true, requires = "drive")]
+        guard_stops: bool,
+        /// With `--drive`: the program and its arguments
+        #[arg(last = true, hide = true, value_name = "PROGRAM")]
+        program: Vec<String>,
     },
     /// Evaluate permission rules; decide an agent's permission question
     #[command(subcommand, visible_alias = "permission")]

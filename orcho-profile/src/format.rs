@@ -242,12 +242,15 @@ pub enum Agent {
     Codex,
     /// Gemini CLI (`gemini`, from the npm package `@google/gemini-cli`).
     Gemini,
+    /// opencode (`opencode`, from the npm package `opencode-ai`).
+    Opencode,
 }
 
 orcho_core::spelled!(Agent {
     ClaudeCode => "claude-code",
     Codex => "codex",
     Gemini => "gemini",
+    Opencode => "opencode",
 });
 
 /// What a phase does. The engine picks the prompt, the reviewer and the

@@ -11,14 +11,26 @@
 //   while a required receipt is missing, the plugin sends Orcho's reason as
 //   the next prompt, so the session goes on; Orcho bounds how many times in
 //   a row. `opencode run` ends at the first idle before that prompt is
-//   answered: only the TUI and `opencode serve` go on.
+//   answered: only the TUI and `opencode serve` go on. Where Orcho runs
+//   opencode for a phase, it drives `opencode run` itself and asks for each
+//   stop (`ORCHO_OPENCODE_DRIVEN`): the plugin leaves idle sessions alone.
 //
-// `ORCHO_BIN` names the orcho program when it is not `orcho` on PATH. When
-// orcho cannot be run at all, a tool call is refused with why, and an idle
-// session is prompted with why at most three times in a row.
+// `ORCHO_BIN` names the orcho program when it is not `orcho` on PATH;
+// `ORCHO_HOOK`, set by Orcho for a phase it runs, is the whole hook command
+// line as a JSON array. When orcho cannot be run at all, a tool call is
+// refused with why, and an idle session is prompted with why at most three
+// times in a row.
 import { spawn } from "node:child_process";
 
 const ORCHO = process.env.ORCHO_BIN || "orcho";
+const HOOK = (() => {
+  try {
+    const words = JSON.parse(process.env.ORCHO_HOOK || "null");
+    if (Array.isArray(words) && words.length > 0 && words.every((w) => typeof w === "string")) return words;
+  } catch {}
+  return [ORCHO, "hook", "opencode"];
+})();
+const DRIVEN = Boolean(process.env.ORCHO_OPENCODE_DRIVEN);
 
 export const Orcho = async ({ client, directory, worktree }) => {
   const cwd = directory || worktree || process.cwd();
@@ -30,7 +42,7 @@ export const Orcho = async ({ client, directory, worktree }) => {
     new Promise((resolve) => {
       let child;
       try {
-        child = spawn(ORCHO, ["hook", "opencode"], { cwd, stdio: ["pipe", "pipe", "pipe"] });
+        child = spawn(HOOK[0], HOOK.slice(1), { cwd, stdio: ["pipe", "pipe", "pipe"] });
       } catch (e) {
         resolve({ code: 2, out: "", err: `orcho could not start: ${e.message}` });
         return;
@@ -97,7 +109,7 @@ export const Orcho = async ({ client, directory, worktree }) => {
     },
 
     event: async ({ event }) => {
-      if (event.type !== "session.idle") return;
+      if (event.type !== "session.idle" || DRIVEN) return;
       const id = event.properties?.sessionID;
       if (!id) return;
       const said = await answer({

@@ -194,6 +194,7 @@ mod tests {
         };
         let hook = HookCommand {
             exe: "orcho".to_owned(),
+            words: ["orcho", "hook", "codex"].map(str::to_owned).into(),
             line: "orcho hook codex".to_owned(),
             guard_stops: true,
             more_events: RUNNER.more_events,

@@ -1,5 +1,5 @@
 //! Coding agents as phase runners: a phase that names a runner (`runner:
-//! claude-code`, `codex` or `gemini` in the profile) is run by that agent, non-interactively,
+//! claude-code`, `codex`, `gemini` or `opencode` in the profile) is run by that agent, non-interactively,
 //! in the run's checkout, with the phase input as its prompt and Orcho's
 //! hooks installed for that attempt only (never in the user's settings or
 //! the checkout).
@@ -14,6 +14,7 @@
 mod claude;
 mod codex;
 mod gemini;
+pub mod opencode;
 mod prompt;
 
 use camino::{Utf8Path, Utf8PathBuf};
@@ -56,7 +57,12 @@ type Launcher = fn(
 ) -> Result<Launch, LaunchError>;
 
 /// Every agent that runs phases.
-pub static RUNNERS: &[RunnerAgent] = &[claude::RUNNER, codex::RUNNER, gemini::RUNNER];
+pub static RUNNERS: &[RunnerAgent] = &[
+    claude::RUNNER,
+    codex::RUNNER,
+    gemini::RUNNER,
+    opencode::RUNNER,
+];
 
 /// The row of `agent`, if it runs phases.
 pub fn runner(agent: Agent) -> Option<&'static RunnerAgent> {
@@ -296,6 +302,9 @@ fn keep(from: &Utf8Path, paths: &AttemptPaths<'_>, name: &str) {
 pub struct HookCommand {
     /// This `orcho`, quoted for a shell.
     exe: String,
+    /// The command line, word by word.
+    words: Vec<String>,
+    /// The command line, quoted for a shell.
     line: String,
     /// Whether the stop guard is installed: a phase that changes the
     /// checkout proves it with receipts before it stops.
@@ -340,6 +349,7 @@ impl HookCommand {
             .map_err(|e| LaunchError::Failed(format!("cannot quote the hook command: {e}")))?;
         Ok(Self {
             exe: quoted,
+            words,
             line,
             guard_stops: !request.read_only && request.role != orcho::PhaseRole::Plan,
             more_events: row.more_events,

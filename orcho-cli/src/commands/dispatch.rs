@@ -27,20 +27,24 @@ pub(crate) async fn dispatch(cli: Cli) -> Result<Exit, CliError> {
         profile,
         permissions,
         ask_wait,
+        drive,
+        guard_stops,
+        program,
     } = &cli.command
     {
+        let at = hook::HookPlace {
+            checkout: cli.checkout.clone(),
+            store: cli.store.clone(),
+            profile: profile.profile.as_deref(),
+            preset: permissions.map(Into::into),
+            ask_wait: ask_wait.map(std::time::Duration::from_secs),
+        };
+        if let Some(prompt) = drive {
+            return hook::drive(*agent, &at, prompt, *guard_stops, program);
+        }
         // The hook finds its checkout from the agent's document, and never
         // fails: whatever goes wrong is its refusal.
-        return Ok(hook::hook(
-            *agent,
-            &hook::HookPlace {
-                checkout: cli.checkout.clone(),
-                store: cli.store.clone(),
-                profile: profile.profile.as_deref(),
-                preset: permissions.map(Into::into),
-                ask_wait: ask_wait.map(std::time::Duration::from_secs),
-            },
-        ));
+        return Ok(hook::hook(*agent, &at));
     }
     let json = cli.json;
     if let Some(verb) = decision_verb(&cli.command) {

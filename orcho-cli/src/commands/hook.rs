@@ -442,3 +442,43 @@ fn stop(
         &weakened,
     )?)
 }
+
+/// `orcho hook opencode --drive FILE [--guard-stops] -- PROGRAM…`: runs an
+/// agent whose stops no hook can refuse (opencode), asking this hook's Stop
+/// guard after each round, as the agent's own Stop hook would be asked
+/// (see [`orcho_agents::runner::opencode::drive`]). Its exit code is the
+/// program's.
+pub(crate) fn drive(
+    agent: Agent,
+    at: &HookPlace<'_>,
+    prompt: &Utf8Path,
+    guard_stops: bool,
+    program: &[String],
+) -> Result<Exit, CliError> {
+    use orcho_agents::runner::opencode;
+    if agent != Agent::Opencode {
+        return Err(CliError::usage(format!(
+            "`--drive` runs opencode, whose stops no hook can refuse; {} has a Stop hook of its own",
+            agent.as_str()
+        ))
+        .with_hint("a phase's `runner:` runs an agent; `orcho hook AGENT` answers one document"));
+    }
+    let cwd = std::env::current_dir()
+        .map_err(|e| CliError::msg(format!("the current directory cannot be read: {e}")))?;
+    let mut ask = |session: &str, active: bool| {
+        let doc = serde_json::json!({
+            "hook_event_name": "Stop",
+            "session_id": session,
+            "stop_hook_active": active,
+            "cwd": cwd,
+        });
+        let answer = answer(agent, at, doc.to_string().as_bytes());
+        if let Answer::WarnStop { message } = &answer {
+            output::err(message);
+        }
+        answer
+    };
+    let code = opencode::drive(program, prompt, guard_stops, &mut ask)
+        .map_err(|e| CliError::cannot_start(e.to_string()))?;
+    Ok(Exit::Command(u8::try_from(code).unwrap_or(1)))
+}

@@ -36,3 +36,22 @@ enabled = false
 plugins = false
 TOML
 }
+
+# opencode's configuration in DIR: the scripted provider and model, no
+# update, no sharing. opencode installs its plugin package into its
+# configuration directory when it starts; offline, that would wait for the
+# registry: the package is linked there from $OPENCODE_DEPS.
+opencode_config() {
+  mkdir -p "$1"
+  cat >"$1/opencode.json" <<JSON
+{"provider":{"scripted":{"npm":"@ai-sdk/openai-compatible","name":"scripted",
+  "options":{"baseURL":"http://127.0.0.1:$port/v1","apiKey":"scripted"},
+  "models":{"scripted":{"name":"scripted","tool_call":true}}}},
+ "model":"scripted/scripted","small_model":"scripted/scripted",
+ "autoupdate":false,"share":"disabled"}
+JSON
+  if [ -n "${OPENCODE_DEPS:-}" ]; then
+    cp "$OPENCODE_DEPS/package.json" "$OPENCODE_DEPS/package-lock.json" "$1"/
+    ln -sfn "$OPENCODE_DEPS/node_modules" "$1/node_modules"
+  fi
+}

@@ -1,4 +1,4 @@
-//! The real coding agents as phase runners: Claude Code, Codex and Gemini CLI, from
+//! The real coding agents as phase runners: Claude Code, Codex, Gemini CLI and opencode, from
 //! npm at the versions `.ci/agents/package-lock.json` pins, run one whole
 //! `orcho run` each against a scripted model server the test starts on
 //! 127.0.0.1 (`model_server.py`): task → plan (approved) → implement (its
@@ -52,14 +52,15 @@ fn workspace() -> Utf8PathBuf {
 }
 
 /// The agents' programs, or why they cannot run here.
-fn agents() -> std::result::Result<(Utf8PathBuf, Utf8PathBuf, Utf8PathBuf), String> {
+fn agents() -> std::result::Result<[Utf8PathBuf; 4], String> {
     let bin = host("ORCHO_TEST_AGENTS")
         .map(Utf8PathBuf::from)
         .unwrap_or_else(|| workspace().join(".ci/agents/node_modules/.bin"));
     let claude = bin.join("claude");
     let codex = bin.join("codex");
     let gemini = bin.join("gemini");
-    for program in [&claude, &codex, &gemini] {
+    let opencode = bin.join("opencode");
+    for program in [&claude, &codex, &gemini, &opencode] {
         if !program.exists() {
             return Err(format!(
                 "`{program}` is missing; `npm install --prefix .ci/agents --no-save` installs the pinned agents"
@@ -69,7 +70,23 @@ fn agents() -> std::result::Result<(Utf8PathBuf, Utf8PathBuf, Utf8PathBuf), Stri
     if !run(&["node", "--version"]).is_ok_and(|o| o.status.success()) {
         return Err("`node` is not on PATH (Codex's launcher needs it)".to_owned());
     }
-    Ok((claude, codex, gemini))
+    if !opencode_deps()
+        .join("node_modules/@opencode-ai/plugin")
+        .exists()
+    {
+        return Err(
+            "opencode's plugin package is not installed: `npm ci --prefix \
+             orcho-cli/tests/agents/opencode` installs it"
+                .to_owned(),
+        );
+    }
+    Ok([claude, codex, gemini, opencode])
+}
+
+/// What opencode installs into its configuration directory when it starts,
+/// installed ahead by `npm ci --prefix orcho-cli/tests/agents/opencode`.
+fn opencode_deps() -> Utf8PathBuf {
+    workspace().join("orcho-cli/tests/agents/opencode")
 }
 
 /// Skips with the reason printed; in CI, fails instead.
@@ -190,6 +207,13 @@ const GEMINI: Agent = Agent {
     api: "/v1beta/models/",
 };
 
+const OPENCODE: Agent = Agent {
+    runner: "{agent: opencode, model: scripted/scripted}",
+    settings: "opencode-plugin/orcho.js",
+    result: "opencode-events.jsonl",
+    api: "/v1/chat/completions",
+};
+
 fn profile(agent: &Agent) -> String {
     format!(
         "\
@@ -227,6 +251,7 @@ const DRIVER: &str = r#"
 export ANTHROPIC_BASE_URL="http://127.0.0.1:$port"
 export GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$port"
 codex_config "$CODEX_HOME"
+opencode_config "$HOME/.config/opencode"
 cd "$REPO"
 step() { name=$1; shift; "$ORCHO" "$@" >"$CTL/$name.out" 2>"$CTL/$name.err" </dev/null; echo $? >"$CTL/$name.code"; }
 step start run --no-interactive --task "$TASK"
@@ -235,6 +260,9 @@ step resume resume latest --no-interactive
 step evidence evidence latest --json
 step evidence_text evidence latest
 step runs runs
+# What the agents did is in the run's worktree: the user's checkout is
+# as it was.
+git status --porcelain --untracked-files=all >"$CTL/checkout.status"
 step decide delivery decide latest approve
 step deliver resume latest --no-interactive
 "#;
@@ -326,7 +354,7 @@ fn walk(agent: &Agent) -> Result<Option<Walked>> {
 /// Runs `driver` against a checkout whose profile is `profile`, with the
 /// agents' hooks switched off in the user's settings when `hooks_off`.
 fn walk_with(profile: &str, driver_script: &str, hooks_off: bool) -> Result<Option<Walked>> {
-    let (claude, codex, gemini) = match agents() {
+    let [claude, codex, gemini, opencode] = match agents() {
         Ok(programs) => programs,
         Err(reason) => {
             unavailable(&reason);
@@ -396,6 +424,15 @@ fn walk_with(profile: &str, driver_script: &str, hooks_off: bool) -> Result<Opti
             .env("ORCHO_CLAUDE", claude.as_str())
             .env("ORCHO_CODEX", codex.as_str())
             .env("ORCHO_GEMINI", gemini.as_str())
+            .env("ORCHO_OPENCODE", opencode.as_str())
+            // opencode: its configuration written by the driver, its
+            // plugin package linked there, nothing fetched or shared.
+            .env("OPENCODE_DEPS", opencode_deps().as_str())
+            .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+            .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+            .env("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1")
+            .env("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
+            .env("OPENCODE_DISABLE_SHARE", "1")
             // Gemini CLI: the scripted server (its URL set by the driver).
             .env("GEMINI_API_KEY", "scripted")
             .env("GEMINI_TELEMETRY_ENABLED", "false")
@@ -437,6 +474,10 @@ fn whole_run(agent: &Agent) -> Result {
     let Some(w) = walk(agent)? else {
         return Ok(());
     };
+    // The agents worked in the run's worktree, never in the user's
+    // checkout.
+    let status = std::fs::read_to_string(w.ctl.join("checkout.status"))?;
+    assert_eq!(status, "", "the user's checkout changed during the run");
     // Paused at plan approval, with the agent's plan.
     assert_eq!(w.code("start"), Some(4), "{}", w.said("start"));
     assert!(
@@ -566,7 +607,7 @@ fn whole_run(agent: &Agent) -> Result {
         "{parse}"
     );
     assert!(
-        [".claude", ".codex", ".gemini"]
+        [".claude", ".codex", ".gemini", ".opencode"]
             .iter()
             .all(|dir| !w.repo.join(dir).exists()),
         "no agent settings in the user's checkout"
@@ -600,12 +641,18 @@ fn gemini_cli_runs_a_whole_run_from_task_to_delivery() -> Result {
     whole_run(&GEMINI)
 }
 
+#[test]
+fn opencode_runs_a_whole_run_from_task_to_delivery() -> Result {
+    whole_run(&OPENCODE)
+}
+
 /// One implement phase whose agent's hooks are switched off.
 const UNGUARDED_DRIVER: &str = r#"
 . "$COMMON"
 export ANTHROPIC_BASE_URL="http://127.0.0.1:$port"
 export GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$port"
 codex_config "$CODEX_HOME"
+opencode_config "$HOME/.config/opencode"
 # Codex's hooks off, in its own configuration (its `[features]` table).
 if [ "$HOOKS_OFF" = 1 ]; then echo 'hooks = false' >>"$CODEX_HOME/config.toml"; fi
 cd "$REPO"
@@ -729,5 +776,52 @@ fn gemini_cli_keeps_its_phase_hooks_when_the_user_switches_hooks_off() -> Result
         "{implement:#}\n{}",
         w.said("start")
     );
+    Ok(())
+}
+
+/// opencode's stop no plugin can refuse, and `opencode run` ends at the
+/// first idle: Orcho drives it, asks the Stop guard when it ends, and goes
+/// on in the same session with the guard's reason. An implementer that
+/// stops before any work is refused, does the work, proves it, and its
+/// attempt is approved.
+#[test]
+fn opencode_goes_on_in_the_same_session_when_its_stop_is_refused() -> Result {
+    let driver = UNGUARDED_DRIVER.replace("--task \"$TASK\"", "--task \"$TASK (stop first)\"");
+    let Some(w) = walk_with(&implement_only(&OPENCODE), &driver, false)? else {
+        return Ok(());
+    };
+    let implement = implement_phase(&w)?;
+    assert_eq!(
+        implement["verdict"],
+        "approved",
+        "{implement:#}\n{}",
+        w.said("start")
+    );
+    // The refusal reached the model as the next prompt, in the session the
+    // first round started.
+    let requests = w.requests()?;
+    let refused = requests
+        .iter()
+        .map(|r| r["body"].to_string())
+        .any(|b| b.contains("done, I think") && b.contains("so do not stop yet"));
+    assert!(refused, "the stop guard's reason was the next prompt");
+    let events = files_under(&w.repo.join(".orcho"))
+        .into_iter()
+        .find(|f| {
+            f.as_str()
+                .ends_with("implement-r1-a1/opencode-events.jsonl")
+        })
+        .ok_or("the attempt's events are kept")?;
+    let sessions: std::collections::BTreeSet<String> = std::fs::read_to_string(&events)?
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|e| e["sessionID"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(sessions.len(), 1, "one session: {sessions:?}");
+    let rounds = std::fs::read_to_string(&events)?
+        .lines()
+        .filter(|l| l.contains("\"type\":\"step_start\""))
+        .count();
+    assert!(rounds >= 2, "more than one round: {rounds}");
     Ok(())
 }

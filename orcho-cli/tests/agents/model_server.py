@@ -20,6 +20,7 @@ Standard library only.
 import argparse
 import json
 import re
+import shlex
 import sys
 import threading
 import uuid
@@ -77,10 +78,43 @@ IMPLEMENT_ASKING = [
     "text:implemented and verified",
 ]
 
+# An implementer whose task says "(kill the hook)" first starts, in the
+# background and in a session of its own, what kills Orcho's hook a few
+# seconds later; then runs the command the rules answer `ask`, whose hook
+# is waiting for a person when it is killed. Then it does the work.
+KILL_FIRST = "(kill the hook)"
+# Only the hooks of this run (`--profile <its checkout>/orcho.yaml`, above
+# the worktree; other tests' hooks may be running on the machine), and not
+# what drives opencode (`--drive`). Python, run with `exec`, so that the
+# rules' allow of single commands lets it through.
+KILLER = (
+    "import os, time\n"
+    "root = os.getcwd().split('/.orcho/')[0]\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    null = os.open(os.devnull, os.O_RDWR)\n"
+    "    for fd in (0, 1, 2):\n"
+    "        os.dup2(null, fd)\n"
+    "    time.sleep(4)\n"
+    "    for pid in filter(str.isdigit, os.listdir('/proc')):\n"
+    "        try:\n"
+    "            words = open('/proc/' + pid + '/cmdline', 'rb').read().decode().split('\\0')\n"
+    "        except OSError:\n"
+    "            continue\n"
+    "        if 'hook' in words and '--ask-wait' in words and '--drive' not in words and root + '/orcho.yaml' in words:\n"
+    "            os.kill(int(pid), 9)\n"
+    "    os._exit(0)\n"
+)
+IMPLEMENT_KILLING = ["python3 -c " + shlex.quote("exec(" + repr(KILLER) + ")")] + IMPLEMENT_ASKING
+
 # An implementer whose task says "(sleep first)" runs a command that does
 # not end before the phase's timeout.
 SLEEP_FIRST = "(sleep first)"
 IMPLEMENT_SLEEPING = ["python3 -c 'import time; time.sleep(4242)'", "text:slept"]
+
+# An implementer whose task says "(stop first)" stops before any work;
+# once Orcho's stop guard refuses that stop, it does the work.
+STOP_FIRST = "(stop first)"
 
 ROLE = re.compile(r"^# Your role: ([a-z ]+)$", re.MULTILINE)
 # The prompt names the `orcho` program in full: "report with `/…/orcho report".
@@ -130,8 +164,12 @@ def step_for(prompt, done):
     script = SCRIPTS.get(found.group(1).strip(), ["text:nothing scripted for this role"])
     if found.group(1).strip() == "implement" and ASK_FIRST in prompt:
         script = IMPLEMENT_ASKING
+    if found.group(1).strip() == "implement" and KILL_FIRST in prompt:
+        script = IMPLEMENT_KILLING
     if found.group(1).strip() == "implement" and SLEEP_FIRST in prompt:
         script = IMPLEMENT_SLEEPING
+    if found.group(1).strip() == "implement" and STOP_FIRST in prompt and REFUSED not in prompt:
+        return "text:done, I think"
     program = ORCHO.search(prompt)
     step = script[min(done, len(script) - 1)]
     return step.replace("ORCHO", program.group(1) if program else "orcho")

@@ -70,7 +70,9 @@ mod tests {
 
     #[test]
     fn the_plugin_calls_this_agents_hook() {
-        assert!(PLUGIN.contains(r#"["hook", "opencode"]"#));
+        assert!(PLUGIN.contains(r#"[ORCHO, "hook", "opencode"]"#));
+        // Where Orcho runs opencode, the whole hook command line it gives.
+        assert!(PLUGIN.contains("process.env.ORCHO_HOOK"));
         for event in ["PreToolUse", "PostToolUse", "SessionStart", "Stop"] {
             assert!(
                 PLUGIN.contains(&format!("hook_event_name: \"{event}\"")),
