@@ -126,6 +126,7 @@ pub async fn run_phase(
     let fix_hint = fix_hint(place, request, &files.checkout, process.argv());
     place.progress(&format!("{label}: running {shown} …"));
     let process = process.cancel(interrupt::phase_started());
+    let began = orcho::core::Timestamp::now();
     let ran = tokio::task::spawn_blocking(move || attempt.run(process)).await;
     interrupt::phase_ended();
     let ran = match ran? {
@@ -207,6 +208,35 @@ pub async fn run_phase(
                 format!("{shown} ended without proving its work to its Stop guard"),
             )
             .with_detail(why)]);
+        }
+    }
+    // A permission question whose hook ended without answering the agent
+    // (killed while it waited for a person): the agent may have gone on
+    // without the answer (most agents take a hook that failed as no
+    // opinion), so the attempt proves nothing.
+    {
+        let left = engine
+            .store()
+            .asks_left_unanswered(&request.run, request.phase.as_str(), began)
+            .unwrap_or_default();
+        if !left.is_empty() {
+            let each: Vec<String> = left
+                .iter()
+                .map(|a| format!("{} (`{}`)", a.id, a.question.subject))
+                .collect();
+            report.outcome.verdict = Verdict::Rejected;
+            report.outcome = report.outcome.with_findings([Finding::new(
+                "orcho: a permission question",
+                Severity::High,
+                format!("{shown}'s hook ended before it answered a permission question"),
+            )
+            .with_detail(format!(
+                "the hook waiting for a person's answer to {} ended without answering the agent \
+                 (killed, or it failed): the agent may have gone on without that answer, so \
+                 this attempt proves nothing; `orcho log {}` lists the questions",
+                each.join(", "),
+                request.run
+            ))]);
         }
     }
     place.progress(&format!("{label}: {}", report.outcome.verdict));

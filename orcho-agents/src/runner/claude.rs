@@ -71,6 +71,12 @@ pub(super) fn launch(
             "command": hook.line,
             "timeout": hook.timeout_secs(event),
         }] });
+        if event == "PreToolUse" {
+            // A tool call's hook that cannot answer (killed while it waits
+            // for a person, say) refuses the call: Claude Code would
+            // otherwise take the failure as no opinion and run it.
+            group["hooks"][0]["onFailure"] = json!("block");
+        }
         if let Some(matcher) = matcher {
             group["matcher"] = json!(matcher);
         }

@@ -431,6 +431,20 @@ fn a_question_whose_hook_died_leaves_the_inbox_when_its_wait_is_over() -> Result
         !repo.ctl("ended").exists(),
         "the phase still runs while the question leaves"
     );
-    finish(child, WAIT)?;
+    // The agent may have gone on without the answer: the attempt is
+    // rejected for it, however it ended.
+    let out = finish(child, WAIT)?;
+    assert!(
+        out.stderr
+            .contains("hook ended before it answered a permission question"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("phase `implement` attempt 1 (round 1): rejected"),
+        "{}",
+        out.stderr
+    );
     Ok(())
 }

@@ -49,6 +49,27 @@ impl Store {
         self.asks.all(run).map_err(|e| ask_err(run, e))
     }
 
+    /// The permission questions `phase` of `run` asked since `since` whose
+    /// agent was never answered: the hook that waited for each ended
+    /// before it answered (killed, say). Once the phase has ended, an agent
+    /// with such a question may have gone on without the person's answer.
+    ///
+    /// # Errors
+    ///
+    /// When one cannot be read.
+    pub fn asks_left_unanswered(
+        &self,
+        run: &RunId,
+        phase: &str,
+        since: orcho_core::Timestamp,
+    ) -> Result<Vec<Asked>, EngineError> {
+        Ok(self
+            .asks(run)?
+            .into_iter()
+            .filter(|a| a.question.phase == phase && a.asked_at >= since && a.outcome.is_none())
+            .collect())
+    }
+
     /// Records a decision on permission question `id` of `run`: the same
     /// again replays, another conflicts.
     ///
