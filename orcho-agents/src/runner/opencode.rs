@@ -135,15 +135,24 @@ pub(super) fn launch(
 }
 
 /// Reads the events every round of `opencode run --format json` printed:
-/// the last text, the tokens and money of every step, an error.
+/// the last text, the tokens and money of every step, an error. An
+/// attempt stopped before the driver kept its transcript (timed out,
+/// interrupted) has its session exported now.
 pub(super) fn finish(out: &str, paths: &AttemptPaths<'_>) -> AgentReport {
     let _ = orcho::core::fs::write_atomic(&paths.artifacts.join(EVENTS), out.as_bytes());
     let mut report = AgentReport::default();
     let (mut input, mut output, mut usd) = (0, 0, 0.0);
+    let mut session = None;
     for event in out
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
     {
+        if session.is_none() {
+            session = event["sessionID"]
+                .as_str()
+                .filter(|id| safe_id(id))
+                .map(str::to_owned);
+        }
         let part = &event["part"];
         match event["type"].as_str() {
             Some("text") => {
@@ -184,6 +193,12 @@ pub(super) fn finish(out: &str, paths: &AttemptPaths<'_>) -> AgentReport {
         cost = cost.with_usd(usd);
     }
     report.cost = cost;
+    if let Some(id) = session
+        && !paths.artifacts.join(TRANSCRIPT).is_file()
+        && let Ok(program) = RUNNER.find()
+    {
+        export(program.as_str(), &id, paths.artifacts);
+    }
     report
 }
 
@@ -363,17 +378,22 @@ mod tests {
 
     use super::*;
 
+    /// An attempt whose every place is `root`.
+    fn paths_at(root: &Utf8Path) -> AttemptPaths<'_> {
+        AttemptPaths {
+            checkout: root,
+            artifacts: root,
+            output: root,
+            store: root,
+            run_dir: root,
+        }
+    }
+
     #[test]
     fn the_report_adds_every_steps_tokens_and_keeps_the_last_text() {
         let dir = tempfile::tempdir().unwrap();
         let root = Utf8PathBuf::try_from(dir.path().to_owned()).unwrap();
-        let paths = AttemptPaths {
-            checkout: &root,
-            artifacts: &root,
-            output: &root,
-            store: &root,
-            run_dir: &root,
-        };
+        let paths = paths_at(&root);
         let out = "\
 {\"type\":\"step_start\",\"sessionID\":\"ses_1\",\"part\":{}}
 {\"type\":\"text\",\"sessionID\":\"ses_1\",\"part\":{\"text\":\"first\"}}
@@ -417,13 +437,7 @@ not json
     fn the_launch_is_orchos_driver_around_opencode_run_with_the_plugin_of_the_attempt() {
         let dir = tempfile::tempdir().unwrap();
         let root = Utf8PathBuf::try_from(dir.path().to_owned()).unwrap();
-        let paths = AttemptPaths {
-            checkout: &root,
-            artifacts: &root,
-            output: &root,
-            store: &root,
-            run_dir: &root,
-        };
+        let paths = paths_at(&root);
         let mut spec = RunnerSpec::new(Agent::Opencode);
         spec.model = Some("scripted/scripted".to_owned());
         let program = Utf8Path::new("/bin/opencode");

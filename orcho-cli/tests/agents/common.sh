@@ -37,10 +37,9 @@ plugins = false
 TOML
 }
 
-# opencode's configuration in DIR: the scripted provider and model, no
-# update, no sharing. opencode installs its plugin package into its
-# configuration directory when it starts; offline, that would wait for the
-# registry: the package is linked there from $OPENCODE_DEPS.
+# opencode's configuration in DIR: the scripted provider and model, its
+# tools allowed (Orcho's plugin answers each call), no update, no sharing;
+# and its plugin package.
 opencode_config() {
   mkdir -p "$1"
   cat >"$1/opencode.json" <<JSON
@@ -48,10 +47,16 @@ opencode_config() {
   "options":{"baseURL":"http://127.0.0.1:$port/v1","apiKey":"scripted"},
   "models":{"scripted":{"name":"scripted","tool_call":true}}}},
  "model":"scripted/scripted","small_model":"scripted/scripted",
- "autoupdate":false,"share":"disabled"}
+ "autoupdate":false,"share":"disabled","permission":{"bash":"allow","edit":"allow"}}
 JSON
-  if [ -n "${OPENCODE_DEPS:-}" ]; then
-    cp "$OPENCODE_DEPS/package.json" "$OPENCODE_DEPS/package-lock.json" "$1"/
-    ln -sfn "$OPENCODE_DEPS/node_modules" "$1/node_modules"
-  fi
+  opencode_deps "$1"
+}
+
+# opencode installs its plugin package into a configuration directory DIR
+# when it starts; offline, that would wait for the registry: the package is
+# linked there from $OPENCODE_DEPS.
+opencode_deps() {
+  mkdir -p "$1"
+  cp "$OPENCODE_DEPS/package.json" "$OPENCODE_DEPS/package-lock.json" "$1"/
+  ln -sfn "$OPENCODE_DEPS/node_modules" "$1/node_modules"
 }

@@ -70,20 +70,11 @@ claude-code)
     "$AGENT_BIN" -p "$PROMPT" --model claude-sonnet-4-5 $plugin >"$CTL/agent.out" 2>"$CTL/agent.err" </dev/null
   ;;
 opencode)
-  mkdir -p "$XDG_CONFIG_HOME/opencode"
-  cat >"$XDG_CONFIG_HOME/opencode/opencode.json" <<JSON
-{"provider":{"scripted":{"npm":"@ai-sdk/openai-compatible","name":"scripted",
-  "options":{"baseURL":"http://127.0.0.1:$port/v1","apiKey":"scripted"},
-  "models":{"scripted":{"name":"scripted","tool_call":true}}}},
- "model":"scripted/scripted","small_model":"scripted/scripted",
- "autoupdate":false,"share":"disabled","permission":{"bash":"allow","edit":"allow"}}
-JSON
-  # opencode installs its plugin package into each config directory when it
-  # starts; offline, that waits for the registry: it is there already.
-  for dir in "$REPO/.opencode" "$XDG_CONFIG_HOME/opencode"; do
-    mkdir -p "$dir"
-    cp -r "$OPENCODE_DEPS/package.json" "$OPENCODE_DEPS/package-lock.json" "$OPENCODE_DEPS/node_modules" "$dir"/
-  done
+  # Its configuration, and the plugin package it installs into each config
+  # directory when it starts (offline, that waits for the registry), also
+  # in the checkout's `.opencode/`, where the plugin is.
+  opencode_config "$XDG_CONFIG_HOME/opencode"
+  opencode_deps "$REPO/.opencode"
   ocport=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   # Its stop gate is a new prompt, which only a server (or the TUI) acts
   # on: driven through `opencode serve`.

@@ -769,7 +769,12 @@ fn gemini_cli_keeps_its_phase_hooks_when_the_user_switches_hooks_off() -> Result
     let Some(w) = walk_with(&implement_only(&GEMINI), UNGUARDED_DRIVER, true)? else {
         return Ok(());
     };
-    let implement = implement_phase(&w)?;
+    implement_approved(&w)
+}
+
+/// The walk's implement phase was approved.
+fn implement_approved(w: &Walked) -> Result {
+    let implement = implement_phase(w)?;
     assert_eq!(
         implement["verdict"],
         "approved",
@@ -790,13 +795,7 @@ fn opencode_goes_on_in_the_same_session_when_its_stop_is_refused() -> Result {
     let Some(w) = walk_with(&implement_only(&OPENCODE), &driver, false)? else {
         return Ok(());
     };
-    let implement = implement_phase(&w)?;
-    assert_eq!(
-        implement["verdict"],
-        "approved",
-        "{implement:#}\n{}",
-        w.said("start")
-    );
+    implement_approved(&w)?;
     // The refusal reached the model as the next prompt, in the session the
     // first round started.
     let requests = w.requests()?;
