@@ -317,17 +317,22 @@ fn round(argv: &[String], text: &str) -> Result<(i32, Option<String>), DriveErro
     }
     let mut session = None;
     if let Some(stdout) = child.stdout.take() {
+        // Passed on as bytes, line by line, to the end: a line that is not
+        // UTF-8 neither stops the reading (the program would block on a
+        // full pipe) nor is changed.
         let mut out = std::io::stdout().lock();
-        for line in std::io::BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
+        let mut reader = std::io::BufReader::new(stdout);
+        let mut line = Vec::new();
+        while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
             if session.is_none() {
-                session = serde_json::from_str::<Value>(&line)
+                session = serde_json::from_slice::<Value>(line.trim_ascii_end())
                     .ok()
                     .and_then(|v| v["sessionID"].as_str().map(str::to_owned))
                     .filter(|id| safe_id(id));
             }
-            let _ = writeln!(out, "{line}");
+            let _ = out.write_all(&line);
             let _ = out.flush();
+            line.clear();
         }
     }
     let status = child.wait().map_err(|source| DriveError::Start {
@@ -497,8 +502,9 @@ not json
         assert!(!safe_id(""));
     }
 
-    /// A stand-in for `opencode run`: prints a session's events for the
-    /// prompt it reads, and records what it was asked.
+    /// A stand-in for `opencode run`: prints a line that is not UTF-8, then
+    /// a session's events for the prompt it reads, and records what it was
+    /// asked.
     fn fake_opencode(dir: &Utf8Path) -> Utf8PathBuf {
         let script = dir.join("opencode");
         let log = dir.join("asked");
@@ -510,6 +516,7 @@ not json
                  if [ \"$1\" = export ]; then echo '{{\"messages\":[{{\"n\":1}},{{\"n\":2}}]}}'; exit 0; fi\n\
                  prompt=$(cat)\n\
                  printf '%s | %s\\n' \"$*\" \"$prompt\" >> {log}\n\
+                 printf '\\377\\376 not text\\n'\n\
                  echo '{{\"type\":\"text\",\"sessionID\":\"ses_a\",\"part\":{{\"text\":\"ok\"}}}}'\n"
             )
             .as_bytes(),
